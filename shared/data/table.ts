@@ -1,0 +1,203 @@
+/**
+ * The single DynamoDB table: attribute names, indexes and key builders.
+ *
+ * This module is the one definition shared by the data layer, the CDK stack
+ * (`infra/`) and the local runner, so the three cannot drift. It must stay free
+ * of AWS SDK and CDK imports: it is plain data and pure functions.
+ */
+
+export const attr = {
+  pk: 'PK',
+  sk: 'SK',
+  gsi1pk: 'GSI1PK',
+  gsi1sk: 'GSI1SK',
+  /** Wallet sort keys, one per local secondary index (see `walletIndexes`). */
+  walletByCreated: 'WCA',
+  walletByBalanceCreated: 'WBC',
+  walletByBalanceCreatedDesc: 'WBCD',
+  walletByBalance: 'WB',
+  walletByBalanceDesc: 'WBD',
+  /** Epoch seconds; DynamoDB TTL removes expired sessions and idempotency records. */
+  ttl: 'expires_ttl',
+} as const;
+
+export const indexNames = {
+  gsi1: 'GSI1',
+  walletByCreated: 'LSI-wallet-created',
+  walletByBalanceCreated: 'LSI-wallet-balance-created',
+  walletByBalanceCreatedDesc: 'LSI-wallet-balance-created-desc',
+  walletByBalance: 'LSI-wallet-balance',
+  walletByBalanceDesc: 'LSI-wallet-balance-desc',
+} as const;
+
+export type WalletIndexName =
+  | typeof indexNames.walletByCreated
+  | typeof indexNames.walletByBalanceCreated
+  | typeof indexNames.walletByBalanceCreatedDesc
+  | typeof indexNames.walletByBalance
+  | typeof indexNames.walletByBalanceDesc;
+
+export interface KeyAttribute {
+  name: string;
+  type: 'S';
+}
+
+export interface IndexDefinition {
+  name: string;
+  kind: 'global' | 'local';
+  partitionKey: KeyAttribute;
+  sortKey: KeyAttribute;
+}
+
+const s = (name: string): KeyAttribute => ({ name, type: 'S' });
+
+/** The table's shape, read by `infra/` (CDK) and by the local runner (CreateTable). */
+export const tableDefinition = {
+  partitionKey: s(attr.pk),
+  sortKey: s(attr.sk),
+  timeToLiveAttribute: attr.ttl,
+  indexes: [
+    { name: indexNames.gsi1, kind: 'global', partitionKey: s(attr.gsi1pk), sortKey: s(attr.gsi1sk) },
+    {
+      name: indexNames.walletByCreated,
+      kind: 'local',
+      partitionKey: s(attr.pk),
+      sortKey: s(attr.walletByCreated),
+    },
+    {
+      name: indexNames.walletByBalanceCreated,
+      kind: 'local',
+      partitionKey: s(attr.pk),
+      sortKey: s(attr.walletByBalanceCreated),
+    },
+    {
+      name: indexNames.walletByBalanceCreatedDesc,
+      kind: 'local',
+      partitionKey: s(attr.pk),
+      sortKey: s(attr.walletByBalanceCreatedDesc),
+    },
+    {
+      name: indexNames.walletByBalance,
+      kind: 'local',
+      partitionKey: s(attr.pk),
+      sortKey: s(attr.walletByBalance),
+    },
+    {
+      name: indexNames.walletByBalanceDesc,
+      kind: 'local',
+      partitionKey: s(attr.pk),
+      sortKey: s(attr.walletByBalanceDesc),
+    },
+  ] satisfies IndexDefinition[],
+} as const;
+
+// ---------------------------------------------------------------------------
+// Key builders. Every key in the table is built here and nowhere else.
+// ---------------------------------------------------------------------------
+
+export interface Key {
+  PK: string;
+  SK: string;
+}
+
+const same = (value: string): Key => ({ PK: value, SK: value });
+
+export const keys = {
+  organization: (organizationId: string): Key => same(`ORG#${organizationId}`),
+  user: (userId: string): Key => same(`USER#${userId}`),
+  membership: (organizationId: string, userId: string): Key => ({
+    PK: `ORG#${organizationId}`,
+    SK: `MEMBER#${userId}`,
+  }),
+  /** Personal access tokens and customer sessions, looked up by the SHA-256 of the secret. */
+  token: (tokenHash: string): Key => same(`TOKEN#${tokenHash}`),
+  customer: (customerId: string): Key => same(`CUSTOMER#${customerId}`),
+  wallet: (customerId: string, walletId: string): Key => ({
+    PK: `CUSTOMER#${customerId}`,
+    SK: `WALLET#${walletId}`,
+  }),
+  /** Uniqueness guard: one wallet per customer, currency and wallet type. */
+  walletSlot: (customerId: string, currency: string, walletType: string): Key => ({
+    PK: `CUSTOMER#${customerId}`,
+    SK: `WALLETSLOT#${currency}#${walletType}`,
+  }),
+  product: (productId: string): Key => same(`PRODUCT#${productId}`),
+  subscription: (subscriptionId: string): Key => same(`SUBSCRIPTION#${subscriptionId}`),
+  webhookEndpoint: (endpointId: string): Key => same(`WEBHOOK#${endpointId}`),
+  oauthClient: (clientId: string): Key => same(`OAUTHCLIENT#${clientId}`),
+  idempotency: (scope: string, key: string): Key => same(`IDEMPOTENCY#${scope}#${key}`),
+} as const;
+
+/** GSI1 groups an owner's children, newest last: `ORG#id` → products, customers, webhooks; `USER#id` → tokens, clients. */
+export const gsi1 = {
+  ownedBy: (ownerKey: string, kind: string, createdAt: string, id: string) => ({
+    GSI1PK: ownerKey,
+    GSI1SK: `${kind}#${createdAt}#${id}`,
+  }),
+  ownerPrefix: (kind: string) => `${kind}#`,
+} as const;
+
+export const walletSortKeyPrefix = 'W#';
+
+// ---------------------------------------------------------------------------
+// Order-preserving encodings for wallet sort keys.
+// ---------------------------------------------------------------------------
+
+/** Balances are integers in minor units; this is the range we can encode and order exactly. */
+export const BALANCE_LIMIT = Number.MAX_SAFE_INTEGER;
+const BALANCE_WIDTH = String(2 * BALANCE_LIMIT).length;
+const TIME_WIDTH = 15;
+const TIME_MAX = 10 ** TIME_WIDTH - 1;
+
+/** Encodes a safe integer as a fixed-width string whose lexical order is numeric order (negatives first). */
+export function encodeBalance(balance: number): string {
+  if (!Number.isSafeInteger(balance)) {
+    throw new RangeError(`balance must be a safe integer, got ${balance}`);
+  }
+  return String(balance + BALANCE_LIMIT).padStart(BALANCE_WIDTH, '0');
+}
+
+/** Encodes a balance so that lexical order is descending numeric order. */
+export function encodeBalanceDesc(balance: number): string {
+  return encodeBalance(-balance);
+}
+
+/** Epoch milliseconds, fixed width, so lexical order is chronological. */
+export function encodeTime(isoTimestamp: string): string {
+  const ms = Date.parse(isoTimestamp);
+  if (!Number.isFinite(ms) || ms < 0 || ms > TIME_MAX) {
+    throw new RangeError(`not an encodable timestamp: ${isoTimestamp}`);
+  }
+  return String(ms).padStart(TIME_WIDTH, '0');
+}
+
+/** Reverse-chronological encoding of a timestamp. */
+export function encodeTimeDesc(isoTimestamp: string): string {
+  return String(TIME_MAX - Number(encodeTime(isoTimestamp))).padStart(TIME_WIDTH, '0');
+}
+
+export interface WalletSortFields {
+  id: string;
+  created_at: string;
+  balance: number;
+}
+
+/**
+ * The five wallet sort keys. Each ends in the wallet id so that, read forwards,
+ * ties are broken by ascending id; the data layer picks the index and direction
+ * for each `sorting` request (see `shared/data/wallet-order.ts`).
+ */
+export function walletSortKeys(wallet: WalletSortFields): Record<string, string> {
+  const created = encodeTime(wallet.created_at);
+  const createdDesc = encodeTimeDesc(wallet.created_at);
+  const balance = encodeBalance(wallet.balance);
+  const balanceDesc = encodeBalanceDesc(wallet.balance);
+  const id = wallet.id;
+  return {
+    [attr.walletByCreated]: `${walletSortKeyPrefix}${created}#${id}`,
+    [attr.walletByBalanceCreated]: `${walletSortKeyPrefix}${balance}#${created}#${id}`,
+    [attr.walletByBalanceCreatedDesc]: `${walletSortKeyPrefix}${balance}#${createdDesc}#${id}`,
+    [attr.walletByBalance]: `${walletSortKeyPrefix}${balance}#${id}`,
+    [attr.walletByBalanceDesc]: `${walletSortKeyPrefix}${balanceDesc}#${id}`,
+  };
+}
