@@ -1,0 +1,19 @@
+import { validateCreateSubscriptionBody } from '#shared/generated/validators.js';
+import type { CreateSubscriptionBody } from '#shared/generated/api-types.ts';
+import { api } from '#shared/http/api.ts';
+import { json } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { createSubscription } from '#shared/services/create-subscription.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api<'personal_access_token', CreateSubscriptionBody>(
+    {
+      deps,
+      credential: 'personal_access_token',
+      scopes: ['subscriptions:write'],
+      body: validateCreateSubscriptionBody,
+    },
+    async ({ principal, body }) => json(201, await createSubscription(deps, principal, body)),
+  );
+
+export const handler = createHandler(productionDependencies());

@@ -1,0 +1,21 @@
+import { validateDeleteWebhookEndpointPath } from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { noContent } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api<'personal_access_token', undefined, undefined, { id: string }>(
+    {
+      deps,
+      credential: 'personal_access_token',
+      scopes: ['webhooks:write'],
+      path: validateDeleteWebhookEndpointPath,
+    },
+    async ({ principal, path }) => {
+      await deleteWebhookEndpoint(deps, principal, path.id);
+      return noContent();
+    },
+  );
+
+export const handler = createHandler(productionDependencies());

@@ -1,0 +1,19 @@
+import { validateListWalletsQuery } from '#shared/generated/validators.js';
+import type { ListWalletsQuery } from '#shared/generated/api-types.ts';
+import { api } from '#shared/http/api.ts';
+import { json } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { listWallets, parseListWalletsQuery } from '#shared/services/list-wallets.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api<'customer_session', undefined, ListWalletsQuery>(
+    {
+      deps,
+      credential: 'customer_session',
+      scopes: ['customer_portal:read', 'customer_portal:write'],
+      query: { validate: validateListWalletsQuery, parse: parseListWalletsQuery },
+    },
+    async ({ principal, query }) => json(200, await listWallets(deps, principal, query)),
+  );
+
+export const handler = createHandler(productionDependencies());

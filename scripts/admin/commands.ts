@@ -1,0 +1,224 @@
+/**
+ * Operator commands: the only way data other than the four operations' writes
+ * gets into the table. The admin CLI and the demo seed both use these, so the
+ * demo is built exactly as an operator would build real data. Secrets are
+ * returned once to the caller; the table stores only hashes or ciphertext.
+ */
+import { insertCustomer, insertProduct } from '#shared/data/catalog.ts';
+import type { Table } from '#shared/data/dynamo.ts';
+import { addMembership, insertOrganization, insertUser, organizationIdsOf } from '#shared/data/organizations.ts';
+import type {
+  CustomerRecord,
+  CustomerSessionRecord,
+  Metadata,
+  OrganizationRecord,
+  PersonalAccessTokenRecord,
+  ProductRecord,
+  UserRecord,
+  WalletRecord,
+  WalletType,
+  WebhookEndpointRecord,
+  WebhookFormat,
+} from '#shared/data/records.ts';
+import { insertToken } from '#shared/data/tokens.ts';
+import { insertWallet } from '#shared/data/wallets.ts';
+import { insertWebhookEndpoint } from '#shared/data/webhooks.ts';
+import { newId } from '#shared/domain/ids.ts';
+import type { RecurringInterval } from '#shared/domain/period.ts';
+import { CUSTOMER_SESSION_SCOPE, parseScope } from '#shared/domain/scopes.ts';
+import { seal } from '#shared/domain/secret-box.ts';
+import { generateSecret, hashSecret, secretPrefixes } from '#shared/domain/secrets.ts';
+
+export interface AdminContext {
+  table: Table;
+  now: () => Date;
+  /** 32-byte key sealing webhook secrets. */
+  secretKey: Buffer;
+}
+
+const iso = (ctx: AdminContext) => ctx.now().toISOString();
+
+export const CUSTOMER_SESSION_TTL_SECONDS = 3600;
+
+function slugify(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'org';
+}
+
+export async function createOrganization(
+  ctx: AdminContext,
+  input: { name: string; slug?: string; defaultCurrency?: string },
+): Promise<OrganizationRecord> {
+  const organization: OrganizationRecord = {
+    id: newId(),
+    name: input.name,
+    slug: input.slug ?? `${slugify(input.name)}-${newId().slice(0, 8)}`,
+    default_currency: (input.defaultCurrency ?? 'usd').toLowerCase(),
+    created_at: iso(ctx),
+    modified_at: null,
+  };
+  await insertOrganization(ctx.table, organization);
+  return organization;
+}
+
+export async function createUser(ctx: AdminContext, input: { email: string }): Promise<UserRecord> {
+  const user: UserRecord = { id: newId(), email: input.email, created_at: iso(ctx) };
+  await insertUser(ctx.table, user);
+  return user;
+}
+
+export async function addMember(ctx: AdminContext, organizationId: string, userId: string): Promise<void> {
+  await addMembership(ctx.table, { organization_id: organizationId, user_id: userId, created_at: iso(ctx) });
+}
+
+export async function createPersonalAccessToken(
+  ctx: AdminContext,
+  input: { userId: string; scope: string; expiresAt?: Date | null; comment?: string },
+): Promise<{ token: string; record: PersonalAccessTokenRecord }> {
+  const { scopes, unknown } = parseScope(input.scope);
+  if (unknown.length > 0) throw new Error(`unknown scope: ${unknown.join(' ')}`);
+  const token = generateSecret(secretPrefixes.personalAccessToken);
+  const record: PersonalAccessTokenRecord = {
+    kind: 'personal_access_token',
+    token_id: newId(),
+    user_id: input.userId,
+    organization_ids: await organizationIdsOf(ctx.table, input.userId),
+    scope: scopes.join(' '),
+    comment: input.comment ?? '',
+    created_at: iso(ctx),
+    expires_at: input.expiresAt ? input.expiresAt.toISOString() : null,
+    revoked_at: null,
+  };
+  await insertToken(ctx.table, hashSecret(token), record);
+  return { token, record };
+}
+
+export async function createCustomer(
+  ctx: AdminContext,
+  input: { organizationId: string; email: string; name?: string; externalId?: string; metadata?: Metadata },
+): Promise<CustomerRecord> {
+  const customer: CustomerRecord = {
+    id: newId(),
+    organization_id: input.organizationId,
+    created_at: iso(ctx),
+    modified_at: null,
+    metadata: input.metadata ?? {},
+    external_id: input.externalId ?? null,
+    email: input.email,
+    email_verified: false,
+    type: 'individual',
+    name: input.name ?? null,
+    billing_name: null,
+    billing_address: null,
+    tax_id: null,
+    locale: null,
+    deleted_at: null,
+    wallet_count: 0,
+  };
+  await insertCustomer(ctx.table, customer);
+  return customer;
+}
+
+export async function createProduct(
+  ctx: AdminContext,
+  input: {
+    organizationId: string;
+    name: string;
+    description?: string;
+    recurringInterval: RecurringInterval | null;
+    recurringIntervalCount?: number;
+    priceAmount: number;
+    currency: string;
+    archived?: boolean;
+  },
+): Promise<ProductRecord> {
+  const now = iso(ctx);
+  const product: ProductRecord = {
+    id: newId(),
+    organization_id: input.organizationId,
+    created_at: now,
+    modified_at: null,
+    name: input.name,
+    description: input.description ?? null,
+    visibility: 'public',
+    recurring_interval: input.recurringInterval,
+    recurring_interval_count: input.recurringInterval ? (input.recurringIntervalCount ?? 1) : null,
+    is_archived: input.archived ?? false,
+    metadata: {},
+    prices: [
+      {
+        id: newId(),
+        created_at: now,
+        modified_at: null,
+        amount_type: 'fixed',
+        price_currency: input.currency.toLowerCase(),
+        price_amount: input.priceAmount,
+        is_archived: false,
+      },
+    ],
+    deleted_at: null,
+  };
+  await insertProduct(ctx.table, product);
+  return product;
+}
+
+export async function createWallet(
+  ctx: AdminContext,
+  input: { customer: CustomerRecord; currency: string; type: WalletType; balance: number; createdAt?: Date },
+): Promise<WalletRecord> {
+  const wallet: WalletRecord = {
+    id: newId(),
+    customer_id: input.customer.id,
+    organization_id: input.customer.organization_id,
+    wallet_type: input.type,
+    currency: input.currency.toLowerCase(),
+    balance: input.balance,
+    created_at: (input.createdAt ?? ctx.now()).toISOString(),
+    modified_at: null,
+  };
+  await insertWallet(ctx.table, wallet);
+  return wallet;
+}
+
+export async function createWebhookEndpoint(
+  ctx: AdminContext,
+  input: { organizationId: string; url: string; name?: string; format?: WebhookFormat; events?: string[] },
+): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+  const url = new URL(input.url);
+  if (url.protocol !== 'https:') throw new Error('webhook endpoint URL must use https');
+  const secret = generateSecret(secretPrefixes.webhookSecret);
+  const endpoint: WebhookEndpointRecord = {
+    id: newId(),
+    organization_id: input.organizationId,
+    url: url.toString(),
+    name: input.name ?? null,
+    format: input.format ?? 'raw',
+    secret_ciphertext: seal(secret, ctx.secretKey),
+    events: input.events ?? ['subscription.created'],
+    enabled: true,
+    created_at: iso(ctx),
+    modified_at: null,
+    deleted_at: null,
+  };
+  await insertWebhookEndpoint(ctx.table, endpoint);
+  return { endpoint, secret };
+}
+
+export async function createCustomerSession(
+  ctx: AdminContext,
+  input: { customer: CustomerRecord; ttlSeconds?: number },
+): Promise<{ token: string; record: CustomerSessionRecord }> {
+  const token = generateSecret(secretPrefixes.customerSession);
+  const created = ctx.now();
+  const record: CustomerSessionRecord = {
+    kind: 'customer_session',
+    token_id: newId(),
+    customer_id: input.customer.id,
+    organization_id: input.customer.organization_id,
+    scope: CUSTOMER_SESSION_SCOPE,
+    created_at: created.toISOString(),
+    expires_at: new Date(created.getTime() + (input.ttlSeconds ?? CUSTOMER_SESSION_TTL_SECONDS) * 1000).toISOString(),
+    revoked_at: null,
+  };
+  await insertToken(ctx.table, hashSecret(token), record);
+  return { token, record };
+}

@@ -1,0 +1,191 @@
+/**
+ * The demo data set of `npm start` (see ../shared/spec/local-run.md), built with
+ * the operator commands. Returns what `.local/demo.json` holds.
+ */
+import {
+  type AdminContext,
+  addMember,
+  createCustomer,
+  createCustomerSession,
+  createOrganization,
+  createPersonalAccessToken,
+  createProduct,
+  createUser,
+  createWallet,
+  createWebhookEndpoint,
+} from '#scripts/admin/commands.ts';
+import type { CustomerRecord, WalletType } from '#shared/data/records.ts';
+import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+
+export interface DemoData {
+  base_url: string;
+  organization_id: string;
+  personal_access_token: string;
+  personal_access_token_without_scopes: string;
+  customer_id: string;
+  customer_session_token: string;
+  expired_customer_session_token: string;
+  second_customer_id: string;
+  second_customer_session_token: string;
+  large_customer_id: string;
+  large_customer_session_token: string;
+  free_product_id: string;
+  paid_product_id: string;
+  one_time_product_id: string;
+  archived_product_id: string;
+  webhook_endpoint_ids: string[];
+  other_organization: {
+    organization_id: string;
+    personal_access_token: string;
+    customer_id: string;
+    free_product_id: string;
+    webhook_endpoint_id: string;
+  };
+}
+
+/** 60 ISO 4217 codes: with two wallet types, 120 wallets for the large customer. */
+export const DEMO_CURRENCIES = [
+  'usd', 'eur', 'gbp', 'jpy', 'chf', 'cad', 'aud', 'nzd', 'sek', 'nok', 'dkk', 'pln', 'czk', 'huf', 'ron',
+  'bgn', 'isk', 'try', 'ils', 'aed', 'sar', 'qar', 'kwd', 'bhd', 'omr', 'jod', 'egp', 'mad', 'tnd', 'zar',
+  'ngn', 'kes', 'ghs', 'inr', 'pkr', 'bdt', 'lkr', 'npr', 'cny', 'hkd', 'twd', 'krw', 'sgd', 'myr', 'thb',
+  'idr', 'php', 'vnd', 'mxn', 'brl', 'ars', 'clp', 'cop', 'pen', 'uyu', 'pyg', 'bob', 'crc', 'dop', 'gtq',
+] as const;
+
+const WALLET_TYPES: WalletType[] = ['usage', 'billing'];
+const ALL = ALL_SCOPES.join(' ');
+
+/** Creation times a minute apart, oldest first, ending an hour before now: distinct and ordered. */
+function timeline(ctx: AdminContext, count: number): Date[] {
+  const end = ctx.now().getTime() - 3_600_000;
+  return Array.from({ length: count }, (_, i) => new Date(end - (count - i) * 60_000));
+}
+
+async function inChunks<T>(items: T[], size: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
+}
+
+async function demoCustomerWallets(ctx: AdminContext, customer: CustomerRecord): Promise<void> {
+  // 14 wallets, 7 currencies × both types; 2500 appears twice, two balances are negative.
+  const balances = [2500, 0, -1200, 2500, 10_000, 75, 990, -5, 123_456, 4000, 1, 60_000, 300, 42];
+  const times = timeline(ctx, balances.length);
+  await inChunks(
+    balances.map((balance, i) => ({ balance, i })),
+    7,
+    ({ balance, i }) =>
+      createWallet(ctx, {
+        customer,
+        currency: DEMO_CURRENCIES[Math.floor(i / 2)] as string,
+        type: WALLET_TYPES[i % 2] as WalletType,
+        balance,
+        createdAt: times[i] as Date,
+      }),
+  );
+}
+
+async function largeCustomerWallets(ctx: AdminContext, customer: CustomerRecord): Promise<void> {
+  const slots = DEMO_CURRENCIES.flatMap((currency) => WALLET_TYPES.map((type) => ({ currency, type })));
+  const times = timeline(ctx, slots.length);
+  await inChunks(
+    slots.map((slot, i) => ({ ...slot, i })),
+    10,
+    ({ currency, type, i }) =>
+      createWallet(ctx, {
+        customer,
+        currency,
+        type,
+        // Deterministic spread with repeats and negatives, so balance sorting has ties to break.
+        balance: ((i * 7919) % 5000) - 1000,
+        createdAt: times[i] as Date,
+      }),
+  );
+}
+
+export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<DemoData> {
+  const org = await createOrganization(ctx, { name: 'Acme Demo', defaultCurrency: 'usd' });
+  const user = await createUser(ctx, { email: `owner+${org.id.slice(0, 8)}@acme.example` });
+  await addMember(ctx, org.id, user.id);
+  const pat = await createPersonalAccessToken(ctx, { userId: user.id, scope: ALL, comment: 'demo: every scope' });
+  const patWithoutScopes = await createPersonalAccessToken(ctx, { userId: user.id, scope: '', comment: 'demo: no scope' });
+
+  const customer = await createCustomer(ctx, { organizationId: org.id, email: 'ada@customer.example', name: 'Ada' });
+  const second = await createCustomer(ctx, { organizationId: org.id, email: 'grace@customer.example', name: 'Grace' });
+  const large = await createCustomer(ctx, { organizationId: org.id, email: 'big@customer.example', name: 'Big Co' });
+  await demoCustomerWallets(ctx, customer);
+  await createWallet(ctx, { customer: second, currency: 'usd', type: 'usage', balance: 700 });
+  await largeCustomerWallets(ctx, large);
+
+  const session = await createCustomerSession(ctx, { customer });
+  const expired = await createCustomerSession(ctx, { customer, ttlSeconds: -60 });
+  const secondSession = await createCustomerSession(ctx, { customer: second });
+  const largeSession = await createCustomerSession(ctx, { customer: large });
+
+  const product = (name: string, extra: Partial<Parameters<typeof createProduct>[1]>) =>
+    createProduct(ctx, {
+      organizationId: org.id,
+      name,
+      recurringInterval: 'month',
+      priceAmount: 0,
+      currency: org.default_currency,
+      ...extra,
+    });
+  const free = await product('Free plan', {});
+  const paid = await product('Pro plan', { priceAmount: 1500 });
+  const oneTime = await product('Free e-book', { recurringInterval: null });
+  const archived = await product('Legacy free plan', { archived: true });
+
+  const endpoints = [];
+  for (const [i, format] of (['raw', 'slack', 'discord'] as const).entries()) {
+    endpoints.push(
+      await createWebhookEndpoint(ctx, {
+        organizationId: org.id,
+        url: `https://hooks.acme.example/polar/${i + 1}`,
+        name: `Demo endpoint ${i + 1}`,
+        format,
+      }),
+    );
+  }
+
+  const otherOrg = await createOrganization(ctx, { name: 'Other Tenant', defaultCurrency: 'eur' });
+  const otherUser = await createUser(ctx, { email: `owner+${otherOrg.id.slice(0, 8)}@other.example` });
+  await addMember(ctx, otherOrg.id, otherUser.id);
+  const otherPat = await createPersonalAccessToken(ctx, { userId: otherUser.id, scope: ALL, comment: 'demo' });
+  const otherCustomer = await createCustomer(ctx, { organizationId: otherOrg.id, email: 'eve@other.example' });
+  await createWallet(ctx, { customer: otherCustomer, currency: 'eur', type: 'usage', balance: 100 });
+  const otherFree = await createProduct(ctx, {
+    organizationId: otherOrg.id,
+    name: 'Other free plan',
+    recurringInterval: 'month',
+    priceAmount: 0,
+    currency: otherOrg.default_currency,
+  });
+  const otherEndpoint = await createWebhookEndpoint(ctx, {
+    organizationId: otherOrg.id,
+    url: 'https://hooks.other.example/polar',
+  });
+
+  return {
+    base_url: baseUrl,
+    organization_id: org.id,
+    personal_access_token: pat.token,
+    personal_access_token_without_scopes: patWithoutScopes.token,
+    customer_id: customer.id,
+    customer_session_token: session.token,
+    expired_customer_session_token: expired.token,
+    second_customer_id: second.id,
+    second_customer_session_token: secondSession.token,
+    large_customer_id: large.id,
+    large_customer_session_token: largeSession.token,
+    free_product_id: free.id,
+    paid_product_id: paid.id,
+    one_time_product_id: oneTime.id,
+    archived_product_id: archived.id,
+    webhook_endpoint_ids: endpoints.map(({ endpoint }) => endpoint.id),
+    other_organization: {
+      organization_id: otherOrg.id,
+      personal_access_token: otherPat.token,
+      customer_id: otherCustomer.id,
+      free_product_id: otherFree.id,
+      webhook_endpoint_id: otherEndpoint.endpoint.id,
+    },
+  };
+}

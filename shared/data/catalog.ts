@@ -1,0 +1,129 @@
+import { BatchGetCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { ServiceUnavailable } from '../domain/errors.ts';
+import { run, type Table } from './dynamo.ts';
+import { type CustomerRecord, item, type OrganizationRecord, type ProductRecord, record } from './records.ts';
+import { gsi1, type Key, keys } from './table.ts';
+
+const BATCH_ATTEMPTS = 3;
+/** BatchGetItem takes at most 100 keys per call. */
+const BATCH_LIMIT = 100;
+
+/** Reads many items by key (one BatchGetItem per 100 keys); unprocessed keys are retried a bounded number of times. */
+async function readMany(table: Table, wanted: Key[]): Promise<Map<string, Record<string, unknown>>> {
+  const found = new Map<string, Record<string, unknown>>();
+  for (let offset = 0; offset < wanted.length; offset += BATCH_LIMIT) {
+    let pending: Key[] = wanted.slice(offset, offset + BATCH_LIMIT);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt === BATCH_ATTEMPTS) throw new ServiceUnavailable();
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+      const keysToRead = pending;
+      const result = await run(() =>
+        table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: keysToRead } } })),
+      );
+      for (const stored of result.Responses?.[table.name] ?? []) found.set(stored.PK as string, stored);
+      pending = (result.UnprocessedKeys?.[table.name]?.Keys ?? []) as Key[];
+    }
+  }
+  return found;
+}
+
+export interface SubscriptionInputs {
+  product?: ProductRecord;
+  customer?: CustomerRecord;
+  /** The caller's organizations that exist, by id (for the default currency). */
+  organizations: Map<string, OrganizationRecord>;
+}
+
+/** Product, customer and the caller's organizations in one round trip. */
+export async function getSubscriptionInputs(
+  table: Table,
+  productId: string,
+  customerId: string,
+  organizationIds: readonly string[],
+): Promise<SubscriptionInputs> {
+  const found = await readMany(table, [
+    keys.product(productId),
+    keys.customer(customerId),
+    ...organizationIds.map((id) => keys.organization(id)),
+  ]);
+  const product = found.get(keys.product(productId).PK);
+  const customer = found.get(keys.customer(customerId).PK);
+  const organizations = new Map<string, OrganizationRecord>();
+  for (const id of organizationIds) {
+    const stored = found.get(keys.organization(id).PK);
+    if (stored) organizations.set(id, record<OrganizationRecord>(stored));
+  }
+  return {
+    ...(product ? { product: record<ProductRecord>(product) } : {}),
+    ...(customer ? { customer: record<CustomerRecord>(customer) } : {}),
+    organizations,
+  };
+}
+
+export async function getCustomer(table: Table, customerId: string): Promise<CustomerRecord | undefined> {
+  const result = await run(() =>
+    table.doc.send(new GetCommand({ TableName: table.name, Key: keys.customer(customerId) })),
+  );
+  return result.Item ? record<CustomerRecord>(result.Item) : undefined;
+}
+
+export async function insertProduct(table: Table, product: ProductRecord): Promise<void> {
+  await run(() =>
+    table.doc.send(
+      new PutCommand({
+        TableName: table.name,
+        Item: item(
+          {
+            ...keys.product(product.id),
+            ...gsi1.ownedBy(`ORG#${product.organization_id}`, 'PRODUCT', product.created_at, product.id),
+          },
+          'product',
+          product,
+        ),
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    ),
+  );
+}
+
+/** A customer is unique per organization by email and by external id: guard items enforce both. */
+export async function insertCustomer(table: Table, customer: CustomerRecord): Promise<void> {
+  const guards = [
+    customer.email ? `EMAIL#${customer.email.toLowerCase()}` : undefined,
+    customer.external_id ? `EXTERNAL#${customer.external_id}` : undefined,
+  ].filter((guard): guard is string => guard !== undefined);
+  await run(() =>
+    table.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: table.name,
+              Item: item(
+                {
+                  ...keys.customer(customer.id),
+                  ...gsi1.ownedBy(`ORG#${customer.organization_id}`, 'CUSTOMER', customer.created_at, customer.id),
+                },
+                'customer',
+                customer,
+              ),
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+          ...guards.map((guard) => ({
+            Put: {
+              TableName: table.name,
+              Item: {
+                PK: `ORG#${customer.organization_id}`,
+                SK: `CUSTOMER${guard}`,
+                entity: 'customer_guard',
+                customer_id: customer.id,
+              },
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          })),
+        ],
+      }),
+    ),
+  );
+}

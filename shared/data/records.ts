@@ -1,0 +1,189 @@
+/**
+ * What the table stores for each entity (attribute names are the API's
+ * snake_case names). Key attributes are added and stripped by `item`/`record`.
+ */
+import type { RecurringInterval } from '../domain/period.ts';
+
+export type Metadata = Record<string, string | number | boolean>;
+
+export interface OrganizationRecord {
+  id: string;
+  name: string;
+  slug: string;
+  default_currency: string;
+  created_at: string;
+  modified_at: string | null;
+}
+
+export interface UserRecord {
+  id: string;
+  email: string;
+  created_at: string;
+}
+
+export interface MembershipRecord {
+  organization_id: string;
+  user_id: string;
+  created_at: string;
+}
+
+interface TokenBase {
+  token_id: string;
+  scope: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface PersonalAccessTokenRecord extends TokenBase {
+  kind: 'personal_access_token';
+  user_id: string;
+  /** The user's memberships, copied here so authentication is one read; kept in step by the admin code. */
+  organization_ids: string[];
+  comment: string;
+}
+
+export interface CustomerSessionRecord extends TokenBase {
+  kind: 'customer_session';
+  customer_id: string;
+  organization_id: string;
+}
+
+export type TokenRecord = PersonalAccessTokenRecord | CustomerSessionRecord;
+
+export interface AddressRecord {
+  line1: string | null;
+  line2: string | null;
+  postal_code: string | null;
+  city: string | null;
+  state: string | null;
+  country: string;
+}
+
+export interface CustomerRecord {
+  id: string;
+  organization_id: string;
+  created_at: string;
+  modified_at: string | null;
+  metadata: Metadata;
+  external_id: string | null;
+  email: string | null;
+  email_verified: boolean;
+  type: 'individual' | 'team';
+  name: string | null;
+  billing_name: string | null;
+  billing_address: AddressRecord | null;
+  tax_id: [string, string] | null;
+  locale: string | null;
+  deleted_at: string | null;
+  /** Number of wallets, maintained in the same transaction that creates one, so listing never counts. */
+  wallet_count: number;
+}
+
+export interface PriceRecord {
+  id: string;
+  created_at: string;
+  modified_at: string | null;
+  amount_type: 'fixed';
+  price_currency: string;
+  price_amount: number;
+  is_archived: boolean;
+}
+
+export interface ProductRecord {
+  id: string;
+  organization_id: string;
+  created_at: string;
+  modified_at: string | null;
+  name: string;
+  description: string | null;
+  visibility: 'draft' | 'private' | 'public';
+  recurring_interval: RecurringInterval | null;
+  recurring_interval_count: number | null;
+  is_archived: boolean;
+  metadata: Metadata;
+  prices: PriceRecord[];
+  deleted_at: string | null;
+}
+
+export interface SubscriptionRecord {
+  id: string;
+  organization_id: string;
+  created_at: string;
+  modified_at: string | null;
+  amount: number;
+  currency: string;
+  recurring_interval: RecurringInterval;
+  recurring_interval_count: number;
+  status: 'active';
+  current_period_start: string;
+  current_period_end: string;
+  started_at: string;
+  customer_id: string;
+  product_id: string;
+  /** Ids of the product's prices the subscription is billed on. */
+  price_ids: string[];
+  metadata: Metadata;
+  created_by_user_id: string;
+}
+
+export type WalletType = 'usage' | 'billing';
+
+export interface WalletRecord {
+  id: string;
+  customer_id: string;
+  organization_id: string;
+  wallet_type: WalletType;
+  currency: string;
+  balance: number;
+  created_at: string;
+  modified_at: string | null;
+}
+
+export type WebhookFormat = 'raw' | 'discord' | 'slack';
+
+export interface WebhookEndpointRecord {
+  id: string;
+  organization_id: string;
+  url: string;
+  name: string | null;
+  format: WebhookFormat;
+  /** AES-256-GCM ciphertext of the signing secret (it must be recoverable to sign deliveries). */
+  secret_ciphertext: string;
+  events: string[];
+  enabled: boolean;
+  created_at: string;
+  modified_at: string | null;
+  deleted_at: string | null;
+}
+
+export interface OAuthClientRecord {
+  client_id: string;
+  /** SHA-256 of the client secret; null for public clients. */
+  client_secret_hash: string | null;
+  client_id_issued_at: number;
+  client_secret_expires_at: number;
+  registration: Record<string, unknown>;
+  created_by_user_id: string;
+  created_at: string;
+}
+
+const KEY_ATTRIBUTES = /^(PK|SK|GSI\d+PK|GSI\d+SK|W[A-Z]*|entity|expires_ttl)$/;
+
+/** Builds a table item: keys, entity tag, the record's attributes. */
+export function item<T extends object>(
+  keys: Record<string, string | number>,
+  entity: string,
+  record: T,
+): Record<string, unknown> {
+  return { ...keys, entity, ...record };
+}
+
+/** Strips key attributes from a stored item, leaving the record. */
+export function record<T>(stored: Record<string, unknown>): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(stored)) {
+    if (!KEY_ATTRIBUTES.test(name)) out[name] = value;
+  }
+  return out as T;
+}

@@ -1,0 +1,57 @@
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { run, type Table } from './dynamo.ts';
+import { item, type SubscriptionRecord } from './records.ts';
+import { gsi1, keys } from './table.ts';
+
+/**
+ * Writes a subscription in one transaction that re-checks, at write time, what
+ * the service read: the customer is live and in the product's organization, the
+ * product is live and not archived. A concurrent delete or archive cancels the
+ * write instead of leaving a subscription to something gone (ConditionFailed).
+ */
+export async function insertSubscription(table: Table, subscription: SubscriptionRecord): Promise<void> {
+  await run(() =>
+    table.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: table.name,
+              Item: item(
+                {
+                  ...keys.subscription(subscription.id),
+                  ...gsi1.ownedBy(
+                    `CUSTOMER#${subscription.customer_id}`,
+                    'SUBSCRIPTION',
+                    subscription.created_at,
+                    subscription.id,
+                  ),
+                },
+                'subscription',
+                subscription,
+              ),
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+          {
+            ConditionCheck: {
+              TableName: table.name,
+              Key: keys.customer(subscription.customer_id),
+              ConditionExpression:
+                'attribute_exists(PK) AND deleted_at = :null AND organization_id = :organization',
+              ExpressionAttributeValues: { ':null': null, ':organization': subscription.organization_id },
+            },
+          },
+          {
+            ConditionCheck: {
+              TableName: table.name,
+              Key: keys.product(subscription.product_id),
+              ConditionExpression: 'attribute_exists(PK) AND deleted_at = :null AND is_archived = :false',
+              ExpressionAttributeValues: { ':null': null, ':false': false },
+            },
+          },
+        ],
+      }),
+    ),
+  );
+}

@@ -1,0 +1,101 @@
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { run, type Table } from './dynamo.ts';
+import { item, record, type WalletRecord } from './records.ts';
+import { keys, walletSortKeys } from './table.ts';
+import { comparator, planFor, type SortCriterion, sameGroup } from './wallet-order.ts';
+
+/** Items read per follow-up query while completing a tie group at the page boundary. */
+const CONTINUATION = 25;
+
+/**
+ * Reads the wallets at positions [offset, offset + limit) of the requested order.
+ * Cost is proportional to offset + limit (DynamoDB has no offset), never to the
+ * customer's total number of wallets.
+ */
+export async function listWalletPage(
+  table: Table,
+  customerId: string,
+  criteria: readonly SortCriterion[],
+  offset: number,
+  limit: number,
+): Promise<WalletRecord[]> {
+  const plan = planFor(criteria);
+  const needed = offset + limit;
+  const read: WalletRecord[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  for (;;) {
+    const missing = needed - read.length;
+    // One item beyond the page shows whether the boundary tie group is complete.
+    const slack = plan.groupFields.length > 0 ? 1 : 0;
+    const pageSize = missing > 0 ? missing + slack : CONTINUATION;
+    const exclusiveStartKey = startKey;
+    const result = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          IndexName: plan.index,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': keys.customer(customerId).PK },
+          ScanIndexForward: plan.forward,
+          Limit: pageSize,
+          ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
+        }),
+      ),
+    );
+    for (const stored of result.Items ?? []) read.push(record<WalletRecord>(stored));
+    startKey = result.LastEvaluatedKey;
+    if (!startKey || boundaryComplete(read, needed, plan)) break;
+  }
+  if (plan.groupFields.length > 0) read.sort(comparator(criteria));
+  return read.slice(offset, needed);
+}
+
+function boundaryComplete(read: WalletRecord[], needed: number, plan: ReturnType<typeof planFor>): boolean {
+  if (read.length < needed) return false;
+  if (plan.groupFields.length === 0) return true;
+  const boundary = read[needed - 1];
+  const last = read[read.length - 1];
+  return read.length > needed && boundary !== undefined && last !== undefined && !sameGroup(plan, boundary, last);
+}
+
+/**
+ * Creates a wallet, its (customer, currency, type) uniqueness slot and the
+ * customer's wallet count in one transaction.
+ */
+export async function insertWallet(table: Table, wallet: WalletRecord): Promise<void> {
+  await run(() =>
+    table.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: table.name,
+              Item: item({ ...keys.wallet(wallet.customer_id, wallet.id), ...walletSortKeys(wallet) }, 'wallet', wallet),
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+          {
+            Put: {
+              TableName: table.name,
+              Item: {
+                ...keys.walletSlot(wallet.customer_id, wallet.currency, wallet.wallet_type),
+                entity: 'wallet_slot',
+                wallet_id: wallet.id,
+              },
+              ConditionExpression: 'attribute_not_exists(PK)',
+            },
+          },
+          {
+            Update: {
+              TableName: table.name,
+              Key: keys.customer(wallet.customer_id),
+              UpdateExpression: 'ADD wallet_count :one',
+              ConditionExpression: 'attribute_exists(PK) AND deleted_at = :null AND organization_id = :organization',
+              ExpressionAttributeValues: { ':one': 1, ':null': null, ':organization': wallet.organization_id },
+            },
+          },
+        ],
+      }),
+    ),
+  );
+}

@@ -1,0 +1,55 @@
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed, ResourceNotFound } from '../domain/errors.ts';
+import { run, type Table } from './dynamo.ts';
+import { item, type WebhookEndpointRecord } from './records.ts';
+import { gsi1, keys } from './table.ts';
+
+export async function insertWebhookEndpoint(table: Table, endpoint: WebhookEndpointRecord): Promise<void> {
+  await run(() =>
+    table.doc.send(
+      new PutCommand({
+        TableName: table.name,
+        Item: item(
+          {
+            ...keys.webhookEndpoint(endpoint.id),
+            ...gsi1.ownedBy(`ORG#${endpoint.organization_id}`, 'WEBHOOK', endpoint.created_at, endpoint.id),
+          },
+          'webhook_endpoint',
+          endpoint,
+        ),
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    ),
+  );
+}
+
+/**
+ * Soft delete in one conditional write: the endpoint must exist, be live and
+ * belong to one of the caller's organizations. Of concurrent deletes exactly one
+ * passes the condition; every other case is indistinguishable: not found.
+ */
+export async function softDeleteWebhookEndpoint(
+  table: Table,
+  endpointId: string,
+  organizationIds: readonly string[],
+  now: string,
+): Promise<void> {
+  if (organizationIds.length === 0) throw new ResourceNotFound();
+  const orgValues = Object.fromEntries(organizationIds.map((id, i) => [`:org${i}`, id]));
+  try {
+    await run(() =>
+      table.doc.send(
+        new UpdateCommand({
+          TableName: table.name,
+          Key: keys.webhookEndpoint(endpointId),
+          UpdateExpression: 'SET deleted_at = :now, modified_at = :now, enabled = :false',
+          ConditionExpression: `attribute_exists(PK) AND deleted_at = :null AND organization_id IN (${Object.keys(orgValues).join(', ')})`,
+          ExpressionAttributeValues: { ':now': now, ':false': false, ':null': null, ...orgValues },
+        }),
+      ),
+    );
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw new ResourceNotFound();
+    throw error;
+  }
+}

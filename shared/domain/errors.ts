@@ -1,0 +1,124 @@
+/**
+ * Every error the API answers with, modelled once.
+ *
+ * Each error carries the contract's status, JSON body and headers in the shape
+ * `@middy/http-error-handler` understands (`statusCode`, `expose`, a JSON
+ * `message`, `headers`), so that middleware alone maps them to HTTP. Anything
+ * that is not an `ApiError` becomes the bare 500 of `internalErrorBody`.
+ */
+
+export interface ValidationIssue {
+  loc: string[];
+  msg: string;
+  type: string;
+  input?: unknown;
+}
+
+export class ApiError extends Error {
+  readonly expose = true;
+  readonly statusCode: number;
+  readonly body: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(statusCode: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+    super(JSON.stringify(body));
+    this.name = new.target.name;
+    this.statusCode = statusCode;
+    this.body = body;
+    this.headers = headers;
+  }
+}
+
+const REALM = 'Bearer realm="polar"';
+
+/** No credential, another scheme, or a credential of the wrong kind for the operation. */
+export class Unauthorized extends ApiError {
+  constructor() {
+    super(401, { error: 'Unauthorized', detail: 'Unauthorized' }, { 'WWW-Authenticate': REALM });
+  }
+}
+
+/** A credential that resolves to nothing, is expired or revoked, or is garbage. */
+export class InvalidToken extends ApiError {
+  constructor(description = 'The access token provided is expired, revoked, malformed, or invalid.') {
+    super(
+      401,
+      { error: 'invalid_token', error_description: description },
+      { 'WWW-Authenticate': `${REALM}, error="invalid_token"` },
+    );
+  }
+}
+
+export class InsufficientScope extends ApiError {
+  constructor(requiredScopes: readonly string[]) {
+    const scope = requiredScopes.join(' ');
+    super(
+      403,
+      {
+        error: 'insufficient_scope',
+        error_description: `The access token does not have the required scope: ${requiredScopes.join(' or ')}.`,
+      },
+      { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
+    );
+  }
+}
+
+export class ResourceNotFound extends ApiError {
+  constructor() {
+    super(404, { error: 'ResourceNotFound', detail: 'Not found' });
+  }
+}
+
+/** The request does not match the schema (422). */
+export class RequestValidationError extends ApiError {
+  constructor(readonly issues: ValidationIssue[]) {
+    super(422, { error: 'RequestValidationError', detail: issues });
+  }
+}
+
+/** A well-formed request that refers to things that do not qualify (422). */
+export class PolarRequestValidationError extends ApiError {
+  constructor(readonly issues: ValidationIssue[]) {
+    super(422, { error: 'PolarRequestValidationError', detail: issues });
+  }
+}
+
+/** RFC 7591 §3.2.2 registration errors. */
+export class InvalidClientMetadata extends ApiError {
+  constructor(error: 'invalid_client_metadata' | 'invalid_redirect_uri', description: string) {
+    super(400, { error, error_description: description });
+  }
+}
+
+export class UnsupportedMediaType extends ApiError {
+  constructor() {
+    super(415, { error: 'UnsupportedMediaType', detail: 'Content-Type must be application/json' });
+  }
+}
+
+export class PayloadTooLarge extends ApiError {
+  constructor(limitBytes: number) {
+    super(413, { error: 'PayloadTooLarge', detail: `Request body must not exceed ${limitBytes} bytes` });
+  }
+}
+
+/** The database stayed throttled or unreachable after the SDK's retries. */
+export class ServiceUnavailable extends ApiError {
+  constructor(retryAfterSeconds = 1) {
+    super(
+      503,
+      { error: 'ServiceUnavailable', detail: 'The service is temporarily unavailable; retry shortly.' },
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+}
+
+export const internalErrorBody = { error: 'InternalServerError', detail: 'Internal Server Error' } as const;
+
+/** Raised by repositories when a conditional write finds the item missing or changed. */
+export class ConditionFailed extends Error {
+  constructor(readonly reasons: (string | undefined)[] = []) {
+    super('condition failed');
+    this.name = 'ConditionFailed';
+  }
+}

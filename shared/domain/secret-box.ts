@@ -1,0 +1,20 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/**
+ * Authenticated encryption (AES-256-GCM) for secrets that must be recovered
+ * later, such as webhook signing secrets. Format: base64url(iv | tag | ciphertext).
+ */
+export function seal(plaintext: string, key: Buffer): string {
+  if (key.length !== 32) throw new RangeError('secret key must be 32 bytes');
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64url');
+}
+
+export function open(sealed: string, key: Buffer): string {
+  const raw = Buffer.from(sealed, 'base64url');
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  decipher.setAuthTag(raw.subarray(12, 28));
+  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+}

@@ -1,0 +1,29 @@
+import { createHash, randomInt } from 'node:crypto';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+/** 48 characters of a 62-letter alphabet: about 285 bits from the CSPRNG. */
+const RANDOM_LENGTH = 48;
+
+export const secretPrefixes = {
+  personalAccessToken: 'polar_pat_',
+  customerSession: 'polar_cst_',
+  clientId: 'polar_ci_',
+  clientSecret: 'polar_cs_',
+  webhookSecret: 'polar_whs_',
+} as const;
+
+export function generateSecret(prefix: string): string {
+  let random = '';
+  for (let i = 0; i < RANDOM_LENGTH; i++) random += ALPHABET[randomInt(ALPHABET.length)];
+  return prefix + random;
+}
+
+/** Secrets are stored and looked up only by this hash. */
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex');
+
+/** A shape check before any lookup: prefix plus a plausible random part. */
+export function hasSecretShape(value: string, prefix: string): boolean {
+  if (!value.startsWith(prefix)) return false;
+  const random = value.slice(prefix.length);
+  return random.length >= 32 && random.length <= 128 && /^[A-Za-z0-9_-]+$/.test(random);
+}

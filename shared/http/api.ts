@@ -1,0 +1,124 @@
+/**
+ * The one middleware stack every function uses, in middy's documented order:
+ * error handler registered first (its onError runs last) → authenticate →
+ * content type and size → JSON body parser → validate → handler.
+ * Validators are precompiled (shared/generated); nothing is compiled here.
+ */
+import middy from '@middy/core';
+import httpErrorHandler from '@middy/http-error-handler';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { ApiError, internalErrorBody, PayloadTooLarge, RequestValidationError, UnsupportedMediaType } from '../domain/errors.ts';
+import type { Dependencies } from '../runtime.ts';
+import { authenticate, type CredentialKind, type CustomerPrincipal, type Principal, type UserPrincipal } from './auth.ts';
+import type { ApiResult } from './responses.ts';
+import { type RequestPart, toIssues, type Validator } from './validation.ts';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
+
+export type PrincipalFor<K extends CredentialKind> = K extends 'customer_session' ? CustomerPrincipal : UserPrincipal;
+
+export interface ApiRequest<K extends CredentialKind, Body, Query, Path> {
+  principal: PrincipalFor<K>;
+  body: Body;
+  query: Query;
+  path: Path;
+  headers: Record<string, string | undefined>;
+  deps: Dependencies;
+}
+
+export interface ApiOptions<K extends CredentialKind> {
+  deps: Dependencies;
+  credential: K;
+  /** Any one of these scopes is enough; empty: no scope required. */
+  scopes: readonly string[];
+  body?: Validator;
+  query?: { validate: Validator; parse: (rawQueryString: string) => unknown };
+  path?: Validator;
+}
+
+type ApiContext = Context & { principal?: Principal; parsed?: Partial<Record<RequestPart, unknown>> };
+type Request = middy.Request<APIGatewayProxyEventV2, ApiResult, Error, ApiContext>;
+
+function check(validator: Validator, part: RequestPart, data: unknown): unknown {
+  if (!validator(data)) throw new RequestValidationError(toIssues(validator.errors ?? [], part, data));
+  return data;
+}
+
+/** Logs what an operator needs for a 5xx and nothing else: no event, no headers, no body. */
+function logUnexpected(error: unknown): void {
+  const status = (error as ApiError).statusCode;
+  if (status !== undefined && status < 500) return;
+  const { name, message, stack } = error as Error;
+  console.error(JSON.stringify({ level: 'error', name, message, stack }));
+}
+
+export function api<K extends CredentialKind, Body = undefined, Query = undefined, Path = undefined>(
+  options: ApiOptions<K>,
+  handler: (request: ApiRequest<K, Body, Query, Path>) => Promise<ApiResult>,
+) {
+  const { deps } = options;
+  const stack = middy<APIGatewayProxyEventV2, ApiResult, Error, ApiContext>()
+    .use(httpErrorHandler({ logger: logUnexpected, fallbackMessage: JSON.stringify(internalErrorBody) }))
+    .use({
+      onError: async (request: Request) => {
+        // The body parser reports unparsable JSON as 415; the contract says 422.
+        const cause = (request.error as { cause?: { package?: string } } | null)?.cause;
+        if (cause?.package === '@middy/http-json-body-parser') {
+          request.error = new RequestValidationError([
+            { loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', input: {} },
+          ]);
+        }
+      },
+    })
+    .use({
+      before: async (request: Request) => {
+        request.context.principal = await authenticate(
+          deps,
+          request.event.headers?.authorization,
+          options.credential,
+          options.scopes,
+        );
+      },
+    });
+
+  if (options.body) {
+    stack
+      .use({
+        before: async (request: Request) => {
+          const { headers, body, isBase64Encoded } = request.event;
+          if (!JSON_MEDIA_TYPE.test(headers?.['content-type'] ?? '')) throw new UnsupportedMediaType();
+          const size = body === undefined ? 0 : Buffer.byteLength(body, isBase64Encoded ? 'base64' : 'utf8');
+          if (size > MAX_BODY_BYTES) throw new PayloadTooLarge(MAX_BODY_BYTES);
+        },
+      })
+      .use(httpJsonBodyParser({ disableContentTypeCheck: true }));
+  }
+
+  stack.use({
+    before: async (request: Request) => {
+      const parsed: Partial<Record<RequestPart, unknown>> = {};
+      if (options.path) parsed.path = check(options.path, 'path', { ...request.event.pathParameters });
+      if (options.query) {
+        parsed.query = check(options.query.validate, 'query', options.query.parse(request.event.rawQueryString ?? ''));
+      }
+      if (options.body) parsed.body = check(options.body, 'body', request.event.body);
+      request.context.parsed = parsed;
+    },
+  });
+
+  return stack.handler(async (event, context) => {
+    const { principal, parsed } = context;
+    if (!principal) throw new Error('authentication middleware did not run');
+    return handler({
+      principal: principal as PrincipalFor<K>,
+      body: parsed?.body as Body,
+      query: parsed?.query as Query,
+      path: parsed?.path as Path,
+      headers: event.headers ?? {},
+      deps,
+    });
+  });
+}

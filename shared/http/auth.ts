@@ -1,0 +1,81 @@
+/**
+ * Bearer authentication per the contract's Credentials table: the token's
+ * prefix says its kind, only its SHA-256 is looked up, and the lookup is the one
+ * read authentication costs.
+ */
+import { InsufficientScope, InvalidToken, Unauthorized } from '../domain/errors.ts';
+import { grants, parseScope } from '../domain/scopes.ts';
+import { hasSecretShape, hashSecret, secretPrefixes } from '../domain/secrets.ts';
+import { findToken } from '../data/tokens.ts';
+import type { Dependencies } from '../runtime.ts';
+
+export type CredentialKind = 'personal_access_token' | 'customer_session';
+
+export interface UserPrincipal {
+  kind: 'user';
+  userId: string;
+  tokenId: string;
+  organizationIds: string[];
+  scopes: ReadonlySet<string>;
+}
+
+export interface CustomerPrincipal {
+  kind: 'customer';
+  customerId: string;
+  organizationId: string;
+  tokenId: string;
+  scopes: ReadonlySet<string>;
+}
+
+export type Principal = UserPrincipal | CustomerPrincipal;
+
+const PREFIX: Record<CredentialKind, string> = {
+  personal_access_token: secretPrefixes.personalAccessToken,
+  customer_session: secretPrefixes.customerSession,
+};
+
+/** Extracts the bearer credential; a missing header, another scheme or an empty bearer is 401 Unauthorized. */
+export function bearerToken(authorization: string | undefined): string {
+  const match = authorization?.match(/^\s*Bearer(?:\s+(.*))?$/i);
+  const token = match?.[1]?.trim();
+  if (!token) throw new Unauthorized();
+  return token;
+}
+
+export async function authenticate(
+  deps: Dependencies,
+  authorization: string | undefined,
+  accepts: CredentialKind,
+  scopes: readonly string[],
+): Promise<Principal> {
+  const token = bearerToken(authorization);
+  const expected = PREFIX[accepts];
+  const wrongKind = Object.values(PREFIX).some((prefix) => prefix !== expected && token.startsWith(prefix));
+  if (wrongKind) throw new Unauthorized();
+  if (!hasSecretShape(token, expected)) throw new InvalidToken();
+
+  const stored = await findToken(deps.table, hashSecret(token));
+  if (!stored || stored.kind !== accepts) throw new InvalidToken();
+  if (stored.revoked_at !== null) throw new InvalidToken('The access token has been revoked.');
+  if (stored.expires_at !== null && Date.parse(stored.expires_at) <= deps.now().getTime()) {
+    throw new InvalidToken('The access token has expired.');
+  }
+  const granted = new Set(parseScope(stored.scope).scopes);
+  if (!grants(granted, scopes)) throw new InsufficientScope(scopes);
+
+  return stored.kind === 'personal_access_token'
+    ? {
+        kind: 'user',
+        userId: stored.user_id,
+        tokenId: stored.token_id,
+        organizationIds: stored.organization_ids,
+        scopes: granted,
+      }
+    : {
+        kind: 'customer',
+        customerId: stored.customer_id,
+        organizationId: stored.organization_id,
+        tokenId: stored.token_id,
+        scopes: granted,
+      };
+}

@@ -1,0 +1,147 @@
+/**
+ * Turns Ajv errors from the precompiled validators into the contract's 422
+ * detail items: `loc` as strings, one item per faulty value, pydantic-style
+ * `type` codes and sentences.
+ */
+import type { ValidationIssue } from '../domain/errors.ts';
+
+export interface AjvError {
+  keyword: string;
+  instancePath: string;
+  schemaPath: string;
+  params: Record<string, unknown>;
+  propertyName?: string;
+}
+
+export interface Validator {
+  (data: unknown): boolean;
+  errors?: AjvError[] | null;
+}
+
+export type RequestPart = 'body' | 'query' | 'path';
+
+const UUID4_PATTERN_MARK = '-4[';
+
+const pointerSegments = (pointer: string): string[] =>
+  pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+
+function valueAt(root: unknown, segments: string[]): unknown {
+  let current: unknown = root;
+  for (const segment of segments) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}
+
+const quoteList = (values: unknown[]): string => {
+  const quoted = values.map((v) => `'${String(v)}'`);
+  return quoted.length <= 1 ? (quoted[0] ?? '') : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
+};
+
+const TYPE_CODES: Record<string, [string, string]> = {
+  string: ['string_type', 'Input should be a valid string'],
+  integer: ['int_type', 'Input should be a valid integer'],
+  number: ['float_type', 'Input should be a valid number'],
+  boolean: ['bool_type', 'Input should be a valid boolean'],
+  object: ['dict_type', 'Input should be a valid dictionary or object'],
+  array: ['list_type', 'Input should be a valid list'],
+  null: ['none_required', 'Input should be None'],
+};
+
+function describe(error: AjvError, part: RequestPart, input: unknown): Pick<ValidationIssue, 'msg' | 'type'> {
+  const p = error.params;
+  switch (error.keyword) {
+    case 'required':
+      return { type: 'missing', msg: 'Field required' };
+    case 'type': {
+      const expected = String(p.type).split(',')[0] ?? 'string';
+      if (part !== 'body' && expected === 'integer' && typeof input === 'string') {
+        return { type: 'int_parsing', msg: 'Input should be a valid integer, unable to parse string as an integer' };
+      }
+      const [type, msg] = TYPE_CODES[expected] ?? ['type_error', `Input should be of type ${expected}`];
+      return { type, msg };
+    }
+    case 'minLength':
+      return { type: 'string_too_short', msg: `String should have at least ${p.limit} character${p.limit === 1 ? '' : 's'}` };
+    case 'maxLength':
+      return { type: 'string_too_long', msg: `String should have at most ${p.limit} characters` };
+    case 'minItems':
+      return { type: 'too_short', msg: `List should have at least ${p.limit} item${p.limit === 1 ? '' : 's'}` };
+    case 'maxItems':
+      return { type: 'too_long', msg: `List should have at most ${p.limit} items` };
+    case 'maxProperties':
+      return { type: 'too_long', msg: `Dictionary should have at most ${p.limit} items` };
+    case 'minimum':
+      return { type: 'greater_than_equal', msg: `Input should be greater than or equal to ${p.limit}` };
+    case 'exclusiveMinimum':
+      return { type: 'greater_than', msg: `Input should be greater than ${p.limit}` };
+    case 'maximum':
+      return { type: 'less_than_equal', msg: `Input should be less than or equal to ${p.limit}` };
+    case 'enum':
+      return { type: 'enum', msg: `Input should be ${quoteList((p.allowedValues as unknown[]) ?? [])}` };
+    case 'const':
+      return { type: 'literal_error', msg: `Input should be ${quoteList([p.allowedValue])}` };
+    case 'format':
+      if (p.format === 'uri') return { type: 'url_parsing', msg: 'Input should be a valid URL' };
+      if (p.format === 'uuid') return { type: 'uuid_parsing', msg: 'Input should be a valid UUID' };
+      if (p.format === 'date-time') return { type: 'datetime_parsing', msg: 'Input should be a valid datetime' };
+      return { type: 'value_error', msg: `Input should match format ${String(p.format)}` };
+    case 'pattern':
+      if (String(p.pattern).includes(UUID4_PATTERN_MARK)) {
+        return { type: 'uuid_version', msg: 'UUID version 4 expected' };
+      }
+      return { type: 'string_pattern_mismatch', msg: `String should match pattern '${String(p.pattern)}'` };
+    case 'anyOf':
+    case 'oneOf':
+      return { type: 'union_type', msg: 'Input does not match any of the allowed types' };
+    default:
+      return { type: 'value_error', msg: 'Invalid value' };
+  }
+}
+
+/** Lower ranks win when several errors concern one value: the most specific explanation is kept. */
+function rank(error: AjvError): number {
+  switch (error.keyword) {
+    case 'required':
+      return 0;
+    case 'type':
+      return 3;
+    case 'pattern':
+      return 2;
+    case 'anyOf':
+    case 'oneOf':
+    case 'propertyNames':
+      return 4;
+    default:
+      return 1;
+  }
+}
+
+export function toIssues(errors: readonly AjvError[], part: RequestPart, data: unknown): ValidationIssue[] {
+  const chosen = new Map<string, { error: AjvError; segments: string[]; order: number }>();
+  errors.forEach((error, order) => {
+    if (error.keyword === 'propertyNames') return; // its nested error names the faulty key
+    const segments = pointerSegments(error.instancePath);
+    if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
+    else if (error.propertyName !== undefined) segments.push(error.propertyName);
+    const location = JSON.stringify(segments);
+    const previous = chosen.get(location);
+    // A type error on one branch of a union is noise when another branch says what is wrong.
+    const better = !previous || rank(error) < rank(previous.error);
+    if (better) chosen.set(location, { error, segments, order: previous?.order ?? order });
+  });
+  return [...chosen.values()]
+    .sort((a, b) => a.order - b.order)
+    .map(({ error, segments }) => {
+      const isKey = error.propertyName !== undefined;
+      const input =
+        error.keyword === 'required'
+          ? valueAt(data, segments.slice(0, -1))
+          : isKey
+            ? error.propertyName
+            : valueAt(data, segments);
+      const { type, msg } = describe(error, part, input);
+      return { loc: [part, ...segments], msg, type, ...(input !== undefined ? { input } : {}) };
+    });
+}

@@ -1,0 +1,102 @@
+import type { CreateSubscriptionBody, Subscription } from '../generated/api-types.ts';
+import { ConditionFailed, PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
+import { newId, normalizeId } from '../domain/ids.ts';
+import { addInterval } from '../domain/period.ts';
+import { getSubscriptionInputs } from '../data/catalog.ts';
+import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
+import { insertSubscription } from '../data/subscriptions.ts';
+import type { UserPrincipal } from '../http/auth.ts';
+import type { Dependencies } from '../runtime.ts';
+import { presentSubscription } from './presenters.ts';
+
+const productIssue = (msg: string, input: string): ValidationIssue => ({
+  loc: ['body', 'product_id'],
+  msg,
+  type: 'value_error',
+  input,
+});
+
+/** The contract's rules, in its order; the first that fails is the answer. */
+function qualify(
+  principal: UserPrincipal,
+  body: CreateSubscriptionBody,
+  product: ProductRecord | undefined,
+  customer: CustomerRecord | undefined,
+): { product: ProductRecord; customer: CustomerRecord } {
+  const fail = (issue: ValidationIssue): never => {
+    throw new PolarRequestValidationError([issue]);
+  };
+  if (!product || product.deleted_at !== null || !principal.organizationIds.includes(product.organization_id)) {
+    return fail(productIssue('Product does not exist.', body.product_id));
+  }
+  if (product.recurring_interval === null || product.recurring_interval_count === null) {
+    return fail(productIssue('Product is not a recurring product.', body.product_id));
+  }
+  if (product.is_archived) return fail(productIssue('Product is archived.', body.product_id));
+  const live = product.prices.filter((price) => !price.is_archived);
+  const free = live.length > 0 && live.every((price) => price.amount_type === 'fixed' && price.price_amount === 0);
+  if (!free) {
+    return fail(
+      productIssue(
+        'Product is not free. The customer should go through a checkout to create a paid subscription.',
+        body.product_id,
+      ),
+    );
+  }
+  if (!customer || customer.deleted_at !== null || customer.organization_id !== product.organization_id) {
+    return fail({ loc: ['body', 'customer_id'], msg: 'Customer does not exist.', type: 'value_error', input: body.customer_id });
+  }
+  return { product, customer };
+}
+
+/**
+ * Reads product, customer and the caller's organizations in one batch, checks the rules, then writes in a
+ * transaction that re-checks them; if something changed in between, the rules
+ * are evaluated once more on fresh data so the answer names what changed.
+ */
+export async function createSubscription(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  body: CreateSubscriptionBody,
+): Promise<Subscription> {
+  const request = { ...body, product_id: normalizeId(body.product_id), customer_id: normalizeId(body.customer_id) };
+  for (let attempt = 0; ; attempt++) {
+    const read = await getSubscriptionInputs(
+      deps.table,
+      request.product_id,
+      request.customer_id,
+      principal.organizationIds,
+    );
+    const { product, customer } = qualify(principal, request, read.product, read.customer);
+    const interval = product.recurring_interval as NonNullable<ProductRecord['recurring_interval']>;
+    const count = product.recurring_interval_count as number;
+    const now = deps.now();
+    const start = now.toISOString();
+    const currency = read.organizations.get(product.organization_id)?.default_currency ?? 'usd';
+    const subscription: SubscriptionRecord = {
+      id: newId(),
+      organization_id: product.organization_id,
+      created_at: start,
+      modified_at: null,
+      amount: 0,
+      currency,
+      recurring_interval: interval,
+      recurring_interval_count: count,
+      status: 'active',
+      current_period_start: start,
+      current_period_end: addInterval(now, interval, count).toISOString(),
+      started_at: start,
+      customer_id: customer.id,
+      product_id: product.id,
+      price_ids: product.prices.filter((p) => !p.is_archived && p.price_currency === currency).map((p) => p.id),
+      metadata: (request.metadata ?? {}) as SubscriptionRecord['metadata'],
+      created_by_user_id: principal.userId,
+    };
+    try {
+      await insertSubscription(deps.table, subscription);
+      return presentSubscription(subscription, customer, product);
+    } catch (error) {
+      if (!(error instanceof ConditionFailed) || attempt > 0) throw error;
+    }
+  }
+}

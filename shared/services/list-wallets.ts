@@ -1,0 +1,62 @@
+import type { ListResourceCustomerWallet, ListWalletsQuery } from '../generated/api-types.ts';
+import { InvalidToken } from '../domain/errors.ts';
+import { getCustomer } from '../data/catalog.ts';
+import { parseSorting, type SortingValue } from '../data/wallet-order.ts';
+import { listWalletPage } from '../data/wallets.ts';
+import type { CustomerPrincipal } from '../http/auth.ts';
+import type { Dependencies } from '../runtime.ts';
+import { presentWallet } from './presenters.ts';
+
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 100;
+
+/**
+ * A page of the session customer's wallets. The total comes from the count kept
+ * on the customer item; a page past the end costs no query at all.
+ */
+export async function listWallets(
+  deps: Dependencies,
+  principal: CustomerPrincipal,
+  query: ListWalletsQuery,
+): Promise<ListResourceCustomerWallet> {
+  const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
+  const page = query.page ?? 1;
+  const customer = await getCustomer(deps.table, principal.customerId);
+  if (!customer || customer.deleted_at !== null || customer.organization_id !== principal.organizationId) {
+    throw new InvalidToken();
+  }
+  const total = customer.wallet_count ?? 0;
+  const offset = (page - 1) * limit;
+  const wallets =
+    offset < total
+      ? await listWalletPage(
+          deps.table,
+          customer.id,
+          parseSorting(query.sorting as SortingValue[] | null | undefined),
+          offset,
+          limit,
+        )
+      : [];
+  return {
+    items: wallets.map(presentWallet),
+    pagination: { total_count: total, max_page: Math.ceil(total / limit) },
+  };
+}
+
+/**
+ * Query-string parsing for List Wallets: repeated `sorting` keys form the list,
+ * integer-looking `page`/`limit` become numbers and anything else is left as a
+ * string so the validator reports it at its location.
+ */
+export function parseListWalletsQuery(rawQueryString: string): Record<string, unknown> {
+  const params = new URLSearchParams(rawQueryString);
+  const query: Record<string, unknown> = {};
+  for (const name of ['page', 'limit'] as const) {
+    const values = params.getAll(name);
+    const value = values.at(-1);
+    if (value !== undefined) query[name] = /^[+-]?\d{1,15}$/.test(value.trim()) ? Number(value) : value;
+  }
+  const sorting = params.getAll('sorting');
+  if (sorting.length > 0) query.sorting = sorting;
+  return query;
+}

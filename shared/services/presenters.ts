@@ -1,0 +1,138 @@
+/**
+ * Stored records → response objects of the OpenAPI document. Every nullable
+ * field is present (null when empty), as the strict official clients require.
+ */
+import type {
+  CustomerWallet,
+  Product,
+  ProductPrice,
+  Subscription,
+  SubscriptionCustomer,
+} from '../generated/api-types.ts';
+import type { CustomerRecord, PriceRecord, ProductRecord, SubscriptionRecord, WalletRecord } from '../data/records.ts';
+
+export function presentCustomer(customer: CustomerRecord): SubscriptionCustomer {
+  return {
+    id: customer.id,
+    created_at: customer.created_at,
+    modified_at: customer.modified_at,
+    metadata: customer.metadata,
+    external_id: customer.external_id,
+    email: customer.email,
+    email_verified: customer.email_verified,
+    type: customer.type,
+    name: customer.name,
+    billing_name: customer.billing_name,
+    billing_address: customer.billing_address,
+    tax_id: customer.tax_id,
+    locale: customer.locale,
+    organization_id: customer.organization_id,
+    default_payment_method_id: null,
+    deleted_at: customer.deleted_at,
+    first_user_event_at: null,
+    avatar_url: null,
+  } as SubscriptionCustomer;
+}
+
+export function presentPrice(price: PriceRecord, product: ProductRecord): ProductPrice {
+  return {
+    created_at: price.created_at,
+    modified_at: price.modified_at,
+    id: price.id,
+    source: 'catalog',
+    amount_type: price.amount_type,
+    price_currency: price.price_currency,
+    tax_behavior: null,
+    is_archived: price.is_archived,
+    product_id: product.id,
+    price_amount: price.price_amount,
+    // Fields older clients still read; `legacy` is false because the interval lives on the product.
+    type: product.recurring_interval ? 'recurring' : 'one_time',
+    recurring_interval: product.recurring_interval,
+    legacy: false,
+  } as ProductPrice;
+}
+
+export function presentProduct(product: ProductRecord): Product {
+  return {
+    id: product.id,
+    created_at: product.created_at,
+    modified_at: product.modified_at,
+    trial_interval: null,
+    trial_interval_count: null,
+    name: product.name,
+    description: product.description,
+    visibility: product.visibility,
+    recurring_interval: product.recurring_interval,
+    recurring_interval_count: product.recurring_interval_count,
+    meter_interval: null,
+    meter_interval_count: null,
+    is_recurring: product.recurring_interval !== null,
+    is_archived: product.is_archived,
+    organization_id: product.organization_id,
+    metadata: product.metadata,
+    prices: product.prices.map((price) => presentPrice(price, product)),
+    benefits: [],
+    medias: [],
+    attached_custom_fields: [],
+  } as Product;
+}
+
+export function presentSubscription(
+  subscription: SubscriptionRecord,
+  customer: CustomerRecord,
+  product: ProductRecord,
+): Subscription {
+  const billed = new Set(subscription.price_ids);
+  return {
+    created_at: subscription.created_at,
+    modified_at: subscription.modified_at,
+    id: subscription.id,
+    amount: subscription.amount,
+    currency: subscription.currency,
+    recurring_interval: subscription.recurring_interval,
+    recurring_interval_count: subscription.recurring_interval_count,
+    status: subscription.status,
+    current_period_start: subscription.current_period_start,
+    current_period_end: subscription.current_period_end,
+    current_meter_period_start: null,
+    current_meter_period_end: null,
+    trial_start: null,
+    trial_end: null,
+    cancel_at_period_end: false,
+    canceled_at: null,
+    started_at: subscription.started_at,
+    ends_at: null,
+    ended_at: null,
+    past_due_at: null,
+    pause_at_period_end: false,
+    paused_at: null,
+    resumes_at: null,
+    customer_id: subscription.customer_id,
+    product_id: subscription.product_id,
+    discount_id: null,
+    checkout_id: null,
+    seats: null,
+    customer_cancellation_reason: null,
+    customer_cancellation_comment: null,
+    metadata: subscription.metadata,
+    custom_field_data: {},
+    customer: presentCustomer(customer),
+    product: presentProduct(product),
+    discount: null,
+    prices: product.prices.filter((price) => billed.has(price.id)).map((price) => presentPrice(price, product)),
+    meters: [],
+    pending_update: null,
+  } as Subscription;
+}
+
+export function presentWallet(wallet: WalletRecord): CustomerWallet {
+  return {
+    id: wallet.id,
+    created_at: wallet.created_at,
+    modified_at: wallet.modified_at,
+    customer_id: wallet.customer_id,
+    balance: wallet.balance,
+    currency: wallet.currency,
+  };
+}
