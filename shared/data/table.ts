@@ -145,7 +145,8 @@ export const walletSortKeyPrefix = 'W#';
 
 /** Balances are integers in minor units; this is the range we can encode and order exactly. */
 export const BALANCE_LIMIT = Number.MAX_SAFE_INTEGER;
-const BALANCE_WIDTH = String(2 * BALANCE_LIMIT).length;
+const BALANCE_OFFSET = BigInt(BALANCE_LIMIT);
+const BALANCE_WIDTH = String(2n * BALANCE_OFFSET).length;
 const TIME_WIDTH = 15;
 const TIME_MAX = 10 ** TIME_WIDTH - 1;
 
@@ -154,7 +155,8 @@ export function encodeBalance(balance: number): string {
   if (!Number.isSafeInteger(balance)) {
     throw new RangeError(`balance must be a safe integer, got ${balance}`);
   }
-  return String(balance + BALANCE_LIMIT).padStart(BALANCE_WIDTH, '0');
+  // BigInt: balance + 2^53 is beyond float precision for positive balances.
+  return String(BigInt(balance) + BALANCE_OFFSET).padStart(BALANCE_WIDTH, '0');
 }
 
 /** Encodes a balance so that lexical order is descending numeric order. */

@@ -1,0 +1,193 @@
+/**
+ * `npm run admin -- <entity> create [options]`: operator commands against a
+ * table. Targets the running `npm start` with `--local` (reads .local/demo.json),
+ * else `TABLE_NAME` with the standard AWS credential chain (and
+ * `AWS_ENDPOINT_URL_DYNAMODB` if set). Secrets are printed once; only hashes or
+ * ciphertext are stored. Webhook secrets are sealed with `WEBHOOK_SECRET_KEY`
+ * (base64, 32 bytes).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { getCustomer } from '#shared/data/catalog.ts';
+import { createDocumentClient } from '#shared/data/dynamo.ts';
+import type { WalletType, WebhookFormat } from '#shared/data/records.ts';
+import type { RecurringInterval } from '#shared/domain/period.ts';
+import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import * as commands from './admin/commands.ts';
+
+const USAGE = `Usage: npm run admin -- [--local] <command> [options]
+
+  org create       --name NAME [--currency usd]
+  user create      --email EMAIL [--org ORG_ID]
+  member add       --org ORG_ID --user USER_ID
+  token create     --user USER_ID [--scope "a b" | --all-scopes] [--expires-in-days N] [--comment TEXT]
+  customer create  --org ORG_ID --email EMAIL [--name NAME] [--external-id ID]
+  product create   --org ORG_ID --name NAME [--interval day|week|month|year|none] [--interval-count N]
+                   [--price CENTS] [--currency usd] [--archived]
+  wallet create    --customer CUSTOMER_ID --currency CUR [--type usage|billing] [--balance CENTS]
+  webhook create   --org ORG_ID --url https://… [--name NAME] [--format raw|discord|slack]
+  session create   --customer CUSTOMER_ID [--ttl-seconds 3600]
+
+Target: --local (the running npm start), else TABLE_NAME + AWS credentials.`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    local: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+    name: { type: 'string' },
+    currency: { type: 'string' },
+    email: { type: 'string' },
+    org: { type: 'string' },
+    user: { type: 'string' },
+    scope: { type: 'string' },
+    'all-scopes': { type: 'boolean', default: false },
+    'expires-in-days': { type: 'string' },
+    comment: { type: 'string' },
+    'external-id': { type: 'string' },
+    interval: { type: 'string' },
+    'interval-count': { type: 'string' },
+    price: { type: 'string' },
+    archived: { type: 'boolean', default: false },
+    customer: { type: 'string' },
+    type: { type: 'string' },
+    balance: { type: 'string' },
+    url: { type: 'string' },
+    format: { type: 'string' },
+    'ttl-seconds': { type: 'string' },
+  },
+});
+
+function fail(message: string): never {
+  console.error(`${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+const need = (name: keyof typeof values): string => {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') fail(`--${name} is required`);
+  return value;
+};
+
+const integer = (name: keyof typeof values, fallback: number): number => {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value)) fail(`--${name} must be an integer`);
+  return value;
+};
+
+function context(): commands.AdminContext {
+  let endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB;
+  let tableName = process.env.TABLE_NAME;
+  if (values.local) {
+    if (!existsSync('.local/demo.json')) fail('--local needs a running `npm start` (no .local/demo.json)');
+    const demo = JSON.parse(readFileSync('.local/demo.json', 'utf8'));
+    endpoint = demo.dynamodb_endpoint;
+    tableName = demo.table_name;
+    process.env.AWS_REGION ??= 'us-east-1';
+    process.env.AWS_ACCESS_KEY_ID ??= 'local';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+  }
+  if (!tableName) fail('set TABLE_NAME (or use --local)');
+  const key =
+    values.local && existsSync('.local/webhook-secret.key')
+      ? readFileSync('.local/webhook-secret.key', 'utf8')
+      : process.env.WEBHOOK_SECRET_KEY;
+  return {
+    table: { doc: createDocumentClient(endpoint ? { endpoint } : {}), name: tableName },
+    now: () => new Date(),
+    secretKey: key ? Buffer.from(key, 'base64') : Buffer.alloc(0),
+  };
+}
+
+async function customerArg(ctx: commands.AdminContext) {
+  const customer = await getCustomer(ctx.table, need('customer'));
+  if (!customer) fail(`customer ${values.customer} not found`);
+  return customer;
+}
+
+async function main(): Promise<unknown> {
+  const [entity, verb] = positionals;
+  if (values.help || !entity) fail('');
+  const ctx = context();
+  switch (`${entity} ${verb ?? ''}`.trim()) {
+    case 'org create':
+      return commands.createOrganization(ctx, { name: need('name'), defaultCurrency: values.currency ?? 'usd' });
+    case 'user create': {
+      const user = await commands.createUser(ctx, { email: need('email') });
+      if (values.org) await commands.addMember(ctx, values.org, user.id);
+      return user;
+    }
+    case 'member add':
+      await commands.addMember(ctx, need('org'), need('user'));
+      return { organization_id: values.org, user_id: values.user };
+    case 'token create': {
+      const days = values['expires-in-days'] === undefined ? undefined : integer('expires-in-days', 0);
+      const { token, record } = await commands.createPersonalAccessToken(ctx, {
+        userId: need('user'),
+        scope: values['all-scopes'] ? ALL_SCOPES.join(' ') : (values.scope ?? ''),
+        expiresAt: days === undefined ? null : new Date(Date.now() + days * 86_400_000),
+        comment: values.comment ?? '',
+      });
+      return { token, note: 'shown once; only its hash is stored', ...record };
+    }
+    case 'customer create':
+      return commands.createCustomer(ctx, {
+        organizationId: need('org'),
+        email: need('email'),
+        ...(values.name ? { name: values.name } : {}),
+        ...(values['external-id'] ? { externalId: values['external-id'] } : {}),
+      });
+    case 'product create': {
+      const interval = values.interval ?? 'month';
+      if (!['day', 'week', 'month', 'year', 'none'].includes(interval)) fail('--interval must be day|week|month|year|none');
+      return commands.createProduct(ctx, {
+        organizationId: need('org'),
+        name: need('name'),
+        recurringInterval: interval === 'none' ? null : (interval as RecurringInterval),
+        recurringIntervalCount: integer('interval-count', 1),
+        priceAmount: integer('price', 0),
+        currency: values.currency ?? 'usd',
+        archived: values.archived ?? false,
+      });
+    }
+    case 'wallet create': {
+      const type = values.type ?? 'usage';
+      if (type !== 'usage' && type !== 'billing') fail('--type must be usage or billing');
+      return commands.createWallet(ctx, {
+        customer: await customerArg(ctx),
+        currency: need('currency'),
+        type: type as WalletType,
+        balance: integer('balance', 0),
+      });
+    }
+    case 'webhook create': {
+      if (ctx.secretKey.length !== 32) fail('set WEBHOOK_SECRET_KEY to 32 random bytes, base64 (openssl rand -base64 32)');
+      const { endpoint, secret } = await commands.createWebhookEndpoint(ctx, {
+        organizationId: need('org'),
+        url: need('url'),
+        ...(values.name ? { name: values.name } : {}),
+        format: (values.format ?? 'raw') as WebhookFormat,
+      });
+      const { secret_ciphertext: _sealed, ...shown } = endpoint;
+      return { ...shown, secret, note: 'secret shown once; stored encrypted' };
+    }
+    case 'session create': {
+      const { token, record } = await commands.createCustomerSession(ctx, {
+        customer: await customerArg(ctx),
+        ttlSeconds: integer('ttl-seconds', commands.CUSTOMER_SESSION_TTL_SECONDS),
+      });
+      return { token, note: 'shown once; only its hash is stored', ...record };
+    }
+    default:
+      return fail(`unknown command: ${positionals.join(' ')}`);
+  }
+}
+
+try {
+  console.log(JSON.stringify(await main(), null, 2));
+} catch (error) {
+  console.error(`admin: ${(error as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,169 @@
+/**
+ * Creates the application table from `tableDefinition`, the same definition
+ * the CDK stack reads, so local and deployed tables cannot drift.
+ */
+import {
+  type AttributeDefinition,
+  type CreateTableCommandInput,
+  CreateTableCommand,
+  DeleteTableCommand,
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  type DynamoDBClient,
+  type KeySchemaElement,
+  ResourceInUseException,
+  ResourceNotFoundException,
+  type TableDescription,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import { type IndexDefinition, type KeyAttribute, tableDefinition } from '../../shared/data/table.ts';
+
+const keySchema = (partitionKey: KeyAttribute, sortKey: KeyAttribute): KeySchemaElement[] => [
+  { AttributeName: partitionKey.name, KeyType: 'HASH' },
+  { AttributeName: sortKey.name, KeyType: 'RANGE' },
+];
+
+const indexes = tableDefinition.indexes as readonly IndexDefinition[];
+
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  const attributes = new Map<string, AttributeDefinition>();
+  for (const key of [
+    tableDefinition.partitionKey,
+    tableDefinition.sortKey,
+    ...indexes.flatMap((index) => [index.partitionKey, index.sortKey]),
+  ]) {
+    const known = attributes.get(key.name);
+    if (known && known.AttributeType !== key.type) {
+      throw new Error(`attribute ${key.name} is declared both as ${known.AttributeType} and ${key.type}`);
+    }
+    attributes.set(key.name, { AttributeName: key.name, AttributeType: key.type });
+  }
+  const global = indexes.filter((index) => index.kind === 'global');
+  const local = indexes.filter((index) => index.kind === 'local');
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes.values()],
+    KeySchema: keySchema(tableDefinition.partitionKey, tableDefinition.sortKey),
+    ...(global.length > 0 && {
+      GlobalSecondaryIndexes: global.map((index) => ({
+        IndexName: index.name,
+        KeySchema: keySchema(index.partitionKey, index.sortKey),
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    }),
+    ...(local.length > 0 && {
+      LocalSecondaryIndexes: local.map((index) => ({
+        IndexName: index.name,
+        KeySchema: keySchema(index.partitionKey, index.sortKey),
+        Projection: { ProjectionType: 'ALL' },
+      })),
+    }),
+  };
+}
+
+const keyText = (schema: KeySchemaElement[] | undefined) =>
+  (schema ?? []).map((k) => `${k.AttributeName}:${k.KeyType}`).join(',');
+
+/** Differences between an existing table and `tableDefinition` (empty when they agree). */
+export function tableShapeDifferences(description: TableDescription): string[] {
+  const wanted = createTableInput(description.TableName ?? '');
+  const problems: string[] = [];
+  if (keyText(description.KeySchema) !== keyText(wanted.KeySchema)) {
+    problems.push(`key schema ${keyText(description.KeySchema)} (expected ${keyText(wanted.KeySchema)})`);
+  }
+  const compare = (
+    kind: string,
+    actual: { IndexName?: string; KeySchema?: KeySchemaElement[]; Projection?: { ProjectionType?: string } }[] = [],
+    expected: { IndexName?: string; KeySchema?: KeySchemaElement[] }[] = [],
+  ) => {
+    const byName = new Map(actual.map((index) => [index.IndexName, index]));
+    for (const index of expected) {
+      const found = byName.get(index.IndexName);
+      byName.delete(index.IndexName);
+      if (!found) problems.push(`${kind} ${index.IndexName} missing`);
+      else if (keyText(found.KeySchema) !== keyText(index.KeySchema)) {
+        problems.push(`${kind} ${index.IndexName} keyed ${keyText(found.KeySchema)} (expected ${keyText(index.KeySchema)})`);
+      } else if (found.Projection?.ProjectionType !== 'ALL') {
+        problems.push(`${kind} ${index.IndexName} projects ${found.Projection?.ProjectionType}`);
+      }
+    }
+    for (const name of byName.keys()) problems.push(`unexpected ${kind} ${name}`);
+  };
+  compare('GSI', description.GlobalSecondaryIndexes, wanted.GlobalSecondaryIndexes);
+  compare('LSI', description.LocalSecondaryIndexes, wanted.LocalSecondaryIndexes);
+  return problems;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function describe(client: DynamoDBClient, tableName: string): Promise<TableDescription | undefined> {
+  try {
+    return (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return undefined;
+    throw error;
+  }
+}
+
+/** The SDK waiters poll every 20 s at best; a local engine is ready in milliseconds. */
+async function waitUntilActive(client: DynamoDBClient, tableName: string, timeoutMs = 60_000): Promise<TableDescription> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const table = await describe(client, tableName);
+    const ready =
+      table?.TableStatus === 'ACTIVE' &&
+      (table.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE');
+    if (table && ready) return table;
+    if (Date.now() > deadline) throw new Error(`table ${tableName} not ACTIVE after ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+async function enableTimeToLive(client: DynamoDBClient, tableName: string): Promise<void> {
+  const attribute = tableDefinition.timeToLiveAttribute;
+  const current = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+  const status = current.TimeToLiveDescription?.TimeToLiveStatus;
+  if ((status === 'ENABLED' || status === 'ENABLING') && current.TimeToLiveDescription?.AttributeName === attribute) {
+    return;
+  }
+  await client.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { AttributeName: attribute, Enabled: true },
+    }),
+  );
+}
+
+/**
+ * Creates the table unless it exists, waits until it is ACTIVE and enables TTL.
+ * An existing table of another shape (say, an old `--data-dir`) is an error:
+ * the handlers would fail later in far more confusing ways.
+ */
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<{ created: boolean }> {
+  let created = false;
+  try {
+    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    created = true;
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  const table = await waitUntilActive(client, tableName);
+  const differences = tableShapeDifferences(table);
+  if (differences.length > 0) {
+    throw new Error(
+      `table ${tableName} exists with another shape than shared/data/table.ts (${differences.join('; ')}): delete it or its data directory`,
+    );
+  }
+  await enableTimeToLive(client, tableName);
+  return { created };
+}
+
+export async function deleteTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(new DeleteTableCommand({ TableName: tableName }));
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException) return;
+    throw error;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * A plain `node:http` stand-in for API Gateway: routes with the project's
+ * route table and invokes the very handlers the stack deploys.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { type OperationDefinition, operations as defaultOperations } from '../../shared/operations.ts';
+import {
+  fromLambdaResult,
+  type HttpResponse,
+  internalErrorResponse,
+  LOCAL_ACCOUNT_ID,
+  matchRoute,
+  methodNotAllowedResponse,
+  newApiRequestId,
+  notFoundResponse,
+  payloadTooLargeResponse,
+  readBody,
+  toApiGatewayEvent,
+} from './apigw.ts';
+
+export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => unknown;
+
+export interface ApiServerOptions {
+  port: number;
+  host?: string;
+  loadHandler: (operation: OperationDefinition) => Promise<LambdaHandler>;
+  operations?: readonly OperationDefinition[];
+  /** No per-request log line. */
+  quiet?: boolean;
+  /** Drives `context.getRemainingTimeInMillis()`; match the stack's function timeout. */
+  functionTimeoutMs?: number;
+  region?: string;
+}
+
+export interface ApiServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+function lambdaContext(operation: OperationDefinition, timeoutMs: number, region: string): Context {
+  const deadline = Date.now() + timeoutMs;
+  const day = new Date().toISOString().slice(0, 10).replace(/-/g, '/');
+  const legacy = () => {
+    throw new Error('context.done/succeed/fail are not supported: return or throw from an async handler');
+  };
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName: operation.name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${region}:${LOCAL_ACCOUNT_ID}:function:${operation.name}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${operation.name}`,
+    logStreamName: `${day}/[$LATEST]${randomBytes(16).toString('hex')}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: legacy,
+    fail: legacy,
+    succeed: legacy,
+  };
+}
+
+function send(res: ServerResponse, response: HttpResponse, method: string): void {
+  res.statusCode = response.statusCode;
+  for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
+  if (response.cookies.length > 0) res.setHeader('set-cookie', response.cookies);
+  const bodyless = method === 'HEAD' || response.statusCode === 204 || response.statusCode === 304;
+  if (!bodyless) res.setHeader('content-length', response.body.length);
+  res.end(bodyless ? undefined : response.body);
+}
+
+export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
+  const host = options.host ?? '127.0.0.1';
+  const routes = options.operations ?? defaultOperations;
+  const timeoutMs = options.functionTimeoutMs ?? 29_000;
+  const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
+  const handlers = new Map<string, Promise<LambdaHandler>>();
+
+  // Lazy and once per operation: the caller's import runs module-scope code (SDK clients reading env).
+  const handlerFor = (operation: OperationDefinition) => {
+    let loaded = handlers.get(operation.name);
+    if (!loaded) {
+      loaded = options.loadHandler(operation).then((handler) => {
+        if (typeof handler !== 'function') throw new Error(`${operation.entry} does not export a handler function`);
+        return handler;
+      });
+      // A failed import is retried on the next request rather than cached forever.
+      loaded.catch(() => handlers.delete(operation.name));
+      handlers.set(operation.name, loaded);
+    }
+    return loaded;
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<HttpResponse> => {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const path = (req.url ?? '/').split('?')[0] as string;
+    const route = matchRoute(method, path, routes);
+    if ('status' in route) {
+      req.resume();
+      return route.status === 405 ? methodNotAllowedResponse() : notFoundResponse();
+    }
+    const body = await readBody(req);
+    if (body === 'too-large') {
+      // Stop receiving the rest of a huge upload: answer, then drop the connection.
+      res.setHeader('connection', 'close');
+      req.resume();
+      return payloadTooLargeResponse();
+    }
+    const requestId = res.getHeader('apigw-requestid') as string;
+    const event = toApiGatewayEvent(req, body, {
+      routeKey: route.routeKey,
+      pathParameters: route.pathParameters,
+      requestId,
+    });
+    const operation = route.operation;
+    try {
+      const handler = await handlerFor(operation);
+      const result = await handler(event, lambdaContext(operation, timeoutMs, region));
+      return fromLambdaResult(result);
+    } catch (error) {
+      console.error(`[${operation.name}] ${method} ${path} failed:`, error);
+      return internalErrorResponse();
+    }
+  };
+
+  const server = createServer((req, res) => {
+    const started = performance.now();
+    const method = (req.method ?? 'GET').toUpperCase();
+    const path = (req.url ?? '/').split('?')[0];
+    // Deployed HTTP APIs stamp every response with their request id.
+    res.setHeader('apigw-requestid', newApiRequestId());
+    handle(req, res)
+      .catch((error: unknown) => {
+        console.error(`${method} ${path} failed in the local API server:`, error);
+        return internalErrorResponse();
+      })
+      .then((response) => {
+        send(res, response, method);
+        if (!options.quiet) {
+          const ms = (performance.now() - started).toFixed(1);
+          console.log(`${method} ${path} ${response.statusCode} ${ms}ms`);
+        }
+      });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Idle keep-alive sockets would hold close() open; in-flight requests get a moment to finish.
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 1_000).unref();
+      }),
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * `npm start`: the API on http://127.0.0.1:3000 over Amazon DynamoDB Local,
+ * with demo data. Options: `--data-dir DIR` keeps data across restarts; `PORT`
+ * overrides the port.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { startLocalStack } from './stack.ts';
+
+const { values } = parseArgs({
+  options: { 'data-dir': { type: 'string' }, quiet: { type: 'boolean', default: false } },
+});
+const port = Number(process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
+
+const stack = await startLocalStack({
+  port,
+  quiet: values.quiet ?? false,
+  ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
+});
+const { demo } = stack;
+mkdirSync('.local', { recursive: true });
+writeFileSync('.local/demo.json', `${JSON.stringify(demo, null, 2)}\n`);
+writeFileSync('.local/webhook-secret.key', stack.secretKey, { mode: 0o600 });
+
+const base = demo.base_url;
+console.log(`
+  Commerce API (local) ${stack.reusedData ? '— kept data reused' : '— fresh demo data'}
+  ─────────────────────────────────────────────────────────────
+  Base URL                 ${base}
+  DynamoDB Local           ${demo.dynamodb_endpoint} (table ${demo.table_name})
+  Organization             ${demo.organization_id}
+  Personal access token    ${demo.personal_access_token}
+  Customer session token   ${demo.customer_session_token}   (customer ${demo.customer_id}, 1 hour)
+  Free product             ${demo.free_product_id}
+  Webhook endpoints        ${demo.webhook_endpoint_ids.join(', ')}
+  Everything else          .local/demo.json
+
+  Try:
+  curl -s -X POST ${base}/v1/subscriptions/ -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"product_id":"${demo.free_product_id}","customer_id":"${demo.customer_id}","metadata":{"source":"curl"}}'
+  curl -s "${base}/v1/customer-portal/wallets/?sorting=-balance&sorting=created_at&limit=5" -H "Authorization: Bearer ${demo.customer_session_token}"
+  curl -s -i -X DELETE ${base}/v1/webhooks/endpoints/${demo.webhook_endpoint_ids[0]} -H "Authorization: Bearer ${demo.personal_access_token}"
+
+  Ctrl-C stops the API and the database.
+`);
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  console.log(`\n${signal}: stopping the API and DynamoDB Local…`);
+  await stack.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
