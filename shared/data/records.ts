@@ -172,7 +172,7 @@ const KEY_ATTRIBUTES = /^(PK|SK|GSI\d+PK|GSI\d+SK|W[A-Z]*|entity|expires_ttl)$/;
 
 /** Builds a table item: keys, entity tag, the record's attributes. */
 export function item<T extends object>(
-  keys: Record<string, string | number>,
+  keys: object,
   entity: string,
   record: T,
 ): Record<string, unknown> {

@@ -11,7 +11,7 @@ export async function findToken(table: Table, tokenHash: string): Promise<TokenR
 
 export async function insertToken(table: Table, tokenHash: string, token: TokenRecord): Promise<void> {
   const owner = token.kind === 'personal_access_token' ? `USER#${token.user_id}` : `CUSTOMER#${token.customer_id}`;
-  const ttl =
+  const ttl: Record<string, number> =
     token.kind === 'customer_session' && token.expires_at
       ? // Keep expired sessions a day so they still answer "expired", then let TTL remove them.
         { [attr.ttl]: Math.floor(Date.parse(token.expires_at) / 1000) + 86_400 }
