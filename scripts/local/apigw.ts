@@ -99,7 +99,10 @@ export function matchRoute<Op extends OperationDefinition>(
 // ---------------------------------------------------------------------------
 
 /** Read the body, giving up (without buffering the rest) once it exceeds `limit`. */
-export function readBody(req: IncomingMessage, limit = MAX_REQUEST_BODY_BYTES): Promise<Buffer | 'too-large'> {
+export function readBody(
+  req: IncomingMessage,
+  limit = MAX_REQUEST_BODY_BYTES,
+): Promise<Buffer | 'too-large'> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) return Promise.resolve('too-large');
   return new Promise((resolve, reject) => {
@@ -155,7 +158,15 @@ export function encodeRequestBody(
 }
 
 /** Hop-by-hop headers end at API Gateway's front door. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 /** Form-urlencoded decoding (`+` is a space), as API Gateway applies to query strings. */
 function decodeQueryComponent(value: string): string {
@@ -206,7 +217,11 @@ export interface EventOptions {
   now?: number;
 }
 
-export function toApiGatewayEvent(req: RequestLike, body: Buffer, options: EventOptions): APIGatewayProxyEventV2 {
+export function toApiGatewayEvent(
+  req: RequestLike,
+  body: Buffer,
+  options: EventOptions,
+): APIGatewayProxyEventV2 {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const rawPath = q === -1 ? url : url.slice(0, q);
@@ -223,15 +238,23 @@ export function toApiGatewayEvent(req: RequestLike, body: Buffer, options: Event
     const value = req.rawHeaders[i + 1] as string;
     if (HOP_BY_HOP.has(name)) continue;
     if (name === 'cookie') {
-      cookies.push(...value.split(';').map((c) => c.trim()).filter((c) => c !== ''));
+      cookies.push(
+        ...value
+          .split(';')
+          .map((c) => c.trim())
+          .filter((c) => c !== ''),
+      );
       continue;
     }
     headers[name] = name in headers ? `${headers[name]},${value}` : value;
   }
-  headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${headers['x-forwarded-for']}, ${sourceIp}` : sourceIp;
+  headers['x-forwarded-for'] = headers['x-forwarded-for']
+    ? `${headers['x-forwarded-for']}, ${sourceIp}`
+    : sourceIp;
   headers['x-forwarded-port'] = String(req.socket.localPort ?? '');
   headers['x-forwarded-proto'] = req.socket.encrypted ? 'https' : 'http';
-  headers['x-amzn-trace-id'] ??= `Root=1-${Math.floor(now / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
+  headers['x-amzn-trace-id'] ??=
+    `Root=1-${Math.floor(now / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
 
   const domainName = headers.host ?? `${LOCAL_API_ID}.execute-api.us-east-1.amazonaws.com`;
   const queryStringParameters = parseQueryString(rawQueryString);
@@ -281,9 +304,15 @@ export class InvalidLambdaResponseError extends Error {}
  * A malformed structured response is what API Gateway answers 500 for.
  */
 export function fromLambdaResult(result: unknown): HttpResponse {
-  const structured = typeof result === 'object' && result !== null && !Array.isArray(result) && 'statusCode' in result;
+  const structured =
+    typeof result === 'object' && result !== null && !Array.isArray(result) && 'statusCode' in result;
   if (!structured) {
-    return { statusCode: 200, headers: { ...json }, cookies: [], body: Buffer.from(JSON.stringify(result ?? null)) };
+    return {
+      statusCode: 200,
+      headers: { ...json },
+      cookies: [],
+      body: Buffer.from(JSON.stringify(result ?? null)),
+    };
   }
   const r = result as {
     statusCode: unknown;

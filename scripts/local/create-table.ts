@@ -4,8 +4,8 @@
  */
 import {
   type AttributeDefinition,
-  type CreateTableCommandInput,
   CreateTableCommand,
+  type CreateTableCommandInput,
   DeleteTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
@@ -74,7 +74,11 @@ export function tableShapeDifferences(description: TableDescription): string[] {
   }
   const compare = (
     kind: string,
-    actual: { IndexName?: string; KeySchema?: KeySchemaElement[]; Projection?: { ProjectionType?: string } }[] = [],
+    actual: {
+      IndexName?: string;
+      KeySchema?: KeySchemaElement[];
+      Projection?: { ProjectionType?: string };
+    }[] = [],
     expected: { IndexName?: string; KeySchema?: KeySchemaElement[] }[] = [],
   ) => {
     const byName = new Map(actual.map((index) => [index.IndexName, index]));
@@ -83,7 +87,9 @@ export function tableShapeDifferences(description: TableDescription): string[] {
       byName.delete(index.IndexName);
       if (!found) problems.push(`${kind} ${index.IndexName} missing`);
       else if (keyText(found.KeySchema) !== keyText(index.KeySchema)) {
-        problems.push(`${kind} ${index.IndexName} keyed ${keyText(found.KeySchema)} (expected ${keyText(index.KeySchema)})`);
+        problems.push(
+          `${kind} ${index.IndexName} keyed ${keyText(found.KeySchema)} (expected ${keyText(index.KeySchema)})`,
+        );
       } else if (found.Projection?.ProjectionType !== 'ALL') {
         problems.push(`${kind} ${index.IndexName} projects ${found.Projection?.ProjectionType}`);
       }
@@ -107,7 +113,11 @@ async function describe(client: DynamoDBClient, tableName: string): Promise<Tabl
 }
 
 /** The SDK waiters poll every 20 s at best; a local engine is ready in milliseconds. */
-async function waitUntilActive(client: DynamoDBClient, tableName: string, timeoutMs = 60_000): Promise<TableDescription> {
+async function waitUntilActive(
+  client: DynamoDBClient,
+  tableName: string,
+  timeoutMs = 60_000,
+): Promise<TableDescription> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const table = await describe(client, tableName);
@@ -124,7 +134,10 @@ async function enableTimeToLive(client: DynamoDBClient, tableName: string): Prom
   const attribute = tableDefinition.timeToLiveAttribute;
   const current = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
   const status = current.TimeToLiveDescription?.TimeToLiveStatus;
-  if ((status === 'ENABLED' || status === 'ENABLING') && current.TimeToLiveDescription?.AttributeName === attribute) {
+  if (
+    (status === 'ENABLED' || status === 'ENABLING') &&
+    current.TimeToLiveDescription?.AttributeName === attribute
+  ) {
     return;
   }
   await client.send(

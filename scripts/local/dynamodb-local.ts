@@ -245,7 +245,8 @@ async function launch(options: DynamoDbLocalOptions, port: number): Promise<Dyna
   for (;;) {
     if (spawnError) {
       live.delete(child);
-      if (spawnError.code === 'ENOENT') throw new StartError(`${JAVA_REQUIRED_MESSAGE} (no "${java}" executable found)`);
+      if (spawnError.code === 'ENOENT')
+        throw new StartError(`${JAVA_REQUIRED_MESSAGE} (no "${java}" executable found)`);
       throw new StartError(`could not start DynamoDB Local with ${java}: ${spawnError.message}`);
     }
     if (hasExited) {

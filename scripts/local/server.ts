@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { type OperationDefinition, operations as defaultOperations } from '../../shared/operations.ts';
+import { operations as defaultOperations, type OperationDefinition } from '../../shared/operations.ts';
 import {
   fromLambdaResult,
   type HttpResponse,
@@ -84,7 +84,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     let loaded = handlers.get(operation.name);
     if (!loaded) {
       loaded = options.loadHandler(operation).then((handler) => {
-        if (typeof handler !== 'function') throw new Error(`${operation.entry} does not export a handler function`);
+        if (typeof handler !== 'function')
+          throw new Error(`${operation.entry} does not export a handler function`);
         return handler;
       });
       // A failed import is retried on the next request rather than cached forever.

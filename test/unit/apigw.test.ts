@@ -30,7 +30,10 @@ describe('matchRoute', () => {
       for (const template of operation.paths) {
         const path = template.replace('{id}', webhookId);
         const match = matchRoute(operation.method, path, operations);
-        expect(match).toMatchObject({ operation: { name: operation.name }, routeKey: `${operation.method} ${template}` });
+        expect(match).toMatchObject({
+          operation: { name: operation.name },
+          routeKey: `${operation.method} ${template}`,
+        });
       }
     }
   });
@@ -80,7 +83,12 @@ describe('toApiGatewayEvent', () => {
         '2025',
       ]),
       Buffer.alloc(0),
-      { routeKey: 'DELETE /v1/webhooks/endpoints/{id}', pathParameters: { id: webhookId }, requestId: 'abc=', now },
+      {
+        routeKey: 'DELETE /v1/webhooks/endpoints/{id}',
+        pathParameters: { id: webhookId },
+        requestId: 'abc=',
+        now,
+      },
     );
     expect(event).toMatchObject({
       version: '2.0',
@@ -193,7 +201,10 @@ describe('toApiGatewayEvent', () => {
       isBase64Encoded: true,
     });
     const text = Buffer.from('{"a":1}');
-    expect(encodeRequestBody(text, undefined)).toEqual({ body: text.toString('base64'), isBase64Encoded: true });
+    expect(encodeRequestBody(text, undefined)).toEqual({
+      body: text.toString('base64'),
+      isBase64Encoded: true,
+    });
     expect(encodeRequestBody(text, 'application/x-www-form-urlencoded').isBase64Encoded).toBe(true);
     expect(encodeRequestBody(text, 'application/octet-stream').isBase64Encoded).toBe(true);
     expect(encodeRequestBody(text, 'text/plain')).toEqual({ body: '{"a":1}', isBase64Encoded: false });
@@ -241,7 +252,9 @@ describe('fromLambdaResult', () => {
   });
 
   it('rejects malformed structured results, which API Gateway answers with a 500', () => {
-    expect(() => fromLambdaResult({ statusCode: 200, body: { not: 'a string' } })).toThrow(InvalidLambdaResponseError);
+    expect(() => fromLambdaResult({ statusCode: 200, body: { not: 'a string' } })).toThrow(
+      InvalidLambdaResponseError,
+    );
     expect(() => fromLambdaResult({ statusCode: 'abc' })).toThrow(InvalidLambdaResponseError);
   });
 });
@@ -252,13 +265,23 @@ interface Reply {
   body: string;
 }
 
-function call(url: string, method: string, path: string, body?: Buffer | string, headers: Record<string, string> = {}) {
+function call(
+  url: string,
+  method: string,
+  path: string,
+  body?: Buffer | string,
+  headers: Record<string, string> = {},
+) {
   return new Promise<Reply>((resolve, reject) => {
     const req = request(`${url}${path}`, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks).toString(),
+        }),
       );
     });
     req.on('error', reject);
@@ -294,7 +317,11 @@ describe('startApiServer', () => {
       },
     });
     try {
-      const ok = await call(server.url, 'GET', '/v1/customer-portal/wallets/?sorting=balance&sorting=-created_at');
+      const ok = await call(
+        server.url,
+        'GET',
+        '/v1/customer-portal/wallets/?sorting=balance&sorting=-created_at',
+      );
       expect(ok.status).toBe(200);
       expect(ok.headers['set-cookie']).toEqual(['s=1']);
       expect(ok.headers['apigw-requestid']).toBeTruthy();
@@ -306,7 +333,9 @@ describe('startApiServer', () => {
       await call(server.url, 'GET', '/v1/customer-portal/wallets');
       expect(loads.filter((name) => name === 'list-wallets')).toHaveLength(1);
 
-      const plain = await call(server.url, 'POST', '/v1/oauth2/register', '{}', { 'content-type': 'application/json' });
+      const plain = await call(server.url, 'POST', '/v1/oauth2/register', '{}', {
+        'content-type': 'application/json',
+      });
       expect(plain.status).toBe(200);
       expect(plain.headers['content-type']).toBe('application/json');
       expect(JSON.parse(plain.body)).toEqual({ plain: true });
@@ -319,15 +348,29 @@ describe('startApiServer', () => {
       const wrongMethod = await call(server.url, 'PUT', '/v1/subscriptions');
       expect(wrongMethod.status).toBe(405);
       expect(wrongMethod.headers['content-type']).toBe('application/json');
-      expect(JSON.parse(wrongMethod.body)).toEqual({ error: 'MethodNotAllowed', detail: 'Method Not Allowed' });
+      expect(JSON.parse(wrongMethod.body)).toEqual({
+        error: 'MethodNotAllowed',
+        detail: 'Method Not Allowed',
+      });
 
-      const crashed = await call(server.url, 'POST', '/v1/subscriptions/', '{}', { 'content-type': 'application/json' });
-      expect(crashed.status).toBe(500);
-      expect(JSON.parse(crashed.body)).toEqual({ error: 'InternalServerError', detail: 'Internal Server Error' });
-
-      const huge = await call(server.url, 'POST', '/v1/oauth2/register', Buffer.alloc(10 * 1024 * 1024 + 1, 0x20), {
+      const crashed = await call(server.url, 'POST', '/v1/subscriptions/', '{}', {
         'content-type': 'application/json',
       });
+      expect(crashed.status).toBe(500);
+      expect(JSON.parse(crashed.body)).toEqual({
+        error: 'InternalServerError',
+        detail: 'Internal Server Error',
+      });
+
+      const huge = await call(
+        server.url,
+        'POST',
+        '/v1/oauth2/register',
+        Buffer.alloc(10 * 1024 * 1024 + 1, 0x20),
+        {
+          'content-type': 'application/json',
+        },
+      );
       expect(huge.status).toBe(413);
       expect(JSON.parse(huge.body)).toEqual({ error: 'PayloadTooLarge', detail: 'Request body too large' });
 

@@ -1,0 +1,74 @@
+/**
+ * One DynamoDB Local per test run (vitest `globalSetup`), and `freshTable()`
+ * so each test file gets its own table in it instead of its own engine.
+ */
+import { randomBytes } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import type { TestProject } from 'vitest/node';
+import { deleteTable, ensureTable } from '../../scripts/local/create-table.ts';
+import { startDynamoDbLocal } from '../../scripts/local/dynamodb-local.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    dynamodbEndpoint: string;
+  }
+}
+
+export const LOCAL_REGION = 'us-east-1';
+
+/** Region and fake credentials: the SDK refuses to sign without them, DynamoDB Local ignores them. */
+export function setLocalAwsEnv(endpoint?: string): void {
+  process.env.AWS_REGION ??= LOCAL_REGION;
+  process.env.AWS_DEFAULT_REGION ??= LOCAL_REGION;
+  process.env.AWS_ACCESS_KEY_ID ??= 'local';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+  if (endpoint) process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
+}
+
+export default async function setup({ provide }: Pick<TestProject, 'provide'>): Promise<() => Promise<void>> {
+  const db = await startDynamoDbLocal();
+  setLocalAwsEnv(db.endpoint);
+  provide('dynamodbEndpoint', db.endpoint);
+  return () => db.stop();
+}
+
+/** The endpoint inside a test worker: env if the worker inherited it, else what globalSetup provided. */
+export function dynamodbEndpoint(): string {
+  const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB ?? inject('dynamodbEndpoint');
+  if (!endpoint)
+    throw new Error('no DynamoDB endpoint: add test/support/dynamodb.ts to the vitest globalSetup');
+  setLocalAwsEnv(endpoint);
+  return endpoint;
+}
+
+export interface FreshTable {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+  drop(): Promise<void>;
+}
+
+export async function freshTable(prefix = 'test'): Promise<FreshTable> {
+  const endpoint = dynamodbEndpoint();
+  const safePrefix = prefix.replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 200);
+  const tableName = `${safePrefix}-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+  const base = new DynamoDBClient({
+    region: LOCAL_REGION,
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  await ensureTable(base, tableName);
+  const client = DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
+  return {
+    client,
+    tableName,
+    drop: async () => {
+      try {
+        await deleteTable(base, tableName);
+      } finally {
+        base.destroy();
+      }
+    },
+  };
+}
