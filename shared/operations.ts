@@ -98,9 +98,13 @@ export const operations = [
 
 export type OperationName = (typeof operations)[number]['name'];
 
-/** API Gateway route keys (`POST /v1/subscriptions/`), as the stack declares them. */
-export function routeKeys(operation: OperationDefinition): string[] {
-  return operation.paths.map((path) => `${operation.method} ${path}`);
+/**
+ * The route paths API Gateway declares for an operation. HTTP APIs refuse a
+ * route path ending in `/`, and match `/a/` to the `/a` route, so one route per
+ * spelling pair is declared; the local router serves both spellings directly.
+ */
+export function routePaths(operation: Pick<OperationDefinition, 'paths'>): string[] {
+  return [...new Set(operation.paths.map((path) => (path.length > 1 ? path.replace(/\/+$/, '') : path)))];
 }
 
 export const TABLE_NAME_ENV = 'TABLE_NAME';

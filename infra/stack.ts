@@ -1,0 +1,147 @@
+import { fileURLToPath } from 'node:url';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import { HttpApi, HttpMethod, type HttpStage, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { type Attribute, AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { Construct } from 'constructs';
+import { type KeyAttribute, tableDefinition } from '../shared/data/table.ts';
+import { type OperationName, operations, routePaths } from '../shared/operations.ts';
+import { ApiFunction } from './function.ts';
+
+export interface CommerceApiStackProps extends StackProps {
+  /** `prod`, or any other name for a disposable preview environment. */
+  readonly stage: string;
+  readonly branch?: string;
+}
+
+export const PRODUCTION_STAGE = 'prod';
+
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+
+/** Pascal-cased construct id from an operation name, so logical ids stay readable. */
+const constructId = (name: string) => name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase());
+
+const attributeTypes = { S: AttributeType.STRING } as const;
+const attribute = (key: KeyAttribute): Attribute => ({ name: key.name, type: attributeTypes[key.type] });
+
+export class CommerceApiStack extends Stack {
+  readonly table: Table;
+  readonly api: HttpApi;
+  readonly apiStage: HttpStage;
+  /** Keyed by operation name, so tests can find each function's resources. */
+  readonly functions: Record<OperationName, ApiFunction>;
+
+  constructor(scope: Construct, id: string, props: CommerceApiStackProps) {
+    super(scope, id, props);
+    const production = props.stage === PRODUCTION_STAGE;
+
+    this.table = this.createTable(production);
+
+    this.api = new HttpApi(this, 'HttpApi', {
+      apiName: `commerce-api-${props.stage}`,
+      // The default stage is added below because only an explicit stage takes throttle settings.
+      createDefaultStage: false,
+    });
+    this.apiStage = this.api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      // A cap below the account's regional limit (10k rps shared by every API in the account),
+      // so a runaway client or a load test cannot starve other APIs or drain the Lambda
+      // concurrency pool; 100 rps sustained is far above expected traffic, and the 200 burst
+      // absorbs retry storms. Raise these with evidence from the 4xx/429 metrics.
+      throttle: { burstLimit: 200, rateLimit: 100 },
+    });
+
+    const functions: Partial<Record<OperationName, ApiFunction>> = {};
+    for (const operation of operations) {
+      const fn = new ApiFunction(this, constructId(operation.name), {
+        operation,
+        table: this.table,
+        projectRoot,
+        production,
+      });
+      functions[operation.name] = fn;
+
+      const integration = new HttpLambdaIntegration(
+        `${constructId(operation.name)}Integration`,
+        fn.function,
+        {
+          payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+        },
+      );
+      for (const path of routePaths(operation)) {
+        this.api.addRoutes({ path, methods: [HttpMethod[operation.method]], integration });
+      }
+    }
+
+    this.functions = functions as Record<OperationName, ApiFunction>;
+
+    if (production) this.createAlarms();
+
+    new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+
+    Tags.of(this).add('stage', props.stage);
+    if (props.branch) Tags.of(this).add('branch', props.branch);
+  }
+
+  private createTable(production: boolean): Table {
+    const table = new Table(this, 'Table', {
+      partitionKey: attribute(tableDefinition.partitionKey),
+      sortKey: attribute(tableDefinition.sortKey),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: tableDefinition.timeToLiveAttribute,
+      // Preview stacks are disposable: keeping their data would only block the next deploy.
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      deletionProtection: production,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: production },
+    });
+
+    for (const index of tableDefinition.indexes) {
+      if (index.kind === 'global') {
+        table.addGlobalSecondaryIndex({
+          indexName: index.name,
+          partitionKey: attribute(index.partitionKey),
+          sortKey: attribute(index.sortKey),
+          projectionType: ProjectionType.ALL,
+        });
+      } else {
+        // An LSI always shares the table's partition key; a definition saying otherwise is a bug.
+        if (index.partitionKey.name !== tableDefinition.partitionKey.name) {
+          throw new Error(
+            `local index ${index.name} must use partition key ${tableDefinition.partitionKey.name}`,
+          );
+        }
+        table.addLocalSecondaryIndex({
+          indexName: index.name,
+          sortKey: attribute(index.sortKey),
+          projectionType: ProjectionType.ALL,
+        });
+      }
+    }
+    return table;
+  }
+
+  /** Alarms without actions for now: they show up on the console and can be wired to paging later. */
+  private createAlarms(): void {
+    new Alarm(this, 'Api5xxAlarm', {
+      alarmDescription: 'HTTP API answered with 5xx responses',
+      metric: this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 5,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    for (const [name, fn] of Object.entries(this.functions)) {
+      new Alarm(this, `${constructId(name)}ThrottlesAlarm`, {
+        alarmDescription: `${name}: Lambda throttled invocations (concurrency exhausted)`,
+        metric: fn.function.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+    }
+  }
+}
