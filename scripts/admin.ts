@@ -113,7 +113,10 @@ async function main(): Promise<unknown> {
   const ctx = context();
   switch (`${entity} ${verb ?? ''}`.trim()) {
     case 'org create':
-      return commands.createOrganization(ctx, { name: need('name'), defaultCurrency: values.currency ?? 'usd' });
+      return commands.createOrganization(ctx, {
+        name: need('name'),
+        defaultCurrency: values.currency ?? 'usd',
+      });
     case 'user create': {
       const user = await commands.createUser(ctx, { email: need('email') });
       if (values.org) await commands.addMember(ctx, values.org, user.id);
@@ -141,7 +144,8 @@ async function main(): Promise<unknown> {
       });
     case 'product create': {
       const interval = values.interval ?? 'month';
-      if (!['day', 'week', 'month', 'year', 'none'].includes(interval)) fail('--interval must be day|week|month|year|none');
+      if (!['day', 'week', 'month', 'year', 'none'].includes(interval))
+        fail('--interval must be day|week|month|year|none');
       return commands.createProduct(ctx, {
         organizationId: need('org'),
         name: need('name'),
@@ -163,7 +167,8 @@ async function main(): Promise<unknown> {
       });
     }
     case 'webhook create': {
-      if (ctx.secretKey.length !== 32) fail('set WEBHOOK_SECRET_KEY to 32 random bytes, base64 (openssl rand -base64 32)');
+      if (ctx.secretKey.length !== 32)
+        fail('set WEBHOOK_SECRET_KEY to 32 random bytes, base64 (openssl rand -base64 32)');
       const { endpoint, secret } = await commands.createWebhookEndpoint(ctx, {
         organizationId: need('org'),
         url: need('url'),

@@ -1,5 +1,5 @@
-import { validateCreateSubscriptionBody } from '#shared/generated/validators.js';
 import type { CreateSubscriptionBody } from '#shared/generated/api-types.ts';
+import { validateCreateSubscriptionBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
 import { type Dependencies, productionDependencies } from '#shared/runtime.ts';

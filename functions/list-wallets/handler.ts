@@ -1,5 +1,5 @@
-import { validateListWalletsQuery } from '#shared/generated/validators.js';
 import type { ListWalletsQuery } from '#shared/generated/api-types.ts';
+import { validateListWalletsQuery } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
 import { type Dependencies, productionDependencies } from '#shared/runtime.ts';

@@ -6,7 +6,12 @@
  */
 import { insertCustomer, insertProduct } from '#shared/data/catalog.ts';
 import type { Table } from '#shared/data/dynamo.ts';
-import { addMembership, insertOrganization, insertUser, organizationIdsOf } from '#shared/data/organizations.ts';
+import {
+  addMembership,
+  insertOrganization,
+  insertUser,
+  organizationIdsOf,
+} from '#shared/data/organizations.ts';
 import type {
   CustomerRecord,
   CustomerSessionRecord,
@@ -41,7 +46,12 @@ const iso = (ctx: AdminContext) => ctx.now().toISOString();
 export const CUSTOMER_SESSION_TTL_SECONDS = 3600;
 
 function slugify(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'org';
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '') || 'org'
+  );
 }
 
 export async function createOrganization(
@@ -216,7 +226,9 @@ export async function createCustomerSession(
     organization_id: input.customer.organization_id,
     scope: CUSTOMER_SESSION_SCOPE,
     created_at: created.toISOString(),
-    expires_at: new Date(created.getTime() + (input.ttlSeconds ?? CUSTOMER_SESSION_TTL_SECONDS) * 1000).toISOString(),
+    expires_at: new Date(
+      created.getTime() + (input.ttlSeconds ?? CUSTOMER_SESSION_TTL_SECONDS) * 1000,
+    ).toISOString(),
     revoked_at: null,
   };
   await insertToken(ctx.table, hashSecret(token), record);

@@ -45,10 +45,66 @@ export interface DemoData {
 
 /** 60 ISO 4217 codes: with two wallet types, 120 wallets for the large customer. */
 export const DEMO_CURRENCIES = [
-  'usd', 'eur', 'gbp', 'jpy', 'chf', 'cad', 'aud', 'nzd', 'sek', 'nok', 'dkk', 'pln', 'czk', 'huf', 'ron',
-  'bgn', 'isk', 'try', 'ils', 'aed', 'sar', 'qar', 'kwd', 'bhd', 'omr', 'jod', 'egp', 'mad', 'tnd', 'zar',
-  'ngn', 'kes', 'ghs', 'inr', 'pkr', 'bdt', 'lkr', 'npr', 'cny', 'hkd', 'twd', 'krw', 'sgd', 'myr', 'thb',
-  'idr', 'php', 'vnd', 'mxn', 'brl', 'ars', 'clp', 'cop', 'pen', 'uyu', 'pyg', 'bob', 'crc', 'dop', 'gtq',
+  'usd',
+  'eur',
+  'gbp',
+  'jpy',
+  'chf',
+  'cad',
+  'aud',
+  'nzd',
+  'sek',
+  'nok',
+  'dkk',
+  'pln',
+  'czk',
+  'huf',
+  'ron',
+  'bgn',
+  'isk',
+  'try',
+  'ils',
+  'aed',
+  'sar',
+  'qar',
+  'kwd',
+  'bhd',
+  'omr',
+  'jod',
+  'egp',
+  'mad',
+  'tnd',
+  'zar',
+  'ngn',
+  'kes',
+  'ghs',
+  'inr',
+  'pkr',
+  'bdt',
+  'lkr',
+  'npr',
+  'cny',
+  'hkd',
+  'twd',
+  'krw',
+  'sgd',
+  'myr',
+  'thb',
+  'idr',
+  'php',
+  'vnd',
+  'mxn',
+  'brl',
+  'ars',
+  'clp',
+  'cop',
+  'pen',
+  'uyu',
+  'pyg',
+  'bob',
+  'crc',
+  'dop',
+  'gtq',
 ] as const;
 
 const WALLET_TYPES: WalletType[] = ['usage', 'billing'];
@@ -104,12 +160,32 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
   const org = await createOrganization(ctx, { name: 'Acme Demo', defaultCurrency: 'usd' });
   const user = await createUser(ctx, { email: `owner+${org.id.slice(0, 8)}@acme.example` });
   await addMember(ctx, org.id, user.id);
-  const pat = await createPersonalAccessToken(ctx, { userId: user.id, scope: ALL, comment: 'demo: every scope' });
-  const patWithoutScopes = await createPersonalAccessToken(ctx, { userId: user.id, scope: '', comment: 'demo: no scope' });
+  const pat = await createPersonalAccessToken(ctx, {
+    userId: user.id,
+    scope: ALL,
+    comment: 'demo: every scope',
+  });
+  const patWithoutScopes = await createPersonalAccessToken(ctx, {
+    userId: user.id,
+    scope: '',
+    comment: 'demo: no scope',
+  });
 
-  const customer = await createCustomer(ctx, { organizationId: org.id, email: 'ada@customer.example', name: 'Ada' });
-  const second = await createCustomer(ctx, { organizationId: org.id, email: 'grace@customer.example', name: 'Grace' });
-  const large = await createCustomer(ctx, { organizationId: org.id, email: 'big@customer.example', name: 'Big Co' });
+  const customer = await createCustomer(ctx, {
+    organizationId: org.id,
+    email: 'ada@customer.example',
+    name: 'Ada',
+  });
+  const second = await createCustomer(ctx, {
+    organizationId: org.id,
+    email: 'grace@customer.example',
+    name: 'Grace',
+  });
+  const large = await createCustomer(ctx, {
+    organizationId: org.id,
+    email: 'big@customer.example',
+    name: 'Big Co',
+  });
   await demoCustomerWallets(ctx, customer);
   await createWallet(ctx, { customer: second, currency: 'usd', type: 'usage', balance: 700 });
   await largeCustomerWallets(ctx, large);
@@ -148,8 +224,15 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
   const otherOrg = await createOrganization(ctx, { name: 'Other Tenant', defaultCurrency: 'eur' });
   const otherUser = await createUser(ctx, { email: `owner+${otherOrg.id.slice(0, 8)}@other.example` });
   await addMember(ctx, otherOrg.id, otherUser.id);
-  const otherPat = await createPersonalAccessToken(ctx, { userId: otherUser.id, scope: ALL, comment: 'demo' });
-  const otherCustomer = await createCustomer(ctx, { organizationId: otherOrg.id, email: 'eve@other.example' });
+  const otherPat = await createPersonalAccessToken(ctx, {
+    userId: otherUser.id,
+    scope: ALL,
+    comment: 'demo',
+  });
+  const otherCustomer = await createCustomer(ctx, {
+    organizationId: otherOrg.id,
+    email: 'eve@other.example',
+  });
   await createWallet(ctx, { customer: otherCustomer, currency: 'eur', type: 'usage', balance: 100 });
   const otherFree = await createProduct(ctx, {
     organizationId: otherOrg.id,

@@ -98,10 +98,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       quiet: options.quiet ?? false,
       // Imported only now: each handler reads its environment when its module loads, as in Lambda.
       loadHandler: async (operation) =>
-        ((await import(resolve(import.meta.dirname, '../..', operation.entry))) as { handler: LambdaHandler }).handler,
+        ((await import(resolve(import.meta.dirname, '../..', operation.entry))) as { handler: LambdaHandler })
+          .handler,
     });
     return {
-      demo: { ...demoData, base_url: server.url, dynamodb_endpoint: db.endpoint, table_name: LOCAL_TABLE_NAME },
+      demo: {
+        ...demoData,
+        base_url: server.url,
+        dynamodb_endpoint: db.endpoint,
+        table_name: LOCAL_TABLE_NAME,
+      },
       reusedData,
       secretKey: ctx.secretKey.toString('base64'),
       stop: async () => {

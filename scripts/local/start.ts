@@ -11,7 +11,8 @@ const { values } = parseArgs({
   options: { 'data-dir': { type: 'string' }, quiet: { type: 'boolean', default: false } },
 });
 const port = Number(process.env.PORT ?? 3000);
-if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
+if (!Number.isInteger(port) || port < 0 || port > 65_535)
+  throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
 
 const stack = await startLocalStack({
   port,

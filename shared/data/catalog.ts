@@ -102,7 +102,12 @@ export async function insertCustomer(table: Table, customer: CustomerRecord): Pr
               Item: item(
                 {
                   ...keys.customer(customer.id),
-                  ...gsi1.ownedBy(`ORG#${customer.organization_id}`, 'CUSTOMER', customer.created_at, customer.id),
+                  ...gsi1.ownedBy(
+                    `ORG#${customer.organization_id}`,
+                    'CUSTOMER',
+                    customer.created_at,
+                    customer.id,
+                  ),
                 },
                 'customer',
                 customer,

@@ -11,7 +11,12 @@ export async function insertOAuthClient(table: Table, client: OAuthClientRecord)
         Item: item(
           {
             ...keys.oauthClient(client.client_id),
-            ...gsi1.ownedBy(`USER#${client.created_by_user_id}`, 'OAUTHCLIENT', client.created_at, client.client_id),
+            ...gsi1.ownedBy(
+              `USER#${client.created_by_user_id}`,
+              'OAUTHCLIENT',
+              client.created_at,
+              client.client_id,
+            ),
           },
           'oauth_client',
           client,

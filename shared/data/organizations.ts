@@ -19,7 +19,12 @@ export async function insertOrganization(table: Table, organization: Organizatio
             // Slugs are unique across organizations.
             Put: {
               TableName: table.name,
-              Item: { PK: `ORGSLUG#${organization.slug}`, SK: `ORGSLUG#${organization.slug}`, entity: 'slug', organization_id: organization.id },
+              Item: {
+                PK: `ORGSLUG#${organization.slug}`,
+                SK: `ORGSLUG#${organization.slug}`,
+                entity: 'slug',
+                organization_id: organization.id,
+              },
               ConditionExpression: 'attribute_not_exists(PK)',
             },
           },
@@ -44,7 +49,12 @@ export async function insertUser(table: Table, user: UserRecord): Promise<void> 
           {
             Put: {
               TableName: table.name,
-              Item: { PK: `USEREMAIL#${user.email.toLowerCase()}`, SK: `USEREMAIL#${user.email.toLowerCase()}`, entity: 'user_email', user_id: user.id },
+              Item: {
+                PK: `USEREMAIL#${user.email.toLowerCase()}`,
+                SK: `USEREMAIL#${user.email.toLowerCase()}`,
+                entity: 'user_email',
+                user_id: user.id,
+              },
               ConditionExpression: 'attribute_not_exists(PK)',
             },
           },
@@ -81,7 +91,10 @@ export async function addMembership(table: Table, membership: MembershipRecord):
         TableName: table.name,
         IndexName: indexNames.gsi1,
         KeyConditionExpression: 'GSI1PK = :owner AND begins_with(GSI1SK, :kind)',
-        ExpressionAttributeValues: { ':owner': `USER#${membership.user_id}`, ':kind': gsi1.ownerPrefix('TOKEN') },
+        ExpressionAttributeValues: {
+          ':owner': `USER#${membership.user_id}`,
+          ':kind': gsi1.ownerPrefix('TOKEN'),
+        },
       }),
     ),
   );
@@ -95,7 +108,12 @@ export async function addMembership(table: Table, membership: MembershipRecord):
               Item: item(
                 {
                   ...keys.membership(membership.organization_id, membership.user_id),
-                  ...gsi1.ownedBy(`USER#${membership.user_id}`, 'MEMBER', membership.created_at, membership.organization_id),
+                  ...gsi1.ownedBy(
+                    `USER#${membership.user_id}`,
+                    'MEMBER',
+                    membership.created_at,
+                    membership.organization_id,
+                  ),
                 },
                 'membership',
                 membership,

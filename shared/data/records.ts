@@ -171,11 +171,7 @@ export interface OAuthClientRecord {
 const KEY_ATTRIBUTES = /^(PK|SK|GSI\d+PK|GSI\d+SK|W[A-Z]*|entity|expires_ttl)$/;
 
 /** Builds a table item: keys, entity tag, the record's attributes. */
-export function item<T extends object>(
-  keys: object,
-  entity: string,
-  record: T,
-): Record<string, unknown> {
+export function item<T extends object>(keys: object, entity: string, record: T): Record<string, unknown> {
   return { ...keys, entity, ...record };
 }
 

@@ -5,12 +5,15 @@ import { attr, gsi1, keys } from './table.ts';
 
 /** One read: the token item carries everything authentication needs. */
 export async function findToken(table: Table, tokenHash: string): Promise<TokenRecord | undefined> {
-  const result = await run(() => table.doc.send(new GetCommand({ TableName: table.name, Key: keys.token(tokenHash) })));
+  const result = await run(() =>
+    table.doc.send(new GetCommand({ TableName: table.name, Key: keys.token(tokenHash) })),
+  );
   return result.Item ? record<TokenRecord>(result.Item) : undefined;
 }
 
 export async function insertToken(table: Table, tokenHash: string, token: TokenRecord): Promise<void> {
-  const owner = token.kind === 'personal_access_token' ? `USER#${token.user_id}` : `CUSTOMER#${token.customer_id}`;
+  const owner =
+    token.kind === 'personal_access_token' ? `USER#${token.user_id}` : `CUSTOMER#${token.customer_id}`;
   const ttl: Record<string, number> =
     token.kind === 'customer_session' && token.expires_at
       ? // Keep expired sessions a day so they still answer "expired", then let TTL remove them.
@@ -21,7 +24,11 @@ export async function insertToken(table: Table, tokenHash: string, token: TokenR
       new PutCommand({
         TableName: table.name,
         Item: item(
-          { ...keys.token(tokenHash), ...gsi1.ownedBy(owner, 'TOKEN', token.created_at, token.token_id), ...ttl },
+          {
+            ...keys.token(tokenHash),
+            ...gsi1.ownedBy(owner, 'TOKEN', token.created_at, token.token_id),
+            ...ttl,
+          },
           'token',
           token,
         ),

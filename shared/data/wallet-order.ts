@@ -45,7 +45,11 @@ export function planFor(criteria: readonly SortCriterion[]): ReadPlan {
   if (!primary) throw new Error('at least one sort criterion is required');
   if (primary.field === 'created_at') {
     const exact = !primary.descending && !secondary;
-    return { index: indexNames.walletByCreated, forward: !primary.descending, groupFields: exact ? [] : ['created_at'] };
+    return {
+      index: indexNames.walletByCreated,
+      forward: !primary.descending,
+      groupFields: exact ? [] : ['created_at'],
+    };
   }
   if (!secondary) {
     return {

@@ -55,7 +55,9 @@ function boundaryComplete(read: WalletRecord[], needed: number, plan: ReturnType
   if (plan.groupFields.length === 0) return true;
   const boundary = read[needed - 1];
   const last = read[read.length - 1];
-  return read.length > needed && boundary !== undefined && last !== undefined && !sameGroup(plan, boundary, last);
+  return (
+    read.length > needed && boundary !== undefined && last !== undefined && !sameGroup(plan, boundary, last)
+  );
 }
 
 /**
@@ -70,7 +72,11 @@ export async function insertWallet(table: Table, wallet: WalletRecord): Promise<
           {
             Put: {
               TableName: table.name,
-              Item: item({ ...keys.wallet(wallet.customer_id, wallet.id), ...walletSortKeys(wallet) }, 'wallet', wallet),
+              Item: item(
+                { ...keys.wallet(wallet.customer_id, wallet.id), ...walletSortKeys(wallet) },
+                'wallet',
+                wallet,
+              ),
               ConditionExpression: 'attribute_not_exists(PK)',
             },
           },
@@ -90,8 +96,13 @@ export async function insertWallet(table: Table, wallet: WalletRecord): Promise<
               TableName: table.name,
               Key: keys.customer(wallet.customer_id),
               UpdateExpression: 'ADD wallet_count :one',
-              ConditionExpression: 'attribute_exists(PK) AND deleted_at = :null AND organization_id = :organization',
-              ExpressionAttributeValues: { ':one': 1, ':null': null, ':organization': wallet.organization_id },
+              ConditionExpression:
+                'attribute_exists(PK) AND deleted_at = :null AND organization_id = :organization',
+              ExpressionAttributeValues: {
+                ':one': 1,
+                ':null': null,
+                ':organization': wallet.organization_id,
+              },
             },
           },
         ],

@@ -19,7 +19,8 @@ export function generateSecret(prefix: string): string {
 }
 
 /** Secrets are stored and looked up only by this hash. */
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex');
+export const hashSecret = (secret: string): string =>
+  createHash('sha256').update(secret, 'utf8').digest('hex');
 
 /** A shape check before any lookup: prefix plus a plausible random part. */
 export function hasSecretShape(value: string, prefix: string): boolean {

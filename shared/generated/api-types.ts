@@ -949,22 +949,19 @@ export interface components {
             error_description: string;
         };
         /** @description The bearer token is unknown, expired or revoked. */
-        InvalidToken: {
+        InvalidToken: components["schemas"]["OAuthError"] & {
             /** @constant */
-            error: "invalid_token";
-            error_description: string;
+            error?: "invalid_token";
         };
         /** @description The bearer token lacks the scope the operation requires. */
-        InsufficientScope: {
+        InsufficientScope: components["schemas"]["OAuthError"] & {
             /** @constant */
-            error: "insufficient_scope";
-            error_description: string;
+            error?: "insufficient_scope";
         };
         /** @description Client metadata rejected (RFC 7591 section 3.2.2). */
-        ClientRegistrationError: {
+        ClientRegistrationError: components["schemas"]["OAuthError"] & {
             /** @enum {string} */
-            error: "invalid_client_metadata" | "invalid_redirect_uri";
-            error_description: string;
+            error?: "invalid_client_metadata" | "invalid_redirect_uri";
         };
         /**
          * @description Error body with a machine code in `error` (`NotFound`, `MethodNotAllowed`,
@@ -1057,15 +1054,7 @@ export interface components {
             };
         };
     };
-    parameters: {
-        /**
-         * @description Makes a POST safe to retry. A retry with the same key, by the same credential, within
-         *     24 hours returns the first response (status and body) and creates nothing. Reusing a key
-         *     with a different body is a 422 `RequestValidationError` located at
-         *     `["header","Idempotency-Key"]`.
-         */
-        IdempotencyKey: string;
-    };
+    parameters: never;
     requestBodies: never;
     headers: {
         /** @description Bearer challenge (RFC 6750), naming the error and, for 403, the required scope. */
@@ -1084,15 +1073,7 @@ export interface operations {
     createClient: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a POST safe to retry. A retry with the same key, by the same credential, within
-                 *     24 hours returns the first response (status and body) and creates nothing. Reusing a key
-                 *     with a different body is a 422 `RequestValidationError` located at
-                 *     `["header","Idempotency-Key"]`.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1138,15 +1119,7 @@ export interface operations {
     createSubscription: {
         parameters: {
             query?: never;
-            header?: {
-                /**
-                 * @description Makes a POST safe to retry. A retry with the same key, by the same credential, within
-                 *     24 hours returns the first response (status and body) and creates nothing. Reusing a key
-                 *     with a different body is a 422 `RequestValidationError` located at
-                 *     `["header","Idempotency-Key"]`.
-                 */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };

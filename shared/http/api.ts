@@ -8,9 +8,21 @@ import middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { ApiError, internalErrorBody, PayloadTooLarge, RequestValidationError, UnsupportedMediaType } from '../domain/errors.ts';
+import {
+  type ApiError,
+  internalErrorBody,
+  PayloadTooLarge,
+  RequestValidationError,
+  UnsupportedMediaType,
+} from '../domain/errors.ts';
 import type { Dependencies } from '../runtime.ts';
-import { authenticate, type CredentialKind, type CustomerPrincipal, type Principal, type UserPrincipal } from './auth.ts';
+import {
+  authenticate,
+  type CredentialKind,
+  type CustomerPrincipal,
+  type Principal,
+  type UserPrincipal,
+} from './auth.ts';
 import type { ApiResult } from './responses.ts';
 import { type RequestPart, toIssues, type Validator } from './validation.ts';
 
@@ -18,7 +30,9 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
 
-export type PrincipalFor<K extends CredentialKind> = K extends 'customer_session' ? CustomerPrincipal : UserPrincipal;
+export type PrincipalFor<K extends CredentialKind> = K extends 'customer_session'
+  ? CustomerPrincipal
+  : UserPrincipal;
 
 export interface ApiRequest<K extends CredentialKind, Body, Query, Path> {
   principal: PrincipalFor<K>;
@@ -104,7 +118,11 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
       const parsed: Partial<Record<RequestPart, unknown>> = {};
       if (options.path) parsed.path = check(options.path, 'path', { ...request.event.pathParameters });
       if (options.query) {
-        parsed.query = check(options.query.validate, 'query', options.query.parse(request.event.rawQueryString ?? ''));
+        parsed.query = check(
+          options.query.validate,
+          'query',
+          options.query.parse(request.event.rawQueryString ?? ''),
+        );
       }
       if (options.body) parsed.body = check(options.body, 'body', request.event.body);
       request.context.parsed = parsed;

@@ -3,10 +3,11 @@
  * prefix says its kind, only its SHA-256 is looked up, and the lookup is the one
  * read authentication costs.
  */
+
+import { findToken } from '../data/tokens.ts';
 import { InsufficientScope, InvalidToken, Unauthorized } from '../domain/errors.ts';
 import { grants, parseScope } from '../domain/scopes.ts';
-import { hasSecretShape, hashSecret, secretPrefixes } from '../domain/secrets.ts';
-import { findToken } from '../data/tokens.ts';
+import { hashSecret, hasSecretShape, secretPrefixes } from '../domain/secrets.ts';
 import type { Dependencies } from '../runtime.ts';
 
 export type CredentialKind = 'personal_access_token' | 'customer_session';

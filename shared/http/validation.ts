@@ -23,7 +23,12 @@ export type RequestPart = 'body' | 'query' | 'path';
 const UUID4_PATTERN_MARK = '-4[';
 
 const pointerSegments = (pointer: string): string[] =>
-  pointer === '' ? [] : pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 
 function valueAt(root: unknown, segments: string[]): unknown {
   let current: unknown = root;
@@ -57,17 +62,26 @@ function describe(error: AjvError, part: RequestPart, input: unknown): Pick<Vali
     case 'type': {
       const expected = String(p.type).split(',')[0] ?? 'string';
       if (part !== 'body' && expected === 'integer' && typeof input === 'string') {
-        return { type: 'int_parsing', msg: 'Input should be a valid integer, unable to parse string as an integer' };
+        return {
+          type: 'int_parsing',
+          msg: 'Input should be a valid integer, unable to parse string as an integer',
+        };
       }
       const [type, msg] = TYPE_CODES[expected] ?? ['type_error', `Input should be of type ${expected}`];
       return { type, msg };
     }
     case 'minLength':
-      return { type: 'string_too_short', msg: `String should have at least ${p.limit} character${p.limit === 1 ? '' : 's'}` };
+      return {
+        type: 'string_too_short',
+        msg: `String should have at least ${p.limit} character${p.limit === 1 ? '' : 's'}`,
+      };
     case 'maxLength':
       return { type: 'string_too_long', msg: `String should have at most ${p.limit} characters` };
     case 'minItems':
-      return { type: 'too_short', msg: `List should have at least ${p.limit} item${p.limit === 1 ? '' : 's'}` };
+      return {
+        type: 'too_short',
+        msg: `List should have at least ${p.limit} item${p.limit === 1 ? '' : 's'}`,
+      };
     case 'maxItems':
       return { type: 'too_long', msg: `List should have at most ${p.limit} items` };
     case 'maxProperties':
@@ -85,7 +99,8 @@ function describe(error: AjvError, part: RequestPart, input: unknown): Pick<Vali
     case 'format':
       if (p.format === 'uri') return { type: 'url_parsing', msg: 'Input should be a valid URL' };
       if (p.format === 'uuid') return { type: 'uuid_parsing', msg: 'Input should be a valid UUID' };
-      if (p.format === 'date-time') return { type: 'datetime_parsing', msg: 'Input should be a valid datetime' };
+      if (p.format === 'date-time')
+        return { type: 'datetime_parsing', msg: 'Input should be a valid datetime' };
       return { type: 'value_error', msg: `Input should match format ${String(p.format)}` };
     case 'pattern':
       if (String(p.pattern).includes(UUID4_PATTERN_MARK)) {

@@ -1,9 +1,9 @@
 import { isIP } from 'node:net';
-import type { CreateClientBody, OAuth2ClientRegistration } from '../generated/api-types.ts';
+import { insertOAuthClient } from '../data/oauth-clients.ts';
 import { InvalidClientMetadata } from '../domain/errors.ts';
 import { DEFAULT_CLIENT_SCOPE, parseScope } from '../domain/scopes.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '../domain/secrets.ts';
-import { insertOAuthClient } from '../data/oauth-clients.ts';
+import type { CreateClientBody, OAuth2ClientRegistration } from '../generated/api-types.ts';
 import type { UserPrincipal } from '../http/auth.ts';
 import type { Dependencies } from '../runtime.ts';
 
@@ -20,7 +20,10 @@ function isLoopback(hostname: string): boolean {
 /** RFC 7591 §2 / RFC 8252: no fragments; plain http only for loopback redirects. */
 function checkRedirectUri(uri: string): void {
   if (uri.includes('#')) {
-    throw new InvalidClientMetadata('invalid_redirect_uri', `Redirect URI must not contain a fragment: ${uri}`);
+    throw new InvalidClientMetadata(
+      'invalid_redirect_uri',
+      `Redirect URI must not contain a fragment: ${uri}`,
+    );
   }
   const parsed = new URL(uri);
   if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) {
@@ -37,7 +40,8 @@ function normalizeScope(scope: string | undefined): string {
   if (unknown.length > 0) {
     throw new InvalidClientMetadata('invalid_client_metadata', `Unknown scope: ${unknown.join(' ')}`);
   }
-  if (scopes.length === 0) throw new InvalidClientMetadata('invalid_client_metadata', 'Scope must not be empty');
+  if (scopes.length === 0)
+    throw new InvalidClientMetadata('invalid_client_metadata', 'Scope must not be empty');
   return scopes.join(' ');
 }
 

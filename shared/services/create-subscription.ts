@@ -1,10 +1,10 @@
-import type { CreateSubscriptionBody, Subscription } from '../generated/api-types.ts';
-import { ConditionFailed, PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
-import { newId, normalizeId } from '../domain/ids.ts';
-import { addInterval } from '../domain/period.ts';
 import { getSubscriptionInputs } from '../data/catalog.ts';
 import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
 import { insertSubscription } from '../data/subscriptions.ts';
+import { ConditionFailed, PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
+import { newId, normalizeId } from '../domain/ids.ts';
+import { addInterval } from '../domain/period.ts';
+import type { CreateSubscriptionBody, Subscription } from '../generated/api-types.ts';
 import type { UserPrincipal } from '../http/auth.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
@@ -26,7 +26,11 @@ function qualify(
   const fail = (issue: ValidationIssue): never => {
     throw new PolarRequestValidationError([issue]);
   };
-  if (!product || product.deleted_at !== null || !principal.organizationIds.includes(product.organization_id)) {
+  if (
+    !product ||
+    product.deleted_at !== null ||
+    !principal.organizationIds.includes(product.organization_id)
+  ) {
     return fail(productIssue('Product does not exist.', body.product_id));
   }
   if (product.recurring_interval === null || product.recurring_interval_count === null) {
@@ -34,7 +38,8 @@ function qualify(
   }
   if (product.is_archived) return fail(productIssue('Product is archived.', body.product_id));
   const live = product.prices.filter((price) => !price.is_archived);
-  const free = live.length > 0 && live.every((price) => price.amount_type === 'fixed' && price.price_amount === 0);
+  const free =
+    live.length > 0 && live.every((price) => price.amount_type === 'fixed' && price.price_amount === 0);
   if (!free) {
     return fail(
       productIssue(
@@ -44,7 +49,12 @@ function qualify(
     );
   }
   if (!customer || customer.deleted_at !== null || customer.organization_id !== product.organization_id) {
-    return fail({ loc: ['body', 'customer_id'], msg: 'Customer does not exist.', type: 'value_error', input: body.customer_id });
+    return fail({
+      loc: ['body', 'customer_id'],
+      msg: 'Customer does not exist.',
+      type: 'value_error',
+      input: body.customer_id,
+    });
   }
   return { product, customer };
 }
@@ -59,7 +69,11 @@ export async function createSubscription(
   principal: UserPrincipal,
   body: CreateSubscriptionBody,
 ): Promise<Subscription> {
-  const request = { ...body, product_id: normalizeId(body.product_id), customer_id: normalizeId(body.customer_id) };
+  const request = {
+    ...body,
+    product_id: normalizeId(body.product_id),
+    customer_id: normalizeId(body.customer_id),
+  };
   for (let attempt = 0; ; attempt++) {
     const read = await getSubscriptionInputs(
       deps.table,
@@ -88,7 +102,9 @@ export async function createSubscription(
       started_at: start,
       customer_id: customer.id,
       product_id: product.id,
-      price_ids: product.prices.filter((p) => !p.is_archived && p.price_currency === currency).map((p) => p.id),
+      price_ids: product.prices
+        .filter((p) => !p.is_archived && p.price_currency === currency)
+        .map((p) => p.id),
       metadata: (request.metadata ?? {}) as SubscriptionRecord['metadata'],
       created_by_user_id: principal.userId,
     };

@@ -1,8 +1,8 @@
-import type { ListResourceCustomerWallet, ListWalletsQuery } from '../generated/api-types.ts';
-import { InvalidToken } from '../domain/errors.ts';
 import { getCustomer } from '../data/catalog.ts';
 import { parseSorting, type SortingValue } from '../data/wallet-order.ts';
 import { listWalletPage } from '../data/wallets.ts';
+import { InvalidToken } from '../domain/errors.ts';
+import type { ListResourceCustomerWallet, ListWalletsQuery } from '../generated/api-types.ts';
 import type { CustomerPrincipal } from '../http/auth.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentWallet } from './presenters.ts';

@@ -2,6 +2,14 @@
  * Stored records → response objects of the OpenAPI document. Every nullable
  * field is present (null when empty), as the strict official clients require.
  */
+
+import type {
+  CustomerRecord,
+  PriceRecord,
+  ProductRecord,
+  SubscriptionRecord,
+  WalletRecord,
+} from '../data/records.ts';
 import type {
   CustomerWallet,
   Product,
@@ -9,7 +17,6 @@ import type {
   Subscription,
   SubscriptionCustomer,
 } from '../generated/api-types.ts';
-import type { CustomerRecord, PriceRecord, ProductRecord, SubscriptionRecord, WalletRecord } from '../data/records.ts';
 
 export function presentCustomer(customer: CustomerRecord): SubscriptionCustomer {
   return {
@@ -120,7 +127,9 @@ export function presentSubscription(
     customer: presentCustomer(customer),
     product: presentProduct(product),
     discount: null,
-    prices: product.prices.filter((price) => billed.has(price.id)).map((price) => presentPrice(price, product)),
+    prices: product.prices
+      .filter((price) => billed.has(price.id))
+      .map((price) => presentPrice(price, product)),
     meters: [],
     pending_update: null,
   } as Subscription;

@@ -24,16 +24,23 @@ describe('the four operations over HTTP', () => {
     const reply = await fetchJson(`${base}/v1/subscriptions/`, {
       method: 'POST',
       headers: { ...bearer(stack.demo.personal_access_token), ...json },
-      body: JSON.stringify({ product_id: stack.demo.free_product_id, customer_id: stack.demo.customer_id, metadata: { via: 'http' } }),
+      body: JSON.stringify({
+        product_id: stack.demo.free_product_id,
+        customer_id: stack.demo.customer_id,
+        metadata: { via: 'http' },
+      }),
     });
     expect(reply.status).toBe(201);
     expectDocumented('createSubscription', reply);
   });
 
   it('GET /v1/customer-portal/wallets/ with the demo session → 200 page', async () => {
-    const reply = await fetchJson(`${base}/v1/customer-portal/wallets/?sorting=balance&sorting=-created_at&limit=5&page=2`, {
-      headers: bearer(stack.demo.customer_session_token),
-    });
+    const reply = await fetchJson(
+      `${base}/v1/customer-portal/wallets/?sorting=balance&sorting=-created_at&limit=5&page=2`,
+      {
+        headers: bearer(stack.demo.customer_session_token),
+      },
+    );
     expect(reply.status).toBe(200);
     expectDocumented('listWallets', reply);
     expect(reply.body).toMatchObject({ pagination: { total_count: 14, max_page: 3 } });
@@ -52,10 +59,16 @@ describe('the four operations over HTTP', () => {
 
   it('DELETE /v1/webhooks/endpoints/{id} → 204, then 404', async () => {
     const url = `${base}/v1/webhooks/endpoints/${stack.demo.webhook_endpoint_ids[0]}`;
-    const first = await fetchJson(url, { method: 'DELETE', headers: bearer(stack.demo.personal_access_token) });
+    const first = await fetchJson(url, {
+      method: 'DELETE',
+      headers: bearer(stack.demo.personal_access_token),
+    });
     expect(first.status).toBe(204);
     expectDocumented('deleteWebhookEndpoint', first);
-    const second = await fetchJson(url, { method: 'DELETE', headers: bearer(stack.demo.personal_access_token) });
+    const second = await fetchJson(url, {
+      method: 'DELETE',
+      headers: bearer(stack.demo.personal_access_token),
+    });
     expect(second.status).toBe(404);
     expectDocumented('deleteWebhookEndpoint', second);
   });
@@ -108,10 +121,13 @@ describe('error answers match the document', () => {
   });
 
   it("another tenant's webhook endpoint is 404, like an unknown one", async () => {
-    const reply = await fetchJson(`${base}/v1/webhooks/endpoints/${stack.demo.other_organization.webhook_endpoint_id}`, {
-      method: 'DELETE',
-      headers: bearer(stack.demo.personal_access_token),
-    });
+    const reply = await fetchJson(
+      `${base}/v1/webhooks/endpoints/${stack.demo.other_organization.webhook_endpoint_id}`,
+      {
+        method: 'DELETE',
+        headers: bearer(stack.demo.personal_access_token),
+      },
+    );
     expect(reply.status).toBe(404);
     expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' });
   });
@@ -120,7 +136,10 @@ describe('error answers match the document', () => {
 describe('routing', () => {
   it('serves both spellings of every route without redirecting', async () => {
     for (const path of ['/v1/customer-portal/wallets', '/v1/customer-portal/wallets/']) {
-      const reply = await fetch(`${base}${path}`, { headers: bearer(stack.demo.customer_session_token), redirect: 'manual' });
+      const reply = await fetch(`${base}${path}`, {
+        headers: bearer(stack.demo.customer_session_token),
+        redirect: 'manual',
+      });
       expect(reply.status, path).toBe(200);
     }
   });
@@ -140,24 +159,42 @@ describe('demo data (local-run.md)', () => {
   it('has every key the local-run contract lists', () => {
     const demo = stack.demo as unknown as Record<string, unknown>;
     for (const key of [
-      'base_url', 'organization_id', 'personal_access_token', 'personal_access_token_without_scopes', 'customer_id',
-      'customer_session_token', 'expired_customer_session_token', 'second_customer_id', 'second_customer_session_token',
-      'large_customer_id', 'large_customer_session_token', 'free_product_id', 'paid_product_id', 'one_time_product_id',
-      'archived_product_id', 'webhook_endpoint_ids', 'other_organization',
+      'base_url',
+      'organization_id',
+      'personal_access_token',
+      'personal_access_token_without_scopes',
+      'customer_id',
+      'customer_session_token',
+      'expired_customer_session_token',
+      'second_customer_id',
+      'second_customer_session_token',
+      'large_customer_id',
+      'large_customer_session_token',
+      'free_product_id',
+      'paid_product_id',
+      'one_time_product_id',
+      'archived_product_id',
+      'webhook_endpoint_ids',
+      'other_organization',
     ]) {
       expect(demo, key).toHaveProperty(key);
     }
     expect(stack.demo.webhook_endpoint_ids).toHaveLength(3);
-    expect(Object.keys(stack.demo.other_organization).sort()).toEqual(
-      ['customer_id', 'free_product_id', 'organization_id', 'personal_access_token', 'webhook_endpoint_id'],
-    );
+    expect(Object.keys(stack.demo.other_organization).sort()).toEqual([
+      'customer_id',
+      'free_product_id',
+      'organization_id',
+      'personal_access_token',
+      'webhook_endpoint_id',
+    ]);
   });
 
   it('the demo customer has ≥ 12 wallets in several currencies, both types, a shared and a negative balance', async () => {
     const reply = await fetchJson(`${base}/v1/customer-portal/wallets/?limit=100`, {
       headers: bearer(stack.demo.customer_session_token),
     });
-    const items = (reply.body as { items: { balance: number; currency: string; created_at: string }[] }).items;
+    const items = (reply.body as { items: { balance: number; currency: string; created_at: string }[] })
+      .items;
     expect(items.length).toBeGreaterThanOrEqual(12);
     expect(new Set(items.map((w) => w.currency)).size).toBeGreaterThan(3);
     expect(new Set(items.map((w) => w.created_at)).size).toBe(items.length);

@@ -1,8 +1,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { indexNames } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import { indexNames } from '#shared/data/table.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -37,7 +37,8 @@ describe('Create Client (RFC 7591)', () => {
     expect(client.client_secret).toMatch(/^polar_cs_[A-Za-z0-9]{32,}$/);
     expect(Number.isInteger(client.client_id_issued_at)).toBe(true);
     expect(client.client_id_issued_at).toBeGreaterThanOrEqual(before);
-    for (const omitted of ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri']) expect(client).not.toHaveProperty(omitted);
+    for (const omitted of ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'])
+      expect(client).not.toHaveProperty(omitted);
   });
 
   it('stores only the hash of the client secret', async () => {
@@ -47,7 +48,7 @@ describe('Create Client (RFC 7591)', () => {
         TableName: world.table.name,
         IndexName: indexNames.gsi1,
         KeyConditionExpression: 'GSI1PK = :owner AND begins_with(GSI1SK, :kind)',
-        ExpressionAttributeValues: { ':owner': `USER#${(await userId())}`, ':kind': 'OAUTHCLIENT#' },
+        ExpressionAttributeValues: { ':owner': `USER#${await userId()}`, ':kind': 'OAUTHCLIENT#' },
       }),
     );
     const item = stored.Items?.find((i) => i.client_id === reply.body.client_id);
@@ -57,7 +58,12 @@ describe('Create Client (RFC 7591)', () => {
 
   it('registers a public client without secret fields', async () => {
     const reply = await register({
-      redirect_uris: ['myapp://callback', 'http://127.0.0.1:8080/cb', 'http://localhost/cb', 'http://[::1]:9/cb'],
+      redirect_uris: [
+        'myapp://callback',
+        'http://127.0.0.1:8080/cb',
+        'http://localhost/cb',
+        'http://[::1]:9/cb',
+      ],
       client_name: 'CLI',
       token_endpoint_auth_method: 'none',
       scope: 'openid  profile openid',
@@ -71,11 +77,18 @@ describe('Create Client (RFC 7591)', () => {
     expect(reply.body).not.toHaveProperty('client_secret_expires_at');
     expect(reply.body).not.toHaveProperty('unknown_field');
     expect(reply.body).not.toHaveProperty('client_uri');
-    expect(reply.body).toMatchObject({ scope: 'openid profile', default_sub_type: 'user', logo_uri: 'https://app.example/logo.png' });
+    expect(reply.body).toMatchObject({
+      scope: 'openid profile',
+      default_sub_type: 'user',
+      logo_uri: 'https://app.example/logo.png',
+    });
   });
 
   it('serves the trailing-slash spelling too', async () => {
-    const reply = await register({ redirect_uris: ['https://a.example/cb'], client_name: 'x' }, '/v1/oauth2/register/');
+    const reply = await register(
+      { redirect_uris: ['https://a.example/cb'], client_name: 'x' },
+      '/v1/oauth2/register/',
+    );
     expect(reply.status).toBe(201);
   });
 
@@ -85,15 +98,55 @@ describe('Create Client (RFC 7591)', () => {
     [{ redirect_uris: [], client_name: 'x' }, ['body', 'redirect_uris'], 'too_short'],
     [{ redirect_uris: [''], client_name: 'x' }, ['body', 'redirect_uris', '0'], 'string_too_short'],
     [{ redirect_uris: ['foobar'], client_name: 'x' }, ['body', 'redirect_uris', '0'], 'url_parsing'],
-    [{ redirect_uris: ['https://a.example', 7], client_name: 'x' }, ['body', 'redirect_uris', '1'], 'string_type'],
+    [
+      { redirect_uris: ['https://a.example', 7], client_name: 'x' },
+      ['body', 'redirect_uris', '1'],
+      'string_type',
+    ],
     [{ redirect_uris: ['https://a.example'], client_name: 5 }, ['body', 'client_name'], 'string_type'],
-    [{ redirect_uris: ['https://a.example'], client_name: 'x', token_endpoint_auth_method: 'private_key_jwt' }, ['body', 'token_endpoint_auth_method'], 'enum'],
-    [{ redirect_uris: ['https://a.example'], client_name: 'x', grant_types: ['implicit'] }, ['body', 'grant_types', '0'], 'enum'],
-    [{ redirect_uris: ['https://a.example'], client_name: 'x', response_types: ['token'] }, ['body', 'response_types', '0'], 'literal_error'],
-    [{ redirect_uris: ['https://a.example'], client_name: 'x', default_sub_type: 'team' }, ['body', 'default_sub_type'], 'enum'],
-    [{ redirect_uris: ['https://a.example'], client_name: 'x', logo_uri: `https://a.example/${'l'.repeat(2070)}` }, ['body', 'logo_uri'], 'string_too_long'],
-    [{ redirect_uris: ['https://a.example'], client_name: 'x', tos_uri: '' }, ['body', 'tos_uri'], 'string_too_short'],
-    [{ redirect_uris: ['https://a.example'], client_name: 'x', policy_uri: 'not a uri' }, ['body', 'policy_uri'], 'url_parsing'],
+    [
+      {
+        redirect_uris: ['https://a.example'],
+        client_name: 'x',
+        token_endpoint_auth_method: 'private_key_jwt',
+      },
+      ['body', 'token_endpoint_auth_method'],
+      'enum',
+    ],
+    [
+      { redirect_uris: ['https://a.example'], client_name: 'x', grant_types: ['implicit'] },
+      ['body', 'grant_types', '0'],
+      'enum',
+    ],
+    [
+      { redirect_uris: ['https://a.example'], client_name: 'x', response_types: ['token'] },
+      ['body', 'response_types', '0'],
+      'literal_error',
+    ],
+    [
+      { redirect_uris: ['https://a.example'], client_name: 'x', default_sub_type: 'team' },
+      ['body', 'default_sub_type'],
+      'enum',
+    ],
+    [
+      {
+        redirect_uris: ['https://a.example'],
+        client_name: 'x',
+        logo_uri: `https://a.example/${'l'.repeat(2070)}`,
+      },
+      ['body', 'logo_uri'],
+      'string_too_long',
+    ],
+    [
+      { redirect_uris: ['https://a.example'], client_name: 'x', tos_uri: '' },
+      ['body', 'tos_uri'],
+      'string_too_short',
+    ],
+    [
+      { redirect_uris: ['https://a.example'], client_name: 'x', policy_uri: 'not a uri' },
+      ['body', 'policy_uri'],
+      'url_parsing',
+    ],
   ])('rejects %j (422)', async (body, loc, type) => {
     const reply = await register(body);
     expect(reply.status).toBe(422);
@@ -111,11 +164,14 @@ describe('Create Client (RFC 7591)', () => {
     expect(reply.body).toEqual({ error, error_description: expect.any(String) });
   });
 
-  it.each(['openid admin', 'openid webhooks:delete', ' '])('rejects scope %j (400 invalid_client_metadata)', async (scope) => {
-    const reply = await register({ redirect_uris: ['https://a.example'], client_name: 'x', scope });
-    expect(reply.status).toBe(400);
-    expect(reply.body.error).toBe('invalid_client_metadata');
-  });
+  it.each(['openid admin', 'openid webhooks:delete', ' '])(
+    'rejects scope %j (400 invalid_client_metadata)',
+    async (scope) => {
+      const reply = await register({ redirect_uris: ['https://a.example'], client_name: 'x', scope });
+      expect(reply.status).toBe(400);
+      expect(reply.body.error).toBe('invalid_client_metadata');
+    },
+  );
 
   it('costs at most 2 DynamoDB round trips, authentication included', async () => {
     world.resetCount();

@@ -11,8 +11,11 @@ beforeAll(async () => {
 afterAll(() => world?.drop());
 
 const PATH = '/v1/subscriptions/';
-const post = (body: unknown, token = world.demo.personal_access_token, headers: Record<string, string> = {}) =>
-  world.call('POST', PATH, { token, body, headers });
+const post = (
+  body: unknown,
+  token = world.demo.personal_access_token,
+  headers: Record<string, string> = {},
+) => world.call('POST', PATH, { token, body, headers });
 
 describe('Create Subscription: success', () => {
   it('creates an active subscription to the free product with the full nested response (201)', async () => {
@@ -41,9 +44,23 @@ describe('Create Subscription: success', () => {
       meters: [],
     });
     for (const key of [
-      'modified_at', 'trial_start', 'trial_end', 'canceled_at', 'ends_at', 'ended_at', 'discount_id', 'checkout_id',
-      'discount', 'customer_cancellation_reason', 'customer_cancellation_comment', 'current_meter_period_start',
-      'current_meter_period_end', 'paused_at', 'resumes_at', 'pending_update', 'past_due_at',
+      'modified_at',
+      'trial_start',
+      'trial_end',
+      'canceled_at',
+      'ends_at',
+      'ended_at',
+      'discount_id',
+      'checkout_id',
+      'discount',
+      'customer_cancellation_reason',
+      'customer_cancellation_comment',
+      'current_meter_period_start',
+      'current_meter_period_end',
+      'paused_at',
+      'resumes_at',
+      'pending_update',
+      'past_due_at',
     ]) {
       expect(sub, key).toHaveProperty(key, null);
     }
@@ -58,7 +75,10 @@ describe('Create Subscription: success', () => {
     if (expectedEnd.getUTCDate() !== start.getUTCDate()) expectedEnd.setUTCDate(0);
     expect(sub.current_period_end).toBe(expectedEnd.toISOString());
 
-    expect(sub.customer).toMatchObject({ id: world.demo.customer_id, organization_id: world.demo.organization_id });
+    expect(sub.customer).toMatchObject({
+      id: world.demo.customer_id,
+      organization_id: world.demo.organization_id,
+    });
     expect(sub.customer.deleted_at).toBeNull();
     expect(sub.product).toMatchObject({
       id: world.demo.free_product_id,
@@ -69,7 +89,12 @@ describe('Create Subscription: success', () => {
       attached_custom_fields: [],
     });
     expect(sub.prices).toHaveLength(1);
-    expect(sub.prices[0]).toMatchObject({ amount_type: 'fixed', price_amount: 0, price_currency: 'usd', legacy: false });
+    expect(sub.prices[0]).toMatchObject({
+      amount_type: 'fixed',
+      price_amount: 0,
+      price_currency: 'usd',
+      legacy: false,
+    });
 
     const stored = await world.table.doc.send(
       new GetCommand({ TableName: world.table.name, Key: keys.subscription(sub.id) }),
@@ -124,16 +149,32 @@ describe('Create Subscription: rules, in contract order (422 PolarRequestValidat
   };
   const unknownId = '6f1c1a37-58a5-4f7a-9d52-2f1f7f0b2c11';
 
-  it('unknown product', () => rule(unknownId, world.demo.customer_id, ['body', 'product_id'], 'Product does not exist.'));
+  it('unknown product', () =>
+    rule(unknownId, world.demo.customer_id, ['body', 'product_id'], 'Product does not exist.'));
 
   it("another organization's product", () =>
-    rule(world.demo.other_organization.free_product_id, world.demo.customer_id, ['body', 'product_id'], 'Product does not exist.'));
+    rule(
+      world.demo.other_organization.free_product_id,
+      world.demo.customer_id,
+      ['body', 'product_id'],
+      'Product does not exist.',
+    ));
 
   it('one-time product', () =>
-    rule(world.demo.one_time_product_id, world.demo.customer_id, ['body', 'product_id'], 'Product is not a recurring product.'));
+    rule(
+      world.demo.one_time_product_id,
+      world.demo.customer_id,
+      ['body', 'product_id'],
+      'Product is not a recurring product.',
+    ));
 
   it('archived product', () =>
-    rule(world.demo.archived_product_id, world.demo.customer_id, ['body', 'product_id'], 'Product is archived.'));
+    rule(
+      world.demo.archived_product_id,
+      world.demo.customer_id,
+      ['body', 'product_id'],
+      'Product is archived.',
+    ));
 
   it('paid product', () =>
     rule(
@@ -147,21 +188,39 @@ describe('Create Subscription: rules, in contract order (422 PolarRequestValidat
     rule(world.demo.free_product_id, unknownId, ['body', 'customer_id'], 'Customer does not exist.'));
 
   it("another organization's customer", () =>
-    rule(world.demo.free_product_id, world.demo.other_organization.customer_id, ['body', 'customer_id'], 'Customer does not exist.'));
+    rule(
+      world.demo.free_product_id,
+      world.demo.other_organization.customer_id,
+      ['body', 'customer_id'],
+      'Customer does not exist.',
+    ));
 
   it('checks the product before the customer', () =>
-    rule(world.demo.paid_product_id, unknownId, ['body', 'product_id'],
-      'Product is not free. The customer should go through a checkout to create a paid subscription.'));
+    rule(
+      world.demo.paid_product_id,
+      unknownId,
+      ['body', 'product_id'],
+      'Product is not free. The customer should go through a checkout to create a paid subscription.',
+    ));
 
   it('deleted customer and deleted product', async () => {
-    const customer = await createCustomer(world.admin, { organizationId: world.demo.organization_id, email: 'gone@x.example' });
+    const customer = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: 'gone@x.example',
+    });
     const product = await createProduct(world.admin, {
-      organizationId: world.demo.organization_id, name: 'gone', recurringInterval: 'month', priceAmount: 0, currency: 'usd',
+      organizationId: world.demo.organization_id,
+      name: 'gone',
+      recurringInterval: 'month',
+      priceAmount: 0,
+      currency: 'usd',
     });
     for (const key of [keys.customer(customer.id), keys.product(product.id)]) {
       await world.table.doc.send(
         new UpdateCommand({
-          TableName: world.table.name, Key: key, UpdateExpression: 'SET deleted_at = :t',
+          TableName: world.table.name,
+          Key: key,
+          UpdateExpression: 'SET deleted_at = :t',
           ExpressionAttributeValues: { ':t': new Date().toISOString() },
         }),
       );
@@ -188,13 +247,26 @@ describe('Create Subscription: request shape (422 RequestValidationError)', () =
   });
 
   it('a UUID of another version', () =>
-    invalid({ ...ok(), product_id: 'a8098c1a-f86e-11da-bd1a-00112444be1e' }, ['body', 'product_id'], 'uuid_version'));
+    invalid(
+      { ...ok(), product_id: 'a8098c1a-f86e-11da-bd1a-00112444be1e' },
+      ['body', 'product_id'],
+      'uuid_version',
+    ));
 
-  it('not a UUID', () => invalid({ ...ok(), customer_id: 'cus_123' }, ['body', 'customer_id'], 'uuid_parsing'));
+  it('not a UUID', () =>
+    invalid({ ...ok(), customer_id: 'cus_123' }, ['body', 'customer_id'], 'uuid_parsing'));
 
   it('metadata: key over 40, value over 500, null / array / object values, over 50 pairs', async () => {
-    await invalid({ ...ok(), metadata: { ['k'.repeat(41)]: 'v' } }, ['body', 'metadata', 'k'.repeat(41)], 'string_too_long');
-    await invalid({ ...ok(), metadata: { note: 'x'.repeat(501) } }, ['body', 'metadata', 'note'], 'string_too_long');
+    await invalid(
+      { ...ok(), metadata: { ['k'.repeat(41)]: 'v' } },
+      ['body', 'metadata', 'k'.repeat(41)],
+      'string_too_long',
+    );
+    await invalid(
+      { ...ok(), metadata: { note: 'x'.repeat(501) } },
+      ['body', 'metadata', 'note'],
+      'string_too_long',
+    );
     await invalid({ ...ok(), metadata: { a: null } }, ['body', 'metadata', 'a'], 'string_type');
     await invalid({ ...ok(), metadata: { a: [1] } }, ['body', 'metadata', 'a'], 'string_type');
     await invalid({ ...ok(), metadata: { a: { b: 1 } } }, ['body', 'metadata', 'a'], 'string_type');

@@ -6,9 +6,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPersonalAccessToken } from '#scripts/admin/commands.ts';
-import { hashSecret } from '#shared/domain/secrets.ts';
 import { keys } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
+import { hashSecret } from '#shared/domain/secrets.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -26,20 +26,50 @@ interface Op {
   scope?: string;
 }
 const ops: Op[] = [
-  { name: 'create client', method: 'POST', url: () => '/v1/oauth2/register', kind: 'pat', body: () => ({ redirect_uris: ['https://a.example'], client_name: 'x' }) },
-  { name: 'create subscription', method: 'POST', url: () => '/v1/subscriptions/', kind: 'pat', scope: 'subscriptions:write', body: () => ({ product_id: world.demo.free_product_id, customer_id: world.demo.customer_id }) },
-  { name: 'list wallets', method: 'GET', url: () => '/v1/customer-portal/wallets/', kind: 'session', scope: 'customer_portal:read' },
-  { name: 'delete webhook endpoint', method: 'DELETE', url: () => `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[2]}`, kind: 'pat', scope: 'webhooks:write' },
+  {
+    name: 'create client',
+    method: 'POST',
+    url: () => '/v1/oauth2/register',
+    kind: 'pat',
+    body: () => ({ redirect_uris: ['https://a.example'], client_name: 'x' }),
+  },
+  {
+    name: 'create subscription',
+    method: 'POST',
+    url: () => '/v1/subscriptions/',
+    kind: 'pat',
+    scope: 'subscriptions:write',
+    body: () => ({ product_id: world.demo.free_product_id, customer_id: world.demo.customer_id }),
+  },
+  {
+    name: 'list wallets',
+    method: 'GET',
+    url: () => '/v1/customer-portal/wallets/',
+    kind: 'session',
+    scope: 'customer_portal:read',
+  },
+  {
+    name: 'delete webhook endpoint',
+    method: 'DELETE',
+    url: () => `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[2]}`,
+    kind: 'pat',
+    scope: 'webhooks:write',
+  },
 ];
 
 const send = (op: Op, authorization: string | undefined, body: unknown = op.body?.()) =>
-  world.call(op.method, op.url(), { ...(authorization !== undefined ? { headers: { authorization } } : {}), body });
+  world.call(op.method, op.url(), {
+    ...(authorization !== undefined ? { headers: { authorization } } : {}),
+    body,
+  });
 
 const unauthorized = { error: 'Unauthorized', detail: 'Unauthorized' };
 
 describe.each(ops)('$name: credentials', (op) => {
-  const right = () => (op.kind === 'pat' ? world.demo.personal_access_token : world.demo.customer_session_token);
-  const wrongKind = () => (op.kind === 'pat' ? world.demo.customer_session_token : world.demo.personal_access_token);
+  const right = () =>
+    op.kind === 'pat' ? world.demo.personal_access_token : world.demo.customer_session_token;
+  const wrongKind = () =>
+    op.kind === 'pat' ? world.demo.customer_session_token : world.demo.personal_access_token;
 
   it.each([
     ['no header', undefined],
@@ -61,7 +91,10 @@ describe.each(ops)('$name: credentials', (op) => {
 
   it.each([
     ['garbage', 'Bearer undefined'],
-    ['unknown token of the right shape', `Bearer ${op.kind === 'pat' ? 'polar_pat_' : 'polar_cst_'}${'A'.repeat(48)}`],
+    [
+      'unknown token of the right shape',
+      `Bearer ${op.kind === 'pat' ? 'polar_pat_' : 'polar_cst_'}${'A'.repeat(48)}`,
+    ],
   ])('%s → 401 invalid_token', async (_, header) => {
     const reply = await send(op, header);
     expect(reply.status).toBe(401);
@@ -91,8 +124,11 @@ describe.each(ops)('$name: credentials', (op) => {
         const session = await createCustomerSession(world.admin, { customer });
         await world.table.doc.send(
           new UpdateCommand({
-            TableName: world.table.name, Key: keys.token(hashSecret(session.token)),
-            UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': 'scope' }, ExpressionAttributeValues: { ':s': 'openid' },
+            TableName: world.table.name,
+            Key: keys.token(hashSecret(session.token)),
+            UpdateExpression: 'SET #s = :s',
+            ExpressionAttributeNames: { '#s': 'scope' },
+            ExpressionAttributeValues: { ':s': 'openid' },
           }),
         );
         token = session.token;
@@ -108,7 +144,9 @@ describe.each(ops)('$name: credentials', (op) => {
 
 describe('expired and revoked credentials', () => {
   it('an expired customer session → 401 invalid_token', async () => {
-    const reply = await world.call('GET', '/v1/customer-portal/wallets/', { token: world.demo.expired_customer_session_token });
+    const reply = await world.call('GET', '/v1/customer-portal/wallets/', {
+      token: world.demo.expired_customer_session_token,
+    });
     expect(reply.status).toBe(401);
     expect(reply.body.error).toBe('invalid_token');
   });
@@ -117,9 +155,13 @@ describe('expired and revoked credentials', () => {
     const stored = await findToken(world.table, hashSecret(world.demo.personal_access_token));
     if (stored?.kind !== 'personal_access_token') throw new Error('demo PAT missing');
     const expired = await createPersonalAccessToken(world.admin, {
-      userId: stored.user_id, scope: 'webhooks:write', expiresAt: new Date(Date.now() - 1000),
+      userId: stored.user_id,
+      scope: 'webhooks:write',
+      expiresAt: new Date(Date.now() - 1000),
     });
-    const reply = await world.call('DELETE', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[0]}`, { token: expired.token });
+    const reply = await world.call('DELETE', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[0]}`, {
+      token: expired.token,
+    });
     expect(reply.status).toBe(401);
     expect(reply.body.error).toBe('invalid_token');
   });
@@ -127,14 +169,21 @@ describe('expired and revoked credentials', () => {
   it('a revoked personal access token → 401 invalid_token', async () => {
     const stored = await findToken(world.table, hashSecret(world.demo.personal_access_token));
     if (stored?.kind !== 'personal_access_token') throw new Error('demo PAT missing');
-    const revoked = await createPersonalAccessToken(world.admin, { userId: stored.user_id, scope: 'webhooks:write' });
+    const revoked = await createPersonalAccessToken(world.admin, {
+      userId: stored.user_id,
+      scope: 'webhooks:write',
+    });
     await world.table.doc.send(
       new UpdateCommand({
-        TableName: world.table.name, Key: keys.token(hashSecret(revoked.token)),
-        UpdateExpression: 'SET revoked_at = :t', ExpressionAttributeValues: { ':t': new Date().toISOString() },
+        TableName: world.table.name,
+        Key: keys.token(hashSecret(revoked.token)),
+        UpdateExpression: 'SET revoked_at = :t',
+        ExpressionAttributeValues: { ':t': new Date().toISOString() },
       }),
     );
-    const reply = await world.call('DELETE', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[0]}`, { token: revoked.token });
+    const reply = await world.call('DELETE', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[0]}`, {
+      token: revoked.token,
+    });
     expect(reply.status).toBe(401);
     expect(reply.body.error).toBe('invalid_token');
   });
@@ -149,7 +198,10 @@ describe('wire conventions on POST', () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
       const reply = await post({ 'content-type': type }, good);
       expect(reply.status).toBe(415);
-      expect(reply.body).toEqual({ error: 'UnsupportedMediaType', detail: 'Content-Type must be application/json' });
+      expect(reply.body).toEqual({
+        error: 'UnsupportedMediaType',
+        detail: 'Content-Type must be application/json',
+      });
     }
     const none = await world.call('POST', '/v1/oauth2/register', { token: world.demo.personal_access_token });
     expect(none.status).toBe(415);
@@ -160,7 +212,10 @@ describe('wire conventions on POST', () => {
   });
 
   it('a body over 1 MiB → 413, before the body is parsed', async () => {
-    const reply = await post({ 'content-type': 'application/json' }, `{"client_name":"${'x'.repeat(1024 * 1024)}"`);
+    const reply = await post(
+      { 'content-type': 'application/json' },
+      `{"client_name":"${'x'.repeat(1024 * 1024)}"`,
+    );
     expect(reply.status).toBe(413);
     expect(reply.body.error).toBe('PayloadTooLarge');
   });

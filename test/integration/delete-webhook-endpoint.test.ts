@@ -14,8 +14,12 @@ const del = (id: string, token = world.demo.personal_access_token, path = `/v1/w
   world.call('DELETE', path, { token });
 const notFound = { error: 'ResourceNotFound', detail: 'Not found' };
 const fresh = async () =>
-  (await createWebhookEndpoint(world.admin, { organizationId: world.demo.organization_id, url: 'https://h.example/x' }))
-    .endpoint.id;
+  (
+    await createWebhookEndpoint(world.admin, {
+      organizationId: world.demo.organization_id,
+      url: 'https://h.example/x',
+    })
+  ).endpoint.id;
 
 describe('Delete Webhook Endpoint', () => {
   it('soft-deletes: 204 with no body, then the endpoint is disabled and marked deleted', async () => {
@@ -47,7 +51,10 @@ describe('Delete Webhook Endpoint', () => {
     expect(foreign.body).toEqual(unknown.body);
     expect(foreign.headers).toEqual(unknown.headers);
     const stored = await world.table.doc.send(
-      new GetCommand({ TableName: world.table.name, Key: keys.webhookEndpoint(world.demo.other_organization.webhook_endpoint_id) }),
+      new GetCommand({
+        TableName: world.table.name,
+        Key: keys.webhookEndpoint(world.demo.other_organization.webhook_endpoint_id),
+      }),
     );
     expect(stored.Item?.deleted_at).toBeNull();
   });
@@ -73,7 +80,10 @@ describe('Delete Webhook Endpoint', () => {
     ] as const) {
       const reply = await del(id);
       expect(reply.status).toBe(422);
-      expect(reply.body).toMatchObject({ error: 'RequestValidationError', detail: [{ loc: ['path', 'id'], type }] });
+      expect(reply.body).toMatchObject({
+        error: 'RequestValidationError',
+        detail: [{ loc: ['path', 'id'], type }],
+      });
     }
   });
 

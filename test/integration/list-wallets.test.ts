@@ -42,7 +42,14 @@ describe('List Wallets', () => {
     expect(reply.body.pagination).toEqual({ total_count: 14, max_page: 2 });
     expect(reply.body.items).toHaveLength(10);
     for (const wallet of reply.body.items as Wallet[]) {
-      expect(Object.keys(wallet).sort()).toEqual(['balance', 'created_at', 'currency', 'customer_id', 'id', 'modified_at']);
+      expect(Object.keys(wallet).sort()).toEqual([
+        'balance',
+        'created_at',
+        'currency',
+        'customer_id',
+        'id',
+        'modified_at',
+      ]);
       expect(wallet.customer_id).toBe(world.demo.customer_id);
       expect(Number.isInteger(wallet.balance)).toBe(true);
       expect(wallet.modified_at).toBeNull();
@@ -82,7 +89,10 @@ describe('List Wallets', () => {
     for (const limit of [1, 7, 10, 33]) {
       const walked: string[] = [];
       for (let page = 1; page <= Math.ceil(120 / limit); page++) {
-        const reply = await list(`sorting=-balance&limit=${limit}&page=${page}`, world.demo.large_customer_session_token);
+        const reply = await list(
+          `sorting=-balance&limit=${limit}&page=${page}`,
+          world.demo.large_customer_session_token,
+        );
         walked.push(...reply.body.items.map((w: Wallet) => w.id));
       }
       expect(walked).toEqual(everything);
@@ -109,7 +119,10 @@ describe('List Wallets', () => {
   });
 
   it('a customer without wallets: total 0, max_page 0', async () => {
-    const customer = await createCustomer(world.admin, { organizationId: world.demo.organization_id, email: 'empty@x.example' });
+    const customer = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: 'empty@x.example',
+    });
     const { token } = await createCustomerSession(world.admin, { customer });
     expect((await list('', token)).body).toEqual({ items: [], pagination: { total_count: 0, max_page: 0 } });
   });
@@ -123,16 +136,25 @@ describe('List Wallets', () => {
   });
 
   it('counts a new wallet in total_count (kept with the wallet, transactionally)', async () => {
-    const customer = await createCustomer(world.admin, { organizationId: world.demo.organization_id, email: 'count@x.example' });
+    const customer = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: 'count@x.example',
+    });
     const { token } = await createCustomerSession(world.admin, { customer });
     await createWallet(world.admin, { customer, currency: 'usd', type: 'usage', balance: 1 });
-    await expect(createWallet(world.admin, { customer, currency: 'usd', type: 'usage', balance: 2 })).rejects.toThrow();
+    await expect(
+      createWallet(world.admin, { customer, currency: 'usd', type: 'usage', balance: 2 }),
+    ).rejects.toThrow();
     await createWallet(world.admin, { customer, currency: 'usd', type: 'billing', balance: 3 });
     expect((await list('', token)).body.pagination).toEqual({ total_count: 2, max_page: 1 });
   });
 
   it('costs at most 3 DynamoDB round trips for page 1, authentication included', async () => {
-    for (const sorting of ['', 'sorting=balance&sorting=-created_at', 'sorting=-balance&sorting=created_at']) {
+    for (const sorting of [
+      '',
+      'sorting=balance&sorting=-created_at',
+      'sorting=-balance&sorting=created_at',
+    ]) {
       world.resetCount();
       expect((await list(sorting, world.demo.large_customer_session_token)).status).toBe(200);
       expect(world.roundTrips(), sorting).toBeLessThanOrEqual(3);

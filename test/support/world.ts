@@ -16,6 +16,7 @@ import { freshTable } from './dynamodb.ts';
 export interface Reply {
   status: number;
   headers: Record<string, string>;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers and assert on them
   body: any;
   raw: string | undefined;
 }
@@ -27,9 +28,16 @@ export interface CallOptions {
   body?: unknown;
 }
 
-type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+type Handler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
-const context = { awsRequestId: 'test', functionName: 'test', getRemainingTimeInMillis: () => 10_000 } as Context;
+const context = {
+  awsRequestId: 'test',
+  functionName: 'test',
+  getRemainingTimeInMillis: () => 10_000,
+} as Context;
 
 export function buildEvent(method: string, url: string, options: CallOptions = {}): APIGatewayProxyEventV2 {
   const path = url.split('?')[0] as string;
@@ -81,7 +89,9 @@ export async function createWorld(prefix: string): Promise<World> {
   async function handlerFor(name: string): Promise<Handler> {
     let handler = handlers.get(name);
     if (!handler) {
-      const module = (await import(`../../functions/${name}/handler.ts`)) as { createHandler(d: Dependencies): Handler };
+      const module = (await import(`../../functions/${name}/handler.ts`)) as {
+        createHandler(d: Dependencies): Handler;
+      };
       handler = module.createHandler(deps);
       handlers.set(name, handler);
     }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { bearerToken } from '#shared/http/auth.ts';
 import { Unauthorized } from '#shared/domain/errors.ts';
 import { ALL_SCOPES, DEFAULT_CLIENT_SCOPE, grants, parseScope } from '#shared/domain/scopes.ts';
 import { generateSecret, hashSecret, hasSecretShape, secretPrefixes } from '#shared/domain/secrets.ts';
+import { bearerToken } from '#shared/http/auth.ts';
 
 describe('scope parsing', () => {
   it('splits on any whitespace and drops duplicates, keeping order', () => {
@@ -48,7 +48,9 @@ describe('bearer credentials', () => {
 
 describe('secrets', () => {
   it('generates prefixed secrets with at least 32 random characters, all different', () => {
-    const secrets = new Set(Array.from({ length: 200 }, () => generateSecret(secretPrefixes.personalAccessToken)));
+    const secrets = new Set(
+      Array.from({ length: 200 }, () => generateSecret(secretPrefixes.personalAccessToken)),
+    );
     expect(secrets.size).toBe(200);
     for (const secret of secrets) {
       expect(secret.startsWith('polar_pat_')).toBe(true);

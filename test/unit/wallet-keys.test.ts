@@ -23,7 +23,21 @@ function rng(seed: number) {
 const lexical = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 describe('balance sort-key encoding', () => {
-  const edge = [-BALANCE_LIMIT, -BALANCE_LIMIT + 1, -1_000_000_000_000, -10, -1, 0, 1, 9, 10, 99, 100, 2 ** 31, BALANCE_LIMIT];
+  const edge = [
+    -BALANCE_LIMIT,
+    -BALANCE_LIMIT + 1,
+    -1_000_000_000_000,
+    -10,
+    -1,
+    0,
+    1,
+    9,
+    10,
+    99,
+    100,
+    2 ** 31,
+    BALANCE_LIMIT,
+  ];
 
   it('orders lexically exactly as numbers, negatives and large values included', () => {
     const random = rng(7);
@@ -54,9 +68,16 @@ describe('balance sort-key encoding', () => {
 
 describe('time sort-key encoding', () => {
   it('orders chronologically and reverse-chronologically', () => {
-    const times = ['1970-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.001Z', '2100-12-31T23:59:59.999Z'];
+    const times = [
+      '1970-01-01T00:00:00.000Z',
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T00:00:00.001Z',
+      '2100-12-31T23:59:59.999Z',
+    ];
     expect([...times].sort((a, b) => lexical(encodeTime(a), encodeTime(b)))).toEqual(times);
-    expect([...times].sort((a, b) => lexical(encodeTimeDesc(a), encodeTimeDesc(b)))).toEqual([...times].reverse());
+    expect([...times].sort((a, b) => lexical(encodeTimeDesc(a), encodeTimeDesc(b)))).toEqual(
+      [...times].reverse(),
+    );
   });
 });
 
@@ -76,35 +97,40 @@ describe('sorting plans', () => {
    * For every request: the index order (sort key, direction), once ties within
    * the plan's group fields are re-ordered, must equal the requested order.
    */
-  it.each(requests.map((r) => [r.join(',') || '(default)', r] as const))('serves %s from an index', (_, request) => {
-    const random = rng(42);
-    const base = Date.parse('2026-01-01T00:00:00.000Z');
-    const wallets = Array.from({ length: 300 }, (_, i) => ({
-      id: `${Math.floor(random() * 1e8).toString(16).padStart(8, '0')}-${i}`,
-      // Few distinct values on purpose: many ties on each field and on both.
-      balance: Math.floor(random() * 7) - 3,
-      created_at: new Date(base + Math.floor(random() * 5) * 1000).toISOString(),
-    }));
-    const criteria = parseSorting([...request]);
-    const plan = planFor(criteria);
-    const attribute = {
-      'LSI-wallet-created': 'WCA',
-      'LSI-wallet-balance-created': 'WBC',
-      'LSI-wallet-balance-created-desc': 'WBCD',
-      'LSI-wallet-balance': 'WB',
-      'LSI-wallet-balance-desc': 'WBD',
-    }[plan.index];
-    const indexOrder = [...wallets].sort((a, b) => {
-      const order = lexical(walletSortKeys(a)[attribute] as string, walletSortKeys(b)[attribute] as string);
-      return plan.forward ? order : -order;
-    });
-    const expected = [...wallets].sort(comparator(criteria));
-    if (plan.groupFields.length === 0) {
-      expect(indexOrder.map((w) => w.id)).toEqual(expected.map((w) => w.id));
-    } else {
-      // Stable sort of the index order by the full comparator must only move items within groups.
-      const groupOf = (w: (typeof wallets)[number]) => plan.groupFields.map((f) => w[f]).join('|');
-      expect(indexOrder.map(groupOf)).toEqual(expected.map(groupOf));
-    }
-  });
+  it.each(requests.map((r) => [r.join(',') || '(default)', r] as const))(
+    'serves %s from an index',
+    (_, request) => {
+      const random = rng(42);
+      const base = Date.parse('2026-01-01T00:00:00.000Z');
+      const wallets = Array.from({ length: 300 }, (_, i) => ({
+        id: `${Math.floor(random() * 1e8)
+          .toString(16)
+          .padStart(8, '0')}-${i}`,
+        // Few distinct values on purpose: many ties on each field and on both.
+        balance: Math.floor(random() * 7) - 3,
+        created_at: new Date(base + Math.floor(random() * 5) * 1000).toISOString(),
+      }));
+      const criteria = parseSorting([...request]);
+      const plan = planFor(criteria);
+      const attribute = {
+        'LSI-wallet-created': 'WCA',
+        'LSI-wallet-balance-created': 'WBC',
+        'LSI-wallet-balance-created-desc': 'WBCD',
+        'LSI-wallet-balance': 'WB',
+        'LSI-wallet-balance-desc': 'WBD',
+      }[plan.index];
+      const indexOrder = [...wallets].sort((a, b) => {
+        const order = lexical(walletSortKeys(a)[attribute] as string, walletSortKeys(b)[attribute] as string);
+        return plan.forward ? order : -order;
+      });
+      const expected = [...wallets].sort(comparator(criteria));
+      if (plan.groupFields.length === 0) {
+        expect(indexOrder.map((w) => w.id)).toEqual(expected.map((w) => w.id));
+      } else {
+        // Stable sort of the index order by the full comparator must only move items within groups.
+        const groupOf = (w: (typeof wallets)[number]) => plan.groupFields.map((f) => w[f]).join('|');
+        expect(indexOrder.map(groupOf)).toEqual(expected.map(groupOf));
+      }
+    },
+  );
 });

@@ -1,0 +1,82 @@
+/**
+ * `npm start` as a newcomer runs it: a separate process in a fresh directory,
+ * which must print the banner, write .local/demo.json, serve the two curl flows
+ * of the README, and leave no process behind after Ctrl-C (SIGINT).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { freePort } from '#scripts/local/dynamodb-local.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+const cwd = mkdtempSync(join(tmpdir(), 'npm-start-'));
+let child: ChildProcess | undefined;
+
+afterAll(() => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+function waitFor(process: ChildProcess, text: string, timeoutMs: number): Promise<string> {
+  return new Promise((done, fail) => {
+    let output = '';
+    const timer = setTimeout(
+      () => fail(new Error(`no "${text}" within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes(text)) {
+        clearTimeout(timer);
+        done(output);
+      }
+    };
+    process.stdout?.on('data', collect);
+    process.stderr?.on('data', collect);
+    process.on('exit', (code) => fail(new Error(`exited with ${code} before "${text}":\n${output}`)));
+  });
+}
+
+const dynamoProcesses = (port: string) =>
+  execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes('DynamoDBLocal') && line.includes(port));
+
+it('serves the demo, writes .local/demo.json and stops cleanly on Ctrl-C', { timeout: 180_000 }, async () => {
+  const port = await freePort();
+  child = spawn(join(root, 'node_modules/.bin/tsx'), [join(root, 'scripts/local/start.ts'), '--quiet'], {
+    cwd,
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const banner = await waitFor(child, 'Ctrl-C stops', 150_000);
+  expect(banner).toContain(`http://127.0.0.1:${port}`);
+
+  const demo = JSON.parse(readFileSync(join(cwd, '.local/demo.json'), 'utf8'));
+  expect(demo.base_url).toBe(`http://127.0.0.1:${port}`);
+  expect(demo.personal_access_token).toMatch(/^polar_pat_/);
+  expect(banner).toContain(demo.personal_access_token);
+
+  const created = await fetch(`${demo.base_url}/v1/subscriptions/`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${demo.personal_access_token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ product_id: demo.free_product_id, customer_id: demo.customer_id }),
+  });
+  expect(created.status).toBe(201);
+  const listed = await fetch(`${demo.base_url}/v1/customer-portal/wallets/`, {
+    headers: { authorization: `Bearer ${demo.customer_session_token}` },
+  });
+  expect(listed.status).toBe(200);
+
+  const dbPort = new URL(demo.dynamodb_endpoint).port;
+  expect(dynamoProcesses(dbPort)).toHaveLength(1);
+  const exited = new Promise<number | null>((done) => child?.on('exit', (code) => done(code)));
+  child.kill('SIGINT');
+  expect(await exited).toBe(0);
+  // The JVM is stopped before the runner exits; give the kernel a moment to reap it.
+  for (let i = 0; i < 20 && dynamoProcesses(dbPort).length > 0; i++)
+    await new Promise((r) => setTimeout(r, 250));
+  expect(dynamoProcesses(dbPort)).toEqual([]);
+});
