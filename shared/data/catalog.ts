@@ -1,6 +1,6 @@
-import { BatchGetCommand, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '../domain/errors.ts';
-import { run, type Table } from './dynamo.ts';
+import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
 import { type CustomerRecord, item, type OrganizationRecord, type ProductRecord, record } from './records.ts';
 import { gsi1, type Key, keys } from './table.ts';
 
@@ -68,67 +68,42 @@ export async function getCustomer(table: Table, customerId: string): Promise<Cus
 }
 
 export async function insertProduct(table: Table, product: ProductRecord): Promise<void> {
-  await run(() =>
-    table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: item(
-          {
-            ...keys.product(product.id),
-            ...gsi1.ownedBy(`ORG#${product.organization_id}`, 'PRODUCT', product.created_at, product.id),
-          },
-          'product',
-          product,
-        ),
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
+  const owner = `ORG#${product.organization_id}`;
+  await putNew(
+    table,
+    item(
+      { ...keys.product(product.id), ...gsi1.ownedBy(owner, 'PRODUCT', product.created_at, product.id) },
+      'product',
+      product,
     ),
   );
 }
 
 /** A customer is unique per organization by email and by external id: guard items enforce both. */
 export async function insertCustomer(table: Table, customer: CustomerRecord): Promise<void> {
+  const owner = `ORG#${customer.organization_id}`;
   const guards = [
-    customer.email ? `EMAIL#${customer.email.toLowerCase()}` : undefined,
-    customer.external_id ? `EXTERNAL#${customer.external_id}` : undefined,
-  ].filter((guard): guard is string => guard !== undefined);
-  await run(() =>
-    table.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
+    customer.email ? keys.customerEmail(customer.organization_id, customer.email) : undefined,
+    customer.external_id
+      ? keys.customerExternalId(customer.organization_id, customer.external_id)
+      : undefined,
+  ].filter((guard) => guard !== undefined);
+  await transact(table, [
+    {
+      Put: createOnly(
+        table,
+        item(
           {
-            Put: {
-              TableName: table.name,
-              Item: item(
-                {
-                  ...keys.customer(customer.id),
-                  ...gsi1.ownedBy(
-                    `ORG#${customer.organization_id}`,
-                    'CUSTOMER',
-                    customer.created_at,
-                    customer.id,
-                  ),
-                },
-                'customer',
-                customer,
-              ),
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
+            ...keys.customer(customer.id),
+            ...gsi1.ownedBy(owner, 'CUSTOMER', customer.created_at, customer.id),
           },
-          ...guards.map((guard) => ({
-            Put: {
-              TableName: table.name,
-              Item: {
-                PK: `ORG#${customer.organization_id}`,
-                SK: `CUSTOMER${guard}`,
-                entity: 'customer_guard',
-                customer_id: customer.id,
-              },
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          })),
-        ],
-      }),
-    ),
-  );
+          'customer',
+          customer,
+        ),
+      ),
+    },
+    ...guards.map((guard) => ({
+      Put: createOnly(table, { ...guard, entity: 'customer_guard', customer_id: customer.id }),
+    })),
+  ]);
 }

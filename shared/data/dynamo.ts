@@ -4,7 +4,12 @@
  * exception classes.
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  PutCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
 
 export interface Table {
@@ -79,4 +84,20 @@ export async function run<T>(call: () => Promise<T>): Promise<T> {
     if (isTransient(error)) throw new ServiceUnavailable();
     throw raw;
   }
+}
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** A Put that only creates: it fails with ConditionFailed when the key is already taken. */
+export function createOnly(table: Table, item: Record<string, unknown>) {
+  return { TableName: table.name, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
+}
+
+export async function putNew(table: Table, item: Record<string, unknown>): Promise<void> {
+  await run(() => table.doc.send(new PutCommand(createOnly(table, item))));
+}
+
+/** All writes or none. */
+export async function transact(table: Table, items: TransactItem[]): Promise<void> {
+  await run(() => table.doc.send(new TransactWriteCommand({ TransactItems: items })));
 }

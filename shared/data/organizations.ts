@@ -1,82 +1,56 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { run, type Table } from './dynamo.ts';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { createOnly, run, type Table, transact } from './dynamo.ts';
 import { item, type MembershipRecord, type OrganizationRecord, type UserRecord } from './records.ts';
 import { gsi1, indexNames, keys } from './table.ts';
 
+/** An organization and its slug, unique across organizations. */
 export async function insertOrganization(table: Table, organization: OrganizationRecord): Promise<void> {
-  await run(() =>
-    table.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: table.name,
-              Item: item(keys.organization(organization.id), 'organization', organization),
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-          {
-            // Slugs are unique across organizations.
-            Put: {
-              TableName: table.name,
-              Item: {
-                PK: `ORGSLUG#${organization.slug}`,
-                SK: `ORGSLUG#${organization.slug}`,
-                entity: 'slug',
-                organization_id: organization.id,
-              },
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-        ],
+  await transact(table, [
+    { Put: createOnly(table, item(keys.organization(organization.id), 'organization', organization)) },
+    {
+      Put: createOnly(table, {
+        ...keys.organizationSlug(organization.slug),
+        entity: 'organization_slug',
+        organization_id: organization.id,
       }),
-    ),
-  );
+    },
+  ]);
 }
 
+/** A user and their e-mail address, unique across users. */
 export async function insertUser(table: Table, user: UserRecord): Promise<void> {
-  await run(() =>
-    table.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: table.name,
-              Item: item(keys.user(user.id), 'user', user),
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-          {
-            Put: {
-              TableName: table.name,
-              Item: {
-                PK: `USEREMAIL#${user.email.toLowerCase()}`,
-                SK: `USEREMAIL#${user.email.toLowerCase()}`,
-                entity: 'user_email',
-                user_id: user.id,
-              },
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-        ],
-      }),
-    ),
-  );
+  await transact(table, [
+    { Put: createOnly(table, item(keys.user(user.id), 'user', user)) },
+    { Put: createOnly(table, { ...keys.userEmail(user.email), entity: 'user_email', user_id: user.id }) },
+  ]);
 }
 
-/** The organizations a user belongs to (GSI1: `USER#id` → `MEMBER#…`). */
+/** Items of one kind owned by an owner key, oldest first (GSI1). */
+async function owned(table: Table, ownerKey: string, kind: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const exclusiveStartKey = startKey;
+    const page = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          IndexName: indexNames.gsi1,
+          KeyConditionExpression: 'GSI1PK = :owner AND begins_with(GSI1SK, :kind)',
+          ExpressionAttributeValues: { ':owner': ownerKey, ':kind': gsi1.ownerPrefix(kind) },
+          ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
+        }),
+      ),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** The organizations a user belongs to. */
 export async function organizationIdsOf(table: Table, userId: string): Promise<string[]> {
-  const result = await run(() =>
-    table.doc.send(
-      new QueryCommand({
-        TableName: table.name,
-        IndexName: indexNames.gsi1,
-        KeyConditionExpression: 'GSI1PK = :owner AND begins_with(GSI1SK, :kind)',
-        ExpressionAttributeValues: { ':owner': `USER#${userId}`, ':kind': gsi1.ownerPrefix('MEMBER') },
-      }),
-    ),
-  );
-  return (result.Items ?? []).map((stored) => stored.organization_id as string);
+  return (await owned(table, `USER#${userId}`, 'MEMBER')).map((stored) => stored.organization_id as string);
 }
 
 /**
@@ -85,52 +59,29 @@ export async function organizationIdsOf(table: Table, userId: string): Promise<s
  * that authentication is a single read).
  */
 export async function addMembership(table: Table, membership: MembershipRecord): Promise<void> {
-  const tokens = await run(() =>
-    table.doc.send(
-      new QueryCommand({
-        TableName: table.name,
-        IndexName: indexNames.gsi1,
-        KeyConditionExpression: 'GSI1PK = :owner AND begins_with(GSI1SK, :kind)',
-        ExpressionAttributeValues: {
-          ':owner': `USER#${membership.user_id}`,
-          ':kind': gsi1.ownerPrefix('TOKEN'),
-        },
-      }),
-    ),
-  );
-  await run(() =>
-    table.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
+  const owner = `USER#${membership.user_id}`;
+  const tokens = await owned(table, owner, 'TOKEN');
+  await transact(table, [
+    {
+      Put: createOnly(
+        table,
+        item(
           {
-            Put: {
-              TableName: table.name,
-              Item: item(
-                {
-                  ...keys.membership(membership.organization_id, membership.user_id),
-                  ...gsi1.ownedBy(
-                    `USER#${membership.user_id}`,
-                    'MEMBER',
-                    membership.created_at,
-                    membership.organization_id,
-                  ),
-                },
-                'membership',
-                membership,
-              ),
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
+            ...keys.membership(membership.organization_id, membership.user_id),
+            ...gsi1.ownedBy(owner, 'MEMBER', membership.created_at, membership.organization_id),
           },
-          ...(tokens.Items ?? []).map((token) => ({
-            Update: {
-              TableName: table.name,
-              Key: { PK: token.PK as string, SK: token.SK as string },
-              UpdateExpression: 'SET organization_ids = list_append(organization_ids, :org)',
-              ExpressionAttributeValues: { ':org': [membership.organization_id] },
-            },
-          })),
-        ],
-      }),
-    ),
-  );
+          'membership',
+          membership,
+        ),
+      ),
+    },
+    ...tokens.map((token) => ({
+      Update: {
+        TableName: table.name,
+        Key: { PK: token.PK as string, SK: token.SK as string },
+        UpdateExpression: 'SET organization_ids = list_append(organization_ids, :org)',
+        ExpressionAttributeValues: { ':org': [membership.organization_id] },
+      },
+    })),
+  ]);
 }

@@ -1,5 +1,4 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { run, type Table } from './dynamo.ts';
+import { createOnly, type Table, transact } from './dynamo.ts';
 import { item, type SubscriptionRecord } from './records.ts';
 import { gsi1, keys } from './table.ts';
 
@@ -10,48 +9,37 @@ import { gsi1, keys } from './table.ts';
  * write instead of leaving a subscription to something gone (ConditionFailed).
  */
 export async function insertSubscription(table: Table, subscription: SubscriptionRecord): Promise<void> {
-  await run(() =>
-    table.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
+  const owner = `CUSTOMER#${subscription.customer_id}`;
+  await transact(table, [
+    {
+      Put: createOnly(
+        table,
+        item(
           {
-            Put: {
-              TableName: table.name,
-              Item: item(
-                {
-                  ...keys.subscription(subscription.id),
-                  ...gsi1.ownedBy(
-                    `CUSTOMER#${subscription.customer_id}`,
-                    'SUBSCRIPTION',
-                    subscription.created_at,
-                    subscription.id,
-                  ),
-                },
-                'subscription',
-                subscription,
-              ),
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
+            ...keys.subscription(subscription.id),
+            ...gsi1.ownedBy(owner, 'SUBSCRIPTION', subscription.created_at, subscription.id),
           },
-          {
-            ConditionCheck: {
-              TableName: table.name,
-              Key: keys.customer(subscription.customer_id),
-              ConditionExpression:
-                'attribute_exists(PK) AND deleted_at = :null AND organization_id = :organization',
-              ExpressionAttributeValues: { ':null': null, ':organization': subscription.organization_id },
-            },
-          },
-          {
-            ConditionCheck: {
-              TableName: table.name,
-              Key: keys.product(subscription.product_id),
-              ConditionExpression: 'attribute_exists(PK) AND deleted_at = :null AND is_archived = :false',
-              ExpressionAttributeValues: { ':null': null, ':false': false },
-            },
-          },
-        ],
-      }),
-    ),
-  );
+          'subscription',
+          subscription,
+        ),
+      ),
+    },
+    {
+      ConditionCheck: {
+        TableName: table.name,
+        Key: keys.customer(subscription.customer_id),
+        ConditionExpression:
+          'attribute_exists(PK) AND deleted_at = :null AND organization_id = :organization',
+        ExpressionAttributeValues: { ':null': null, ':organization': subscription.organization_id },
+      },
+    },
+    {
+      ConditionCheck: {
+        TableName: table.name,
+        Key: keys.product(subscription.product_id),
+        ConditionExpression: 'attribute_exists(PK) AND deleted_at = :null AND is_archived = :false',
+        ExpressionAttributeValues: { ':null': null, ':false': false },
+      },
+    },
+  ]);
 }

@@ -126,6 +126,17 @@ export const keys = {
   webhookEndpoint: (endpointId: string): Key => same(`WEBHOOK#${endpointId}`),
   oauthClient: (clientId: string): Key => same(`OAUTHCLIENT#${clientId}`),
   idempotency: (scope: string, key: string): Key => same(`IDEMPOTENCY#${scope}#${key}`),
+  /** Uniqueness guards: an item whose key is the unique value. */
+  organizationSlug: (slug: string): Key => same(`ORGSLUG#${slug}`),
+  userEmail: (email: string): Key => same(`USEREMAIL#${email.toLowerCase()}`),
+  customerEmail: (organizationId: string, email: string): Key => ({
+    PK: `ORG#${organizationId}`,
+    SK: `CUSTOMEREMAIL#${email.toLowerCase()}`,
+  }),
+  customerExternalId: (organizationId: string, externalId: string): Key => ({
+    PK: `ORG#${organizationId}`,
+    SK: `CUSTOMEREXTERNAL#${externalId}`,
+  }),
 } as const;
 
 /** GSI1 groups an owner's children, newest last: `ORG#id` → products, customers, webhooks; `USER#id` → tokens, clients. */

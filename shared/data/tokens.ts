@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { run, type Table } from './dynamo.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { putNew, run, type Table } from './dynamo.ts';
 import { item, record, type TokenRecord } from './records.ts';
 import { attr, gsi1, keys } from './table.ts';
 
@@ -19,21 +19,12 @@ export async function insertToken(table: Table, tokenHash: string, token: TokenR
       ? // Keep expired sessions a day so they still answer "expired", then let TTL remove them.
         { [attr.ttl]: Math.floor(Date.parse(token.expires_at) / 1000) + 86_400 }
       : {};
-  await run(() =>
-    table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: item(
-          {
-            ...keys.token(tokenHash),
-            ...gsi1.ownedBy(owner, 'TOKEN', token.created_at, token.token_id),
-            ...ttl,
-          },
-          'token',
-          token,
-        ),
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
+  await putNew(
+    table,
+    item(
+      { ...keys.token(tokenHash), ...gsi1.ownedBy(owner, 'TOKEN', token.created_at, token.token_id), ...ttl },
+      'token',
+      token,
     ),
   );
 }

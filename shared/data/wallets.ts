@@ -1,5 +1,5 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { run, type Table } from './dynamo.ts';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { createOnly, run, type Table, transact } from './dynamo.ts';
 import { item, record, type WalletRecord } from './records.ts';
 import { keys, walletSortKeys } from './table.ts';
 import { comparator, planFor, type SortCriterion, sameGroup } from './wallet-order.ts';
@@ -65,48 +65,29 @@ function boundaryComplete(read: WalletRecord[], needed: number, plan: ReturnType
  * customer's wallet count in one transaction.
  */
 export async function insertWallet(table: Table, wallet: WalletRecord): Promise<void> {
-  await run(() =>
-    table.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: table.name,
-              Item: item(
-                { ...keys.wallet(wallet.customer_id, wallet.id), ...walletSortKeys(wallet) },
-                'wallet',
-                wallet,
-              ),
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-          {
-            Put: {
-              TableName: table.name,
-              Item: {
-                ...keys.walletSlot(wallet.customer_id, wallet.currency, wallet.wallet_type),
-                entity: 'wallet_slot',
-                wallet_id: wallet.id,
-              },
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-          {
-            Update: {
-              TableName: table.name,
-              Key: keys.customer(wallet.customer_id),
-              UpdateExpression: 'ADD wallet_count :one',
-              ConditionExpression:
-                'attribute_exists(PK) AND deleted_at = :null AND organization_id = :organization',
-              ExpressionAttributeValues: {
-                ':one': 1,
-                ':null': null,
-                ':organization': wallet.organization_id,
-              },
-            },
-          },
-        ],
+  await transact(table, [
+    {
+      Put: createOnly(
+        table,
+        item({ ...keys.wallet(wallet.customer_id, wallet.id), ...walletSortKeys(wallet) }, 'wallet', wallet),
+      ),
+    },
+    {
+      Put: createOnly(table, {
+        ...keys.walletSlot(wallet.customer_id, wallet.currency, wallet.wallet_type),
+        entity: 'wallet_slot',
+        wallet_id: wallet.id,
       }),
-    ),
-  );
+    },
+    {
+      Update: {
+        TableName: table.name,
+        Key: keys.customer(wallet.customer_id),
+        UpdateExpression: 'ADD wallet_count :one',
+        ConditionExpression:
+          'attribute_exists(PK) AND deleted_at = :null AND organization_id = :organization',
+        ExpressionAttributeValues: { ':one': 1, ':null': null, ':organization': wallet.organization_id },
+      },
+    },
+  ]);
 }

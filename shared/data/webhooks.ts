@@ -1,24 +1,20 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, ResourceNotFound } from '../domain/errors.ts';
-import { run, type Table } from './dynamo.ts';
+import { putNew, run, type Table } from './dynamo.ts';
 import { item, type WebhookEndpointRecord } from './records.ts';
 import { gsi1, keys } from './table.ts';
 
 export async function insertWebhookEndpoint(table: Table, endpoint: WebhookEndpointRecord): Promise<void> {
-  await run(() =>
-    table.doc.send(
-      new PutCommand({
-        TableName: table.name,
-        Item: item(
-          {
-            ...keys.webhookEndpoint(endpoint.id),
-            ...gsi1.ownedBy(`ORG#${endpoint.organization_id}`, 'WEBHOOK', endpoint.created_at, endpoint.id),
-          },
-          'webhook_endpoint',
-          endpoint,
-        ),
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
+  const owner = `ORG#${endpoint.organization_id}`;
+  await putNew(
+    table,
+    item(
+      {
+        ...keys.webhookEndpoint(endpoint.id),
+        ...gsi1.ownedBy(owner, 'WEBHOOK', endpoint.created_at, endpoint.id),
+      },
+      'webhook_endpoint',
+      endpoint,
     ),
   );
 }
