@@ -1,0 +1,316 @@
+/**
+ * The official client, 0.49 line (`@polar-sh/sdk@0.49.0`, installed as
+ * `polar-sdk-v0`), against the local API started as `npm start` starts it.
+ * This client parses every success body, and every 404/422 body, with strict
+ * zod schemas, so a call that resolves is a response shape it accepted.
+ */
+import { Polar } from 'polar-sdk-v0';
+import { oAuth2ClientConfigurationToJSON } from 'polar-sdk-v0/models/components/oauth2clientconfiguration.js';
+import { HTTPValidationError } from 'polar-sdk-v0/models/errors/httpvalidationerror.js';
+import { ResourceNotFound } from 'polar-sdk-v0/models/errors/resourcenotfound.js';
+import { SDKError } from 'polar-sdk-v0/models/errors/sdkerror.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '#scripts/local/dynamodb-local.ts';
+import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
+import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { expectDocumented } from '../support/contract.ts';
+import {
+  expectBalanceTies,
+  expectSorted,
+  SORTING_CASES,
+  type WalletLike,
+  type WalletSorting,
+} from '../support/wallet-order.ts';
+
+let stack: LocalStack;
+let polar: Polar;
+beforeAll(async () => {
+  stack = await startLocalStack({ port: await freePort(), quiet: true });
+  polar = new Polar({ accessToken: stack.demo.personal_access_token, serverURL: stack.demo.base_url });
+});
+afterAll(() => stack?.stop());
+
+const withToken = (accessToken: string) => new Polar({ accessToken, serverURL: stack.demo.base_url });
+
+/** Runs a call that must fail and returns what it threw. */
+async function failure(call: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await call();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('the call resolved, a rejection was expected');
+}
+
+describe('Create Client (POST /v1/oauth2/register)', () => {
+  // This client declares only 200 for createClient; our API answers 201 as RFC 7591 and the hosted
+  // service do (api-behaviour.md §1). The client therefore rejects the success with its fallback error.
+  it('a confidential client: 201, which the client reports as an unexpected status', async () => {
+    const error = await failure(() =>
+      polar.oauth2.clients.create({
+        clientName: 'sdk-v0 confidential',
+        redirectUris: ['https://app.example/callback'],
+        scope: 'openid profile subscriptions:write',
+        clientUri: 'https://app.example',
+        policyUri: null,
+        defaultSubType: 'user',
+      }),
+    );
+    expect(error).toBeInstanceOf(SDKError);
+    const sdkError = error as SDKError;
+    expect(sdkError.message).toMatch(/^Unexpected Status or Content-Type: Status 201/);
+    expect(sdkError.statusCode).toBe(201);
+    expect(sdkError.contentType).toMatch(/^application\/json/);
+    const body = JSON.parse(sdkError.body) as Record<string, unknown>;
+    expectDocumented('createClient', {
+      status: sdkError.statusCode,
+      headers: sdkError.headers,
+      body,
+      text: sdkError.body,
+    });
+    expect(body).toMatchObject({
+      client_name: 'sdk-v0 confidential',
+      redirect_uris: ['https://app.example/callback'],
+      token_endpoint_auth_method: 'client_secret_post',
+      scope: 'openid profile subscriptions:write',
+      client_uri: 'https://app.example',
+      default_sub_type: 'user',
+      client_secret_expires_at: 0,
+    });
+    expect(body).not.toHaveProperty('policy_uri');
+    expect(body.client_id).toMatch(/^polar_ci_/);
+    expect(body.client_secret).toMatch(/^polar_cs_/);
+    expect(sdkError.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('a public client: 201 without a secret', async () => {
+    const error = (await failure(() =>
+      polar.oauth2.clients.create({
+        clientName: 'sdk-v0 public',
+        redirectUris: ['http://127.0.0.1:8080/callback'],
+        tokenEndpointAuthMethod: 'none',
+        scope: 'openid',
+      }),
+    )) as SDKError;
+    expect(error).toBeInstanceOf(SDKError);
+    expect(error.statusCode).toBe(201);
+    const body = JSON.parse(error.body) as Record<string, unknown>;
+    expectDocumented('createClient', { status: 201, headers: error.headers, body, text: error.body });
+    expect(body.token_endpoint_auth_method).toBe('none');
+    expect(body).not.toHaveProperty('client_secret');
+    expect(body).not.toHaveProperty('client_secret_expires_at');
+  });
+
+  it('the default scope this client fills in names two scopes outside the specification: 400', async () => {
+    const error = (await failure(() =>
+      polar.oauth2.clients.create({
+        clientName: 'sdk-v0 default scope',
+        redirectUris: ['https://a.example/cb'],
+      }),
+    )) as SDKError;
+    expect(error).toBeInstanceOf(SDKError);
+    expect(error.statusCode).toBe(400);
+    // What the client sends when no scope is given, from its own serialiser.
+    const sent = JSON.parse(
+      oAuth2ClientConfigurationToJSON({ clientName: 'x', redirectUris: ['https://a.example/cb'] }),
+    ) as { scope: string };
+    const unknown = sent.scope.split(' ').filter((s) => !(ALL_SCOPES as readonly string[]).includes(s));
+    expect(unknown.sort()).toEqual(['disputes:write', 'metrics:write']);
+    expect(JSON.parse(error.body)).toMatchObject({ error: 'invalid_client_metadata' });
+  });
+
+  it('422 (a redirect URI without a scheme) → HTTPValidationError with the location', async () => {
+    const error = await failure(() =>
+      polar.oauth2.clients.create({ clientName: 'bad', redirectUris: ['foobar'], scope: 'openid' }),
+    );
+    expect(error).toBeInstanceOf(HTTPValidationError);
+    const validation = error as HTTPValidationError;
+    expect(validation.statusCode).toBe(422);
+    expect(validation.detail?.[0]?.loc).toEqual(['body', 'redirect_uris', '0']);
+  });
+});
+
+describe('Create Subscription (POST /v1/subscriptions/)', () => {
+  it('subscribes the demo customer to the free product; the client parses the Subscription', async () => {
+    const subscription = await polar.subscriptions.create({
+      productId: stack.demo.free_product_id,
+      customerId: stack.demo.customer_id,
+      metadata: { source: 'sdk-v0', seats: 3, ratio: 0.5, trial: false },
+    });
+    expect(subscription.status).toBe('active');
+    expect(subscription.productId).toBe(stack.demo.free_product_id);
+    expect(subscription.customerId).toBe(stack.demo.customer_id);
+    expect(subscription.customer.id).toBe(stack.demo.customer_id);
+    expect(subscription.product.id).toBe(stack.demo.free_product_id);
+    expect(subscription.metadata).toEqual({ source: 'sdk-v0', seats: 3, ratio: 0.5, trial: false });
+    expect(subscription.amount).toBe(0);
+    expect(subscription.startedAt).toBeInstanceOf(Date);
+    expect(subscription.currentPeriodEnd).toBeInstanceOf(Date);
+    expect(subscription.currentPeriodEnd?.getTime()).toBeGreaterThan(
+      subscription.currentPeriodStart.getTime(),
+    );
+    expect(subscription.prices.length).toBeGreaterThan(0);
+  });
+
+  it('a paid product → HTTPValidationError (PolarRequestValidationError)', async () => {
+    const error = await failure(() =>
+      polar.subscriptions.create({
+        productId: stack.demo.paid_product_id,
+        customerId: stack.demo.customer_id,
+      }),
+    );
+    expect(error).toBeInstanceOf(HTTPValidationError);
+    const validation = error as HTTPValidationError;
+    expect(validation.statusCode).toBe(422);
+    expect(validation.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'product_id'], type: 'value_error' }),
+    ]);
+  });
+
+  it('a malformed product id → HTTPValidationError', async () => {
+    const error = (await failure(() =>
+      polar.subscriptions.create({ productId: 'not-a-uuid', customerId: stack.demo.customer_id }),
+    )) as HTTPValidationError;
+    expect(error).toBeInstanceOf(HTTPValidationError);
+    expect(error.detail?.map((d) => d.loc)).toEqual([['body', 'product_id']]);
+  });
+
+  it('401 (unknown token) and 403 (no scope) → SDKError with the status', async () => {
+    const unknown = (await failure(() =>
+      withToken('polar_pat_unknownunknownunknownunknownunknown').subscriptions.create({
+        productId: stack.demo.free_product_id,
+        customerId: stack.demo.customer_id,
+      }),
+    )) as SDKError;
+    expect(unknown).toBeInstanceOf(SDKError);
+    expect(unknown.statusCode).toBe(401);
+    expect(JSON.parse(unknown.body)).toMatchObject({ error: 'invalid_token' });
+    const forbidden = (await failure(() =>
+      withToken(stack.demo.personal_access_token_without_scopes).subscriptions.create({
+        productId: stack.demo.free_product_id,
+        customerId: stack.demo.customer_id,
+      }),
+    )) as SDKError;
+    expect(forbidden).toBeInstanceOf(SDKError);
+    expect(forbidden.statusCode).toBe(403);
+    expect(JSON.parse(forbidden.body)).toMatchObject({ error: 'insufficient_scope' });
+  });
+});
+
+describe('List Wallets (GET /v1/customer-portal/wallets/)', () => {
+  const session = () => ({ customerSession: stack.demo.customer_session_token });
+
+  async function allPages(sorting: WalletSorting[] | undefined, limit: number, token?: string) {
+    const pages = [];
+    const iterator = await polar.customerPortal.wallets.list(
+      { customerSession: token ?? stack.demo.customer_session_token },
+      { limit, ...(sorting ? { sorting } : {}) },
+    );
+    for await (const page of iterator) pages.push(page.result);
+    return pages;
+  }
+
+  it.for(SORTING_CASES)(
+    'sorting=$label: one page of 100 and pages of 5 agree with the comparator',
+    async ({ sorting }) => {
+      const [whole] = await allPages(sorting, 100);
+      expect(whole?.pagination).toEqual({ totalCount: 14, maxPage: 1 });
+      const wallets = whole?.items ?? [];
+      expect(wallets).toHaveLength(14);
+      for (const wallet of wallets) {
+        expect(wallet.customerId).toBe(stack.demo.customer_id);
+        expect(wallet.createdAt).toBeInstanceOf(Date);
+      }
+      expectSorted(wallets, sorting);
+
+      const paged = await allPages(sorting, 5);
+      expect(paged.map((p) => p.items.length)).toEqual([5, 5, 4]);
+      expect(paged.every((p) => p.pagination.maxPage === 3 && p.pagination.totalCount === 14)).toBe(true);
+      expect(paged.flatMap((p) => p.items.map((w) => w.id))).toEqual(wallets.map((w) => w.id));
+    },
+  );
+
+  it('the default order is -created_at; balances tie, so the id tie-break is exercised', async () => {
+    const [page] = await allPages(undefined, 100);
+    const wallets: WalletLike[] = page?.items ?? [];
+    expectSorted(wallets, ['-created_at']);
+    expectBalanceTies(wallets);
+  });
+
+  it('the large customer: limit 100 gives two pages, 100 then 20, sorted across the boundary', async () => {
+    const pages = await allPages(['-balance'], 100, stack.demo.large_customer_session_token);
+    expect(pages.map((p) => p.items.length)).toEqual([100, 20]);
+    expect(pages[0]?.pagination).toEqual({ totalCount: 120, maxPage: 2 });
+    expectSorted(
+      pages.flatMap((p) => p.items),
+      ['-balance'],
+    );
+  });
+
+  it('a page past the end: no items, same pagination', async () => {
+    const iterator = await polar.customerPortal.wallets.list(session(), { page: 9, limit: 5 });
+    expect(iterator.result).toEqual({ items: [], pagination: { totalCount: 14, maxPage: 3 } });
+  });
+
+  it('limit 0 → HTTPValidationError at query.limit', async () => {
+    const error = (await failure(() =>
+      polar.customerPortal.wallets.list(session(), { limit: 0 }),
+    )) as HTTPValidationError;
+    expect(error).toBeInstanceOf(HTTPValidationError);
+    expect(error.statusCode).toBe(422);
+    expect(error.detail?.map((d) => d.loc)).toEqual([['query', 'limit']]);
+  });
+
+  it('an expired session → SDKError 401; a PAT on the portal → SDKError 401', async () => {
+    const expired = (await failure(() =>
+      polar.customerPortal.wallets.list({ customerSession: stack.demo.expired_customer_session_token }, {}),
+    )) as SDKError;
+    expect(expired).toBeInstanceOf(SDKError);
+    expect(expired.statusCode).toBe(401);
+    expect(expired.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    const pat = (await failure(() =>
+      polar.customerPortal.wallets.list({ customerSession: stack.demo.personal_access_token }, {}),
+    )) as SDKError;
+    expect(pat).toBeInstanceOf(SDKError);
+    expect(pat.statusCode).toBe(401);
+    expect(JSON.parse(pat.body)).toEqual({ error: 'Unauthorized', detail: 'Unauthorized' });
+  });
+});
+
+describe('Delete Webhook Endpoint (DELETE /v1/webhooks/endpoints/{id})', () => {
+  it('deletes (204, resolves to undefined); the second delete is ResourceNotFound', async () => {
+    const id = stack.demo.webhook_endpoint_ids[0] as string;
+    await expect(polar.webhooks.deleteWebhookEndpoint({ id })).resolves.toBeUndefined();
+    const error = await failure(() => polar.webhooks.deleteWebhookEndpoint({ id }));
+    expect(error).toBeInstanceOf(ResourceNotFound);
+    const notFound = error as ResourceNotFound;
+    expect(notFound.statusCode).toBe(404);
+    expect(notFound.error).toBe('ResourceNotFound');
+    expect(notFound.detail).toBe('Not found');
+  });
+
+  it("another organization's endpoint → ResourceNotFound", async () => {
+    const error = await failure(() =>
+      polar.webhooks.deleteWebhookEndpoint({ id: stack.demo.other_organization.webhook_endpoint_id }),
+    );
+    expect(error).toBeInstanceOf(ResourceNotFound);
+  });
+
+  it('an id that is not a UUID4 → HTTPValidationError at path.id', async () => {
+    const error = (await failure(() =>
+      polar.webhooks.deleteWebhookEndpoint({ id: '00000000-0000-1000-8000-000000000000' }),
+    )) as HTTPValidationError;
+    expect(error).toBeInstanceOf(HTTPValidationError);
+    expect(error.detail?.map((d) => d.loc)).toEqual([['path', 'id']]);
+  });
+
+  it('no webhooks:write scope → SDKError 403', async () => {
+    const error = (await failure(() =>
+      withToken(stack.demo.personal_access_token_without_scopes).webhooks.deleteWebhookEndpoint({
+        id: stack.demo.webhook_endpoint_ids[0] as string,
+      }),
+    )) as SDKError;
+    expect(error).toBeInstanceOf(SDKError);
+    expect(error.statusCode).toBe(403);
+  });
+});

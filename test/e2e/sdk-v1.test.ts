@@ -1,0 +1,334 @@
+/**
+ * The official client, 1.x line (`@polar-sh/sdk@1.0.1`, API version 2026-10),
+ * against the local API started as `npm start` starts it. This client does not
+ * validate bodies; it sends `Content-Type: application/json` on every request
+ * (GET and DELETE included), a `Polar-Version` header and `sorting=-created_at`
+ * when no sorting is given, and maps statuses to its error classes. Every
+ * exchange is recorded at `fetch` so the test sees both what the client sent
+ * and what the API answered, and checks each answer against the OpenAPI document.
+ */
+import { PolarClientError } from '@polar-sh/sdk';
+import { createPolar, errors } from '@polar-sh/sdk/2026-10';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { freePort } from '#scripts/local/dynamodb-local.ts';
+import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
+import { expectDocumented, type HttpReply } from '../support/contract.ts';
+import { expectBalanceTies, expectSorted, SORTING_CASES } from '../support/wallet-order.ts';
+
+interface Exchange {
+  url: URL;
+  method: string;
+  sent: Headers;
+  reply: HttpReply;
+}
+
+let stack: LocalStack;
+let polar: ReturnType<typeof createPolar>;
+const exchanges: Exchange[] = [];
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: await freePort(), quiet: true });
+  polar = createPolar({ baseUrl: stack.demo.base_url, accessToken: stack.demo.personal_access_token });
+  const realFetch = globalThis.fetch;
+  vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+    const response = await realFetch(input, init);
+    const text = await response.clone().text();
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      body = text;
+    }
+    exchanges.push({
+      url: new URL(input instanceof Request ? input.url : String(input)),
+      method: init?.method ?? 'GET',
+      sent: new Headers(init?.headers),
+      reply: { status: response.status, headers: response.headers, body, text },
+    });
+    return response;
+  });
+});
+afterAll(async () => {
+  vi.restoreAllMocks();
+  await stack?.stop();
+});
+
+function lastExchange(): Exchange {
+  const exchange = exchanges.at(-1);
+  if (!exchange) throw new Error('no request was recorded');
+  return exchange;
+}
+
+/** Runs a call that must fail and returns what it threw. */
+async function failure(call: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await call();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('the call resolved, a rejection was expected');
+}
+
+const asSession = (token: string) => ({ accessToken: token });
+
+describe('Create Client (POST /v1/oauth2/register)', () => {
+  it('a confidential client: the client accepts the 201 registration', async () => {
+    const registration = (await polar.oauth2.clients.oauth2.createClient({
+      client_name: 'sdk-v1 confidential',
+      redirect_uris: ['https://app.example/callback'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      grant_types: ['authorization_code'],
+    })) as Record<string, unknown>;
+    const { reply, sent } = lastExchange();
+    expect(reply.status).toBe(201);
+    expect(sent.get('polar-version')).toBe('2026-10');
+    expectDocumented('createClient', reply);
+    expect(registration).toEqual(reply.body);
+    expect(registration).toMatchObject({
+      client_name: 'sdk-v1 confidential',
+      token_endpoint_auth_method: 'client_secret_basic',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      default_sub_type: 'organization',
+      client_secret_expires_at: 0,
+    });
+    expect(registration.client_secret).toMatch(/^polar_cs_/);
+  });
+
+  it('a public client: no secret', async () => {
+    const registration = (await polar.oauth2.clients.oauth2.createClient({
+      client_name: 'sdk-v1 public',
+      redirect_uris: ['com.example.app:/callback'],
+      token_endpoint_auth_method: 'none',
+      scope: 'openid email',
+    })) as Record<string, unknown>;
+    expectDocumented('createClient', lastExchange().reply);
+    expect(registration.client_id).toMatch(/^polar_ci_/);
+    expect(registration.scope).toBe('openid email');
+    expect(registration).not.toHaveProperty('client_secret');
+    expect(registration).not.toHaveProperty('client_secret_expires_at');
+  });
+
+  it('422 → errors.HTTPValidationError carrying the parsed body', async () => {
+    const error = await failure(() =>
+      polar.oauth2.clients.oauth2.createClient({ client_name: 'bad', redirect_uris: [] }),
+    );
+    expect(error).toBeInstanceOf(errors.HTTPValidationError);
+    const validation = error as InstanceType<typeof errors.HTTPValidationError>;
+    expect(validation.statusCode).toBe(422);
+    expect(validation.error).toMatchObject({
+      error: 'RequestValidationError',
+      detail: [expect.objectContaining({ loc: ['body', 'redirect_uris'] })],
+    });
+  });
+
+  it('400 invalid_redirect_uri → PolarClientError with the raw body', async () => {
+    const error = await failure(() =>
+      polar.oauth2.clients.oauth2.createClient({
+        client_name: 'fragment',
+        redirect_uris: ['https://app.example/cb#frag'],
+      }),
+    );
+    expect(error).toBeInstanceOf(PolarClientError);
+    expect(error).not.toBeInstanceOf(errors.HTTPValidationError);
+    const clientError = error as PolarClientError<string>;
+    expect(clientError.statusCode).toBe(400);
+    expect(JSON.parse(clientError.error)).toMatchObject({ error: 'invalid_redirect_uri' });
+  });
+});
+
+describe('Create Subscription (POST /v1/subscriptions/)', () => {
+  it('subscribes the demo customer to the free product, with metadata', async () => {
+    const subscription = await polar.subscriptions.create({
+      product_id: stack.demo.free_product_id,
+      customer_id: stack.demo.customer_id,
+      metadata: { source: 'sdk-v1', count: 7, enabled: true },
+    });
+    const { reply, sent } = lastExchange();
+    expect(reply.status).toBe(201);
+    expect(sent.get('content-type')).toBe('application/json');
+    expectDocumented('createSubscription', reply);
+    expect(subscription).toMatchObject({
+      status: 'active',
+      amount: 0,
+      product_id: stack.demo.free_product_id,
+      customer_id: stack.demo.customer_id,
+      metadata: { source: 'sdk-v1', count: 7, enabled: true },
+      customer: { id: stack.demo.customer_id },
+      product: { id: stack.demo.free_product_id, is_recurring: true },
+    });
+  });
+
+  it('an archived product → errors.HTTPValidationError with the rule message', async () => {
+    const error = (await failure(() =>
+      polar.subscriptions.create({
+        product_id: stack.demo.archived_product_id,
+        customer_id: stack.demo.customer_id,
+      }),
+    )) as InstanceType<typeof errors.HTTPValidationError>;
+    expect(error).toBeInstanceOf(errors.HTTPValidationError);
+    expect(error.error).toMatchObject({
+      error: 'PolarRequestValidationError',
+      detail: [{ loc: ['body', 'product_id'], msg: 'Product is archived.', type: 'value_error' }],
+    });
+  });
+
+  it("another organization's customer → errors.HTTPValidationError at body.customer_id", async () => {
+    const error = (await failure(() =>
+      polar.subscriptions.create({
+        product_id: stack.demo.free_product_id,
+        customer_id: stack.demo.other_organization.customer_id,
+      }),
+    )) as InstanceType<typeof errors.HTTPValidationError>;
+    expect(error).toBeInstanceOf(errors.HTTPValidationError);
+    expect(error.error).toMatchObject({
+      detail: [{ loc: ['body', 'customer_id'], msg: 'Customer does not exist.' }],
+    });
+  });
+
+  it('401 (no usable token) and 403 (no scope) → PolarClientError with the status', async () => {
+    const body = { product_id: stack.demo.free_product_id, customer_id: stack.demo.customer_id };
+    const unauthorized = (await failure(() =>
+      polar.subscriptions.create(body, { accessToken: '' }),
+    )) as PolarClientError<string>;
+    expect(unauthorized).toBeInstanceOf(PolarClientError);
+    expect(unauthorized.statusCode).toBe(401);
+    expect(JSON.parse(unauthorized.error)).toEqual({ error: 'Unauthorized', detail: 'Unauthorized' });
+    const forbidden = (await failure(() =>
+      polar.subscriptions.create(body, { accessToken: stack.demo.personal_access_token_without_scopes }),
+    )) as PolarClientError<string>;
+    expect(forbidden).toBeInstanceOf(PolarClientError);
+    expect(forbidden.statusCode).toBe(403);
+    expect(JSON.parse(forbidden.error)).toMatchObject({ error: 'insufficient_scope' });
+    expect(lastExchange().reply.headers.get('www-authenticate')).toMatch(/insufficient_scope/);
+  });
+});
+
+describe('List Wallets (GET /v1/customer-portal/wallets/)', () => {
+  const session = () => asSession(stack.demo.customer_session_token);
+
+  it('the default request: Content-Type on a GET, Polar-Version and sorting=-created_at are accepted', async () => {
+    const page = await polar.customerPortal.wallets.list({ limit: 100 }, session());
+    const { url, method, sent, reply } = lastExchange();
+    expect(method).toBe('GET');
+    expect(url.pathname).toBe('/v1/customer-portal/wallets/');
+    expect(url.searchParams.getAll('sorting')).toEqual(['-created_at']);
+    expect(sent.get('content-type')).toBe('application/json');
+    expect(sent.get('polar-version')).toBe('2026-10');
+    expect(reply.status).toBe(200);
+    expectDocumented('listWallets', reply);
+    expect(page.pagination).toEqual({ total_count: 14, max_page: 1 });
+    expectSorted(page.items, ['-created_at']);
+    expectBalanceTies(page.items);
+  });
+
+  it.for(SORTING_CASES)(
+    'sorting=$label: list() and the iterList() pager agree with the comparator',
+    async ({ sorting }) => {
+      const whole = await polar.customerPortal.wallets.list({ limit: 100, sorting }, session());
+      expect(lastExchange().url.searchParams.getAll('sorting')).toEqual(sorting);
+      expectDocumented('listWallets', lastExchange().reply);
+      expect(whole.items).toHaveLength(14);
+      expectSorted(whole.items, sorting);
+
+      const before = exchanges.length;
+      const paged = [];
+      for await (const wallet of polar.customerPortal.wallets.iterList({ limit: 4, sorting }, session())) {
+        paged.push(wallet.id);
+      }
+      expect(exchanges.length - before).toBe(4);
+      expect(paged).toEqual(whole.items.map((w) => w.id));
+    },
+  );
+
+  it.for(SORTING_CASES)(
+    'large customer, sorting=$label: pages of 100 and 20 continue one order',
+    async ({ sorting }) => {
+      const token = asSession(stack.demo.large_customer_session_token);
+      const first = await polar.customerPortal.wallets.list({ limit: 100, page: 1, sorting }, token);
+      const second = await polar.customerPortal.wallets.list({ limit: 100, page: 2, sorting }, token);
+      expect([first.items.length, second.items.length]).toEqual([100, 20]);
+      expect(second.pagination).toEqual({ total_count: 120, max_page: 2 });
+      expectSorted([...first.items, ...second.items], sorting);
+    },
+  );
+
+  it('a limit above 100 is served as 100', async () => {
+    const page = await polar.customerPortal.wallets.list(
+      { limit: 250 },
+      asSession(stack.demo.large_customer_session_token),
+    );
+    expect(page.items).toHaveLength(100);
+    expect(page.pagination).toEqual({ total_count: 120, max_page: 2 });
+  });
+
+  it('page 0 → errors.HTTPValidationError at query.page', async () => {
+    const error = (await failure(() =>
+      polar.customerPortal.wallets.list({ page: 0 }, session()),
+    )) as InstanceType<typeof errors.HTTPValidationError>;
+    expect(error).toBeInstanceOf(errors.HTTPValidationError);
+    expect(error.statusCode).toBe(422);
+    expect(error.error).toMatchObject({ detail: [{ loc: ['query', 'page'] }] });
+  });
+
+  it('an unknown sorting value → errors.HTTPValidationError at its index', async () => {
+    const sorting = ['balance', 'name'] as unknown as ('balance' | '-balance')[];
+    const error = (await failure(() =>
+      polar.customerPortal.wallets.list({ sorting }, session()),
+    )) as InstanceType<typeof errors.HTTPValidationError>;
+    expect(error).toBeInstanceOf(errors.HTTPValidationError);
+    expect(error.error).toMatchObject({ detail: [{ loc: ['query', 'sorting', '1'] }] });
+  });
+
+  it('the PAT the client was built with is refused on the portal → PolarClientError 401', async () => {
+    const error = (await failure(() => polar.customerPortal.wallets.list())) as PolarClientError<string>;
+    expect(error).toBeInstanceOf(PolarClientError);
+    expect(error.statusCode).toBe(401);
+    expect(JSON.parse(error.error)).toEqual({ error: 'Unauthorized', detail: 'Unauthorized' });
+  });
+});
+
+describe('Delete Webhook Endpoint (DELETE /v1/webhooks/endpoints/{id})', () => {
+  it('deletes with Content-Type on a bodiless DELETE (204); the second delete is errors.ResourceNotFound', async () => {
+    const id = stack.demo.webhook_endpoint_ids[1] as string;
+    await expect(polar.webhooks.deleteWebhookEndpoint(id)).resolves.toBeUndefined();
+    const { method, sent, reply } = lastExchange();
+    expect(method).toBe('DELETE');
+    expect(sent.get('content-type')).toBe('application/json');
+    expect(reply.status).toBe(204);
+    expectDocumented('deleteWebhookEndpoint', reply);
+
+    const error = await failure(() => polar.webhooks.deleteWebhookEndpoint(id));
+    expect(error).toBeInstanceOf(errors.ResourceNotFound);
+    const notFound = error as InstanceType<typeof errors.ResourceNotFound>;
+    expect(notFound.statusCode).toBe(404);
+    expect(notFound.error).toEqual({ error: 'ResourceNotFound', detail: 'Not found' });
+    expectDocumented('deleteWebhookEndpoint', lastExchange().reply);
+  });
+
+  it('an uppercase id is accepted like the lowercase one (already deleted here: 404, not 422)', async () => {
+    const id = (stack.demo.webhook_endpoint_ids[1] as string).toUpperCase();
+    expect(await failure(() => polar.webhooks.deleteWebhookEndpoint(id))).toBeInstanceOf(
+      errors.ResourceNotFound,
+    );
+  });
+
+  it('a malformed id → errors.HTTPValidationError at path.id', async () => {
+    const error = (await failure(() => polar.webhooks.deleteWebhookEndpoint('not-a-uuid'))) as InstanceType<
+      typeof errors.HTTPValidationError
+    >;
+    expect(error).toBeInstanceOf(errors.HTTPValidationError);
+    expect(error.error).toMatchObject({ detail: [{ loc: ['path', 'id'] }] });
+  });
+
+  it('a customer session token on a PAT operation → PolarClientError 401', async () => {
+    const error = (await failure(() =>
+      polar.webhooks.deleteWebhookEndpoint(
+        stack.demo.webhook_endpoint_ids[2] as string,
+        asSession(stack.demo.customer_session_token),
+      ),
+    )) as PolarClientError<string>;
+    expect(error).toBeInstanceOf(PolarClientError);
+    expect(error.statusCode).toBe(401);
+  });
+});
