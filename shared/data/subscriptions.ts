@@ -20,7 +20,9 @@ export async function insertSubscription(table: Table, subscription: Subscriptio
             ...gsi1.ownedBy(owner, 'SUBSCRIPTION', subscription.created_at, subscription.id),
           },
           'subscription',
-          subscription,
+          // DynamoDB numbers cannot hold every JSON number (1e300, 1e-200, integers past
+          // 2^53 in JavaScript), so client metadata is kept as its JSON text.
+          { ...subscription, metadata: JSON.stringify(subscription.metadata) },
         ),
       ),
     },

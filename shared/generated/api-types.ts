@@ -104,6 +104,7 @@ export interface components {
         /** @description Client metadata sent to register an OAuth 2.0 client (RFC 7591). */
         OAuth2ClientConfiguration: {
             /**
+             * @description At most 20 absolute URIs of at most 2083 characters each, so that a registration always fits one stored item.
              * @example [
              *       "https://example.com/callback"
              *     ]

@@ -60,6 +60,10 @@ function describe(error: AjvError, part: RequestPart, input: unknown): Pick<Vali
     case 'required':
       return { type: 'missing', msg: 'Field required' };
     case 'type': {
+      // JSON.parse turns numbers beyond float range (1e400) into Infinity.
+      if (typeof input === 'number' && !Number.isFinite(input)) {
+        return { type: 'finite_number', msg: 'Input should be a finite number' };
+      }
       const expected = String(p.type).split(',')[0] ?? 'string';
       if (part !== 'body' && expected === 'integer' && typeof input === 'string') {
         return {

@@ -45,6 +45,8 @@ function normalizeScope(scope: string | undefined): string {
   return scopes.join(' ');
 }
 
+const unique = <T>(values: readonly T[]): T[] => [...new Set(values)];
+
 const present = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
 
 /**
@@ -62,8 +64,9 @@ export async function createClient(
   const registration = {
     redirect_uris: body.redirect_uris,
     token_endpoint_auth_method: authMethod,
-    grant_types: body.grant_types ?? ['authorization_code', 'refresh_token'],
-    response_types: body.response_types ?? ['code'],
+    // Repeated values collapse, so what is stored stays as small as the enums.
+    grant_types: unique(body.grant_types ?? ['authorization_code', 'refresh_token']),
+    response_types: unique(body.response_types ?? ['code']),
     scope: normalizeScope(body.scope),
     client_name: body.client_name,
     ...(present(body.client_uri) ? { client_uri: body.client_uri } : {}),

@@ -84,6 +84,20 @@ describe('Create Client (RFC 7591)', () => {
     });
   });
 
+  it('stores repeated grant and response types once, and the largest registration fits one item', async () => {
+    const uri = (i: number) => `https://app.example/${String(i).padEnd(2060, 'p')}`;
+    const reply = await register({
+      redirect_uris: Array.from({ length: 20 }, (_, i) => uri(i)),
+      client_name: '名'.repeat(255),
+      client_uri: `https://app.example/${'c'.repeat(2060)}`,
+      grant_types: Array.from({ length: 1000 }, () => 'refresh_token'),
+      response_types: ['code', 'code'],
+    });
+    expect(reply.status).toBe(201);
+    expect(reply.body.grant_types).toEqual(['refresh_token']);
+    expect(reply.body.response_types).toEqual(['code']);
+  });
+
   it('serves the trailing-slash spelling too', async () => {
     const reply = await register(
       { redirect_uris: ['https://a.example/cb'], client_name: 'x' },
@@ -146,6 +160,36 @@ describe('Create Client (RFC 7591)', () => {
       { redirect_uris: ['https://a.example'], client_name: 'x', policy_uri: 'not a uri' },
       ['body', 'policy_uri'],
       'url_parsing',
+    ],
+    [
+      { redirect_uris: ['https://a.example'], client_name: 'n'.repeat(256) },
+      ['body', 'client_name'],
+      'string_too_long',
+    ],
+    [
+      { redirect_uris: ['https://a.example'], client_name: 'n'.repeat(900_000) },
+      ['body', 'client_name'],
+      'string_too_long',
+    ],
+    [
+      { redirect_uris: Array.from({ length: 21 }, (_, i) => `https://a.example/${i}`), client_name: 'x' },
+      ['body', 'redirect_uris'],
+      'too_long',
+    ],
+    [
+      { redirect_uris: Array.from({ length: 20_000 }, (_, i) => `https://a.example/${i}`), client_name: 'x' },
+      ['body', 'redirect_uris'],
+      'too_long',
+    ],
+    [
+      { redirect_uris: [`https://a.example/${'p'.repeat(2070)}`], client_name: 'x' },
+      ['body', 'redirect_uris', '0'],
+      'string_too_long',
+    ],
+    [
+      { redirect_uris: ['https://a.example'], client_name: 'x', client_uri: 'u'.repeat(2084) },
+      ['body', 'client_uri'],
+      'string_too_long',
     ],
   ])('rejects %j (422)', async (body, loc, type) => {
     const reply = await register(body);

@@ -282,6 +282,19 @@ describe('Create Subscription: request shape (422 RequestValidationError)', () =
     expect((await post({ ...ok(), metadata: fifty })).status).toBe(201);
   });
 
+  it('metadata numbers DynamoDB could not store as numbers are kept, not a 500', async () => {
+    const body = (metadata: string) =>
+      `{"product_id":"${world.demo.free_product_id}","customer_id":"${world.demo.customer_id}","metadata":${metadata}}`;
+    const reply = await post(body('{"big":1e300,"tiny":1e-200,"long":12345678901234567890,"neg":-0.5}'));
+    expect(reply.status).toBe(201);
+    expect(reply.body.metadata).toEqual({ big: 1e300, tiny: 1e-200, long: 12345678901234567890, neg: -0.5 });
+    const overflow = await post(body('{"inf":1e400}'));
+    expect(overflow.status).toBe(422);
+    expect(overflow.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'metadata', 'inf'], type: 'finite_number' }),
+    ]);
+  });
+
   it('a body that is not an object, or not JSON', async () => {
     await invalid([], ['body'], 'dict_type');
     const reply = await post('{"product_id": ');
