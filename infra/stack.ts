@@ -1,9 +1,27 @@
 import { fileURLToPath } from 'node:url';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
-import { HttpApi, HttpMethod, type HttpStage, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  type App,
+  CfnOutput,
+  Duration,
+  type Environment,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Tags,
+  Validations,
+} from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import {
+  HttpApi,
+  HttpMethod,
+  type HttpStage,
+  LogGroupLogDestination,
+  PayloadFormatVersion,
+} from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { type Attribute, AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type KeyAttribute, tableDefinition } from '../shared/data/table.ts';
 import { type OperationName, operations, routePaths } from '../shared/operations.ts';
@@ -17,6 +35,44 @@ export interface CommerceApiStackProps extends StackProps {
 
 export const PRODUCTION_STAGE = 'prod';
 
+/**
+ * The stack `cdk -c stage=<stage> [-c branch=<branch>]` deploys: `CommerceApi-<stage>`,
+ * `prod` when no stage is given. Every stage is its own stack, so a preview never touches prod.
+ */
+export function createStageStack(app: App, env?: Environment): CommerceApiStack {
+  const stage: string = app.node.tryGetContext('stage') ?? PRODUCTION_STAGE;
+  const branch: string | undefined = app.node.tryGetContext('branch');
+  return new CommerceApiStack(app, `CommerceApi-${stage}`, {
+    stage,
+    ...(branch ? { branch } : {}),
+    ...(env ? { env } : {}),
+  });
+}
+
+/**
+ * One JSON line per request. Only `$context` fields: no header, so no bearer token, ever.
+ * Every value is quoted because API Gateway writes `-` for a missing one.
+ */
+const accessLogFormat = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    time: '$context.requestTime',
+    ip: '$context.identity.sourceIp',
+    userAgent: '$context.identity.userAgent',
+    method: '$context.httpMethod',
+    path: '$context.path',
+    routeKey: '$context.routeKey',
+    protocol: '$context.protocol',
+    status: '$context.status',
+    responseLength: '$context.responseLength',
+    responseLatency: '$context.responseLatency',
+    integrationStatus: '$context.integrationStatus',
+    integrationLatency: '$context.integrationLatency',
+    integrationError: '$context.integrationErrorMessage',
+    error: '$context.error.message',
+  }),
+);
+
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
 /** Pascal-cased construct id from an operation name, so logical ids stay readable. */
@@ -29,6 +85,7 @@ export class CommerceApiStack extends Stack {
   readonly table: Table;
   readonly api: HttpApi;
   readonly apiStage: HttpStage;
+  readonly accessLogs: LogGroup;
   /** Keyed by operation name, so tests can find each function's resources. */
   readonly functions: Record<OperationName, ApiFunction>;
 
@@ -43,9 +100,25 @@ export class CommerceApiStack extends Stack {
       // The default stage is added below because only an explicit stage takes throttle settings.
       createDefaultStage: false,
     });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Every route requires a bearer credential (personal access token or customer session) that the ' +
+        "function verifies itself: it looks up the token's SHA-256 in the table, checks its kind, expiry, " +
+        'revocation and scopes, and answers 401/403 in the shapes the API contract defines. A Lambda ' +
+        'authorizer would repeat that lookup on every request and could not produce those error bodies.',
+    });
+    this.accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: production ? RetentionDays.ONE_MONTH : RetentionDays.ONE_WEEK,
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
     this.apiStage = this.api.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(this.accessLogs),
+        format: accessLogFormat,
+      },
       // A cap below the account's regional limit (10k rps shared by every API in the account),
       // so a runaway client or a load test cannot starve other APIs or drain the Lambda
       // concurrency pool; 100 rps sustained is far above expected traffic, and the 200 burst
@@ -97,6 +170,14 @@ export class CommerceApiStack extends Stack {
       deletionProtection: production,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: production },
     });
+    if (!production) {
+      Validations.of(table).acknowledge({
+        id: 'AwsSolutions-DDB3',
+        reason:
+          'Preview stage: a disposable per-branch environment holding only test data, deleted with its ' +
+          'stack. Point-in-time recovery is enabled in prod.',
+      });
+    }
 
     for (const index of tableDefinition.indexes) {
       if (index.kind === 'global') {

@@ -4,7 +4,7 @@ import { App, type CfnElement } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
-import { CommerceApiStack } from '../../infra/stack.ts';
+import { CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import { tableDefinition } from '../../shared/data/table.ts';
 import { type OperationName, operations } from '../../shared/operations.ts';
 
@@ -70,7 +70,7 @@ describe.each([
   ['prod', prod],
   ['preview', preview],
 ] as const)('%s stage', (_, s) => {
-  it('has one arm64 Node.js 22 function per operation', () => {
+  it('has one arm64 Node.js 24 function per operation', () => {
     s.template.resourceCountIs('AWS::Lambda::Function', operations.length);
     expect(operations).toHaveLength(4);
     s.template.allResourcesProperties('AWS::Lambda::Function', {
@@ -82,6 +82,8 @@ describe.each([
         Variables: {
           TABLE_NAME: { Ref: logicalId(s, s.stack.table) },
           NODE_OPTIONS: '--enable-source-maps',
+          // Declared empty (inert) so `sam local --env-vars` can point it at DynamoDB Local.
+          AWS_ENDPOINT_URL_DYNAMODB: '',
         },
       },
     });
@@ -181,9 +183,26 @@ describe.each([
     }
   });
 
+  it('writes one JSON access-log line per request, without any header, to its own log group', () => {
+    const accessLogsId = logicalId(s, s.stack.accessLogs);
+    const [stage] = Object.values(resources(s, 'AWS::ApiGatewayV2::Stage'));
+    const settings = stage?.Properties.AccessLogSettings;
+    expect(settings.DestinationArn).toEqual({ 'Fn::GetAtt': [accessLogsId, 'Arn'] });
+    const format = JSON.parse(settings.Format);
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      routeKey: '$context.routeKey',
+      status: '$context.status',
+      integrationError: '$context.integrationErrorMessage',
+    });
+    expect(settings.Format).not.toMatch(/header|authorizer/i);
+  });
+
   it('outputs the API URL and table name and tags resources with stage and branch', () => {
-    s.template.hasOutput('ApiUrl', {});
-    s.template.hasOutput('TableName', {});
+    s.template.hasOutput('ApiUrl', {
+      Value: { 'Fn::Join': ['', Match.arrayWith([{ Ref: logicalId(s, s.stack.api) }])] },
+    });
+    s.template.hasOutput('TableName', { Value: { Ref: logicalId(s, s.stack.table) } });
     s.template.hasResourceProperties('AWS::DynamoDB::Table', {
       Tags: Match.arrayWith([
         { Key: 'branch', Value: 'feature/test' },
@@ -205,9 +224,9 @@ describe('prod', () => {
     });
   });
 
-  it('retains logs for a month', () => {
+  it('retains function and API access logs for a month', () => {
     const logGroups = Object.values(resources(prod, 'AWS::Logs::LogGroup'));
-    expect(logGroups).toHaveLength(operations.length);
+    expect(logGroups).toHaveLength(operations.length + 1);
     for (const group of logGroups) {
       expect(group.Properties.RetentionInDays).toBe(30);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -253,9 +272,9 @@ describe('preview', () => {
     );
   });
 
-  it('retains logs for a week and deletes them with the stack', () => {
+  it('retains function and API access logs for a week and deletes them with the stack', () => {
     const logGroups = Object.values(resources(preview, 'AWS::Logs::LogGroup'));
-    expect(logGroups).toHaveLength(operations.length);
+    expect(logGroups).toHaveLength(operations.length + 1);
     for (const group of logGroups) {
       expect(group.Properties.RetentionInDays).toBe(7);
       expect(group.DeletionPolicy).toBe('Delete');
@@ -264,5 +283,54 @@ describe('preview', () => {
 
   it('has no alarms', () => {
     preview.template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+  });
+});
+
+describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
+  const fromContext = (context: Record<string, string>) => {
+    const app = new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } });
+    const stack = createStageStack(app);
+    return { app, stack, template: Template.fromStack(stack) };
+  };
+  const tagsOf = (template: Template) =>
+    (Object.values(template.findResources('AWS::DynamoDB::Table'))[0] as Resource).Properties.Tags as {
+      Key: string;
+      Value: string;
+    }[];
+
+  it('deploys CommerceApi-prod, the production stage, when no stage is given', () => {
+    const { app, stack, template } = fromContext({});
+    expect(app.node.children.filter((child) => child instanceof CommerceApiStack)).toEqual([stack]);
+    expect(stack.stackName).toBe('CommerceApi-prod');
+    expect(tagsOf(template)).toEqual([{ Key: 'stage', Value: 'prod' }]);
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain' });
+  });
+
+  it('deploys one stack per preview stage, tagged with its stage and branch', () => {
+    const { stack, template } = fromContext({ stage: 'pr-123', branch: 'feature/sam-local' });
+    expect(stack.stackName).toBe('CommerceApi-pr-123');
+    expect(tagsOf(template)).toEqual(
+      expect.arrayContaining([
+        { Key: 'stage', Value: 'pr-123' },
+        { Key: 'branch', Value: 'feature/sam-local' },
+      ]),
+    );
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'commerce-api-pr-123' });
+    template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+  });
+
+  it('tags every taggable resource, not only the table', () => {
+    const { template } = fromContext({ stage: 'pr-123', branch: 'feature/sam-local' });
+    const tagged = ['AWS::Lambda::Function', 'AWS::IAM::Role', 'AWS::Logs::LogGroup'];
+    for (const type of tagged) {
+      for (const resource of Object.values(template.findResources(type)) as Resource[]) {
+        expect(resource.Properties.Tags, type).toEqual(
+          expect.arrayContaining([{ Key: 'stage', Value: 'pr-123' }]),
+        );
+      }
+    }
+    const [api] = Object.values(template.findResources('AWS::ApiGatewayV2::Api')) as Resource[];
+    expect(api?.Properties.Tags).toMatchObject({ stage: 'pr-123', branch: 'feature/sam-local' });
   });
 });

@@ -1,0 +1,108 @@
+/**
+ * `npm run sam:events`: renders the sample API Gateway (HTTP API, payload 2.0)
+ * events in `events/*.json` and the `sam local` env-vars file `events/env.json`
+ * into `.local/events/`, filling their `{{placeholders}}` from `.local/demo.json`
+ * (written by `npm start`). The demo seed makes new ids and tokens on every run,
+ * so the committed files carry placeholders and this fills in the current ones.
+ *
+ * A placeholder names a field of demo.json, with dots into nested values
+ * (`{{webhook_endpoint_ids.0}}`, `{{other_organization.personal_access_token}}`);
+ * `{{dynamodb_port}}` is the port of `dynamodb_endpoint`. An unknown one is an error.
+ */
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const EVENTS_DIR = join(ROOT, 'events');
+export const DEMO_FILE = join(ROOT, '.local', 'demo.json');
+export const RENDERED_DIR = join(ROOT, '.local', 'events');
+
+/** The env-vars file for `sam local invoke/start-api --env-vars`; every other file is an event. */
+export const ENV_VARS_FILE = 'env.json';
+
+const PLACEHOLDER = /\{\{\s*([\w.]+)\s*\}\}/g;
+/** Ids, tokens, ports: nothing that would need escaping inside a JSON string inside a JSON string. */
+const SAFE_VALUE = /^[\w.:/-]*$/;
+
+/** Every scalar of demo.json by its dotted path, plus `dynamodb_port`. */
+export function templateVariables(demo: object): Map<string, string> {
+  const variables = new Map<string, string>();
+  const visit = (value: unknown, path: string) => {
+    if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) visit(child, path ? `${path}.${key}` : key);
+    } else if (value !== null && value !== undefined && path) {
+      variables.set(path, String(value));
+    }
+  };
+  visit(demo, '');
+  const endpoint = variables.get('dynamodb_endpoint');
+  if (endpoint) variables.set('dynamodb_port', new URL(endpoint).port);
+  return variables;
+}
+
+/** Fills the placeholders of every string in a parsed JSON document (keys included). */
+export function renderTemplate(
+  template: unknown,
+  variables: Map<string, string>,
+  source = 'template',
+): unknown {
+  const fill = (text: string) =>
+    text.replace(PLACEHOLDER, (_, name: string) => {
+      const value = variables.get(name);
+      if (value === undefined) throw new Error(`${source}: no value for {{${name}}} in the demo data`);
+      if (!SAFE_VALUE.test(value))
+        throw new Error(`${source}: {{${name}}} = ${JSON.stringify(value)} is unsafe`);
+      return value;
+    });
+  const walk = (value: unknown): unknown => {
+    if (typeof value === 'string') return fill(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (value !== null && typeof value === 'object') {
+      return Object.fromEntries(Object.entries(value).map(([key, child]) => [fill(key), walk(child)]));
+    }
+    return value;
+  };
+  return walk(template);
+}
+
+/** `events/<name>.json` rendered, by file name (`create-client.json`, …, `env.json`). */
+export function renderEvents(demo: object, from = EVENTS_DIR): Map<string, unknown> {
+  const variables = templateVariables(demo);
+  const rendered = new Map<string, unknown>();
+  for (const file of readdirSync(from)
+    .filter((name) => name.endsWith('.json'))
+    .sort()) {
+    const template = JSON.parse(readFileSync(join(from, file), 'utf8'));
+    rendered.set(file, renderTemplate(template, variables, join('events', file)));
+  }
+  return rendered;
+}
+
+/** Writes the rendered files into `to` and returns their paths. */
+export function writeRenderedEvents(demo: object, to = RENDERED_DIR, from = EVENTS_DIR) {
+  mkdirSync(to, { recursive: true });
+  return [...renderEvents(demo, from)].map(([file, content]) => {
+    const path = join(to, file);
+    writeFileSync(path, `${JSON.stringify(content, null, 2)}\n`);
+    return path;
+  });
+}
+
+function main(): void {
+  let demo: Record<string, unknown>;
+  try {
+    demo = JSON.parse(readFileSync(DEMO_FILE, 'utf8'));
+  } catch {
+    throw new Error(
+      `${DEMO_FILE} not found or unreadable: run \`npm start\` first (it writes the demo data)`,
+    );
+  }
+  const written = writeRenderedEvents(demo);
+  console.log(
+    `Rendered ${written.length} files into ${RENDERED_DIR} from the demo data of ${demo.base_url}:`,
+  );
+  for (const path of written) console.log(`  ${path}`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

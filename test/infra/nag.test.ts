@@ -1,0 +1,124 @@
+/**
+ * cdk-nag's AwsSolutions pack over the prod and a preview stack, as `cdk synth`
+ * runs it (infra/app.ts registers it as a validation plugin): no finding is left,
+ * and every acknowledgment (cdk-nag 3: `Validations.of(construct).acknowledge`)
+ * names a finding that really occurs on that construct and says why it is accepted.
+ */
+import { readFileSync } from 'node:fs';
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { createStageStack } from '../../infra/stack.ts';
+
+const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
+
+function synth(stage: string) {
+  const app = new App({
+    // Rules read resource properties only: the bundled code is not needed.
+    context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], stage },
+  });
+  const stack = createStageStack(app);
+  return { app, stack };
+}
+
+interface Finding {
+  rule: string;
+  path: string;
+}
+
+const findingsOf = (pack: AwsSolutionsChecks, scope: App): Finding[] =>
+  pack.validateScope(scope).violations.flatMap((violation) =>
+    violation.violatingResources.map((resource) => ({
+      rule: violation.ruleName,
+      path: resource.constructPath ?? '',
+    })),
+  );
+
+/** The pack with acknowledgments ignored: every finding the stack would have without them. */
+function unacknowledgedPack(): AwsSolutionsChecks {
+  const pack = new AwsSolutionsChecks();
+  // `isAcknowledged` is private API of cdk-nag's NagPack; the own property shadows it.
+  Object.assign(pack, { isAcknowledged: () => false });
+  return pack;
+}
+
+function acknowledgmentsOf(scope: App) {
+  return scope.node.findAll().flatMap((construct) =>
+    construct.node.metadata
+      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((entry) =>
+        Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({
+          path: construct.node.path,
+          rule: id.replace(/^annotation::/i, ''),
+          reason,
+        })),
+      ),
+  );
+}
+
+describe.each([
+  ['prod', 'prod'],
+  ['preview', 'pr-42'],
+] as const)('%s stack', (_, stage) => {
+  it('passes the AwsSolutions pack: synth with the plugin, as infra/app.ts runs it, does not fail', () => {
+    const { app } = synth(stage);
+    const pack = new AwsSolutionsChecks(app);
+    Validations.of(app).addPlugins(pack);
+    expect(() => app.synth()).not.toThrow();
+    expect(findingsOf(new AwsSolutionsChecks(), app)).toEqual([]);
+  });
+
+  it('acknowledges only findings that occur, each with a written reason', () => {
+    const { app } = synth(stage);
+    app.synth();
+    const findings = findingsOf(unacknowledgedPack(), app);
+    const acknowledgments = acknowledgmentsOf(app);
+    expect(acknowledgments.length).toBeGreaterThan(0);
+    for (const { path, rule, reason } of acknowledgments) {
+      expect(
+        findings.some((finding) => finding.rule === rule && finding.path.startsWith(`${path}/`)),
+        `${rule} acknowledged on ${path} but not raised there`,
+      ).toBe(true);
+      expect(reason.length, `${rule} on ${path} needs a reason`).toBeGreaterThan(60);
+    }
+  });
+});
+
+describe('what is acknowledged, and where', () => {
+  const acknowledged = (stage: string) => {
+    const { app } = synth(stage);
+    app.synth();
+    return acknowledgmentsOf(app)
+      .map(({ path, rule }) => `${rule} ${path}`)
+      .sort();
+  };
+
+  const functionsRuntime = (stage: string) =>
+    ['CreateClient', 'CreateSubscription', 'DeleteWebhookEndpoint', 'ListWallets'].map(
+      (id) => `AwsSolutions-L1 CommerceApi-${stage}/${id}/Function`,
+    );
+
+  it('prod: the API without an API Gateway authorizer, and the pinned nodejs22.x runtime', () => {
+    expect(acknowledged('prod')).toEqual([
+      'AwsSolutions-APIG4 CommerceApi-prod/HttpApi',
+      ...functionsRuntime('prod'),
+    ]);
+  });
+
+  it('preview: those, and no point-in-time recovery on its throwaway table', () => {
+    expect(acknowledged('pr-42')).toEqual([
+      'AwsSolutions-APIG4 CommerceApi-pr-42/HttpApi',
+      'AwsSolutions-DDB3 CommerceApi-pr-42/Table',
+      ...functionsRuntime('pr-42'),
+    ]);
+  });
+
+  it('fixed rather than acknowledged: API access logging, no managed policies, no wildcards', () => {
+    const { app } = synth('prod');
+    app.synth();
+    const findings = findingsOf(unacknowledgedPack(), app).map((finding) => finding.rule);
+    expect(findings).not.toContain('AwsSolutions-APIG1');
+    expect(findings).not.toContain('AwsSolutions-IAM4');
+    expect(findings).not.toContain('AwsSolutions-IAM5');
+  });
+});

@@ -1,0 +1,370 @@
+/**
+ * The contract `sam local invoke -t cdk.out/CommerceApi-prod.template.json <LogicalId>`
+ * and `sam local start-api` rely on, checked without SAM or Docker: the prod stack is
+ * synthesised with real bundling into a temporary cloud assembly, then every function
+ * is found, loaded and invoked the way SAM would — code from its `aws:asset:path`,
+ * module and export from `Handler`, environment from the template overridden by
+ * `events/env.json` (only for variables the template declares, as SAM does), event
+ * from `events/<operation>.json` rendered by `npm run sam:events`'s renderer — each in
+ * a fresh Node process against DynamoDB Local seeded by the demo seed.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { AdminContext } from '#scripts/admin/commands.ts';
+import { fromLambdaResult } from '#scripts/local/apigw.ts';
+import { ensureTable } from '#scripts/local/create-table.ts';
+import { type DynamoDbLocal, startDynamoDbLocal } from '#scripts/local/dynamodb-local.ts';
+import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
+import { LOCAL_REGION, LOCAL_TABLE_NAME } from '#scripts/local/stack.ts';
+import {
+  ENV_VARS_FILE,
+  renderEvents,
+  renderTemplate,
+  templateVariables,
+  writeRenderedEvents,
+} from '#scripts/sam-events.ts';
+import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { type OperationName, operations } from '#shared/operations.ts';
+import { LOCAL_ENDPOINT_ENV } from '../../infra/function.ts';
+import { type CommerceApiStack, createStageStack } from '../../infra/stack.ts';
+import { expectDocumented, type HttpReply } from '../support/contract.ts';
+
+const run = promisify(execFile);
+const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
+
+// biome-ignore lint/suspicious/noExplicitAny: template JSON is untyped; the assertions check its shape.
+type Json = any;
+type Demo = DemoData & { dynamodb_endpoint: string; table_name: string };
+
+let workDir: string;
+let outdir: string;
+let stack: CommerceApiStack;
+let template: { Resources: Record<string, { Type: string; Properties: Json; Metadata?: Json }> };
+let db: DynamoDbLocal | undefined;
+let demo: Demo;
+let rendered: Map<string, Json>;
+
+beforeAll(async () => {
+  // The JVM starts while esbuild bundles (synth blocks this thread, not the other process).
+  // Kept as soon as it is up, so afterAll stops it even if synth fails.
+  const starting = startDynamoDbLocal().then((started) => {
+    db = started;
+    return started;
+  });
+  starting.catch(() => {});
+  workDir = mkdtempSync(join(tmpdir(), 'commerce-sam-'));
+  outdir = join(workDir, 'cdk.out');
+  const app = new App({
+    outdir,
+    // No `stage`: the default must be prod, as `npm run synth` gives it. Asset metadata is the CLI default.
+    context: { ...cdkJson.context, 'aws:cdk:enable-asset-metadata': true },
+  });
+  stack = createStageStack(app);
+  template = app.synth().getStackByName(stack.stackName).template;
+
+  const { endpoint } = await starting;
+  const admin = new DynamoDBClient({ region: LOCAL_REGION, endpoint });
+  await ensureTable(admin, LOCAL_TABLE_NAME);
+  admin.destroy();
+  const ctx: AdminContext = {
+    table: { doc: createDocumentClient({ endpoint }), name: LOCAL_TABLE_NAME },
+    now: () => new Date(),
+    secretKey: randomBytes(32),
+  };
+  // What `npm start` writes to .local/demo.json.
+  demo = {
+    ...(await seedDemo(ctx, 'http://127.0.0.1:3000')),
+    dynamodb_endpoint: endpoint,
+    table_name: LOCAL_TABLE_NAME,
+  };
+  ctx.table.doc.destroy();
+  // Rendered to disk and read back, exactly what `npm run sam:events` leaves in .local/events/.
+  const renderedDir = join(workDir, 'events');
+  rendered = new Map(
+    writeRenderedEvents(demo, renderedDir).map((path) => [
+      path.slice(renderedDir.length + 1),
+      JSON.parse(readFileSync(path, 'utf8')),
+    ]),
+  );
+});
+
+afterAll(async () => {
+  await db?.stop();
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+const functionIdOf = (name: OperationName) =>
+  stack.getLogicalId(stack.functions[name].function.node.defaultChild as CfnElement);
+const lambdaFunctions = () =>
+  Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
+
+/** Where the Node.js runtime (and so SAM's emulation image) looks for `Handler`'s module. */
+function handlerModule(assetDir: string, handler: string): { file: string; exportName: string } {
+  const dot = handler.lastIndexOf('.');
+  const [modulePath, exportName] = [handler.slice(0, dot), handler.slice(dot + 1)];
+  const file = ['.js', '.mjs', '.cjs']
+    .map((extension) => join(assetDir, `${modulePath}${extension}`))
+    .find((candidate) => existsSync(candidate));
+  if (!file) throw new Error(`no module for handler ${handler} in ${assetDir}`);
+  return { file, exportName };
+}
+
+function codeOf(logicalId: string) {
+  const resource = template.Resources[logicalId];
+  const assetDir = join(outdir, resource?.Metadata['aws:asset:path']);
+  return { assetDir, ...handlerModule(assetDir, resource?.Properties.Handler) };
+}
+
+/**
+ * SAM's environment: the template's variables (a `Ref` becomes the logical id), each
+ * overridden by the env-vars file's `Parameters` only if the template declares it, plus
+ * region and credentials. The container reaches the host as host.docker.internal;
+ * this process is on the host already.
+ */
+function samEnvironment(logicalId: string): Record<string, string> {
+  const declared: Record<string, Json> = template.Resources[logicalId]?.Properties.Environment.Variables;
+  const overrides: Record<string, string> = rendered.get(ENV_VARS_FILE).Parameters;
+  const variables: Record<string, string> = {};
+  for (const [name, value] of Object.entries(declared)) {
+    const resolved = typeof value === 'string' ? value : String(value.Ref ?? JSON.stringify(value));
+    variables[name] = (overrides[name] ?? resolved).replace('host.docker.internal', '127.0.0.1');
+  }
+  return {
+    PATH: process.env.PATH ?? '',
+    AWS_REGION: LOCAL_REGION,
+    AWS_DEFAULT_REGION: LOCAL_REGION,
+    AWS_ACCESS_KEY_ID: 'defaultkey',
+    AWS_SECRET_ACCESS_KEY: 'defaultsecret',
+    AWS_LAMBDA_FUNCTION_NAME: logicalId,
+    ...variables,
+  };
+}
+
+const INVOKER = `
+import { readFileSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+const [file, exportName, outFile, eventFile] = process.argv.slice(2);
+const exported = (await import(pathToFileURL(file).href))[exportName];
+const answer = { exported: typeof exported };
+if (eventFile && typeof exported === 'function') {
+  const context = {
+    awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678', functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
+    functionVersion: '$LATEST', memoryLimitInMB: '512', callbackWaitsForEmptyEventLoop: true,
+    getRemainingTimeInMillis: () => 10_000,
+  };
+  answer.result = await exported(JSON.parse(readFileSync(eventFile, 'utf8')), context);
+}
+writeFileSync(outFile, JSON.stringify(answer));
+`;
+
+/** Loads the bundle in a fresh Node process (a cold start) and, given an event, invokes it once. */
+async function invokeBundle(
+  logicalId: string,
+  event?: unknown,
+): Promise<{ exported: string; result?: unknown }> {
+  const { file, exportName } = codeOf(logicalId);
+  const id = `${logicalId}-${randomBytes(4).toString('hex')}`;
+  const invoker = join(workDir, 'invoke.mjs');
+  if (!existsSync(invoker)) writeFileSync(invoker, INVOKER);
+  const outFile = join(workDir, `${id}.out.json`);
+  const args = [invoker, file, exportName, outFile];
+  if (event !== undefined) {
+    const eventFile = join(workDir, `${id}.event.json`);
+    writeFileSync(eventFile, JSON.stringify(event));
+    args.push(eventFile);
+  }
+  try {
+    await run(process.execPath, args, { env: samEnvironment(logicalId), cwd: workDir, timeout: 30_000 });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${logicalId} failed: ${(error as Error).message}\n${stdout ?? ''}\n${stderr ?? ''}`);
+  }
+  return JSON.parse(readFileSync(outFile, 'utf8'));
+}
+
+function replyOf(result: unknown): HttpReply {
+  const response = fromLambdaResult(result);
+  const text = response.body.toString('utf8');
+  return {
+    status: response.statusCode,
+    headers: new Headers(response.headers),
+    body: text === '' ? undefined : JSON.parse(text),
+    text,
+  };
+}
+
+const operationIdOf = (name: string) => name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+
+describe('code SAM finds from the template', () => {
+  it('has one function per operation, each with asset metadata pointing into the cloud assembly', () => {
+    expect(
+      lambdaFunctions()
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(operations.map((op) => functionIdOf(op.name)).sort());
+    for (const [, fn] of lambdaFunctions()) {
+      expect(fn.Metadata).toMatchObject({ 'aws:asset:property': 'Code', 'aws:asset:is-bundled': true });
+      // Relative to the template's directory, which is where SAM resolves it.
+      expect(fn.Metadata['aws:asset:path']).toMatch(/^asset\.[0-9a-f]{64}$/);
+    }
+  });
+
+  it('resolves every Handler to a module file in that directory', () => {
+    for (const [logicalId, fn] of lambdaFunctions()) {
+      expect(fn.Properties.Handler).toBe('index.handler');
+      const { assetDir, file } = codeOf(logicalId);
+      expect(dirname(file)).toBe(assetDir);
+      expect(file.endsWith('index.mjs')).toBe(true);
+    }
+  });
+
+  it('needs nothing outside the asset directory: the AWS SDK is bundled', () => {
+    // Imported from a temporary directory, a bare `@aws-sdk/...` import would have no node_modules to find.
+    for (let dir = outdir; dir !== dirname(dir); dir = dirname(dir)) {
+      expect(existsSync(join(dir, 'node_modules')), `${dir}/node_modules`).toBe(false);
+    }
+  });
+
+  it.each(operations.map((op) => [op.name] as const))(
+    '%s: the bundle, imported in a fresh Node process, exports the named handler function',
+    async (name) => {
+      expect((await invokeBundle(functionIdOf(name))).exported).toBe('function');
+    },
+  );
+});
+
+describe('events/ and events/env.json', () => {
+  it('holds one sample payload 2.0 event per operation, routed by the template to that function', () => {
+    const routes = Object.values(template.Resources).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route');
+    const integrations = template.Resources;
+    for (const op of operations) {
+      const event = rendered.get(`${op.name}.json`);
+      expect(event, `events/${op.name}.json`).toBeDefined();
+      expect(event).toMatchObject({
+        version: '2.0',
+        isBase64Encoded: false,
+        requestContext: { routeKey: event.routeKey, stage: '$default', http: { method: op.method } },
+      });
+      expect(event.headers.authorization).toMatch(/^Bearer polar_(pat|cst)_/);
+      expect(event.requestContext.http.path).toBe(event.rawPath);
+
+      const route = routes.find((r) => r.Properties.RouteKey === event.routeKey);
+      expect(route, `route ${event.routeKey}`).toBeDefined();
+      const integrationId = route?.Properties.Target['Fn::Join'][1][1].Ref as string;
+      expect(integrations[integrationId]?.Properties.IntegrationUri).toEqual({
+        'Fn::GetAtt': [functionIdOf(op.name), 'Arn'],
+      });
+    }
+  });
+
+  it('renders every placeholder from the demo data, and refuses one it cannot fill', () => {
+    for (const [file, content] of renderEvents(demo)) {
+      expect(JSON.stringify(content), file).not.toMatch(/\{\{\s*[\w.]+\s*\}\}/);
+    }
+    expect(rendered.get('delete-webhook-endpoint.json').pathParameters).toEqual({
+      id: demo.webhook_endpoint_ids[0],
+    });
+    expect(() =>
+      renderTemplate({ a: 'Bearer {{no_such_token}}' }, templateVariables(demo), 'x.json'),
+    ).toThrow('x.json: no value for {{no_such_token}}');
+  });
+
+  it('points every function at the local table through variables the template declares', () => {
+    const parameters = rendered.get(ENV_VARS_FILE).Parameters;
+    expect(parameters).toEqual({
+      TABLE_NAME: LOCAL_TABLE_NAME,
+      [LOCAL_ENDPOINT_ENV]: `http://host.docker.internal:${db?.port}`,
+    });
+    // SAM overrides declared variables and silently drops the rest.
+    for (const [logicalId, fn] of lambdaFunctions()) {
+      for (const name of Object.keys(parameters)) {
+        expect(Object.keys(fn.Properties.Environment.Variables), `${logicalId} declares ${name}`).toContain(
+          name,
+        );
+      }
+    }
+  });
+
+  it('leaves the deployed functions on the regional endpoint: the declared endpoint variable is empty', async () => {
+    for (const [, fn] of lambdaFunctions()) {
+      expect(fn.Properties.Environment.Variables[LOCAL_ENDPOINT_ENV]).toBe('');
+    }
+    vi.stubEnv(LOCAL_ENDPOINT_ENV, '');
+    try {
+      const client = new DynamoDBClient({
+        region: 'eu-west-1',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      });
+      let hostname: string | undefined;
+      client.middlewareStack.add(
+        () => async (args) => {
+          hostname = (args.request as { hostname?: string }).hostname;
+          throw new Error('stop before sending');
+        },
+        { step: 'finalizeRequest' },
+      );
+      await expect(client.send(new ListTablesCommand({}))).rejects.toThrow('stop before sending');
+      expect(hostname).toBe('dynamodb.eu-west-1.amazonaws.com');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});
+
+describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {
+  it('create-client: 201 with a client id and secret, not cacheable', async () => {
+    const { result } = await invokeBundle(functionIdOf('create-client'), rendered.get('create-client.json'));
+    const reply = replyOf(result);
+    expect(reply.status).toBe(201);
+    expectDocumented(operationIdOf('create-client'), reply);
+    expect(reply.headers.get('cache-control')).toBe('no-store');
+    expect(reply.body).toMatchObject({
+      client_id: expect.any(String),
+      client_secret: expect.any(String),
+      client_name: 'SAM local sample',
+      redirect_uris: ['https://app.example.com/oauth/callback'],
+    });
+  });
+
+  it('create-subscription: 201 subscription of the demo customer to the free product', async () => {
+    const { result } = await invokeBundle(
+      functionIdOf('create-subscription'),
+      rendered.get('create-subscription.json'),
+    );
+    const reply = replyOf(result);
+    expect(reply.status).toBe(201);
+    expectDocumented(operationIdOf('create-subscription'), reply);
+    expect(reply.body).toMatchObject({
+      customer_id: demo.customer_id,
+      product_id: demo.free_product_id,
+      metadata: { source: 'sam-local' },
+    });
+  });
+
+  it('list-wallets: 200, the first page of the demo customer wallets, highest balance first', async () => {
+    const { result } = await invokeBundle(functionIdOf('list-wallets'), rendered.get('list-wallets.json'));
+    const reply = replyOf(result);
+    expect(reply.status).toBe(200);
+    expectDocumented(operationIdOf('list-wallets'), reply);
+    const body = reply.body as { items: { balance: number }[]; pagination: unknown };
+    expect(body.pagination).toMatchObject({ total_count: 14, max_page: 3 });
+    expect(body.items.map((wallet) => wallet.balance)).toEqual([123_456, 60_000, 10_000, 4000, 2500]);
+  });
+
+  it('delete-webhook-endpoint: 204 with no body', async () => {
+    const { result } = await invokeBundle(
+      functionIdOf('delete-webhook-endpoint'),
+      rendered.get('delete-webhook-endpoint.json'),
+    );
+    const reply = replyOf(result);
+    expect(reply.status).toBe(204);
+    expectDocumented(operationIdOf('delete-webhook-endpoint'), reply);
+  });
+});
