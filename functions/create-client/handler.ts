@@ -10,7 +10,13 @@ const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 export const createHandler = (deps: Dependencies) =>
   api<'personal_access_token', CreateClientBody>(
-    { deps, credential: 'personal_access_token', scopes: [], body: validateCreateClientBody },
+    {
+      deps,
+      credential: 'personal_access_token',
+      idempotencyScope: 'create-client',
+      scopes: [],
+      body: validateCreateClientBody,
+    },
     async ({ principal, body }) => json(201, await createClient(deps, principal, body), NO_STORE),
   );
 

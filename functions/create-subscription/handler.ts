@@ -10,6 +10,7 @@ export const createHandler = (deps: Dependencies) =>
     {
       deps,
       credential: 'personal_access_token',
+      idempotencyScope: 'create-subscription',
       scopes: ['subscriptions:write'],
       body: validateCreateSubscriptionBody,
     },

@@ -3,13 +3,14 @@
  * Repositories call DynamoDB only through `run`, so services never see SDK
  * exception classes.
  */
-import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient,
   PutCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
 
 export interface Table {
@@ -57,6 +58,7 @@ interface SdkError {
   $retryable?: unknown;
   $metadata?: { httpStatusCode?: number };
   CancellationReasons?: { Code?: string }[];
+  Item?: Record<string, AttributeValue>;
 }
 
 function isTransient(error: SdkError): boolean {
@@ -73,7 +75,10 @@ export async function run<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (raw) {
     const error = raw as SdkError;
-    if (error.name === 'ConditionalCheckFailedException') throw new ConditionFailed();
+    if (error.name === 'ConditionalCheckFailedException') {
+      // lib-dynamodb does not unmarshall exceptions: the old item arrives as attribute values.
+      throw new ConditionFailed([], error.Item ? unmarshall(error.Item) : undefined);
+    }
     if (error.name === 'TransactionCanceledException') {
       const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
       if (codes.some((code) => code === 'TransactionConflict' || code === 'ThrottlingError')) {

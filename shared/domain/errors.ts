@@ -115,9 +115,29 @@ export class ServiceUnavailable extends ApiError {
 
 export const internalErrorBody = { error: 'InternalServerError', detail: 'Internal Server Error' } as const;
 
-/** Raised by repositories when a conditional write finds the item missing or changed. */
+/** A request with the same Idempotency-Key is still being processed (409). */
+export class IdempotencyKeyInUse extends ApiError {
+  constructor() {
+    super(
+      409,
+      {
+        error: 'IdempotencyKeyInUse',
+        detail: 'A request with this Idempotency-Key is still in progress; retry shortly.',
+      },
+      { 'Retry-After': '1' },
+    );
+  }
+}
+
+/**
+ * Raised by repositories when a conditional write finds the item missing or
+ * changed; `item` is the item as it was, when the write asked for it.
+ */
 export class ConditionFailed extends Error {
-  constructor(readonly reasons: (string | undefined)[] = []) {
+  constructor(
+    readonly reasons: (string | undefined)[] = [],
+    readonly item?: Record<string, unknown>,
+  ) {
     super('condition failed');
     this.name = 'ConditionFailed';
   }

@@ -966,7 +966,8 @@ export interface components {
         };
         /**
          * @description Error body with a machine code in `error` (`NotFound`, `MethodNotAllowed`,
-         *     `UnsupportedMediaType`, `PayloadTooLarge`, `ServiceUnavailable`, `InternalServerError`)
+         *     `UnsupportedMediaType`, `PayloadTooLarge`, `IdempotencyKeyInUse`, `ServiceUnavailable`,
+         *     `InternalServerError`)
          *     and a sentence in `detail`.
          */
         GenericError: {
@@ -1035,6 +1036,16 @@ export interface components {
                 "application/json": components["schemas"]["RequestValidationError"];
             };
         };
+        /** @description A request with the same Idempotency-Key is still in progress (`IdempotencyKeyInUse`). */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GenericError"];
+            };
+        };
         /** @description The database stayed unavailable or throttled after retries (`ServiceUnavailable`). */
         ServiceUnavailable: {
             headers: {
@@ -1055,7 +1066,18 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /**
+         * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+         *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+         *     a key with a different body is a 422 `RequestValidationError` at
+         *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+         *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+         *     request that fails frees its key. Stored answers are encrypted with a key derived from
+         *     the caller's credential and the idempotency key.
+         */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
     headers: {
         /** @description Bearer challenge (RFC 6750), naming the error and, for 403, the required scope. */
@@ -1074,7 +1096,18 @@ export interface operations {
     createClient: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1110,6 +1143,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
@@ -1120,7 +1154,18 @@ export interface operations {
     createSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1141,6 +1186,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /**

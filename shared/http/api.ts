@@ -23,6 +23,7 @@ import {
   type Principal,
   type UserPrincipal,
 } from './auth.ts';
+import { idempotency } from './idempotency.ts';
 import type { ApiResult } from './responses.ts';
 import { type RequestPart, toIssues, type Validator } from './validation.ts';
 
@@ -51,6 +52,8 @@ export interface ApiOptions<K extends CredentialKind> {
   body?: Validator;
   query?: { validate: Validator; parse: (rawQueryString: string) => unknown };
   path?: Validator;
+  /** Honour `Idempotency-Key`, with records scoped to this name (POST operations). */
+  idempotencyScope?: string;
 }
 
 type ApiContext = Context & { principal?: Principal; parsed?: Partial<Record<RequestPart, unknown>> };
@@ -128,6 +131,8 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
       request.context.parsed = parsed;
     },
   });
+
+  if (options.idempotencyScope) stack.use(idempotency(deps, options.idempotencyScope));
 
   return stack.handler(async (event, context) => {
     const { principal, parsed } = context;

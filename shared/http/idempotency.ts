@@ -1,0 +1,132 @@
+/**
+ * `Idempotency-Key` on POST operations: a retry with the same key, by the same
+ * credential, within 24 hours gets the first answer (status, headers, body)
+ * and creates nothing; the same key with another body is a 422; of concurrent
+ * requests with one key exactly one runs, the others get 409.
+ *
+ * Stored answers can hold secrets (a client secret), so they are sealed with a
+ * key derived from the caller's bearer token and the idempotency key: the table
+ * alone cannot open them, the caller's retry can.
+ */
+import { createHash } from 'node:crypto';
+import type middy from '@middy/core';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../data/idempotency.ts';
+import type { Key } from '../data/table.ts';
+import { keys } from '../data/table.ts';
+import { IdempotencyKeyInUse, RequestValidationError } from '../domain/errors.ts';
+import { open, seal } from '../domain/secret-box.ts';
+import type { Dependencies } from '../runtime.ts';
+import { bearerToken } from './auth.ts';
+import type { ApiResult } from './responses.ts';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+/** Longer than the function timeout (10 s): an unfinished claim older than this belongs to a dead attempt. */
+const LEASE_MS = 30_000;
+const VALID_KEY = /^[\x20-\x7E]{1,255}$/;
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** JSON with object keys sorted, so that the same request hashes the same however it was spelled. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+const headerIssue = (msg: string, type: string, input: string) =>
+  new RequestValidationError([{ loc: ['header', 'Idempotency-Key'], msg, type, input }]);
+
+interface Claimed {
+  key: Key;
+  requestHash: string;
+  sealingKey: Buffer;
+}
+
+type Request = middy.Request<APIGatewayProxyEventV2, ApiResult, Error, Context & { idempotency?: Claimed }>;
+
+export function idempotency(
+  deps: Dependencies,
+  scope: string,
+): middy.MiddlewareObj<APIGatewayProxyEventV2, ApiResult> {
+  return {
+    before: async (raw) => {
+      const request = raw as unknown as Request;
+      const value = request.event.headers?.[IDEMPOTENCY_HEADER];
+      if (value === undefined) return;
+      if (!VALID_KEY.test(value)) {
+        throw headerIssue(
+          'Idempotency-Key must be 1 to 255 printable ASCII characters',
+          'string_pattern_mismatch',
+          value,
+        );
+      }
+      const token = bearerToken(request.event.headers?.authorization);
+      const key = keys.idempotency(
+        scope,
+        sha256(`${sha256(token).toString('hex')}\n${value}`).toString('hex'),
+      );
+      const requestHash = sha256(canonicalJson(request.event.body)).toString('hex');
+      const sealingKey = sha256(`idempotent-response\n${token}\n${value}`);
+
+      const claim = await claimIdempotencyKey(deps.table, {
+        key,
+        requestHash,
+        now: deps.now(),
+        leaseMs: LEASE_MS,
+        ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
+      });
+      switch (claim.outcome) {
+        case 'claimed':
+          request.context.idempotency = { key, requestHash, sealingKey };
+          return;
+        case 'replay':
+          return JSON.parse(open(claim.sealedResponse, sealingKey)) as ApiResult;
+        case 'in_progress':
+          throw new IdempotencyKeyInUse();
+        case 'mismatch':
+          throw headerIssue(
+            'This Idempotency-Key was already used with a different request',
+            'idempotency_key_reused',
+            value,
+          );
+      }
+    },
+    after: async (raw) => {
+      const request = raw as unknown as Request;
+      const claimed = request.context.idempotency;
+      if (!claimed || !request.response) return;
+      try {
+        await completeIdempotencyKey(
+          deps.table,
+          claimed.key,
+          claimed.requestHash,
+          seal(JSON.stringify(request.response), claimed.sealingKey),
+        );
+      } catch (error) {
+        // The work is done and the answer is ready: failing it now would invite a duplicate on retry.
+        // The claim stays in progress until its lease ends.
+        console.error(
+          JSON.stringify({
+            level: 'warn',
+            message: 'idempotency record not completed',
+            name: (error as Error).name,
+          }),
+        );
+      }
+    },
+    onError: async (raw) => {
+      const request = raw as unknown as Request;
+      const claimed = request.context.idempotency;
+      if (!claimed) return;
+      request.context.idempotency = undefined;
+      await releaseIdempotencyKey(deps.table, claimed.key, claimed.requestHash).catch(() => undefined);
+    },
+  };
+}
