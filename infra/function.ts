@@ -4,13 +4,52 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { TABLE_NAME_ENV } from '../shared/operations.ts';
 
 /** The AWS SDK's per-service endpoint override; SAM local sets it to DynamoDB Local (events/env.json). */
 export const LOCAL_ENDPOINT_ENV = 'AWS_ENDPOINT_URL_DYNAMODB';
+
+/** Replaces the SDK's default credential chain in the bundles (see `bundlingOptions`). */
+export const ENV_CREDENTIALS_MODULE = 'infra/env-credentials.ts';
+
+/**
+ * How every function is bundled. Exported so the cold-start benchmark (test/bench/cold-start.ts)
+ * builds exactly what the stack deploys: the two cannot drift.
+ */
+export const bundlingOptions = {
+  minify: true,
+  sourceMap: true,
+  format: OutputFormat.ESM,
+  target: 'node22',
+  // Prefer the ESM builds of dependencies (the AWS SDK ships both) so tree shaking works.
+  mainFields: ['module', 'main'],
+  // Some bundled CommonJS still calls require(); ESM output has none unless we make one.
+  banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
+  // Bundled rather than taken from the runtime. Measured for list-wallets built both ways with
+  // these options (esbuild, node22 target, NODE_OPTIONS=--enable-source-maps), `await import()`
+  // of the bundle in a fresh Node process, 15 runs each, interleaved: bundled (397 kB) median
+  // 114 ms (100-183), SDK external (56 kB, SDK resolved from node_modules as the runtime does)
+  // median 285 ms (176-376). One minified file beats resolving and compiling the SDK's many
+  // CommonJS files, and the SDK version stays the one pinned by our lock file.
+  bundleAwsSDK: true,
+  // Lambda passes the role's credentials in environment variables, the first place the SDK's default
+  // chain looks; the rest of the chain (config files, SSO, web identity, container and instance
+  // metadata, with the STS/SSO clients they embed) is replaced by that first step alone
+  // (infra/env-credentials.ts): 135 kB less per bundle, ~25 ms less per cold start (test/bench).
+  // Relative to the project root, where esbuild runs.
+  esbuildArgs: { '--alias': `@aws-sdk/credential-provider-node=./${ENV_CREDENTIALS_MODULE}` },
+  // Stack traces need only the mappings; the embedded sources tripled the map Node parses at
+  // every cold start (--enable-source-maps): ~10 ms (test/bench).
+  sourcesContent: false,
+  // Local esbuild only (see assertLocalEsbuild): there is no Docker engine to fall back to.
+  forceDockerBundling: false,
+} satisfies BundlingOptions;
+
+/** The functions' NODE_OPTIONS; the cold-start benchmark runs its bundles with the same. */
+export const functionNodeOptions = '--enable-source-maps';
 
 /** The parts of `shared/operations.ts` a function needs; readonly so the `as const` table fits. */
 export interface FunctionOperation {
@@ -77,31 +116,13 @@ export class ApiFunction extends Construct {
       logGroup: this.logGroup,
       environment: {
         [TABLE_NAME_ENV]: table.tableName,
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: functionNodeOptions,
         // Empty, so inert on AWS: the SDK ignores an empty endpoint variable and uses the regional
         // endpoint. It is declared only because `sam local invoke --env-vars` can override a
         // variable but never add one, and SAM points the functions at DynamoDB Local through it.
         [LOCAL_ENDPOINT_ENV]: '',
       },
-      bundling: {
-        minify: true,
-        sourceMap: true,
-        format: OutputFormat.ESM,
-        target: 'node22',
-        // Prefer the ESM builds of dependencies (the AWS SDK ships both) so tree shaking works.
-        mainFields: ['module', 'main'],
-        // Some bundled CommonJS still calls require(); ESM output has none unless we make one.
-        banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
-        // Bundled rather than taken from the runtime. Measured for list-wallets built both ways with
-        // these options (esbuild, node22 target, NODE_OPTIONS=--enable-source-maps), `await import()`
-        // of the bundle in a fresh Node process, 15 runs each, interleaved: bundled (397 kB) median
-        // 114 ms (100-183), SDK external (56 kB, SDK resolved from node_modules as the runtime does)
-        // median 285 ms (176-376). One minified file beats resolving and compiling the SDK's many
-        // CommonJS files, and the SDK version stays the one pinned by our lock file.
-        bundleAwsSDK: true,
-        // Local esbuild only (see assertLocalEsbuild): there is no Docker engine to fall back to.
-        forceDockerBundling: false,
-      },
+      bundling: bundlingOptions,
     });
     Validations.of(this.function).acknowledge({
       id: 'AwsSolutions-L1',

