@@ -77,7 +77,9 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
   handler: (request: ApiRequest<K, Body, Query, Path>) => Promise<ApiResult>,
 ) {
   const { deps } = options;
-  const stack = middy<APIGatewayProxyEventV2, ApiResult, Error, ApiContext>()
+  // No early-timeout race: it costs a timer per invocation, and a request still running near the
+  // 10 s function timeout has failed either way (test/bench: warm overhead).
+  const stack = middy<APIGatewayProxyEventV2, ApiResult, Error, ApiContext>({ timeoutEarlyInMillis: 0 })
     .use(httpErrorHandler({ logger: logUnexpected, fallbackMessage: JSON.stringify(internalErrorBody) }))
     .use({
       onError: async (request: Request) => {

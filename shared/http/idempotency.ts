@@ -101,6 +101,7 @@ export function idempotency(
     after: async (raw) => {
       const request = raw as unknown as Request;
       const claimed = request.context.idempotency;
+      request.context.idempotency = undefined;
       if (!claimed || !request.response) return;
       try {
         await completeIdempotencyKey(
