@@ -17,8 +17,13 @@ async function readMany(table: Table, wanted: Key[]): Promise<Map<string, Record
       if (attempt === BATCH_ATTEMPTS) throw new ServiceUnavailable();
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
       const keysToRead = pending;
+      // Strongly consistent: an eventually consistent read could still show a customer or
+      // product deleted a moment ago, so the create's transaction would be refused twice
+      // on the same stale answer (a 500), or miss one created a moment ago (a wrong 422).
       const result = await run(() =>
-        table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: keysToRead } } })),
+        table.doc.send(
+          new BatchGetCommand({ RequestItems: { [table.name]: { Keys: keysToRead, ConsistentRead: true } } }),
+        ),
       );
       for (const stored of result.Responses?.[table.name] ?? []) found.set(stored.PK as string, stored);
       pending = (result.UnprocessedKeys?.[table.name]?.Keys ?? []) as Key[];

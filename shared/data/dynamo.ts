@@ -18,10 +18,29 @@ export interface Table {
   name: string;
 }
 
+/**
+ * Per attempt. Without these a DynamoDB that accepts the connection and never
+ * answers holds the request for the SDK's 300 s socket default, far past the
+ * function's 10 s: the caller got API Gateway's bare error instead of our 503.
+ * A timed-out attempt is retried like any transient error; 3 attempts of 2 s
+ * plus backoff stay inside the function timeout.
+ */
+const CONNECTION_TIMEOUT_MS = 1_000;
+const REQUEST_TIMEOUT_MS = 2_000;
+
 export function createDocumentClient(config: DynamoDBClientConfig = {}): DynamoDBDocumentClient {
   // Standard retry mode with the SDK's exponential backoff; 3 attempts keeps a
   // throttled request inside API Gateway's 30 s limit with room to spare.
-  const client = new DynamoDBClient({ maxAttempts: 3, ...config });
+  const client = new DynamoDBClient({
+    maxAttempts: 3,
+    requestHandler: {
+      connectionTimeout: CONNECTION_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      // Else the SDK only logs a warning when the request timeout passes.
+      throwOnRequestTimeout: true,
+    },
+    ...config,
+  });
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
@@ -69,26 +88,53 @@ function isTransient(error: SdkError): boolean {
   return status !== undefined && status >= 500;
 }
 
+/**
+ * A transaction cancelled by a conflicting one, or a single write refused because a
+ * transaction holds its item, applied nothing, so sending it again is safe. The SDK
+ * does not retry these (they are HTTP 400s); AWS advises retrying them with backoff.
+ */
+const CONFLICT_ATTEMPTS = 3;
+const CONFLICT_BACKOFF_MS = 25;
+
+function isConflict(error: SdkError): boolean {
+  if (error.name === 'TransactionConflictException') return true;
+  if (error.name !== 'TransactionCanceledException') return false;
+  return (error.CancellationReasons ?? []).some(
+    (reason) => reason.Code === 'TransactionConflict' || reason.Code === 'ThrottlingError',
+  );
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** Runs one DynamoDB call, turning SDK failures into domain errors. */
 export async function run<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (raw) {
-    const error = raw as SdkError;
-    if (error.name === 'ConditionalCheckFailedException') {
-      // lib-dynamodb does not unmarshall exceptions: the old item arrives as attribute values.
-      throw new ConditionFailed([], error.Item ? unmarshall(error.Item) : undefined);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (raw) {
+      if (attempt >= CONFLICT_ATTEMPTS || !isConflict(raw as SdkError)) throw translate(raw);
+      // Full jitter, so that the conflicting writers do not meet again.
+      await pause(Math.random() * CONFLICT_BACKOFF_MS * 2 ** attempt);
     }
-    if (error.name === 'TransactionCanceledException') {
-      const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
-      if (codes.some((code) => code === 'TransactionConflict' || code === 'ThrottlingError')) {
-        throw new ServiceUnavailable();
-      }
-      if (codes.includes('ConditionalCheckFailed')) throw new ConditionFailed(codes);
-    }
-    if (isTransient(error)) throw new ServiceUnavailable();
-    throw raw;
   }
+}
+
+/** The domain error for an SDK failure; anything unknown is returned as it is (a bare 500). */
+function translate(raw: unknown): unknown {
+  const error = raw as SdkError;
+  if (error.name === 'ConditionalCheckFailedException') {
+    // lib-dynamodb does not unmarshall exceptions: the old item arrives as attribute values.
+    return new ConditionFailed([], error.Item ? unmarshall(error.Item) : undefined);
+  }
+  if (error.name === 'TransactionCanceledException') {
+    const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
+    if (codes.some((code) => code === 'TransactionConflict' || code === 'ThrottlingError')) {
+      return new ServiceUnavailable();
+    }
+    if (codes.includes('ConditionalCheckFailed')) return new ConditionFailed(codes);
+  }
+  if (isTransient(error)) return new ServiceUnavailable();
+  return raw;
 }
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -98,8 +144,29 @@ export function createOnly(table: Table, item: Record<string, unknown>) {
   return { TableName: table.name, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
 }
 
+/** JSON with object keys sorted: equal items, equal text, however their attributes were ordered. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_, nested: unknown) =>
+    nested !== null && typeof nested === 'object' && !Array.isArray(nested)
+      ? Object.fromEntries(Object.entries(nested).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : nested,
+  );
+
 export async function putNew(table: Table, item: Record<string, unknown>): Promise<void> {
-  await run(() => table.doc.send(new PutCommand(createOnly(table, item))));
+  try {
+    await run(() =>
+      table.doc.send(
+        new PutCommand({ ...createOnly(table, item), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+      ),
+    );
+  } catch (error) {
+    // The SDK retries a put whose answer was lost (a reset connection, a timeout) even when
+    // the first attempt was applied; the retry then finds the very item it writes, which
+    // is success, not a taken key (that was a 500). Items carry fresh random ids, so an
+    // identical item is our own.
+    if (error instanceof ConditionFailed && error.item && canonical(error.item) === canonical(item)) return;
+    throw error;
+  }
 }
 
 /** All writes or none. */

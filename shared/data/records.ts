@@ -155,6 +155,8 @@ export interface WebhookEndpointRecord {
   created_at: string;
   modified_at: string | null;
   deleted_at: string | null;
+  /** Set with `deleted_at`: tells a retried deletion its own earlier attempt from another's. */
+  deletion_id?: string;
 }
 
 export interface OAuthClientRecord {

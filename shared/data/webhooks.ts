@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, ResourceNotFound } from '../domain/errors.ts';
 import { putNew, run, type Table } from './dynamo.ts';
@@ -32,20 +33,34 @@ export async function softDeleteWebhookEndpoint(
 ): Promise<void> {
   if (organizationIds.length === 0) throw new ResourceNotFound();
   const orgValues = Object.fromEntries(organizationIds.map((id, i) => [`:org${i}`, id]));
+  // Marks this deletion, so that an SDK retry of it (its first answer lost, the write
+  // applied) recognises its own work: a 204, not the 404 of someone else's deletion.
+  const deletionId = randomUUID();
   try {
     await run(() =>
       table.doc.send(
         new UpdateCommand({
           TableName: table.name,
           Key: keys.webhookEndpoint(endpointId),
-          UpdateExpression: 'SET deleted_at = :now, modified_at = :now, enabled = :false',
+          UpdateExpression:
+            'SET deleted_at = :now, modified_at = :now, enabled = :false, deletion_id = :deletion',
           ConditionExpression: `attribute_exists(PK) AND deleted_at = :null AND organization_id IN (${Object.keys(orgValues).join(', ')})`,
-          ExpressionAttributeValues: { ':now': now, ':false': false, ':null': null, ...orgValues },
+          ExpressionAttributeValues: {
+            ':now': now,
+            ':false': false,
+            ':null': null,
+            ':deletion': deletionId,
+            ...orgValues,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       ),
     );
   } catch (error) {
-    if (error instanceof ConditionFailed) throw new ResourceNotFound();
+    if (error instanceof ConditionFailed) {
+      if (error.item?.deletion_id === deletionId) return;
+      throw new ResourceNotFound();
+    }
     throw error;
   }
 }

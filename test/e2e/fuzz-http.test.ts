@@ -1,0 +1,215 @@
+/**
+ * The fuzzer of test/integration/fuzz.test.ts, smaller, over real HTTP against the
+ * local stack as `npm start` runs it: the same generated requests and oracles
+ * (header values restricted to what HTTP can carry), plus what only HTTP can
+ * send: unknown routes and methods, bodies that are not valid UTF-8.
+ */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AdminContext,
+  createCustomer,
+  createCustomerSession,
+  createWebhookEndpoint,
+} from '#scripts/admin/commands.ts';
+import { freePort } from '#scripts/local/dynamodb-local.ts';
+import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
+import { getCustomer } from '#shared/data/catalog.ts';
+import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { keys } from '#shared/data/table.ts';
+import {
+  checkDeletes,
+  checkReply,
+  type FuzzCase,
+  type FuzzContext,
+  type FuzzReply,
+  fuzzArbitraries,
+  mapLimit,
+  type OperationId,
+  touchedKeys,
+} from '../support/fuzz.ts';
+import { digestChanges, tableDigest } from '../support/table-state.ts';
+
+const CASES_PER_OPERATION = Number(process.env.FUZZ_HTTP_RUNS ?? 120);
+const BATCH = 40;
+
+let stack: LocalStack;
+let admin: AdminContext;
+let ctx: FuzzContext;
+const deleted = new Set<string>();
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: await freePort(), quiet: true });
+  const { demo } = stack;
+  admin = {
+    table: { doc: createDocumentClient({ endpoint: demo.dynamodb_endpoint }), name: demo.table_name },
+    now: () => new Date(),
+    secretKey: Buffer.from(stack.secretKey, 'base64'),
+  };
+  const endpointPool: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const { endpoint } = await createWebhookEndpoint(admin, {
+      organizationId: demo.organization_id,
+      url: `https://hooks.example/http-fuzz/${i}`,
+    });
+    endpointPool.push(endpoint.id);
+  }
+  const gone = await createCustomer(admin, {
+    organizationId: demo.organization_id,
+    email: 'gone@http.example',
+  });
+  await admin.table.doc.send(
+    new UpdateCommand({
+      TableName: admin.table.name,
+      Key: keys.customer(gone.id),
+      UpdateExpression: 'SET deleted_at = :t',
+      ExpressionAttributeValues: { ':t': new Date().toISOString() },
+    }),
+  );
+  const otherCustomer = await getCustomer(admin.table, demo.other_organization.customer_id);
+  if (!otherCustomer) throw new Error('demo data incomplete');
+  ctx = {
+    demo,
+    endpointPool,
+    deletedCustomerId: gone.id,
+    headerSafe: true,
+    sessions: [
+      { customerId: demo.customer_id, token: demo.customer_session_token, wallets: 14 },
+      { customerId: demo.second_customer_id, token: demo.second_customer_session_token, wallets: 1 },
+      { customerId: demo.large_customer_id, token: demo.large_customer_session_token, wallets: 120 },
+      {
+        customerId: otherCustomer.id,
+        token: (await createCustomerSession(admin, { customer: otherCustomer })).token,
+        wallets: 1,
+      },
+    ],
+  };
+});
+afterAll(async () => {
+  admin?.table.doc.destroy();
+  await stack?.stop();
+});
+
+async function send(method: string, url: string, headers: Record<string, string>, body?: string | Buffer) {
+  const response = await fetch(`${stack.demo.base_url}${url}`, {
+    method,
+    headers,
+    ...(body !== undefined && method !== 'GET' ? { body } : {}),
+  });
+  const raw = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = raw === '' ? undefined : JSON.parse(raw);
+  } catch {
+    parsed = raw;
+  }
+  return { status: response.status, headers: Object.fromEntries(response.headers), raw, body: parsed };
+}
+
+async function runBatch(cases: FuzzCase[]): Promise<void> {
+  const before = await tableDigest(admin.table);
+  const replies: FuzzReply[] = await mapLimit(cases, 6, (c) =>
+    send(c.request.method, c.request.url, c.request.headers, c.request.body),
+  );
+  const allowed = new Set(cases.flatMap((c, i) => touchedKeys(c, replies[i] as FuzzReply)));
+  checkDeletes(cases, replies, deleted);
+  cases.forEach((c, i) => {
+    checkReply(c, replies[i] as FuzzReply);
+    // Deployed HTTP APIs stamp every answer with a request id; the local one does too.
+    expect((replies[i] as FuzzReply).headers['apigw-requestid']).toBeTruthy();
+  });
+  expect(digestChanges(before, await tableDigest(admin.table), allowed)).toEqual([]);
+}
+
+describe('fuzzing over HTTP', () => {
+  it.each(['createClient', 'createSubscription', 'listWallets', 'deleteWebhookEndpoint'] as OperationId[])(
+    '%s',
+    async (operationId) => {
+      const arbitrary = fuzzArbitraries(ctx)[operationId];
+      await fc.assert(
+        fc.asyncProperty(fc.noShrink(fc.integer()), async (seed) => {
+          try {
+            await runBatch(fc.sample(arbitrary, { numRuns: BATCH, seed }));
+          } catch (error) {
+            throw new Error(`${operationId}, batch seed ${seed}: ${(error as Error).message}`);
+          }
+        }),
+        { numRuns: Math.ceil(CASES_PER_OPERATION / BATCH) },
+      );
+    },
+    60_000,
+  );
+
+  it('unknown routes and wrong methods: 404 NotFound / 405 MethodNotAllowed, JSON, nothing changed', async () => {
+    const segment = fc.oneof(
+      fc.constantFrom(
+        'v1',
+        'subscriptions',
+        'oauth2',
+        'register',
+        'webhooks',
+        'endpoints',
+        'customer-portal',
+        'wallets',
+        '',
+      ),
+      fc.string({ maxLength: 8 }).map(encodeURIComponent),
+    );
+    const before = await tableDigest(admin.table);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'),
+        fc.array(segment, { minLength: 1, maxLength: 5 }),
+        async (method, segments) => {
+          const path = `/${segments.join('/')}`;
+          const reply = await send(method, path, {
+            authorization: `Bearer ${stack.demo.personal_access_token}`,
+          });
+          const where = `${method} ${path} → ${reply.status} ${reply.raw.slice(0, 200)}`;
+          expect(reply.status, where).toBeLessThan(500);
+          if (reply.status === 404 || reply.status === 405) {
+            expect(reply.headers['content-type'], where).toMatch(/^application\/json/);
+            expect(reply.body, where).toEqual({
+              error: reply.status === 404 ? 'NotFound' : 'MethodNotAllowed',
+              detail: expect.any(String),
+            });
+          }
+        },
+      ),
+      { numRuns: 80 },
+    );
+    // Bodiless probes: even a known route and method cannot create or delete anything here.
+    expect(digestChanges(before, await tableDigest(admin.table))).toEqual([]);
+  });
+
+  it('bodies that are not valid UTF-8 are refused like any other bad JSON, never a 5xx', async () => {
+    const bytes = fc.uint8Array({ minLength: 1, maxLength: 64 });
+    await fc.assert(
+      fc.asyncProperty(
+        bytes,
+        fc.constantFrom('/v1/oauth2/register', '/v1/subscriptions/'),
+        async (garbage, path) => {
+          const body = Buffer.concat([
+            Buffer.from('{"client_name":"'),
+            Buffer.from(garbage),
+            Buffer.from('"}'),
+          ]);
+          const reply = await send(
+            'POST',
+            path,
+            {
+              authorization: `Bearer ${stack.demo.personal_access_token}`,
+              'content-type': 'application/json',
+            },
+            body,
+          );
+          expect(reply.status, reply.raw).toBeLessThan(500);
+          expect(reply.status).toBe(422);
+          expect(reply.headers['content-type']).toMatch(/^application\/json/);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});

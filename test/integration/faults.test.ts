@@ -1,0 +1,404 @@
+/**
+ * Fault injection at the DynamoDB client (test/support/faults.ts): throttling,
+ * transaction conflicts, timeouts, connection resets and lost answers, at each
+ * DynamoDB call of each operation, once (then healed) or for good.
+ *
+ * What must hold: retryable faults are retried (the SDK's attempts are counted
+ * at the middleware) and then succeed; a fault that outlasts the retries is the
+ * contract's 503 with Retry-After, never a 500; and the table shows each write
+ * exactly once or not at all (no subscription without its customer and
+ * product, no half-deleted endpoint, no duplicate from a retried write).
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  createCustomer,
+  createPersonalAccessToken,
+  createUser,
+  createWebhookEndpoint,
+} from '#scripts/admin/commands.ts';
+import { indexNames, keys } from '#shared/data/table.ts';
+import { hashSecret } from '#shared/domain/secrets.ts';
+import { expectDocumented } from '../support/contract.ts';
+import { type Fault, type FaultKind, faultyApi, isWrite } from '../support/faults.ts';
+import { createWorld, type Reply, type World } from '../support/world.ts';
+
+let world: World;
+beforeAll(async () => {
+  world = await createWorld('faults');
+});
+afterAll(() => world?.drop());
+
+/** The production client's attempts per call (createDocumentClient: maxAttempts 3). */
+const MAX_ATTEMPTS = 3;
+/** Attempts of a write the transaction conflicted with (shared/data/dynamo.ts). */
+const CONFLICT_ATTEMPTS = 3;
+const CONCURRENCY = 16;
+
+type Outcome = 'done' | 'not-done' | 'at-most-once';
+
+interface Prepared {
+  method: string;
+  url: string;
+  token: string;
+  body?: unknown;
+  /** Checks the table after the request. */
+  verify(reply: Reply, outcome: Outcome): Promise<void>;
+}
+
+interface FaultOp {
+  operationId: string;
+  success: number;
+  /** The DynamoDB calls of a successful request, in order. */
+  calls: string[];
+  prepare(): Promise<Prepared>;
+}
+
+const query = async (pk: string, prefix: string) =>
+  (
+    await world.table.doc.send(
+      new QueryCommand({
+        TableName: world.table.name,
+        IndexName: indexNames.gsi1,
+        KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+      }),
+    )
+  ).Items ?? [];
+
+const get = async (key: { PK: string; SK: string }) =>
+  (
+    await world.table.doc.send(
+      new GetCommand({ TableName: world.table.name, Key: key, ConsistentRead: true }),
+    )
+  ).Item;
+
+const countFor = (outcome: Outcome, found: number) => {
+  if (outcome === 'done') expect(found).toBe(1);
+  else if (outcome === 'not-done') expect(found).toBe(0);
+  else expect(found).toBeLessThanOrEqual(1);
+};
+
+const ops: FaultOp[] = [
+  {
+    operationId: 'createClient',
+    success: 201,
+    calls: ['GetItemCommand', 'PutItemCommand'],
+    async prepare() {
+      // A user of its own, so that its clients can be counted.
+      const user = await createUser(world.admin, { email: `faults+${crypto.randomUUID()}@x.example` });
+      const { token } = await createPersonalAccessToken(world.admin, { userId: user.id, scope: '' });
+      return {
+        method: 'POST',
+        url: '/v1/oauth2/register',
+        token,
+        body: { redirect_uris: ['https://app.example/cb'], client_name: 'faults' },
+        async verify(reply, outcome) {
+          const clients = await query(`USER#${user.id}`, 'OAUTHCLIENT#');
+          countFor(outcome, clients.length);
+          if (reply.status === 201) {
+            expect(clients[0]?.client_id).toBe(reply.body.client_id);
+            expect(clients[0]?.client_secret_hash).toBe(hashSecret(reply.body.client_secret));
+          }
+        },
+      };
+    },
+  },
+  {
+    operationId: 'createSubscription',
+    success: 201,
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const customer = await createCustomer(world.admin, {
+        organizationId: world.demo.organization_id,
+        email: `faults+${crypto.randomUUID()}@x.example`,
+      });
+      return {
+        method: 'POST',
+        url: '/v1/subscriptions/',
+        token: world.demo.personal_access_token,
+        body: {
+          product_id: world.demo.free_product_id,
+          customer_id: customer.id,
+          metadata: { via: 'faults' },
+        },
+        async verify(reply, outcome) {
+          const subscriptions = await query(`CUSTOMER#${customer.id}`, 'SUBSCRIPTION#');
+          countFor(outcome, subscriptions.length);
+          for (const subscription of subscriptions) {
+            // Never a subscription without the items it refers to.
+            expect(await get(keys.customer(subscription.customer_id as string))).toBeDefined();
+            expect(await get(keys.product(subscription.product_id as string))).toBeDefined();
+            expect(subscription.metadata).toBe('{"via":"faults"}');
+          }
+          if (reply.status === 201) expect(subscriptions[0]?.id).toBe(reply.body.id);
+        },
+      };
+    },
+  },
+  {
+    operationId: 'listWallets',
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand', 'QueryCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: '/v1/customer-portal/wallets/?sorting=balance&limit=5',
+        token: world.demo.customer_session_token,
+        async verify(reply) {
+          if (reply.status !== 200) return;
+          expect(reply.body.pagination).toEqual({ total_count: 14, max_page: 3 });
+          expect(reply.body.items).toHaveLength(5);
+        },
+      };
+    },
+  },
+  {
+    operationId: 'deleteWebhookEndpoint',
+    success: 204,
+    calls: ['GetItemCommand', 'UpdateItemCommand'],
+    async prepare() {
+      const { endpoint } = await createWebhookEndpoint(world.admin, {
+        organizationId: world.demo.organization_id,
+        url: 'https://hooks.example/faults',
+      });
+      return {
+        method: 'DELETE',
+        url: `/v1/webhooks/endpoints/${endpoint.id}`,
+        token: world.demo.personal_access_token,
+        async verify(_, outcome) {
+          const stored = await get(keys.webhookEndpoint(endpoint.id));
+          // Both attributes change in one write: never one without the other.
+          const deleted = stored?.deleted_at !== null;
+          expect(stored?.enabled).toBe(!deleted);
+          countFor(outcome, deleted ? 1 : 0);
+        },
+      };
+    },
+  },
+];
+
+async function send(op: FaultOp, fault: Fault | undefined, prepared?: Prepared) {
+  const request = prepared ?? (await op.prepare());
+  const api = faultyApi(world, fault);
+  try {
+    const reply = await api.call(request.method, request.url, {
+      token: request.token,
+      ...(request.body !== undefined ? { body: request.body } : {}),
+    });
+    return { reply, request, injector: api.injector };
+  } finally {
+    api.destroy();
+  }
+}
+
+const asHttp = (reply: Reply) => ({
+  status: reply.status,
+  headers: new Headers(reply.headers),
+  body: reply.body,
+  text: reply.raw ?? '',
+});
+
+function expectServiceUnavailable(op: FaultOp, reply: Reply): void {
+  expect(reply.status).toBe(503);
+  expect(reply.body).toEqual({ error: 'ServiceUnavailable', detail: expect.any(String) });
+  expect(reply.headers['retry-after']).toMatch(/^\d+$/);
+  expectDocumented(op.operationId, asHttp(reply));
+}
+
+const SDK_RETRIED: FaultKind[] = ['throttling', 'provisioned-throughput', 'timeout', 'connection-reset'];
+
+interface Case {
+  op: FaultOp;
+  call: number;
+  kind: FaultKind;
+  mode: 'healed' | 'persistent';
+}
+
+function cases(): Case[] {
+  const all: Case[] = [];
+  for (const op of ops) {
+    op.calls.forEach((command, i) => {
+      const kinds: FaultKind[] = [...SDK_RETRIED, 'lost-response'];
+      if (isWrite(command)) kinds.push('transaction-conflict');
+      for (const kind of kinds) {
+        for (const mode of ['healed', 'persistent'] as const) all.push({ op, call: i + 1, kind, mode });
+      }
+    });
+  }
+  return all;
+}
+
+const label = (c: Case) =>
+  `${c.op.operationId} call ${c.call} (${c.op.calls[c.call - 1]}) ${c.kind} ${c.mode}`;
+
+/** What one case must show: status, attempts seen by the middleware, table state. */
+async function check(c: Case): Promise<void> {
+  const { op, call, kind, mode } = c;
+  const times =
+    mode === 'persistent'
+      ? Number.POSITIVE_INFINITY
+      : kind === 'transaction-conflict' || kind === 'lost-response'
+        ? 1
+        : MAX_ATTEMPTS - 1;
+  const { reply, request, injector } = await send(op, { kind, call, times });
+  try {
+    await expectOutcome(c, reply, request, injector.attemptsByCall());
+  } catch (error) {
+    throw new Error(`${String(error)}\nattempts: ${JSON.stringify(injector.log)}`);
+  }
+}
+
+async function expectOutcome(
+  { op, call, kind, mode }: Case,
+  reply: Reply,
+  request: Prepared,
+  attempts: [string, number][],
+): Promise<void> {
+  const command = op.calls[call - 1] as string;
+  const write = isWrite(command);
+
+  // Never a 500, never an internal name in the answer.
+  expect(reply.status).not.toBe(500);
+  expect(reply.raw ?? '').not.toMatch(/Exception|ECONNRESET|ETIMEDOUT|TimeoutError|stack/);
+
+  if (mode === 'healed') {
+    // Retried, then answered as if nothing happened.
+    expect(reply.status).toBe(op.success);
+    expectDocumented(op.operationId, asHttp(reply));
+    if (SDK_RETRIED.includes(kind)) {
+      // The SDK retried the same call; the request made no extra call.
+      expect(attempts).toEqual(op.calls.map((name, i) => [name, i + 1 === call ? MAX_ATTEMPTS : 1]));
+    } else if (kind === 'transaction-conflict') {
+      // Not retried by the SDK (a 400): the data layer sends the write once more.
+      expect(attempts).toEqual([...op.calls.map((name) => [name, 1]), [command, 1]]);
+    } else {
+      // lost-response: the SDK's second attempt finds the first one's work.
+      expect(attempts).toEqual(op.calls.map((name, i) => [name, i + 1 === call ? 2 : 1]));
+    }
+    await request.verify(reply, 'done');
+    return;
+  }
+
+  expectServiceUnavailable(op, reply);
+  const before = op.calls.slice(0, call - 1).map((name): [string, number] => [name, 1]);
+  if (kind === 'transaction-conflict') {
+    expect(attempts).toEqual([
+      ...before,
+      ...Array.from({ length: CONFLICT_ATTEMPTS }, (): [string, number] => [command, 1]),
+    ]);
+  } else {
+    // Every attempt the client allows, then nothing more: the request stops there.
+    expect(attempts).toEqual([...before, [command, MAX_ATTEMPTS]]);
+  }
+  // A lost answer means the write was applied once; any other fault, not at all.
+  await request.verify(reply, kind === 'lost-response' && write ? 'at-most-once' : 'not-done');
+}
+
+describe('fault injection at the DynamoDB client', () => {
+  let errors: ReturnType<typeof vi.spyOn>;
+  beforeAll(() => {
+    // 503s are logged for operators; keep the test output readable.
+    errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+  });
+  afterAll(() => errors.mockRestore());
+
+  it('without faults, each operation makes the DynamoDB calls the cases target', async () => {
+    for (const op of ops) {
+      const { reply, request, injector } = await send(op, undefined);
+      expect(reply.status, op.operationId).toBe(op.success);
+      expect(injector.attemptsByCall()).toEqual(op.calls.map((name) => [name, 1]));
+      await request.verify(reply, 'done');
+    }
+  });
+
+  it('every kind of fault at every call of every operation, healed or persistent', async () => {
+    const all = cases();
+    // Concurrently, a few at a time (backoff delays overlap; DynamoDB Local is not swamped):
+    // each case has its own client (own retry quota) and its own customer, user or endpoint.
+    const failures: string[] = [];
+    const queue = [...all];
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let c = queue.shift(); c !== undefined; c = queue.shift()) {
+          await check(c).catch((error: unknown) => failures.push(`${label(c as Case)}: ${String(error)}`));
+        }
+      }),
+    );
+    expect(failures, `${failures.length} of ${all.length} cases failed`).toEqual([]);
+    expect(all.length).toBeGreaterThanOrEqual(100);
+  }, 60_000);
+
+  it('a transaction conflicting twice in a row is sent a third time, then succeeds', async () => {
+    const op = ops[1] as FaultOp;
+    const { reply, injector } = await send(op, { kind: 'transaction-conflict', call: 3, times: 2 });
+    expect(reply.status).toBe(201);
+    expect(injector.attemptsByCall().slice(2)).toEqual([
+      ['TransactWriteItemsCommand', 1],
+      ['TransactWriteItemsCommand', 1],
+      ['TransactWriteItemsCommand', 1],
+    ]);
+  });
+
+  it('an unexpected DynamoDB error is the bare 500: no message, no name, no stack', async () => {
+    const prepared = await (ops[3] as FaultOp).prepare();
+    const api = faultyApi(world);
+    api.deps.table.doc.middlewareStack.add(
+      () => async () => {
+        throw Object.assign(new Error('One or more parameter values were invalid: secret detail'), {
+          name: 'ValidationException',
+          $metadata: { httpStatusCode: 400 },
+        });
+      },
+      { step: 'finalizeRequest', name: 'validationFault', priority: 'low' },
+    );
+    try {
+      const reply = await api.call(prepared.method, prepared.url, { token: prepared.token });
+      expect(reply.status).toBe(500);
+      expect(reply.body).toEqual({ error: 'InternalServerError', detail: 'Internal Server Error' });
+      expect(reply.raw).not.toMatch(/secret detail|ValidationException/);
+    } finally {
+      api.destroy();
+    }
+  });
+});
+
+describe('a DynamoDB that accepts connections and never answers', () => {
+  let server: Server;
+  const sockets = new Set<Socket>();
+  let endpoint: string;
+  beforeAll(async () => {
+    server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    endpoint = `http://127.0.0.1:${address.port}`;
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('answers 503 well inside the 10 s function timeout, after the retries', async () => {
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const api = faultyApi(world, undefined, endpoint);
+    const started = performance.now();
+    try {
+      const reply = await api.call('GET', '/v1/customer-portal/wallets/', {
+        token: world.demo.customer_session_token,
+      });
+      const elapsed = performance.now() - started;
+      expectServiceUnavailable(ops[2] as FaultOp, reply);
+      expect(api.injector.attemptsByCall()).toEqual([['GetItemCommand', MAX_ATTEMPTS]]);
+      expect(elapsed).toBeLessThan(8_000);
+    } finally {
+      api.destroy();
+      errors.mockRestore();
+    }
+  }, 20_000);
+});

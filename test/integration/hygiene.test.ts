@@ -1,0 +1,309 @@
+/**
+ * Secrets hygiene: after the demo seed and a run of every operation (successes,
+ * refusals, a 503 and a 500 included), neither the table nor anything logged
+ * holds a plaintext token, client secret or webhook signing secret, and no
+ * answer carries one except the registration that returns its own client
+ * secret. Expired and revoked credentials are refused by every operation.
+ */
+import { inspect } from 'node:util';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  addMember,
+  createCustomerSession,
+  createPersonalAccessToken,
+  createUser,
+  createWebhookEndpoint,
+} from '#scripts/admin/commands.ts';
+import { getCustomer } from '#shared/data/catalog.ts';
+import { keys } from '#shared/data/table.ts';
+import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { hashSecret } from '#shared/domain/secrets.ts';
+import { faultyApi } from '../support/faults.ts';
+import { canonical, digestChanges, scanTable, tableDigest } from '../support/table-state.ts';
+import { createWorld, type Reply, type World } from '../support/world.ts';
+
+const SECRET_SHAPE = /polar_(?:pat|cst|cs|whs)_/;
+const CONSOLE = ['log', 'error', 'warn', 'info', 'debug'] as const;
+
+let world: World;
+const logged: string[] = [];
+const spies: { mockRestore(): void }[] = [];
+/** Every secret issued during the test, as issued. */
+const secrets = new Set<string>();
+
+beforeAll(async () => {
+  for (const method of CONSOLE) {
+    spies.push(
+      vi.spyOn(console, method).mockImplementation((...args: unknown[]) => {
+        logged.push(
+          args.map((arg) => (typeof arg === 'string' ? arg : inspect(arg, { depth: 8 }))).join(' '),
+        );
+      }),
+    );
+  }
+  world = await createWorld('hygiene');
+  const { demo } = world;
+  for (const token of [
+    demo.personal_access_token,
+    demo.personal_access_token_without_scopes,
+    demo.customer_session_token,
+    demo.expired_customer_session_token,
+    demo.second_customer_session_token,
+    demo.large_customer_session_token,
+    demo.other_organization.personal_access_token,
+  ]) {
+    secrets.add(token);
+  }
+});
+afterAll(async () => {
+  for (const spy of spies) spy.mockRestore();
+  await world?.drop();
+});
+
+/** The random part too: a secret stored or logged without its prefix is still a leak. */
+function leaks(text: string): string[] {
+  const found: string[] = [];
+  if (SECRET_SHAPE.test(text)) found.push(`secret-shaped text: …${text.match(SECRET_SHAPE)?.[0]}…`);
+  for (const secret of secrets) {
+    const random = secret.replace(/^polar_[a-z]+_/, '');
+    if (text.includes(random)) found.push(`${secret.slice(0, 14)}…`);
+  }
+  return found;
+}
+
+describe('secrets never reach the table, the logs or other answers', () => {
+  const answers: { label: string; reply: Reply; returns?: string }[] = [];
+  const record = (label: string, reply: Reply, returns?: string) => {
+    answers.push({ label, reply, ...(returns ? { returns } : {}) });
+    return reply;
+  };
+
+  it('runs every operation: successes, refusals, a 503 and a 500', async () => {
+    const { demo, admin } = world;
+    const pat = demo.personal_access_token;
+
+    // Webhook signing secrets, issued by the operator CLI code.
+    for (const format of ['raw', 'slack'] as const) {
+      const { secret } = await createWebhookEndpoint(admin, {
+        organizationId: demo.organization_id,
+        url: 'https://hooks.example/hygiene',
+        format,
+      });
+      expect(secret).toMatch(/^polar_whs_/);
+      secrets.add(secret);
+    }
+    // More tokens: a second user's PAT, a fresh session.
+    const user = await createUser(admin, { email: 'hygiene@x.example' });
+    await addMember(admin, demo.organization_id, user.id);
+    const userPat = await createPersonalAccessToken(admin, { userId: user.id, scope: ALL_SCOPES.join(' ') });
+    secrets.add(userPat.token);
+    const customer = await getCustomer(world.table, demo.customer_id);
+    if (!customer) throw new Error('demo data incomplete');
+    const session = await createCustomerSession(admin, { customer });
+    secrets.add(session.token);
+
+    for (const [i, method] of ['client_secret_post', 'client_secret_basic', 'none'].entries()) {
+      const reply = record(
+        `register ${method}`,
+        await world.call('POST', '/v1/oauth2/register', {
+          token: i === 0 ? pat : userPat.token,
+          body: {
+            redirect_uris: ['https://app.example/cb'],
+            client_name: `hygiene ${method}`,
+            token_endpoint_auth_method: method,
+          },
+        }),
+      );
+      expect(reply.status).toBe(201);
+      if (method !== 'none') {
+        expect(reply.body.client_secret).toMatch(/^polar_cs_/);
+        secrets.add(reply.body.client_secret);
+        answers[answers.length - 1] = {
+          label: `register ${method}`,
+          reply,
+          returns: reply.body.client_secret,
+        };
+      }
+    }
+    // A registration replayed with an Idempotency-Key: its stored answer holds a client secret.
+    const keyed = await world.call('POST', '/v1/oauth2/register', {
+      token: pat,
+      headers: { 'idempotency-key': 'hygiene-1' },
+      body: { redirect_uris: ['https://app.example/cb'], client_name: 'keyed' },
+    });
+    expect(keyed.status).toBe(201);
+    secrets.add(keyed.body.client_secret);
+    record('register with Idempotency-Key', keyed, keyed.body.client_secret);
+
+    const subscribe = (token: string, body: unknown) =>
+      world.call('POST', '/v1/subscriptions/', { token, body });
+    const good = { product_id: demo.free_product_id, customer_id: demo.customer_id, metadata: { note: 'x' } };
+    expect(record('subscribe', await subscribe(pat, good)).status).toBe(201);
+    expect(record('subscribe as second user', await subscribe(userPat.token, good)).status).toBe(201);
+    record('subscribe paid', await subscribe(pat, { ...good, product_id: demo.paid_product_id }));
+    // A token pasted into the body: refused, echoed to its sender (the 422's input), stored nowhere.
+    const pasted = await subscribe(pat, { ...good, metadata: { [pat]: pat } });
+    expect(pasted.status).toBe(422);
+    record('subscribe with a token in the body', pasted, pat);
+    record('subscribe without scope', await subscribe(demo.personal_access_token_without_scopes, good));
+    record('subscribe with a session', await subscribe(session.token, good));
+
+    for (const token of [
+      session.token,
+      demo.large_customer_session_token,
+      demo.expired_customer_session_token,
+    ]) {
+      record(
+        'list wallets',
+        await world.call('GET', '/v1/customer-portal/wallets/?sorting=-balance', { token }),
+      );
+    }
+    record(
+      'list wallets with a PAT',
+      await world.call('GET', '/v1/customer-portal/wallets/', { token: pat }),
+    );
+    record(
+      'delete endpoint',
+      await world.call('DELETE', `/v1/webhooks/endpoints/${demo.webhook_endpoint_ids[0]}`, { token: pat }),
+    );
+    record(
+      'delete foreign endpoint',
+      await world.call('DELETE', `/v1/webhooks/endpoints/${demo.other_organization.webhook_endpoint_id}`, {
+        token: pat,
+      }),
+    );
+    // Unknown tokens of the right shape: a mistyped secret must not be logged either.
+    const mistyped = `polar_pat_${'Q'.repeat(48)}`;
+    secrets.add(mistyped);
+    record('unknown PAT', await subscribe(mistyped, good));
+    record('garbage bearer', await world.call('GET', '/v1/customer-portal/wallets/', { token: `${pat}x` }));
+
+    // A 503 (throttled for good) and a 500 (an unexpected DynamoDB error): both are logged.
+    const throttled = faultyApi(world, { kind: 'throttling', call: 2, times: Number.POSITIVE_INFINITY });
+    const broken = faultyApi(world);
+    broken.deps.table.doc.middlewareStack.add(
+      () => async () => {
+        throw Object.assign(new Error('One or more parameter values were invalid'), {
+          name: 'ValidationException',
+        });
+      },
+      { step: 'finalizeRequest', name: 'broken', priority: 'low' },
+    );
+    try {
+      const unavailable = record(
+        '503',
+        await throttled.call('POST', '/v1/subscriptions/', { token: pat, body: good }),
+      );
+      expect(unavailable.status).toBe(503);
+      const failed = record(
+        '500',
+        await broken.call('POST', '/v1/oauth2/register', {
+          token: pat,
+          body: { redirect_uris: ['https://a.example'], client_name: 'x' },
+        }),
+      );
+      expect(failed.status).toBe(500);
+    } finally {
+      throttled.destroy();
+      broken.destroy();
+    }
+    // The 5xx were logged (so the log scan below has something to look at).
+    expect(logged.some((line) => line.includes('ServiceUnavailable'))).toBe(true);
+    expect(logged.some((line) => line.includes('ValidationException'))).toBe(true);
+  }, 60_000);
+
+  it('the table holds no secret in plaintext, only hashes and ciphertext', async () => {
+    const items = await scanTable(world.table);
+    expect(items.length).toBeGreaterThan(150);
+    const found = items.flatMap((item) => leaks(canonical(item)).map((leak) => `${item.PK}: ${leak}`));
+    expect(found).toEqual([]);
+    // Each token is findable by its hash, which is what is stored.
+    for (const token of [world.demo.personal_access_token, world.demo.customer_session_token]) {
+      expect(items.some((item) => item.PK === keys.token(hashSecret(token)).PK)).toBe(true);
+    }
+  });
+
+  it('nothing logged holds a secret', () => {
+    expect(logged.length).toBeGreaterThan(0);
+    expect(logged.flatMap(leaks)).toEqual([]);
+  });
+
+  it('no answer carries a secret, except a registration its own client secret', () => {
+    expect(answers.length).toBeGreaterThan(15);
+    for (const { label, reply, returns } of answers) {
+      const text =
+        JSON.stringify(reply.headers) +
+        (returns ? (reply.raw ?? '').split(returns).join('') : (reply.raw ?? ''));
+      expect(leaks(text), label).toEqual([]);
+    }
+  });
+});
+
+describe('expired and revoked credentials are refused by every operation, and change nothing', () => {
+  const revoke = (token: string) =>
+    world.table.doc.send(
+      new UpdateCommand({
+        TableName: world.table.name,
+        Key: keys.token(hashSecret(token)),
+        UpdateExpression: 'SET revoked_at = :t',
+        ExpressionAttributeValues: { ':t': new Date().toISOString() },
+      }),
+    );
+
+  it('PATs expired, expiring now, revoked; customer sessions expired and revoked', async () => {
+    const { demo, admin } = world;
+    const owner = await createUser(admin, { email: 'expiry@x.example' });
+    await addMember(admin, demo.organization_id, owner.id);
+    const scope = ALL_SCOPES.join(' ');
+    const now = new Date();
+    const pats = {
+      expired: (
+        await createPersonalAccessToken(admin, {
+          userId: owner.id,
+          scope,
+          expiresAt: new Date(now.getTime() - 60_000),
+        })
+      ).token,
+      'expiring now': (await createPersonalAccessToken(admin, { userId: owner.id, scope, expiresAt: now }))
+        .token,
+      revoked: (await createPersonalAccessToken(admin, { userId: owner.id, scope })).token,
+    };
+    await revoke(pats.revoked);
+    const customer = await getCustomer(world.table, demo.customer_id);
+    if (!customer) throw new Error('demo data incomplete');
+    const revokedSession = (await createCustomerSession(admin, { customer })).token;
+    await revoke(revokedSession);
+    const sessions = { expired: demo.expired_customer_session_token, revoked: revokedSession };
+
+    const before = await tableDigest(world.table);
+    const requests = [
+      (token: string) =>
+        world.call('POST', '/v1/oauth2/register', {
+          token,
+          body: { redirect_uris: ['https://a.example'], client_name: 'x' },
+        }),
+      (token: string) =>
+        world.call('POST', '/v1/subscriptions/', {
+          token,
+          body: { product_id: demo.free_product_id, customer_id: demo.customer_id },
+        }),
+      (token: string) =>
+        world.call('DELETE', `/v1/webhooks/endpoints/${demo.webhook_endpoint_ids[2]}`, { token }),
+    ];
+    for (const [label, token] of Object.entries(pats)) {
+      for (const send of requests) {
+        const reply = await send(token);
+        expect(reply.status, label).toBe(401);
+        expect(reply.body).toEqual({ error: 'invalid_token', error_description: expect.any(String) });
+        expect(reply.headers['www-authenticate']).toBe('Bearer realm="polar", error="invalid_token"');
+      }
+    }
+    for (const [label, token] of Object.entries(sessions)) {
+      const reply = await world.call('GET', '/v1/customer-portal/wallets/', { token });
+      expect(reply.status, label).toBe(401);
+      expect(reply.body.error).toBe('invalid_token');
+    }
+    expect(digestChanges(before, await tableDigest(world.table))).toEqual([]);
+  });
+});

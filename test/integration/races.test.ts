@@ -1,0 +1,331 @@
+/**
+ * Races: concurrent requests on one item, and writes that land between a
+ * request's read and its write. The final state must be one a serial order of
+ * the same requests could give: no lost write, no duplicate, no subscription to
+ * a customer or product that was gone when it was written.
+ */
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createCustomer,
+  createCustomerSession,
+  createProduct,
+  createWallet,
+  createWebhookEndpoint,
+} from '#scripts/admin/commands.ts';
+import type { CustomerRecord } from '#shared/data/records.ts';
+import { indexNames, keys } from '#shared/data/table.ts';
+import { faultyApi } from '../support/faults.ts';
+import { createWorld, type World } from '../support/world.ts';
+
+let world: World;
+beforeAll(async () => {
+  world = await createWorld('races');
+});
+afterAll(() => world?.drop());
+
+const pat = () => world.demo.personal_access_token;
+
+const get = async (key: { PK: string; SK: string }) =>
+  (
+    await world.table.doc.send(
+      new GetCommand({ TableName: world.table.name, Key: key, ConsistentRead: true }),
+    )
+  ).Item;
+
+const subscriptionsOf = async (customerId: string) =>
+  (
+    await world.table.doc.send(
+      new QueryCommand({
+        TableName: world.table.name,
+        IndexName: indexNames.gsi1,
+        KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': `CUSTOMER#${customerId}`, ':prefix': 'SUBSCRIPTION#' },
+      }),
+    )
+  ).Items ?? [];
+
+const newCustomer = (label: string) =>
+  createCustomer(world.admin, {
+    organizationId: world.demo.organization_id,
+    email: `${label}+${crypto.randomUUID()}@races.example`,
+  });
+
+const newFreeProduct = () =>
+  createProduct(world.admin, {
+    organizationId: world.demo.organization_id,
+    name: 'race plan',
+    recurringInterval: 'month',
+    priceAmount: 0,
+    currency: 'usd',
+  });
+
+/** What an operator (or another service) does to a customer or product: a soft delete, an archive. */
+const setAttribute = (key: { PK: string; SK: string }, name: string, value: unknown) =>
+  world.table.doc.send(
+    new UpdateCommand({
+      TableName: world.table.name,
+      Key: key,
+      UpdateExpression: 'SET #name = :value',
+      ExpressionAttributeNames: { '#name': name },
+      ExpressionAttributeValues: { ':value': value },
+    }),
+  );
+const softDelete = (customer: CustomerRecord) =>
+  setAttribute(keys.customer(customer.id), 'deleted_at', new Date().toISOString());
+
+const subscribe = (productId: string, customerId: string) =>
+  world.call('POST', '/v1/subscriptions/', {
+    token: pat(),
+    body: { product_id: productId, customer_id: customerId },
+  });
+
+describe('concurrent deletes of one webhook endpoint', () => {
+  it('exactly one of 32 concurrent deletes gets 204, every round', async () => {
+    for (let round = 0; round < 6; round++) {
+      const { endpoint } = await createWebhookEndpoint(world.admin, {
+        organizationId: world.demo.organization_id,
+        url: 'https://hooks.example/race',
+      });
+      const replies = await Promise.all(
+        Array.from({ length: 32 }, () =>
+          world.call('DELETE', `/v1/webhooks/endpoints/${endpoint.id}`, { token: pat() }),
+        ),
+      );
+      const statuses = replies.map((reply) => reply.status);
+      expect(statuses.filter((s) => s === 204)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 404)).toHaveLength(31);
+      for (const reply of replies.filter((r) => r.status === 404)) {
+        expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' });
+      }
+      const stored = await get(keys.webhookEndpoint(endpoint.id));
+      expect(stored).toMatchObject({ enabled: false, deleted_at: expect.any(String) });
+    }
+  });
+
+  it('a delete racing reads: every read sees the endpoint whole, live or deleted, never half', async () => {
+    const { endpoint } = await createWebhookEndpoint(world.admin, {
+      organizationId: world.demo.organization_id,
+      url: 'https://hooks.example/race-read',
+    });
+    const reads = Array.from({ length: 40 }, async (_, i) => {
+      await new Promise((resolve) => setTimeout(resolve, i));
+      return get(keys.webhookEndpoint(endpoint.id));
+    });
+    const [deleted, ...seen] = await Promise.all([
+      world.call('DELETE', `/v1/webhooks/endpoints/${endpoint.id}`, { token: pat() }),
+      ...reads,
+    ]);
+    expect(deleted.status).toBe(204);
+    for (const item of seen) {
+      const live = item?.deleted_at === null;
+      expect(item?.enabled).toBe(live);
+      expect(item?.modified_at === null).toBe(live);
+    }
+  });
+});
+
+describe('concurrent subscription creates', () => {
+  it('40 creates for one customer and product: all 201, distinct ids, all stored', async () => {
+    const customer = await newCustomer('many');
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, () => subscribe(world.demo.free_product_id, customer.id)),
+    );
+    expect(replies.map((r) => r.status)).toEqual(Array(40).fill(201));
+    const ids = replies.map((r) => r.body.id as string);
+    expect(new Set(ids).size).toBe(40);
+    const stored = await subscriptionsOf(customer.id);
+    expect(stored.map((item) => item.id).sort()).toEqual([...ids].sort());
+  });
+
+  it('a customer soft-deleted amid 30 creates: exactly the 201s are stored, later creates are refused', async () => {
+    const customer = await newCustomer('amid');
+    const creates = Array.from({ length: 30 }, async (_, i) => {
+      await new Promise((resolve) => setTimeout(resolve, i % 10));
+      return subscribe(world.demo.free_product_id, customer.id);
+    });
+    const deletion = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 4));
+      await softDelete(customer);
+    })();
+    const replies = await Promise.all(creates);
+    await deletion;
+    const created = replies.filter((r) => r.status === 201).map((r) => r.body.id as string);
+    for (const reply of replies.filter((r) => r.status !== 201)) {
+      expect(reply.status).toBe(422);
+      expect(reply.body.detail).toEqual([expect.objectContaining({ msg: 'Customer does not exist.' })]);
+    }
+    const stored = await subscriptionsOf(customer.id);
+    expect(stored.map((item) => item.id).sort()).toEqual(created.sort());
+    expect((await subscribe(world.demo.free_product_id, customer.id)).status).toBe(422);
+  });
+});
+
+describe('a write landing between a create subscription read and its transaction', () => {
+  /**
+   * Runs one create with a hook that performs `meanwhile` just before the
+   * TransactWriteItems call: the rules were checked on data that is now stale,
+   * so only the transaction's condition checks can stop the write.
+   */
+  async function createWithInterleaved(
+    productId: string,
+    customerId: string,
+    meanwhile: () => Promise<unknown>,
+  ) {
+    const api = faultyApi(world);
+    let fired = 0;
+    api.deps.table.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (
+          (context as { commandName?: string }).commandName === 'TransactWriteItemsCommand' &&
+          fired++ === 0
+        ) {
+          await meanwhile();
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'interleave' },
+    );
+    try {
+      const reply = await api.call('POST', '/v1/subscriptions/', {
+        token: pat(),
+        body: { product_id: productId, customer_id: customerId },
+      });
+      return { reply, log: api.injector.attemptsByCall() };
+    } finally {
+      api.destroy();
+    }
+  }
+
+  it('customer soft-deleted: the condition check refuses, the rules are re-read, 422, nothing stored', async () => {
+    const customer = await newCustomer('between');
+    const { reply, log } = await createWithInterleaved(world.demo.free_product_id, customer.id, () =>
+      softDelete(customer),
+    );
+    expect(reply.status).toBe(422);
+    expect(reply.body).toEqual({
+      error: 'PolarRequestValidationError',
+      detail: [
+        {
+          loc: ['body', 'customer_id'],
+          msg: 'Customer does not exist.',
+          type: 'value_error',
+          input: customer.id,
+        },
+      ],
+    });
+    // Authenticate, read, write (refused), read again; no second write.
+    expect(log.map(([command]) => command)).toEqual([
+      'GetItemCommand',
+      'BatchGetItemCommand',
+      'TransactWriteItemsCommand',
+      'BatchGetItemCommand',
+    ]);
+    expect(await subscriptionsOf(customer.id)).toEqual([]);
+  });
+
+  it('product archived: 422 "Product is archived.", nothing stored', async () => {
+    const customer = await newCustomer('archived');
+    const product = await newFreeProduct();
+    const { reply } = await createWithInterleaved(product.id, customer.id, () =>
+      setAttribute(keys.product(product.id), 'is_archived', true),
+    );
+    expect(reply.status).toBe(422);
+    expect(reply.body.detail).toEqual([expect.objectContaining({ msg: 'Product is archived.' })]);
+    expect(await subscriptionsOf(customer.id)).toEqual([]);
+  });
+
+  it('product deleted: 422 "Product does not exist.", nothing stored', async () => {
+    const customer = await newCustomer('deleted-product');
+    const product = await newFreeProduct();
+    const { reply } = await createWithInterleaved(product.id, customer.id, () =>
+      setAttribute(keys.product(product.id), 'deleted_at', new Date().toISOString()),
+    );
+    expect(reply.status).toBe(422);
+    expect(reply.body.detail).toEqual([expect.objectContaining({ msg: 'Product does not exist.' })]);
+    expect(await subscriptionsOf(customer.id)).toEqual([]);
+  });
+
+  it('customer moved to another organization: 422, nothing stored', async () => {
+    const customer = await newCustomer('moved');
+    const { reply } = await createWithInterleaved(world.demo.free_product_id, customer.id, () =>
+      setAttribute(
+        keys.customer(customer.id),
+        'organization_id',
+        world.demo.other_organization.organization_id,
+      ),
+    );
+    expect(reply.status).toBe(422);
+    expect(await subscriptionsOf(customer.id)).toEqual([]);
+  });
+
+  // KNOWN BUG, shared/services/create-subscription.ts (not ours to edit): when the transaction is
+  // refused twice (the customer deleted, restored for the re-read, deleted again), the second
+  // ConditionFailed is rethrown and becomes a 500. Remove `.fails` once the service answers the
+  // second refusal with a 503 (ServiceUnavailable, retryable) or re-checks the rules once more.
+  it.fails('a customer deleted, restored and deleted again around the re-read: not a 500', async () => {
+    const customer = await newCustomer('flip');
+    const api = faultyApi(world);
+    let writes = 0;
+    let reads = 0;
+    api.deps.table.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        const command = (context as { commandName?: string }).commandName;
+        if (command === 'TransactWriteItemsCommand' && writes++ < 2) await softDelete(customer);
+        if (command === 'BatchGetItemCommand' && reads++ === 1) {
+          await setAttribute(keys.customer(customer.id), 'deleted_at', null);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'flip' },
+    );
+    try {
+      const reply = await api.call('POST', '/v1/subscriptions/', {
+        token: pat(),
+        body: { product_id: world.demo.free_product_id, customer_id: customer.id },
+      });
+      expect(await subscriptionsOf(customer.id)).toEqual([]);
+      expect(reply.status).not.toBe(500);
+    } finally {
+      api.destroy();
+    }
+  });
+
+  it('an unrelated write to the customer does not cancel the create', async () => {
+    const customer = await newCustomer('unrelated');
+    const { reply } = await createWithInterleaved(world.demo.free_product_id, customer.id, () =>
+      setAttribute(keys.customer(customer.id), 'name', 'Renamed'),
+    );
+    expect(reply.status).toBe(201);
+    expect((await subscriptionsOf(customer.id)).map((item) => item.id)).toEqual([reply.body.id]);
+  });
+});
+
+describe('a customer soft-deleted while its session lists wallets', () => {
+  it('each answer is a whole page or 401, and after the delete always 401', async () => {
+    const customer = await newCustomer('portal');
+    for (const [i, currency] of ['usd', 'eur', 'gbp'].entries()) {
+      await createWallet(world.admin, { customer, currency, type: 'usage', balance: i * 100 });
+    }
+    const stored = await get(keys.customer(customer.id));
+    const { token } = await createCustomerSession(world.admin, {
+      customer: stored as unknown as CustomerRecord,
+    });
+    const list = () => world.call('GET', '/v1/customer-portal/wallets/', { token });
+    const lists = Array.from({ length: 30 }, async (_, i) => {
+      await new Promise((resolve) => setTimeout(resolve, i % 8));
+      return list();
+    });
+    const [replies] = await Promise.all([Promise.all(lists), softDelete(customer)]);
+    for (const reply of replies) {
+      if (reply.status === 200) {
+        expect(reply.body.pagination).toEqual({ total_count: 3, max_page: 1 });
+        expect(reply.body.items).toHaveLength(3);
+      } else {
+        expect(reply.status).toBe(401);
+        expect(reply.body.error).toBe('invalid_token');
+      }
+    }
+    expect((await list()).status).toBe(401);
+  });
+});

@@ -1,0 +1,246 @@
+/**
+ * Fault injection at the DynamoDB client, for tests only.
+ *
+ * `faultyApi()` builds the production document client (`createDocumentClient`:
+ * its retry mode and attempts, its timeouts) against a world's table, adds a
+ * middleware that fails chosen calls, and serves the real handlers over it.
+ *
+ * The middleware sits in the `finalizeRequest` step after the SDK's retry
+ * middleware (which is `finalizeRequest`, priority high), so each SDK attempt
+ * passes through it: an injected error is classified and retried by the SDK as
+ * a real one would be, and the log shows every attempt of every call.
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { matchRoute } from '#scripts/local/apigw.ts';
+import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { operations } from '#shared/operations.ts';
+import type { Dependencies } from '#shared/runtime.ts';
+import { dynamodbEndpoint, LOCAL_REGION } from './dynamodb.ts';
+import { buildEvent, type CallOptions, type Reply, type World } from './world.ts';
+
+export type FaultKind =
+  /** ThrottlingException (HTTP 400): the SDK retries it as throttling. */
+  | 'throttling'
+  /** ProvisionedThroughputExceededException (HTTP 400): the SDK retries it as throttling. */
+  | 'provisioned-throughput'
+  /**
+   * TransactionCanceledException with a TransactionConflict reason on a transaction,
+   * TransactionConflictException on a single write: not retried by the SDK.
+   */
+  | 'transaction-conflict'
+  /** TimeoutError / ETIMEDOUT, as the SDK's HTTP handler raises on its request timeout. */
+  | 'timeout'
+  /** ECONNRESET before the request reaches DynamoDB. */
+  | 'connection-reset'
+  /** The request reaches DynamoDB and is applied; the answer is lost (ECONNRESET). */
+  | 'lost-response';
+
+export interface Fault {
+  kind: FaultKind;
+  /** 1-based index of the request's DynamoDB call (an app-level retry is a further call). */
+  call: number;
+  /** How many attempts fail, from that call on; Infinity: every one. */
+  times: number;
+}
+
+export interface Attempt {
+  call: number;
+  command: string;
+  attempt: number;
+  injected: FaultKind | null;
+  at: number;
+  /** A real (not injected) failure of this attempt. */
+  failed?: string;
+}
+
+type Handler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const lambdaContext = {
+  awsRequestId: 'faults',
+  functionName: 'faults',
+  getRemainingTimeInMillis: () => 10_000,
+} as Context;
+
+function serviceError(name: string, message: string, extra: Record<string, unknown> = {}): Error {
+  return Object.assign(new Error(message), {
+    name,
+    $fault: 'client',
+    $metadata: { httpStatusCode: 400, requestId: 'injected', attempts: 1, totalRetryDelay: 0 },
+    ...extra,
+  });
+}
+
+const isTransaction = (command: string) => command.startsWith('TransactWrite');
+
+export function faultError(kind: FaultKind, command: string): Error {
+  switch (kind) {
+    case 'throttling':
+      return serviceError('ThrottlingException', 'Rate of requests exceeds the allowed throughput.');
+    case 'provisioned-throughput':
+      return serviceError(
+        'ProvisionedThroughputExceededException',
+        'The level of configured provisioned throughput for the table was exceeded.',
+      );
+    case 'transaction-conflict':
+      return isTransaction(command)
+        ? serviceError(
+            'TransactionCanceledException',
+            'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]',
+            {
+              // One reason per item of the transaction, in order: the conflict is on the second.
+              CancellationReasons: [
+                { Code: 'None' },
+                { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+                { Code: 'None' },
+              ],
+            },
+          )
+        : serviceError('TransactionConflictException', 'Transaction is ongoing for the item');
+    case 'timeout':
+      return Object.assign(new Error('a request has exceeded the configured 2000 ms requestTimeout.'), {
+        name: 'TimeoutError',
+        code: 'ETIMEDOUT',
+      });
+    case 'connection-reset':
+    case 'lost-response':
+      return Object.assign(new Error('read ECONNRESET'), {
+        code: 'ECONNRESET',
+        errno: -104,
+        syscall: 'read',
+      });
+  }
+}
+
+/** Commands that write: the only ones a transaction conflict can hit. */
+export const isWrite = (command: string) => /^(Put|Update|Delete|TransactWrite|BatchWrite)/.test(command);
+
+export class FaultInjector {
+  readonly log: Attempt[] = [];
+  private calls = 0;
+  private injected = 0;
+
+  constructor(private readonly fault?: Fault) {}
+
+  /** Attempts per call, in call order: `[['GetItemCommand', 1], ['TransactWriteItemsCommand', 3]]`. */
+  attemptsByCall(): [string, number][] {
+    const byCall = new Map<number, [string, number]>();
+    for (const { call, command } of this.log) {
+      const entry = byCall.get(call) ?? [command, 0];
+      entry[1]++;
+      byCall.set(call, entry);
+    }
+    return [...byCall.entries()].sort(([a], [b]) => a - b).map(([, entry]) => entry);
+  }
+
+  injections(): number {
+    return this.injected;
+  }
+
+  attach(doc: ReturnType<typeof createDocumentClient>): void {
+    doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        (context as { faultCall?: number }).faultCall = ++this.calls;
+        return next(args);
+      },
+      { step: 'initialize', name: 'faultCallCounter' },
+    );
+    doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        const call = (context as { faultCall?: number }).faultCall ?? 0;
+        const command = String((context as { commandName?: string }).commandName ?? '?');
+        const attempt = this.log.filter((entry) => entry.call === call).length + 1;
+        const fault = this.fault;
+        const hit =
+          fault !== undefined &&
+          call >= fault.call &&
+          this.injected < fault.times &&
+          (fault.kind !== 'transaction-conflict' || isWrite(command));
+        const entry: Attempt = {
+          call,
+          command,
+          attempt,
+          injected: hit ? fault.kind : null,
+          at: performance.now(),
+        };
+        this.log.push(entry);
+        if (!hit) {
+          try {
+            return await next(args);
+          } catch (error) {
+            const { name, code } = error as { name?: string; code?: string };
+            entry.failed = `${name ?? ''} ${code ?? ''}`.trim();
+            throw error;
+          }
+        }
+        this.injected++;
+        if (fault.kind === 'lost-response') {
+          // Whatever DynamoDB answered, success or error, never arrives.
+          await next(args).catch(() => undefined);
+        }
+        throw faultError(fault.kind, command);
+      },
+      { step: 'finalizeRequest', name: 'faultInjector', priority: 'low' },
+    );
+  }
+}
+
+/** The real handlers over `deps`: an API Gateway event in, a `Reply` out. */
+export function eventInvoker(deps: Dependencies) {
+  const handlers = new Map<string, Handler>();
+  async function handlerFor(name: string): Promise<Handler> {
+    let handler = handlers.get(name);
+    if (!handler) {
+      const module = (await import(`../../functions/${name}/handler.ts`)) as {
+        createHandler(d: Dependencies): Handler;
+      };
+      handler = module.createHandler(deps);
+      handlers.set(name, handler);
+    }
+    return handler;
+  }
+  return async (event: APIGatewayProxyEventV2): Promise<Reply> => {
+    const match = matchRoute(event.requestContext.http.method, event.rawPath, operations);
+    if (!('operation' in match)) throw new Error(`no route for ${event.routeKey}`);
+    const result = await (await handlerFor(match.operation.name))(event, lambdaContext);
+    const headers = Object.fromEntries(
+      Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
+    );
+    let body: unknown;
+    try {
+      body = result.body === undefined ? undefined : JSON.parse(result.body);
+    } catch {
+      body = result.body;
+    }
+    return { status: result.statusCode ?? 200, headers, body, raw: result.body };
+  };
+}
+
+/** The real handlers over `deps`, called like `World.call`. */
+export function inProcessApi(deps: Dependencies) {
+  const invoke = eventInvoker(deps);
+  return (method: string, url: string, options: CallOptions = {}): Promise<Reply> =>
+    invoke(buildEvent(method, url, options));
+}
+
+export interface FaultyApi {
+  call: ReturnType<typeof inProcessApi>;
+  injector: FaultInjector;
+  deps: Dependencies;
+  destroy(): void;
+}
+
+/** A fresh production client (fresh retry quota) with `fault` injected, over the world's table. */
+export function faultyApi(world: World, fault?: Fault, endpoint = dynamodbEndpoint()): FaultyApi {
+  const doc = createDocumentClient({
+    endpoint,
+    region: LOCAL_REGION,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const injector = new FaultInjector(fault);
+  injector.attach(doc);
+  const deps: Dependencies = { table: { doc, name: world.table.name }, now: () => new Date() };
+  return { call: inProcessApi(deps), injector, deps, destroy: () => doc.destroy() };
+}

