@@ -132,7 +132,9 @@ function validatorsJs(): string {
   for (const name of names) ajv.addSchema(schemas[name] as JsonSchema, name);
   // Ajv reads these options when it compiles, so each group is compiled under its own settings.
   for (const name of names.filter((n) => !isParameterSchema(n))) ajv.getSchema(name);
-  Object.assign(ajv.opts, { coerceTypes: 'array', useDefaults: true });
+  // No type coercion: Ajv's would accept `1e2`, `0x10`, `2.0` or `Infinity` as a page number, where
+  // the contract wants a 422. parseListWalletsQuery turns plain integers into numbers first.
+  Object.assign(ajv.opts, { useDefaults: true });
   for (const name of names.filter(isParameterSchema)) ajv.getSchema(name);
 
   const blocks = names.map((name) => {

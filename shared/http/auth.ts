@@ -37,7 +37,7 @@ const PREFIX: Record<CredentialKind, string> = {
 
 /** Extracts the bearer credential; a missing header, another scheme or an empty bearer is 401 Unauthorized. */
 export function bearerToken(authorization: string | undefined): string {
-  const match = authorization?.match(/^\s*Bearer(?:\s+(.*))?$/i);
+  const match = authorization?.match(/^\s*Bearer(?:\s+([\s\S]*))?$/i);
   const token = match?.[1]?.trim();
   if (!token) throw new Unauthorized();
   return token;

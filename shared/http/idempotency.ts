@@ -28,16 +28,58 @@ const VALID_KEY = /^[\x20-\x7E]{1,255}$/;
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
-/** JSON with object keys sorted, so that the same request hashes the same however it was spelled. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+/** Maximum nesting canonicalised; deeper (unknown, ignored) fields are hashed as sent, in plain JSON. */
+const CANONICAL_DEPTH = 64;
+
+function canonicalOrNull(value: unknown, depth: number): string | null {
+  if (depth > CANONICAL_DEPTH) return null;
+  if (Array.isArray(value)) {
+    const items = value.map((item) => canonicalOrNull(item, depth + 1));
+    return items.includes(null) ? null : `[${items.join(',')}]`;
+  }
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
       a < b ? -1 : a > b ? 1 : 0,
     );
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    const parts: string[] = [];
+    for (const [k, v] of entries) {
+      const inner = canonicalOrNull(v, depth + 1);
+      if (inner === null) return null;
+      parts.push(`${JSON.stringify(k)}:${inner}`);
+    }
+    return `{${parts.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * What identifies "the same request": its canonical JSON (object keys sorted), so key order and
+ * whitespace do not matter. A body nested deeper than any field of ours (an ignored unknown field)
+ * is hashed by an iterative walk instead, in a prefix encoding (container sizes first, every
+ * primitive terminated) so that different bodies cannot encode alike.
+ */
+function requestDigest(body: unknown): string {
+  const canonical = canonicalOrNull(body, 0);
+  if (canonical !== null) return sha256(canonical).toString('hex');
+  const hash = createHash('sha256');
+  const stack: { value: unknown; key?: string }[] = [{ value: body }];
+  while (stack.length > 0) {
+    const { value, key } = stack.pop() as { value: unknown; key?: string };
+    if (key !== undefined) hash.update(`${JSON.stringify(key)}:`);
+    if (Array.isArray(value)) {
+      hash.update(`[${value.length}:`);
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i] });
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
+        a < b ? 1 : a > b ? -1 : 0,
+      );
+      hash.update(`{${entries.length}:`);
+      for (const [k, v] of entries) stack.push({ value: v, key: k });
+    } else {
+      hash.update(`${JSON.stringify(value) ?? 'null'},`);
+    }
+  }
+  return hash.digest('hex');
 }
 
 const headerIssue = (msg: string, type: string, input: string) =>
@@ -72,7 +114,7 @@ export function idempotency(
         scope,
         sha256(`${sha256(token).toString('hex')}\n${value}`).toString('hex'),
       );
-      const requestHash = sha256(canonicalJson(request.event.body)).toString('hex');
+      const requestHash = requestDigest(request.event.body);
       const sealingKey = sha256(`idempotent-response\n${token}\n${value}`);
 
       const claim = await claimIdempotencyKey(deps.table, {

@@ -8,6 +8,8 @@ import type { UserPrincipal } from '../http/auth.ts';
 import type { Dependencies } from '../runtime.ts';
 
 const LOOPBACK_NAMES = new Set(['localhost']);
+/** Schemes that would run or read something in the user agent instead of redirecting to the client. */
+const UNSAFE_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'blob:', 'about:']);
 
 function isLoopback(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '');
@@ -25,7 +27,19 @@ function checkRedirectUri(uri: string): void {
       `Redirect URI must not contain a fragment: ${uri}`,
     );
   }
-  const parsed = new URL(uri);
+  let parsed: URL;
+  try {
+    parsed = new URL(uri);
+  } catch {
+    // RFC 3986 syntax (the schema's check) admits hosts and ports no browser can reach.
+    throw new InvalidClientMetadata('invalid_redirect_uri', `Redirect URI is not a usable URL: ${uri}`);
+  }
+  if (UNSAFE_SCHEMES.has(parsed.protocol)) {
+    throw new InvalidClientMetadata(
+      'invalid_redirect_uri',
+      `Redirect URI scheme is not allowed: ${parsed.protocol}`,
+    );
+  }
   if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) {
     throw new InvalidClientMetadata(
       'invalid_redirect_uri',

@@ -1,7 +1,12 @@
 import { getSubscriptionInputs } from '../data/catalog.ts';
 import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
 import { insertSubscription } from '../data/subscriptions.ts';
-import { ConditionFailed, PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
+import {
+  ConditionFailed,
+  PolarRequestValidationError,
+  ServiceUnavailable,
+  type ValidationIssue,
+} from '../domain/errors.ts';
 import { newId, normalizeId } from '../domain/ids.ts';
 import { addInterval } from '../domain/period.ts';
 import type { CreateSubscriptionBody, Subscription } from '../generated/api-types.ts';
@@ -112,7 +117,10 @@ export async function createSubscription(
       await insertSubscription(deps.table, subscription);
       return presentSubscription(subscription, customer, product);
     } catch (error) {
-      if (!(error instanceof ConditionFailed) || attempt > 0) throw error;
+      if (!(error instanceof ConditionFailed)) throw error;
+      // The rules passed on fresh data twice and the write was refused twice: the customer or
+      // product is changing under us right now. Nothing was written; the client may retry.
+      if (attempt > 0) throw new ServiceUnavailable();
     }
   }
 }

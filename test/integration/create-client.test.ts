@@ -202,6 +202,10 @@ describe('Create Client (RFC 7591)', () => {
     [['https://a.example/cb#frag'], 'invalid_redirect_uri'],
     [['http://app.example/cb'], 'invalid_redirect_uri'],
     [['http://127.0.0.1.evil.example/cb'], 'invalid_redirect_uri'],
+    [['javascript:alert(1)'], 'invalid_redirect_uri'],
+    [['data:text/html,hi'], 'invalid_redirect_uri'],
+    [['http://999.999.999.999/cb'], 'invalid_redirect_uri'],
+    [['https://a.example:99999/cb'], 'invalid_redirect_uri'],
   ])('rejects redirect URIs %j (400 %s)', async (redirect_uris, error) => {
     const reply = await register({ redirect_uris, client_name: 'x' });
     expect(reply.status).toBe(400);

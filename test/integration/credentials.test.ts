@@ -91,6 +91,8 @@ describe.each(ops)('$name: credentials', (op) => {
 
   it.each([
     ['garbage', 'Bearer undefined'],
+    ['a token with a line break', 'Bearer polar_x\nyz'],
+    ['a token with a line separator', 'Bearer polar_x\u2028yz'],
     [
       'unknown token of the right shape',
       `Bearer ${op.kind === 'pat' ? 'polar_pat_' : 'polar_cst_'}${'A'.repeat(48)}`,

@@ -231,10 +231,8 @@ describe('known shapes, pinned', () => {
     expect(reply.raw.length).toBeLessThan(200_000 + 64 * 1024);
   });
 
-  // KNOWN BUG, shared/services/create-client.ts (not ours to edit): `new URL(uri)` throws on URIs the
-  // `uri` format accepts but WHATWG URL does not parse, and the TypeError is a 500. Remove `.fails`
-  // once checkRedirectUri catches it (answer 400 invalid_redirect_uri). Kept out of the random pool.
-  it.fails('redirect URIs WHATWG URL cannot parse are refused, not a 500', async () => {
+  // Regression: `new URL()` threw on URIs the RFC 3986 `uri` format accepts (a 500).
+  it('redirect URIs WHATWG URL cannot parse are refused, not a 500', async () => {
     for (const uri of ['http://999.999.999.999/cb', 'https://a.example:99999/cb', 'http://']) {
       const reply = await world.call('POST', '/v1/oauth2/register', {
         token: pat(),

@@ -147,6 +147,20 @@ describe('Idempotency-Key on Create Subscription', () => {
     expect(reply.body.detail[0].loc).toEqual(['header', 'Idempotency-Key']);
   });
 
+  it('a body with a deeply nested unknown field is still identified, not a 500', async () => {
+    const deep = (inner: string) => `${'['.repeat(6000)}${inner}${']'.repeat(6000)}`;
+    const body = (inner: string) => {
+      const { product_id, customer_id } = subscriptionBody();
+      return `{"product_id":"${product_id}","customer_id":"${customer_id}","extra":${deep(inner)}}`;
+    };
+    const first = await post('deep', body('1'));
+    const replay = await post('deep', body('1'));
+    const other = await post('deep', body('2'));
+    expect(first.status).toBe(201);
+    expect(replay.body.id).toBe(first.body.id);
+    expect(other.status).toBe(422);
+  });
+
   it('accepts a key of 255 printable characters', async () => {
     expect((await post('~'.repeat(255))).status).toBe(201);
   });

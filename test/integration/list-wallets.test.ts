@@ -170,6 +170,10 @@ describe('List Wallets: query validation (422)', () => {
     ['page=1.5', ['query', 'page'], 'int_parsing'],
     ['limit=0', ['query', 'limit'], 'greater_than_equal'],
     ['limit=x', ['query', 'limit'], 'int_parsing'],
+    ['page=1e2', ['query', 'page'], 'int_parsing'],
+    ['page=0x10', ['query', 'page'], 'int_parsing'],
+    ['limit=2.0', ['query', 'limit'], 'int_parsing'],
+    ['limit=Infinity', ['query', 'limit'], 'int_parsing'],
     ['sorting=foo', ['query', 'sorting', '0'], 'enum'],
     ['sorting=balance&sorting=id', ['query', 'sorting', '1'], 'enum'],
   ])('%s', async (query, loc, type) => {

@@ -259,11 +259,8 @@ describe('a write landing between a create subscription read and its transaction
     expect(await subscriptionsOf(customer.id)).toEqual([]);
   });
 
-  // KNOWN BUG, shared/services/create-subscription.ts (not ours to edit): when the transaction is
-  // refused twice (the customer deleted, restored for the re-read, deleted again), the second
-  // ConditionFailed is rethrown and becomes a 500. Remove `.fails` once the service answers the
-  // second refusal with a 503 (ServiceUnavailable, retryable) or re-checks the rules once more.
-  it.fails('a customer deleted, restored and deleted again around the re-read: not a 500', async () => {
+  // Regression: the second refused transaction was rethrown as a 500; it is now a 503 (retryable).
+  it('a customer deleted, restored and deleted again around the re-read: not a 500', async () => {
     const customer = await newCustomer('flip');
     const api = faultyApi(world);
     let writes = 0;

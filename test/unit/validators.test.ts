@@ -174,13 +174,13 @@ describe('validateListWalletsQuery', () => {
     expect(query).toEqual({ page: 1, limit: 10, sorting: ['-created_at'] });
   });
 
-  it('coerces query-string values: integers, and a single value into a list', () => {
-    const query = { page: '3', limit: '250', sorting: 'balance' };
+  it('does not coerce types (parseListWalletsQuery turns plain integers into numbers) but fills defaults', () => {
+    const query: Record<string, unknown> = { page: 3, sorting: ['balance'] };
     expect(validateListWalletsQuery(query)).toBe(true);
-    expect(query).toEqual({ page: 3, limit: 250, sorting: ['balance'] });
-    const repeated = { page: ['2'], sorting: ['balance', '-created_at'] };
-    expect(validateListWalletsQuery(repeated)).toBe(true);
-    expect(repeated).toEqual({ page: 2, limit: 10, sorting: ['balance', '-created_at'] });
+    expect(query).toEqual({ page: 3, limit: 10, sorting: ['balance'] });
+    for (const page of ['1e2', '0x10', '2.0', 'Infinity', '3']) {
+      expect(failures(validateListWalletsQuery, { page }), page).toEqual(['/page type']);
+    }
   });
 
   it('rejects page 0, limit -1, non-integers and unknown sort values', () => {
