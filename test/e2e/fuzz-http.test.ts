@@ -1,23 +1,9 @@
-/**
- * The fuzzer of test/integration/fuzz.test.ts, smaller, over real HTTP against the
- * local stack as `npm start` runs it: the same generated requests and oracles
- * (header values restricted to what HTTP can carry), plus what only HTTP can
- * send: unknown routes and methods, bodies that are not valid UTF-8.
- */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type AdminContext,
-  createCustomer,
-  createCustomerSession,
-  createWebhookEndpoint,
-} from '#scripts/admin/commands.ts';
+import type { AdminContext } from '#scripts/admin/commands.ts';
 import { freePort } from '#scripts/local/dynamodb-local.ts';
 import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
-import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
-import { keys } from '#shared/data/table.ts';
 import {
   checkDeletes,
   checkReply,
@@ -25,6 +11,7 @@ import {
   type FuzzContext,
   type FuzzReply,
   fuzzArbitraries,
+  fuzzContext,
   mapLimit,
   type OperationId,
   touchedKeys,
@@ -47,44 +34,7 @@ beforeAll(async () => {
     now: () => new Date(),
     secretKey: Buffer.from(stack.secretKey, 'base64'),
   };
-  const endpointPool: string[] = [];
-  for (let i = 0; i < 10; i++) {
-    const { endpoint } = await createWebhookEndpoint(admin, {
-      organizationId: demo.organization_id,
-      url: `https://hooks.example/http-fuzz/${i}`,
-    });
-    endpointPool.push(endpoint.id);
-  }
-  const gone = await createCustomer(admin, {
-    organizationId: demo.organization_id,
-    email: 'gone@http.example',
-  });
-  await admin.table.doc.send(
-    new UpdateCommand({
-      TableName: admin.table.name,
-      Key: keys.customer(gone.id),
-      UpdateExpression: 'SET deleted_at = :t',
-      ExpressionAttributeValues: { ':t': new Date().toISOString() },
-    }),
-  );
-  const otherCustomer = await getCustomer(admin.table, demo.other_organization.customer_id);
-  if (!otherCustomer) throw new Error('demo data incomplete');
-  ctx = {
-    demo,
-    endpointPool,
-    deletedCustomerId: gone.id,
-    headerSafe: true,
-    sessions: [
-      { customerId: demo.customer_id, token: demo.customer_session_token, wallets: 14 },
-      { customerId: demo.second_customer_id, token: demo.second_customer_session_token, wallets: 1 },
-      { customerId: demo.large_customer_id, token: demo.large_customer_session_token, wallets: 120 },
-      {
-        customerId: otherCustomer.id,
-        token: (await createCustomerSession(admin, { customer: otherCustomer })).token,
-        wallets: 1,
-      },
-    ],
-  };
+  ctx = await fuzzContext(admin, demo, { endpoints: 10, label: 'http-fuzz', headerSafe: true });
 });
 afterAll(async () => {
   admin?.table.doc.destroy();

@@ -12,13 +12,9 @@
  * (cases per operation) for a long run. FUZZ_SEED replays a reported failure.
  */
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createCustomerSession, createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import { matchRoute, toApiGatewayEvent } from '#scripts/local/apigw.ts';
-import { getCustomer } from '#shared/data/catalog.ts';
-import { keys } from '#shared/data/table.ts';
 import { operations } from '#shared/operations.ts';
 import { eventInvoker } from '../support/faults.ts';
 import {
@@ -28,6 +24,7 @@ import {
   type FuzzContext,
   type FuzzReply,
   fuzzArbitraries,
+  fuzzContext,
   mapLimit,
   type OperationId,
   touchedKeys,
@@ -51,44 +48,7 @@ const deleted = new Set<string>();
 beforeAll(async () => {
   world = await createWorld('fuzz');
   const { demo, admin } = world;
-  const endpointPool: string[] = [];
-  for (let i = 0; i < 40; i++) {
-    const { endpoint } = await createWebhookEndpoint(admin, {
-      organizationId: demo.organization_id,
-      url: `https://hooks.example/fuzz/${i}`,
-    });
-    endpointPool.push(endpoint.id);
-  }
-  const gone = await createCustomer(admin, {
-    organizationId: demo.organization_id,
-    email: 'gone@fuzz.example',
-  });
-  await world.table.doc.send(
-    new UpdateCommand({
-      TableName: world.table.name,
-      Key: keys.customer(gone.id),
-      UpdateExpression: 'SET deleted_at = :t',
-      ExpressionAttributeValues: { ':t': new Date().toISOString() },
-    }),
-  );
-  const otherCustomer = await getCustomer(world.table, demo.other_organization.customer_id);
-  if (!otherCustomer) throw new Error('demo data incomplete');
-  ctx = {
-    demo,
-    endpointPool,
-    deletedCustomerId: gone.id,
-    headerSafe: false,
-    sessions: [
-      { customerId: demo.customer_id, token: demo.customer_session_token, wallets: 14 },
-      { customerId: demo.second_customer_id, token: demo.second_customer_session_token, wallets: 1 },
-      { customerId: demo.large_customer_id, token: demo.large_customer_session_token, wallets: 120 },
-      {
-        customerId: otherCustomer.id,
-        token: (await createCustomerSession(admin, { customer: otherCustomer })).token,
-        wallets: 1,
-      },
-    ],
-  };
+  ctx = await fuzzContext(admin, demo, { endpoints: 40, label: 'fuzz', headerSafe: false });
   invoke = eventInvoker(world.deps);
 }, 120_000);
 afterAll(() => world?.drop());

@@ -10,10 +10,18 @@
  * limit of the contract at and just past its boundary, astral characters, lone
  * surrogates, NUL, deep nesting, many faulty values) and raw text.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import {
+  type AdminContext,
+  createCustomer,
+  createCustomerSession,
+  createWebhookEndpoint,
+} from '#scripts/admin/commands.ts';
 import type { DemoData } from '#scripts/local/seed.ts';
 import { loadOpenApi } from '#scripts/openapi.ts';
+import { getCustomer } from '#shared/data/catalog.ts';
 import { keys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { expectDocumented } from './contract.ts';
@@ -30,6 +38,55 @@ export interface FuzzContext {
   sessions: { customerId: string; token: string; wallets: number }[];
   /** Over HTTP, header values must be sendable (printable Latin-1, no CR/LF/NUL). */
   headerSafe: boolean;
+}
+
+/**
+ * The fuzzing context over the demo data: `endpoints` fresh webhook endpoints to delete, a
+ * soft-deleted customer, and sessions of customers of both organizations.
+ */
+export async function fuzzContext(
+  admin: AdminContext,
+  demo: DemoData,
+  options: { endpoints: number; label: string; headerSafe: boolean },
+): Promise<FuzzContext> {
+  const endpointPool: string[] = [];
+  for (let i = 0; i < options.endpoints; i++) {
+    const { endpoint } = await createWebhookEndpoint(admin, {
+      organizationId: demo.organization_id,
+      url: `https://hooks.example/${options.label}/${i}`,
+    });
+    endpointPool.push(endpoint.id);
+  }
+  const gone = await createCustomer(admin, {
+    organizationId: demo.organization_id,
+    email: `gone@${options.label}.example`,
+  });
+  await admin.table.doc.send(
+    new UpdateCommand({
+      TableName: admin.table.name,
+      Key: keys.customer(gone.id),
+      UpdateExpression: 'SET deleted_at = :t',
+      ExpressionAttributeValues: { ':t': new Date().toISOString() },
+    }),
+  );
+  const otherCustomer = await getCustomer(admin.table, demo.other_organization.customer_id);
+  if (!otherCustomer) throw new Error('demo data incomplete');
+  return {
+    demo,
+    endpointPool,
+    deletedCustomerId: gone.id,
+    headerSafe: options.headerSafe,
+    sessions: [
+      { customerId: demo.customer_id, token: demo.customer_session_token, wallets: 14 },
+      { customerId: demo.second_customer_id, token: demo.second_customer_session_token, wallets: 1 },
+      { customerId: demo.large_customer_id, token: demo.large_customer_session_token, wallets: 120 },
+      {
+        customerId: otherCustomer.id,
+        token: (await createCustomerSession(admin, { customer: otherCustomer })).token,
+        wallets: 1,
+      },
+    ],
+  };
 }
 
 export interface FuzzRequest {
