@@ -56,8 +56,26 @@ export interface ApiOptions<K extends CredentialKind> {
   idempotencyScope?: string;
 }
 
-type ApiContext = Context & { principal?: Principal; parsed?: Partial<Record<RequestPart, unknown>> };
-type Request = middy.Request<APIGatewayProxyEventV2, ApiResult, Error, ApiContext>;
+type Request = middy.Request<APIGatewayProxyEventV2, ApiResult, Error, Context>;
+
+/**
+ * What the middlewares learn about one request, for the handler. Kept per event object, not on the
+ * Lambda context: a context may be shared by concurrent invocations (in process, in tests), an
+ * event never is.
+ */
+interface RequestState {
+  principal?: Principal;
+  parsed?: Partial<Record<RequestPart, unknown>>;
+}
+const requestState = new WeakMap<APIGatewayProxyEventV2, RequestState>();
+const stateOf = (event: APIGatewayProxyEventV2): RequestState => {
+  let state = requestState.get(event);
+  if (!state) {
+    state = {};
+    requestState.set(event, state);
+  }
+  return state;
+};
 
 function check(validator: Validator, part: RequestPart, data: unknown): unknown {
   if (!validator(data)) throw new RequestValidationError(toIssues(validator.errors ?? [], part, data));
@@ -79,7 +97,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
   const { deps } = options;
   // No early-timeout race: it costs a timer per invocation, and a request still running near the
   // 10 s function timeout has failed either way (test/bench: warm overhead).
-  const stack = middy<APIGatewayProxyEventV2, ApiResult, Error, ApiContext>({ timeoutEarlyInMillis: 0 })
+  const stack = middy<APIGatewayProxyEventV2, ApiResult, Error, Context>({ timeoutEarlyInMillis: 0 })
     .use(httpErrorHandler({ logger: logUnexpected, fallbackMessage: JSON.stringify(internalErrorBody) }))
     .use({
       onError: async (request: Request) => {
@@ -94,7 +112,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
     })
     .use({
       before: async (request: Request) => {
-        request.context.principal = await authenticate(
+        stateOf(request.event).principal = await authenticate(
           deps,
           request.event.headers?.authorization,
           options.credential,
@@ -130,14 +148,14 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
         );
       }
       if (options.body) parsed.body = check(options.body, 'body', request.event.body);
-      request.context.parsed = parsed;
+      stateOf(request.event).parsed = parsed;
     },
   });
 
   if (options.idempotencyScope) stack.use(idempotency(deps, options.idempotencyScope));
 
-  return stack.handler(async (event, context) => {
-    const { principal, parsed } = context;
+  return stack.handler(async (event) => {
+    const { principal, parsed } = stateOf(event);
     if (!principal) throw new Error('authentication middleware did not run');
     return handler({
       principal: principal as PrincipalFor<K>,

@@ -91,7 +91,10 @@ interface Claimed {
   sealingKey: Buffer;
 }
 
-type Request = middy.Request<APIGatewayProxyEventV2, ApiResult, Error, Context & { idempotency?: Claimed }>;
+type Request = middy.Request<APIGatewayProxyEventV2, ApiResult, Error, Context>;
+
+/** The claim of one request, per event object (a Lambda context may be shared in process; an event is not). */
+const claims = new WeakMap<APIGatewayProxyEventV2, Claimed>();
 
 export function idempotency(
   deps: Dependencies,
@@ -126,7 +129,7 @@ export function idempotency(
       });
       switch (claim.outcome) {
         case 'claimed':
-          request.context.idempotency = { key, requestHash, sealingKey };
+          claims.set(request.event, { key, requestHash, sealingKey });
           return;
         case 'replay':
           return JSON.parse(open(claim.sealedResponse, sealingKey)) as ApiResult;
@@ -142,8 +145,8 @@ export function idempotency(
     },
     after: async (raw) => {
       const request = raw as unknown as Request;
-      const claimed = request.context.idempotency;
-      request.context.idempotency = undefined;
+      const claimed = claims.get(request.event);
+      claims.delete(request.event);
       if (!claimed || !request.response) return;
       try {
         await completeIdempotencyKey(
@@ -166,9 +169,9 @@ export function idempotency(
     },
     onError: async (raw) => {
       const request = raw as unknown as Request;
-      const claimed = request.context.idempotency;
+      const claimed = claims.get(request.event);
       if (!claimed) return;
-      request.context.idempotency = undefined;
+      claims.delete(request.event);
       await releaseIdempotencyKey(deps.table, claimed.key, claimed.requestHash).catch(() => undefined);
     },
   };

@@ -110,6 +110,54 @@ describe('Idempotency-Key on Create Subscription', () => {
     }
   });
 
+  it('per-request state never leaks between invocations sharing one context object', async () => {
+    // The first request is held inside its transaction while two more arrive with its key, all on
+    // one context object: state kept on the context let the second's 409 release the first's claim,
+    // and the third then created a second subscription.
+    const handler = createSubscriptionHandler(world.deps);
+    const shared = { awsRequestId: 'shared', getRemainingTimeInMillis: () => 10_000 } as Context;
+    const event = () =>
+      buildEvent('POST', '/v1/subscriptions/', {
+        token: world.demo.personal_access_token,
+        body: subscriptionBody(),
+        headers: { 'idempotency-key': 'shared-context' },
+      });
+    let hold = true;
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held = () => {};
+    const holding = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    world.table.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (hold && (context as { commandName?: string }).commandName === 'TransactWriteItemsCommand') {
+          hold = false;
+          held();
+          await gate;
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'holdFirstTransaction' },
+    );
+    try {
+      const before = await subscriptionsOf(world.demo.second_customer_id);
+      const first = handler(event(), shared);
+      await holding;
+      const second = await handler(event(), shared);
+      const third = await handler(event(), shared);
+      release();
+      const firstReply = await first;
+      expect([firstReply.statusCode, second.statusCode, third.statusCode]).toEqual([201, 409, 409]);
+      expect(await subscriptionsOf(world.demo.second_customer_id)).toBe(before + 1);
+    } finally {
+      release();
+      world.table.doc.middlewareStack.remove('holdFirstTransaction');
+    }
+  });
+
   it('a failed request frees its key: the retry runs again', async () => {
     const paid = { product_id: world.demo.paid_product_id, customer_id: world.demo.customer_id };
     const first = await post('failed-first', paid);

@@ -3,7 +3,7 @@
  * with the demo data set, and `call()` which sends an API Gateway v2 event
  * (built by the local runner's adapter) to a real handler, in process.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { AdminContext } from '#scripts/admin/commands.ts';
 import { matchRoute, toApiGatewayEvent } from '#scripts/local/apigw.ts';
@@ -33,11 +33,9 @@ type Handler = (
   context: Context,
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 
-const context = {
-  awsRequestId: 'test',
-  functionName: 'test',
-  getRemainingTimeInMillis: () => 10_000,
-} as Context;
+/** A fresh context per invocation, as Lambda gives. */
+const newContext = () =>
+  ({ awsRequestId: randomUUID(), functionName: 'test', getRemainingTimeInMillis: () => 10_000 }) as Context;
 
 export function buildEvent(method: string, url: string, options: CallOptions = {}): APIGatewayProxyEventV2 {
   const path = url.split('?')[0] as string;
@@ -111,7 +109,7 @@ export async function createWorld(prefix: string): Promise<World> {
       const event = buildEvent(method, url, options);
       const match = matchRoute(method, event.rawPath, operations);
       if (!('operation' in match)) throw new Error('unreachable');
-      const result = await (await handlerFor(match.operation.name))(event, context);
+      const result = await (await handlerFor(match.operation.name))(event, newContext());
       const headers = Object.fromEntries(
         Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
       );
