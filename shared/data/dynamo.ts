@@ -11,6 +11,7 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { canonicalJson } from '../domain/canonical-json.ts';
 import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
 
 export interface Table {
@@ -144,14 +145,6 @@ export function createOnly(table: Table, item: Record<string, unknown>) {
   return { TableName: table.name, Item: item, ConditionExpression: 'attribute_not_exists(PK)' };
 }
 
-/** JSON with object keys sorted: equal items, equal text, however their attributes were ordered. */
-const canonical = (value: unknown): string =>
-  JSON.stringify(value, (_, nested: unknown) =>
-    nested !== null && typeof nested === 'object' && !Array.isArray(nested)
-      ? Object.fromEntries(Object.entries(nested).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : nested,
-  );
-
 export async function putNew(table: Table, item: Record<string, unknown>): Promise<void> {
   try {
     await run(() =>
@@ -164,7 +157,8 @@ export async function putNew(table: Table, item: Record<string, unknown>): Promi
     // the first attempt was applied; the retry then finds the very item it writes, which
     // is success, not a taken key (that was a 500). Items carry fresh random ids, so an
     // identical item is our own.
-    if (error instanceof ConditionFailed && error.item && canonical(error.item) === canonical(item)) return;
+    if (error instanceof ConditionFailed && error.item && canonicalJson(error.item) === canonicalJson(item))
+      return;
     throw error;
   }
 }

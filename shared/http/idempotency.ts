@@ -14,8 +14,10 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../data/idempotency.ts';
 import type { Key } from '../data/table.ts';
 import { keys } from '../data/table.ts';
+import { canonicalJson } from '../domain/canonical-json.ts';
 import { IdempotencyKeyInUse, RequestValidationError } from '../domain/errors.ts';
 import { open, seal } from '../domain/secret-box.ts';
+import { hashSecret } from '../domain/secrets.ts';
 import type { Dependencies } from '../runtime.ts';
 import { bearerToken } from './auth.ts';
 import type { ApiResult } from './responses.ts';
@@ -28,39 +30,18 @@ const VALID_KEY = /^[\x20-\x7E]{1,255}$/;
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
-/** Maximum nesting canonicalised; deeper (unknown, ignored) fields are hashed as sent, in plain JSON. */
-const CANONICAL_DEPTH = 64;
-
-function canonicalOrNull(value: unknown, depth: number): string | null {
-  if (depth > CANONICAL_DEPTH) return null;
-  if (Array.isArray(value)) {
-    const items = value.map((item) => canonicalOrNull(item, depth + 1));
-    return items.includes(null) ? null : `[${items.join(',')}]`;
-  }
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) =>
-      a < b ? -1 : a > b ? 1 : 0,
-    );
-    const parts: string[] = [];
-    for (const [k, v] of entries) {
-      const inner = canonicalOrNull(v, depth + 1);
-      if (inner === null) return null;
-      parts.push(`${JSON.stringify(k)}:${inner}`);
-    }
-    return `{${parts.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
 /**
  * What identifies "the same request": its canonical JSON (object keys sorted), so key order and
- * whitespace do not matter. A body nested deeper than any field of ours (an ignored unknown field)
- * is hashed by an iterative walk instead, in a prefix encoding (container sizes first, every
+ * whitespace do not matter. A body nested too deeply to serialise (an ignored unknown field) is
+ * hashed by an iterative walk instead, in a prefix encoding (container sizes first, every
  * primitive terminated) so that different bodies cannot encode alike.
  */
 function requestDigest(body: unknown): string {
-  const canonical = canonicalOrNull(body, 0);
-  if (canonical !== null) return sha256(canonical).toString('hex');
+  try {
+    return sha256(canonicalJson(body)).toString('hex');
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+  }
   const hash = createHash('sha256');
   const stack: { value: unknown; key?: string }[] = [{ value: body }];
   while (stack.length > 0) {
@@ -113,10 +94,7 @@ export function idempotency(
         );
       }
       const token = bearerToken(request.event.headers?.authorization);
-      const key = keys.idempotency(
-        scope,
-        sha256(`${sha256(token).toString('hex')}\n${value}`).toString('hex'),
-      );
+      const key = keys.idempotency(scope, sha256(`${hashSecret(token)}\n${value}`).toString('hex'));
       const requestHash = requestDigest(request.event.body);
       const sealingKey = sha256(`idempotent-response\n${token}\n${value}`);
 

@@ -16,7 +16,6 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { matchRoute, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import { operations } from '#shared/operations.ts';
-import { eventInvoker } from '../support/faults.ts';
 import {
   checkDeletes,
   checkReply,
@@ -30,7 +29,7 @@ import {
   touchedKeys,
 } from '../support/fuzz.ts';
 import { digestChanges, type TableDigest, tableDigest } from '../support/table-state.ts';
-import { createWorld, type World } from '../support/world.ts';
+import { createWorld, eventInvoker, type World } from '../support/world.ts';
 
 /** Cases per operation. */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);

@@ -1,22 +1,7 @@
-/**
- * Fault injection at the DynamoDB client, for tests only.
- *
- * `faultyApi()` builds the production document client (`createDocumentClient`:
- * its retry mode and attempts, its timeouts) against a world's table, adds a
- * middleware that fails chosen calls, and serves the real handlers over it.
- *
- * The middleware sits in the `finalizeRequest` step after the SDK's retry
- * middleware (which is `finalizeRequest`, priority high), so each SDK attempt
- * passes through it: an injected error is classified and retried by the SDK as
- * a real one would be, and the log shows every attempt of every call.
- */
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { matchRoute } from '#scripts/local/apigw.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
-import { operations } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { dynamodbEndpoint, LOCAL_REGION } from './dynamodb.ts';
-import { buildEvent, type CallOptions, type Reply, type World } from './world.ts';
+import { inProcessApi, type World } from './world.ts';
 
 export type FaultKind =
   /** ThrottlingException (HTTP 400): the SDK retries it as throttling. */
@@ -52,17 +37,6 @@ export interface Attempt {
   /** A real (not injected) failure of this attempt. */
   failed?: string;
 }
-
-type Handler = (
-  event: APIGatewayProxyEventV2,
-  context: Context,
-) => Promise<APIGatewayProxyStructuredResultV2>;
-
-const lambdaContext = {
-  awsRequestId: 'faults',
-  functionName: 'faults',
-  getRemainingTimeInMillis: () => 10_000,
-} as Context;
 
 function serviceError(name: string, message: string, extra: Record<string, unknown> = {}): Error {
   return Object.assign(new Error(message), {
@@ -185,44 +159,6 @@ export class FaultInjector {
       { step: 'finalizeRequest', name: 'faultInjector', priority: 'low' },
     );
   }
-}
-
-/** The real handlers over `deps`: an API Gateway event in, a `Reply` out. */
-export function eventInvoker(deps: Dependencies) {
-  const handlers = new Map<string, Handler>();
-  async function handlerFor(name: string): Promise<Handler> {
-    let handler = handlers.get(name);
-    if (!handler) {
-      const module = (await import(`../../functions/${name}/handler.ts`)) as {
-        createHandler(d: Dependencies): Handler;
-      };
-      handler = module.createHandler(deps);
-      handlers.set(name, handler);
-    }
-    return handler;
-  }
-  return async (event: APIGatewayProxyEventV2): Promise<Reply> => {
-    const match = matchRoute(event.requestContext.http.method, event.rawPath, operations);
-    if (!('operation' in match)) throw new Error(`no route for ${event.routeKey}`);
-    const result = await (await handlerFor(match.operation.name))(event, lambdaContext);
-    const headers = Object.fromEntries(
-      Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
-    );
-    let body: unknown;
-    try {
-      body = result.body === undefined ? undefined : JSON.parse(result.body);
-    } catch {
-      body = result.body;
-    }
-    return { status: result.statusCode ?? 200, headers, body, raw: result.body };
-  };
-}
-
-/** The real handlers over `deps`, called like `World.call`. */
-export function inProcessApi(deps: Dependencies) {
-  const invoke = eventInvoker(deps);
-  return (method: string, url: string, options: CallOptions = {}): Promise<Reply> =>
-    invoke(buildEvent(method, url, options));
 }
 
 export interface FaultyApi {

@@ -56,6 +56,44 @@ export function buildEvent(method: string, url: string, options: CallOptions = {
   );
 }
 
+/** The real handlers over `deps`: an API Gateway event in, a `Reply` out (each call its own context). */
+export function eventInvoker(deps: Dependencies) {
+  const handlers = new Map<string, Handler>();
+  async function handlerFor(name: string): Promise<Handler> {
+    let handler = handlers.get(name);
+    if (!handler) {
+      const module = (await import(`../../functions/${name}/handler.ts`)) as {
+        createHandler(d: Dependencies): Handler;
+      };
+      handler = module.createHandler(deps);
+      handlers.set(name, handler);
+    }
+    return handler;
+  }
+  return async (event: APIGatewayProxyEventV2): Promise<Reply> => {
+    const match = matchRoute(event.requestContext.http.method, event.rawPath, operations);
+    if (!('operation' in match)) throw new Error(`no route for ${event.routeKey}`);
+    const result = await (await handlerFor(match.operation.name))(event, newContext());
+    const headers = Object.fromEntries(
+      Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
+    );
+    let body: unknown;
+    try {
+      body = result.body === undefined ? undefined : JSON.parse(result.body);
+    } catch {
+      body = result.body;
+    }
+    return { status: result.statusCode ?? 200, headers, body, raw: result.body };
+  };
+}
+
+/** The real handlers over `deps`, called with a method, a URL and options. */
+export function inProcessApi(deps: Dependencies) {
+  const invoke = eventInvoker(deps);
+  return (method: string, url: string, options: CallOptions = {}): Promise<Reply> =>
+    invoke(buildEvent(method, url, options));
+}
+
 export interface World {
   table: Table;
   deps: Dependencies;
@@ -82,19 +120,7 @@ export async function createWorld(prefix: string): Promise<World> {
   const deps: Dependencies = { table, now: () => new Date() };
   const admin: AdminContext = { table, now: () => new Date(), secretKey: randomBytes(32) };
   const demo = await seedDemo(admin, 'http://in-process');
-  const handlers = new Map<string, Handler>();
-
-  async function handlerFor(name: string): Promise<Handler> {
-    let handler = handlers.get(name);
-    if (!handler) {
-      const module = (await import(`../../functions/${name}/handler.ts`)) as {
-        createHandler(d: Dependencies): Handler;
-      };
-      handler = module.createHandler(deps);
-      handlers.set(name, handler);
-    }
-    return handler;
-  }
+  const call = inProcessApi(deps);
 
   return {
     table,
@@ -105,22 +131,7 @@ export async function createWorld(prefix: string): Promise<World> {
     resetCount: () => {
       sent = 0;
     },
-    async call(method, url, options = {}) {
-      const event = buildEvent(method, url, options);
-      const match = matchRoute(method, event.rawPath, operations);
-      if (!('operation' in match)) throw new Error('unreachable');
-      const result = await (await handlerFor(match.operation.name))(event, newContext());
-      const headers = Object.fromEntries(
-        Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
-      );
-      let body: unknown;
-      try {
-        body = result.body === undefined ? undefined : JSON.parse(result.body);
-      } catch {
-        body = result.body;
-      }
-      return { status: result.statusCode ?? 200, headers, body, raw: result.body };
-    },
+    call,
     drop: fresh.drop,
   };
 }
