@@ -7,7 +7,7 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { TABLE_NAME_ENV } from '../shared/operations.ts';
+import { TABLE_NAME_ENV, type TableGrant } from '../shared/operations.ts';
 
 /** The AWS SDK's per-service endpoint override; SAM local sets it to DynamoDB Local (events/env.json). */
 export const LOCAL_ENDPOINT_ENV = 'AWS_ENDPOINT_URL_DYNAMODB';
@@ -55,11 +55,8 @@ export const functionNodeOptions = '--enable-source-maps';
 export interface FunctionOperation {
   readonly name: string;
   readonly entry: string;
-  readonly access: {
-    readonly actions: readonly string[];
-    readonly indexes: readonly string[];
-    readonly leadingKeys: readonly string[];
-  };
+  /** Table grants; none: the function gets no table access and no table name. */
+  readonly access: readonly TableGrant[];
 }
 
 export interface ApiFunctionProps {
@@ -92,12 +89,15 @@ export class ApiFunction extends Construct {
       removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
 
+    const usesTable = operation.access.length > 0;
     this.role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-      description: `${operation.name}: its own log group and ${operation.access.actions.length} table actions`,
+      description: usesTable
+        ? `${operation.name}: its own log group and ${operation.access.length} table grants`
+        : `${operation.name}: its own log group only`,
     });
     this.logGroup.grantWrite(this.role);
-    this.role.addToPolicy(tableAccessStatement(table, operation.access));
+    for (const grant of operation.access) this.role.addToPolicy(tableGrantStatement(table, grant));
 
     this.function = new NodejsFunction(this, 'Function', {
       entry: path.join(projectRoot, operation.entry),
@@ -115,12 +115,14 @@ export class ApiFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       environment: {
-        [TABLE_NAME_ENV]: table.tableName,
         NODE_OPTIONS: functionNodeOptions,
-        // Empty, so inert on AWS: the SDK ignores an empty endpoint variable and uses the regional
-        // endpoint. It is declared only because `sam local invoke --env-vars` can override a
-        // variable but never add one, and SAM points the functions at DynamoDB Local through it.
-        [LOCAL_ENDPOINT_ENV]: '',
+        ...(usesTable && {
+          [TABLE_NAME_ENV]: table.tableName,
+          // Empty, so inert on AWS: the SDK ignores an empty endpoint variable and uses the regional
+          // endpoint. It is declared only because `sam local invoke --env-vars` can override a
+          // variable but never add one, and SAM points the functions at DynamoDB Local through it.
+          [LOCAL_ENDPOINT_ENV]: '',
+        }),
       },
       bundling: bundlingOptions,
     });
@@ -135,16 +137,18 @@ export class ApiFunction extends Construct {
 }
 
 /**
- * Exactly the actions the operation declares, on the table and only the indexes it
- * queries, and only for items whose partition key starts with one of its prefixes.
+ * One grant of the operation: exactly its actions, on the table or only on the indexes it names,
+ * and only for items whose partition key starts with one of its prefixes.
  */
-function tableAccessStatement(table: ITable, access: FunctionOperation['access']): PolicyStatement {
+function tableGrantStatement(table: ITable, grant: TableGrant): PolicyStatement {
   return new PolicyStatement({
     effect: Effect.ALLOW,
-    actions: [...access.actions],
-    resources: [table.tableArn, ...access.indexes.map((index) => `${table.tableArn}/index/${index}`)],
+    actions: [...grant.actions],
+    resources: grant.indexes
+      ? grant.indexes.map((index) => `${table.tableArn}/index/${index}`)
+      : [table.tableArn],
     conditions: {
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...access.leadingKeys] },
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...grant.leadingKeys] },
     },
   });
 }

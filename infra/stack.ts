@@ -12,8 +12,10 @@ import {
 } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  CorsHttpMethod,
   HttpApi,
-  HttpMethod,
+  HttpRoute,
+  HttpRouteKey,
   type HttpStage,
   LogGroupLogDestination,
   PayloadFormatVersion,
@@ -24,13 +26,22 @@ import { type Attribute, AttributeType, BillingMode, ProjectionType, Table } fro
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type KeyAttribute, tableDefinition } from '../shared/data/table.ts';
-import { type OperationName, operations, routePaths } from '../shared/operations.ts';
+import {
+  type CorsPolicy,
+  corsPolicy,
+  DEFAULT_ALLOW_ORIGINS,
+  parseAllowOrigins,
+} from '../shared/http/cors.ts';
+import { routeKeysOf } from '../shared/http/routes.ts';
+import { type OperationName, operations, routeNotFound } from '../shared/operations.ts';
 import { ApiFunction } from './function.ts';
 
 export interface CommerceApiStackProps extends StackProps {
   /** `prod`, or any other name for a disposable preview environment. */
   readonly stage: string;
   readonly branch?: string;
+  /** Origins browsers may call the API from; default `*` (bearer tokens only, no cookies). */
+  readonly corsAllowOrigins?: readonly string[];
 }
 
 export const PRODUCTION_STAGE = 'prod';
@@ -42,12 +53,19 @@ export const PRODUCTION_STAGE = 'prod';
 export function createStageStack(app: App, env?: Environment): CommerceApiStack {
   const stage: string = app.node.tryGetContext('stage') ?? PRODUCTION_STAGE;
   const branch: string | undefined = app.node.tryGetContext('branch');
+  // `-c corsAllowOrigins:<stage>=...` for one stage, `-c corsAllowOrigins=...` for every stage.
+  const origins =
+    app.node.tryGetContext(`corsAllowOrigins:${stage}`) ?? app.node.tryGetContext('corsAllowOrigins');
   return new CommerceApiStack(app, `CommerceApi-${stage}`, {
     stage,
     ...(branch ? { branch } : {}),
+    ...(origins !== undefined ? { corsAllowOrigins: parseAllowOrigins(origins) } : {}),
     ...(env ? { env } : {}),
   });
 }
+
+const corsMethods = (policy: CorsPolicy): CorsHttpMethod[] =>
+  policy.allowMethods.map((method) => CorsHttpMethod[method as keyof typeof CorsHttpMethod]);
 
 /**
  * One JSON line per request. Only `$context` fields: no header, so no bearer token, ever.
@@ -75,8 +93,9 @@ const accessLogFormat = AccessLogFormat.custom(
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
-/** Pascal-cased construct id from an operation name, so logical ids stay readable. */
-const constructId = (name: string) => name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase());
+/** Pascal-cased construct id from a function name, so logical ids stay readable (`CreateClient/Function`). */
+export const constructId = (name: string) =>
+  name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase());
 
 const attributeTypes = { S: AttributeType.STRING } as const;
 const attribute = (key: KeyAttribute): Attribute => ({ name: key.name, type: attributeTypes[key.type] });
@@ -88,6 +107,9 @@ export class CommerceApiStack extends Stack {
   readonly accessLogs: LogGroup;
   /** Keyed by operation name, so tests can find each function's resources. */
   readonly functions: Record<OperationName, ApiFunction>;
+  /** Behind the `$default` route: the contract's 404 and 405 for every request no operation takes. */
+  readonly routeNotFound: ApiFunction;
+  readonly cors: CorsPolicy;
 
   constructor(scope: Construct, id: string, props: CommerceApiStackProps) {
     super(scope, id, props);
@@ -95,10 +117,21 @@ export class CommerceApiStack extends Stack {
 
     this.table = this.createTable(production);
 
+    this.cors = corsPolicy(props.corsAllowOrigins ?? DEFAULT_ALLOW_ORIGINS);
     this.api = new HttpApi(this, 'HttpApi', {
       apiName: `commerce-api-${props.stage}`,
       // The default stage is added below because only an explicit stage takes throttle settings.
       createDefaultStage: false,
+      // API Gateway answers preflights itself and adds these headers to every answer; the local
+      // server mirrors it from the same policy (shared/http/cors.ts).
+      corsPreflight: {
+        allowOrigins: [...this.cors.allowOrigins],
+        allowMethods: corsMethods(this.cors),
+        allowHeaders: [...this.cors.allowHeaders],
+        exposeHeaders: [...this.cors.exposeHeaders],
+        maxAge: Duration.seconds(this.cors.maxAgeSeconds),
+        allowCredentials: false,
+      },
     });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG4',
@@ -143,12 +176,34 @@ export class CommerceApiStack extends Stack {
           payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
         },
       );
-      for (const path of routePaths(operation)) {
-        this.api.addRoutes({ path, methods: [HttpMethod[operation.method]], integration });
+      for (const routeKey of routeKeysOf(operation)) {
+        // Children of the API, as `addRoutes` makes them: the API's cdk-nag acknowledgment covers them.
+        new HttpRoute(this.api, `Route ${routeKey}`, {
+          httpApi: this.api,
+          routeKey: HttpRouteKey.with(
+            routeKey.slice(routeKey.indexOf(' ') + 1),
+            operation.method as HttpRouteKey['method'],
+          ),
+          integration,
+        });
       }
     }
 
     this.functions = functions as Record<OperationName, ApiFunction>;
+
+    this.routeNotFound = new ApiFunction(this, constructId(routeNotFound.name), {
+      operation: { ...routeNotFound, access: [] },
+      table: this.table,
+      projectRoot,
+      production,
+    });
+    new HttpRoute(this.api, 'DefaultRoute', {
+      httpApi: this.api,
+      routeKey: HttpRouteKey.DEFAULT,
+      integration: new HttpLambdaIntegration('RouteNotFoundIntegration', this.routeNotFound.function, {
+        payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+      }),
+    });
 
     if (production) this.createAlarms();
 
@@ -157,6 +212,11 @@ export class CommerceApiStack extends Stack {
 
     Tags.of(this).add('stage', props.stage);
     if (props.branch) Tags.of(this).add('branch', props.branch);
+  }
+
+  /** Every Lambda function of the stack by name: the operations', then the `$default` route's. */
+  lambdaFunctions(): Record<string, ApiFunction> {
+    return { ...this.functions, [routeNotFound.name]: this.routeNotFound };
   }
 
   private createTable(production: boolean): Table {
@@ -214,7 +274,7 @@ export class CommerceApiStack extends Stack {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    for (const [name, fn] of Object.entries(this.functions)) {
+    for (const [name, fn] of Object.entries(this.lambdaFunctions())) {
       new Alarm(this, `${constructId(name)}ThrottlesAlarm`, {
         alarmDescription: `${name}: Lambda throttled invocations (concurrency exhausted)`,
         metric: fn.function.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),

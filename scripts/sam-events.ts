@@ -8,15 +8,55 @@
  * A placeholder names a field of demo.json, with dots into nested values
  * (`{{webhook_endpoint_ids.0}}`, `{{other_organization.personal_access_token}}`);
  * `{{dynamodb_port}}` is the port of `dynamodb_endpoint`. An unknown one is an error.
+ *
+ * The env-vars file also gets one section per function of the synthesised template
+ * (`cdk.out/CommerceApi-prod.template.json`, from `npm run synth`), pointing that function at its
+ * own endpoint of the local IAM proxy, so `sam local` runs each function under its own policy.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { constructId } from '../infra/stack.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const EVENTS_DIR = join(ROOT, 'events');
 export const DEMO_FILE = join(ROOT, '.local', 'demo.json');
 export const RENDERED_DIR = join(ROOT, '.local', 'events');
+export const TEMPLATE_FILE = join(ROOT, 'cdk.out', 'CommerceApi-prod.template.json');
+/** How a container of `sam local` reaches the host (on Linux: `--add-host host.docker.internal:host-gateway`). */
+export const DOCKER_HOST = 'host.docker.internal';
+const ENDPOINT_ENV = 'AWS_ENDPOINT_URL_DYNAMODB';
+
+interface Template {
+  Resources: Record<string, { Type: string; Properties?: { Environment?: { Variables?: object } } }>;
+}
+
+/**
+ * `{ <function logical id>: { AWS_ENDPOINT_URL_DYNAMODB: <its IAM proxy endpoint> } }` for every
+ * function of the template that declares the endpoint variable (SAM overrides only declared ones).
+ */
+export function functionEndpointSections(
+  demo: { function_endpoints?: Record<string, string> },
+  template: Template,
+): Record<string, Record<string, string>> {
+  const endpoints = demo.function_endpoints;
+  if (!endpoints) throw new Error('the demo data has no function_endpoints: restart `npm start`');
+  const sections: Record<string, Record<string, string>> = {};
+  for (const [logicalId, resource] of Object.entries(template.Resources)) {
+    if (resource.Type !== 'AWS::Lambda::Function') continue;
+    if (!Object.hasOwn(resource.Properties?.Environment?.Variables ?? {}, ENDPOINT_ENV)) continue;
+    // `CreateClient/Function` gets the logical id `CreateClientFunction` + an 8-digit hash.
+    const name = Object.keys(endpoints).find((candidate) =>
+      new RegExp(`^${constructId(candidate)}Function[0-9A-F]{8}$`).test(logicalId),
+    );
+    const endpoint = name === undefined ? undefined : endpoints[name];
+    if (!endpoint) throw new Error(`no IAM proxy endpoint for ${logicalId} in the demo data`);
+    const url = new URL(endpoint);
+    url.hostname = DOCKER_HOST;
+    sections[logicalId] = { [ENDPOINT_ENV]: url.origin };
+  }
+  return sections;
+}
 
 /** The env-vars file for `sam local invoke/start-api --env-vars`; every other file is an event. */
 export const ENV_VARS_FILE = 'env.json';
@@ -66,23 +106,38 @@ export function renderTemplate(
   return walk(template);
 }
 
-/** `events/<name>.json` rendered, by file name (`create-client.json`, …, `env.json`). */
-export function renderEvents(demo: object, from = EVENTS_DIR): Map<string, unknown> {
+/**
+ * `events/<name>.json` rendered, by file name (`create-client.json`, …, `env.json`); with the
+ * synthesised template, the env-vars file gets each function's own endpoint.
+ */
+export function renderEvents(
+  demo: object,
+  from = EVENTS_DIR,
+  stackTemplate?: Template,
+): Map<string, unknown> {
   const variables = templateVariables(demo);
   const rendered = new Map<string, unknown>();
   for (const file of readdirSync(from)
     .filter((name) => name.endsWith('.json'))
     .sort()) {
     const template = JSON.parse(readFileSync(join(from, file), 'utf8'));
-    rendered.set(file, renderTemplate(template, variables, join('events', file)));
+    const content = renderTemplate(template, variables, join('events', file)) as Record<string, unknown>;
+    if (file === ENV_VARS_FILE && stackTemplate)
+      Object.assign(content, functionEndpointSections(demo, stackTemplate));
+    rendered.set(file, content);
   }
   return rendered;
 }
 
 /** Writes the rendered files into `to` and returns their paths. */
-export function writeRenderedEvents(demo: object, to = RENDERED_DIR, from = EVENTS_DIR) {
+export function writeRenderedEvents(
+  demo: object,
+  to = RENDERED_DIR,
+  from = EVENTS_DIR,
+  stackTemplate?: Template,
+) {
   mkdirSync(to, { recursive: true });
-  return [...renderEvents(demo, from)].map(([file, content]) => {
+  return [...renderEvents(demo, from, stackTemplate)].map(([file, content]) => {
     const path = join(to, file);
     writeFileSync(path, `${JSON.stringify(content, null, 2)}\n`);
     return path;
@@ -98,7 +153,13 @@ function main(): void {
       `${DEMO_FILE} not found or unreadable: run \`npm start\` first (it writes the demo data)`,
     );
   }
-  const written = writeRenderedEvents(demo);
+  if (!existsSync(TEMPLATE_FILE)) throw new Error(`${TEMPLATE_FILE} not found: run \`npm run synth\` first`);
+  const written = writeRenderedEvents(
+    demo,
+    RENDERED_DIR,
+    EVENTS_DIR,
+    JSON.parse(readFileSync(TEMPLATE_FILE, 'utf8')),
+  );
   console.log(
     `Rendered ${written.length} files into ${RENDERED_DIR} from the demo data of ${demo.base_url}:`,
   );

@@ -19,92 +19,104 @@ export type TableAction =
   | 'dynamodb:DeleteItem'
   | 'dynamodb:ConditionCheckItem';
 
+/**
+ * One IAM statement: these actions, on the table (or only on the named indexes), for items whose
+ * partition key matches one of `leadingKeys` (`ForAllValues:StringLike dynamodb:LeadingKeys`).
+ *
+ * IAM evaluates a request against each statement on its own, and a BatchGetItem's leading keys are
+ * all the partition keys it reads: a batch of PRODUCT#, CUSTOMER# and ORG# keys needs one statement
+ * that allows all three prefixes. Reads and writes are separate grants so that reading an item
+ * never implies writing it.
+ */
+export interface TableGrant {
+  actions: readonly TableAction[];
+  leadingKeys: readonly string[];
+  /** When set, the grant covers only these indexes (their ARNs), not the table itself. */
+  indexes?: readonly string[];
+}
+
 export interface OperationDefinition {
   /** Folder under `functions/`, also the function's logical name. */
   name: string;
   method: HttpMethod;
-  /** Every path spelling served directly (the contract serves both trailing-slash forms). */
-  paths: string[];
+  /** The path as the official clients call it (the OpenAPI key); the other trailing-slash spelling is served too. */
+  path: string;
   /** Path relative to the repository root. */
   entry: string;
-  access: {
-    actions: TableAction[];
-    /** Index names the function queries (their ARNs are granted, nothing else). */
-    indexes: string[];
-    /** Partition-key prefixes the function may touch (IAM `dynamodb:LeadingKeys`). */
-    leadingKeys: string[];
-  };
+  /** Everything the function may do in the table; the stack grants exactly this. */
+  access: readonly TableGrant[];
 }
+
+/** Authentication reads the token item on every request. */
+const AUTHENTICATE: TableGrant = { actions: ['dynamodb:GetItem'], leadingKeys: ['TOKEN#*'] };
+/** `Idempotency-Key`: claim (put), complete (update), release after a failure (delete). */
+const IDEMPOTENCY: TableGrant = {
+  actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+  leadingKeys: ['IDEMPOTENCY#*'],
+};
 
 export const operations = [
   {
     name: 'create-client',
     method: 'POST',
-    paths: ['/v1/oauth2/register', '/v1/oauth2/register/'],
+    path: '/v1/oauth2/register',
     entry: 'functions/create-client/handler.ts',
-    access: {
-      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
-      indexes: [],
-      leadingKeys: ['TOKEN#*', 'OAUTHCLIENT#*', 'IDEMPOTENCY#*'],
-    },
+    access: [AUTHENTICATE, IDEMPOTENCY, { actions: ['dynamodb:PutItem'], leadingKeys: ['OAUTHCLIENT#*'] }],
   },
   {
     name: 'create-subscription',
     method: 'POST',
-    paths: ['/v1/subscriptions', '/v1/subscriptions/'],
+    path: '/v1/subscriptions/',
     entry: 'functions/create-subscription/handler.ts',
-    access: {
-      actions: [
-        'dynamodb:GetItem',
-        'dynamodb:BatchGetItem',
-        'dynamodb:PutItem',
-        'dynamodb:UpdateItem',
-        'dynamodb:DeleteItem',
-        'dynamodb:ConditionCheckItem',
-      ],
-      indexes: [],
-      leadingKeys: ['TOKEN#*', 'PRODUCT#*', 'CUSTOMER#*', 'SUBSCRIPTION#*', 'IDEMPOTENCY#*'],
-    },
+    access: [
+      AUTHENTICATE,
+      IDEMPOTENCY,
+      // One batch reads the product, the customer and the caller's organizations (default currency).
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['PRODUCT#*', 'CUSTOMER#*', 'ORG#*'] },
+      // One transaction writes the subscription and re-checks the customer and the product.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['SUBSCRIPTION#*'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['PRODUCT#*', 'CUSTOMER#*', 'ORG#*'] },
+    ],
   },
   {
     name: 'list-wallets',
     method: 'GET',
-    paths: ['/v1/customer-portal/wallets', '/v1/customer-portal/wallets/'],
+    path: '/v1/customer-portal/wallets/',
     entry: 'functions/list-wallets/handler.ts',
-    access: {
-      actions: ['dynamodb:GetItem', 'dynamodb:Query'],
-      indexes: [
-        indexNames.walletByCreated,
-        indexNames.walletByBalanceCreated,
-        indexNames.walletByBalanceCreatedDesc,
-        indexNames.walletByBalance,
-        indexNames.walletByBalanceDesc,
-      ],
-      leadingKeys: ['TOKEN#*', 'CUSTOMER#*'],
-    },
+    access: [
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['TOKEN#*', 'CUSTOMER#*'] },
+      {
+        actions: ['dynamodb:Query'],
+        leadingKeys: ['CUSTOMER#*'],
+        indexes: [
+          indexNames.walletByCreated,
+          indexNames.walletByBalanceCreated,
+          indexNames.walletByBalanceCreatedDesc,
+          indexNames.walletByBalance,
+          indexNames.walletByBalanceDesc,
+        ],
+      },
+    ],
   },
   {
     name: 'delete-webhook-endpoint',
     method: 'DELETE',
-    paths: ['/v1/webhooks/endpoints/{id}', '/v1/webhooks/endpoints/{id}/'],
+    path: '/v1/webhooks/endpoints/{id}',
     entry: 'functions/delete-webhook-endpoint/handler.ts',
-    access: {
-      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
-      indexes: [],
-      leadingKeys: ['TOKEN#*', 'WEBHOOK#*'],
-    },
+    access: [AUTHENTICATE, { actions: ['dynamodb:UpdateItem'], leadingKeys: ['WEBHOOK#*'] }],
   },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];
 
 /**
- * The route paths API Gateway declares for an operation. HTTP APIs refuse a
- * route path ending in `/`, and match `/a/` to the `/a` route, so one route per
- * spelling pair is declared; the local router serves both spellings directly.
+ * The function behind the HTTP API's `$default` route: it answers every request no operation route
+ * takes, with the contract's 404 (unknown path) or 405 (known path, another method). It touches no
+ * table.
  */
-export function routePaths(operation: Pick<OperationDefinition, 'paths'>): string[] {
-  return [...new Set(operation.paths.map((path) => (path.length > 1 ? path.replace(/\/+$/, '') : path)))];
-}
+export const routeNotFound = {
+  name: 'route-not-found',
+  entry: 'functions/route-not-found/handler.ts',
+} as const;
 
 export const TABLE_NAME_ENV = 'TABLE_NAME';

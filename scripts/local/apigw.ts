@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { OperationDefinition } from '../../shared/operations.ts';
+import { DEFAULT_ROUTE_KEY, type Route, routesOf, selectRoute } from '../../shared/http/routes.ts';
+import { type OperationDefinition, operations, routeNotFound } from '../../shared/operations.ts';
 
 /** API Gateway HTTP APIs reject larger request payloads before invoking anything. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
@@ -31,9 +32,8 @@ const jsonResponse = (statusCode: number, payload: unknown): HttpResponse => ({
   body: Buffer.from(JSON.stringify(payload)),
 });
 
-export const notFoundResponse = () => jsonResponse(404, { error: 'NotFound', detail: 'Not Found' });
-export const methodNotAllowedResponse = () =>
-  jsonResponse(405, { error: 'MethodNotAllowed', detail: 'Method Not Allowed' });
+/** What API Gateway itself answers when no route, not even `$default`, takes a request. */
+export const gatewayNotFoundResponse = () => jsonResponse(404, { message: 'Not Found' });
 export const payloadTooLargeResponse = () =>
   jsonResponse(413, { error: 'PayloadTooLarge', detail: 'Request body too large' });
 export const internalErrorResponse = () =>
@@ -43,55 +43,42 @@ export const internalErrorResponse = () =>
 // Routing
 // ---------------------------------------------------------------------------
 
-export type RouteMatch<Op extends OperationDefinition = OperationDefinition> =
-  | { operation: Op; routeKey: string; pathParameters: Record<string, string> }
-  | { status: 404 | 405 };
-
-function decodeComponent(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
+/** A function the local API can invoke: its name and its handler module. */
+export interface LocalFunction {
+  name: string;
+  entry: string;
 }
 
-/** `{name}` matches exactly one non-empty path segment, as in HTTP API route templates. */
-function matchTemplate(template: string, path: string): Record<string, string> | undefined {
-  const want = template.split('/');
-  const got = path.split('/');
-  if (want.length !== got.length) return undefined;
-  const parameters: Record<string, string> = {};
-  for (let i = 0; i < want.length; i++) {
-    const pattern = want[i] as string;
-    const segment = got[i] as string;
-    const name = /^\{([^{}+]+)\}$/.exec(pattern)?.[1];
-    if (name !== undefined) {
-      if (segment === '') return undefined;
-      parameters[name] = decodeComponent(segment);
-    } else if (pattern !== segment) {
-      return undefined;
-    }
-  }
-  return parameters;
+/** The routes the stack declares (shared/http/routes.ts), each to its operation's function. */
+export const stackRoutes: readonly Route<OperationDefinition>[] = routesOf(operations);
+
+export interface RoutedRequest {
+  target: LocalFunction;
+  routeKey: string;
+  pathParameters: Record<string, string>;
 }
 
-export function matchRoute<Op extends OperationDefinition>(
+/**
+ * The function API Gateway invokes for a request: the most specific route of `routes`, else the
+ * `$default` route's function, else none (API Gateway's own 404).
+ */
+export function routeRequest(
   method: string,
   path: string,
-  operations: readonly Op[],
-): RouteMatch<Op> {
-  let pathKnown = false;
-  for (const operation of operations) {
-    for (const template of operation.paths) {
-      const pathParameters = matchTemplate(template, path);
-      if (!pathParameters) continue;
-      if (operation.method === method.toUpperCase()) {
-        return { operation, routeKey: `${operation.method} ${template}`, pathParameters };
-      }
-      pathKnown = true;
-    }
+  routes: readonly Route<LocalFunction>[] = stackRoutes,
+  defaultFunction: LocalFunction | null = routeNotFound,
+): RoutedRequest | undefined {
+  const selected = selectRoute(routes, method, path);
+  if (selected) {
+    return {
+      target: selected.route.target,
+      routeKey: selected.route.routeKey,
+      pathParameters: selected.pathParameters,
+    };
   }
-  return { status: pathKnown ? 405 : 404 };
+  return defaultFunction
+    ? { target: defaultFunction, routeKey: DEFAULT_ROUTE_KEY, pathParameters: {} }
+    : undefined;
 }
 
 // ---------------------------------------------------------------------------
@@ -170,7 +157,12 @@ const HOP_BY_HOP = new Set([
 
 /** Form-urlencoded decoding (`+` is a space), as API Gateway applies to query strings. */
 function decodeQueryComponent(value: string): string {
-  return decodeComponent(value.replace(/\+/g, ' '));
+  const spaced = value.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
 }
 
 export function parseQueryString(raw: string): Record<string, string> | undefined {

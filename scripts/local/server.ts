@@ -1,23 +1,27 @@
 /**
- * A plain `node:http` stand-in for API Gateway: routes with the project's
- * route table and invokes the very handlers the stack deploys.
+ * A plain `node:http` stand-in for API Gateway: selects among the routes the stack declares as HTTP
+ * APIs do (exact route, then greedy `{proxy+}`, then `$default`), answers CORS preflights and adds
+ * CORS headers from the stack's policy, and invokes the very handlers the stack deploys.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { operations as defaultOperations, type OperationDefinition } from '../../shared/operations.ts';
+import { allowedOrigin, type CorsPolicy } from '../../shared/http/cors.ts';
+import type { Route } from '../../shared/http/routes.ts';
+import { routeNotFound } from '../../shared/operations.ts';
 import {
   fromLambdaResult,
+  gatewayNotFoundResponse,
   type HttpResponse,
   internalErrorResponse,
   LOCAL_ACCOUNT_ID,
-  matchRoute,
-  methodNotAllowedResponse,
+  type LocalFunction,
   newApiRequestId,
-  notFoundResponse,
   payloadTooLargeResponse,
   readBody,
+  routeRequest,
+  stackRoutes,
   toApiGatewayEvent,
 } from './apigw.ts';
 
@@ -26,8 +30,13 @@ export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) =>
 export interface ApiServerOptions {
   port: number;
   host?: string;
-  loadHandler: (operation: OperationDefinition) => Promise<LambdaHandler>;
-  operations?: readonly OperationDefinition[];
+  loadHandler: (fn: LocalFunction) => Promise<LambdaHandler>;
+  /** The routes to select among; default: the stack's. */
+  routes?: readonly Route<LocalFunction>[];
+  /** The `$default` route's function; default: the stack's. `null`: no `$default` route. */
+  defaultFunction?: LocalFunction | null;
+  /** CORS as the HTTP API is configured; none: no preflight answers, no CORS headers. */
+  cors?: CorsPolicy;
   /** No per-request log line. */
   quiet?: boolean;
   /** Drives `context.getRemainingTimeInMillis()`; match the stack's function timeout. */
@@ -41,7 +50,7 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-function lambdaContext(operation: OperationDefinition, timeoutMs: number, region: string): Context {
+function lambdaContext(operation: LocalFunction, timeoutMs: number, region: string): Context {
   const deadline = Date.now() + timeoutMs;
   const day = new Date().toISOString().slice(0, 10).replace(/-/g, '/');
   const legacy = () => {
@@ -72,15 +81,59 @@ function send(res: ServerResponse, response: HttpResponse, method: string): void
   res.end(bodyless ? undefined : response.body);
 }
 
+/** A CORS preflight: OPTIONS with `Origin` and `Access-Control-Request-Method`. */
+const isPreflight = (req: IncomingMessage) =>
+  req.method === 'OPTIONS' &&
+  req.headers.origin !== undefined &&
+  req.headers['access-control-request-method'] !== undefined;
+
+/** API Gateway answers a preflight itself, from the API's CORS configuration, before any route. */
+function preflightResponse(policy: CorsPolicy, req: IncomingMessage): HttpResponse {
+  const origin = allowedOrigin(policy, req.headers.origin);
+  const method = String(req.headers['access-control-request-method']).toUpperCase();
+  const requested = String(req.headers['access-control-request-headers'] ?? '')
+    .split(',')
+    .map((header) => header.trim().toLowerCase())
+    .filter((header) => header !== '');
+  const allowed =
+    origin !== undefined &&
+    policy.allowMethods.includes(method) &&
+    requested.every((header) => policy.allowHeaders.includes(header));
+  const headers: Record<string, string> = allowed
+    ? {
+        'access-control-allow-origin': origin,
+        'access-control-allow-methods': policy.allowMethods.join(','),
+        'access-control-allow-headers': policy.allowHeaders.join(','),
+        'access-control-max-age': String(policy.maxAgeSeconds),
+      }
+    : {};
+  return { statusCode: 204, headers, cookies: [], body: Buffer.alloc(0) };
+}
+
+/** On a cross-origin answer API Gateway replaces whatever CORS headers the function set with its own. */
+function withCors(policy: CorsPolicy, req: IncomingMessage, response: HttpResponse): HttpResponse {
+  const headers = Object.fromEntries(
+    Object.entries(response.headers).filter(([name]) => !name.startsWith('access-control-')),
+  );
+  const origin = allowedOrigin(policy, req.headers.origin);
+  if (origin !== undefined) {
+    headers['access-control-allow-origin'] = origin;
+    headers['access-control-expose-headers'] = policy.exposeHeaders.join(',');
+    if (origin !== '*') headers.vary = headers.vary ? `${headers.vary}, origin` : 'origin';
+  }
+  return { ...response, headers };
+}
+
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
   const host = options.host ?? '127.0.0.1';
-  const routes = options.operations ?? defaultOperations;
+  const routes = options.routes ?? stackRoutes;
+  const defaultFunction = options.defaultFunction === undefined ? routeNotFound : options.defaultFunction;
   const timeoutMs = options.functionTimeoutMs ?? 29_000;
   const region = options.region ?? process.env.AWS_REGION ?? 'us-east-1';
   const handlers = new Map<string, Promise<LambdaHandler>>();
 
-  // Lazy and once per operation: the caller's import runs module-scope code (SDK clients reading env).
-  const handlerFor = (operation: OperationDefinition) => {
+  // Lazy and once per function: the caller's import runs module-scope code (SDK clients reading env).
+  const handlerFor = (operation: LocalFunction) => {
     let loaded = handlers.get(operation.name);
     if (!loaded) {
       loaded = options.loadHandler(operation).then((handler) => {
@@ -98,10 +151,14 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<HttpResponse> => {
     const method = (req.method ?? 'GET').toUpperCase();
     const path = (req.url ?? '/').split('?')[0] as string;
-    const route = matchRoute(method, path, routes);
-    if ('status' in route) {
+    if (options.cors && isPreflight(req)) {
       req.resume();
-      return route.status === 405 ? methodNotAllowedResponse() : notFoundResponse();
+      return preflightResponse(options.cors, req);
+    }
+    const route = routeRequest(method, path, routes, defaultFunction);
+    if (!route) {
+      req.resume();
+      return gatewayNotFoundResponse();
     }
     const body = await readBody(req);
     if (body === 'too-large') {
@@ -116,7 +173,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       pathParameters: route.pathParameters,
       requestId,
     });
-    const operation = route.operation;
+    const operation = route.target;
     try {
       const handler = await handlerFor(operation);
       const result = await handler(event, lambdaContext(operation, timeoutMs, region));
@@ -138,7 +195,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         console.error(`${method} ${path} failed in the local API server:`, error);
         return internalErrorResponse();
       })
-      .then((response) => {
+      .then((answer) => {
+        const response = options.cors && !isPreflight(req) ? withCors(options.cors, req, answer) : answer;
         send(res, response, method);
         if (!options.quiet) {
           const ms = (performance.now() - started).toFixed(1);

@@ -2,6 +2,10 @@
  * The whole local stack as a function: DynamoDB Local, the table (from the
  * stack's definition), the demo data and the HTTP API over the real handlers.
  * `npm start` runs it; the end-to-end tests start it exactly the same way.
+ *
+ * What AWS enforces and emulators do not is enforced here too: every handler reaches DynamoDB
+ * through the IAM proxy under its own function's policy, read from the synthesised stack, and
+ * requests are routed over the routes the stack declares, with its CORS policy.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,9 +14,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type AdminContext, createCustomerSession } from '#scripts/admin/commands.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { type CorsPolicy, corsPolicy, DEFAULT_ALLOW_ORIGINS, parseAllowOrigins } from '#shared/http/cors.ts';
 import { TABLE_NAME_ENV } from '#shared/operations.ts';
+import type { Dependencies } from '#shared/runtime.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
+import type { StackPolicies } from './iam/policy.ts';
+import { startIamProxy } from './iam/proxy.ts';
+import { synthesizePolicies } from './iam/synth.ts';
 import { type DemoData, seedDemo } from './seed.ts';
 import { type LambdaHandler, startApiServer } from './server.ts';
 
@@ -25,10 +34,23 @@ export interface LocalStackOptions {
   /** Keep the database here across restarts; in memory when absent. */
   dataDir?: string;
   quiet?: boolean;
+  /** The functions' IAM policies; default: synthesised from the stack now. */
+  policies?: StackPolicies;
+  /** Allowed CORS origins; default `CORS_ALLOW_ORIGINS` from the environment, else `*` as deployed. */
+  corsAllowOrigins?: readonly string[];
 }
 
 export interface LocalStack {
-  demo: DemoData & { dynamodb_endpoint: string; table_name: string };
+  /**
+   * `dynamodb_endpoint` is DynamoDB Local itself (operator access); each function reaches it through
+   * its own endpoint of the IAM proxy (`function_endpoints`, by function name).
+   */
+  demo: DemoData & {
+    dynamodb_endpoint: string;
+    function_endpoints: Record<string, string>;
+    table_name: string;
+  };
+  cors: CorsPolicy;
   reusedData: boolean;
   /** Base64 key sealing webhook secrets (the admin CLI needs it to create endpoints). */
   secretKey: string;
@@ -67,11 +89,33 @@ async function renewSessions(ctx: AdminContext, demo: DemoData): Promise<DemoDat
   };
 }
 
+/** Each function's own client, on its own endpoint of the IAM proxy: its policy judges every call. */
+function functionDependencies(endpointFor: (name: string) => string): (name: string) => Dependencies {
+  const deps = new Map<string, Dependencies>();
+  return (name) => {
+    let found = deps.get(name);
+    if (!found) {
+      const doc = createDocumentClient({ endpoint: endpointFor(name), region: LOCAL_REGION });
+      found = { table: { doc, name: LOCAL_TABLE_NAME }, now: () => new Date() };
+      deps.set(name, found);
+    }
+    return found;
+  };
+}
+
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
   if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const cors = corsPolicy(
+    options.corsAllowOrigins ?? parseAllowOrigins(process.env.CORS_ALLOW_ORIGINS ?? DEFAULT_ALLOW_ORIGINS),
+  );
   const db = await startDynamoDbLocal(dataDir ? { dataDir } : {});
+  const stops: (() => Promise<void>)[] = [() => db.stop()];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
   try {
+    const policies = options.policies ?? synthesizePolicies();
     localAwsEnvironment(db.endpoint);
     const admin = new DynamoDBClient({ region: LOCAL_REGION, endpoint: db.endpoint });
     const { created } = await ensureTable(admin, LOCAL_TABLE_NAME);
@@ -92,31 +136,45 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (keptDemo) writeFileSync(keptDemo, JSON.stringify(demoData, null, 2));
     ctx.table.doc.destroy();
 
+    const iam = await startIamProxy({
+      upstream: db.endpoint,
+      tableName: LOCAL_TABLE_NAME,
+      policies,
+      region: LOCAL_REGION,
+    });
+    stops.push(() => iam.stop());
+    const depsFor = functionDependencies(iam.endpointFor);
     const server = await startApiServer({
       port: options.port,
       host,
       quiet: options.quiet ?? false,
-      // Imported only now: each handler reads its environment when its module loads, as in Lambda.
-      loadHandler: async (operation) =>
-        ((await import(resolve(import.meta.dirname, '../..', operation.entry))) as { handler: LambdaHandler })
-          .handler,
+      cors,
+      // Imported only now: each handler module wires its production dependencies when it loads, as
+      // in Lambda; each is then built over its own function's client (its IAM identity).
+      loadHandler: async (fn) => {
+        const module = (await import(resolve(import.meta.dirname, '../..', fn.entry))) as {
+          createHandler?: (deps: Dependencies) => LambdaHandler;
+          handler: LambdaHandler;
+        };
+        return module.createHandler ? module.createHandler(depsFor(fn.name)) : module.handler;
+      },
     });
+    stops.push(() => server.close());
     return {
       demo: {
         ...demoData,
         base_url: server.url,
         dynamodb_endpoint: db.endpoint,
+        function_endpoints: iam.endpoints,
         table_name: LOCAL_TABLE_NAME,
       },
+      cors,
       reusedData,
       secretKey: ctx.secretKey.toString('base64'),
-      stop: async () => {
-        await server.close();
-        await db.stop();
-      },
+      stop: stopAll,
     };
   } catch (error) {
-    await db.stop();
+    await stopAll();
     throw error;
   }
 }

@@ -13,6 +13,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { canonicalJson } from '../domain/canonical-json.ts';
 import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
+import { attr } from './table.ts';
 
 export interface Table {
   doc: DynamoDBDocumentClient;
@@ -42,10 +43,59 @@ export function createDocumentClient(config: DynamoDBClientConfig = {}): DynamoD
     },
     ...config,
   });
-  return DynamoDBDocumentClient.from(client, {
+  const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
   });
+  doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if ((error as SdkError).name === 'AccessDeniedException') {
+          logAccessDenied(String((context as { commandName?: string }).commandName), args.input);
+        }
+        throw error;
+      }
+    },
+    { step: 'initialize', name: 'logAccessDenied' },
+  );
+  return doc;
+}
+
+/**
+ * A call the function's role does not allow is an operator's fault (the stack grants too little),
+ * never the client's: it stays a bare 500, and this line tells the operator which grant is missing.
+ * Only the action and the partition-key prefixes are logged, never a key or an item.
+ */
+function logAccessDenied(commandName: string, input: unknown): void {
+  const prefixes = new Set<string>();
+  const visit = (value: unknown, name?: string) => {
+    if (typeof value === 'string') {
+      if (name === attr.pk || name === attr.gsi1pk) prefixes.add(value.slice(0, value.indexOf('#') + 1));
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) visit(child, key);
+    }
+  };
+  visit(input);
+  // A Query names its partition key only through a placeholder value.
+  const query = input as {
+    KeyConditionExpression?: string;
+    ExpressionAttributeValues?: Record<string, unknown>;
+  };
+  for (const placeholder of query.KeyConditionExpression?.match(/:\w+/g) ?? []) {
+    const value = query.ExpressionAttributeValues?.[placeholder];
+    if (typeof value === 'string' && value.includes('#'))
+      prefixes.add(value.slice(0, value.indexOf('#') + 1));
+  }
+  console.error(
+    JSON.stringify({
+      level: 'error',
+      message: 'DynamoDB denied the call: the function role lacks a grant',
+      action: `dynamodb:${commandName.replace(/Command$/, '')}`,
+      keyPrefixes: [...prefixes].sort(),
+    }),
+  );
 }
 
 const TRANSIENT = new Set([

@@ -63,6 +63,20 @@ export class InsufficientScope extends ApiError {
   }
 }
 
+/** No route takes this path (the contract's unknown-route answer, distinct from an unknown resource). */
+export class RouteNotFound extends ApiError {
+  constructor() {
+    super(404, { error: 'NotFound', detail: 'Not Found' });
+  }
+}
+
+/** A route takes this path, with other methods only; `Allow` names them (RFC 9110 §15.5.6). */
+export class MethodNotAllowed extends ApiError {
+  constructor(allowed: readonly string[]) {
+    super(405, { error: 'MethodNotAllowed', detail: 'Method Not Allowed' }, { Allow: allowed.join(', ') });
+  }
+}
+
 export class ResourceNotFound extends ApiError {
   constructor() {
     super(404, { error: 'ResourceNotFound', detail: 'Not found' });

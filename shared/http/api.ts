@@ -13,6 +13,7 @@ import {
   internalErrorBody,
   PayloadTooLarge,
   RequestValidationError,
+  RouteNotFound,
   UnsupportedMediaType,
 } from '../domain/errors.ts';
 import type { Dependencies } from '../runtime.ts';
@@ -25,6 +26,7 @@ import {
 } from './auth.ts';
 import { idempotency } from './idempotency.ts';
 import type { ApiResult } from './responses.ts';
+import { GREEDY_PARAMETER } from './routes.ts';
 import { type RequestPart, toIssues, type Validator } from './validation.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -111,6 +113,14 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
       },
     })
     .use({
+      // The greedy twin of this operation's route (shared/http/routes.ts) catches the trailing-slash
+      // spelling, and with it any longer path: that is an unknown route, answered before anything
+      // else, as the `$default` function answers every other unknown path.
+      before: async (request: Request) => {
+        if (request.event.pathParameters?.[GREEDY_PARAMETER]) throw new RouteNotFound();
+      },
+    })
+    .use({
       before: async (request: Request) => {
         stateOf(request.event).principal = await authenticate(
           deps,
@@ -139,7 +149,10 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
   stack.use({
     before: async (request: Request) => {
       const parsed: Partial<Record<RequestPart, unknown>> = {};
-      if (options.path) parsed.path = check(options.path, 'path', { ...request.event.pathParameters });
+      if (options.path) {
+        const { [GREEDY_PARAMETER]: _greedy, ...pathParameters } = request.event.pathParameters ?? {};
+        parsed.path = check(options.path, 'path', pathParameters);
+      }
       if (options.query) {
         parsed.query = check(
           options.query.validate,

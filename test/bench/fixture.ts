@@ -5,7 +5,7 @@
  * `keys`, `gsi1` and `walletSortKeys`, plus the events the four operations receive.
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { matchRoute, toApiGatewayEvent } from '#scripts/local/apigw.ts';
+import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import {
   type CustomerRecord,
   type CustomerSessionRecord,
@@ -19,7 +19,7 @@ import {
 import { gsi1, keys, walletSortKeys } from '#shared/data/table.ts';
 import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import { type OperationName, operations } from '#shared/operations.ts';
+import type { OperationName } from '#shared/operations.ts';
 
 /** Fixed ids and secrets so every process (parent, cold-start children) agrees on the data. */
 const ORG = '0b5c3f57-1f0e-4d0a-9d43-5b0a3c6d7e01';
@@ -193,8 +193,8 @@ export function buildEvent(
   options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
 ): APIGatewayProxyEventV2 {
   const path = url.split('?')[0] as string;
-  const match = matchRoute(method, path, operations);
-  if (!('operation' in match)) throw new Error(`no route for ${method} ${path}`);
+  const match = routeRequest(method, path);
+  if (!match) throw new Error(`no route for ${method} ${path}`);
   const headers: Record<string, string> = { host: 'api.bench', 'user-agent': 'bench', ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let body = Buffer.alloc(0);

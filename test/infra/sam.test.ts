@@ -6,7 +6,8 @@
  * module and export from `Handler`, environment from the template overridden by
  * `events/env.json` (only for variables the template declares, as SAM does), event
  * from `events/<operation>.json` rendered by `npm run sam:events`'s renderer — each in
- * a fresh Node process against DynamoDB Local seeded by the demo seed.
+ * a fresh Node process against DynamoDB Local seeded by the demo seed, through the IAM proxy:
+ * each bundle reaches DynamoDB on its own endpoint, under the policy this very template gives it.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,10 +19,13 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AdminContext } from '#scripts/admin/commands.ts';
-import { fromLambdaResult } from '#scripts/local/apigw.ts';
+import { fromLambdaResult, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import { ensureTable } from '#scripts/local/create-table.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#scripts/local/dynamodb-local.ts';
+import { type IamProxy, startIamProxy } from '#scripts/local/iam/proxy.ts';
+import { stackPolicies } from '#scripts/local/iam/synth.ts';
 import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
+import { type ApiServer, type LambdaHandler, startApiServer } from '#scripts/local/server.ts';
 import { LOCAL_REGION, LOCAL_TABLE_NAME } from '#scripts/local/stack.ts';
 import {
   ENV_VARS_FILE,
@@ -31,23 +35,29 @@ import {
   writeRenderedEvents,
 } from '#scripts/sam-events.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
-import { type OperationName, operations } from '#shared/operations.ts';
+import { DEFAULT_ROUTE_KEY } from '#shared/http/routes.ts';
+import { operations, routeNotFound } from '#shared/operations.ts';
 import { LOCAL_ENDPOINT_ENV } from '../../infra/function.ts';
 import { type CommerceApiStack, createStageStack } from '../../infra/stack.ts';
-import { expectDocumented, type HttpReply } from '../support/contract.ts';
+import { expectDocumented, fetchJson, type HttpReply } from '../support/contract.ts';
 
 const run = promisify(execFile);
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
 
 // biome-ignore lint/suspicious/noExplicitAny: template JSON is untyped; the assertions check its shape.
 type Json = any;
-type Demo = DemoData & { dynamodb_endpoint: string; table_name: string };
+type Demo = DemoData & {
+  dynamodb_endpoint: string;
+  function_endpoints: Record<string, string>;
+  table_name: string;
+};
 
 let workDir: string;
 let outdir: string;
 let stack: CommerceApiStack;
 let template: { Resources: Record<string, { Type: string; Properties: Json; Metadata?: Json }> };
 let db: DynamoDbLocal | undefined;
+let iam: IamProxy | undefined;
 let demo: Demo;
 let rendered: Map<string, Json>;
 
@@ -78,17 +88,24 @@ beforeAll(async () => {
     now: () => new Date(),
     secretKey: randomBytes(32),
   };
+  iam = await startIamProxy({
+    upstream: endpoint,
+    tableName: LOCAL_TABLE_NAME,
+    policies: stackPolicies(stack, template),
+    region: LOCAL_REGION,
+  });
   // What `npm start` writes to .local/demo.json.
   demo = {
     ...(await seedDemo(ctx, 'http://127.0.0.1:3000')),
     dynamodb_endpoint: endpoint,
+    function_endpoints: iam.endpoints,
     table_name: LOCAL_TABLE_NAME,
   };
   ctx.table.doc.destroy();
   // Rendered to disk and read back, exactly what `npm run sam:events` leaves in .local/events/.
   const renderedDir = join(workDir, 'events');
   rendered = new Map(
-    writeRenderedEvents(demo, renderedDir).map((path) => [
+    writeRenderedEvents(demo, renderedDir, undefined, template).map((path) => [
       path.slice(renderedDir.length + 1),
       JSON.parse(readFileSync(path, 'utf8')),
     ]),
@@ -96,12 +113,15 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await iam?.stop();
   await db?.stop();
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
-const functionIdOf = (name: OperationName) =>
-  stack.getLogicalId(stack.functions[name].function.node.defaultChild as CfnElement);
+const functionIdOf = (name: string) =>
+  stack.getLogicalId(stack.lambdaFunctions()[name]?.function.node.defaultChild as CfnElement);
+/** The functions that use the table: the operations' (the $default route's touches none). */
+const tableFunctionIds = () => new Set(operations.map((op) => functionIdOf(op.name)));
 const lambdaFunctions = () =>
   Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
 
@@ -124,13 +144,14 @@ function codeOf(logicalId: string) {
 
 /**
  * SAM's environment: the template's variables (a `Ref` becomes the logical id), each
- * overridden by the env-vars file's `Parameters` only if the template declares it, plus
- * region and credentials. The container reaches the host as host.docker.internal;
- * this process is on the host already.
+ * overridden by the env-vars file's `Parameters`, then by the function's own section, only if the
+ * template declares it, plus region and credentials. The container reaches the host as
+ * host.docker.internal; this process is on the host already.
  */
 function samEnvironment(logicalId: string): Record<string, string> {
   const declared: Record<string, Json> = template.Resources[logicalId]?.Properties.Environment.Variables;
-  const overrides: Record<string, string> = rendered.get(ENV_VARS_FILE).Parameters;
+  const file = rendered.get(ENV_VARS_FILE);
+  const overrides: Record<string, string> = { ...file.Parameters, ...file[logicalId] };
   const variables: Record<string, string> = {};
   for (const [name, value] of Object.entries(declared)) {
     const resolved = typeof value === 'string' ? value : String(value.Ref ?? JSON.stringify(value));
@@ -208,7 +229,7 @@ describe('code SAM finds from the template', () => {
       lambdaFunctions()
         .map(([id]) => id)
         .sort(),
-    ).toEqual(operations.map((op) => functionIdOf(op.name)).sort());
+    ).toEqual(Object.keys(stack.lambdaFunctions()).map(functionIdOf).sort());
     for (const [, fn] of lambdaFunctions()) {
       expect(fn.Metadata).toMatchObject({ 'aws:asset:property': 'Code', 'aws:asset:is-bundled': true });
       // Relative to the template's directory, which is where SAM resolves it.
@@ -276,15 +297,20 @@ describe('events/ and events/env.json', () => {
     ).toThrow('x.json: no value for {{no_such_token}}');
   });
 
-  it('points every function at the local table through variables the template declares', () => {
-    const parameters = rendered.get(ENV_VARS_FILE).Parameters;
-    expect(parameters).toEqual({
-      TABLE_NAME: LOCAL_TABLE_NAME,
-      [LOCAL_ENDPOINT_ENV]: `http://host.docker.internal:${db?.port}`,
-    });
+  it('points every function at the local table, each through its own IAM proxy endpoint, in variables the template declares', () => {
+    const file = rendered.get(ENV_VARS_FILE);
+    expect(file.Parameters).toEqual({ TABLE_NAME: LOCAL_TABLE_NAME });
+    const sections = Object.keys(file).filter((key) => key !== 'Parameters');
+    expect(sections.sort()).toEqual([...tableFunctionIds()].sort());
+    for (const op of operations) {
+      const port = new URL(iam?.endpointFor(op.name) ?? '').port;
+      expect(file[functionIdOf(op.name)]).toEqual({
+        [LOCAL_ENDPOINT_ENV]: `http://host.docker.internal:${port}`,
+      });
+    }
     // SAM overrides declared variables and silently drops the rest.
-    for (const [logicalId, fn] of lambdaFunctions()) {
-      for (const name of Object.keys(parameters)) {
+    for (const [logicalId, fn] of lambdaFunctions().filter(([id]) => tableFunctionIds().has(id))) {
+      for (const name of [...Object.keys(file.Parameters), ...Object.keys(file[logicalId])]) {
         expect(Object.keys(fn.Properties.Environment.Variables), `${logicalId} declares ${name}`).toContain(
           name,
         );
@@ -293,7 +319,7 @@ describe('events/ and events/env.json', () => {
   });
 
   it('leaves the deployed functions on the regional endpoint: the declared endpoint variable is empty', async () => {
-    for (const [, fn] of lambdaFunctions()) {
+    for (const [, fn] of lambdaFunctions().filter(([id]) => tableFunctionIds().has(id))) {
       expect(fn.Properties.Environment.Variables[LOCAL_ENDPOINT_ENV]).toBe('');
     }
     vi.stubEnv(LOCAL_ENDPOINT_ENV, '');
@@ -366,5 +392,49 @@ describe('sam local invoke <function> -e .local/events/<operation>.json --env-va
     const reply = replyOf(result);
     expect(reply.status).toBe(204);
     expectDocumented(operationIdOf('delete-webhook-endpoint'), reply);
+  });
+});
+
+describe("the $default route's function, bundled: what API Gateway answers for routes no operation takes", () => {
+  let local: ApiServer;
+  beforeAll(async () => {
+    // The local API, whose $default route runs the same function in process.
+    local = await startApiServer({
+      port: 0,
+      quiet: true,
+      loadHandler: async (fn) => {
+        if (fn.name !== routeNotFound.name) throw new Error(`${fn.name} must not be called here`);
+        return ((await import('../../functions/route-not-found/handler.ts')) as { handler: LambdaHandler })
+          .handler;
+      },
+    });
+  });
+  afterAll(() => local?.close());
+
+  it.each([
+    ['GET', '/v1/nope'],
+    ['GET', '/'],
+    ['GET', '/v1/subscriptions/'],
+    ['DELETE', '/v1/customer-portal/wallets'],
+    ['PUT', '/v1/webhooks/endpoints/5a1c0e8e-8f0a-4c56-9d0b-7b1c2d3e4f50'],
+    ['OPTIONS', '/v1/oauth2/register'],
+  ])('%s %s: the bundle answers exactly what the local API answers', async (method, path) => {
+    const event = toApiGatewayEvent(
+      { method, url: path, httpVersion: '1.1', rawHeaders: ['host', 'api.test'], socket: {} },
+      Buffer.alloc(0),
+      { routeKey: DEFAULT_ROUTE_KEY },
+    );
+    const bundled = replyOf((await invokeBundle(functionIdOf(routeNotFound.name), event)).result);
+    const served = await fetchJson(`${local.url}${path}`, { method });
+    expect(bundled.status).toBe(served.status);
+    expect(bundled.body).toEqual(served.body);
+    expect(bundled.headers.get('content-type')).toBe('application/json');
+    expect(bundled.headers.get('allow')).toBe(served.headers.get('allow'));
+    expect([404, 405]).toContain(bundled.status);
+    expect(bundled.body).toEqual(
+      bundled.status === 404
+        ? { error: 'NotFound', detail: 'Not Found' }
+        : { error: 'MethodNotAllowed', detail: 'Method Not Allowed' },
+    );
   });
 });

@@ -5,8 +5,11 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { CommerceApiStack, createStageStack } from '../../infra/stack.ts';
+import { stackRoutes } from '../../scripts/local/apigw.ts';
 import { tableDefinition } from '../../shared/data/table.ts';
-import { type OperationName, operations } from '../../shared/operations.ts';
+import { corsPolicy } from '../../shared/http/cors.ts';
+import { DEFAULT_ROUTE_KEY } from '../../shared/http/routes.ts';
+import { operations, routeNotFound, type TableGrant } from '../../shared/operations.ts';
 
 // The CLI feeds cdk.json's context (feature flags) to the app; tests must synthesise the same template.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
@@ -41,9 +44,11 @@ const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [val
 const resources = ({ template }: Synth, type: string) =>
   template.findResources(type) as Record<string, Resource>;
 
-/** Every statement of every policy attached to the operation's role. */
-function statementsOf(s: Synth, operationName: OperationName): Statement[] {
-  const roleRef = { Ref: logicalId(s, s.stack.functions[operationName].role) };
+/** Every statement of every policy attached to the function's role. */
+function statementsOf(s: Synth, functionName: string): Statement[] {
+  const fn = s.stack.lambdaFunctions()[functionName];
+  if (!fn) throw new Error(`no function ${functionName}`);
+  const roleRef = { Ref: logicalId(s, fn.role) };
   return Object.values(resources(s, 'AWS::IAM::Policy'))
     .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify(roleRef)))
     .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
@@ -70,46 +75,66 @@ describe.each([
   ['prod', prod],
   ['preview', preview],
 ] as const)('%s stage', (_, s) => {
-  it('has one arm64 Node.js 24 function per operation', () => {
-    s.template.resourceCountIs('AWS::Lambda::Function', operations.length);
-    expect(operations).toHaveLength(4);
+  it("has one arm64 Node.js 22 function per operation, plus the $default route's", () => {
+    s.template.resourceCountIs('AWS::Lambda::Function', operations.length + 1);
     s.template.allResourcesProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
       Architectures: ['arm64'],
       MemorySize: 512,
       Timeout: 10,
-      Environment: {
-        Variables: {
-          TABLE_NAME: { Ref: logicalId(s, s.stack.table) },
-          NODE_OPTIONS: '--enable-source-maps',
-          // Declared empty (inert) so `sam local --env-vars` can point it at DynamoDB Local.
-          AWS_ENDPOINT_URL_DYNAMODB: '',
-        },
-      },
+    });
+    for (const op of operations) {
+      const fnId = logicalId(s, s.stack.functions[op.name].function);
+      expect(resources(s, 'AWS::Lambda::Function')[fnId]?.Properties.Environment.Variables).toEqual({
+        TABLE_NAME: { Ref: logicalId(s, s.stack.table) },
+        NODE_OPTIONS: '--enable-source-maps',
+        // Declared empty (inert) so `sam local --env-vars` can point it at DynamoDB Local.
+        AWS_ENDPOINT_URL_DYNAMODB: '',
+      });
+    }
+    // The $default route's function touches no table: no table name, no endpoint to override.
+    const defaultFnId = logicalId(s, s.stack.routeNotFound.function);
+    expect(resources(s, 'AWS::Lambda::Function')[defaultFnId]?.Properties.Environment.Variables).toEqual({
+      NODE_OPTIONS: '--enable-source-maps',
     });
   });
 
-  it('routes every path of every operation to its own function over payload format 2.0', () => {
+  it('declares exactly the routes the local server selects among, each to the same function, payload 2.0', () => {
     const routes = Object.values(resources(s, 'AWS::ApiGatewayV2::Route'));
     const integrations = resources(s, 'AWS::ApiGatewayV2::Integration');
-    const routeKeyOf = (op: (typeof operations)[number]) =>
-      // HTTP API cannot declare a trailing-slash route; it serves `/a/` from the `/a` route.
-      new Set(op.paths.map((p) => `${op.method} ${p.replace(/(.)\/$/, '$1')}`));
+    const nameOfFunction = new Map(
+      Object.entries(s.stack.lambdaFunctions()).map(([name, fn]) => [logicalId(s, fn.function), name]),
+    );
+    const deployed = routes.map((route) => {
+      const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
+      const integration = integrations[integrationId]?.Properties;
+      expect(integration?.PayloadFormatVersion).toBe('2.0');
+      const fnId = integration?.IntegrationUri['Fn::GetAtt'][0] as string;
+      return `${route.Properties.RouteKey} → ${nameOfFunction.get(fnId)}`;
+    });
+    const local = [
+      ...stackRoutes.map((route) => `${route.routeKey} → ${route.target.name}`),
+      `${DEFAULT_ROUTE_KEY} → ${routeNotFound.name}`,
+    ];
+    expect(deployed.sort()).toEqual(local.sort());
+    // Every operation: its path without the trailing slash, and the greedy twin that catches it.
+    expect(deployed).toContain('POST /v1/subscriptions → create-subscription');
+    expect(deployed).toContain('POST /v1/subscriptions/{proxy+} → create-subscription');
+    expect(deployed.every((route) => !/ \S*\/ →/.test(route))).toBe(true);
+  });
 
-    const expected = operations.flatMap((op) => [...routeKeyOf(op)]);
-    expect(routes.map((route) => route.Properties.RouteKey).sort()).toEqual(expected.sort());
-
-    for (const op of operations) {
-      const fnId = logicalId(s, s.stack.functions[op.name].function);
-      for (const routeKey of routeKeyOf(op)) {
-        const route = routes.find((r) => r.Properties.RouteKey === routeKey);
-        const integrationId = route?.Properties.Target['Fn::Join'][1][1].Ref as string;
-        expect(integrations[integrationId]?.Properties).toMatchObject({
-          IntegrationUri: { 'Fn::GetAtt': [fnId, 'Arn'] },
-          PayloadFormatVersion: '2.0',
-        });
-      }
-    }
+  it("answers CORS preflights at the gateway with the stack's policy: no credentials", () => {
+    const cors = corsPolicy(['*']);
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      CorsConfiguration: {
+        AllowOrigins: ['*'],
+        AllowMethods: [...cors.allowMethods],
+        AllowHeaders: [...cors.allowHeaders],
+        ExposeHeaders: [...cors.exposeHeaders],
+        MaxAge: cors.maxAgeSeconds,
+        AllowCredentials: false,
+      },
+    });
   });
 
   it('throttles the default stage', () => {
@@ -133,26 +158,35 @@ describe.each([
   });
 
   it.each(operations.map((op) => [op.name, op] as const))(
-    'grants %s exactly its table access',
+    "writes %s's grants as statements: same actions, resources and leading keys, nothing more",
     (name, op) => {
-      const statements = statementsOf(s, name);
-      expect(tableActionsOf(statements).sort()).toEqual([...op.access.actions].sort());
-
-      const tableArn = s.stack.resolve(s.stack.table.tableArn);
-      const indexArns = op.access.indexes.map((index) =>
-        s.stack.resolve(`${s.stack.table.tableArn}/index/${index}`),
+      // Compared as (action, resource, leading-key pattern) triples, whatever statements CDK merges.
+      // Whether these grants are enough and all needed is proven by running the code under them
+      // (test/integration/iam.test.ts); this checks the stack writes them as declared.
+      const tableArn = JSON.stringify(s.stack.resolve(s.stack.table.tableArn));
+      const indexArn = (index: string) =>
+        JSON.stringify(s.stack.resolve(`${s.stack.table.tableArn}/index/${index}`));
+      const declared = (op.access as readonly TableGrant[]).flatMap((grant) =>
+        grant.actions.flatMap((action) =>
+          (grant.indexes ? grant.indexes.map(indexArn) : [tableArn]).flatMap((resource) =>
+            grant.leadingKeys.map((key) => `${action} ${resource} ${key}`),
+          ),
+        ),
       );
+      const statements = statementsOf(s, name);
       const tableStatements = statements.filter((st) =>
         asArray(st.Action).some((a) => a.startsWith('dynamodb:')),
       );
-      for (const statement of tableStatements) {
-        const granted = asArray(statement.Resource);
-        expect(granted).toHaveLength(1 + indexArns.length);
-        expect(granted).toEqual(expect.arrayContaining([tableArn, ...indexArns]));
-        expect(statement.Condition).toEqual({
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...op.access.leadingKeys] },
-        });
-      }
+      const written = tableStatements.flatMap((statement) => {
+        expect(Object.keys(statement.Condition as object)).toEqual(['ForAllValues:StringLike']);
+        const keys = (statement.Condition as Json)['ForAllValues:StringLike']['dynamodb:LeadingKeys'];
+        return asArray(statement.Action).flatMap((action) =>
+          asArray(statement.Resource as Json).flatMap((resource) =>
+            asArray<string>(keys).map((key) => `${action} ${JSON.stringify(resource)} ${key}`),
+          ),
+        );
+      });
+      expect([...new Set(written)].sort()).toEqual([...new Set(declared)].sort());
 
       // Anything else is logging, and only into the function's own log group.
       const logGroupId = logicalId(s, s.stack.functions[name].logGroup);
@@ -162,6 +196,12 @@ describe.each([
       }
     },
   );
+
+  it("gives the $default route's function its own log group and nothing else", () => {
+    const statements = statementsOf(s, routeNotFound.name);
+    expect(tableActionsOf(statements)).toEqual([]);
+    expect(actionsOf(statements).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+  });
 
   it('gives list-wallets no write action', () => {
     const actions = actionsOf(statementsOf(s, 'list-wallets'));
@@ -226,7 +266,8 @@ describe('prod', () => {
 
   it('retains function and API access logs for a month', () => {
     const logGroups = Object.values(resources(prod, 'AWS::Logs::LogGroup'));
-    expect(logGroups).toHaveLength(operations.length + 1);
+    // One per function, the $default route's included, and the API's access logs.
+    expect(logGroups).toHaveLength(operations.length + 2);
     for (const group of logGroups) {
       expect(group.Properties.RetentionInDays).toBe(30);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -234,13 +275,14 @@ describe('prod', () => {
   });
 
   it('alarms on API 5xx and on throttles of every function', () => {
-    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + operations.length);
+    const functions = Object.values(prod.stack.lambdaFunctions());
+    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + functions.length);
     prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/ApiGateway',
       MetricName: '5xx',
     });
-    for (const op of operations) {
-      const fnId = logicalId(prod, prod.stack.functions[op.name].function);
+    for (const fn of functions) {
+      const fnId = logicalId(prod, fn.function);
       prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Namespace: 'AWS/Lambda',
         MetricName: 'Throttles',
@@ -274,7 +316,7 @@ describe('preview', () => {
 
   it('retains function and API access logs for a week and deletes them with the stack', () => {
     const logGroups = Object.values(resources(preview, 'AWS::Logs::LogGroup'));
-    expect(logGroups).toHaveLength(operations.length + 1);
+    expect(logGroups).toHaveLength(operations.length + 2);
     for (const group of logGroups) {
       expect(group.Properties.RetentionInDays).toBe(7);
       expect(group.DeletionPolicy).toBe('Delete');
@@ -318,6 +360,26 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'commerce-api-pr-123' });
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
     template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+  });
+
+  it('takes the allowed CORS origins from the context, per stage or for every stage', () => {
+    const originsOf = (context: Record<string, string>) =>
+      (Object.values(fromContext(context).template.findResources('AWS::ApiGatewayV2::Api'))[0] as Resource)
+        .Properties.CorsConfiguration.AllowOrigins;
+    expect(originsOf({})).toEqual(['*']);
+    expect(originsOf({ corsAllowOrigins: 'https://shop.example.com, https://b.example' })).toEqual([
+      'https://shop.example.com',
+      'https://b.example',
+    ]);
+    expect(
+      originsOf({
+        stage: 'pr-7',
+        'corsAllowOrigins:pr-7': 'http://localhost:5173',
+        corsAllowOrigins: 'https://shop.example.com',
+      }),
+    ).toEqual(['http://localhost:5173']);
+    expect(() => fromContext({ corsAllowOrigins: 'https://shop.example.com/path' })).toThrow(/not an origin/);
+    expect(() => fromContext({ corsAllowOrigins: '*,https://a.example' })).toThrow(/cannot be combined/);
   });
 
   it('tags every taggable resource, not only the table', () => {

@@ -343,16 +343,18 @@ describe('fault injection at the DynamoDB client', () => {
 
   it('an unexpected DynamoDB error is the bare 500: no message, no name, no stack', async () => {
     const prepared = await (ops[3] as FaultOp).prepare();
-    const api = faultyApi(world);
-    api.deps.table.doc.middlewareStack.add(
-      () => async () => {
-        throw Object.assign(new Error('One or more parameter values were invalid: secret detail'), {
-          name: 'ValidationException',
-          $metadata: { httpStatusCode: 400 },
-        });
-      },
-      { step: 'finalizeRequest', name: 'validationFault', priority: 'low' },
-    );
+    const api = faultyApi(world, undefined, {
+      configure: (doc) =>
+        doc.middlewareStack.add(
+          () => async () => {
+            throw Object.assign(new Error('One or more parameter values were invalid: secret detail'), {
+              name: 'ValidationException',
+              $metadata: { httpStatusCode: 400 },
+            });
+          },
+          { step: 'finalizeRequest', name: 'validationFault', priority: 'low' },
+        ),
+    });
     try {
       const reply = await api.call(prepared.method, prepared.url, { token: prepared.token });
       expect(reply.status).toBe(500);
@@ -386,7 +388,7 @@ describe('a DynamoDB that accepts connections and never answers', () => {
 
   it('answers 503 well inside the 10 s function timeout, after the retries', async () => {
     const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
-    const api = faultyApi(world, undefined, endpoint);
+    const api = faultyApi(world, undefined, { endpoint });
     const started = performance.now();
     try {
       const reply = await api.call('GET', '/v1/customer-portal/wallets/', {

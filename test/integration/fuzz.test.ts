@@ -14,8 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { matchRoute, toApiGatewayEvent } from '#scripts/local/apigw.ts';
-import { operations } from '#shared/operations.ts';
+import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import {
   checkDeletes,
   checkReply,
@@ -48,7 +47,7 @@ beforeAll(async () => {
   world = await createWorld('fuzz');
   const { demo, admin } = world;
   ctx = await fuzzContext(admin, demo, { endpoints: 40, label: 'fuzz', headerSafe: false });
-  invoke = eventInvoker(world.deps);
+  invoke = eventInvoker(world.depsFor);
 }, 120_000);
 afterAll(() => world?.drop());
 
@@ -56,8 +55,8 @@ afterAll(() => world?.drop());
 async function send(c: FuzzCase): Promise<FuzzReply> {
   const { method, url, headers, body } = c.request;
   const path = url.split('?')[0] as string;
-  const match = matchRoute(method, path, operations);
-  if (!('operation' in match)) throw new Error(`no route for ${method} ${path}`);
+  const match = routeRequest(method, path);
+  if (!match) throw new Error(`no route for ${method} ${path}`);
   const event = toApiGatewayEvent(
     {
       method,

@@ -181,15 +181,17 @@ describe('secrets never reach the table, the logs or other answers', () => {
 
     // A 503 (throttled for good) and a 500 (an unexpected DynamoDB error): both are logged.
     const throttled = faultyApi(world, { kind: 'throttling', call: 2, times: Number.POSITIVE_INFINITY });
-    const broken = faultyApi(world);
-    broken.deps.table.doc.middlewareStack.add(
-      () => async () => {
-        throw Object.assign(new Error('One or more parameter values were invalid'), {
-          name: 'ValidationException',
-        });
-      },
-      { step: 'finalizeRequest', name: 'broken', priority: 'low' },
-    );
+    const broken = faultyApi(world, undefined, {
+      configure: (doc) =>
+        doc.middlewareStack.add(
+          () => async () => {
+            throw Object.assign(new Error('One or more parameter values were invalid'), {
+              name: 'ValidationException',
+            });
+          },
+          { step: 'finalizeRequest', name: 'broken', priority: 'low' },
+        ),
+    });
     try {
       const unavailable = record(
         '503',

@@ -114,7 +114,8 @@ describe('Idempotency-Key on Create Subscription', () => {
     // The first request is held inside its transaction while two more arrive with its key, all on
     // one context object: state kept on the context let the second's 409 release the first's claim,
     // and the third then created a second subscription.
-    const handler = createSubscriptionHandler(world.deps);
+    const deps = world.depsFor('create-subscription');
+    const handler = createSubscriptionHandler(deps);
     const shared = { awsRequestId: 'shared', getRemainingTimeInMillis: () => 10_000 } as Context;
     const event = () =>
       buildEvent('POST', '/v1/subscriptions/', {
@@ -131,7 +132,7 @@ describe('Idempotency-Key on Create Subscription', () => {
     const holding = new Promise<void>((resolve) => {
       held = resolve;
     });
-    world.table.doc.middlewareStack.add(
+    deps.table.doc.middlewareStack.add(
       (next, context) => async (args) => {
         if (hold && (context as { commandName?: string }).commandName === 'TransactWriteItemsCommand') {
           hold = false;
@@ -154,7 +155,7 @@ describe('Idempotency-Key on Create Subscription', () => {
       expect(await subscriptionsOf(world.demo.second_customer_id)).toBe(before + 1);
     } finally {
       release();
-      world.table.doc.middlewareStack.remove('holdFirstTransaction');
+      deps.table.doc.middlewareStack.remove('holdFirstTransaction');
     }
   });
 
@@ -169,7 +170,10 @@ describe('Idempotency-Key on Create Subscription', () => {
 
   it('keys expire after 24 hours', async () => {
     const later = (hours: number) =>
-      createSubscriptionHandler({ table: world.table, now: () => new Date(Date.now() + hours * 3_600_000) });
+      createSubscriptionHandler({
+        ...world.depsFor('create-subscription'),
+        now: () => new Date(Date.now() + hours * 3_600_000),
+      });
     const event = () =>
       buildEvent('POST', '/v1/subscriptions/', {
         token: world.demo.personal_access_token,

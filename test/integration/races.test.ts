@@ -172,20 +172,22 @@ describe('a write landing between a create subscription read and its transaction
     customerId: string,
     meanwhile: () => Promise<unknown>,
   ) {
-    const api = faultyApi(world);
     let fired = 0;
-    api.deps.table.doc.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (
-          (context as { commandName?: string }).commandName === 'TransactWriteItemsCommand' &&
-          fired++ === 0
-        ) {
-          await meanwhile();
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'interleave' },
-    );
+    const api = faultyApi(world, undefined, {
+      configure: (doc) =>
+        doc.middlewareStack.add(
+          (next, context) => async (args) => {
+            if (
+              (context as { commandName?: string }).commandName === 'TransactWriteItemsCommand' &&
+              fired++ === 0
+            ) {
+              await meanwhile();
+            }
+            return next(args);
+          },
+          { step: 'initialize', name: 'interleave' },
+        ),
+    });
     try {
       const reply = await api.call('POST', '/v1/subscriptions/', {
         token: pat(),
@@ -262,20 +264,22 @@ describe('a write landing between a create subscription read and its transaction
   // Regression: the second refused transaction was rethrown as a 500; it is now a 503 (retryable).
   it('a customer deleted, restored and deleted again around the re-read: not a 500', async () => {
     const customer = await newCustomer('flip');
-    const api = faultyApi(world);
     let writes = 0;
     let reads = 0;
-    api.deps.table.doc.middlewareStack.add(
-      (next, context) => async (args) => {
-        const command = (context as { commandName?: string }).commandName;
-        if (command === 'TransactWriteItemsCommand' && writes++ < 2) await softDelete(customer);
-        if (command === 'BatchGetItemCommand' && reads++ === 1) {
-          await setAttribute(keys.customer(customer.id), 'deleted_at', null);
-        }
-        return next(args);
-      },
-      { step: 'initialize', name: 'flip' },
-    );
+    const api = faultyApi(world, undefined, {
+      configure: (doc) =>
+        doc.middlewareStack.add(
+          (next, context) => async (args) => {
+            const command = (context as { commandName?: string }).commandName;
+            if (command === 'TransactWriteItemsCommand' && writes++ < 2) await softDelete(customer);
+            if (command === 'BatchGetItemCommand' && reads++ === 1) {
+              await setAttribute(keys.customer(customer.id), 'deleted_at', null);
+            }
+            return next(args);
+          },
+          { step: 'initialize', name: 'flip' },
+        ),
+    });
     try {
       const reply = await api.call('POST', '/v1/subscriptions/', {
         token: pat(),

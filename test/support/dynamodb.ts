@@ -9,14 +9,20 @@ import { inject } from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { deleteTable, ensureTable } from '../../scripts/local/create-table.ts';
 import { startDynamoDbLocal } from '../../scripts/local/dynamodb-local.ts';
+import type { StackPolicies } from '../../scripts/local/iam/policy.ts';
+import { synthesizePolicies } from '../../scripts/local/iam/synth.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamodbEndpoint: string;
+    /** Every function's IAM policy, read from the synthesised template once per run. */
+    stackPolicies: StackPolicies;
   }
 }
 
 export const LOCAL_REGION = 'us-east-1';
+/** DynamoDB Local takes any access key of letters and digits, and checks no signature. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 /** Region and fake credentials: the SDK refuses to sign without them, DynamoDB Local ignores them. */
 export function setLocalAwsEnv(endpoint?: string): void {
@@ -28,11 +34,25 @@ export function setLocalAwsEnv(endpoint?: string): void {
 }
 
 export default async function setup({ provide }: Pick<TestProject, 'provide'>): Promise<() => Promise<void>> {
-  const db = await startDynamoDbLocal();
+  // The JVM starts while CDK synthesises (synthesis blocks this thread, not the other process).
+  const starting = startDynamoDbLocal();
+  starting.catch(() => {});
+  let policies: StackPolicies;
+  try {
+    policies = synthesizePolicies();
+  } catch (error) {
+    await (await starting).stop();
+    throw error;
+  }
+  const db = await starting;
   setLocalAwsEnv(db.endpoint);
   provide('dynamodbEndpoint', db.endpoint);
+  provide('stackPolicies', policies);
   return () => db.stop();
 }
+
+/** The policies globalSetup synthesised. */
+export const stackPolicies = (): StackPolicies => inject('stackPolicies');
 
 /** The endpoint inside a test worker: env if the worker inherited it, else what globalSetup provided. */
 export function dynamodbEndpoint(): string {

@@ -1,7 +1,5 @@
-import { createDocumentClient } from '#shared/data/dynamo.ts';
-import type { Dependencies } from '#shared/runtime.ts';
-import { dynamodbEndpoint, LOCAL_REGION } from './dynamodb.ts';
-import { inProcessApi, type World } from './world.ts';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DepsFor, functionClients, inProcessApi, type World } from './world.ts';
 
 export type FaultKind =
   /** ThrottlingException (HTTP 400): the SDK retries it as throttling. */
@@ -113,7 +111,7 @@ export class FaultInjector {
     return this.injected;
   }
 
-  attach(doc: ReturnType<typeof createDocumentClient>): void {
+  attach(doc: DynamoDBDocumentClient): void {
     doc.middlewareStack.add(
       (next, context) => async (args) => {
         (context as { faultCall?: number }).faultCall = ++this.calls;
@@ -164,19 +162,35 @@ export class FaultInjector {
 export interface FaultyApi {
   call: ReturnType<typeof inProcessApi>;
   injector: FaultInjector;
-  deps: Dependencies;
+  depsFor: DepsFor;
   destroy(): void;
 }
 
-/** A fresh production client (fresh retry quota) with `fault` injected, over the world's table. */
-export function faultyApi(world: World, fault?: Fault, endpoint = dynamodbEndpoint()): FaultyApi {
-  const doc = createDocumentClient({
-    endpoint,
-    region: LOCAL_REGION,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+export interface FaultyApiOptions {
+  /** Where the functions' clients send their requests; default: the world's IAM proxy. */
+  endpoint?: string;
+  /** Applied to every function's client after the injector (extra hooks of one test). */
+  configure?: (doc: DynamoDBDocumentClient) => void;
+}
+
+/**
+ * Fresh production clients (fresh retry quotas, the functions' own timeouts) with `fault` injected,
+ * one per function as on Lambda, over the world's table and under the world's IAM enforcement.
+ */
+export function faultyApi(world: World, fault?: Fault, options: FaultyApiOptions = {}): FaultyApi {
   const injector = new FaultInjector(fault);
-  injector.attach(doc);
-  const deps: Dependencies = { table: { doc, name: world.table.name }, now: () => new Date() };
-  return { call: inProcessApi(deps), injector, deps, destroy: () => doc.destroy() };
+  const clients = functionClients({
+    endpointFor: options.endpoint ? () => options.endpoint as string : world.iam.endpointFor,
+    tableName: world.table.name,
+    configure: (doc) => {
+      injector.attach(doc);
+      options.configure?.(doc);
+    },
+  });
+  return {
+    call: inProcessApi(clients.depsFor),
+    injector,
+    depsFor: clients.depsFor,
+    destroy: clients.destroy,
+  };
 }

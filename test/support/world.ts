@@ -2,16 +2,22 @@
  * An integration-test world: a fresh table in the shared DynamoDB Local, seeded
  * with the demo data set, and `call()` which sends an API Gateway v2 event
  * (built by the local runner's adapter) to a real handler, in process.
+ *
+ * Every handler reaches DynamoDB through the IAM proxy with its own function's credentials, so each
+ * call it makes is judged by the policy the synthesised stack gives that function; seeding and
+ * assertions (`world.table`) go to DynamoDB Local directly, as an operator would.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { AdminContext } from '#scripts/admin/commands.ts';
-import { matchRoute, toApiGatewayEvent } from '#scripts/local/apigw.ts';
+import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
+import type { StackPolicies } from '#scripts/local/iam/policy.ts';
+import { type IamProxy, startIamProxy } from '#scripts/local/iam/proxy.ts';
 import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
-import type { Table } from '#shared/data/dynamo.ts';
-import { operations } from '#shared/operations.ts';
+import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
 import type { Dependencies } from '#shared/runtime.ts';
-import { freshTable } from './dynamodb.ts';
+import { dynamodbEndpoint, freshTable, LOCAL_CREDENTIALS, LOCAL_REGION, stackPolicies } from './dynamodb.ts';
 
 export interface Reply {
   status: number;
@@ -33,14 +39,17 @@ type Handler = (
   context: Context,
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 
+/** The dependencies a function is built with: its own client, under its own IAM identity. */
+export type DepsFor = (functionName: string) => Dependencies;
+
 /** A fresh context per invocation, as Lambda gives. */
 const newContext = () =>
   ({ awsRequestId: randomUUID(), functionName: 'test', getRemainingTimeInMillis: () => 10_000 }) as Context;
 
 export function buildEvent(method: string, url: string, options: CallOptions = {}): APIGatewayProxyEventV2 {
   const path = url.split('?')[0] as string;
-  const match = matchRoute(method, path, operations);
-  if (!('operation' in match)) throw new Error(`no route for ${method} ${path}`);
+  const route = routeRequest(method, path);
+  if (!route) throw new Error(`no route for ${method} ${path}`);
   const headers: Record<string, string> = { host: 'api.test', 'user-agent': 'vitest', ...options.headers };
   if (options.token !== undefined) headers.authorization ??= `Bearer ${options.token}`;
   let body = Buffer.alloc(0);
@@ -52,28 +61,29 @@ export function buildEvent(method: string, url: string, options: CallOptions = {
   return toApiGatewayEvent(
     { method, url, httpVersion: '1.1', rawHeaders, socket: { remoteAddress: '127.0.0.1' } },
     body,
-    { routeKey: match.routeKey, pathParameters: match.pathParameters },
+    { routeKey: route.routeKey, pathParameters: route.pathParameters },
   );
 }
 
-/** The real handlers over `deps`: an API Gateway event in, a `Reply` out (each call its own context). */
-export function eventInvoker(deps: Dependencies) {
+/** The real handlers, each built over its function's dependencies: an API Gateway event in, a `Reply` out. */
+export function eventInvoker(depsFor: DepsFor) {
   const handlers = new Map<string, Handler>();
   async function handlerFor(name: string): Promise<Handler> {
     let handler = handlers.get(name);
     if (!handler) {
       const module = (await import(`../../functions/${name}/handler.ts`)) as {
-        createHandler(d: Dependencies): Handler;
+        createHandler?(d: Dependencies): Handler;
+        handler: Handler;
       };
-      handler = module.createHandler(deps);
+      handler = module.createHandler ? module.createHandler(depsFor(name)) : module.handler;
       handlers.set(name, handler);
     }
     return handler;
   }
   return async (event: APIGatewayProxyEventV2): Promise<Reply> => {
-    const match = matchRoute(event.requestContext.http.method, event.rawPath, operations);
-    if (!('operation' in match)) throw new Error(`no route for ${event.routeKey}`);
-    const result = await (await handlerFor(match.operation.name))(event, newContext());
+    const route = routeRequest(event.requestContext.http.method, event.rawPath);
+    if (!route) throw new Error(`no route for ${event.routeKey}`);
+    const result = await (await handlerFor(route.target.name))(event, newContext());
     const headers = Object.fromEntries(
       Object.entries(result.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
     );
@@ -87,51 +97,122 @@ export function eventInvoker(deps: Dependencies) {
   };
 }
 
-/** The real handlers over `deps`, called with a method, a URL and options. */
-export function inProcessApi(deps: Dependencies) {
-  const invoke = eventInvoker(deps);
+/** The real handlers, called with a method, a URL and options. */
+export function inProcessApi(depsFor: DepsFor) {
+  const invoke = eventInvoker(depsFor);
   return (method: string, url: string, options: CallOptions = {}): Promise<Reply> =>
     invoke(buildEvent(method, url, options));
 }
 
+export interface FunctionClientsOptions {
+  /** Where a function's client sends its requests: its own endpoint of the IAM proxy. */
+  endpointFor: (functionName: string) => string;
+  tableName: string;
+  /** Applied to each function's client when it is created (fault injection, counters). */
+  configure?: (doc: DynamoDBDocumentClient) => void;
+  /** Client settings over the production ones (`createDocumentClient`). */
+  clientConfig?: Parameters<typeof createDocumentClient>[0];
+  now?: () => Date;
+}
+
+export interface FunctionClients {
+  depsFor: DepsFor;
+  destroy(): void;
+}
+
+/**
+ * One production client per function (`createDocumentClient`, as each Lambda builds its own), on
+ * the function's own endpoint of the IAM proxy, so that the proxy applies that function's policy.
+ */
+export function functionClients(options: FunctionClientsOptions): FunctionClients {
+  const deps = new Map<string, Dependencies>();
+  return {
+    depsFor: (name) => {
+      let found = deps.get(name);
+      if (!found) {
+        const doc = createDocumentClient({
+          endpoint: options.endpointFor(name),
+          region: LOCAL_REGION,
+          credentials: LOCAL_CREDENTIALS,
+          ...options.clientConfig,
+        });
+        options.configure?.(doc);
+        found = { table: { doc, name: options.tableName }, now: options.now ?? (() => new Date()) };
+        deps.set(name, found);
+      }
+      return found;
+    },
+    destroy: () => {
+      for (const { table } of deps.values()) table.doc.destroy();
+    },
+  };
+}
+
+/**
+ * The SDK's own timeouts, not the functions' 1 s / 2 s: a shared, busy CI machine can hold one
+ * DynamoDB Local answer longer than that, which is a slow test, not a failure. The production
+ * timeouts are exercised by the fault-injection suite.
+ */
+const TEST_CLIENT_CONFIG = { requestHandler: { connectionTimeout: 10_000, requestTimeout: 20_000 } };
+
 export interface World {
+  /** Operator access: DynamoDB Local directly, no IAM (seeding, assertions). */
   table: Table;
-  deps: Dependencies;
+  /** A function's dependencies: its own client through the IAM proxy. */
+  depsFor: DepsFor;
   admin: AdminContext;
   demo: DemoData;
-  /** DynamoDB requests sent since the last `resetCount()` (one per round trip; SDK retries not included). */
+  iam: IamProxy;
+  policies: StackPolicies;
+  /** DynamoDB requests the functions sent since the last `resetCount()` (one per round trip; SDK retries not included). */
   roundTrips(): number;
   resetCount(): void;
   call(method: string, url: string, options?: CallOptions): Promise<Reply>;
   drop(): Promise<void>;
 }
 
-export async function createWorld(prefix: string): Promise<World> {
+export async function createWorld(prefix: string, policies: StackPolicies = stackPolicies()): Promise<World> {
   const fresh = await freshTable(prefix);
   const table: Table = { doc: fresh.client, name: fresh.tableName };
+  const iam = await startIamProxy({
+    upstream: dynamodbEndpoint(),
+    tableName: fresh.tableName,
+    policies,
+    region: LOCAL_REGION,
+  });
   let sent = 0;
-  fresh.client.middlewareStack.add(
-    (next) => async (args) => {
-      sent++;
-      return next(args);
-    },
-    { step: 'initialize', name: 'countRoundTrips' },
-  );
-  const deps: Dependencies = { table, now: () => new Date() };
+  const clients = functionClients({
+    endpointFor: iam.endpointFor,
+    tableName: fresh.tableName,
+    clientConfig: TEST_CLIENT_CONFIG,
+    configure: (doc) =>
+      doc.middlewareStack.add(
+        (next) => async (args) => {
+          sent++;
+          return next(args);
+        },
+        { step: 'initialize', name: 'countRoundTrips' },
+      ),
+  });
   const admin: AdminContext = { table, now: () => new Date(), secretKey: randomBytes(32) };
   const demo = await seedDemo(admin, 'http://in-process');
-  const call = inProcessApi(deps);
 
   return {
     table,
-    deps,
+    depsFor: clients.depsFor,
     admin,
     demo,
+    iam,
+    policies,
     roundTrips: () => sent,
     resetCount: () => {
       sent = 0;
     },
-    call,
-    drop: fresh.drop,
+    call: inProcessApi(clients.depsFor),
+    drop: async () => {
+      clients.destroy();
+      await iam.stop();
+      await fresh.drop();
+    },
   };
 }

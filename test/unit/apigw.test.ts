@@ -1,16 +1,20 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { handler as notFoundHandler } from '../../functions/route-not-found/handler.ts';
 import {
   encodeRequestBody,
   formatRequestTime,
   fromLambdaResult,
   InvalidLambdaResponseError,
-  matchRoute,
   type RequestLike,
+  routeRequest,
+  stackRoutes,
   toApiGatewayEvent,
 } from '../../scripts/local/apigw.ts';
 import { type LambdaHandler, startApiServer } from '../../scripts/local/server.ts';
-import { operations } from '../../shared/operations.ts';
+import { corsPolicy } from '../../shared/http/cors.ts';
+import { methodsForPath, selectRoute } from '../../shared/http/routes.ts';
+import { operations, routeNotFound } from '../../shared/operations.ts';
 
 const webhookId = '5a1c0e8e-8f0a-4c56-9d0b-7b1c2d3e4f50';
 
@@ -24,49 +28,94 @@ function fakeRequest(method: string, url: string, rawHeaders: string[] = []): Re
   };
 }
 
-describe('matchRoute', () => {
-  it('matches both spellings of every route in the route table', () => {
+describe("routeRequest: API Gateway's route selection over the stack's routes", () => {
+  const fn = (name: string) => ({ name, entry: `functions/${name}/handler.ts` });
+  const route = (routeKey: string, name: string) => {
+    const [method, path] = routeKey.split(' ') as [string, string];
+    return { routeKey, method, path, target: fn(name) };
+  };
+
+  it("sends both spellings of every operation's path to its function", () => {
     for (const operation of operations) {
-      for (const template of operation.paths) {
-        const path = template.replace('{id}', webhookId);
-        const match = matchRoute(operation.method, path, operations);
-        expect(match).toMatchObject({
-          operation: { name: operation.name },
-          routeKey: `${operation.method} ${template}`,
-        });
-      }
+      const path = operation.path.replace('{id}', webhookId);
+      const slashless = path.replace(/\/$/, '');
+      expect(routeRequest(operation.method, slashless)).toMatchObject({
+        target: { name: operation.name },
+        routeKey: `${operation.method} ${operation.path.replace(/\/$/, '')}`,
+      });
+      // The trailing slash reaches the greedy twin with an empty remainder, which the function serves.
+      expect(routeRequest(operation.method, `${slashless}/`)).toMatchObject({
+        target: { name: operation.name },
+        routeKey: `${operation.method} ${operation.path.replace(/\/$/, '')}/{proxy+}`,
+        pathParameters: expect.objectContaining({ proxy: '' }),
+      });
     }
   });
 
-  it('extracts {id} from exactly one segment, decoded', () => {
-    expect(matchRoute('DELETE', `/v1/webhooks/endpoints/${webhookId}`, operations)).toMatchObject({
+  it('extracts {id} from exactly one segment, decoded; a longer path reaches the greedy twin', () => {
+    expect(routeRequest('DELETE', `/v1/webhooks/endpoints/${webhookId}`)).toMatchObject({
       routeKey: 'DELETE /v1/webhooks/endpoints/{id}',
       pathParameters: { id: webhookId },
     });
-    expect(matchRoute('DELETE', `/v1/webhooks/endpoints/${webhookId}/`, operations)).toMatchObject({
-      routeKey: 'DELETE /v1/webhooks/endpoints/{id}/',
-      pathParameters: { id: webhookId },
-    });
-    expect(matchRoute('DELETE', '/v1/webhooks/endpoints/a%20b', operations)).toMatchObject({
+    expect(routeRequest('DELETE', '/v1/webhooks/endpoints/a%20b')).toMatchObject({
       pathParameters: { id: 'a b' },
     });
-    expect(matchRoute('DELETE', '/v1/webhooks/endpoints/a/b', operations)).toEqual({ status: 404 });
-    expect(matchRoute('DELETE', '/v1/webhooks/endpoints/', operations)).toEqual({ status: 404 });
-    expect(matchRoute('DELETE', '/v1/webhooks/endpoints//', operations)).toEqual({ status: 404 });
+    expect(routeRequest('DELETE', '/v1/webhooks/endpoints/a/b/c')).toMatchObject({
+      routeKey: 'DELETE /v1/webhooks/endpoints/{id}/{proxy+}',
+      pathParameters: { id: 'a', proxy: 'b/c' },
+    });
+    // No segment for {id}: no operation route; the $default function answers.
+    expect(routeRequest('DELETE', '/v1/webhooks/endpoints/')).toMatchObject({ routeKey: '$default' });
+    expect(routeRequest('DELETE', '/v1/webhooks/endpoints//')).toMatchObject({ routeKey: '$default' });
   });
 
-  it('answers 404 for unknown paths and 405 for a known path with another method', () => {
-    expect(matchRoute('GET', '/v1/nope', operations)).toEqual({ status: 404 });
-    expect(matchRoute('GET', '/', operations)).toEqual({ status: 404 });
-    expect(matchRoute('GET', '/v1/subscriptions/', operations)).toEqual({ status: 405 });
-    expect(matchRoute('POST', '/v1/customer-portal/wallets', operations)).toEqual({ status: 405 });
-    expect(matchRoute('GET', `/v1/webhooks/endpoints/${webhookId}`, operations)).toEqual({ status: 405 });
+  it('sends unknown paths and other methods to the $default function, which knows which is which', () => {
+    for (const [method, path] of [
+      ['GET', '/v1/nope'],
+      ['GET', '/'],
+      ['GET', '/v1/subscriptions/'],
+      ['POST', '/v1/customer-portal/wallets'],
+      ['GET', `/v1/webhooks/endpoints/${webhookId}`],
+    ] as const) {
+      expect(routeRequest(method, path)).toEqual({
+        target: routeNotFound,
+        routeKey: '$default',
+        pathParameters: {},
+      });
+    }
+    expect(methodsForPath(operations, '/v1/subscriptions/')).toEqual(['POST']);
+    expect(methodsForPath(operations, '/v1/subscriptions')).toEqual(['POST']);
+    expect(methodsForPath(operations, `/v1/webhooks/endpoints/${webhookId}/`)).toEqual(['DELETE']);
+    expect(methodsForPath(operations, '/v1/nope')).toEqual([]);
   });
 
   it('treats the method case-insensitively', () => {
-    expect(matchRoute('get', '/v1/customer-portal/wallets/', operations)).toMatchObject({
-      operation: { name: 'list-wallets' },
+    expect(routeRequest('get', '/v1/customer-portal/wallets/')).toMatchObject({
+      target: { name: 'list-wallets' },
     });
+  });
+
+  it('prefers an exact route, then literal segments over path variables, then greedy, then ANY', () => {
+    const routes = [
+      route('GET /pets/{proxy+}', 'greedy'),
+      route('GET /pets/{id}', 'variable'),
+      route('GET /pets/dog', 'literal'),
+      route('ANY /pets/cat', 'any'),
+      route('GET /pets/{id}/toys/{proxy+}', 'nested-greedy'),
+    ];
+    const pick = (method: string, path: string) => selectRoute(routes, method, path)?.route.target.name;
+    expect(pick('GET', '/pets/dog')).toBe('literal');
+    expect(pick('GET', '/pets/7')).toBe('variable');
+    expect(pick('GET', '/pets/7/8')).toBe('greedy');
+    expect(pick('GET', '/pets/')).toBe('greedy');
+    expect(pick('GET', '/pets')).toBeUndefined();
+    expect(pick('POST', '/pets/cat')).toBe('any');
+    expect(pick('GET', '/pets/7/toys/a/b')).toBe('nested-greedy');
+    expect(pick('DELETE', '/pets/dog')).toBeUndefined();
+  });
+
+  it('without a $default route, leaves a request unrouted (API Gateway answers its own 404)', () => {
+    expect(routeRequest('GET', '/v1/nope', stackRoutes, null)).toBeUndefined();
   });
 });
 
@@ -307,6 +356,7 @@ describe('startApiServer', () => {
       quiet: true,
       loadHandler: async (operation) => {
         loads.push(operation.name);
+        if (operation.name === routeNotFound.name) return notFoundHandler as LambdaHandler;
         if (operation.name === 'create-subscription') {
           return async () => {
             throw new Error('boom (expected in this test)');
@@ -348,6 +398,7 @@ describe('startApiServer', () => {
       const wrongMethod = await call(server.url, 'PUT', '/v1/subscriptions');
       expect(wrongMethod.status).toBe(405);
       expect(wrongMethod.headers['content-type']).toBe('application/json');
+      expect(wrongMethod.headers.allow).toBe('POST');
       expect(JSON.parse(wrongMethod.body)).toEqual({
         error: 'MethodNotAllowed',
         detail: 'Method Not Allowed',
@@ -377,9 +428,81 @@ describe('startApiServer', () => {
       const deleted = await call(server.url, 'DELETE', `/v1/webhooks/endpoints/${webhookId}/`);
       expect(deleted.status).toBe(200);
       expect(seen.at(-1)).toMatchObject({
-        routeKey: 'DELETE /v1/webhooks/endpoints/{id}/',
-        pathParameters: { id: webhookId },
+        routeKey: 'DELETE /v1/webhooks/endpoints/{id}/{proxy+}',
+        pathParameters: { id: webhookId, proxy: '' },
       });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("answers API Gateway's own 404 when there is no $default route", async () => {
+    const server = await startApiServer({
+      port: 0,
+      quiet: true,
+      defaultFunction: null,
+      loadHandler: async () => async () => ({ statusCode: 200 }),
+    });
+    try {
+      const missing = await call(server.url, 'GET', '/v1/unknown');
+      expect(missing.status).toBe(404);
+      expect(JSON.parse(missing.body)).toEqual({ message: 'Not Found' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("answers CORS preflights itself and replaces the function's CORS headers, as the HTTP API does", async () => {
+    const server = await startApiServer({
+      port: 0,
+      quiet: true,
+      cors: corsPolicy(['https://shop.example.com']),
+      loadHandler: async () => async () => ({
+        statusCode: 200,
+        headers: {
+          'content-type': 'application/json',
+          'access-control-allow-origin': 'https://evil.example',
+        },
+        body: '{}',
+      }),
+    });
+    const preflight = (origin: string, method = 'GET', headers = 'authorization') =>
+      call(server.url, 'OPTIONS', '/v1/customer-portal/wallets/', undefined, {
+        origin,
+        'access-control-request-method': method,
+        'access-control-request-headers': headers,
+      });
+    try {
+      const allowed = await preflight('https://shop.example.com');
+      expect(allowed.status).toBe(204);
+      expect(allowed.headers).toMatchObject({
+        'access-control-allow-origin': 'https://shop.example.com',
+        'access-control-allow-headers': expect.stringContaining('authorization'),
+        'access-control-allow-methods': expect.stringContaining('GET'),
+        'access-control-max-age': '86400',
+      });
+      expect(allowed.headers['access-control-allow-credentials']).toBeUndefined();
+      for (const refused of [
+        await preflight('https://evil.example'),
+        await preflight('https://shop.example.com', 'PUT'),
+        await preflight('https://shop.example.com', 'GET', 'authorization, x-secret'),
+      ]) {
+        expect(refused.status).toBe(204);
+        expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+      }
+
+      const real = await call(server.url, 'GET', '/v1/customer-portal/wallets/', undefined, {
+        origin: 'https://shop.example.com',
+      });
+      expect(real.headers['access-control-allow-origin']).toBe('https://shop.example.com');
+      expect(real.headers['access-control-expose-headers']).toBe('retry-after,www-authenticate');
+      expect(real.headers.vary).toMatch(/origin/i);
+      const foreign = await call(server.url, 'GET', '/v1/customer-portal/wallets/', undefined, {
+        origin: 'https://evil.example',
+      });
+      expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+      const sameOrigin = await call(server.url, 'GET', '/v1/customer-portal/wallets/');
+      expect(sameOrigin.headers['access-control-allow-origin']).toBeUndefined();
     } finally {
       await server.close();
     }

@@ -1,0 +1,134 @@
+/**
+ * The routes the HTTP API declares, and how API Gateway picks one for a request.
+ *
+ * HTTP APIs refuse route paths that end in `/` and, as public reports say, do not send `/a/` to
+ * the `/a` route. Every operation therefore gets two routes: its path without the trailing slash,
+ * and a greedy twin `<path>/{proxy+}` that catches the other spelling. The twin would also catch
+ * real extra segments (`/a/b`), which the function refuses with the contract's 404 (see
+ * `shared/http/api.ts`), so both spellings answer alike whichever way API Gateway treats the slash.
+ * Everything else reaches the `$default` route, whose function answers 404 or 405.
+ *
+ * The CDK stack declares exactly `routeKeysOf` for each operation; the local server selects among
+ * the same routes with `selectRoute`, the way API Gateway documents it. Pure data and functions.
+ */
+
+export const GREEDY_PARAMETER = 'proxy';
+export const DEFAULT_ROUTE_KEY = '$default';
+
+export interface Route<Target> {
+  /** `METHOD /path`, as API Gateway writes route keys. */
+  routeKey: string;
+  method: string;
+  path: string;
+  target: Target;
+}
+
+/** `/v1/subscriptions/` → `/v1/subscriptions`: the spelling a route path may have. */
+export const routePath = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path);
+
+/** The two route keys of an operation: its path, and the greedy twin that catches the trailing slash. */
+export function routeKeysOf(operation: { method: string; path: string }): string[] {
+  const path = routePath(operation.path);
+  return [`${operation.method} ${path}`, `${operation.method} ${path}/{${GREEDY_PARAMETER}+}`];
+}
+
+export function routesOf<Target extends { method: string; path: string }>(
+  targets: readonly Target[],
+): Route<Target>[] {
+  return targets.flatMap((target) =>
+    routeKeysOf(target).map((routeKey) => {
+      const space = routeKey.indexOf(' ');
+      return { routeKey, method: routeKey.slice(0, space), path: routeKey.slice(space + 1), target };
+    }),
+  );
+}
+
+function decodeSegment(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+interface PathMatch {
+  parameters: Record<string, string>;
+  greedy: boolean;
+  /** Literal segments the template matched: more is more specific. */
+  literals: number;
+}
+
+/**
+ * `{name}` matches one non-empty segment; a final `{name+}` matches the rest of the path, which may
+ * be empty (the trailing slash) or several segments.
+ */
+export function matchPath(template: string, path: string): PathMatch | undefined {
+  const want = template.split('/');
+  const got = path.split('/');
+  const parameters: Record<string, string> = {};
+  let literals = 0;
+  for (let i = 0; i < want.length; i++) {
+    const pattern = want[i] as string;
+    const greedy = /^\{([^{}+]+)\+\}$/.exec(pattern)?.[1];
+    if (greedy !== undefined && i === want.length - 1) {
+      if (got.length < want.length) return undefined;
+      parameters[greedy] = decodeSegment(got.slice(i).join('/'));
+      return { parameters, greedy: true, literals };
+    }
+    const segment = got[i];
+    if (segment === undefined) return undefined;
+    const name = /^\{([^{}+]+)\}$/.exec(pattern)?.[1];
+    if (name !== undefined) {
+      if (segment === '') return undefined;
+      parameters[name] = decodeSegment(segment);
+    } else if (pattern !== segment) {
+      return undefined;
+    } else {
+      literals++;
+    }
+  }
+  return got.length === want.length ? { parameters, greedy: false, literals } : undefined;
+}
+
+export interface Selected<Target> {
+  route: Route<Target>;
+  pathParameters: Record<string, string>;
+}
+
+/**
+ * API Gateway's order: a full match of method and path first (literal segments before path
+ * variables), then a match through a greedy path variable (the longest literal prefix first), then
+ * nothing (the caller falls back to `$default`). A method-specific route beats `ANY`.
+ */
+export function selectRoute<Target>(
+  routes: readonly Route<Target>[],
+  method: string,
+  path: string,
+): Selected<Target> | undefined {
+  let best: { selected: Selected<Target>; rank: number[] } | undefined;
+  for (const route of routes) {
+    if (route.method !== method.toUpperCase() && route.method !== 'ANY') continue;
+    const match = matchPath(route.path, path);
+    if (!match) continue;
+    const rank = [match.greedy ? 1 : 0, -match.literals, route.method === 'ANY' ? 1 : 0];
+    if (!best || compareRanks(rank, best.rank) < 0) {
+      best = { selected: { route, pathParameters: match.parameters }, rank };
+    }
+  }
+  return best?.selected;
+}
+
+const compareRanks = (a: number[], b: number[]): number => {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return (a[i] as number) - (b[i] as number);
+  return 0;
+};
+
+/** Methods whose route takes this exact path (either spelling), ignoring greedy twins: for 405 and `Allow`. */
+export function methodsForPath(targets: readonly { method: string; path: string }[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const target of targets) {
+    const template = routePath(target.path);
+    if (matchPath(template, path) || matchPath(template, routePath(path))) methods.add(target.method);
+  }
+  return [...methods].sort();
+}
