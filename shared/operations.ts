@@ -75,7 +75,7 @@ export const operations = [
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['PRODUCT#*', 'CUSTOMER#*', 'ORG#*'] },
       // One transaction writes the subscription and re-checks the customer and the product.
       { actions: ['dynamodb:PutItem'], leadingKeys: ['SUBSCRIPTION#*'] },
-      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['PRODUCT#*', 'CUSTOMER#*', 'ORG#*'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['PRODUCT#*', 'CUSTOMER#*'] },
     ],
   },
   {

@@ -1,0 +1,287 @@
+/**
+ * The functions' IAM policies, as the synthesised template grants them, against what the code does.
+ *
+ * - Enough: each operation's scenario, which walks every path that touches the table (success,
+ *   idempotent replay, a failure that releases its key, every sort order), runs clean under its
+ *   template policy.
+ * - No more than needed: removing any one element of a DynamoDB statement (an action, a leading-key
+ *   pattern, an index ARN) makes that scenario fail, with the refusal seen by the IAM proxy. A grant
+ *   nothing uses would survive its removal, and that test names it.
+ * - The defect of issue 9: Create Subscription under a policy whose batch read lacks `ORG#*` (what
+ *   the stack granted before) answers the bare 500, logs the missing grant, and writes nothing.
+ *
+ * The scenarios are keyed by operation name (`satisfies Record<OperationName, …>`): a new operation
+ * does not compile until it has one, and its statements are then mutated like the others'.
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { RawStatement, StackPolicies } from '#scripts/local/iam/policy.ts';
+import { indexNames } from '#shared/data/table.ts';
+import { SORTING_VALUES } from '#shared/data/wallet-order.ts';
+import { internalErrorBody } from '#shared/domain/errors.ts';
+import { type OperationName, operations } from '#shared/operations.ts';
+import { stackPolicies } from '../support/dynamodb.ts';
+import { createWorld, type Reply, type World } from '../support/world.ts';
+
+/** One request of a scenario: what it answered, and what its full grant must make it answer. */
+interface Step {
+  what: string;
+  got: string;
+  expected: string;
+}
+
+type Scenario = (world: World) => Promise<Step[]>;
+
+const step = (what: string, reply: Reply, status: number, sameAs?: { reply: Reply; field: string }): Step => {
+  const differs = sameAs && reply.body?.[sameAs.field] !== sameAs.reply.body?.[sameAs.field];
+  return { what, got: `${reply.status}${differs ? ` another ${sameAs.field}` : ''}`, expected: `${status}` };
+};
+
+const scenarios = {
+  'create-client': async (world) => {
+    const register = (key: string, redirect: string) =>
+      world.call('POST', '/v1/oauth2/register', {
+        token: world.demo.personal_access_token,
+        headers: { 'idempotency-key': key },
+        body: { client_name: 'IAM scenario', redirect_uris: [redirect] },
+      });
+    const created = await register('iam-ok', 'https://app.example.com/callback');
+    const replayed = await register('iam-ok', 'https://app.example.com/callback');
+    // Refused by the service after the key is claimed: the claim is released, so the retry runs again.
+    const refused = await register('iam-refused', 'http://app.example.com/callback');
+    const retried = await register('iam-refused', 'http://app.example.com/callback');
+    return [
+      step('register', created, 201),
+      step('replay with the same key', replayed, 201, { reply: created, field: 'client_id' }),
+      step('refused after claiming its key', refused, 400),
+      step('retry of the refused request', retried, 400),
+    ];
+  },
+  'create-subscription': async (world) => {
+    const subscribe = (key: string, productId: string) =>
+      world.call('POST', '/v1/subscriptions/', {
+        token: world.demo.personal_access_token,
+        headers: { 'idempotency-key': key },
+        body: { product_id: productId, customer_id: world.demo.customer_id },
+      });
+    const created = await subscribe('iam-ok', world.demo.free_product_id);
+    const replayed = await subscribe('iam-ok', world.demo.free_product_id);
+    const refused = await subscribe('iam-paid', world.demo.paid_product_id);
+    const retried = await subscribe('iam-paid', world.demo.paid_product_id);
+    return [
+      step('subscribe', created, 201),
+      step('replay with the same key', replayed, 201, { reply: created, field: 'id' }),
+      step('refused after claiming its key', refused, 422),
+      step('retry of the refused request', retried, 422),
+    ];
+  },
+  'list-wallets': async (world) => {
+    // Every order the parameter can ask for, one and two criteria: each is served by its own index.
+    const orders = SORTING_VALUES.flatMap((first) => [
+      [first],
+      ...SORTING_VALUES.filter((second) => second.replace('-', '') !== first.replace('-', '')).map(
+        (second) => [first, second],
+      ),
+    ]);
+    const steps: Step[] = [];
+    for (const order of orders) {
+      const query = order.map((value) => `sorting=${encodeURIComponent(value)}`).join('&');
+      const reply = await world.call('GET', `/v1/customer-portal/wallets/?${query}`, {
+        token: world.demo.customer_session_token,
+      });
+      steps.push(step(`sorting=${order.join(',')}`, reply, 200));
+    }
+    return steps;
+  },
+  'delete-webhook-endpoint': async (world) => {
+    const id = world.demo.webhook_endpoint_ids[0] as string;
+    const deleted = await world.call('DELETE', `/v1/webhooks/endpoints/${id}`, {
+      token: world.demo.personal_access_token,
+    });
+    return [step('delete', deleted, 204)];
+  },
+} satisfies Record<OperationName, Scenario>;
+
+/** One element of one DynamoDB statement of one function's policy, and the policy without it. */
+interface Element {
+  operation: OperationName;
+  label: string;
+  without: StackPolicies;
+}
+
+const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+const LEADING_KEYS = ['ForAllValues:StringLike', 'dynamodb:LeadingKeys'] as const;
+
+/** The resource's own words: an index name for an index ARN, else `the table`. */
+function describeResource(resource: unknown): string {
+  const text = JSON.stringify(resource);
+  const index = Object.values(indexNames).find((name) => new RegExp(`/index/${name}"`).test(text));
+  return index === undefined ? 'the table' : `index ${index}`;
+}
+
+/**
+ * Every element whose removal must break the operation: each action, and each action for each of its
+ * leading keys and each of its resources. CDK merges statements that differ only in their actions, so
+ * an action is taken out of a shared statement into one of its own before its key or resource goes:
+ * `ConditionCheckItem for ORG#*` is tested even when it shares a statement with `BatchGetItem`.
+ */
+function elementsOf(policies: StackPolicies, operation: OperationName): Element[] {
+  const statements = policies.functions[operation]?.statements ?? [];
+  const elements: Element[] = [];
+  const replacing = (index: number, replacement: RawStatement[]): StackPolicies => {
+    const copy = structuredClone(policies);
+    (copy.functions[operation] as { statements: RawStatement[] }).statements.splice(index, 1, ...replacement);
+    return copy;
+  };
+  for (const [index, statement] of statements.entries()) {
+    const actions = asList(statement.Action ?? []);
+    if (statement.Effect !== 'Allow' || !actions.every((action) => action.startsWith('dynamodb:'))) continue;
+    const resources = asList(statement.Resource);
+    const keys = asList(statement.Condition?.[LEADING_KEYS[0]]?.[LEADING_KEYS[1]] ?? []);
+    const on = [...new Set(resources.map(describeResource))].join(', ');
+    for (const action of actions) {
+      const others: RawStatement[] =
+        actions.length > 1 ? [{ ...statement, Action: actions.filter((a) => a !== action) }] : [];
+      const alone = (change: Partial<RawStatement>): RawStatement[] => [
+        ...others,
+        { ...structuredClone(statement), Action: action, ...change },
+      ];
+      elements.push({
+        operation,
+        label: `${action} (${keys.join(' ')} on ${on})`,
+        without: replacing(index, others),
+      });
+      if (keys.length > 1) {
+        for (const key of keys) {
+          const condition = {
+            ...statement.Condition,
+            [LEADING_KEYS[0]]: { [LEADING_KEYS[1]]: keys.filter((k) => k !== key) },
+          };
+          elements.push({
+            operation,
+            label: `${action} for ${key} (on ${on})`,
+            without: replacing(index, alone({ Condition: condition })),
+          });
+        }
+      }
+      if (resources.length > 1) {
+        for (const [position, resource] of resources.entries()) {
+          elements.push({
+            operation,
+            label: `${action} on ${describeResource(resource)}`,
+            without: replacing(index, alone({ Resource: resources.filter((_, i) => i !== position) })),
+          });
+        }
+      }
+    }
+  }
+  return elements;
+}
+
+const names = operations.map((operation) => operation.name);
+
+describe('each operation runs under the policy its template grants', () => {
+  it.each(names)('%s: every step of its scenario succeeds, and the proxy refuses nothing', async (name) => {
+    const world = await createWorld(`iam-${name}`);
+    try {
+      const steps = await scenarios[name](world);
+      expect(steps.filter((s) => s.got !== s.expected)).toEqual([]);
+      expect(world.iam.denials).toEqual([]);
+    } finally {
+      await world.drop();
+    }
+  });
+});
+
+describe('and under nothing less: without any one element of its DynamoDB statements, it fails', () => {
+  const cases = names.flatMap((name) =>
+    elementsOf(stackPolicies(), name).map((element) => [`${name}: ${element.label}`, element] as const),
+  );
+
+  it('finds elements to remove in every operation that reads the table', () => {
+    for (const operation of operations) {
+      const found = cases.filter(([, element]) => element.operation === operation.name).length;
+      expect(found, operation.name).toBeGreaterThanOrEqual(
+        operation.access.reduce((n, grant) => n + grant.actions.length, 0),
+      );
+    }
+  });
+
+  it.each(cases)('%s', async (_, element) => {
+    const world = await createWorld(`iam-${element.operation}`, element.without);
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const steps = await scenarios[element.operation](world);
+      const broken = steps.filter((s) => s.got !== s.expected);
+      expect(broken.length, 'some step of the scenario must notice the missing grant').toBeGreaterThan(0);
+      expect(world.iam.denials.length).toBeGreaterThan(0);
+      expect(new Set(world.iam.denials.map((denial) => denial.functionName))).toEqual(
+        new Set([element.operation]),
+      );
+    } finally {
+      log.mockRestore();
+      await world.drop();
+    }
+  });
+});
+
+describe('Create Subscription under the policy the stack granted before issue 9 (its batch read lacked ORG#*)', () => {
+  let world: World;
+  beforeAll(async () => {
+    const policies = structuredClone(stackPolicies());
+    const statements = policies.functions['create-subscription']?.statements ?? [];
+    const batch = statements.find((s) => asList(s.Action ?? []).includes('dynamodb:BatchGetItem'));
+    const keys = batch?.Condition?.[LEADING_KEYS[0]]?.[LEADING_KEYS[1]];
+    expect(keys).toContain('ORG#*');
+    (batch?.Condition?.[LEADING_KEYS[0]] as Record<string, string[]>)[LEADING_KEYS[1]] = asList(
+      keys ?? [],
+    ).filter((key) => key !== 'ORG#*');
+    world = await createWorld('iam-before', policies);
+  });
+  afterAll(() => world?.drop());
+
+  it('answers the bare 500, logs the action and key prefixes (never a key), and writes nothing', async () => {
+    const subscriptions = async () =>
+      (
+        await world.table.doc.send(
+          new QueryCommand({
+            TableName: world.table.name,
+            IndexName: indexNames.gsi1,
+            KeyConditionExpression: 'GSI1PK = :c AND begins_with(GSI1SK, :s)',
+            ExpressionAttributeValues: { ':c': `CUSTOMER#${world.demo.customer_id}`, ':s': 'SUBSCRIPTION#' },
+          }),
+        )
+      ).Count;
+    const before = await subscriptions();
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    let reply: Reply;
+    let lines: string[];
+    try {
+      reply = await world.call('POST', '/v1/subscriptions/', {
+        token: world.demo.personal_access_token,
+        body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
+      });
+    } finally {
+      // Read before restoring: restoring a spy clears what it recorded.
+      lines = log.mock.calls.map((args) => String(args[0]));
+      log.mockRestore();
+    }
+    expect(reply.status).toBe(500);
+    expect(reply.body).toEqual(internalErrorBody);
+
+    const denied = lines.map((line) => JSON.parse(line)).find((entry) => entry.message?.includes('denied'));
+    expect(denied).toEqual({
+      level: 'error',
+      message: 'DynamoDB denied the call: the function role lacks a grant',
+      action: 'dynamodb:BatchGetItem',
+      keyPrefixes: ['CUSTOMER#', 'ORG#', 'PRODUCT#'],
+    });
+    const ids = [world.demo.customer_id, world.demo.free_product_id, world.demo.organization_id];
+    for (const line of lines) for (const id of ids) expect(line).not.toContain(id);
+
+    expect(world.iam.denials.map((d) => [d.functionName, d.context.action])).toEqual([
+      ['create-subscription', 'dynamodb:BatchGetItem'],
+    ]);
+    expect(await subscriptions()).toBe(before);
+  });
+});
