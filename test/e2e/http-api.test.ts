@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '#scripts/local/dynamodb-local.ts';
 import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
+import { operations } from '#shared/operations.ts';
 import { expectDocumented, fetchJson } from '../support/contract.ts';
 
 let stack: LocalStack;
@@ -133,25 +134,41 @@ describe('error answers match the document', () => {
   });
 });
 
-describe('routing', () => {
-  it('serves both spellings of every route without redirecting', async () => {
-    for (const path of ['/v1/customer-portal/wallets', '/v1/customer-portal/wallets/']) {
-      const reply = await fetch(`${base}${path}`, {
-        headers: bearer(stack.demo.customer_session_token),
-        redirect: 'manual',
-      });
-      expect(reply.status, path).toBe(200);
-    }
+describe('routing, over the routes the stack declares', () => {
+  // A path of each operation as a client calls it: `{id}` filled with a well-formed id.
+  const concrete = (path: string) => path.replace(/\{\w+\}/g, '5a1c0e8e-8f0a-4c56-9d0b-7b1c2d3e4f50');
+  const spellings = operations.flatMap((operation) => {
+    const path = concrete(operation.path).replace(/\/$/, '');
+    return [
+      [operation.method, path],
+      [operation.method, `${path}/`],
+    ] as const;
   });
 
-  it('unknown route → 404 NotFound JSON; known route, wrong method → 405', async () => {
+  it.each(spellings)('%s %s reaches its function (its own 401), without a redirect', async (method, path) => {
+    const reply = await fetch(`${base}${path}`, { method, redirect: 'manual' });
+    expect(reply.status).toBe(401);
+    expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  });
+
+  it.each(operations.map((operation) => [operation.method, concrete(operation.path).replace(/\/$/, '')]))(
+    '%s %s/extra: the greedy twin refuses a real extra segment with 404, before asking for credentials',
+    async (method, path) => {
+      const reply = await fetchJson(`${base}${path}/extra`, { method });
+      expect(reply.status).toBe(404);
+      expect(reply.body).toEqual({ error: 'NotFound', detail: 'Not Found' });
+    },
+  );
+
+  it('unknown route → 404 NotFound JSON; known route, wrong method → 405 with Allow', async () => {
     const unknown = await fetchJson(`${base}/v1/nope`);
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: 'NotFound', detail: 'Not Found' });
     expect(unknown.headers.get('content-type')).toMatch(/^application\/json/);
     const wrong = await fetchJson(`${base}/v1/subscriptions/`, { method: 'GET' });
     expect(wrong.status).toBe(405);
-    expect((wrong.body as { error: string }).error).toBe('MethodNotAllowed');
+    expect(wrong.body).toEqual({ error: 'MethodNotAllowed', detail: 'Method Not Allowed' });
+    expect(wrong.headers.get('allow')).toBe('POST');
   });
 });
 
