@@ -7,6 +7,7 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { leadingKeyPattern } from '../shared/data/table.ts';
 import { TABLE_NAME_ENV, type TableGrant } from '../shared/operations.ts';
 
 /** The AWS SDK's per-service endpoint override; SAM local sets it to DynamoDB Local (events/env.json). */
@@ -148,7 +149,7 @@ function tableGrantStatement(table: ITable, grant: TableGrant): PolicyStatement 
       ? grant.indexes.map((index) => `${table.tableArn}/index/${index}`)
       : [table.tableArn],
     conditions: {
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...grant.leadingKeys] },
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': grant.leadingKeys.map(leadingKeyPattern) },
     },
   });
 }

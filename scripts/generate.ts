@@ -133,7 +133,7 @@ function validatorsJs(): string {
   // Ajv reads these options when it compiles, so each group is compiled under its own settings.
   for (const name of names.filter((n) => !isParameterSchema(n))) ajv.getSchema(name);
   // No type coercion: Ajv's would accept `1e2`, `0x10`, `2.0` or `Infinity` as a page number, where
-  // the contract wants a 422. parseListWalletsQuery turns plain integers into numbers first.
+  // the contract wants a 422. shared/http/query.ts turns plain integers into numbers first.
   Object.assign(ajv.opts, { useDefaults: true });
   for (const name of names.filter(isParameterSchema)) ajv.getSchema(name);
 
@@ -162,8 +162,35 @@ function validatorsJs(): string {
   const imports = code.includes('fullFormats.') ? `import { fullFormats } from '${FORMATS_MODULE}';\n` : '';
   if (/\brequire\s*\(/.test(code))
     throw new Error('validators.js would still call require(): extend the post-processing');
+  const shapes = Object.entries(queryShapes()).map(
+    ([name, shape]) => `export const ${shapeName(name)} = ${JSON.stringify(shape)};`,
+  );
   // Helpers first: the validators run their set-up (which reads them) when the module loads.
-  return `// ${HEADER}\n${imports}${helpers.join('').trim()}\n\n${code}\n`;
+  return `// ${HEADER}\n${imports}${helpers.join('').trim()}\n\n${[code, ...shapes].join('\n\n')}\n`;
+}
+
+/** `listWalletsQueryShape` for `ListWalletsQuery`: how `shared/http/query.ts` reads each parameter. */
+const shapeName = (schemaName: string): string =>
+  `${schemaName.charAt(0).toLowerCase()}${schemaName.slice(1)}Shape`;
+
+/**
+ * Each query parameter's kind, from its schema: `integer` (a plain decimal becomes a number, anything
+ * else stays a string for the validator to refuse), `array` (every occurrence, in order) or `string`
+ * (the last occurrence). `anyOf`/`oneOf` with `null` (optional parameters) is looked through.
+ */
+function queryShapes(): Record<string, Record<string, 'integer' | 'array' | 'string'>> {
+  const shapes: Record<string, Record<string, 'integer' | 'array' | 'string'>> = {};
+  for (const [name, schema] of Object.entries(requestSchemas())) {
+    if (!name.endsWith('Query')) continue;
+    const shape: Record<string, 'integer' | 'array' | 'string'> = {};
+    for (const [parameter, raw] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
+      const variants = [raw, ...((raw.anyOf ?? raw.oneOf ?? []) as JsonSchema[])];
+      const types = new Set(variants.flatMap((variant) => [variant.type ?? []].flat() as string[]));
+      shape[parameter] = types.has('array') ? 'array' : types.has('integer') ? 'integer' : 'string';
+    }
+    shapes[name] = shape;
+  }
+  return shapes;
 }
 
 function validatorsDts(): string {
@@ -186,6 +213,10 @@ function validatorsDts(): string {
     ...names.map(
       (name) => `export declare const ${validatorName(name)}: StandaloneValidateFunction<${name}>;`,
     ),
+    '',
+    '/** How each query parameter is read from the query string: see shared/http/query.ts. */',
+    "export type QueryShape = Readonly<Record<string, 'integer' | 'array' | 'string'>>;",
+    ...Object.entries(queryShapes()).map(([name]) => `export declare const ${shapeName(name)}: QueryShape;`),
     '',
   ].join('\n');
 }

@@ -5,7 +5,7 @@
  * runner (routing HTTP requests to the same handlers), so both serve exactly the
  * same routes. Plain data only: no SDK or CDK imports.
  */
-import { indexNames } from './data/table.ts';
+import { indexNames, type Partition } from './data/table.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
 
@@ -30,7 +30,8 @@ export type TableAction =
  */
 export interface TableGrant {
   actions: readonly TableAction[];
-  leadingKeys: readonly string[];
+  /** Partitions (`shared/data/table.ts` `partitions`), granted as `dynamodb:LeadingKeys` patterns `<prefix>*`. */
+  leadingKeys: readonly Partition[];
   /** When set, the grant covers only these indexes (their ARNs), not the table itself. */
   indexes?: readonly string[];
 }
@@ -48,11 +49,11 @@ export interface OperationDefinition {
 }
 
 /** Authentication reads the token item on every request. */
-const AUTHENTICATE: TableGrant = { actions: ['dynamodb:GetItem'], leadingKeys: ['TOKEN#*'] };
+const AUTHENTICATE: TableGrant = { actions: ['dynamodb:GetItem'], leadingKeys: ['token'] };
 /** `Idempotency-Key`: claim (put), complete (update), release after a failure (delete). */
 const IDEMPOTENCY: TableGrant = {
   actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
-  leadingKeys: ['IDEMPOTENCY#*'],
+  leadingKeys: ['idempotency'],
 };
 
 export const operations = [
@@ -61,7 +62,7 @@ export const operations = [
     method: 'POST',
     path: '/v1/oauth2/register',
     entry: 'functions/create-client/handler.ts',
-    access: [AUTHENTICATE, IDEMPOTENCY, { actions: ['dynamodb:PutItem'], leadingKeys: ['OAUTHCLIENT#*'] }],
+    access: [AUTHENTICATE, IDEMPOTENCY, { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] }],
   },
   {
     name: 'create-subscription',
@@ -72,10 +73,10 @@ export const operations = [
       AUTHENTICATE,
       IDEMPOTENCY,
       // One batch reads the product, the customer and the caller's organizations (default currency).
-      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['PRODUCT#*', 'CUSTOMER#*', 'ORG#*'] },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'customer', 'organization'] },
       // One transaction writes the subscription and re-checks the customer and the product.
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['SUBSCRIPTION#*'] },
-      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['PRODUCT#*', 'CUSTOMER#*'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['subscription'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['product', 'customer'] },
     ],
   },
   {
@@ -84,10 +85,10 @@ export const operations = [
     path: '/v1/customer-portal/wallets/',
     entry: 'functions/list-wallets/handler.ts',
     access: [
-      { actions: ['dynamodb:GetItem'], leadingKeys: ['TOKEN#*', 'CUSTOMER#*'] },
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] },
       {
         actions: ['dynamodb:Query'],
-        leadingKeys: ['CUSTOMER#*'],
+        leadingKeys: ['customer'],
         indexes: [
           indexNames.walletByCreated,
           indexNames.walletByBalanceCreated,
@@ -103,7 +104,7 @@ export const operations = [
     method: 'DELETE',
     path: '/v1/webhooks/endpoints/{id}',
     entry: 'functions/delete-webhook-endpoint/handler.ts',
-    access: [AUTHENTICATE, { actions: ['dynamodb:UpdateItem'], leadingKeys: ['WEBHOOK#*'] }],
+    access: [AUTHENTICATE, { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint'] }],
   },
 ] as const satisfies readonly OperationDefinition[];
 

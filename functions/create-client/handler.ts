@@ -1,4 +1,3 @@
-import type { CreateClientBody } from '#shared/generated/api-types.ts';
 import { validateCreateClientBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -9,7 +8,7 @@ import { createClient } from '#shared/services/create-client.ts';
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 export const createHandler = (deps: Dependencies) =>
-  api<'personal_access_token', CreateClientBody>(
+  api(
     {
       deps,
       credential: 'personal_access_token',

@@ -1,4 +1,3 @@
-import type { CreateSubscriptionBody } from '#shared/generated/api-types.ts';
 import { validateCreateSubscriptionBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -6,7 +5,7 @@ import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 
 export const createHandler = (deps: Dependencies) =>
-  api<'personal_access_token', CreateSubscriptionBody>(
+  api(
     {
       deps,
       credential: 'personal_access_token',

@@ -5,7 +5,7 @@ import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
 import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
 
 export const createHandler = (deps: Dependencies) =>
-  api<'personal_access_token', undefined, undefined, { id: string }>(
+  api(
     {
       deps,
       credential: 'personal_access_token',

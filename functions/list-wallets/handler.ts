@@ -1,17 +1,16 @@
-import type { ListWalletsQuery } from '#shared/generated/api-types.ts';
-import { validateListWalletsQuery } from '#shared/generated/validators.js';
+import { listWalletsQueryShape, validateListWalletsQuery } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
 import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
-import { listWallets, parseListWalletsQuery } from '#shared/services/list-wallets.ts';
+import { listWallets } from '#shared/services/list-wallets.ts';
 
 export const createHandler = (deps: Dependencies) =>
-  api<'customer_session', undefined, ListWalletsQuery>(
+  api(
     {
       deps,
       credential: 'customer_session',
       scopes: ['customer_portal:read', 'customer_portal:write'],
-      query: { validate: validateListWalletsQuery, parse: parseListWalletsQuery },
+      query: { validate: validateListWalletsQuery, shape: listWalletsQueryShape },
     },
     async ({ principal, query }) => json(200, await listWallets(deps, principal, query)),
   );

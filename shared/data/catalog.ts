@@ -2,7 +2,7 @@ import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '../domain/errors.ts';
 import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
 import { type CustomerRecord, item, type OrganizationRecord, type ProductRecord, record } from './records.ts';
-import { gsi1, type Key, keys } from './table.ts';
+import { gsi1, type Key, keys, ownerKeys } from './table.ts';
 
 const BATCH_ATTEMPTS = 3;
 /** BatchGetItem takes at most 100 keys per call. */
@@ -73,7 +73,7 @@ export async function getCustomer(table: Table, customerId: string): Promise<Cus
 }
 
 export async function insertProduct(table: Table, product: ProductRecord): Promise<void> {
-  const owner = `ORG#${product.organization_id}`;
+  const owner = ownerKeys.organization(product.organization_id);
   await putNew(
     table,
     item(
@@ -86,7 +86,7 @@ export async function insertProduct(table: Table, product: ProductRecord): Promi
 
 /** A customer is unique per organization by email and by external id: guard items enforce both. */
 export async function insertCustomer(table: Table, customer: CustomerRecord): Promise<void> {
-  const owner = `ORG#${customer.organization_id}`;
+  const owner = ownerKeys.organization(customer.organization_id);
   const guards = [
     customer.email ? keys.customerEmail(customer.organization_id, customer.email) : undefined,
     customer.external_id

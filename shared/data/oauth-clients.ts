@@ -1,9 +1,9 @@
 import { putNew, type Table } from './dynamo.ts';
 import { item, type OAuthClientRecord } from './records.ts';
-import { gsi1, keys } from './table.ts';
+import { gsi1, keys, ownerKeys } from './table.ts';
 
 export async function insertOAuthClient(table: Table, client: OAuthClientRecord): Promise<void> {
-  const owner = `USER#${client.created_by_user_id}`;
+  const owner = ownerKeys.user(client.created_by_user_id);
   await putNew(
     table,
     item(

@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
 import { item, type MembershipRecord, type OrganizationRecord, type UserRecord } from './records.ts';
-import { gsi1, indexNames, keys } from './table.ts';
+import { gsi1, indexNames, keys, ownerKeys } from './table.ts';
 
 /** An organization and its slug, unique across organizations. */
 export async function insertOrganization(table: Table, organization: OrganizationRecord): Promise<void> {
@@ -50,7 +50,9 @@ async function owned(table: Table, ownerKey: string, kind: string): Promise<Reco
 
 /** The organizations a user belongs to. */
 export async function organizationIdsOf(table: Table, userId: string): Promise<string[]> {
-  return (await owned(table, `USER#${userId}`, 'MEMBER')).map((stored) => stored.organization_id as string);
+  return (await owned(table, ownerKeys.user(userId), 'MEMBER')).map(
+    (stored) => stored.organization_id as string,
+  );
 }
 
 /**
@@ -59,7 +61,7 @@ export async function organizationIdsOf(table: Table, userId: string): Promise<s
  * that authentication is a single read).
  */
 export async function addMembership(table: Table, membership: MembershipRecord): Promise<void> {
-  const owner = `USER#${membership.user_id}`;
+  const owner = ownerKeys.user(membership.user_id);
   const tokens = await owned(table, owner, 'TOKEN');
   await transact(table, [
     {

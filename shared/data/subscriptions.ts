@@ -1,6 +1,6 @@
 import { createOnly, type Table, transact } from './dynamo.ts';
 import { item, type SubscriptionRecord } from './records.ts';
-import { gsi1, keys } from './table.ts';
+import { gsi1, keys, ownerKeys } from './table.ts';
 
 /**
  * Writes a subscription in one transaction that re-checks, at write time, what
@@ -9,7 +9,7 @@ import { gsi1, keys } from './table.ts';
  * write instead of leaving a subscription to something gone (ConditionFailed).
  */
 export async function insertSubscription(table: Table, subscription: SubscriptionRecord): Promise<void> {
-  const owner = `CUSTOMER#${subscription.customer_id}`;
+  const owner = ownerKeys.customer(subscription.customer_id);
   await transact(table, [
     {
       Put: createOnly(

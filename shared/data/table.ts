@@ -102,39 +102,68 @@ export interface Key {
 
 const same = (value: string): Key => ({ PK: value, SK: value });
 
+/**
+ * The partition-key prefix of each kind of partition. IAM grants name these partitions
+ * (`shared/operations.ts`), so a prefix is written here once, for keys and policies alike.
+ */
+export const partitions = {
+  organization: 'ORG#',
+  user: 'USER#',
+  token: 'TOKEN#',
+  customer: 'CUSTOMER#',
+  product: 'PRODUCT#',
+  subscription: 'SUBSCRIPTION#',
+  webhookEndpoint: 'WEBHOOK#',
+  oauthClient: 'OAUTHCLIENT#',
+  idempotency: 'IDEMPOTENCY#',
+  organizationSlug: 'ORGSLUG#',
+  userEmail: 'USEREMAIL#',
+} as const;
+export type Partition = keyof typeof partitions;
+
+/** `dynamodb:LeadingKeys` pattern of a partition: `ORG#*`. */
+export const leadingKeyPattern = (partition: Partition): string => `${partitions[partition]}*`;
+
+/** The partition key of an owner, as written in `GSI1PK` (an owner's children) and in its own item. */
+export const ownerKeys = {
+  organization: (organizationId: string) => `${partitions.organization}${organizationId}`,
+  user: (userId: string) => `${partitions.user}${userId}`,
+  customer: (customerId: string) => `${partitions.customer}${customerId}`,
+} as const;
+
 export const keys = {
-  organization: (organizationId: string): Key => same(`ORG#${organizationId}`),
-  user: (userId: string): Key => same(`USER#${userId}`),
+  organization: (organizationId: string): Key => same(ownerKeys.organization(organizationId)),
+  user: (userId: string): Key => same(ownerKeys.user(userId)),
   membership: (organizationId: string, userId: string): Key => ({
-    PK: `ORG#${organizationId}`,
+    PK: ownerKeys.organization(organizationId),
     SK: `MEMBER#${userId}`,
   }),
   /** Personal access tokens and customer sessions, looked up by the SHA-256 of the secret. */
-  token: (tokenHash: string): Key => same(`TOKEN#${tokenHash}`),
-  customer: (customerId: string): Key => same(`CUSTOMER#${customerId}`),
+  token: (tokenHash: string): Key => same(`${partitions.token}${tokenHash}`),
+  customer: (customerId: string): Key => same(ownerKeys.customer(customerId)),
   wallet: (customerId: string, walletId: string): Key => ({
-    PK: `CUSTOMER#${customerId}`,
+    PK: ownerKeys.customer(customerId),
     SK: `WALLET#${walletId}`,
   }),
   /** Uniqueness guard: one wallet per customer, currency and wallet type. */
   walletSlot: (customerId: string, currency: string, walletType: string): Key => ({
-    PK: `CUSTOMER#${customerId}`,
+    PK: ownerKeys.customer(customerId),
     SK: `WALLETSLOT#${currency}#${walletType}`,
   }),
-  product: (productId: string): Key => same(`PRODUCT#${productId}`),
-  subscription: (subscriptionId: string): Key => same(`SUBSCRIPTION#${subscriptionId}`),
-  webhookEndpoint: (endpointId: string): Key => same(`WEBHOOK#${endpointId}`),
-  oauthClient: (clientId: string): Key => same(`OAUTHCLIENT#${clientId}`),
-  idempotency: (scope: string, key: string): Key => same(`IDEMPOTENCY#${scope}#${key}`),
+  product: (productId: string): Key => same(`${partitions.product}${productId}`),
+  subscription: (subscriptionId: string): Key => same(`${partitions.subscription}${subscriptionId}`),
+  webhookEndpoint: (endpointId: string): Key => same(`${partitions.webhookEndpoint}${endpointId}`),
+  oauthClient: (clientId: string): Key => same(`${partitions.oauthClient}${clientId}`),
+  idempotency: (scope: string, key: string): Key => same(`${partitions.idempotency}${scope}#${key}`),
   /** Uniqueness guards: an item whose key is the unique value. */
-  organizationSlug: (slug: string): Key => same(`ORGSLUG#${slug}`),
-  userEmail: (email: string): Key => same(`USEREMAIL#${email.toLowerCase()}`),
+  organizationSlug: (slug: string): Key => same(`${partitions.organizationSlug}${slug}`),
+  userEmail: (email: string): Key => same(`${partitions.userEmail}${email.toLowerCase()}`),
   customerEmail: (organizationId: string, email: string): Key => ({
-    PK: `ORG#${organizationId}`,
+    PK: ownerKeys.organization(organizationId),
     SK: `CUSTOMEREMAIL#${email.toLowerCase()}`,
   }),
   customerExternalId: (organizationId: string, externalId: string): Key => ({
-    PK: `ORG#${organizationId}`,
+    PK: ownerKeys.organization(organizationId),
     SK: `CUSTOMEREXTERNAL#${externalId}`,
   }),
 } as const;

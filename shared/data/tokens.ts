@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { putNew, run, type Table } from './dynamo.ts';
 import { item, record, type TokenRecord } from './records.ts';
-import { attr, gsi1, keys } from './table.ts';
+import { attr, gsi1, keys, ownerKeys } from './table.ts';
 
 /** One read: the token item carries everything authentication needs. */
 export async function findToken(table: Table, tokenHash: string): Promise<TokenRecord | undefined> {
@@ -13,7 +13,9 @@ export async function findToken(table: Table, tokenHash: string): Promise<TokenR
 
 export async function insertToken(table: Table, tokenHash: string, token: TokenRecord): Promise<void> {
   const owner =
-    token.kind === 'personal_access_token' ? `USER#${token.user_id}` : `CUSTOMER#${token.customer_id}`;
+    token.kind === 'personal_access_token'
+      ? ownerKeys.user(token.user_id)
+      : ownerKeys.customer(token.customer_id);
   const ttl: Record<string, number> =
     token.kind === 'customer_session' && token.expires_at
       ? // Keep expired sessions a day so they still answer "expired", then let TTL remove them.

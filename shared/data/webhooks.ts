@@ -3,10 +3,10 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, ResourceNotFound } from '../domain/errors.ts';
 import { putNew, run, type Table } from './dynamo.ts';
 import { item, type WebhookEndpointRecord } from './records.ts';
-import { gsi1, keys } from './table.ts';
+import { gsi1, keys, ownerKeys } from './table.ts';
 
 export async function insertWebhookEndpoint(table: Table, endpoint: WebhookEndpointRecord): Promise<void> {
-  const owner = `ORG#${endpoint.organization_id}`;
+  const owner = ownerKeys.organization(endpoint.organization_id);
   await putNew(
     table,
     item(

@@ -16,3 +16,7 @@ export declare const validateCreateClientBody: StandaloneValidateFunction<Create
 export declare const validateCreateSubscriptionBody: StandaloneValidateFunction<CreateSubscriptionBody>;
 export declare const validateListWalletsQuery: StandaloneValidateFunction<ListWalletsQuery>;
 export declare const validateDeleteWebhookEndpointPath: StandaloneValidateFunction<DeleteWebhookEndpointPath>;
+
+/** How each query parameter is read from the query string: see shared/http/query.ts. */
+export type QueryShape = Readonly<Record<string, 'integer' | 'array' | 'string'>>;
+export declare const listWalletsQueryShape: QueryShape;

@@ -1140,3 +1140,5 @@ return errors === 0;
 validate23.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 return validate23;
 })();
+
+export const listWalletsQueryShape = {"page":"integer","limit":"integer","sorting":"array"};

@@ -16,15 +16,12 @@ import {
   RouteNotFound,
   UnsupportedMediaType,
 } from '../domain/errors.ts';
+import type { CredentialKind, CustomerPrincipal, Principal, UserPrincipal } from '../domain/principals.ts';
+import type { QueryShape } from '../generated/validators.js';
 import type { Dependencies } from '../runtime.ts';
-import {
-  authenticate,
-  type CredentialKind,
-  type CustomerPrincipal,
-  type Principal,
-  type UserPrincipal,
-} from './auth.ts';
+import { authenticate } from './auth.ts';
 import { idempotency } from './idempotency.ts';
+import { parseQuery } from './query.ts';
 import type { ApiResult } from './responses.ts';
 import { GREEDY_PARAMETER } from './routes.ts';
 import { type RequestPart, toIssues, type Validator } from './validation.ts';
@@ -46,14 +43,19 @@ export interface ApiRequest<K extends CredentialKind, Body, Query, Path> {
   deps: Dependencies;
 }
 
-export interface ApiOptions<K extends CredentialKind> {
+/**
+ * What an operation declares. Body, query and path types are inferred from the generated validators
+ * (`StandaloneValidateFunction<T>` is a `Validator<T>`), so a handler restates none of them.
+ */
+export interface ApiOptions<K extends CredentialKind, Body, Query, Path> {
   deps: Dependencies;
   credential: K;
   /** Any one of these scopes is enough; empty: no scope required. */
   scopes: readonly string[];
-  body?: Validator;
-  query?: { validate: Validator; parse: (rawQueryString: string) => unknown };
-  path?: Validator;
+  body?: Validator<Body>;
+  /** The query's validator and shape (`validate<Op>Query`, `<op>QueryShape`, both generated). */
+  query?: { validate: Validator<Query>; shape: QueryShape };
+  path?: Validator<Path>;
   /** Honour `Idempotency-Key`, with records scoped to this name (POST operations). */
   idempotencyScope?: string;
 }
@@ -93,7 +95,7 @@ function logUnexpected(error: unknown): void {
 }
 
 export function api<K extends CredentialKind, Body = undefined, Query = undefined, Path = undefined>(
-  options: ApiOptions<K>,
+  options: ApiOptions<K, Body, Query, Path>,
   handler: (request: ApiRequest<K, Body, Query, Path>) => Promise<ApiResult>,
 ) {
   const { deps } = options;
@@ -157,7 +159,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
         parsed.query = check(
           options.query.validate,
           'query',
-          options.query.parse(request.event.rawQueryString ?? ''),
+          parseQuery(request.event.rawQueryString ?? '', options.query.shape),
         );
       }
       if (options.body) parsed.body = check(options.body, 'body', request.event.body);

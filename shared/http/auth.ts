@@ -6,29 +6,10 @@
 
 import { findToken } from '../data/tokens.ts';
 import { InsufficientScope, InvalidToken, Unauthorized } from '../domain/errors.ts';
+import type { CredentialKind, Principal } from '../domain/principals.ts';
 import { grantedScopes, grants } from '../domain/scopes.ts';
 import { hashSecret, hasSecretShape, secretPrefixes } from '../domain/secrets.ts';
 import type { Dependencies } from '../runtime.ts';
-
-export type CredentialKind = 'personal_access_token' | 'customer_session';
-
-export interface UserPrincipal {
-  kind: 'user';
-  userId: string;
-  tokenId: string;
-  organizationIds: string[];
-  scopes: ReadonlySet<string>;
-}
-
-export interface CustomerPrincipal {
-  kind: 'customer';
-  customerId: string;
-  organizationId: string;
-  tokenId: string;
-  scopes: ReadonlySet<string>;
-}
-
-export type Principal = UserPrincipal | CustomerPrincipal;
 
 const PREFIX: Record<CredentialKind, string> = {
   personal_access_token: secretPrefixes.personalAccessToken,

@@ -13,8 +13,9 @@ export interface AjvError {
   propertyName?: string;
 }
 
-export interface Validator {
-  (data: unknown): boolean;
+/** A precompiled validator; its type predicate carries the type of what it accepts. */
+export interface Validator<T = unknown> {
+  (data: unknown): data is T;
   errors?: AjvError[] | null;
 }
 

@@ -1,10 +1,10 @@
 import { isIP } from 'node:net';
 import { insertOAuthClient } from '../data/oauth-clients.ts';
 import { InvalidClientMetadata } from '../domain/errors.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
 import { DEFAULT_CLIENT_SCOPE, parseScope } from '../domain/scopes.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '../domain/secrets.ts';
 import type { CreateClientBody, OAuth2ClientRegistration } from '../generated/api-types.ts';
-import type { UserPrincipal } from '../http/auth.ts';
 import type { Dependencies } from '../runtime.ts';
 
 const LOOPBACK_NAMES = new Set(['localhost']);

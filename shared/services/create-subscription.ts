@@ -9,8 +9,8 @@ import {
 } from '../domain/errors.ts';
 import { newId, normalizeId } from '../domain/ids.ts';
 import { addInterval } from '../domain/period.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
 import type { CreateSubscriptionBody, Subscription } from '../generated/api-types.ts';
-import type { UserPrincipal } from '../http/auth.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
 

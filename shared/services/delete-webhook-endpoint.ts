@@ -1,6 +1,6 @@
 import { softDeleteWebhookEndpoint } from '../data/webhooks.ts';
 import { normalizeId } from '../domain/ids.ts';
-import type { UserPrincipal } from '../http/auth.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
 import type { Dependencies } from '../runtime.ts';
 
 /** Soft delete: the endpoint keeps its history and stops receiving events at once (`enabled` false). */

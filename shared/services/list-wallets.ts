@@ -2,8 +2,8 @@ import { getCustomer } from '../data/catalog.ts';
 import { parseSorting, type SortingValue } from '../data/wallet-order.ts';
 import { listWalletPage } from '../data/wallets.ts';
 import { InvalidToken } from '../domain/errors.ts';
+import type { CustomerPrincipal } from '../domain/principals.ts';
 import type { ListResourceCustomerWallet, ListWalletsQuery } from '../generated/api-types.ts';
-import type { CustomerPrincipal } from '../http/auth.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentWallet } from './presenters.ts';
 
@@ -41,22 +41,4 @@ export async function listWallets(
     items: wallets.map(presentWallet),
     pagination: { total_count: total, max_page: Math.ceil(total / limit) },
   };
-}
-
-/**
- * Query-string parsing for List Wallets: repeated `sorting` keys form the list,
- * integer-looking `page`/`limit` become numbers and anything else is left as a
- * string so the validator reports it at its location.
- */
-export function parseListWalletsQuery(rawQueryString: string): Record<string, unknown> {
-  const params = new URLSearchParams(rawQueryString);
-  const query: Record<string, unknown> = {};
-  for (const name of ['page', 'limit'] as const) {
-    const values = params.getAll(name);
-    const value = values.at(-1);
-    if (value !== undefined) query[name] = /^[+-]?\d{1,15}$/.test(value.trim()) ? Number(value) : value;
-  }
-  const sorting = params.getAll('sorting');
-  if (sorting.length > 0) query.sorting = sorting;
-  return query;
 }

@@ -7,15 +7,17 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { findToken } from '#shared/data/tokens.ts';
+import type { CustomerPrincipal, UserPrincipal } from '#shared/domain/principals.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import type { CustomerPrincipal, UserPrincipal } from '#shared/http/auth.ts';
+import { listWalletsQueryShape } from '#shared/generated/validators.js';
+import { parseQuery } from '#shared/http/query.ts';
 import { json, noContent } from '#shared/http/responses.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
-import { listWallets, parseListWalletsQuery } from '#shared/services/list-wallets.ts';
+import { listWallets } from '#shared/services/list-wallets.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
 import { fixture, fixtureItems, operationCases, PAT, SESSION } from './fixture.ts';
 import { type Handler, handlerFactory, lambdaContext } from './handlers.ts';
@@ -63,7 +65,7 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
         await findToken(deps.table, SESSION_HASH);
         return json(
           200,
-          await listWallets(deps, customer, parseListWalletsQuery(event.rawQueryString) as never),
+          await listWallets(deps, customer, parseQuery(event.rawQueryString, listWalletsQueryShape) as never),
         );
       };
     case 'delete-webhook-endpoint':

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  listWalletsQueryShape,
   validateCreateClientBody,
   validateCreateSubscriptionBody,
   validateDeleteWebhookEndpointPath,
   validateListWalletsQuery,
 } from '#shared/generated/validators.js';
+import { parseQuery } from '#shared/http/query.ts';
 
 const UUID4 = '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b';
 const UUID1 = 'c232ab00-9414-11ec-b3c8-9f6bdeced846';
@@ -174,7 +176,7 @@ describe('validateListWalletsQuery', () => {
     expect(query).toEqual({ page: 1, limit: 10, sorting: ['-created_at'] });
   });
 
-  it('does not coerce types (parseListWalletsQuery turns plain integers into numbers) but fills defaults', () => {
+  it('does not coerce types (parseQuery turns plain integers into numbers) but fills defaults', () => {
     const query: Record<string, unknown> = { page: 3, sorting: ['balance'] };
     expect(validateListWalletsQuery(query)).toBe(true);
     expect(query).toEqual({ page: 3, limit: 10, sorting: ['balance'] });
@@ -190,6 +192,28 @@ describe('validateListWalletsQuery', () => {
     expect(failures(validateListWalletsQuery, { limit: 'ten' })).toEqual(['/limit type']);
     expect(failures(validateListWalletsQuery, { sorting: ['balance', 'foo'] })).toEqual(['/sorting/1 enum']);
     expect(failures(validateListWalletsQuery, { sorting: ['foo'] })).toEqual(['/sorting/0 enum']);
+  });
+});
+
+describe('parseQuery, by the shape generated from the query schema', () => {
+  it('collects array parameters in order, takes the last of the others, and numbers only plain integers', () => {
+    expect(listWalletsQueryShape).toEqual({ page: 'integer', limit: 'integer', sorting: 'array' });
+    expect(
+      parseQuery('sorting=balance&page=1&page=2&sorting=-created_at&limit=+5', listWalletsQueryShape),
+    ).toEqual({
+      page: 2,
+      limit: 5,
+      sorting: ['balance', '-created_at'],
+    });
+    for (const raw of ['1e2', '0x10', '2.0', 'Infinity', '', 'ten']) {
+      expect(parseQuery(`page=${encodeURIComponent(raw)}`, listWalletsQueryShape), raw).toEqual({
+        page: raw,
+      });
+    }
+  });
+
+  it('drops parameters the operation does not declare', () => {
+    expect(parseQuery('foo=1&page=3&__proto__=x', listWalletsQueryShape)).toEqual({ page: 3 });
   });
 });
 
