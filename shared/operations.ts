@@ -39,6 +39,8 @@ export interface TableGrant {
 export interface OperationDefinition {
   /** Folder under `functions/`, also the function's logical name. */
   name: string;
+  /** The OpenAPI document's `operationId` (the official SDKs' method names derive from it). */
+  operationId: string;
   method: HttpMethod;
   /** The path as the official clients call it (the OpenAPI key); the other trailing-slash spelling is served too. */
   path: string;
@@ -59,6 +61,7 @@ const IDEMPOTENCY: TableGrant = {
 export const operations = [
   {
     name: 'create-client',
+    operationId: 'createClient',
     method: 'POST',
     path: '/v1/oauth2/register',
     entry: 'functions/create-client/handler.ts',
@@ -66,6 +69,7 @@ export const operations = [
   },
   {
     name: 'create-subscription',
+    operationId: 'createSubscription',
     method: 'POST',
     path: '/v1/subscriptions/',
     entry: 'functions/create-subscription/handler.ts',
@@ -81,6 +85,7 @@ export const operations = [
   },
   {
     name: 'list-wallets',
+    operationId: 'listWallets',
     method: 'GET',
     path: '/v1/customer-portal/wallets/',
     entry: 'functions/list-wallets/handler.ts',
@@ -101,6 +106,7 @@ export const operations = [
   },
   {
     name: 'delete-webhook-endpoint',
+    operationId: 'deleteWebhookEndpoint',
     method: 'DELETE',
     path: '/v1/webhooks/endpoints/{id}',
     entry: 'functions/delete-webhook-endpoint/handler.ts',
@@ -109,6 +115,11 @@ export const operations = [
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];
+export type OperationId = (typeof operations)[number]['operationId'];
+
+/** The route table's entry for an OpenAPI operation id. */
+export const operationById = (operationId: OperationId) =>
+  operations.find((operation) => operation.operationId === operationId) as (typeof operations)[number];
 
 /**
  * The function behind the HTTP API's `$default` route: it answers every request no operation route

@@ -4,7 +4,7 @@
  * records round trips and consumed capacity (see `CapacityMeter`).
  */
 import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
-import type { OperationName } from '#shared/operations.ts';
+import { type OperationName, operations } from '#shared/operations.ts';
 import { UNKNOWN_ID } from './fixture.ts';
 import type { LocalWorld, MeteredCall } from './local-table.ts';
 import { fmt, mean, median, type SectionResult, verdict } from './report.ts';
@@ -150,6 +150,11 @@ const CASES: Case[] = [
     send: (world, i) => createSubscription(world, `bench-${run}-csr-${i}`),
   },
 ];
+
+// Every operation of the route table has at least one case: a new one cannot go unmeasured.
+for (const { name } of operations) {
+  if (!CASES.some((c) => c.operation === name)) throw new Error(`dynamo-work: no case for ${name}`);
+}
 
 /** Does `Idempotency-Key` work yet? The same key twice must give the same answer, and create once. */
 async function idempotencyWorks(world: LocalWorld): Promise<boolean> {

@@ -19,7 +19,7 @@ import {
 import { gsi1, keys, walletSortKeys } from '#shared/data/table.ts';
 import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import type { OperationName } from '#shared/operations.ts';
+import { type OperationName, operations } from '#shared/operations.ts';
 
 /** Fixed ids and secrets so every process (parent, cold-start children) agrees on the data. */
 const ORG = '0b5c3f57-1f0e-4d0a-9d43-5b0a3c6d7e01';
@@ -224,9 +224,8 @@ export interface OperationCase {
 }
 
 /** One successful request per operation, against `fixtureItems()`. */
-export const operationCases: OperationCase[] = [
-  {
-    name: 'create-client',
+const cases = {
+  'create-client': {
     label: 'Create Client',
     status: 201,
     event: () =>
@@ -235,8 +234,7 @@ export const operationCases: OperationCase[] = [
         body: { client_name: 'Bench', redirect_uris: ['https://app.example.com/callback'] },
       }),
   },
-  {
-    name: 'create-subscription',
+  'create-subscription': {
     label: 'Create Subscription',
     status: 201,
     event: () =>
@@ -245,16 +243,17 @@ export const operationCases: OperationCase[] = [
         body: { product_id: PRODUCT, customer_id: CUSTOMER, metadata: { plan: 'bench' } },
       }),
   },
-  {
-    name: 'list-wallets',
+  'list-wallets': {
     label: 'List Wallets',
     status: 200,
     event: () => buildEvent('GET', '/v1/customer-portal/wallets/?limit=10', { token: SESSION }),
   },
-  {
-    name: 'delete-webhook-endpoint',
+  'delete-webhook-endpoint': {
     label: 'Delete Webhook Endpoint',
     status: 204,
     event: () => buildEvent('DELETE', `/v1/webhooks/endpoints/${WEBHOOK}`, { token: PAT }),
   },
-];
+} satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
+
+/** One successful request per operation, against `fixtureItems()`; every operation must have one. */
+export const operationCases: OperationCase[] = operations.map((op) => ({ name: op.name, ...cases[op.name] }));

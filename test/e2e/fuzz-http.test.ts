@@ -4,6 +4,7 @@ import type { AdminContext } from '#scripts/admin/commands.ts';
 import { freePort } from '#scripts/local/dynamodb-local.ts';
 import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { operations } from '#shared/operations.ts';
 import {
   checkDeletes,
   checkReply,
@@ -13,7 +14,6 @@ import {
   fuzzArbitraries,
   fuzzContext,
   mapLimit,
-  type OperationId,
   touchedKeys,
 } from '../support/fuzz.ts';
 import { digestChanges, tableDigest } from '../support/table-state.ts';
@@ -73,7 +73,7 @@ async function runBatch(cases: FuzzCase[]): Promise<void> {
 }
 
 describe('fuzzing over HTTP', () => {
-  it.each(['createClient', 'createSubscription', 'listWallets', 'deleteWebhookEndpoint'] as OperationId[])(
+  it.each(operations.map((op) => op.operationId))(
     '%s',
     async (operationId) => {
       const arbitrary = fuzzArbitraries(ctx)[operationId];

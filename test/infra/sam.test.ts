@@ -36,7 +36,7 @@ import {
 } from '#scripts/sam-events.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { DEFAULT_ROUTE_KEY } from '#shared/http/routes.ts';
-import { operations, routeNotFound } from '#shared/operations.ts';
+import { type OperationName, operations, routeNotFound } from '#shared/operations.ts';
 import { LOCAL_ENDPOINT_ENV } from '../../infra/function.ts';
 import { type CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import { expectDocumented, fetchJson, type HttpReply } from '../support/contract.ts';
@@ -221,8 +221,6 @@ function replyOf(result: unknown): HttpReply {
   };
 }
 
-const operationIdOf = (name: string) => name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
-
 describe('code SAM finds from the template', () => {
   it('has one function per operation, each with asset metadata pointing into the cloud assembly', () => {
     expect(
@@ -344,55 +342,62 @@ describe('events/ and events/env.json', () => {
   });
 });
 
+/**
+ * What each operation's sample event must give through its bundle. Keyed by operation name: a new
+ * operation does not compile until it has a sample event and an expectation here.
+ */
+const sampleInvocations = {
+  'create-client': {
+    what: '201 with a client id and secret, not cacheable',
+    status: 201,
+    check: (reply: HttpReply) => {
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+      expect(reply.body).toMatchObject({
+        client_id: expect.any(String),
+        client_secret: expect.any(String),
+        client_name: 'SAM local sample',
+        redirect_uris: ['https://app.example.com/oauth/callback'],
+      });
+    },
+  },
+  'create-subscription': {
+    what: '201 subscription of the demo customer to the free product',
+    status: 201,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        customer_id: demo.customer_id,
+        product_id: demo.free_product_id,
+        metadata: { source: 'sam-local' },
+      }),
+  },
+  'list-wallets': {
+    what: '200, the first page of the demo customer wallets, highest balance first',
+    status: 200,
+    check: (reply: HttpReply) => {
+      const body = reply.body as { items: { balance: number }[]; pagination: unknown };
+      expect(body.pagination).toMatchObject({ total_count: 14, max_page: 3 });
+      expect(body.items.map((wallet) => wallet.balance)).toEqual([123_456, 60_000, 10_000, 4000, 2500]);
+    },
+  },
+  'delete-webhook-endpoint': {
+    what: '204 with no body',
+    status: 204,
+    check: (reply: HttpReply) => expect(reply.text).toBe(''),
+  },
+} satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
+
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {
-  it('create-client: 201 with a client id and secret, not cacheable', async () => {
-    const { result } = await invokeBundle(functionIdOf('create-client'), rendered.get('create-client.json'));
-    const reply = replyOf(result);
-    expect(reply.status).toBe(201);
-    expectDocumented(operationIdOf('create-client'), reply);
-    expect(reply.headers.get('cache-control')).toBe('no-store');
-    expect(reply.body).toMatchObject({
-      client_id: expect.any(String),
-      client_secret: expect.any(String),
-      client_name: 'SAM local sample',
-      redirect_uris: ['https://app.example.com/oauth/callback'],
-    });
-  });
-
-  it('create-subscription: 201 subscription of the demo customer to the free product', async () => {
-    const { result } = await invokeBundle(
-      functionIdOf('create-subscription'),
-      rendered.get('create-subscription.json'),
-    );
-    const reply = replyOf(result);
-    expect(reply.status).toBe(201);
-    expectDocumented(operationIdOf('create-subscription'), reply);
-    expect(reply.body).toMatchObject({
-      customer_id: demo.customer_id,
-      product_id: demo.free_product_id,
-      metadata: { source: 'sam-local' },
-    });
-  });
-
-  it('list-wallets: 200, the first page of the demo customer wallets, highest balance first', async () => {
-    const { result } = await invokeBundle(functionIdOf('list-wallets'), rendered.get('list-wallets.json'));
-    const reply = replyOf(result);
-    expect(reply.status).toBe(200);
-    expectDocumented(operationIdOf('list-wallets'), reply);
-    const body = reply.body as { items: { balance: number }[]; pagination: unknown };
-    expect(body.pagination).toMatchObject({ total_count: 14, max_page: 3 });
-    expect(body.items.map((wallet) => wallet.balance)).toEqual([123_456, 60_000, 10_000, 4000, 2500]);
-  });
-
-  it('delete-webhook-endpoint: 204 with no body', async () => {
-    const { result } = await invokeBundle(
-      functionIdOf('delete-webhook-endpoint'),
-      rendered.get('delete-webhook-endpoint.json'),
-    );
-    const reply = replyOf(result);
-    expect(reply.status).toBe(204);
-    expectDocumented(operationIdOf('delete-webhook-endpoint'), reply);
-  });
+  it.each(operations.map((op) => [op.name, sampleInvocations[op.name].what, op] as const))(
+    '%s: %s',
+    async (name, _, op) => {
+      const { result } = await invokeBundle(functionIdOf(name), rendered.get(`${name}.json`));
+      const reply = replyOf(result);
+      const expected = sampleInvocations[name];
+      expect(reply.status).toBe(expected.status);
+      expectDocumented(op.operationId, reply);
+      expected.check(reply);
+    },
+  );
 });
 
 describe("the $default route's function, bundled: what API Gateway answers for routes no operation takes", () => {

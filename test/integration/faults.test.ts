@@ -20,6 +20,7 @@ import {
 } from '#scripts/admin/commands.ts';
 import { indexNames, keys } from '#shared/data/table.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
+import { type OperationName, operations } from '#shared/operations.ts';
 import { expectDocumented } from '../support/contract.ts';
 import { type Fault, type FaultKind, faultyApi, isWrite } from '../support/faults.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
@@ -80,9 +81,8 @@ const countFor = (outcome: Outcome, found: number) => {
   else expect(found).toBeLessThanOrEqual(1);
 };
 
-const ops: FaultOp[] = [
-  {
-    operationId: 'createClient',
+const faultOps = {
+  'create-client': {
     success: 201,
     calls: ['GetItemCommand', 'PutItemCommand'],
     async prepare() {
@@ -105,8 +105,7 @@ const ops: FaultOp[] = [
       };
     },
   },
-  {
-    operationId: 'createSubscription',
+  'create-subscription': {
     success: 201,
     calls: ['GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
@@ -137,8 +136,7 @@ const ops: FaultOp[] = [
       };
     },
   },
-  {
-    operationId: 'listWallets',
+  'list-wallets': {
     success: 200,
     calls: ['GetItemCommand', 'GetItemCommand', 'QueryCommand'],
     async prepare() {
@@ -154,8 +152,7 @@ const ops: FaultOp[] = [
       };
     },
   },
-  {
-    operationId: 'deleteWebhookEndpoint',
+  'delete-webhook-endpoint': {
     success: 204,
     calls: ['GetItemCommand', 'UpdateItemCommand'],
     async prepare() {
@@ -177,7 +174,12 @@ const ops: FaultOp[] = [
       };
     },
   },
-];
+} satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
+
+/** Every operation of the route table, in its order; a new one does not compile until it has its case. */
+const ops: FaultOp[] = operations.map((op) => ({ operationId: op.operationId, ...faultOps[op.name] }));
+const opNamed = (name: OperationName): FaultOp =>
+  ops[operations.findIndex((op) => op.name === name)] as FaultOp;
 
 async function send(op: FaultOp, fault: Fault | undefined, prepared?: Prepared) {
   const request = prepared ?? (await op.prepare());
@@ -331,7 +333,7 @@ describe('fault injection at the DynamoDB client', () => {
   }, 60_000);
 
   it('a transaction conflicting twice in a row is sent a third time, then succeeds', async () => {
-    const op = ops[1] as FaultOp;
+    const op = opNamed('create-subscription');
     const { reply, injector } = await send(op, { kind: 'transaction-conflict', call: 3, times: 2 });
     expect(reply.status).toBe(201);
     expect(injector.attemptsByCall().slice(2)).toEqual([
@@ -342,7 +344,7 @@ describe('fault injection at the DynamoDB client', () => {
   });
 
   it('an unexpected DynamoDB error is the bare 500: no message, no name, no stack', async () => {
-    const prepared = await (ops[3] as FaultOp).prepare();
+    const prepared = await opNamed('delete-webhook-endpoint').prepare();
     const api = faultyApi(world, undefined, {
       configure: (doc) =>
         doc.middlewareStack.add(
@@ -395,7 +397,7 @@ describe('a DynamoDB that accepts connections and never answers', () => {
         token: world.demo.customer_session_token,
       });
       const elapsed = performance.now() - started;
-      expectServiceUnavailable(ops[2] as FaultOp, reply);
+      expectServiceUnavailable(opNamed('list-wallets'), reply);
       expect(api.injector.attemptsByCall()).toEqual([['GetItemCommand', MAX_ATTEMPTS]]);
       expect(elapsed).toBeLessThan(8_000);
     } finally {

@@ -7,6 +7,7 @@ import {
   componentValidators,
   createSchemaAjv,
   loadOpenApi,
+  operations,
   responseSchema,
   responseSchemaNames,
   schemaFor,
@@ -38,13 +39,24 @@ describe('generated files', () => {
       string,
       object
     >;
-    const expected = [
-      'CreateClientBody',
-      'CreateSubscriptionBody',
-      'ListWalletsQuery',
-      'DeleteWebhookEndpointPath',
-      ...responseSchemaNames(),
-    ];
+    // One request schema per part of each operation that carries input: its body, its query, its path.
+    const shared =
+      (loadOpenApi().components as { parameters?: Record<string, { in: string }> }).parameters ?? {};
+    const requestParts = operations().flatMap(({ operation }) => {
+      const base = operation.operationId.charAt(0).toUpperCase() + operation.operationId.slice(1);
+      const places = new Set(
+        (operation.parameters ?? []).map((parameter) =>
+          '$ref' in parameter ? shared[parameter.$ref.split('/').at(-1) as string]?.in : parameter.in,
+        ),
+      );
+      return [
+        ...(operation.requestBody ? [`${base}Body`] : []),
+        ...(places.has('query') ? [`${base}Query`] : []),
+        ...(places.has('path') ? [`${base}Path`] : []),
+      ];
+    });
+    expect(requestParts.length).toBeGreaterThanOrEqual(operations().length);
+    const expected = [...requestParts, ...responseSchemaNames()];
     expect(Object.keys(schemas).sort()).toEqual(expected.sort());
     for (const schema of Object.values(schemas))
       expect(() => createSchemaAjv().compile(schema)).not.toThrow();
