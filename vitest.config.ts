@@ -32,6 +32,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/support/dynamodb.ts'],
           testTimeout: 30_000,
           hookTimeout: 180_000,
         },

@@ -38,6 +38,13 @@ export interface LocalStackOptions {
   policies?: StackPolicies;
   /** Allowed CORS origins; default `CORS_ALLOW_ORIGINS` from the environment, else `*` as deployed. */
   corsAllowOrigins?: readonly string[];
+  /**
+   * A DynamoDB Local already running (tests share one per run): the stack makes its own table there
+   * and leaves the database running when it stops. Default: start one.
+   */
+  dynamodbEndpoint?: string;
+  /** Default `LOCAL_TABLE_NAME`; tests sharing one DynamoDB Local give each stack its own. */
+  tableName?: string;
 }
 
 export interface LocalStack {
@@ -58,12 +65,12 @@ export interface LocalStack {
 }
 
 /** Region and placeholder credentials: the SDK signs every request, DynamoDB Local ignores the signature. */
-function localAwsEnvironment(endpoint: string): void {
+function localAwsEnvironment(endpoint: string, tableName: string): void {
   process.env.AWS_REGION = LOCAL_REGION;
   process.env.AWS_ACCESS_KEY_ID ??= 'local';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
   process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
-  process.env[TABLE_NAME_ENV] = LOCAL_TABLE_NAME;
+  process.env[TABLE_NAME_ENV] = tableName;
 }
 
 /** The key sealing webhook secrets: kept beside persistent data, else made per run. */
@@ -90,13 +97,16 @@ async function renewSessions(ctx: AdminContext, demo: DemoData): Promise<DemoDat
 }
 
 /** Each function's own client, on its own endpoint of the IAM proxy: its policy judges every call. */
-function functionDependencies(endpointFor: (name: string) => string): (name: string) => Dependencies {
+function functionDependencies(
+  endpointFor: (name: string) => string,
+  tableName: string,
+): (name: string) => Dependencies {
   const deps = new Map<string, Dependencies>();
   return (name) => {
     let found = deps.get(name);
     if (!found) {
       const doc = createDocumentClient({ endpoint: endpointFor(name), region: LOCAL_REGION });
-      found = { table: { doc, name: LOCAL_TABLE_NAME }, now: () => new Date() };
+      found = { table: { doc, name: tableName }, now: () => new Date() };
       deps.set(name, found);
     }
     return found;
@@ -109,22 +119,26 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const cors = corsPolicy(
     options.corsAllowOrigins ?? parseAllowOrigins(process.env.CORS_ALLOW_ORIGINS ?? DEFAULT_ALLOW_ORIGINS),
   );
-  const db = await startDynamoDbLocal(dataDir ? { dataDir } : {});
+  if (options.dynamodbEndpoint && dataDir) throw new Error('dataDir needs a DynamoDB Local of its own');
+  const db = options.dynamodbEndpoint
+    ? { endpoint: options.dynamodbEndpoint, stop: async () => {} }
+    : await startDynamoDbLocal(dataDir ? { dataDir } : {});
+  const tableName = options.tableName ?? LOCAL_TABLE_NAME;
   const stops: (() => Promise<void>)[] = [() => db.stop()];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop();
   };
   try {
     const policies = options.policies ?? synthesizePolicies();
-    localAwsEnvironment(db.endpoint);
+    localAwsEnvironment(db.endpoint, tableName);
     const admin = new DynamoDBClient({ region: LOCAL_REGION, endpoint: db.endpoint });
-    const { created } = await ensureTable(admin, LOCAL_TABLE_NAME);
+    const { created } = await ensureTable(admin, tableName);
     admin.destroy();
 
     const host = options.host ?? '127.0.0.1';
     const baseUrl = `http://${host}:${options.port}`;
     const ctx: AdminContext = {
-      table: { doc: createDocumentClient({ endpoint: db.endpoint }), name: LOCAL_TABLE_NAME },
+      table: { doc: createDocumentClient({ endpoint: db.endpoint }), name: tableName },
       now: () => new Date(),
       secretKey: secretKey(dataDir),
     };
@@ -138,12 +152,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const iam = await startIamProxy({
       upstream: db.endpoint,
-      tableName: LOCAL_TABLE_NAME,
+      tableName,
       policies,
       region: LOCAL_REGION,
     });
     stops.push(() => iam.stop());
-    const depsFor = functionDependencies(iam.endpointFor);
+    const depsFor = functionDependencies(iam.endpointFor, tableName);
     const server = await startApiServer({
       port: options.port,
       host,
@@ -166,7 +180,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         base_url: server.url,
         dynamodb_endpoint: db.endpoint,
         function_endpoints: iam.endpoints,
-        table_name: LOCAL_TABLE_NAME,
+        table_name: tableName,
       },
       cors,
       reusedData,

@@ -12,8 +12,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '#scripts/local/dynamodb-local.ts';
-import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
+import type { LocalStack } from '#scripts/local/stack.ts';
+import { startLocalApi } from '../support/local-api.ts';
 
 /** Debian's package; `CHROMIUM_PATH` for another install. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -38,7 +38,7 @@ beforeAll(async () => {
   const pagePort = (pages.address() as AddressInfo).port;
   allowedOrigin = `http://127.0.0.1:${pagePort}`;
   otherOrigin = `http://localhost:${pagePort}`;
-  stack = await startLocalStack({ port: await freePort(), quiet: true, corsAllowOrigins: [allowedOrigin] });
+  stack = await startLocalApi('cors', { corsAllowOrigins: [allowedOrigin] });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'],

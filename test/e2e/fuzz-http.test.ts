@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AdminContext } from '#scripts/admin/commands.ts';
-import { freePort } from '#scripts/local/dynamodb-local.ts';
-import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
+import type { LocalStack } from '#scripts/local/stack.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { operations } from '#shared/operations.ts';
 import {
@@ -16,6 +15,7 @@ import {
   mapLimit,
   touchedKeys,
 } from '../support/fuzz.ts';
+import { startLocalApi } from '../support/local-api.ts';
 import { digestChanges, tableDigest } from '../support/table-state.ts';
 
 const CASES_PER_OPERATION = Number(process.env.FUZZ_HTTP_RUNS ?? 120);
@@ -27,7 +27,7 @@ let ctx: FuzzContext;
 const deleted = new Set<string>();
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: await freePort(), quiet: true });
+  stack = await startLocalApi('fuzz-http');
   const { demo } = stack;
   admin = {
     table: { doc: createDocumentClient({ endpoint: demo.dynamodb_endpoint }), name: demo.table_name },

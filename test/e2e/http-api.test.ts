@@ -4,15 +4,15 @@
  * API Gateway v2 adapter. Every answer is checked against the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '#scripts/local/dynamodb-local.ts';
-import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
+import type { LocalStack } from '#scripts/local/stack.ts';
 import { operations } from '#shared/operations.ts';
 import { expectDocumented, fetchJson } from '../support/contract.ts';
+import { startLocalApi } from '../support/local-api.ts';
 
 let stack: LocalStack;
 let base: string;
 beforeAll(async () => {
-  stack = await startLocalStack({ port: await freePort(), quiet: true });
+  stack = await startLocalApi('http-api');
   base = stack.demo.base_url;
 });
 afterAll(() => stack?.stop());

@@ -10,14 +10,14 @@
  */
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '#scripts/local/dynamodb-local.ts';
-import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
+import type { LocalStack } from '#scripts/local/stack.ts';
 import { expectDocumented } from '../support/contract.ts';
+import { startLocalApi } from '../support/local-api.ts';
 
 let stack: LocalStack;
 let as: oauth.AuthorizationServer;
 beforeAll(async () => {
-  stack = await startLocalStack({ port: await freePort(), quiet: true });
+  stack = await startLocalApi('oauth');
   const base = stack.demo.base_url;
   as = { issuer: base, registration_endpoint: `${base}/v1/oauth2/register` };
 });

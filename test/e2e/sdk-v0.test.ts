@@ -10,10 +10,10 @@ import { HTTPValidationError } from 'polar-sdk-v0/models/errors/httpvalidationer
 import { ResourceNotFound } from 'polar-sdk-v0/models/errors/resourcenotfound.js';
 import { SDKError } from 'polar-sdk-v0/models/errors/sdkerror.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '#scripts/local/dynamodb-local.ts';
-import { type LocalStack, startLocalStack } from '#scripts/local/stack.ts';
+import type { LocalStack } from '#scripts/local/stack.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { expectDocumented } from '../support/contract.ts';
+import { startLocalApi } from '../support/local-api.ts';
 import {
   expectBalanceTies,
   expectSorted,
@@ -25,7 +25,7 @@ import {
 let stack: LocalStack;
 let polar: Polar;
 beforeAll(async () => {
-  stack = await startLocalStack({ port: await freePort(), quiet: true });
+  stack = await startLocalApi('sdk-v0');
   polar = new Polar({ accessToken: stack.demo.personal_access_token, serverURL: stack.demo.base_url });
 });
 afterAll(() => stack?.stop());

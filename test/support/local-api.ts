@@ -1,0 +1,40 @@
+/**
+ * The local API as `npm start` serves it (same server, handlers, IAM proxy and seed), for the e2e
+ * suites: on the run's shared DynamoDB Local (globalSetup), in a table of its own, under the policies
+ * globalSetup synthesised once. `test/e2e/npm-start.test.ts` still runs `npm start` itself, with its
+ * own DynamoDB Local and synthesis, as a newcomer would.
+ */
+import { randomBytes } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { deleteTable } from '#scripts/local/create-table.ts';
+import { freePort } from '#scripts/local/dynamodb-local.ts';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '#scripts/local/stack.ts';
+import { dynamodbEndpoint, LOCAL_CREDENTIALS, LOCAL_REGION, stackPolicies } from './dynamodb.ts';
+
+export async function startLocalApi(
+  prefix: string,
+  options: Partial<Omit<LocalStackOptions, 'dynamodbEndpoint' | 'tableName'>> = {},
+): Promise<LocalStack> {
+  const endpoint = dynamodbEndpoint();
+  const tableName = `${prefix}-${randomBytes(4).toString('hex')}`;
+  const stack = await startLocalStack({
+    port: await freePort(),
+    quiet: true,
+    policies: stackPolicies(),
+    ...options,
+    dynamodbEndpoint: endpoint,
+    tableName,
+  });
+  return {
+    ...stack,
+    stop: async () => {
+      await stack.stop();
+      const admin = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS });
+      try {
+        await deleteTable(admin, tableName);
+      } finally {
+        admin.destroy();
+      }
+    },
+  };
+}
