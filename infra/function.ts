@@ -66,6 +66,8 @@ export interface ApiFunctionProps {
   /** Repository root: `operation.entry`, the lock file and tsconfig are resolved from here. */
   readonly projectRoot: string;
   readonly production: boolean;
+  /** Settings of the stack the function reads from its environment. */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -116,6 +118,7 @@ export class ApiFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       environment: {
+        ...props.environment,
         NODE_OPTIONS: functionNodeOptions,
         ...(usesTable && {
           [TABLE_NAME_ENV]: table.tableName,

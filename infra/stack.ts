@@ -33,7 +33,12 @@ import {
   parseAllowOrigins,
 } from '../shared/http/cors.ts';
 import { routeKeysOf } from '../shared/http/routes.ts';
-import { type OperationName, operations, routeNotFound } from '../shared/operations.ts';
+import {
+  CUSTOMER_PORTAL_URL_ENV,
+  type OperationName,
+  operations,
+  routeNotFound,
+} from '../shared/operations.ts';
 import { ApiFunction } from './function.ts';
 
 export interface CommerceApiStackProps extends StackProps {
@@ -42,6 +47,11 @@ export interface CommerceApiStackProps extends StackProps {
   readonly branch?: string;
   /** Origins browsers may call the API from; default `*` (bearer tokens only, no cookies). */
   readonly corsAllowOrigins?: readonly string[];
+  /**
+   * The customer portal that session links point at (`https://portal.example.com`); default: the
+   * API's own origin. The link carries the session token, so it must be a site you run.
+   */
+  readonly customerPortalUrl?: string;
 }
 
 export const PRODUCTION_STAGE = 'prod';
@@ -56,10 +66,16 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
   // `-c corsAllowOrigins:<stage>=...` for one stage, `-c corsAllowOrigins=...` for every stage.
   const origins =
     app.node.tryGetContext(`corsAllowOrigins:${stage}`) ?? app.node.tryGetContext('corsAllowOrigins');
+  const portal: string | undefined =
+    app.node.tryGetContext(`customerPortalUrl:${stage}`) ?? app.node.tryGetContext('customerPortalUrl');
+  if (portal !== undefined && !/^https:\/\/[^/?#]+(\/[^?#]*)?$/.test(portal)) {
+    throw new Error(`customerPortalUrl must be an https URL without query or fragment: ${portal}`);
+  }
   return new CommerceApiStack(app, `CommerceApi-${stage}`, {
     stage,
     ...(branch ? { branch } : {}),
     ...(origins !== undefined ? { corsAllowOrigins: parseAllowOrigins(origins) } : {}),
+    ...(portal !== undefined ? { customerPortalUrl: portal } : {}),
     ...(env ? { env } : {}),
   });
 }
@@ -166,6 +182,7 @@ export class CommerceApiStack extends Stack {
         table: this.table,
         projectRoot,
         production,
+        environment: props.customerPortalUrl ? { [CUSTOMER_PORTAL_URL_ENV]: props.customerPortalUrl } : {},
       });
       functions[operation.name] = fn;
 

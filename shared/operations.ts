@@ -112,6 +112,23 @@ export const operations = [
     entry: 'functions/delete-webhook-endpoint/handler.ts',
     access: [AUTHENTICATE, { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint'] }],
   },
+  {
+    name: 'create-customer-session',
+    operationId: 'createCustomerSession',
+    method: 'POST',
+    path: '/v1/customer-sessions/',
+    entry: 'functions/create-customer-session/handler.ts',
+    access: [
+      AUTHENTICATE,
+      IDEMPOTENCY,
+      // One batch reads the customer (by id) or its external-id guards, and the caller's organizations
+      // (for the portal URL's slug); a second batch reads the customer an external id names.
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization'] },
+      // One transaction writes the session and re-checks that the customer is still live.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['token'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['customer'] },
+    ],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];
@@ -132,3 +149,5 @@ export const routeNotFound = {
 } as const;
 
 export const TABLE_NAME_ENV = 'TABLE_NAME';
+/** The stack's `customerPortalUrl` setting, where customer-session links point. */
+export const CUSTOMER_PORTAL_URL_ENV = 'CUSTOMER_PORTAL_URL';

@@ -4,6 +4,7 @@
  * demo is built exactly as an operator would build real data. Secrets are
  * returned once to the caller; the table stores only hashes or ciphertext.
  */
+
 import { insertCustomer, insertProduct } from '#shared/data/catalog.ts';
 import type { Table } from '#shared/data/dynamo.ts';
 import {
@@ -30,9 +31,10 @@ import { insertWallet } from '#shared/data/wallets.ts';
 import { insertWebhookEndpoint } from '#shared/data/webhooks.ts';
 import { newId } from '#shared/domain/ids.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
-import { CUSTOMER_SESSION_SCOPE, parseScope } from '#shared/domain/scopes.ts';
+import { parseScope } from '#shared/domain/scopes.ts';
 import { seal } from '#shared/domain/secret-box.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '#shared/domain/secrets.ts';
+import { openCustomerSession } from '#shared/services/create-customer-session.ts';
 
 export interface AdminContext {
   table: Table;
@@ -43,7 +45,7 @@ export interface AdminContext {
 
 const iso = (ctx: AdminContext) => ctx.now().toISOString();
 
-export const CUSTOMER_SESSION_TTL_SECONDS = 3600;
+export { CUSTOMER_SESSION_TTL_SECONDS } from '#shared/services/create-customer-session.ts';
 
 function slugify(name: string): string {
   return (
@@ -217,20 +219,5 @@ export async function createCustomerSession(
   ctx: AdminContext,
   input: { customer: CustomerRecord; ttlSeconds?: number },
 ): Promise<{ token: string; record: CustomerSessionRecord }> {
-  const token = generateSecret(secretPrefixes.customerSession);
-  const created = ctx.now();
-  const record: CustomerSessionRecord = {
-    kind: 'customer_session',
-    token_id: newId(),
-    customer_id: input.customer.id,
-    organization_id: input.customer.organization_id,
-    scope: CUSTOMER_SESSION_SCOPE,
-    created_at: created.toISOString(),
-    expires_at: new Date(
-      created.getTime() + (input.ttlSeconds ?? CUSTOMER_SESSION_TTL_SECONDS) * 1000,
-    ).toISOString(),
-    revoked_at: null,
-  };
-  await insertToken(ctx.table, hashSecret(token), record);
-  return { token, record };
+  return openCustomerSession(ctx, input.customer, input.ttlSeconds);
 }

@@ -23,6 +23,8 @@ export interface DemoData {
   personal_access_token: string;
   personal_access_token_without_scopes: string;
   customer_id: string;
+  /** The demo customer's external id (Create Customer Session by `external_customer_id`). */
+  customer_external_id: string;
   customer_session_token: string;
   expired_customer_session_token: string;
   second_customer_id: string;
@@ -42,6 +44,9 @@ export interface DemoData {
     webhook_endpoint_id: string;
   };
 }
+
+/** The demo customer's id in the integrator's own system (Create Customer Session by external id). */
+export const DEMO_CUSTOMER_EXTERNAL_ID = 'crm-ada-001';
 
 /** 60 ISO 4217 codes: with two wallet types, 120 wallets for the large customer. */
 export const DEMO_CURRENCIES = [
@@ -175,6 +180,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     organizationId: org.id,
     email: 'ada@customer.example',
     name: 'Ada',
+    externalId: DEMO_CUSTOMER_EXTERNAL_ID,
   });
   const second = await createCustomer(ctx, {
     organizationId: org.id,
@@ -252,6 +258,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     personal_access_token: pat.token,
     personal_access_token_without_scopes: patWithoutScopes.token,
     customer_id: customer.id,
+    customer_external_id: DEMO_CUSTOMER_EXTERNAL_ID,
     customer_session_token: session.token,
     expired_customer_session_token: expired.token,
     second_customer_id: second.id,

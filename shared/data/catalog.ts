@@ -8,8 +8,15 @@ const BATCH_ATTEMPTS = 3;
 /** BatchGetItem takes at most 100 keys per call. */
 const BATCH_LIMIT = 100;
 
-/** Reads many items by key (one BatchGetItem per 100 keys); unprocessed keys are retried a bounded number of times. */
-async function readMany(table: Table, wanted: Key[]): Promise<Map<string, Record<string, unknown>>> {
+/** How `readMany` files what it found: by the item's whole key. */
+export const keyId = (key: { PK: unknown; SK: unknown }): string =>
+  `${String(key.PK)}\u0000${String(key.SK)}`;
+
+/**
+ * Reads many items by key (one BatchGetItem per 100 keys), by `keyId`; unprocessed keys are retried
+ * a bounded number of times.
+ */
+export async function readMany(table: Table, wanted: Key[]): Promise<Map<string, Record<string, unknown>>> {
   const found = new Map<string, Record<string, unknown>>();
   for (let offset = 0; offset < wanted.length; offset += BATCH_LIMIT) {
     let pending: Key[] = wanted.slice(offset, offset + BATCH_LIMIT);
@@ -25,7 +32,7 @@ async function readMany(table: Table, wanted: Key[]): Promise<Map<string, Record
           new BatchGetCommand({ RequestItems: { [table.name]: { Keys: keysToRead, ConsistentRead: true } } }),
         ),
       );
-      for (const stored of result.Responses?.[table.name] ?? []) found.set(stored.PK as string, stored);
+      for (const stored of result.Responses?.[table.name] ?? []) found.set(keyId(stored as Key), stored);
       pending = (result.UnprocessedKeys?.[table.name]?.Keys ?? []) as Key[];
     }
   }
@@ -51,11 +58,11 @@ export async function getSubscriptionInputs(
     keys.customer(customerId),
     ...organizationIds.map((id) => keys.organization(id)),
   ]);
-  const product = found.get(keys.product(productId).PK);
-  const customer = found.get(keys.customer(customerId).PK);
+  const product = found.get(keyId(keys.product(productId)));
+  const customer = found.get(keyId(keys.customer(customerId)));
   const organizations = new Map<string, OrganizationRecord>();
   for (const id of organizationIds) {
-    const stored = found.get(keys.organization(id).PK);
+    const stored = found.get(keyId(keys.organization(id)));
     if (stored) organizations.set(id, record<OrganizationRecord>(stored));
   }
   return {
@@ -111,4 +118,49 @@ export async function insertCustomer(table: Table, customer: CustomerRecord): Pr
       Put: createOnly(table, { ...guard, entity: 'customer_guard', customer_id: customer.id }),
     })),
   ]);
+}
+
+/** Who a customer-session request names, among the caller's organizations, and those organizations. */
+export interface SessionCustomerLookup {
+  /** Live customers of the caller's organizations the request names (0, 1, or several for an external id). */
+  customers: CustomerRecord[];
+  organizations: Map<string, OrganizationRecord>;
+}
+
+/**
+ * By id: one batch (the customer and the organizations). By external id: one batch of the
+ * organizations and their external-id guard items, then one of the customers the guards name.
+ */
+export async function findSessionCustomer(
+  table: Table,
+  by: { customerId: string } | { externalId: string },
+  organizationIds: readonly string[],
+): Promise<SessionCustomerLookup> {
+  const organizationKeys = organizationIds.map((id) => keys.organization(id));
+  const lookups =
+    'customerId' in by
+      ? [keys.customer(by.customerId)]
+      : organizationIds.map((id) => keys.customerExternalId(id, by.externalId));
+  const found = await readMany(table, [...lookups, ...organizationKeys]);
+  const organizations = new Map<string, OrganizationRecord>();
+  for (const id of organizationIds) {
+    const stored = found.get(keyId(keys.organization(id)));
+    if (stored) organizations.set(id, record<OrganizationRecord>(stored));
+  }
+  let candidates = lookups.map((key) => found.get(keyId(key))).filter((stored) => stored !== undefined);
+  if ('externalId' in by) {
+    const ids = candidates.map((guard) => String(guard.customer_id));
+    const customers =
+      ids.length > 0
+        ? await readMany(
+            table,
+            ids.map((id) => keys.customer(id)),
+          )
+        : new Map();
+    candidates = ids.map((id) => customers.get(keyId(keys.customer(id)))).filter((c) => c !== undefined);
+  }
+  const customers = candidates
+    .map((stored) => record<CustomerRecord>(stored))
+    .filter((customer) => customer.deleted_at === null && organizations.has(customer.organization_id));
+  return { customers, organizations };
 }

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { putNew, run, type Table } from './dynamo.ts';
-import { item, record, type TokenRecord } from './records.ts';
+import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
+import { type CustomerSessionRecord, item, record, type TokenRecord } from './records.ts';
 import { attr, gsi1, keys, ownerKeys } from './table.ts';
 
 /** One read: the token item carries everything authentication needs. */
@@ -11,7 +11,8 @@ export async function findToken(table: Table, tokenHash: string): Promise<TokenR
   return result.Item ? record<TokenRecord>(result.Item) : undefined;
 }
 
-export async function insertToken(table: Table, tokenHash: string, token: TokenRecord): Promise<void> {
+/** The stored item of a token: found by its hash, listed under its owner, removed by TTL when it expires. */
+export function tokenItem(tokenHash: string, token: TokenRecord): Record<string, unknown> {
   const owner =
     token.kind === 'personal_access_token'
       ? ownerKeys.user(token.user_id)
@@ -21,12 +22,36 @@ export async function insertToken(table: Table, tokenHash: string, token: TokenR
       ? // Keep expired sessions a day so they still answer "expired", then let TTL remove them.
         { [attr.ttl]: Math.floor(Date.parse(token.expires_at) / 1000) + 86_400 }
       : {};
-  await putNew(
-    table,
-    item(
-      { ...keys.token(tokenHash), ...gsi1.ownedBy(owner, 'TOKEN', token.created_at, token.token_id), ...ttl },
-      'token',
-      token,
-    ),
+  return item(
+    { ...keys.token(tokenHash), ...gsi1.ownedBy(owner, 'TOKEN', token.created_at, token.token_id), ...ttl },
+    'token',
+    token,
   );
+}
+
+export async function insertToken(table: Table, tokenHash: string, token: TokenRecord): Promise<void> {
+  await putNew(table, tokenItem(tokenHash, token));
+}
+
+/**
+ * A customer session, written only while its customer is live: the transaction re-checks the
+ * customer (exists, not deleted, same organization), so a session cannot outlive a concurrent delete.
+ */
+export async function insertCustomerSession(
+  table: Table,
+  tokenHash: string,
+  session: CustomerSessionRecord,
+): Promise<void> {
+  await transact(table, [
+    { Put: createOnly(table, tokenItem(tokenHash, session)) },
+    {
+      ConditionCheck: {
+        TableName: table.name,
+        Key: keys.customer(session.customer_id),
+        ConditionExpression:
+          'attribute_exists(PK) AND deleted_at = :null AND organization_id = :organization',
+        ExpressionAttributeValues: { ':null': null, ':organization': session.organization_id },
+      },
+    },
+  ]);
 }

@@ -129,6 +129,17 @@ export class ServiceUnavailable extends ApiError {
 
 export const internalErrorBody = { error: 'InternalServerError', detail: 'Internal Server Error' } as const;
 
+/** An external customer id that names customers in several of the caller's organizations (409). */
+export class AmbiguousExternalCustomerId extends ApiError {
+  constructor() {
+    super(409, {
+      error: 'AmbiguousExternalCustomerID',
+      detail:
+        'The external customer ID matches customers in several accessible organizations; use customer_id.',
+    });
+  }
+}
+
 /** A request with the same Idempotency-Key is still being processed (409). */
 export class IdempotencyKeyInUse extends ApiError {
   constructor() {

@@ -87,6 +87,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customer-sessions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a customer session
+         * @description Opens a one-hour session for a customer of one of the caller's organizations, for the
+         *     customer portal operations (`/v1/customer-portal/...`). The token is shown once, in this
+         *     answer; only its SHA-256 is kept. A customer given by `customer_id` is used as is; otherwise
+         *     `external_customer_id` (or its alias `customer_external_id`) is looked up in each of the
+         *     caller's organizations, and must name exactly one customer. Sessions of a customer stop
+         *     working as soon as the customer is deleted. Requires the `customer_sessions:write` scope.
+         */
+        post: operations["createCustomerSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -158,6 +183,43 @@ export interface components {
             metadata?: {
                 [key: string]: string | number | boolean;
             };
+        };
+        /** @description Body of Create Customer Session: the customer by id, or by the caller's own external id. */
+        CustomerSessionCreate: {
+            /** @description A customer of one of the caller's organizations. */
+            customer_id?: components["schemas"]["Uuid4"];
+            external_customer_id?: components["schemas"]["ExternalId"];
+            /** @description Alias of `external_customer_id`. */
+            customer_external_id?: components["schemas"]["ExternalId"];
+            /** @description Where the customer portal sends the customer back; absolute http(s) URL. */
+            return_url?: string | null;
+        } | {
+            customer_id: unknown;
+        } | {
+            external_customer_id: unknown;
+        } | {
+            customer_external_id: unknown;
+        };
+        /** @description The caller's own identifier of a customer, unique within an organization. */
+        ExternalId: string;
+        /** @description A customer session; `token` is shown here only. */
+        CustomerSession: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            token: string;
+            /** Format: date-time */
+            expires_at: string;
+            return_url: string | null;
+            /**
+             * @description The portal page for this session, carrying the token: `<portal>/<organization slug>/portal`
+             *     with `customer_session_token` and `email` in the query. `<portal>` is the stack's
+             *     `customerPortalUrl` setting, else the API's own origin (never a third party's).
+             */
+            customer_portal_url: string;
+            customer_id: components["schemas"]["Uuid4"];
+            customer: components["schemas"]["SubscriptionCustomer"];
         };
         /**
          * @description Registered client (RFC 7591 section 3.2.1): the stored metadata with defaults applied
@@ -1269,6 +1331,72 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createCustomerSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerSessionCreate"];
+            };
+        };
+        responses: {
+            /** @description Session created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerSession"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A request with the same Idempotency-Key is still in progress (`IdempotencyKeyInUse`, with
+             *     `Retry-After`), or the external id names customers in several of the caller's
+             *     organizations (`AmbiguousExternalCustomerID`).
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenericError"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the body does not match its schema (`RequestValidationError`), or the customer is
+             *     unknown, deleted or of another organization (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
 }
 
 // Named aliases: one per component schema, then one per request schema.
@@ -1278,6 +1406,9 @@ export type OAuth2ClientConfiguration = components['schemas']['OAuth2ClientConfi
 export type OptionalUri = components['schemas']['OptionalUri'];
 export type SubType = components['schemas']['SubType'];
 export type SubscriptionCreate = components['schemas']['SubscriptionCreate'];
+export type CustomerSessionCreate = components['schemas']['CustomerSessionCreate'];
+export type ExternalId = components['schemas']['ExternalId'];
+export type CustomerSession = components['schemas']['CustomerSession'];
 export type OAuth2ClientRegistration = components['schemas']['OAuth2ClientRegistration'];
 export type CustomerWallet = components['schemas']['CustomerWallet'];
 export type CustomerWalletSortProperty = components['schemas']['CustomerWalletSortProperty'];
@@ -1386,3 +1517,4 @@ export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type DeleteWebhookEndpointPath = operations['deleteWebhookEndpoint']['parameters']['path'];
+export type CreateCustomerSessionBody = components['schemas']['CustomerSessionCreate'];

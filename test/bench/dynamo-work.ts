@@ -87,6 +87,18 @@ const CASES: Case[] = [
       }),
   },
   {
+    key: 'create-customer-session',
+    label: 'Create Customer Session (by id)',
+    operation: 'create-customer-session',
+    status: 201,
+    target: 3,
+    send: (world) =>
+      world.call('create-customer-session', 'POST', '/v1/customer-sessions/', {
+        token: world.demo.personal_access_token,
+        body: { customer_id: world.demo.customer_id },
+      }),
+  },
+  {
     key: 'delete-webhook-endpoint',
     label: 'Delete Webhook Endpoint',
     operation: 'delete-webhook-endpoint',

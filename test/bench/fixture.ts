@@ -253,6 +253,12 @@ const cases = {
     status: 204,
     event: () => buildEvent('DELETE', `/v1/webhooks/endpoints/${WEBHOOK}`, { token: PAT }),
   },
+  'create-customer-session': {
+    label: 'Create Customer Session',
+    status: 201,
+    event: () =>
+      buildEvent('POST', '/v1/customer-sessions/', { token: PAT, body: { customer_id: CUSTOMER } }),
+  },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 
 /** One successful request per operation, against `fixtureItems()`; every operation must have one. */

@@ -15,6 +15,7 @@ import { json, noContent } from '#shared/http/responses.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { createClient } from '#shared/services/create-client.ts';
+import { createCustomerSession } from '#shared/services/create-customer-session.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
@@ -66,6 +67,17 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
         return json(
           200,
           await listWallets(deps, customer, parseQuery(event.rawQueryString, listWalletsQueryShape) as never),
+        );
+      };
+    case 'create-customer-session':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(
+          201,
+          await createCustomerSession(deps, user, JSON.parse(event.body ?? '{}'), {
+            baseUrl: 'https://bench',
+          }),
+          { 'Cache-Control': 'no-store' },
         );
       };
     case 'delete-webhook-endpoint':

@@ -314,3 +314,34 @@ describe('Delete Webhook Endpoint (DELETE /v1/webhooks/endpoints/{id})', () => {
     expect(error.statusCode).toBe(403);
   });
 });
+
+describe('Create Customer Session (POST /v1/customer-sessions/)', () => {
+  it('by customer id: the client parses the 201 session, and its token lists the wallets', async () => {
+    const session = await polar.customerSessions.create({
+      customerId: stack.demo.customer_id,
+      returnUrl: 'https://shop.example/account',
+    });
+    expect(session.customerId).toBe(stack.demo.customer_id);
+    expect(session.token).toMatch(/^polar_cst_/);
+    expect(session.expiresAt.getTime() - session.createdAt.getTime()).toBe(3_600_000);
+    expect(session.customer.id).toBe(stack.demo.customer_id);
+    expect(new URL(session.customerPortalUrl).searchParams.get('customer_session_token')).toBe(session.token);
+    const page = await polar.customerPortal.wallets.list({ customerSession: session.token }, {});
+    expect(page.result.pagination.totalCount).toBe(14);
+  });
+
+  it('by external id', async () => {
+    const session = await polar.customerSessions.create({
+      externalCustomerId: stack.demo.customer_external_id,
+    });
+    expect(session.customerId).toBe(stack.demo.customer_id);
+  });
+
+  it("another organization's customer → HTTPValidationError at body.customer_id", async () => {
+    const error = await failure(() =>
+      polar.customerSessions.create({ customerId: stack.demo.other_organization.customer_id }),
+    );
+    expect(error).toBeInstanceOf(HTTPValidationError);
+    expect((error as HTTPValidationError).detail?.[0]?.loc).toEqual(['body', 'customer_id']);
+  });
+});

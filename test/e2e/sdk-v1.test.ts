@@ -332,3 +332,27 @@ describe('Delete Webhook Endpoint (DELETE /v1/webhooks/endpoints/{id})', () => {
     expect(error.statusCode).toBe(401);
   });
 });
+
+describe('Create Customer Session (POST /v1/customer-sessions/)', () => {
+  it('by customer id and by external id: the client accepts the 201 session', async () => {
+    const byId = await polar.customerSessions.create({ customer_id: stack.demo.customer_id });
+    const { reply } = lastExchange();
+    expect(reply.status).toBe(201);
+    expectDocumented('createCustomerSession', reply);
+    expect(byId).toMatchObject({ customer_id: stack.demo.customer_id, return_url: null });
+    const wallets = await polar.customerPortal.wallets.list({ limit: 1 }, asSession(byId.token));
+    expect(wallets.pagination.total_count).toBe(14);
+
+    const byExternalId = await polar.customerSessions.create({
+      external_customer_id: stack.demo.customer_external_id,
+    });
+    expect(byExternalId.customer_id).toBe(stack.demo.customer_id);
+  });
+
+  it('an unknown customer → errors.HTTPValidationError', async () => {
+    const error = await failure(() =>
+      polar.customerSessions.create({ customer_id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b' }),
+    );
+    expect(error).toBeInstanceOf(errors.HTTPValidationError);
+  });
+});

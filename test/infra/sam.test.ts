@@ -384,6 +384,17 @@ const sampleInvocations = {
     status: 204,
     check: (reply: HttpReply) => expect(reply.text).toBe(''),
   },
+  'create-customer-session': {
+    what: '201, a session of the demo customer whose portal URL carries its token',
+    status: 201,
+    check: (reply: HttpReply) => {
+      const session = reply.body as { token: string; customer_id: string; customer_portal_url: string };
+      expect(session.customer_id).toBe(demo.customer_id);
+      expect(new URL(session.customer_portal_url).searchParams.get('customer_session_token')).toBe(
+        session.token,
+      );
+    },
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {

@@ -174,6 +174,27 @@ const faultOps = {
       };
     },
   },
+  'create-customer-session': {
+    success: 201,
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const customer = await createCustomer(world.admin, {
+        organizationId: world.demo.organization_id,
+        email: `faults+${crypto.randomUUID()}@x.example`,
+      });
+      return {
+        method: 'POST',
+        url: '/v1/customer-sessions/',
+        token: world.demo.personal_access_token,
+        body: { customer_id: customer.id },
+        async verify(reply, outcome) {
+          const sessions = await query(`CUSTOMER#${customer.id}`, 'TOKEN#');
+          countFor(outcome, sessions.length);
+          if (reply.status === 201) expect(sessions[0]?.token_id).toBe(reply.body.id);
+        },
+      };
+    },
+  },
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
 
 /** Every operation of the route table, in its order; a new one does not compile until it has its case. */

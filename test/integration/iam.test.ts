@@ -16,6 +16,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RawStatement, StackPolicies } from '#scripts/local/iam/policy.ts';
+import { DEMO_CUSTOMER_EXTERNAL_ID } from '#scripts/local/seed.ts';
 import { indexNames } from '#shared/data/table.ts';
 import { SORTING_VALUES } from '#shared/data/wallet-order.ts';
 import { internalErrorBody } from '#shared/domain/errors.ts';
@@ -99,6 +100,26 @@ const scenarios = {
       token: world.demo.personal_access_token,
     });
     return [step('delete', deleted, 204)];
+  },
+  'create-customer-session': async (world) => {
+    const open = (key: string, body: object) =>
+      world.call('POST', '/v1/customer-sessions/', {
+        token: world.demo.personal_access_token,
+        headers: { 'idempotency-key': key },
+        body,
+      });
+    const byId = await open('iam-id', { customer_id: world.demo.customer_id });
+    const replayed = await open('iam-id', { customer_id: world.demo.customer_id });
+    const byExternalId = await open('iam-external', { external_customer_id: DEMO_CUSTOMER_EXTERNAL_ID });
+    const refused = await open('iam-unknown', { external_customer_id: 'no-such-customer' });
+    const retried = await open('iam-unknown', { external_customer_id: 'no-such-customer' });
+    return [
+      step('by customer id', byId, 201),
+      step('replay with the same key', replayed, 201, { reply: byId, field: 'id' }),
+      step('by external id', byExternalId, 201),
+      step('refused after claiming its key', refused, 422),
+      step('retry of the refused request', retried, 422),
+    ];
   },
 } satisfies Record<OperationName, Scenario>;
 

@@ -19,11 +19,12 @@ import {
   createCustomerSession,
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
-import type { DemoData } from '#scripts/local/seed.ts';
+import { DEMO_CUSTOMER_EXTERNAL_ID, type DemoData } from '#scripts/local/seed.ts';
 import { loadOpenApi } from '#scripts/openapi.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { keys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { hashSecret } from '#shared/domain/secrets.ts';
 import type { OperationId } from '#shared/operations.ts';
 import { expectDocumented } from './contract.ts';
 import { itemKey } from './table-state.ts';
@@ -1155,12 +1156,113 @@ function deleteArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Create Customer Session
+// ---------------------------------------------------------------------------------------------
+
+/** Return URLs the schema accepts; the model's other candidates are all refused. */
+const RETURN_URLS: unknown[] = ['https://shop.example/account', 'http://127.0.0.1:8080/back'];
+
+function customerSessionArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const { demo } = ctx;
+  const owners = new Map<string, Tenant>([
+    [demo.customer_id, 'ours'],
+    [demo.second_customer_id, 'ours'],
+    [demo.large_customer_id, 'ours'],
+    [demo.other_organization.customer_id, 'theirs'],
+  ]);
+  const externalOwners = new Map<string, Tenant>([[DEMO_CUSTOMER_EXTERNAL_ID, 'ours']]);
+  type Ref = { field: 'customer_id' | 'external_customer_id' | 'customer_external_id'; value: unknown };
+  const customerRef: fc.Arbitrary<Ref | undefined> = fc.oneof(
+    {
+      weight: 8,
+      arbitrary: fc.constantFrom(...owners.keys()).map((value): Ref => ({ field: 'customer_id', value })),
+    },
+    { weight: 1, arbitrary: fc.constant<Ref>({ field: 'customer_id', value: ctx.deletedCustomerId }) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }).map((value): Ref => ({ field: 'customer_id', value })) },
+    { weight: 2, arbitrary: badId.map((value): Ref => ({ field: 'customer_id', value })) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(
+          fc.constantFrom('external_customer_id' as const, 'customer_external_id' as const),
+          fc.oneof(fc.constant<unknown>(DEMO_CUSTOMER_EXTERNAL_ID), text(0, 300), fc.constant<unknown>(7)),
+        )
+        .map(([field, value]): Ref => ({ field, value })),
+    },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+  );
+  const returnUrl = fc.oneof(
+    { weight: 4, arbitrary: fc.constant<unknown>(undefined) },
+    { weight: 1, arbitrary: fc.constant<unknown>(null) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom<unknown>(...RETURN_URLS),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom<unknown>('javascript:alert(1)', 'https://', '/relative', 'not a url', 42),
+    },
+  );
+  const value = fc
+    .tuple(customerRef, returnUrl, fc.option(jsonValue, { nil: undefined }))
+    .map(([ref, url, extra]) => ({
+      ...(ref ? { [ref.field]: ref.value } : {}),
+      ...(url !== undefined ? { return_url: url } : {}),
+      ...(extra !== undefined ? { extra } : {}),
+    }));
+  return fc.tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(value)).map(([auth, type, body]) => {
+    const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+    if (type.header !== undefined) headers['content-type'] = type.header;
+    const request = { method: 'POST' as const, url: '/v1/customer-sessions/', headers, body: body.text };
+    const oracle = postOracle(auth, type, body, (parsed, tenant) => {
+      const fields = parsed as Record<string, unknown>;
+      const url = fields.return_url;
+      if (url !== undefined && url !== null && !RETURN_URLS.includes(url)) {
+        return requestValidation('body', ['body', 'return_url']);
+      }
+      const id = fields.customer_id;
+      const external = fields.external_customer_id ?? fields.customer_external_id;
+      if (id === undefined && external === undefined) return requestValidation('body');
+      if (id !== undefined && !isUuid4(id)) return requestValidation('body', ['body', 'customer_id']);
+      if (
+        id === undefined &&
+        (typeof external !== 'string' || codePoints(external) < 1 || codePoints(external) > 256)
+      ) {
+        return requestValidation('body');
+      }
+      const owner =
+        id !== undefined ? owners.get(String(id).toLowerCase()) : externalOwners.get(String(external));
+      if (owner !== tenant) {
+        return {
+          statuses: [422],
+          errors: ['PolarRequestValidationError'],
+          check: (reply) =>
+            expect((reply.body as { detail: { msg: string }[] }).detail[0]?.msg).toBe(
+              'Customer does not exist.',
+            ),
+        };
+      }
+      return {
+        statuses: [201],
+        check: (reply) => {
+          const session = reply.body as { token: string; customer_id: string };
+          expect(session.token).toMatch(/^polar_cst_/);
+          if (id !== undefined) expect(session.customer_id).toBe(String(id).toLowerCase());
+        },
+      };
+    });
+    return { operationId: 'createCustomerSession' as const, request, oracle };
+  });
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     createClient: clientArb(ctx),
     createSubscription: subscriptionArb(ctx),
     listWallets: walletsArb(ctx),
     deleteWebhookEndpoint: deleteArb(ctx),
+    createCustomerSession: customerSessionArb(ctx),
   };
 }
 
@@ -1224,16 +1326,22 @@ export function checkReply(c: FuzzCase, reply: FuzzReply): void {
 }
 
 /** Table items a successful answer was allowed to create or change. */
+/** What a successful request of each operation may write: the table's items it may add or change. */
+const touched: Record<OperationId, (c: FuzzCase, body: Record<string, string>, status: number) => string[]> =
+  {
+    createClient: (_, body, status) =>
+      status === 201 ? [itemKey(keys.oauthClient(body.client_id as string))] : [],
+    createSubscription: (_, body, status) =>
+      status === 201 ? [itemKey(keys.subscription(body.id as string))] : [],
+    listWallets: () => [],
+    deleteWebhookEndpoint: (c, _, status) =>
+      status === 204 && c.deletes ? [itemKey(keys.webhookEndpoint(c.deletes.id))] : [],
+    createCustomerSession: (_, body, status) =>
+      status === 201 ? [itemKey(keys.token(hashSecret(body.token as string)))] : [],
+  };
+
 export function touchedKeys(c: FuzzCase, reply: FuzzReply): string[] {
-  const body = reply.body as Record<string, string>;
-  if (c.operationId === 'createSubscription' && reply.status === 201)
-    return [itemKey(keys.subscription(body.id as string))];
-  if (c.operationId === 'createClient' && reply.status === 201)
-    return [itemKey(keys.oauthClient(body.client_id as string))];
-  if (c.operationId === 'deleteWebhookEndpoint' && reply.status === 204 && c.deletes) {
-    return [itemKey(keys.webhookEndpoint(c.deletes.id))];
-  }
-  return [];
+  return touched[c.operationId](c, reply.body as Record<string, string>, reply.status);
 }
 
 /**
