@@ -129,6 +129,15 @@ export const operations = [
       { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['customer'] },
     ],
   },
+  {
+    name: 'get-wallet',
+    operationId: 'getWallet',
+    method: 'GET',
+    path: '/v1/customer-portal/wallets/{id}',
+    entry: 'functions/get-wallet/handler.ts',
+    // One batch reads the session's customer (still live?) and the wallet, both in its partition.
+    access: [AUTHENTICATE, { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] }],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];

@@ -25,6 +25,8 @@ export interface DemoData {
   customer_id: string;
   /** The demo customer's external id (Create Customer Session by `external_customer_id`). */
   customer_external_id: string;
+  /** The demo customer's wallet with the highest balance (Get Wallet). */
+  wallet_id: string;
   customer_session_token: string;
   expired_customer_session_token: string;
   second_customer_id: string;
@@ -125,22 +127,27 @@ async function inChunks<T>(items: T[], size: number, work: (item: T) => Promise<
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
 }
 
-async function demoCustomerWallets(ctx: AdminContext, customer: CustomerRecord): Promise<void> {
+/** Creates the demo customer's wallets; returns the id of the one with the highest balance. */
+async function demoCustomerWallets(ctx: AdminContext, customer: CustomerRecord): Promise<string> {
   // 14 wallets, 7 currencies × both types; 2500 appears twice, two balances are negative.
   const balances = [2500, 0, -1200, 2500, 10_000, 75, 990, -5, 123_456, 4000, 1, 60_000, 300, 42];
   const times = timeline(ctx, balances.length);
+  const ids: string[] = [];
   await inChunks(
     balances.map((balance, i) => ({ balance, i })),
     7,
-    ({ balance, i }) =>
-      createWallet(ctx, {
+    async ({ balance, i }) => {
+      const wallet = await createWallet(ctx, {
         customer,
         currency: DEMO_CURRENCIES[Math.floor(i / 2)] as string,
         type: WALLET_TYPES[i % 2] as WalletType,
         balance,
         createdAt: times[i] as Date,
-      }),
+      });
+      ids[i] = wallet.id;
+    },
   );
+  return ids[balances.indexOf(Math.max(...balances))] as string;
 }
 
 async function largeCustomerWallets(ctx: AdminContext, customer: CustomerRecord): Promise<void> {
@@ -192,7 +199,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     email: 'big@customer.example',
     name: 'Big Co',
   });
-  await demoCustomerWallets(ctx, customer);
+  const walletId = await demoCustomerWallets(ctx, customer);
   await createWallet(ctx, { customer: second, currency: 'usd', type: 'usage', balance: 700 });
   await largeCustomerWallets(ctx, large);
 
@@ -259,6 +266,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     personal_access_token_without_scopes: patWithoutScopes.token,
     customer_id: customer.id,
     customer_external_id: DEMO_CUSTOMER_EXTERNAL_ID,
+    wallet_id: walletId,
     customer_session_token: session.token,
     expired_customer_session_token: expired.token,
     second_customer_id: second.id,

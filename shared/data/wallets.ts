@@ -1,6 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { keyId, readMany } from './catalog.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
-import { item, record, type WalletRecord } from './records.ts';
+import { type CustomerRecord, item, record, type WalletRecord } from './records.ts';
 import { keys, walletSortKeys } from './table.ts';
 import { comparator, planFor, type SortCriterion, sameGroup } from './wallet-order.ts';
 
@@ -90,4 +91,22 @@ export async function insertWallet(table: Table, wallet: WalletRecord): Promise<
       },
     },
   ]);
+}
+
+/**
+ * The session customer and one of its wallets, in one batch (both live in the customer's
+ * partition, so a wallet of another customer cannot even be addressed).
+ */
+export async function getCustomerWallet(
+  table: Table,
+  customerId: string,
+  walletId: string,
+): Promise<{ customer?: CustomerRecord; wallet?: WalletRecord }> {
+  const found = await readMany(table, [keys.customer(customerId), keys.wallet(customerId, walletId)]);
+  const customer = found.get(keyId(keys.customer(customerId)));
+  const wallet = found.get(keyId(keys.wallet(customerId, walletId)));
+  return {
+    ...(customer ? { customer: record<CustomerRecord>(customer) } : {}),
+    ...(wallet ? { wallet: record<WalletRecord>(wallet) } : {}),
+  };
 }

@@ -54,6 +54,8 @@ function decodeSegment(value: string): string {
 interface PathMatch {
   parameters: Record<string, string>;
   greedy: boolean;
+  /** Segments the template matched before any greedy variable: more is more specific. */
+  segments: number;
   /** Literal segments the template matched: more is more specific. */
   literals: number;
 }
@@ -73,7 +75,7 @@ export function matchPath(template: string, path: string): PathMatch | undefined
     if (greedy !== undefined && i === want.length - 1) {
       if (got.length < want.length) return undefined;
       parameters[greedy] = decodeSegment(got.slice(i).join('/'));
-      return { parameters, greedy: true, literals };
+      return { parameters, greedy: true, segments: i, literals };
     }
     const segment = got[i];
     if (segment === undefined) return undefined;
@@ -87,7 +89,9 @@ export function matchPath(template: string, path: string): PathMatch | undefined
       literals++;
     }
   }
-  return got.length === want.length ? { parameters, greedy: false, literals } : undefined;
+  return got.length === want.length
+    ? { parameters, greedy: false, segments: want.length, literals }
+    : undefined;
 }
 
 export interface Selected<Target> {
@@ -97,8 +101,13 @@ export interface Selected<Target> {
 
 /**
  * API Gateway's order: a full match of method and path first (literal segments before path
- * variables), then a match through a greedy path variable (the longest literal prefix first), then
- * nothing (the caller falls back to `$default`). A method-specific route beats `ANY`.
+ * variables), then a match through a greedy path variable, the most specific first (the longest
+ * prefix before the greedy variable, then the most literal segments), then nothing (the caller
+ * falls back to `$default`). A method-specific route beats `ANY`.
+ *
+ * `/wallets/<id>/` matches both `/wallets/{proxy+}` (List Wallets' twin) and `/wallets/{id}/{proxy+}`
+ * (Get Wallet's): the longer prefix is the more specific. The README's first-deployment checklist
+ * has a `curl` that confirms API Gateway agrees.
  */
 export function selectRoute<Target>(
   routes: readonly Route<Target>[],
@@ -110,7 +119,7 @@ export function selectRoute<Target>(
     if (route.method !== method.toUpperCase() && route.method !== 'ANY') continue;
     const match = matchPath(route.path, path);
     if (!match) continue;
-    const rank = [match.greedy ? 1 : 0, -match.literals, route.method === 'ANY' ? 1 : 0];
+    const rank = [match.greedy ? 1 : 0, -match.segments, -match.literals, route.method === 'ANY' ? 1 : 0];
     if (!best || compareRanks(rank, best.rank) < 0) {
       best = { selected: { route, pathParameters: match.parameters }, rank };
     }

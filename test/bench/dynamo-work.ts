@@ -57,6 +57,7 @@ const createSubscription = (world: LocalWorld, key?: string) =>
   });
 
 const endpointsToDelete: string[] = [];
+let walletToGet = '';
 
 const CASES: Case[] = [
   {
@@ -96,6 +97,23 @@ const CASES: Case[] = [
       world.call('create-customer-session', 'POST', '/v1/customer-sessions/', {
         token: world.demo.personal_access_token,
         body: { customer_id: world.demo.customer_id },
+      }),
+  },
+  {
+    key: 'get-wallet',
+    label: 'Get Wallet',
+    operation: 'get-wallet',
+    status: 200,
+    target: 2,
+    prepare: async (world) => {
+      const page = await world.call('list-wallets', 'GET', '/v1/customer-portal/wallets/?limit=1', {
+        token: world.demo.customer_session_token,
+      });
+      walletToGet = JSON.parse(page.body ?? '{}').items[0].id;
+    },
+    send: (world) =>
+      world.call('get-wallet', 'GET', `/v1/customer-portal/wallets/${walletToGet}`, {
+        token: world.demo.customer_session_token,
       }),
   },
   {

@@ -35,6 +35,9 @@ export const SESSION = `polar_cst_${'C'.repeat(48)}`;
 const at = (minutesAgo: number) => new Date(Date.UTC(2026, 0, 1) - minutesAgo * 60_000).toISOString();
 const FAR_FUTURE = '2999-01-01T00:00:00.000Z';
 
+/** The fixture customer's first wallet (see `fixtureItems`). */
+const WALLET = '9e45c8e0-a297-4a93-9adc-000000000000';
+
 export const fixture = {
   organizationId: ORG,
   customerId: CUSTOMER,
@@ -258,6 +261,11 @@ const cases = {
     status: 201,
     event: () =>
       buildEvent('POST', '/v1/customer-sessions/', { token: PAT, body: { customer_id: CUSTOMER } }),
+  },
+  'get-wallet': {
+    label: 'Get Wallet',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/customer-portal/wallets/${WALLET}`, { token: SESSION }),
   },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 

@@ -18,6 +18,7 @@ import { createClient } from '#shared/services/create-client.ts';
 import { createCustomerSession } from '#shared/services/create-customer-session.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
+import { getWallet } from '#shared/services/get-wallet.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
 import { fixture, fixtureItems, operationCases, PAT, SESSION } from './fixture.ts';
@@ -79,6 +80,11 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
           }),
           { 'Cache-Control': 'no-store' },
         );
+      };
+    case 'get-wallet':
+      return async (event) => {
+        await findToken(deps.table, SESSION_HASH);
+        return json(200, await getWallet(deps, customer, event.pathParameters?.id as string));
       };
     case 'delete-webhook-endpoint':
       return async (event) => {

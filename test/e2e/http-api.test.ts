@@ -152,9 +152,10 @@ describe('routing, over the routes the stack declares', () => {
   });
 
   it.each(operations.map((operation) => [operation.method, concrete(operation.path).replace(/\/$/, '')]))(
-    '%s %s/extra: the greedy twin refuses a real extra segment with 404, before asking for credentials',
+    // Two segments: one could be another operation's `{id}` (`/wallets/extra` is Get Wallet's).
+    '%s %s/extra/more: a greedy twin refuses real extra segments with 404, before asking for credentials',
     async (method, path) => {
-      const reply = await fetchJson(`${base}${path}/extra`, { method });
+      const reply = await fetchJson(`${base}${path}/extra/more`, { method });
       expect(reply.status).toBe(404);
       expect(reply.body).toEqual({ error: 'NotFound', detail: 'Not Found' });
     },

@@ -345,3 +345,19 @@ describe('Create Customer Session (POST /v1/customer-sessions/)', () => {
     expect((error as HTTPValidationError).detail?.[0]?.loc).toEqual(['body', 'customer_id']);
   });
 });
+
+describe('Get Wallet (GET /v1/customer-portal/wallets/{id})', () => {
+  it('the client gets a wallet with the session token; another id is ResourceNotFound', async () => {
+    const security = { customerSession: stack.demo.customer_session_token };
+    const wallet = await polar.customerPortal.wallets.get(security, { id: stack.demo.wallet_id });
+    expect(wallet).toMatchObject({
+      id: stack.demo.wallet_id,
+      customerId: stack.demo.customer_id,
+      balance: 123_456,
+    });
+    const error = await failure(() =>
+      polar.customerPortal.wallets.get(security, { id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b' }),
+    );
+    expect(error).toBeInstanceOf(ResourceNotFound);
+  });
+});

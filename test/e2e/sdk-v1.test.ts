@@ -356,3 +356,25 @@ describe('Create Customer Session (POST /v1/customer-sessions/)', () => {
     expect(error).toBeInstanceOf(errors.HTTPValidationError);
   });
 });
+
+describe('Get Wallet (GET /v1/customer-portal/wallets/{id})', () => {
+  it('the client gets a wallet with the session token; another id is errors.ResourceNotFound', async () => {
+    const wallet = await polar.customerPortal.wallets.get(
+      stack.demo.wallet_id,
+      asSession(stack.demo.customer_session_token),
+    );
+    expectDocumented('getWallet', lastExchange().reply);
+    expect(wallet).toMatchObject({
+      id: stack.demo.wallet_id,
+      customer_id: stack.demo.customer_id,
+      balance: 123_456,
+    });
+    const error = await failure(() =>
+      polar.customerPortal.wallets.get(
+        '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b',
+        asSession(stack.demo.customer_session_token),
+      ),
+    );
+    expect(error).toBeInstanceOf(errors.ResourceNotFound);
+  });
+});

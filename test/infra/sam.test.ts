@@ -395,6 +395,11 @@ const sampleInvocations = {
       );
     },
   },
+  'get-wallet': {
+    what: "200, one of the demo customer's wallets",
+    status: 200,
+    check: (reply: HttpReply) => expect(reply.body).toMatchObject({ customer_id: demo.customer_id }),
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {

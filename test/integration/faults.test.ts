@@ -195,6 +195,24 @@ const faultOps = {
       };
     },
   },
+  'get-wallet': {
+    success: 200,
+    calls: ['GetItemCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      const page = await world.call('GET', '/v1/customer-portal/wallets/?limit=1', {
+        token: world.demo.customer_session_token,
+      });
+      const id = page.body.items[0].id as string;
+      return {
+        method: 'GET',
+        url: `/v1/customer-portal/wallets/${id}`,
+        token: world.demo.customer_session_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.id).toBe(id);
+        },
+      };
+    },
+  },
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
 
 /** Every operation of the route table, in its order; a new one does not compile until it has its case. */

@@ -124,6 +124,7 @@ const mustReach = {
   listWallets: [200, 401, 422],
   deleteWebhookEndpoint: [401, 403, 404, 422],
   createCustomerSession: [201, 401, 403, 413, 415, 422],
+  getWallet: [200, 401, 404, 422],
 } satisfies Record<OperationId, number[]>;
 
 describe('fuzzing every operation', () => {

@@ -13,6 +13,7 @@
  * The scenarios are keyed by operation name (`satisfies Record<OperationName, …>`): a new operation
  * does not compile until it has one, and its statements are then mutated like the others'.
  */
+import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RawStatement, StackPolicies } from '#scripts/local/iam/policy.ts';
@@ -120,6 +121,13 @@ const scenarios = {
       step('refused after claiming its key', refused, 422),
       step('retry of the refused request', retried, 422),
     ];
+  },
+  'get-wallet': async (world) => {
+    const token = world.demo.customer_session_token;
+    const page = await world.call('GET', '/v1/customer-portal/wallets/?limit=1', { token });
+    const found = await world.call('GET', `/v1/customer-portal/wallets/${page.body.items[0].id}`, { token });
+    const unknown = await world.call('GET', `/v1/customer-portal/wallets/${randomUUID()}`, { token });
+    return [step('its own wallet', found, 200), step('an unknown wallet', unknown, 404)];
   },
 } satisfies Record<OperationName, Scenario>;
 

@@ -10,7 +10,7 @@
  * limit of the contract at and just past its boundary, astral characters, lone
  * surrogates, NUL, deep nesting, many faulty values) and raw text.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import {
@@ -38,7 +38,7 @@ export interface FuzzContext {
   endpointPool: string[];
   deletedCustomerId: string;
   /** Sessions of customers of both organizations, with their customer's wallet count. */
-  sessions: { customerId: string; token: string; wallets: number }[];
+  sessions: { customerId: string; token: string; wallets: number; walletIds: string[] }[];
   /** Over HTTP, header values must be sendable (printable Latin-1, no CR/LF/NUL). */
   headerSafe: boolean;
 }
@@ -74,20 +74,38 @@ export async function fuzzContext(
   );
   const otherCustomer = await getCustomer(admin.table, demo.other_organization.customer_id);
   if (!otherCustomer) throw new Error('demo data incomplete');
+  const walletIdsOf = async (customerId: string) =>
+    (
+      (
+        await admin.table.doc.send(
+          new QueryCommand({
+            TableName: admin.table.name,
+            KeyConditionExpression: 'PK = :pk AND begins_with(SK, :wallet)',
+            ExpressionAttributeValues: { ':pk': keys.customer(customerId).PK, ':wallet': 'WALLET#' },
+          }),
+        )
+      ).Items ?? []
+    ).map((stored) => String(stored.id));
+  const session = async (customerId: string, token: string, wallets: number) => ({
+    customerId,
+    token,
+    wallets,
+    walletIds: await walletIdsOf(customerId),
+  });
   return {
     demo,
     endpointPool,
     deletedCustomerId: gone.id,
     headerSafe: options.headerSafe,
     sessions: [
-      { customerId: demo.customer_id, token: demo.customer_session_token, wallets: 14 },
-      { customerId: demo.second_customer_id, token: demo.second_customer_session_token, wallets: 1 },
-      { customerId: demo.large_customer_id, token: demo.large_customer_session_token, wallets: 120 },
-      {
-        customerId: otherCustomer.id,
-        token: (await createCustomerSession(admin, { customer: otherCustomer })).token,
-        wallets: 1,
-      },
+      await session(demo.customer_id, demo.customer_session_token, 14),
+      await session(demo.second_customer_id, demo.second_customer_session_token, 1),
+      await session(demo.large_customer_id, demo.large_customer_session_token, 120),
+      await session(
+        otherCustomer.id,
+        (await createCustomerSession(admin, { customer: otherCustomer })).token,
+        1,
+      ),
     ],
   };
 }
@@ -1256,6 +1274,63 @@ function customerSessionArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Get Wallet (customer portal)
+// ---------------------------------------------------------------------------------------------
+
+function getWalletArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const owner = new Map(
+    ctx.sessions.flatMap((s) => s.walletIds.map((id): [string, string] => [id, s.customerId])),
+  );
+  const idArb = fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom(...owner.keys()) },
+    { weight: 1, arbitrary: fc.constantFrom(...owner.keys()).map((id) => id.toUpperCase()) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    { weight: 3, arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0) },
+  );
+  return fc.tuple(authArb(ctx, 'session', false), idArb, fc.boolean()).map(([auth, rawId, slash]) => {
+    const id = ctx.headerSafe && /^\.+$/.test(rawId) ? `x${rawId}` : rawId;
+    const url = `/v1/customer-portal/wallets/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+    const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+    const request = { method: 'GET' as const, url, headers };
+    const outcome = auth.outcome;
+    if (!passed(outcome)) {
+      return {
+        operationId: 'getWallet' as const,
+        request,
+        oracle: { statuses: [outcome.status], errors: outcome.errors },
+      };
+    }
+    const sent = toWellFormed(id);
+    if (!isUuid4(sent))
+      return {
+        operationId: 'getWallet' as const,
+        request,
+        oracle: requestValidation('path', ['path', 'id']),
+      };
+    if (owner.get(sent.toLowerCase()) === outcome.customerId) {
+      return {
+        operationId: 'getWallet' as const,
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply: FuzzReply) =>
+            expect(reply.body).toMatchObject({ id: sent.toLowerCase(), customer_id: outcome.customerId }),
+        },
+      };
+    }
+    return {
+      operationId: 'getWallet' as const,
+      request,
+      oracle: {
+        statuses: [404],
+        check: (reply: FuzzReply) =>
+          expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+      },
+    };
+  });
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     createClient: clientArb(ctx),
@@ -1263,6 +1338,7 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     listWallets: walletsArb(ctx),
     deleteWebhookEndpoint: deleteArb(ctx),
     createCustomerSession: customerSessionArb(ctx),
+    getWallet: getWalletArb(ctx),
   };
 }
 
@@ -1336,6 +1412,7 @@ const touched: Record<OperationId, (c: FuzzCase, body: Record<string, string>, s
     listWallets: () => [],
     deleteWebhookEndpoint: (c, _, status) =>
       status === 204 && c.deletes ? [itemKey(keys.webhookEndpoint(c.deletes.id))] : [],
+    getWallet: () => [],
     createCustomerSession: (_, body, status) =>
       status === 201 ? [itemKey(keys.token(hashSecret(body.token as string)))] : [],
   };
