@@ -20,6 +20,7 @@ import {
 import { getCustomer } from '#shared/data/catalog.ts';
 import { keys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { type OperationName, operations } from '#shared/operations.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -275,4 +276,89 @@ describe('List Wallets: a session sees its own customer only', () => {
     expect(baseline.status).toBe(401);
     expectIndistinguishable(reply, baseline, [], []);
   });
+});
+
+/**
+ * The matrix: every operation that names a resource by id is probed with ids of another tenant (or,
+ * for the portal, another customer) and of deleted items, each answered exactly like an unknown id.
+ * Keyed by operation name: a new operation does not compile until it has its row, or says why it
+ * names no resource.
+ */
+interface Probe {
+  /** The ids that must be indistinguishable from an unknown one, with a label each. */
+  ids(): Promise<[string, string][]>;
+  send(id: string): Promise<Reply>;
+}
+type Row = Probe | { namesNoResource: string };
+
+const isolationMatrix = {
+  'create-client': { namesNoResource: 'a registration refers to no resource of an organization' },
+  'list-wallets': { namesNoResource: 'the session itself names the customer (covered above)' },
+  'create-subscription': {
+    ids: async () => [
+      ['customer of another organization', world.demo.other_organization.customer_id],
+      ['deleted customer', deletedCustomerId],
+    ],
+    send: (id) =>
+      world.call('POST', '/v1/subscriptions/', {
+        token: world.demo.personal_access_token,
+        body: { product_id: world.demo.free_product_id, customer_id: id },
+      }),
+  },
+  'delete-webhook-endpoint': {
+    ids: async () => [
+      ['endpoint of another organization', world.demo.other_organization.webhook_endpoint_id],
+      ['deleted endpoint', deletedEndpointId],
+    ],
+    send: (id) =>
+      world.call('DELETE', `/v1/webhooks/endpoints/${id}`, { token: world.demo.personal_access_token }),
+  },
+  'create-customer-session': {
+    ids: async () => [
+      ['customer of another organization', world.demo.other_organization.customer_id],
+      ['deleted customer', deletedCustomerId],
+    ],
+    send: (id) =>
+      world.call('POST', '/v1/customer-sessions/', {
+        token: world.demo.personal_access_token,
+        body: { customer_id: id },
+      }),
+  },
+  'get-wallet': {
+    ids: async () => {
+      const walletOf = async (token: string) =>
+        (await world.call('GET', '/v1/customer-portal/wallets/?limit=1', { token })).body.items[0]
+          .id as string;
+      const otherSession = sessions.find((s) => s.customerId === world.demo.other_organization.customer_id);
+      return [
+        [
+          'wallet of another customer of the organization',
+          await walletOf(world.demo.second_customer_session_token),
+        ],
+        ['wallet of another organization', await walletOf(otherSession?.token as string)],
+      ];
+    },
+    send: (id) =>
+      world.call('GET', `/v1/customer-portal/wallets/${id}`, { token: world.demo.customer_session_token }),
+  },
+} satisfies Record<OperationName, Row>;
+
+describe('the isolation matrix: every operation, foreign and deleted ids answered as unknown ones', () => {
+  it.each(operations.map((op) => [op.name, isolationMatrix[op.name] as Row] as const))(
+    '%s',
+    async (_, row) => {
+      if ('namesNoResource' in row) {
+        expect(row.namesNoResource.length).toBeGreaterThan(20);
+        return;
+      }
+      const unknown = randomUUID();
+      const baseline = await row.send(unknown);
+      expect(baseline.status).toBeGreaterThanOrEqual(400);
+      const ids = await row.ids();
+      expect(ids.length).toBeGreaterThan(0);
+      for (const [label, id] of ids) {
+        expect(observable(await row.send(id), [id]), label).toEqual(observable(baseline, [unknown]));
+      }
+    },
+  );
 });
