@@ -138,6 +138,26 @@ export const operations = [
     // One batch reads the session's customer (still live?) and the wallet, both in its partition.
     access: [AUTHENTICATE, { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] }],
   },
+  {
+    name: 'get-product',
+    operationId: 'getProduct',
+    method: 'GET',
+    path: '/v1/products/{id}',
+    entry: 'functions/get-product/handler.ts',
+    access: [AUTHENTICATE, { actions: ['dynamodb:GetItem'], leadingKeys: ['product'] }],
+  },
+  {
+    name: 'get-subscription',
+    operationId: 'getSubscription',
+    method: 'GET',
+    path: '/v1/subscriptions/{id}',
+    entry: 'functions/get-subscription/handler.ts',
+    access: [
+      // The token and the subscription; then one batch of the customer and product it embeds.
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
+    ],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];

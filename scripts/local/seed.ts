@@ -16,6 +16,7 @@ import {
 } from '#scripts/admin/commands.ts';
 import type { CustomerRecord, WalletType } from '#shared/data/records.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { createSubscription } from '#shared/services/create-subscription.ts';
 
 export interface DemoData {
   base_url: string;
@@ -27,6 +28,8 @@ export interface DemoData {
   customer_external_id: string;
   /** The demo customer's wallet with the highest balance (Get Wallet). */
   wallet_id: string;
+  /** A subscription of the large customer to the free plan (Get Subscription). */
+  subscription_id: string;
   customer_session_token: string;
   expired_customer_session_token: string;
   second_customer_id: string;
@@ -221,6 +224,18 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
   const paid = await product('Pro plan', { priceAmount: 1500 });
   const oneTime = await product('Free e-book', { recurringInterval: null });
   const archived = await product('Legacy free plan', { archived: true });
+  // Large: the demo customer subscribed to the free plan, as Create Subscription does it.
+  const subscription = await createSubscription(
+    { table: ctx.table, now: ctx.now },
+    {
+      kind: 'user',
+      userId: user.id,
+      tokenId: pat.record.token_id,
+      organizationIds: [org.id],
+      scopes: new Set(['subscriptions:write']),
+    },
+    { product_id: free.id, customer_id: large.id, metadata: { source: 'demo seed' } },
+  );
 
   const endpoints = [];
   for (const [i, format] of (['raw', 'slack', 'discord'] as const).entries()) {
@@ -267,6 +282,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     customer_id: customer.id,
     customer_external_id: DEMO_CUSTOMER_EXTERNAL_ID,
     wallet_id: walletId,
+    subscription_id: subscription.id,
     customer_session_token: session.token,
     expired_customer_session_token: expired.token,
     second_customer_id: second.id,

@@ -164,3 +164,25 @@ export async function findSessionCustomer(
     .filter((customer) => customer.deleted_at === null && organizations.has(customer.organization_id));
   return { customers, organizations };
 }
+
+export async function getProduct(table: Table, productId: string): Promise<ProductRecord | undefined> {
+  const result = await run(() =>
+    table.doc.send(new GetCommand({ TableName: table.name, Key: keys.product(productId) })),
+  );
+  return result.Item ? record<ProductRecord>(result.Item) : undefined;
+}
+
+/** The customer and the product a subscription embeds, in one batch. */
+export async function getCustomerAndProduct(
+  table: Table,
+  customerId: string,
+  productId: string,
+): Promise<{ customer?: CustomerRecord; product?: ProductRecord }> {
+  const found = await readMany(table, [keys.customer(customerId), keys.product(productId)]);
+  const customer = found.get(keyId(keys.customer(customerId)));
+  const product = found.get(keyId(keys.product(productId)));
+  return {
+    ...(customer ? { customer: record<CustomerRecord>(customer) } : {}),
+    ...(product ? { product: record<ProductRecord>(product) } : {}),
+  };
+}

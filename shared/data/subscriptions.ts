@@ -1,5 +1,6 @@
-import { createOnly, type Table, transact } from './dynamo.ts';
-import { item, type SubscriptionRecord } from './records.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createOnly, run, type Table, transact } from './dynamo.ts';
+import { item, record, type SubscriptionRecord } from './records.ts';
 import { gsi1, keys, ownerKeys } from './table.ts';
 
 /**
@@ -44,4 +45,15 @@ export async function insertSubscription(table: Table, subscription: Subscriptio
       },
     },
   ]);
+}
+
+/** A stored subscription, its metadata parsed back from the JSON text it is kept as. */
+export async function getSubscription(table: Table, id: string): Promise<SubscriptionRecord | undefined> {
+  const result = await run(() =>
+    table.doc.send(new GetCommand({ TableName: table.name, Key: keys.subscription(id) })),
+  );
+  if (!result.Item) return undefined;
+  const stored = record<SubscriptionRecord & { metadata: unknown }>(result.Item);
+  const metadata = typeof stored.metadata === 'string' ? JSON.parse(stored.metadata) : stored.metadata;
+  return { ...stored, metadata };
 }

@@ -88,6 +88,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/products/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a product
+         * @description A product of one of the caller's organizations, with its prices. Another organization's
+         *     product, a deleted one or an unknown id is the same 404. Requires the `products:read` or
+         *     `products:write` scope.
+         */
+        get: operations["getProduct"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a subscription
+         * @description A subscription of a customer of one of the caller's organizations, with its customer and
+         *     product. Another organization's subscription or an unknown id is the same 404. Requires the
+         *     `subscriptions:read` or `subscriptions:write` scope.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/endpoints/{id}": {
         parameters: {
             query?: never;
@@ -1355,6 +1399,64 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the product. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the subscription. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
@@ -1568,5 +1670,7 @@ export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type GetWalletPath = operations['getWallet']['parameters']['path'];
+export type GetProductPath = operations['getProduct']['parameters']['path'];
+export type GetSubscriptionPath = operations['getSubscription']['parameters']['path'];
 export type DeleteWebhookEndpointPath = operations['deleteWebhookEndpoint']['parameters']['path'];
 export type CreateCustomerSessionBody = components['schemas']['CustomerSessionCreate'];

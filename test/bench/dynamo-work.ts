@@ -117,6 +117,28 @@ const CASES: Case[] = [
       }),
   },
   {
+    key: 'get-product',
+    label: 'Get Product',
+    operation: 'get-product',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call('get-product', 'GET', `/v1/products/${world.demo.free_product_id}`, {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'get-subscription',
+    label: 'Get Subscription',
+    operation: 'get-subscription',
+    status: 200,
+    target: 3,
+    send: (world) =>
+      world.call('get-subscription', 'GET', `/v1/subscriptions/${world.demo.subscription_id}`, {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
     key: 'delete-webhook-endpoint',
     label: 'Delete Webhook Endpoint',
     operation: 'delete-webhook-endpoint',

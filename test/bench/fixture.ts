@@ -267,6 +267,16 @@ const cases = {
     status: 200,
     event: () => buildEvent('GET', `/v1/customer-portal/wallets/${WALLET}`, { token: SESSION }),
   },
+  'get-product': {
+    label: 'Get Product',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/products/${PRODUCT}`, { token: PAT }),
+  },
+  'get-subscription': {
+    label: 'Get Subscription (unknown id, 404)',
+    status: 404,
+    event: () => buildEvent('GET', `/v1/subscriptions/${UNKNOWN_ID}`, { token: PAT }),
+  },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 
 /** One successful request per operation, against `fixtureItems()`; every operation must have one. */

@@ -18,6 +18,8 @@ import { createClient } from '#shared/services/create-client.ts';
 import { createCustomerSession } from '#shared/services/create-customer-session.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
+import { getProduct } from '#shared/services/get-product.ts';
+import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
@@ -85,6 +87,16 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
       return async (event) => {
         await findToken(deps.table, SESSION_HASH);
         return json(200, await getWallet(deps, customer, event.pathParameters?.id as string));
+      };
+    case 'get-product':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await getProduct(deps, user, event.pathParameters?.id as string));
+      };
+    case 'get-subscription':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await getSubscription(deps, user, event.pathParameters?.id as string));
       };
     case 'delete-webhook-endpoint':
       return async (event) => {

@@ -361,3 +361,19 @@ describe('Get Wallet (GET /v1/customer-portal/wallets/{id})', () => {
     expect(error).toBeInstanceOf(ResourceNotFound);
   });
 });
+
+describe('Get Product and Get Subscription', () => {
+  it('products.get and subscriptions.get parse the answers with their schemas', async () => {
+    const product = await polar.products.get({ id: stack.demo.free_product_id });
+    expect(product).toMatchObject({ id: stack.demo.free_product_id, isRecurring: true });
+    const subscription = await polar.subscriptions.get({ id: stack.demo.subscription_id });
+    expect(subscription).toMatchObject({
+      id: stack.demo.subscription_id,
+      productId: stack.demo.free_product_id,
+    });
+    const error = await failure(() =>
+      polar.subscriptions.get({ id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b' }),
+    );
+    expect(error).toBeInstanceOf(ResourceNotFound);
+  });
+});

@@ -378,3 +378,20 @@ describe('Get Wallet (GET /v1/customer-portal/wallets/{id})', () => {
     expect(error).toBeInstanceOf(errors.ResourceNotFound);
   });
 });
+
+describe('Get Product and Get Subscription', () => {
+  it('products.get and subscriptions.get parse the answers; an unknown id is errors.ResourceNotFound', async () => {
+    const product = await polar.products.get(stack.demo.free_product_id);
+    expectDocumented('getProduct', lastExchange().reply);
+    expect(product).toMatchObject({ id: stack.demo.free_product_id, is_recurring: true });
+    const subscription = await polar.subscriptions.get(stack.demo.subscription_id);
+    expectDocumented('getSubscription', lastExchange().reply);
+    expect(subscription).toMatchObject({
+      id: stack.demo.subscription_id,
+      product_id: stack.demo.free_product_id,
+    });
+    expect(await failure(() => polar.products.get('6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b'))).toBeInstanceOf(
+      errors.ResourceNotFound,
+    );
+  });
+});

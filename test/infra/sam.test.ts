@@ -400,6 +400,22 @@ const sampleInvocations = {
     status: 200,
     check: (reply: HttpReply) => expect(reply.body).toMatchObject({ customer_id: demo.customer_id }),
   },
+  'get-product': {
+    what: 'the free plan, with its prices',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({ id: demo.free_product_id, is_recurring: true }),
+  },
+  'get-subscription': {
+    what: 'the demo subscription, with its customer and product',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        id: demo.subscription_id,
+        customer: { id: demo.large_customer_id },
+        product: { id: demo.free_product_id },
+      }),
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {

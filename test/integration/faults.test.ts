@@ -213,6 +213,34 @@ const faultOps = {
       };
     },
   },
+  'get-product': {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: `/v1/products/${world.demo.free_product_id}`,
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.id).toBe(world.demo.free_product_id);
+        },
+      };
+    },
+  },
+  'get-subscription': {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: `/v1/subscriptions/${world.demo.subscription_id}`,
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.customer.id).toBe(world.demo.large_customer_id);
+        },
+      };
+    },
+  },
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
 
 /** Every operation of the route table, in its order; a new one does not compile until it has its case. */

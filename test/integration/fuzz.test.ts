@@ -125,6 +125,8 @@ const mustReach = {
   deleteWebhookEndpoint: [401, 403, 404, 422],
   createCustomerSession: [201, 401, 403, 413, 415, 422],
   getWallet: [200, 401, 404, 422],
+  getProduct: [200, 401, 403, 404, 422],
+  getSubscription: [200, 401, 403, 404, 422],
 } satisfies Record<OperationId, number[]>;
 
 describe('fuzzing every operation', () => {

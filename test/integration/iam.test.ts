@@ -129,6 +129,22 @@ const scenarios = {
     const unknown = await world.call('GET', `/v1/customer-portal/wallets/${randomUUID()}`, { token });
     return [step('its own wallet', found, 200), step('an unknown wallet', unknown, 404)];
   },
+  'get-product': async (world) => {
+    const get = (id: string) =>
+      world.call('GET', `/v1/products/${id}`, { token: world.demo.personal_access_token });
+    return [
+      step('a product', await get(world.demo.free_product_id), 200),
+      step('an unknown product', await get(randomUUID()), 404),
+    ];
+  },
+  'get-subscription': async (world) => {
+    const get = (id: string) =>
+      world.call('GET', `/v1/subscriptions/${id}`, { token: world.demo.personal_access_token });
+    return [
+      step('a subscription', await get(world.demo.subscription_id), 200),
+      step('an unknown subscription', await get(randomUUID()), 404),
+    ];
+  },
 } satisfies Record<OperationName, Scenario>;
 
 /** One element of one DynamoDB statement of one function's policy, and the policy without it. */

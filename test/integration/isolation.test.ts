@@ -341,6 +341,25 @@ const isolationMatrix = {
     send: (id) =>
       world.call('GET', `/v1/customer-portal/wallets/${id}`, { token: world.demo.customer_session_token }),
   },
+  'get-product': {
+    ids: async () => [
+      ['product of another organization', world.demo.other_organization.free_product_id],
+      ['deleted product', deletedProductId],
+    ],
+    send: (id) => world.call('GET', `/v1/products/${id}`, { token: world.demo.personal_access_token }),
+  },
+  'get-subscription': {
+    ids: async () => {
+      const other = world.demo.other_organization;
+      const theirs = await world.call('POST', '/v1/subscriptions/', {
+        token: other.personal_access_token,
+        body: { product_id: other.free_product_id, customer_id: other.customer_id },
+      });
+      expect(theirs.status).toBe(201);
+      return [['subscription of another organization', theirs.body.id as string]];
+    },
+    send: (id) => world.call('GET', `/v1/subscriptions/${id}`, { token: world.demo.personal_access_token }),
+  },
 } satisfies Record<OperationName, Row>;
 
 describe('the isolation matrix: every operation, foreign and deleted ids answered as unknown ones', () => {

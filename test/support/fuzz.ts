@@ -1331,6 +1331,54 @@ function getWalletArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Get Product, Get Subscription: a PAT, an id, the owner's tenant
+// ---------------------------------------------------------------------------------------------
+
+function getByIdArb(
+  ctx: FuzzContext,
+  operationId: OperationId,
+  prefix: string,
+  owners: Map<string, Tenant>,
+): fc.Arbitrary<FuzzCase> {
+  const idArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...owners.keys()) },
+    { weight: 1, arbitrary: fc.constantFrom(...owners.keys()).map((id) => id.toUpperCase()) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    { weight: 3, arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0) },
+  );
+  return fc.tuple(authArb(ctx, 'pat', true), idArb, fc.boolean()).map(([auth, rawId, slash]) => {
+    const id = ctx.headerSafe && /^\.+$/.test(rawId) ? `x${rawId}` : rawId;
+    const url = `${prefix}${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+    const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+    const request = { method: 'GET' as const, url, headers };
+    const outcome = auth.outcome;
+    if (!passed(outcome))
+      return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
+    const sent = toWellFormed(id);
+    if (!isUuid4(sent)) return { operationId, request, oracle: requestValidation('path', ['path', 'id']) };
+    if (owners.get(sent.toLowerCase()) === outcome.tenant) {
+      return {
+        operationId,
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply: FuzzReply) => expect((reply.body as { id: string }).id).toBe(sent.toLowerCase()),
+        },
+      };
+    }
+    return {
+      operationId,
+      request,
+      oracle: {
+        statuses: [404],
+        check: (reply: FuzzReply) =>
+          expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+      },
+    };
+  });
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     createClient: clientArb(ctx),
@@ -1339,6 +1387,23 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     deleteWebhookEndpoint: deleteArb(ctx),
     createCustomerSession: customerSessionArb(ctx),
     getWallet: getWalletArb(ctx),
+    getProduct: getByIdArb(
+      ctx,
+      'getProduct',
+      '/v1/products/',
+      new Map<string, Tenant>([
+        [ctx.demo.free_product_id, 'ours'],
+        [ctx.demo.paid_product_id, 'ours'],
+        [ctx.demo.archived_product_id, 'ours'],
+        [ctx.demo.other_organization.free_product_id, 'theirs'],
+      ]),
+    ),
+    getSubscription: getByIdArb(
+      ctx,
+      'getSubscription',
+      '/v1/subscriptions/',
+      new Map<string, Tenant>([[ctx.demo.subscription_id, 'ours']]),
+    ),
   };
 }
 
@@ -1413,6 +1478,8 @@ const touched: Record<OperationId, (c: FuzzCase, body: Record<string, string>, s
     deleteWebhookEndpoint: (c, _, status) =>
       status === 204 && c.deletes ? [itemKey(keys.webhookEndpoint(c.deletes.id))] : [],
     getWallet: () => [],
+    getProduct: () => [],
+    getSubscription: () => [],
     createCustomerSession: (_, body, status) =>
       status === 201 ? [itemKey(keys.token(hashSecret(body.token as string)))] : [],
   };

@@ -1,0 +1,32 @@
+import { getCustomerAndProduct } from '../data/catalog.ts';
+import { getSubscription as readSubscription } from '../data/subscriptions.ts';
+import { ResourceNotFound } from '../domain/errors.ts';
+import { normalizeId } from '../domain/ids.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
+import type { Subscription } from '../generated/api-types.ts';
+import type { Dependencies } from '../runtime.ts';
+import { presentSubscription } from './presenters.ts';
+
+/**
+ * A subscription of one of the caller's organizations, with the customer and product it embeds as
+ * they are now (a deleted customer or product still shows, with its `deleted_at`, as the hosted
+ * service shows it). Another organization's subscription is the same 404 as an unknown id.
+ */
+export async function getSubscription(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  id: string,
+): Promise<Subscription> {
+  const subscription = await readSubscription(deps.table, normalizeId(id));
+  if (!subscription || !principal.organizationIds.includes(subscription.organization_id)) {
+    throw new ResourceNotFound();
+  }
+  const { customer, product } = await getCustomerAndProduct(
+    deps.table,
+    subscription.customer_id,
+    subscription.product_id,
+  );
+  // Both are soft-deleted, never removed: a missing one is a broken table, not a client error.
+  if (!customer || !product) throw new Error(`subscription ${subscription.id} refers to a missing item`);
+  return presentSubscription(subscription, customer, product);
+}
