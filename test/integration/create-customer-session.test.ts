@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createCustomer, createPersonalAccessToken, createUser } from '#scripts/admin/commands.ts';
 import { DEMO_CUSTOMER_EXTERNAL_ID } from '#scripts/local/seed.ts';
@@ -7,6 +6,7 @@ import { keys } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { portalBaseUrl } from '#shared/services/create-customer-session.ts';
+import { softDelete } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -79,14 +79,7 @@ describe('Create Customer Session', () => {
       organizationId: world.demo.organization_id,
       email: 'gone-session@x.example',
     });
-    await world.table.doc.send(
-      new UpdateCommand({
-        TableName: world.table.name,
-        Key: keys.customer(gone.id),
-        UpdateExpression: 'SET deleted_at = :t',
-        ExpressionAttributeValues: { ':t': new Date().toISOString() },
-      }),
-    );
+    await softDelete(world.table, keys.customer(gone.id));
     for (const id of [
       '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b',
       world.demo.other_organization.customer_id,
@@ -161,14 +154,7 @@ describe('Create Customer Session', () => {
     });
     const { token } = (await open({ customer_id: customer.id })).body;
     expect((await world.call('GET', '/v1/customer-portal/wallets/', { token })).status).toBe(200);
-    await world.table.doc.send(
-      new UpdateCommand({
-        TableName: world.table.name,
-        Key: keys.customer(customer.id),
-        UpdateExpression: 'SET deleted_at = :t',
-        ExpressionAttributeValues: { ':t': new Date().toISOString() },
-      }),
-    );
+    await softDelete(world.table, keys.customer(customer.id));
     expect((await world.call('GET', '/v1/customer-portal/wallets/', { token })).status).toBe(401);
   });
 

@@ -1,7 +1,8 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomer, createProduct } from '#scripts/admin/commands.ts';
 import { keys } from '#shared/data/table.ts';
+import { softDelete } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -216,14 +217,7 @@ describe('Create Subscription: rules, in contract order (422 PolarRequestValidat
       currency: 'usd',
     });
     for (const key of [keys.customer(customer.id), keys.product(product.id)]) {
-      await world.table.doc.send(
-        new UpdateCommand({
-          TableName: world.table.name,
-          Key: key,
-          UpdateExpression: 'SET deleted_at = :t',
-          ExpressionAttributeValues: { ':t': new Date().toISOString() },
-        }),
-      );
+      await softDelete(world.table, key);
     }
     await rule(world.demo.free_product_id, customer.id, ['body', 'customer_id'], 'Customer does not exist.');
     await rule(product.id, world.demo.customer_id, ['body', 'product_id'], 'Product does not exist.');

@@ -1,7 +1,7 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProduct } from '#scripts/admin/commands.ts';
 import { keys } from '#shared/data/table.ts';
+import { softDelete } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -37,14 +37,7 @@ describe('Get Product', () => {
       priceAmount: 0,
       currency: 'usd',
     });
-    await world.table.doc.send(
-      new UpdateCommand({
-        TableName: world.table.name,
-        Key: keys.product(gone.id),
-        UpdateExpression: 'SET deleted_at = :t',
-        ExpressionAttributeValues: { ':t': new Date().toISOString() },
-      }),
-    );
+    await softDelete(world.table, keys.product(gone.id));
     for (const id of [
       world.demo.other_organization.free_product_id,
       gone.id,

@@ -5,7 +5,7 @@
  * customer session only ever sees its own customer's wallets.
  */
 import { randomUUID } from 'node:crypto';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -21,6 +21,7 @@ import { getCustomer } from '#shared/data/catalog.ts';
 import { keys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
+import { softDelete } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -32,16 +33,6 @@ let deletedCustomerId: string;
 let deletedEndpointId: string;
 let otherDeletedEndpointId: string;
 const sessions: { customerId: string; token: string }[] = [];
-
-const softDelete = (key: { PK: string; SK: string }) =>
-  world.table.doc.send(
-    new UpdateCommand({
-      TableName: world.table.name,
-      Key: key,
-      UpdateExpression: 'SET deleted_at = :t',
-      ExpressionAttributeValues: { ':t': new Date().toISOString() },
-    }),
-  );
 
 beforeAll(async () => {
   world = await createWorld('isolation');
@@ -62,13 +53,13 @@ beforeAll(async () => {
     priceAmount: 0,
     currency: 'usd',
   });
-  await softDelete(keys.product(product.id));
+  await softDelete(world.table, keys.product(product.id));
   deletedProductId = product.id;
   const customer = await createCustomer(admin, {
     organizationId: demo.organization_id,
     email: 'gone@x.example',
   });
-  await softDelete(keys.customer(customer.id));
+  await softDelete(world.table, keys.customer(customer.id));
   deletedCustomerId = customer.id;
   for (const [organizationId, assign] of [
     [demo.organization_id, (id: string) => (deletedEndpointId = id)],
@@ -78,7 +69,7 @@ beforeAll(async () => {
       organizationId,
       url: 'https://h.example/gone',
     });
-    await softDelete(keys.webhookEndpoint(endpoint.id));
+    await softDelete(world.table, keys.webhookEndpoint(endpoint.id));
     assign(endpoint.id);
   }
 
@@ -269,7 +260,7 @@ describe('List Wallets: a session sees its own customer only', () => {
       email: `soon-gone+${randomUUID()}@x.example`,
     });
     const { token } = await createCustomerSession(world.admin, { customer });
-    await softDelete(keys.customer(customer.id));
+    await softDelete(world.table, keys.customer(customer.id));
     const unknown = `polar_cst_${'Z'.repeat(48)}`;
     const baseline = await world.call('GET', '/v1/customer-portal/wallets/', { token: unknown });
     const reply = await world.call('GET', '/v1/customer-portal/wallets/', { token });

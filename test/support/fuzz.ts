@@ -10,7 +10,7 @@
  * limit of the contract at and just past its boundary, astral characters, lone
  * surrogates, NUL, deep nesting, many faulty values) and raw text.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import {
@@ -27,7 +27,7 @@ import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import type { OperationId } from '#shared/operations.ts';
 import { expectDocumented } from './contract.ts';
-import { itemKey } from './table-state.ts';
+import { itemKey, softDelete } from './table-state.ts';
 
 /** Every operation of the route table: `fuzzArbitraries` does not compile until each has its model. */
 export type { OperationId };
@@ -64,14 +64,7 @@ export async function fuzzContext(
     organizationId: demo.organization_id,
     email: `gone@${options.label}.example`,
   });
-  await admin.table.doc.send(
-    new UpdateCommand({
-      TableName: admin.table.name,
-      Key: keys.customer(gone.id),
-      UpdateExpression: 'SET deleted_at = :t',
-      ExpressionAttributeValues: { ':t': new Date().toISOString() },
-    }),
-  );
+  await softDelete(admin.table, keys.customer(gone.id));
   const otherCustomer = await getCustomer(admin.table, demo.other_organization.customer_id);
   if (!otherCustomer) throw new Error('demo data incomplete');
   const walletIdsOf = async (customerId: string) =>

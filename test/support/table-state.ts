@@ -4,7 +4,7 @@
  * of requests changed nothing, or nothing but the items it was allowed to touch.
  */
 import { createHash } from 'node:crypto';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Table } from '#shared/data/dynamo.ts';
 
 export type Item = Record<string, unknown>;
@@ -80,4 +80,16 @@ export function digestChanges(
     if (!allowed.has(key) && !after.items.has(key)) changed.push(`removed ${key}`);
   }
   return changed;
+}
+
+/** Soft-deletes an item as the operator would (`deleted_at` now), behind the API's back. */
+export async function softDelete(table: Table, key: { PK: string; SK: string }): Promise<void> {
+  await table.doc.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: key,
+      UpdateExpression: 'SET deleted_at = :t',
+      ExpressionAttributeValues: { ':t': new Date().toISOString() },
+    }),
+  );
 }
