@@ -1,12 +1,12 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { createStageStack } from './stack.ts';
+import { createStageStack, stageEnvironment } from './stack.ts';
 
 const app = new App();
 
-// `-c stage=<name>` (default prod) picks the stack, `-c branch=<name>` tags it.
-// Both env values stay undefined without credentials, leaving the stack environment-agnostic so synth works offline.
-createStageStack(app, { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION });
+// `-c stage=<name>` (default prod) picks the stack, `-c branch=<name>` tags it. The template is
+// environment-agnostic unless `-c pinEnvironment=true` (see stageEnvironment).
+createStageStack(app, stageEnvironment(app));
 
 // cdk-nag's AwsSolutions pack runs on every synth, so `cdk deploy` stops on a new unacknowledged finding.
 // Acknowledgments live next to the constructs they concern (infra/stack.ts), each with its reason.

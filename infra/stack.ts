@@ -57,6 +57,20 @@ export interface CommerceApiStackProps extends StackProps {
 export const PRODUCTION_STAGE = 'prod';
 
 /**
+ * No account or region by default: the template then names them only through `AWS::Region` and
+ * `AWS::AccountId`, so one template, synthesised anywhere (CI included), deploys to whichever account
+ * and region the deployer's credentials and `AWS_REGION` name. The CLI always sets
+ * `CDK_DEFAULT_REGION` (us-east-1 without configuration); passing it on would bake that region into
+ * asset bucket names and permission `SourceArn`s. `-c pinEnvironment=true` pins the stack to the
+ * CLI's account and region, which only context lookups need (this stack makes none).
+ */
+export function stageEnvironment(app: App, env: NodeJS.ProcessEnv = process.env): Environment | undefined {
+  const pin = app.node.tryGetContext('pinEnvironment');
+  if (pin !== true && pin !== 'true') return undefined;
+  return { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION };
+}
+
+/**
  * The stack `cdk -c stage=<stage> [-c branch=<branch>]` deploys: `CommerceApi-<stage>`,
  * `prod` when no stage is given. Every stage is its own stack, so a preview never touches prod.
  */

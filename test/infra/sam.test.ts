@@ -19,6 +19,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AdminContext } from '#scripts/admin/commands.ts';
+import { LAMBDA_NODE_MAJOR, lambdaNode } from '#scripts/lambda-node.ts';
 import { fromLambdaResult, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import { ensureTable } from '#scripts/local/create-table.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#scripts/local/dynamodb-local.ts';
@@ -173,7 +174,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 const [file, exportName, outFile, eventFile] = process.argv.slice(2);
 const exported = (await import(pathToFileURL(file).href))[exportName];
-const answer = { exported: typeof exported };
+const answer = { exported: typeof exported, node: process.version };
 if (eventFile && typeof exported === 'function') {
   const context = {
     awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678', functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
@@ -185,11 +186,14 @@ if (eventFile && typeof exported === 'function') {
 writeFileSync(outFile, JSON.stringify(answer));
 `;
 
-/** Loads the bundle in a fresh Node process (a cold start) and, given an event, invokes it once. */
+/**
+ * Loads the bundle in a fresh process of the Lambda runtime's Node (22, from npm: see
+ * scripts/lambda-node.ts), a cold start, and, given an event, invokes it once.
+ */
 async function invokeBundle(
   logicalId: string,
   event?: unknown,
-): Promise<{ exported: string; result?: unknown }> {
+): Promise<{ exported: string; node: string; result?: unknown }> {
   const { file, exportName } = codeOf(logicalId);
   const id = `${logicalId}-${randomBytes(4).toString('hex')}`;
   const invoker = join(workDir, 'invoke.mjs');
@@ -202,7 +206,7 @@ async function invokeBundle(
     args.push(eventFile);
   }
   try {
-    await run(process.execPath, args, { env: samEnvironment(logicalId), cwd: workDir, timeout: 30_000 });
+    await run(lambdaNode(), args, { env: samEnvironment(logicalId), cwd: workDir, timeout: 30_000 });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`${logicalId} failed: ${(error as Error).message}\n${stdout ?? ''}\n${stderr ?? ''}`);
@@ -252,9 +256,15 @@ describe('code SAM finds from the template', () => {
   });
 
   it.each(operations.map((op) => [op.name] as const))(
-    '%s: the bundle, imported in a fresh Node process, exports the named handler function',
+    "%s: the bundle, imported in a fresh process of the runtime's Node 22, exports the named handler function",
     async (name) => {
-      expect((await invokeBundle(functionIdOf(name))).exported).toBe('function');
+      const { exported, node } = await invokeBundle(functionIdOf(name));
+      expect(exported).toBe('function');
+      // The runtime the functions declare, not the Node running the tests.
+      expect(node).toMatch(new RegExp(`^v${LAMBDA_NODE_MAJOR}\\.`));
+      expect(
+        lambdaFunctions().every(([, fn]) => fn.Properties.Runtime === `nodejs${LAMBDA_NODE_MAJOR}.x`),
+      ).toBe(true);
     },
   );
 });
