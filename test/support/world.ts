@@ -30,8 +30,13 @@ export interface Reply {
 export interface CallOptions {
   token?: string;
   headers?: Record<string, string>;
-  /** A JSON value to send, or a raw string body. */
+  /** A JSON value to send, a raw string body, or raw bytes (a Buffer, sent as they are). */
   body?: unknown;
+  /**
+   * Deliver the body base64-encoded (`isBase64Encoded: true`), as API Gateway may for any body;
+   * by default the adapter decides as API Gateway does (text for valid UTF-8 JSON).
+   */
+  base64?: boolean;
 }
 
 type Handler = (
@@ -52,17 +57,24 @@ export function buildEvent(method: string, url: string, options: CallOptions = {
   if (!route) throw new Error(`no route for ${method} ${path}`);
   const headers: Record<string, string> = { host: 'api.test', 'user-agent': 'vitest', ...options.headers };
   if (options.token !== undefined) headers.authorization ??= `Bearer ${options.token}`;
-  let body = Buffer.alloc(0);
+  let body: Buffer = Buffer.alloc(0);
   if (options.body !== undefined) {
-    body = Buffer.from(typeof options.body === 'string' ? options.body : JSON.stringify(options.body));
+    body = Buffer.isBuffer(options.body)
+      ? options.body
+      : Buffer.from(typeof options.body === 'string' ? options.body : JSON.stringify(options.body));
     headers['content-type'] ??= 'application/json';
   }
   const rawHeaders = Object.entries(headers).flat();
-  return toApiGatewayEvent(
+  const event = toApiGatewayEvent(
     { method, url, httpVersion: '1.1', rawHeaders, socket: { remoteAddress: '127.0.0.1' } },
     body,
     { routeKey: route.routeKey, pathParameters: route.pathParameters },
   );
+  if (options.base64 && body.length > 0) {
+    event.body = body.toString('base64');
+    event.isBase64Encoded = true;
+  }
+  return event;
 }
 
 /** The real handlers, each built over its function's dependencies: an API Gateway event in, a `Reply` out. */
