@@ -15,6 +15,12 @@ export interface paths {
          *     with defaults applied (null fields left out) plus the issued credentials. The client
          *     secret is returned only here; public clients (`token_endpoint_auth_method` `none`) get
          *     no secret.
+         *
+         *     Metadata that passes the schema is then checked in this order, the first fault being
+         *     the answer (400): redirect URIs (`invalid_redirect_uri`), then `client_uri`, `logo_uri`,
+         *     `tos_uri` and `policy_uri`, then grant and response types, then `scope` (all
+         *     `invalid_client_metadata`). Every answer of this operation, errors included, carries
+         *     `Cache-Control: no-store` and `Pragma: no-cache`.
          */
         post: operations["createClient"];
         delete?: never;
@@ -195,7 +201,7 @@ export interface components {
         /** @description Client metadata sent to register an OAuth 2.0 client (RFC 7591). */
         OAuth2ClientConfiguration: {
             /**
-             * @description At most 20 absolute URIs of at most 2083 characters each, so that a registration always fits one stored item.
+             * @description At most 20 absolute URIs of at most 2083 characters each, so that a registration always fits one stored item. Semantic rules (400 `invalid_redirect_uri`): no fragment; no `javascript:`, `data:`, `file:`, `vbscript:`, `blob:` or `about:`; an `http` or `https` URI names a host (`https:///cb` and `https:cb` do not, RFC 9110 §4.2) and no user information, and plain `http` only reaches `localhost` or a loopback address. Private-use schemes (`com.example.app:/cb`) are accepted.
              * @example [
              *       "https://example.com/callback"
              *     ]
@@ -207,6 +213,7 @@ export interface components {
              */
             token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none";
             /**
+             * @description Not empty, and holding `authorization_code`: the `code` response type needs it (RFC 7591 §2.1), else 400 `invalid_client_metadata`. Repeated values are stored once.
              * @default [
              *       "authorization_code",
              *       "refresh_token"
@@ -214,6 +221,7 @@ export interface components {
              */
             grant_types?: ("authorization_code" | "refresh_token")[];
             /**
+             * @description Not empty. Repeated values are stored once.
              * @default [
              *       "code"
              *     ]
@@ -224,7 +232,9 @@ export interface components {
              * @default openid profile email user:read user:write organizations:read organizations:write custom_fields:read custom_fields:write discounts:read discounts:write checkout_links:read checkout_links:write checkouts:read checkouts:write transactions:read transactions:write payouts:read payouts:write products:read products:write benefits:read benefits:write events:read events:write meters:read meters:write files:read files:write subscriptions:read subscriptions:write customers:read customers:write members:read members:write wallets:read wallets:write disputes:read customer_meters:read customer_sessions:write member_sessions:write customer_seats:read customer_seats:write orders:read orders:write client_invoices:read client_invoices:write refunds:read refunds:write payments:read email_subscribers:read email_subscribers:write email_broadcasts:read email_broadcasts:write metrics:read webhooks:read webhooks:write license_keys:read license_keys:write customer_portal:read customer_portal:write notifications:read notifications:write notification_recipients:read notification_recipients:write organization_access_tokens:read organization_access_tokens:write
              */
             scope?: string;
+            /** @description Shown to users on consent screens; no control characters. */
             client_name: string;
+            /** @description The client's home page: an absolute `https` URL with a host, no user information (`http` only for `localhost` and loopback addresses). Any other string, `javascript:` URLs and text that is no URL at all included, is a 400 `invalid_client_metadata`. */
             client_uri?: string | null;
             logo_uri?: components["schemas"]["OptionalUri"];
             tos_uri?: components["schemas"]["OptionalUri"];
@@ -232,7 +242,7 @@ export interface components {
             /** @default organization */
             default_sub_type?: components["schemas"]["SubType"];
         };
-        /** @description An absolute URI of 1 to 2083 characters, or null. */
+        /** @description An absolute URI of 1 to 2083 characters (else 422), or null. It must also be an `https` URL with a host and no user information (`http` only for `localhost` and loopback addresses), else 400 `invalid_client_metadata`: no `javascript:`, `data:` or other scheme a user agent would run. */
         OptionalUri: string | null;
         /**
          * @description Kind of subject a client's tokens act for by default.
@@ -245,7 +255,7 @@ export interface components {
             product_id: components["schemas"]["Uuid4"];
             /** @description An existing customer of the product's organization. */
             customer_id: components["schemas"]["Uuid4"];
-            /** @description Up to 50 pairs; keys of 1 to 40 characters. */
+            /** @description Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded. */
             metadata?: {
                 [key: string]: string | number | boolean;
             };
@@ -1041,7 +1051,7 @@ export interface components {
             loc: string[];
             /** @description Human-readable explanation. */
             msg: string;
-            /** @description Short machine code, e.g. `missing`, `string_too_long`, `uuid_version`. */
+            /** @description Short machine code, e.g. `missing`, `string_too_long`, `uuid_version`, `json_invalid`, `duplicate_key`, `int_range`, `string_control_character`. */
             type: string;
             /** @description The offending value, when there is one. */
             input?: unknown;
@@ -1155,7 +1165,11 @@ export interface components {
                 "application/json": components["schemas"]["GenericError"];
             };
         };
-        /** @description The request (body, query or path) does not match its schema, or is not JSON. */
+        /**
+         * @description The request (body, query or path) does not match its schema, or its body is not UTF-8,
+         *     not JSON, or not I-JSON (RFC 7493: lone surrogates, duplicate keys, integers beyond
+         *     ±(2^53−1), numbers beyond the double range).
+         */
         RequestValidationError: {
             headers: {
                 [name: string]: unknown;
@@ -1257,20 +1271,57 @@ export interface operations {
                 };
             };
             /**
-             * @description Well-formed metadata that cannot be accepted: a redirect URI with a fragment or a
-             *     plain-http redirect URI to a non-loopback host (`invalid_redirect_uri`), or an
-             *     unknown scope value (`invalid_client_metadata`).
+             * @description Well-formed metadata that cannot be accepted (RFC 7591 §3.2.2):
+             *     `invalid_redirect_uri` for a redirect URI with a fragment, a scheme that runs or
+             *     reads something in the user agent (`javascript:`, `data:`, `file:`, `vbscript:`,
+             *     `blob:`, `about:`), an `http`/`https` URI without a host (`https:///cb`,
+             *     `https:cb`) or with user information (`https://a@b.example/`), or a plain-http URI
+             *     to a non-loopback host; `invalid_client_metadata` for a `client_uri`, `logo_uri`,
+             *     `tos_uri` or `policy_uri` that is not an absolute `https` URL with a host (`http`
+             *     only for `localhost` and loopback addresses; no user information), for
+             *     `grant_types` without `authorization_code` (the `code` response type needs it,
+             *     RFC 7591 §2.1), or for an unknown scope value.
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ClientRegistrationError"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /**
+             * @description No usable credential (`Unauthorized`), or one that resolves to nothing, is expired
+             *     or is revoked (`invalid_token`). Not cacheable, like every answer here.
+             */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"] | components["schemas"]["InvalidToken"];
+                };
+            };
+            /**
+             * @description The credential lacks a required scope. This operation requires none, so it does not
+             *     occur today; documented, with its headers, for when it does.
+             */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientScope"];
+                };
+            };
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1337,9 +1388,16 @@ export interface operations {
     listWallets: {
         parameters: {
             query?: {
-                /** @description Page number, starting at 1. */
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however
+                 *     long; a page past the end answers 200 with no items. Anything else (`0`, `-1`,
+                 *     `1.5`, `2.0`, `1e2`) is a 422.
+                 */
                 page?: number;
-                /** @description Page size. Values above 100 are served as 100. */
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above
+                 *     100 are served as 100. Anything else is a 422.
+                 */
                 limit?: number;
                 /**
                  * @description Sort criteria, applied in the order given; repeat the parameter for several

@@ -26,11 +26,12 @@ function ucs2length(str) {
 }
 
 export const validateCreateClientBody = /* @__PURE__ */ (() => {
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateClientBody","description":"Client metadata sent to register an OAuth 2.0 client (RFC 7591).","type":"object","properties":{"redirect_uris":{"description":"At most 20 absolute URIs of at most 2083 characters each, so that a registration always fits one stored item.","type":"array","minItems":1,"maxItems":20,"items":{"type":"string","minLength":1,"maxLength":2083,"format":"uri"},"examples":[["https://example.com/callback"]]},"token_endpoint_auth_method":{"type":"string","enum":["client_secret_basic","client_secret_post","none"],"default":"client_secret_post"},"grant_types":{"type":"array","items":{"type":"string","enum":["authorization_code","refresh_token"]},"default":["authorization_code","refresh_token"]},"response_types":{"type":"array","items":{"type":"string","const":"code"},"default":["code"]},"scope":{"type":"string","description":"Space-separated scopes; defaults to every scope the API knows.","default":"openid profile email user:read user:write organizations:read organizations:write custom_fields:read custom_fields:write discounts:read discounts:write checkout_links:read checkout_links:write checkouts:read checkouts:write transactions:read transactions:write payouts:read payouts:write products:read products:write benefits:read benefits:write events:read events:write meters:read meters:write files:read files:write subscriptions:read subscriptions:write customers:read customers:write members:read members:write wallets:read wallets:write disputes:read customer_meters:read customer_sessions:write member_sessions:write customer_seats:read customer_seats:write orders:read orders:write client_invoices:read client_invoices:write refunds:read refunds:write payments:read email_subscribers:read email_subscribers:write email_broadcasts:read email_broadcasts:write metrics:read webhooks:read webhooks:write license_keys:read license_keys:write customer_portal:read customer_portal:write notifications:read notifications:write notification_recipients:read notification_recipients:write organization_access_tokens:read organization_access_tokens:write"},"client_name":{"type":"string","maxLength":255},"client_uri":{"anyOf":[{"type":"string","maxLength":2083},{"type":"null"}]},"logo_uri":{"$ref":"#/$defs/OptionalUri"},"tos_uri":{"$ref":"#/$defs/OptionalUri"},"policy_uri":{"$ref":"#/$defs/OptionalUri"},"default_sub_type":{"$ref":"#/$defs/SubType","default":"organization"}},"required":["redirect_uris","client_name"],"$defs":{"OptionalUri":{"description":"An absolute URI of 1 to 2083 characters, or null.","anyOf":[{"type":"string","format":"uri","minLength":1,"maxLength":2083},{"type":"null"}]},"SubType":{"description":"Kind of subject a client's tokens act for by default.","type":"string","enum":["user","organization"]}}};
-const schema32 = {"description":"An absolute URI of 1 to 2083 characters, or null.","anyOf":[{"type":"string","format":"uri","minLength":1,"maxLength":2083},{"type":"null"}]};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateClientBody","description":"Client metadata sent to register an OAuth 2.0 client (RFC 7591).","type":"object","properties":{"redirect_uris":{"description":"At most 20 absolute URIs of at most 2083 characters each, so that a registration always fits one stored item. Semantic rules (400 `invalid_redirect_uri`): no fragment; no `javascript:`, `data:`, `file:`, `vbscript:`, `blob:` or `about:`; an `http` or `https` URI names a host (`https:///cb` and `https:cb` do not, RFC 9110 §4.2) and no user information, and plain `http` only reaches `localhost` or a loopback address. Private-use schemes (`com.example.app:/cb`) are accepted.","type":"array","minItems":1,"maxItems":20,"items":{"type":"string","minLength":1,"maxLength":2083,"format":"uri"},"examples":[["https://example.com/callback"]]},"token_endpoint_auth_method":{"type":"string","enum":["client_secret_basic","client_secret_post","none"],"default":"client_secret_post"},"grant_types":{"description":"Not empty, and holding `authorization_code`: the `code` response type needs it (RFC 7591 §2.1), else 400 `invalid_client_metadata`. Repeated values are stored once.","type":"array","minItems":1,"items":{"type":"string","enum":["authorization_code","refresh_token"]},"default":["authorization_code","refresh_token"]},"response_types":{"description":"Not empty. Repeated values are stored once.","type":"array","minItems":1,"items":{"type":"string","const":"code"},"default":["code"]},"scope":{"type":"string","description":"Space-separated scopes; defaults to every scope the API knows.","default":"openid profile email user:read user:write organizations:read organizations:write custom_fields:read custom_fields:write discounts:read discounts:write checkout_links:read checkout_links:write checkouts:read checkouts:write transactions:read transactions:write payouts:read payouts:write products:read products:write benefits:read benefits:write events:read events:write meters:read meters:write files:read files:write subscriptions:read subscriptions:write customers:read customers:write members:read members:write wallets:read wallets:write disputes:read customer_meters:read customer_sessions:write member_sessions:write customer_seats:read customer_seats:write orders:read orders:write client_invoices:read client_invoices:write refunds:read refunds:write payments:read email_subscribers:read email_subscribers:write email_broadcasts:read email_broadcasts:write metrics:read webhooks:read webhooks:write license_keys:read license_keys:write customer_portal:read customer_portal:write notifications:read notifications:write notification_recipients:read notification_recipients:write organization_access_tokens:read organization_access_tokens:write"},"client_name":{"description":"Shown to users on consent screens; no control characters.","type":"string","maxLength":255,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"client_uri":{"description":"The client's home page: an absolute `https` URL with a host, no user information (`http` only for `localhost` and loopback addresses). Any other string, `javascript:` URLs and text that is no URL at all included, is a 400 `invalid_client_metadata`.","anyOf":[{"type":"string","maxLength":2083},{"type":"null"}]},"logo_uri":{"$ref":"#/$defs/OptionalUri"},"tos_uri":{"$ref":"#/$defs/OptionalUri"},"policy_uri":{"$ref":"#/$defs/OptionalUri"},"default_sub_type":{"$ref":"#/$defs/SubType","default":"organization"}},"required":["redirect_uris","client_name"],"$defs":{"OptionalUri":{"description":"An absolute URI of 1 to 2083 characters (else 422), or null. It must also be an `https` URL with a host and no user information (`http` only for `localhost` and loopback addresses), else 400 `invalid_client_metadata`: no `javascript:`, `data:` or other scheme a user agent would run.","anyOf":[{"type":"string","format":"uri","minLength":1,"maxLength":2083},{"type":"null"}]},"SubType":{"description":"Kind of subject a client's tokens act for by default.","type":"string","enum":["user","organization"]}}};
+const schema32 = {"description":"An absolute URI of 1 to 2083 characters (else 422), or null. It must also be an `https` URL with a host and no user information (`http` only for `localhost` and loopback addresses), else 400 `invalid_client_metadata`: no `javascript:`, `data:` or other scheme a user agent would run.","anyOf":[{"type":"string","format":"uri","minLength":1,"maxLength":2083},{"type":"null"}]};
 const schema35 = {"description":"Kind of subject a client's tokens act for by default.","type":"string","enum":["user","organization"]};
 const formats0 = format_uri;
 const func1 = ucs2length;
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -170,11 +171,8 @@ errors++;
 if(data.grant_types !== undefined){
 let data3 = data.grant_types;
 if(Array.isArray(data3)){
-const len1 = data3.length;
-for(let i1=0; i1<len1; i1++){
-let data4 = data3[i1];
-if(typeof data4 !== "string"){
-const err11 = {instancePath:instancePath+"/grant_types/" + i1,schemaPath:"#/properties/grant_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3.length < 1){
+const err11 = {instancePath:instancePath+"/grant_types",schemaPath:"#/properties/grant_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -183,8 +181,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!((data4 === "authorization_code") || (data4 === "refresh_token"))){
-const err12 = {instancePath:instancePath+"/grant_types/" + i1,schemaPath:"#/properties/grant_types/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.grant_types.items.enum},message:"must be equal to one of the allowed values"};
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+if(typeof data4 !== "string"){
+const err12 = {instancePath:instancePath+"/grant_types/" + i1,schemaPath:"#/properties/grant_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -193,10 +194,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-}
-else {
-const err13 = {instancePath:instancePath+"/grant_types",schemaPath:"#/properties/grant_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!((data4 === "authorization_code") || (data4 === "refresh_token"))){
+const err13 = {instancePath:instancePath+"/grant_types/" + i1,schemaPath:"#/properties/grant_types/items/enum",keyword:"enum",params:{allowedValues: schema31.properties.grant_types.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -206,14 +205,9 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.response_types !== undefined){
-let data5 = data.response_types;
-if(Array.isArray(data5)){
-const len2 = data5.length;
-for(let i2=0; i2<len2; i2++){
-let data6 = data5[i2];
-if(typeof data6 !== "string"){
-const err14 = {instancePath:instancePath+"/response_types/" + i2,schemaPath:"#/properties/response_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err14 = {instancePath:instancePath+"/grant_types",schemaPath:"#/properties/grant_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -222,8 +216,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-if("code" !== data6){
-const err15 = {instancePath:instancePath+"/response_types/" + i2,schemaPath:"#/properties/response_types/items/const",keyword:"const",params:{allowedValue: "code"},message:"must be equal to constant"};
+}
+if(data.response_types !== undefined){
+let data5 = data.response_types;
+if(Array.isArray(data5)){
+if(data5.length < 1){
+const err15 = {instancePath:instancePath+"/response_types",schemaPath:"#/properties/response_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -232,10 +230,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/response_types",schemaPath:"#/properties/response_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len2 = data5.length;
+for(let i2=0; i2<len2; i2++){
+let data6 = data5[i2];
+if(typeof data6 !== "string"){
+const err16 = {instancePath:instancePath+"/response_types/" + i2,schemaPath:"#/properties/response_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -244,10 +243,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data.scope !== undefined){
-if(typeof data.scope !== "string"){
-const err17 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if("code" !== data6){
+const err17 = {instancePath:instancePath+"/response_types/" + i2,schemaPath:"#/properties/response_types/items/const",keyword:"const",params:{allowedValue: "code"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -257,11 +254,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.client_name !== undefined){
-let data8 = data.client_name;
-if(typeof data8 === "string"){
-if(func1(data8) > 255){
-const err18 = {instancePath:instancePath+"/client_name",schemaPath:"#/properties/client_name/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+}
+else {
+const err18 = {instancePath:instancePath+"/response_types",schemaPath:"#/properties/response_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -271,13 +266,49 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/client_name",schemaPath:"#/properties/client_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.scope !== undefined){
+if(typeof data.scope !== "string"){
+const err19 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.client_name !== undefined){
+let data8 = data.client_name;
+if(typeof data8 === "string"){
+if(func1(data8) > 255){
+const err20 = {instancePath:instancePath+"/client_name",schemaPath:"#/properties/client_name/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!pattern4.test(data8)){
+const err21 = {instancePath:instancePath+"/client_name",schemaPath:"#/properties/client_name/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/client_name",schemaPath:"#/properties/client_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
 }
 errors++;
 }
@@ -289,23 +320,23 @@ let valid7 = false;
 const _errs21 = errors;
 if(typeof data9 === "string"){
 if(func1(data9) > 2083){
-const err20 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+const err23 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err23];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err23);
 }
 errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err24 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err24];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err24);
 }
 errors++;
 }
@@ -313,24 +344,24 @@ var _valid0 = _errs21 === errors;
 valid7 = valid7 || _valid0;
 const _errs23 = errors;
 if(data9 !== null){
-const err22 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err25 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err25];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err25);
 }
 errors++;
 }
 var _valid0 = _errs23 === errors;
 valid7 = valid7 || _valid0;
 if(!valid7){
-const err23 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err26 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err26];
 }
 else {
-vErrors.push(err23);
+vErrors.push(err26);
 }
 errors++;
 }
@@ -353,38 +384,7 @@ let valid9 = false;
 const _errs28 = errors;
 if(typeof data10 === "string"){
 if(func1(data10) > 2083){
-const err24 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-if(func1(data10) < 1){
-const err25 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-if(!(formats0(data10))){
-const err26 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err27 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -393,11 +393,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid1 = _errs28 === errors;
-valid9 = valid9 || _valid1;
-const _errs30 = errors;
-if(data10 !== null){
-const err28 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func1(data10) < 1){
+const err28 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -406,15 +403,49 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid1 = _errs30 === errors;
-valid9 = valid9 || _valid1;
-if(!valid9){
-const err29 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!(formats0(data10))){
+const err29 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+var _valid1 = _errs28 === errors;
+valid9 = valid9 || _valid1;
+const _errs30 = errors;
+if(data10 !== null){
+const err31 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid1 = _errs30 === errors;
+valid9 = valid9 || _valid1;
+if(!valid9){
+const err32 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
 }
 errors++;
 }
@@ -437,38 +468,7 @@ let valid11 = false;
 const _errs35 = errors;
 if(typeof data11 === "string"){
 if(func1(data11) > 2083){
-const err30 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-if(func1(data11) < 1){
-const err31 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(!(formats0(data11))){
-const err32 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-else {
-const err33 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err33 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -477,11 +477,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-var _valid2 = _errs35 === errors;
-valid11 = valid11 || _valid2;
-const _errs37 = errors;
-if(data11 !== null){
-const err34 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func1(data11) < 1){
+const err34 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -490,15 +487,49 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid2 = _errs37 === errors;
-valid11 = valid11 || _valid2;
-if(!valid11){
-const err35 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!(formats0(data11))){
+const err35 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err35];
 }
 else {
 vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid2 = _errs35 === errors;
+valid11 = valid11 || _valid2;
+const _errs37 = errors;
+if(data11 !== null){
+const err37 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid2 = _errs37 === errors;
+valid11 = valid11 || _valid2;
+if(!valid11){
+const err38 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -521,38 +552,7 @@ let valid13 = false;
 const _errs42 = errors;
 if(typeof data12 === "string"){
 if(func1(data12) > 2083){
-const err36 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-if(func1(data12) < 1){
-const err37 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-if(!(formats0(data12))){
-const err38 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err39 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -561,11 +561,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-var _valid3 = _errs42 === errors;
-valid13 = valid13 || _valid3;
-const _errs44 = errors;
-if(data12 !== null){
-const err40 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func1(data12) < 1){
+const err40 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -574,15 +571,49 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid3 = _errs44 === errors;
-valid13 = valid13 || _valid3;
-if(!valid13){
-const err41 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!(formats0(data12))){
+const err41 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err41];
 }
 else {
 vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid3 = _errs42 === errors;
+valid13 = valid13 || _valid3;
+const _errs44 = errors;
+if(data12 !== null){
+const err43 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid3 = _errs44 === errors;
+valid13 = valid13 || _valid3;
+if(!valid13){
+const err44 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
 }
 errors++;
 }
@@ -601,34 +632,34 @@ vErrors = null;
 if(data.default_sub_type !== undefined){
 let data13 = data.default_sub_type;
 if(typeof data13 !== "string"){
-const err42 = {instancePath:instancePath+"/default_sub_type",schemaPath:"#/$defs/SubType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err45 = {instancePath:instancePath+"/default_sub_type",schemaPath:"#/$defs/SubType/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err42];
+vErrors = [err45];
 }
 else {
-vErrors.push(err42);
+vErrors.push(err45);
 }
 errors++;
 }
 if(!((data13 === "user") || (data13 === "organization"))){
-const err43 = {instancePath:instancePath+"/default_sub_type",schemaPath:"#/$defs/SubType/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/default_sub_type",schemaPath:"#/$defs/SubType/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err43];
+vErrors = [err46];
 }
 else {
-vErrors.push(err43);
+vErrors.push(err46);
 }
 errors++;
 }
 }
 }
 else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err47];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err47);
 }
 errors++;
 }
@@ -640,10 +671,12 @@ return validate20;
 })();
 
 export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
-const schema36 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateSubscriptionBody","description":"Body of Create Subscription.","type":"object","properties":{"product_id":{"$ref":"#/$defs/Uuid4","description":"A free recurring product."},"customer_id":{"$ref":"#/$defs/Uuid4","description":"An existing customer of the product's organization."},"metadata":{"description":"Up to 50 pairs; keys of 1 to 40 characters.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500},{"type":"integer"},{"type":"number"},{"type":"boolean"}]}}},"required":["product_id","customer_id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema36 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateSubscriptionBody","description":"Body of Create Subscription.","type":"object","properties":{"product_id":{"$ref":"#/$defs/Uuid4","description":"A free recurring product."},"customer_id":{"$ref":"#/$defs/Uuid4","description":"An existing customer of the product's organization."},"metadata":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}},"required":["product_id","customer_id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema37 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern4 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern8 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 const func1 = ucs2length;
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -680,7 +713,7 @@ errors++;
 if(data.product_id !== undefined){
 let data0 = data.product_id;
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
+if(!pattern5.test(data0)){
 const err2 = {instancePath:instancePath+"/product_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -715,7 +748,7 @@ errors++;
 if(data.customer_id !== undefined){
 let data1 = data.customer_id;
 if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
+if(!pattern5.test(data1)){
 const err5 = {instancePath:instancePath+"/customer_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -783,9 +816,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-else {
-const err11 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key0};
+if(!pattern4.test(key0)){
+const err11 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\"",propertyName:key0};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -794,14 +826,25 @@ vErrors.push(err11);
 }
 errors++;
 }
-var valid3 = _errs9 === errors;
-if(!valid3){
-const err12 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+}
+else {
+const err12 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key0};
 if(vErrors === null){
 vErrors = [err12];
 }
 else {
 vErrors.push(err12);
+}
+errors++;
+}
+var valid3 = _errs9 === errors;
+if(!valid3){
+const err13 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
 }
 errors++;
 }
@@ -813,17 +856,7 @@ let valid5 = false;
 const _errs14 = errors;
 if(typeof data3 === "string"){
 if(func1(data3) > 500){
-const err13 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-if(func1(data3) < 1){
-const err14 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err14 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -832,9 +865,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data3) < 1){
+const err15 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -843,11 +875,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-var _valid0 = _errs14 === errors;
-valid5 = valid5 || _valid0;
-const _errs16 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err16 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!pattern8.test(data3)){
+const err16 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -856,11 +885,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid0 = _errs16 === errors;
-valid5 = valid5 || _valid0;
-const _errs18 = errors;
-if(!((typeof data3 == "number") && (isFinite(data3)))){
-const err17 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/2/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err17 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -869,11 +896,11 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid0 = _errs18 === errors;
+var _valid0 = _errs14 === errors;
 valid5 = valid5 || _valid0;
-const _errs20 = errors;
-if(typeof data3 !== "boolean"){
-const err18 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/3/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const _errs16 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err18 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -882,15 +909,63 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid0 = _errs20 === errors;
-valid5 = valid5 || _valid0;
-if(!valid5){
-const err19 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+const err19 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/1/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+if(data3 < -9007199254740991 || isNaN(data3)){
+const err20 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+var _valid0 = _errs16 === errors;
+valid5 = valid5 || _valid0;
+const _errs18 = errors;
+if(!((typeof data3 == "number") && (isFinite(data3)))){
+const err21 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/2/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid0 = _errs18 === errors;
+valid5 = valid5 || _valid0;
+const _errs20 = errors;
+if(typeof data3 !== "boolean"){
+const err22 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/3/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid0 = _errs20 === errors;
+valid5 = valid5 || _valid0;
+if(!valid5){
+const err23 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }
@@ -908,24 +983,24 @@ vErrors = null;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err24 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err24];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err24);
 }
 errors++;
 }
 }
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err25];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err25);
 }
 errors++;
 }
@@ -937,7 +1012,7 @@ return validate21;
 })();
 
 export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1."},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
 const schema44 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1065,7 +1140,7 @@ export const validateGetWalletPath = /* @__PURE__ */ (() => {
 const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema46 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern4 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1091,7 +1166,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
+if(!pattern5.test(data0)){
 const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -1145,7 +1220,7 @@ export const validateGetProductPath = /* @__PURE__ */ (() => {
 const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema48 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern4 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1171,7 +1246,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
+if(!pattern5.test(data0)){
 const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -1225,7 +1300,7 @@ export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
 const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema50 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern4 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1251,7 +1326,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
+if(!pattern5.test(data0)){
 const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -1305,7 +1380,7 @@ export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
 const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema52 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern4 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
 function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1331,7 +1406,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
+if(!pattern5.test(data0)){
 const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -1387,8 +1462,8 @@ const schema40 = {"description":"UUID version 4; returned in lowercase, accepted
 const schema41 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
 const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats0 = format_uri;
-const pattern4 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern7 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
+const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern10 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
 const func1 = ucs2length;
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1496,7 +1571,7 @@ props0.return_url = true;
 if(data.customer_id !== undefined){
 let data0 = data.customer_id;
 if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
+if(!pattern5.test(data0)){
 const err4 = {instancePath:instancePath+"/customer_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -1614,7 +1689,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern7.test(data3)){
+if(!pattern10.test(data3)){
 const err14 = {instancePath:instancePath+"/return_url",schemaPath:"#/properties/return_url/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"},message:"must match pattern \""+"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"+"\""};
 if(vErrors === null){
 vErrors = [err14];

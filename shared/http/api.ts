@@ -1,12 +1,11 @@
 /**
  * The one middleware stack every function uses, in middy's documented order:
  * error handler registered first (its onError runs last) → authenticate →
- * content type and size → JSON body parser → validate → handler.
+ * content type and size → JSON body parser (UTF-8, I-JSON) → validate → handler.
  * Validators are precompiled (shared/generated); nothing is compiled here.
  */
 import middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import {
   type ApiError,
@@ -21,6 +20,7 @@ import type { QueryShape } from '../generated/validators.js';
 import type { Dependencies } from '../runtime.ts';
 import { authenticate } from './auth.ts';
 import { idempotency } from './idempotency.ts';
+import { jsonBody } from './json-body.ts';
 import { parseQuery } from './query.ts';
 import type { ApiResult } from './responses.ts';
 import { GREEDY_PARAMETER } from './routes.ts';
@@ -58,6 +58,8 @@ export interface ApiOptions<K extends CredentialKind, Body, Query, Path> {
   path?: Validator<Path>;
   /** Honour `Idempotency-Key`, with records scoped to this name (POST operations). */
   idempotencyScope?: string;
+  /** Headers every error answer carries too (successes set their own, so that replays keep them). */
+  errorHeaders?: Record<string, string>;
 }
 
 type Request = middy.Request<APIGatewayProxyEventV2, ApiResult, Error, Context>;
@@ -101,19 +103,18 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
   const { deps } = options;
   // No early-timeout race: it costs a timer per invocation, and a request still running near the
   // 10 s function timeout has failed either way (test/bench: warm overhead).
-  const stack = middy<APIGatewayProxyEventV2, ApiResult, Error, Context>({ timeoutEarlyInMillis: 0 })
-    .use(httpErrorHandler({ logger: logUnexpected, fallbackMessage: JSON.stringify(internalErrorBody) }))
-    .use({
+  const stack = middy<APIGatewayProxyEventV2, ApiResult, Error, Context>({ timeoutEarlyInMillis: 0 });
+  const { errorHeaders } = options;
+  if (errorHeaders) {
+    // Registered before the error handler, so that its onError runs after the answer exists.
+    stack.use({
       onError: async (request: Request) => {
-        // The body parser reports unparsable JSON as 415; the contract says 422.
-        const cause = (request.error as { cause?: { package?: string } } | null)?.cause;
-        if (cause?.package === '@middy/http-json-body-parser') {
-          request.error = new RequestValidationError([
-            { loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', input: {} },
-          ]);
-        }
+        if (request.response) request.response.headers = { ...request.response.headers, ...errorHeaders };
       },
-    })
+    });
+  }
+  stack
+    .use(httpErrorHandler({ logger: logUnexpected, fallbackMessage: JSON.stringify(internalErrorBody) }))
     .use({
       // The greedy twin of this operation's route (shared/http/routes.ts) catches the trailing-slash
       // spelling, and with it any longer path: that is an unknown route, answered before anything
@@ -143,9 +144,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
           if (size > MAX_BODY_BYTES) throw new PayloadTooLarge(MAX_BODY_BYTES);
         },
       })
-      // Content type is checked above (case-insensitively, as RFC 9110 wants); the option exists at
-      // runtime in @middy/http-json-body-parser 6 but is missing from its type declarations.
-      .use(httpJsonBodyParser({ disableContentTypeCheck: true } as Parameters<typeof httpJsonBodyParser>[0]));
+      .use(jsonBody());
   }
 
   stack.use({

@@ -49,6 +49,13 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 
 const UUID4_PATTERN_MARK = '-4[';
 
+/** The document's patterns that keep control characters out of stored strings, and what each allows. */
+export const CONTROL_CHARACTER_PATTERNS: Readonly<Record<string, string>> = {
+  '^[^\\x00-\\x1F\\x7F]*$': 'String should not contain control characters (U+0000 to U+001F, U+007F)',
+  '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$':
+    'String should not contain control characters (U+0000 to U+001F, U+007F) other than tab, line feed and carriage return',
+};
+
 const pointerSegments = (pointer: string): string[] =>
   pointer === ''
     ? []
@@ -87,10 +94,6 @@ function describe(error: AjvError, part: RequestPart, input: unknown): Pick<Vali
     case 'required':
       return { type: 'missing', msg: 'Field required' };
     case 'type': {
-      // JSON.parse turns numbers beyond float range (1e400) into Infinity.
-      if (typeof input === 'number' && !Number.isFinite(input)) {
-        return { type: 'finite_number', msg: 'Input should be a finite number' };
-      }
       const expected = String(p.type).split(',')[0] ?? 'string';
       if (part !== 'body' && expected === 'integer' && typeof input === 'string') {
         return {
@@ -133,11 +136,14 @@ function describe(error: AjvError, part: RequestPart, input: unknown): Pick<Vali
       if (p.format === 'date-time')
         return { type: 'datetime_parsing', msg: 'Input should be a valid datetime' };
       return { type: 'value_error', msg: `Input should match format ${String(p.format)}` };
-    case 'pattern':
+    case 'pattern': {
+      const controls = CONTROL_CHARACTER_PATTERNS[String(p.pattern)];
+      if (controls) return { type: 'string_control_character', msg: controls };
       if (String(p.pattern).includes(UUID4_PATTERN_MARK)) {
         return { type: 'uuid_version', msg: 'UUID version 4 expected' };
       }
       return { type: 'string_pattern_mismatch', msg: `String should match pattern '${String(p.pattern)}'` };
+    }
     case 'anyOf':
     case 'oneOf':
       return { type: 'union_type', msg: 'Input does not match any of the allowed types' };

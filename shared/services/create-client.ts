@@ -1,5 +1,5 @@
-import { isIP } from 'node:net';
 import { insertOAuthClient } from '../data/oauth-clients.ts';
+import { redirectUriProblem, webUrlProblem } from '../domain/client-uris.ts';
 import { InvalidClientMetadata } from '../domain/errors.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import { DEFAULT_CLIENT_SCOPE, parseScope } from '../domain/scopes.ts';
@@ -7,43 +7,24 @@ import { generateSecret, hashSecret, secretPrefixes } from '../domain/secrets.ts
 import type { CreateClientBody, OAuth2ClientRegistration } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
 
-const LOOPBACK_NAMES = new Set(['localhost']);
-/** Schemes that would run or read something in the user agent instead of redirecting to the client. */
-const UNSAFE_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'blob:', 'about:']);
+const WEB_URI_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
 
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  if (LOOPBACK_NAMES.has(host.toLowerCase())) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  if (isIP(host) === 6) return host === '::1';
-  return false;
-}
-
-/** RFC 7591 §2 / RFC 8252: no fragments; plain http only for loopback redirects. */
-function checkRedirectUri(uri: string): void {
-  if (uri.includes('#')) {
-    throw new InvalidClientMetadata(
-      'invalid_redirect_uri',
-      `Redirect URI must not contain a fragment: ${uri}`,
-    );
+/** RFC 7591 §3.2.2, in the documented order: redirect URIs, the other URIs, grant types (scope last). */
+function checkMetadata(body: CreateClientBody, grantTypes: readonly string[]): void {
+  for (const uri of body.redirect_uris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new InvalidClientMetadata('invalid_redirect_uri', `Redirect URI ${problem}: ${uri}`);
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(uri);
-  } catch {
-    // RFC 3986 syntax (the schema's check) admits hosts and ports no browser can reach.
-    throw new InvalidClientMetadata('invalid_redirect_uri', `Redirect URI is not a usable URL: ${uri}`);
+  for (const field of WEB_URI_FIELDS) {
+    const uri = body[field];
+    const problem = typeof uri === 'string' ? webUrlProblem(uri) : undefined;
+    if (problem) throw new InvalidClientMetadata('invalid_client_metadata', `${field} ${problem}: ${uri}`);
   }
-  if (UNSAFE_SCHEMES.has(parsed.protocol)) {
+  // The only response type is `code`, which RFC 7591 §2.1 ties to the authorization_code grant.
+  if (!grantTypes.includes('authorization_code')) {
     throw new InvalidClientMetadata(
-      'invalid_redirect_uri',
-      `Redirect URI scheme is not allowed: ${parsed.protocol}`,
-    );
-  }
-  if (parsed.protocol === 'http:' && !isLoopback(parsed.hostname)) {
-    throw new InvalidClientMetadata(
-      'invalid_redirect_uri',
-      `Redirect URI must use https unless it points to localhost or a loopback address: ${uri}`,
+      'invalid_client_metadata',
+      'grant_types must include authorization_code: the code response type needs it (RFC 7591 §2.1)',
     );
   }
 }
@@ -73,13 +54,14 @@ export async function createClient(
   principal: UserPrincipal,
   body: CreateClientBody,
 ): Promise<OAuth2ClientRegistration> {
-  for (const uri of body.redirect_uris) checkRedirectUri(uri);
+  // Repeated values collapse, so what is stored stays as small as the enums.
+  const grantTypes = unique(body.grant_types ?? ['authorization_code', 'refresh_token']);
+  checkMetadata(body, grantTypes);
   const authMethod = body.token_endpoint_auth_method ?? 'client_secret_post';
   const registration = {
     redirect_uris: body.redirect_uris,
     token_endpoint_auth_method: authMethod,
-    // Repeated values collapse, so what is stored stays as small as the enums.
-    grant_types: unique(body.grant_types ?? ['authorization_code', 'refresh_token']),
+    grant_types: grantTypes,
     response_types: unique(body.response_types ?? ['code']),
     scope: normalizeScope(body.scope),
     client_name: body.client_name,

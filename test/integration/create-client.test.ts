@@ -90,11 +90,11 @@ describe('Create Client (RFC 7591)', () => {
       redirect_uris: Array.from({ length: 20 }, (_, i) => uri(i)),
       client_name: '名'.repeat(255),
       client_uri: `https://app.example/${'c'.repeat(2060)}`,
-      grant_types: Array.from({ length: 1000 }, () => 'refresh_token'),
+      grant_types: [...Array.from({ length: 1000 }, () => 'refresh_token'), 'authorization_code'],
       response_types: ['code', 'code'],
     });
     expect(reply.status).toBe(201);
-    expect(reply.body.grant_types).toEqual(['refresh_token']);
+    expect(reply.body.grant_types).toEqual(['refresh_token', 'authorization_code']);
     expect(reply.body.response_types).toEqual(['code']);
   });
 

@@ -158,7 +158,7 @@ describe('3. client_uri, logo_uri, tos_uri and policy_uri: absolute https URLs o
   const BAD = [
     'javascript:alert(1)',
     'JavaScript:alert(1)',
-    'data:text/html,<script>alert(1)</script>',
+    'data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==',
     'vbscript:msgbox(1)',
     'file:///etc/passwd',
     'ftp://app.example/tos',
