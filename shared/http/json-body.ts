@@ -105,7 +105,7 @@ export function jsonFaults(text: string, limit = MAX_ISSUES): ValidationIssue[] 
   ];
   for (let i = 0; i < text.length && faults.length < limit; ) {
     const c = text.charCodeAt(i);
-    const top = frames.at(-1);
+    const top = frames[frames.length - 1];
     if (c === 0x7b /* { */) {
       frames.push({ kind: 'object', keys: new Set(), key: '', expectKey: true });
       i++;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadOpenApi } from '#scripts/openapi.ts';
 import {
   listWalletsQueryShape,
   validateCreateClientBody,
@@ -7,6 +8,7 @@ import {
   validateListWalletsQuery,
 } from '#shared/generated/validators.js';
 import { parseQuery } from '#shared/http/query.ts';
+import { CONTROL_CHARACTER_PATTERNS, toIssues } from '#shared/http/validation.ts';
 
 const UUID4 = '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b';
 const UUID1 = 'c232ab00-9414-11ec-b3c8-9f6bdeced846';
@@ -91,6 +93,24 @@ describe('validateCreateClientBody', () => {
     ]);
   });
 
+  it('rejects empty grant and response type lists', () => {
+    expect(failures(validateCreateClientBody, { ...good, grant_types: [] })).toEqual([
+      '/grant_types minItems',
+    ]);
+    expect(failures(validateCreateClientBody, { ...good, response_types: [] })).toEqual([
+      '/response_types minItems',
+    ]);
+  });
+
+  it('rejects every control character in client_name, and nothing else', () => {
+    for (let c = 0; c <= 0x9f; c++) {
+      const client_name = `a${String.fromCharCode(c)}b`;
+      const control = c < 0x20 || c === 0x7f;
+      expect(validateCreateClientBody({ ...good, client_name }), `U+${c.toString(16)}`).toBe(!control);
+    }
+    expect(validateCreateClientBody({ ...good, client_name: 'Zoë 😀 \u2028' })).toBe(true);
+  });
+
   it('rejects non-objects and wrong types', () => {
     expect(failures(validateCreateClientBody, [])).toEqual([' type']);
     expect(failures(validateCreateClientBody, { ...good, client_name: 42 })).toEqual(['/client_name type']);
@@ -169,6 +189,45 @@ describe('validateCreateSubscriptionBody', () => {
   });
 });
 
+describe('control characters', () => {
+  it('every pattern of the document that keeps them out has its own message', () => {
+    const patterns = new Set<string>();
+    JSON.stringify(loadOpenApi(), (key, value: unknown) => {
+      if (key === 'pattern' && typeof value === 'string' && value.includes('\\x00')) patterns.add(value);
+      return value;
+    });
+    expect(patterns.size).toBeGreaterThan(0);
+    expect([...patterns].sort()).toEqual(Object.keys(CONTROL_CHARACTER_PATTERNS).sort());
+  });
+
+  it('metadata: keys refuse all of them, string values all but tab, line feed and carriage return', () => {
+    const body = (metadata: unknown) => ({ product_id: UUID4, customer_id: UUID4, metadata });
+    for (let c = 0; c <= 0x7f; c++) {
+      const char = String.fromCharCode(c);
+      const control = c < 0x20 || c === 0x7f;
+      expect(validateCreateSubscriptionBody(body({ [`k${char}`]: 1 })), `key U+${c}`).toBe(!control);
+      const allowed = !control || char === '\t' || char === '\n' || char === '\r';
+      expect(validateCreateSubscriptionBody(body({ k: `v${char}` })), `value U+${c}`).toBe(allowed);
+    }
+    const data = body({ 'a\u0000': 'x', k: 'x\u0007' });
+    expect(validateCreateSubscriptionBody(data)).toBe(false);
+    expect(toIssues(validateCreateSubscriptionBody.errors ?? [], 'body', data)).toEqual([
+      {
+        loc: ['body', 'metadata', 'a\u0000'],
+        msg: 'String should not contain control characters (U+0000 to U+001F, U+007F)',
+        type: 'string_control_character',
+        input: 'a\u0000',
+      },
+      {
+        loc: ['body', 'metadata', 'k'],
+        msg: 'String should not contain control characters (U+0000 to U+001F, U+007F) other than tab, line feed and carriage return',
+        type: 'string_control_character',
+        input: 'x\u0007',
+      },
+    ]);
+  });
+});
+
 describe('validateListWalletsQuery', () => {
   it('fills in defaults', () => {
     const query = {};
@@ -214,6 +273,18 @@ describe('parseQuery, by the shape generated from the query schema', () => {
 
   it('drops parameters the operation does not declare', () => {
     expect(parseQuery('foo=1&page=3&__proto__=x', listWalletsQueryShape)).toEqual({ page: 3 });
+  });
+
+  it('reads decimal integers of any length; past 2^53−1 it reads 2^53−1 (a negative keeps its sign)', () => {
+    const parse = (query: string) => parseQuery(query, listWalletsQueryShape);
+    expect(parse('page=3&limit=+007')).toEqual({ page: 3, limit: 7 });
+    expect(parse('page=10000000000000000&limit=9007199254740993')).toEqual({
+      page: Number.MAX_SAFE_INTEGER,
+      limit: Number.MAX_SAFE_INTEGER,
+    });
+    expect(parse(`page=${'9'.repeat(400)}`)).toEqual({ page: Number.MAX_SAFE_INTEGER });
+    expect(parse('page=-10000000000000000')).toEqual({ page: -10000000000000000 });
+    expect(parse(`limit=-${'9'.repeat(400)}`)).toEqual({ limit: -Number.MAX_VALUE });
   });
 });
 
