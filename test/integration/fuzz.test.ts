@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
+import { jsonFaults } from '#shared/http/json-body.ts';
 import { operations } from '#shared/operations.ts';
 import {
   checkDeletes,
@@ -52,9 +53,12 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => world?.drop());
 
-/** The request as API Gateway would deliver it (no header added: a missing Content-Type stays missing). */
+/**
+ * The request as API Gateway would deliver it (no header added: a missing Content-Type stays
+ * missing); a body marked `base64` arrives base64-encoded, as API Gateway may send any body.
+ */
 async function send(c: FuzzCase): Promise<FuzzReply> {
-  const { method, url, headers, body } = c.request;
+  const { method, url, headers, body, base64 } = c.request;
   const path = url.split('?')[0] as string;
   const match = routeRequest(method, path);
   if (!match) throw new Error(`no route for ${method} ${path}`);
@@ -66,9 +70,13 @@ async function send(c: FuzzCase): Promise<FuzzReply> {
       rawHeaders: Object.entries({ host: 'api.test', ...headers }).flat(),
       socket: { remoteAddress: '127.0.0.1' },
     },
-    body === undefined ? Buffer.alloc(0) : Buffer.from(body),
+    body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(body) ? body : Buffer.from(body),
     { routeKey: match.routeKey, pathParameters: match.pathParameters },
   );
+  if (base64 && event.body !== undefined && !event.isBase64Encoded) {
+    event.body = Buffer.from(event.body).toString('base64');
+    event.isBase64Encoded = true;
+  }
   const reply = await invoke(event);
   return { status: reply.status, headers: reply.headers, raw: reply.raw ?? '', body: reply.body };
 }
@@ -140,7 +148,7 @@ describe('fuzzing every operation', () => {
       fc.Arbitrary<FuzzCase>,
     ][]) {
       const statuses = new Set<number>();
-      for (const c of fc.sample(arbitrary, { numRuns: 600, seed: 42 })) {
+      for (const c of fc.sample(arbitrary, { numRuns: 1000, seed: 42 })) {
         const [only, ...others] = c.oracle.statuses;
         if (only !== undefined && others.length === 0) statuses.add(only);
       }
@@ -153,6 +161,66 @@ describe('fuzzing every operation', () => {
     }
     // Cases run by the property tests above, when they ran in this process.
     for (const [operationId, n] of counts) expect(n, operationId).toBeGreaterThanOrEqual(RUNS);
+  });
+
+  it('the generators reach every class of issue 10, not only its five examples', () => {
+    const arbitraries = fuzzArbitraries(ctx);
+    const posts = [
+      ...fc.sample(arbitraries.createClient, { numRuns: 1000, seed: 10 }),
+      ...fc.sample(arbitraries.createSubscription, { numRuns: 1000, seed: 10 }),
+    ];
+    const bytes = posts.map((c) => c.request.body).filter((b): b is Buffer => Buffer.isBuffer(b));
+    const texts = posts.map((c) => c.request.body).filter((b): b is string => typeof b === 'string');
+    const count = (test: (t: string) => boolean) => texts.filter(test).length;
+    // Bytes that are not UTF-8, at many different positions.
+    expect(bytes.length).toBeGreaterThan(20);
+    expect(
+      new Set(bytes.map((b) => b.findIndex((byte, i) => byte !== Buffer.from(b.toString())[i]))).size,
+    ).toBeGreaterThan(10);
+    // Base64 event bodies as well as text ones.
+    expect(posts.filter((c) => c.request.base64).length).toBeGreaterThan(300);
+    // Integer literals past ±(2^53−1), written digit for digit, and number literals past the double range.
+    expect(count((t) => /[:[,]-?\d{17,}[,}\]]/.test(t))).toBeGreaterThan(20);
+    expect(count((t) => /[:[,]-?\d(?:\.\d+)?e-?4\d\d[,}\]]/i.test(t))).toBeGreaterThan(5);
+    // Duplicate keys, top level and nested (found with the parser itself: this counts generated
+    // cases, the oracles stay independent of it), and lone surrogate escapes.
+    const duplicates = texts.flatMap((t) => {
+      try {
+        JSON.parse(t);
+      } catch {
+        return [];
+      }
+      return jsonFaults(t).filter((f) => f.type === 'duplicate_key');
+    });
+    expect(duplicates.filter((f) => f.loc.length === 2).length).toBeGreaterThan(20);
+    expect(duplicates.filter((f) => f.loc[1] === 'metadata').length).toBeGreaterThan(5);
+    expect(count((t) => t.includes('\\ud') || t.includes('\\uD'))).toBeGreaterThan(20);
+    // URI fields with every scheme and host-less or user-info authorities.
+    for (const uri of [
+      'javascript:',
+      'JavaScript:',
+      'data:',
+      'file:',
+      'vbscript:',
+      'blob:',
+      'about:',
+      'ftp:',
+      'wss:',
+      'mailto:',
+      'myapp:',
+      'HtTp:',
+    ]) {
+      expect(
+        count((t) => t.includes(`"${uri}`)),
+        uri,
+      ).toBeGreaterThan(0);
+    }
+    for (const uri of [':///', '://"', '://:443', ':cb"', '://user@', '@evil.example']) {
+      expect(
+        count((t) => t.includes(uri)),
+        uri,
+      ).toBeGreaterThan(0);
+    }
   });
 });
 
