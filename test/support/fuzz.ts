@@ -1051,6 +1051,8 @@ export function classifyUri(uri: string): UriVerdict | undefined {
     QUERY_CHARS.test(query) &&
     QUERY_CHARS.test(fragment ?? '');
   if (!known) return undefined;
+  // The schema's `uri` format (ajv-formats) wants something after the colon: `https:` is refused.
+  if (uri === `${scheme}:`) return refused;
   const lower = scheme.toLowerCase();
   const web = lower === 'http' || lower === 'https';
   const userinfo = shape?.[1] !== undefined;
