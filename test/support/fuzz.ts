@@ -176,6 +176,15 @@ const exactly = (n: number) =>
 const latin1 = (maxLength: number) =>
   fc.array(fc.oneof(chr(0x20, 0x7e), chr(0xa1, 0xff)), { maxLength }).map((units) => units.join(''));
 
+/** Text a client would plausibly send: printable ASCII, Latin-1, CJK, emoji; no control characters. */
+const printable = (minLength: number, maxLength: number) =>
+  fc
+    .array(fc.oneof(chr(0x20, 0x7e), chr(0xa0, 0xff), chr(0x4e00, 0x4eff), chr(0x1f600, 0x1f64f)), {
+      minLength,
+      maxLength,
+    })
+    .map((units) => units.join(''));
+
 const ALNUM = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'];
 const alnum = (minLength: number, maxLength: number) =>
   fc.array(fc.constantFrom(...ALNUM), { minLength, maxLength }).map((units) => units.join(''));
@@ -808,7 +817,7 @@ function subscriptionArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     { weight: 3, arbitrary: badId },
   );
   const reserved = new Set(['product_id', 'customer_id', 'metadata']);
-  const value = fc
+  const hostile = fc
     .record(
       {
         product_id: productId,
@@ -823,6 +832,38 @@ function subscriptionArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       { requiredKeys: ['extra'] },
     )
     .map(({ extra, ...fields }) => ({ ...extra, ...fields }));
+  // What a well-behaved client sends, so that the rules behind the schema are reached often;
+  // its metadata still holds integers past 2^53 and unusual number literals now and then.
+  const plausible = fc.record(
+    {
+      product_id: fc.oneof(
+        { weight: 4, arbitrary: anyCase(demo.free_product_id) },
+        { weight: 1, arbitrary: productId },
+      ),
+      customer_id: fc.oneof(
+        {
+          weight: 4,
+          arbitrary: fc.constantFrom(demo.customer_id, demo.second_customer_id, demo.large_customer_id),
+        },
+        { weight: 1, arbitrary: customerId },
+      ),
+      metadata: fc.dictionary(
+        alnum(1, 12),
+        fc.oneof(
+          { weight: 4, arbitrary: printable(1, 30) },
+          { weight: 2, arbitrary: fc.integer() },
+          { weight: 2, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
+          { weight: 2, arbitrary: fc.boolean() },
+          { weight: 1, arbitrary: fc.constantFrom('line 1\nline 2', 'a\tb\r\n') },
+          { weight: 1, arbitrary: bigInteger },
+          { weight: 1, arbitrary: numberLiteral },
+        ),
+        { maxKeys: 6 },
+      ),
+    },
+    { requiredKeys: ['product_id', 'customer_id'] },
+  );
+  const value = fc.oneof(hostile, plausible);
 
   const model = (body: Record<string, unknown>, tenant: Tenant): Oracle => {
     const { product_id, customer_id, metadata } = body;
@@ -1008,6 +1049,20 @@ const anySchemeUri = fc
   )
   .map(([scheme, [authority, rest]]) => `${scheme}:${authority}${rest}`);
 
+/** http(s) URIs WHATWG URL repairs into something with a host (`https:///cb` → `https://cb/`), or with user information. */
+const hostlessHttpUri = fc.constantFrom(
+  'https:///cb',
+  'http:///cb',
+  'HTTPS:///a/b?x=1',
+  'https:////cb',
+  'https:cb',
+  'http:cb',
+  'https://@app.example/cb',
+  'https://user@app.example/cb',
+  'http://user:secret@localhost/cb',
+  'https://app.example@evil.example/cb',
+);
+
 const KNOWN_HOST = String.raw`(?:(?:app|a|sub\.domain|xn--bcher-kva|evil|localhost)\.example|localhost|\[::1\]|127(?:\.\d{1,3}){3}|10\.0\.0\.1|192\.168\.1\.1|callback|cb)`;
 /** RFC 3986 Appendix B: scheme, authority, path, query, fragment. */
 const RFC3986 = /^(?:([^:/?#]+):)?(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/;
@@ -1077,6 +1132,7 @@ const uriArb: fc.Arbitrary<string> = fc.oneof(
     arbitrary: fc.tuple(fc.oneof(httpsUri, loopbackUri), alnum(0, 6)).map(([u, f]) => `${u}#${f}`),
   },
   { weight: 6, arbitrary: anySchemeUri },
+  { weight: 1, arbitrary: hostlessHttpUri },
   {
     weight: 1,
     arbitrary: fc.constantFrom(
@@ -1187,6 +1243,46 @@ function clientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       for (const [k, v] of Object.entries(fields)) if (v !== undefined) body[k] = v;
       return body;
     });
+  // What a well-behaved client sends, so that the rules behind the schema are reached often; its
+  // URIs still take every scheme and authority shape now and then.
+  const page = optional(
+    fc.oneof(
+      { weight: 4, arbitrary: httpsUri },
+      { weight: 2, arbitrary: loopbackUri },
+      { weight: 3, arbitrary: anySchemeUri },
+      { weight: 1, arbitrary: hostlessHttpUri },
+      { weight: 1, arbitrary: remoteHttpUri },
+      { weight: 1, arbitrary: fc.constant(null) },
+    ),
+  );
+  const plausible = fc
+    .record({
+      redirect_uris: fc.array(
+        fc.oneof(
+          { weight: 6, arbitrary: httpsUri },
+          { weight: 3, arbitrary: loopbackUri },
+          { weight: 1, arbitrary: fc.constantFrom('com.example.app:/oauth2redirect', 'myapp://callback') },
+          { weight: 1, arbitrary: anySchemeUri },
+          { weight: 1, arbitrary: hostlessHttpUri },
+        ),
+        { minLength: 1, maxLength: 3 },
+      ),
+      client_name: printable(1, 40),
+      token_endpoint_auth_method: optional(
+        fc.constantFrom('client_secret_basic', 'client_secret_post', 'none'),
+      ),
+      grant_types: optional(
+        fc.array(fc.constantFrom('authorization_code', 'refresh_token'), { maxLength: 3 }),
+      ),
+      response_types: optional(fc.constantFrom(['code'], ['code', 'code'], [])),
+      scope: optional(fc.constantFrom(...SCOPES.filter(([, verdict]) => verdict === 'ok').map(([s]) => s))),
+      client_uri: page,
+      logo_uri: page,
+      tos_uri: page,
+      policy_uri: page,
+      default_sub_type: optional(fc.constantFrom('user', 'organization')),
+    })
+    .map((fields) => Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)));
 
   const model = (b: Record<string, unknown>): Oracle => {
     let unknown = false;
@@ -1276,7 +1372,10 @@ function clientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       // A required field missing: the detail item's input is the whole (deep) body.
       return { text: `{"redirect_uris":["https://a.example/cb"],"x":${nested}}` };
     });
-  const body = fc.oneof({ weight: 40, arbitrary: bodyArb(value) }, { weight: 1, arbitrary: deep });
+  const body = fc.oneof(
+    { weight: 40, arbitrary: bodyArb(fc.oneof(value, plausible)) },
+    { weight: 1, arbitrary: deep },
+  );
 
   return fc
     .tuple(authArb(ctx, 'pat', false), contentTypeArb, body, fc.boolean(), fc.nat(3))
@@ -1390,18 +1489,24 @@ function walletsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     },
   );
   const encode = (s: string) => encodeURIComponent(toWellFormed(s));
-  const garbage = fc.constantFrom(
-    '',
-    '&',
-    '&&page',
-    '%',
-    '%zz',
-    'page=%',
-    'sorting',
-    '=',
-    'limit=1&limit',
-    '+',
-    'page=1#frag',
+  // A raw tail makes the oracle loose, so most queries go without one.
+  const garbage = fc.oneof(
+    { weight: 3, arbitrary: fc.constant('') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '&',
+        '&&page',
+        '%',
+        '%zz',
+        'page=%',
+        'sorting',
+        '=',
+        'limit=1&limit',
+        '+',
+        'page=1#frag',
+      ),
+    },
   );
 
   return fc
@@ -1823,6 +1928,11 @@ export function checkReply(c: FuzzCase, reply: FuzzReply): void {
       });
     }
     if (reply.status === 401) expect(reply.headers['www-authenticate']).toMatch(/^Bearer realm="polar"/);
+    // Registration answers are never cacheable, errors included (RFC 7591 §3.2, RFC 6749 §5.1).
+    if (c.operationId === 'createClient') {
+      expect(reply.headers['cache-control']).toBe('no-store');
+      expect(reply.headers.pragma).toBe('no-cache');
+    }
     if (reply.status === 403)
       expect(reply.headers['www-authenticate']).toContain('error="insufficient_scope"');
     expect(c.oracle.statuses).toContain(reply.status);
