@@ -6,6 +6,7 @@
  */
 import middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import {
   type ApiError,
@@ -20,7 +21,7 @@ import type { QueryShape } from '../generated/validators.js';
 import type { Dependencies } from '../runtime.ts';
 import { authenticate } from './auth.ts';
 import { idempotency } from './idempotency.ts';
-import { jsonBody } from './json-body.ts';
+import { iJsonBody, strictUtf8Body } from './json-body.ts';
 import { parseQuery } from './query.ts';
 import type { ApiResult } from './responses.ts';
 import { GREEDY_PARAMETER } from './routes.ts';
@@ -116,6 +117,17 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
   stack
     .use(httpErrorHandler({ logger: logUnexpected, fallbackMessage: JSON.stringify(internalErrorBody) }))
     .use({
+      onError: async (request: Request) => {
+        // The body parser reports unparsable JSON as 415; the contract says 422.
+        const cause = (request.error as { cause?: { package?: string } } | null)?.cause;
+        if (cause?.package === '@middy/http-json-body-parser') {
+          request.error = new RequestValidationError([
+            { loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', input: {} },
+          ]);
+        }
+      },
+    })
+    .use({
       // The greedy twin of this operation's route (shared/http/routes.ts) catches the trailing-slash
       // spelling, and with it any longer path: that is an unknown route, answered before anything
       // else, as the `$default` function answers every other unknown path.
@@ -144,7 +156,11 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
           if (size > MAX_BODY_BYTES) throw new PayloadTooLarge(MAX_BODY_BYTES);
         },
       })
-      .use(jsonBody());
+      .use(strictUtf8Body())
+      // The content type was checked above; disableContentTypeCheck is honoured at runtime in
+      // @middy/http-json-body-parser 6 but is missing from its type declarations.
+      .use(httpJsonBodyParser({ disableContentTypeCheck: true } as Parameters<typeof httpJsonBodyParser>[0]))
+      .use(iJsonBody());
   }
 
   stack.use({

@@ -158,23 +158,29 @@ const loneSurrogate = (at: string[]): ValidationIssue => ({
   type: 'string_unicode',
 });
 
-/** The body parsed, or the contract's 422 for a body that is not UTF-8, not JSON, or not I-JSON. */
-export function parseJsonBody(event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded'>): unknown {
-  const text = bodyText(event);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw decodeError();
-  }
-  const faults = jsonFaults(text);
-  if (faults.length > 0) throw new RequestValidationError(faults);
-  return value;
-}
+/** The body text as it arrived (decoded), per event, for the I-JSON check after parsing. */
+const arrivedText = new WeakMap<object, string>();
 
-/** The parse step of the middleware stack: `event.body` becomes the parsed value. */
-export const jsonBody = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
+/**
+ * Before `@middy/http-json-body-parser`, which parses: a base64 body becomes text here, decoded as
+ * strict UTF-8 (the parser's own decoding would turn an invalid byte into U+FFFD), and the text is
+ * kept for `iJsonBody`.
+ */
+export const strictUtf8Body = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
-    (request.event as { body: unknown }).body = parseJsonBody(request.event);
+    const text = bodyText(request.event);
+    arrivedText.set(request.event, text);
+    request.event.body = text;
+    request.event.isBase64Encoded = false;
+  },
+});
+
+/** After the parser: the I-JSON rules, on the text it parsed (so the text is valid JSON here). */
+export const iJsonBody = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
+  before: async (request) => {
+    const text = arrivedText.get(request.event);
+    if (text === undefined) throw new Error('strictUtf8Body did not run before the body parser');
+    const faults = jsonFaults(text);
+    if (faults.length > 0) throw new RequestValidationError(faults);
   },
 });

@@ -1,7 +1,9 @@
+import httpJsonBodyParser from '@middy/http-json-body-parser';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RequestValidationError } from '#shared/domain/errors.ts';
-import { bodyText, jsonFaults, parseJsonBody } from '#shared/http/json-body.ts';
+import { bodyText, iJsonBody, jsonFaults, strictUtf8Body } from '#shared/http/json-body.ts';
 
 const base64 = (bytes: Buffer) => ({ body: bytes.toString('base64'), isBase64Encoded: true });
 const issues = (run: () => unknown) => {
@@ -192,13 +194,45 @@ function model(value: Tree, at: string[], out: string[]): void {
   }
 }
 
-describe('parseJsonBody', () => {
-  it('parses, or answers the contract 422: not UTF-8, not JSON, not I-JSON', () => {
-    expect(parseJsonBody({ body: '{"a":[1,"x"]}', isBase64Encoded: false })).toEqual({ a: [1, 'x'] });
-    expect(issues(() => parseJsonBody({ body: '{"a":', isBase64Encoded: false }))).toEqual([
-      { loc: ['body'], msg: 'JSON decode error', type: 'json_invalid', input: {} },
+describe("the body steps of the middleware stack: strictUtf8Body, middy's JSON parser, iJsonBody", () => {
+  const parse = async (body: string, isBase64Encoded = false) => {
+    const event = { body, isBase64Encoded, headers: {} } as unknown as APIGatewayProxyEventV2;
+    const request = { event } as unknown as Parameters<
+      NonNullable<ReturnType<typeof iJsonBody>['before']>
+    >[0];
+    await strictUtf8Body().before?.(request);
+    await httpJsonBodyParser({ disableContentTypeCheck: true } as Parameters<
+      typeof httpJsonBodyParser
+    >[0]).before?.(request as never);
+    await iJsonBody().before?.(request);
+    return event.body as unknown;
+  };
+  const refusal = (body: string, isBase64Encoded = false) =>
+    parse(body, isBase64Encoded).then(
+      () => undefined,
+      (error: Error) => (error instanceof RequestValidationError ? error.issues : error.message),
+    );
+
+  it('parses valid I-JSON, text or base64', async () => {
+    expect(await parse('{"a":[1,"x"]}')).toEqual({ a: [1, 'x'] });
+    expect(await parse(Buffer.from('{"é":"ü"}').toString('base64'), true)).toEqual({ é: 'ü' });
+  });
+
+  it('refuses a base64 body that is not UTF-8 before the parser can make U+FFFD of it', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xff]), Buffer.from('"}')]);
+    expect(await refusal(bytes.toString('base64'), true)).toEqual([
+      {
+        loc: ['body'],
+        msg: 'JSON decode error: the body is not valid UTF-8',
+        type: 'json_invalid',
+        input: {},
+      },
     ]);
-    expect(issues(() => parseJsonBody({ body: '{"a":1,"a":1}', isBase64Encoded: false }))).toEqual([
+  });
+
+  it('leaves unparsable JSON to the parser (its error becomes the 422 in api.ts) and refuses duplicate keys after it', async () => {
+    expect(await refusal('{"a":')).toBe('Invalid or malformed JSON was provided');
+    expect(await refusal('{"a":1,"a":1}')).toEqual([
       { loc: ['body', 'a'], msg: 'Key appears more than once in this object', type: 'duplicate_key' },
     ]);
   });
