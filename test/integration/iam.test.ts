@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import type { RawStatement, StackPolicies } from '#scripts/local/iam/policy.ts';
 import { DEMO_CUSTOMER_EXTERNAL_ID } from '#scripts/local/seed.ts';
 import { indexNames } from '#shared/data/table.ts';
@@ -23,7 +24,7 @@ import { SORTING_VALUES } from '#shared/data/wallet-order.ts';
 import { internalErrorBody } from '#shared/domain/errors.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { stackPolicies } from '../support/dynamodb.ts';
-import { createWorld, type Reply, type World } from '../support/world.ts';
+import { createWorld, type Reply, underPolicies, type World } from '../support/world.ts';
 
 /** One request of a scenario: what it answered, and what its full grant must make it answer. */
 interface Step {
@@ -39,6 +40,10 @@ const step = (what: string, reply: Reply, status: number, sameAs?: { reply: Repl
   return { what, got: `${reply.status}${differs ? ` another ${sameAs.field}` : ''}`, expected: `${status}` };
 };
 
+/** Idempotency keys unique to one run of a scenario: the runs share one table. */
+let run = 0;
+const key = (name: string) => `iam-${run}-${name}`;
+
 const scenarios = {
   'create-client': async (world) => {
     const register = (key: string, redirect: string) =>
@@ -47,11 +52,11 @@ const scenarios = {
         headers: { 'idempotency-key': key },
         body: { client_name: 'IAM scenario', redirect_uris: [redirect] },
       });
-    const created = await register('iam-ok', 'https://app.example.com/callback');
-    const replayed = await register('iam-ok', 'https://app.example.com/callback');
+    const created = await register(key('ok'), 'https://app.example.com/callback');
+    const replayed = await register(key('ok'), 'https://app.example.com/callback');
     // Refused by the service after the key is claimed: the claim is released, so the retry runs again.
-    const refused = await register('iam-refused', 'http://app.example.com/callback');
-    const retried = await register('iam-refused', 'http://app.example.com/callback');
+    const refused = await register(key('refused'), 'http://app.example.com/callback');
+    const retried = await register(key('refused'), 'http://app.example.com/callback');
     return [
       step('register', created, 201),
       step('replay with the same key', replayed, 201, { reply: created, field: 'client_id' }),
@@ -66,10 +71,10 @@ const scenarios = {
         headers: { 'idempotency-key': key },
         body: { product_id: productId, customer_id: world.demo.customer_id },
       });
-    const created = await subscribe('iam-ok', world.demo.free_product_id);
-    const replayed = await subscribe('iam-ok', world.demo.free_product_id);
-    const refused = await subscribe('iam-paid', world.demo.paid_product_id);
-    const retried = await subscribe('iam-paid', world.demo.paid_product_id);
+    const created = await subscribe(key('ok'), world.demo.free_product_id);
+    const replayed = await subscribe(key('ok'), world.demo.free_product_id);
+    const refused = await subscribe(key('paid'), world.demo.paid_product_id);
+    const retried = await subscribe(key('paid'), world.demo.paid_product_id);
     return [
       step('subscribe', created, 201),
       step('replay with the same key', replayed, 201, { reply: created, field: 'id' }),
@@ -96,7 +101,12 @@ const scenarios = {
     return steps;
   },
   'delete-webhook-endpoint': async (world) => {
-    const id = world.demo.webhook_endpoint_ids[0] as string;
+    // A fresh endpoint per run: every run deletes the one it is given.
+    const { endpoint } = await createWebhookEndpoint(world.admin, {
+      organizationId: world.demo.organization_id,
+      url: 'https://hooks.example/iam',
+    });
+    const id = endpoint.id;
     const deleted = await world.call('DELETE', `/v1/webhooks/endpoints/${id}`, {
       token: world.demo.personal_access_token,
     });
@@ -109,11 +119,11 @@ const scenarios = {
         headers: { 'idempotency-key': key },
         body,
       });
-    const byId = await open('iam-id', { customer_id: world.demo.customer_id });
-    const replayed = await open('iam-id', { customer_id: world.demo.customer_id });
-    const byExternalId = await open('iam-external', { external_customer_id: DEMO_CUSTOMER_EXTERNAL_ID });
-    const refused = await open('iam-unknown', { external_customer_id: 'no-such-customer' });
-    const retried = await open('iam-unknown', { external_customer_id: 'no-such-customer' });
+    const byId = await open(key('id'), { customer_id: world.demo.customer_id });
+    const replayed = await open(key('id'), { customer_id: world.demo.customer_id });
+    const byExternalId = await open(key('external'), { external_customer_id: DEMO_CUSTOMER_EXTERNAL_ID });
+    const refused = await open(key('unknown'), { external_customer_id: 'no-such-customer' });
+    const retried = await open(key('unknown'), { external_customer_id: 'no-such-customer' });
     return [
       step('by customer id', byId, 201),
       step('replay with the same key', replayed, 201, { reply: byId, field: 'id' }),
@@ -225,9 +235,17 @@ function elementsOf(policies: StackPolicies, operation: OperationName): Element[
 
 const names = operations.map((operation) => operation.name);
 
+/** One seeded table for every run; each run gets its own proxy and clients under its policies. */
+let shared: World;
+beforeAll(async () => {
+  shared = await createWorld('iam');
+});
+afterAll(() => shared?.drop());
+
 describe('each operation runs under the policy its template grants', () => {
   it.each(names)('%s: every step of its scenario succeeds, and the proxy refuses nothing', async (name) => {
-    const world = await createWorld(`iam-${name}`);
+    run++;
+    const world = await underPolicies(shared, stackPolicies());
     try {
       const steps = await scenarios[name](world);
       expect(steps.filter((s) => s.got !== s.expected)).toEqual([]);
@@ -253,7 +271,8 @@ describe('and under nothing less: without any one element of its DynamoDB statem
   });
 
   it.each(cases)('%s', async (_, element) => {
-    const world = await createWorld(`iam-${element.operation}`, element.without);
+    run++;
+    const world = await underPolicies(shared, element.without);
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
       const steps = await scenarios[element.operation](world);
