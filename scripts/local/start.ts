@@ -30,6 +30,7 @@ console.log(`
   ─────────────────────────────────────────────────────────────
   Base URL                 ${base}
   DynamoDB Local           ${demo.dynamodb_endpoint} (table ${demo.table_name})
+  IAM                      each function's calls judged by its policy in the synthesised template
   Organization             ${demo.organization_id}
   Personal access token    ${demo.personal_access_token}
   Customer session token   ${demo.customer_session_token}   (customer ${demo.customer_id}, 1 hour)
@@ -41,6 +42,7 @@ console.log(`
   curl -s -X POST ${base}/v1/subscriptions/ -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"product_id":"${demo.free_product_id}","customer_id":"${demo.customer_id}","metadata":{"source":"curl"}}'
   curl -s "${base}/v1/customer-portal/wallets/?sorting=-balance&sorting=created_at&limit=5" -H "Authorization: Bearer ${demo.customer_session_token}"
   curl -s -i -X DELETE ${base}/v1/webhooks/endpoints/${demo.webhook_endpoint_ids[0]} -H "Authorization: Bearer ${demo.personal_access_token}"
+  curl -s -X POST ${base}/v1/customer-sessions/ -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"external_customer_id":"${demo.customer_external_id}"}'
 
   Ctrl-C stops the API and the database.
 `);
