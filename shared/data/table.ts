@@ -118,8 +118,15 @@ export const partitions = {
   idempotency: 'IDEMPOTENCY#',
   organizationSlug: 'ORGSLUG#',
   userEmail: 'USEREMAIL#',
+  /** Sorted lists of an organization's entities (`shared/data/listing.ts`), one partition per kind and organization. */
+  customerList: 'LIST#CUSTOMER#',
+  productList: 'LIST#PRODUCT#',
+  subscriptionList: 'LIST#SUBSCRIPTION#',
+  webhookEndpointList: 'LIST#WEBHOOK#',
 } as const;
 export type Partition = keyof typeof partitions;
+
+export type ListPartition = 'customerList' | 'productList' | 'subscriptionList' | 'webhookEndpointList';
 
 /** `dynamodb:LeadingKeys` pattern of a partition: `ORG#*`. */
 export const leadingKeyPattern = (partition: Partition): string => `${partitions[partition]}*`;
@@ -165,6 +172,18 @@ export const keys = {
   customerExternalId: (organizationId: string, externalId: string): Key => ({
     PK: ownerKeys.organization(organizationId),
     SK: `CUSTOMEREXTERNAL#${externalId}`,
+  }),
+} as const;
+
+/** A list partition holds one entry per sort field of each entity, and the count of entities. */
+export const listKeys = {
+  entry: (partition: ListPartition, organizationId: string, sortKey: string): Key => ({
+    PK: `${partitions[partition]}${organizationId}`,
+    SK: sortKey,
+  }),
+  count: (partition: ListPartition, organizationId: string): Key => ({
+    PK: `${partitions[partition]}${organizationId}`,
+    SK: '#COUNT',
   }),
 } as const;
 
