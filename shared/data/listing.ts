@@ -253,7 +253,7 @@ async function readCount(table: Table, partition: ListPartition, owner: string):
   return Number(result.Item?.entry_count ?? 0);
 }
 
-/** The first `needed` entities of one organization's list in the requested order, tie group completed. */
+/** At least the first `needed` entities of one organization's list in the requested order (the boundary tie group completed), in no particular order. */
 async function readOwner<R extends { id: string }, F extends string>(
   table: Table,
   listing: Listing<R, F>,
@@ -292,7 +292,6 @@ async function readOwner<R extends { id: string }, F extends string>(
     startKey = result.LastEvaluatedKey;
     if (!startKey || boundaryComplete(read, needed, exact, groupOf)) break;
   }
-  if (!exact) read.sort(listComparator(listing, criteria));
   return read;
 }
 
