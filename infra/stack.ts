@@ -56,18 +56,29 @@ export interface CommerceApiStackProps extends StackProps {
 
 export const PRODUCTION_STAGE = 'prod';
 
+/** `-c pinEnvironment=true` pins the stack to the deployer's account and region (see `stageEnvironment`). */
+export const PIN_ENVIRONMENT_CONTEXT = 'pinEnvironment';
+
 /**
  * No account or region by default: the template then names them only through `AWS::Region` and
  * `AWS::AccountId`, so one template, synthesised anywhere (CI included), deploys to whichever account
  * and region the deployer's credentials and `AWS_REGION` name. The CLI always sets
  * `CDK_DEFAULT_REGION` (us-east-1 without configuration); passing it on would bake that region into
  * asset bucket names and permission `SourceArn`s. `-c pinEnvironment=true` pins the stack to the
- * CLI's account and region, which only context lookups need (this stack makes none).
+ * CLI's account and region, which only context lookups need (this stack makes none); it refuses to
+ * pin half an environment, which would quietly leave the other half to the deployer.
  */
 export function stageEnvironment(app: App, env: NodeJS.ProcessEnv = process.env): Environment | undefined {
-  const pin = app.node.tryGetContext('pinEnvironment');
+  const pin: unknown = app.node.tryGetContext(PIN_ENVIRONMENT_CONTEXT);
   if (pin !== true && pin !== 'true') return undefined;
-  return { account: env.CDK_DEFAULT_ACCOUNT, region: env.CDK_DEFAULT_REGION };
+  const { CDK_DEFAULT_ACCOUNT: account, CDK_DEFAULT_REGION: region } = env;
+  if (!account || !region) {
+    throw new Error(
+      `-c ${PIN_ENVIRONMENT_CONTEXT}=true needs the account and region of your credentials ` +
+        `(CDK_DEFAULT_ACCOUNT=${account ?? ''}, CDK_DEFAULT_REGION=${region ?? ''}): run it through the cdk CLI with credentials`,
+    );
+  }
+  return { account, region };
 }
 
 /**
