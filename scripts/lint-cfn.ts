@@ -1,60 +1,112 @@
 /**
- * `npm run lint:cfn`: cfn-lint (installed on our machines) on the template of every kind of stage
- * the CDK app makes, prod and a preview, as `cdk synth` writes them. W3005 (a `DependsOn` that a
- * `GetAtt` already implies) is CDK's known noise and is ignored; any other finding fails.
+ * `npm run lint:cfn`: cfn-lint over the template of each kind of stage, prod (alarms, retained data)
+ * and a preview (every other stage name), each synthesised by the cdk CLI into a temporary directory
+ * as `cdk deploy` would. W3005 (a DependsOn that a Ref or GetAtt already implies) is how CDK writes
+ * every function's dependency on its role's policy: ignored. Any other finding fails.
+ *
+ * The template is environment-agnostic, so it is linted once more against every region cfn-lint
+ * knows; there the one finding that is no defect of the template is E3006, a resource type that does
+ * not exist in some region. Those regions are listed (the stack cannot be deployed there), and
+ * anything else fails as above.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { PRODUCTION_STAGE } from '../infra/stack.ts';
+import { cdk } from './deploy/cdk-cli.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
+
 /** One stage of each kind: their templates differ (retention, PITR, alarms). */
-const STAGES = ['prod', 'lint-preview'];
+const STAGES = [PRODUCTION_STAGE, 'lint-preview'];
 const IGNORED = ['W3005'];
+const REGION_AVAILABILITY = 'E3006';
 
-async function lint(stage: string, outdir: string): Promise<string | undefined> {
-  await run(
-    join(ROOT, 'node_modules', '.bin', 'cdk'),
-    ['synth', '--quiet', '-c', `stage=${stage}`, '-o', outdir],
-    {
-      cwd: ROOT,
-      env: { ...process.env, CDK_DISABLE_VERSION_CHECK: '1' },
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
-  const templates = readdirSync(outdir).filter((file) => file.endsWith('.template.json'));
-  if (templates.length === 0) return `${stage}: cdk synth wrote no template`;
+interface Finding {
+  Filename: string;
+  Level: string;
+  Message: string;
+  Rule: { Id: string };
+  Location: { Start: { LineNumber: number }; Path: (string | number)[] };
+}
+
+/** cfn-lint's findings as JSON; its exit code only says which levels were found. */
+async function cfnLint(files: string[], regions: string[] = []): Promise<Finding[]> {
+  const args = ['--format', 'json', '--ignore-checks', ...IGNORED];
+  if (regions.length > 0) args.push('--regions', ...regions);
   try {
-    await run('cfn-lint', [
-      '--ignore-checks',
-      ...IGNORED,
-      '--',
-      ...templates.map((file) => join(outdir, file)),
-    ]);
-    console.log(`✔ ${stage}: ${templates.join(', ')}: no findings (ignoring ${IGNORED.join(', ')})`);
-    return undefined;
+    const { stdout } = await run('cfn-lint', [...args, '--', ...files], { maxBuffer: 64 * 1024 * 1024 });
+    return JSON.parse(stdout || '[]');
   } catch (error) {
-    const { stdout, stderr, code } = error as { stdout?: string; stderr?: string; code?: unknown };
-    if (code === 'ENOENT') return 'cfn-lint is not installed (pip install cfn-lint)';
-    return `${stage}: cfn-lint found:\n${stdout ?? ''}${stderr ?? ''}`;
+    const { code, stdout, stderr } = error as { code?: number | string; stdout?: string; stderr?: string };
+    if (code === 'ENOENT') throw new Error('cfn-lint not found on PATH (pip install cfn-lint)');
+    // 2, 4, 8: errors, warnings, informational findings (or-ed); 1 is cfn-lint failing itself.
+    if (typeof code === 'number' && code > 1 && code < 16 && stdout) return JSON.parse(stdout);
+    throw new Error(`cfn-lint failed (${code}): ${stderr ?? ''}${stdout ?? ''}`);
   }
 }
 
-const work = mkdtempSync(join(tmpdir(), 'commerce-cfn-lint-'));
-try {
-  const failures: string[] = [];
-  for (const stage of STAGES) {
-    const failure = await lint(stage, join(work, stage));
-    if (failure) failures.push(failure);
+const describe = (f: Finding, base: string) =>
+  `  ${f.Rule.Id} ${relative(base, f.Filename)}:${f.Location.Start.LineNumber} ${f.Location.Path.join('/')}\n      ${f.Message}`;
+
+async function main(): Promise<number> {
+  const { stdout: version } = await run('cfn-lint', ['--version']).catch(() => {
+    throw new Error('cfn-lint not found on PATH (pip install cfn-lint)');
+  });
+  const work = mkdtempSync(join(tmpdir(), 'commerce-cfn-lint-'));
+  try {
+    const templates: string[] = [];
+    for (const stage of STAGES) {
+      const stack = `CommerceApi-${stage}`;
+      const out = join(work, stage);
+      const synth = await cdk(
+        ['synth', stack, '-c', `stage=${stage}`, '--quiet', '--output', out],
+        process.env,
+      );
+      console.log(`Synthesised ${stack} (${synth.seconds.toFixed(0)} s)`);
+      templates.push(join(out, `${stack}.template.json`));
+    }
+
+    console.log(`\n${version.trim()}, ignoring ${IGNORED.join(', ')} (CDK's redundant DependsOn)`);
+    const strict = await cfnLint(templates);
+    for (const finding of strict) console.log(describe(finding, work));
+    console.log(
+      `  us-east-1 (cfn-lint's default region): ${strict.length} finding(s) in ${templates.length} templates`,
+    );
+
+    const everywhere = await cfnLint(templates, ['ALL_REGIONS']);
+    const unavailable = new Map<string, Set<string>>();
+    const other: Finding[] = [];
+    for (const finding of everywhere) {
+      const match = /^Resource type '(.+)' does not exist in '(.+)'$/.exec(finding.Message);
+      if (finding.Rule.Id === REGION_AVAILABILITY && match) {
+        const [, type, region] = match as unknown as [string, string, string];
+        unavailable.set(region, (unavailable.get(region) ?? new Set()).add(type));
+      } else {
+        other.push(finding);
+      }
+    }
+    for (const finding of other) console.log(describe(finding, work));
+    console.log(`  every region: ${other.length} finding(s) besides resource types missing in a region`);
+    for (const [region, types] of [...unavailable].sort(([a], [b]) => a.localeCompare(b))) {
+      console.log(`  not deployable in ${region}: no ${[...types].sort().join(', ')}`);
+    }
+
+    const failures = strict.length + other.length;
+    console.log(failures === 0 ? '\ncfn-lint: clean' : `\ncfn-lint: ${failures} finding(s)`);
+    return failures === 0 ? 0 : 1;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
-  if (failures.length > 0) {
-    console.error(failures.join('\n'));
-    process.exitCode = 1;
-  }
-} finally {
-  rmSync(work, { recursive: true, force: true });
 }
+
+main().then(
+  (code) => process.exit(code),
+  (error: Error & { run?: { output: string } }) => {
+    if (error.run) console.error(error.run.output);
+    console.error(error.message);
+    process.exit(1);
+  },
+);
