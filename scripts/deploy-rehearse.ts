@@ -221,10 +221,17 @@ function printResources(report: ResourceReport, template: Template, outputs: Sta
     say(
       `    reported the stack complete anyway, and lists ${report.anonymousEntries} resources without id or type.`,
     );
-    say(
-      '    Not rehearsed, then: the HTTP API (routes, integrations, stage, CORS, throttling) and the alarms;',
-    );
-    say('    the first real deployment proves them (README, "First real deployment").');
+    const skipped = new Set(report.notModelled.map((id) => template.Resources[id]?.Type ?? ''));
+    const what = [
+      [...skipped].some((type) => type.startsWith('AWS::ApiGatewayV2::'))
+        ? 'the HTTP API (routes, integrations, stage, CORS, throttling)'
+        : '',
+      skipped.has('AWS::CloudWatch::Alarm') ? 'the alarms' : '',
+    ].filter(Boolean);
+    if (what.length > 0) {
+      say(`    Not rehearsed, then: ${what.join(' and ')};`);
+      say('    the first real deployment proves them (README, "First real deployment").');
+    }
   }
   const declared = Object.keys(template.Outputs ?? {});
   const returned = (outputs ?? []).map((output) => `${output.OutputKey}=${output.OutputValue}`);
