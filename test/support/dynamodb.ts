@@ -11,12 +11,15 @@ import { deleteTable, ensureTable } from '../../scripts/local/create-table.ts';
 import { startDynamoDbLocal } from '../../scripts/local/dynamodb-local.ts';
 import type { StackPolicies } from '../../scripts/local/iam/policy.ts';
 import { synthesizePolicies } from '../../scripts/local/iam/synth.ts';
+import { type SeedSnapshot, takeSnapshot } from './snapshot.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     dynamodbEndpoint: string;
     /** Every function's IAM policy, read from the synthesised template once per run. */
     stackPolicies: StackPolicies;
+    /** The demo data set, seeded once per run (`test/support/snapshot.ts`). */
+    seedSnapshot: SeedSnapshot;
   }
 }
 
@@ -48,8 +51,27 @@ export default async function setup({ provide }: Pick<TestProject, 'provide'>): 
   setLocalAwsEnv(db.endpoint);
   provide('dynamodbEndpoint', db.endpoint);
   provide('stackPolicies', policies);
+  try {
+    provide('seedSnapshot', await seedOnce());
+  } catch (error) {
+    await db.stop();
+    throw error;
+  }
   return () => db.stop();
 }
+
+async function seedOnce(): Promise<SeedSnapshot> {
+  const fresh = await freshTable('seed-snapshot');
+  try {
+    const table = { doc: fresh.client, name: fresh.tableName };
+    return await takeSnapshot(fresh.base, { table, now: () => new Date(), secretKey: randomBytes(32) });
+  } finally {
+    await fresh.drop();
+  }
+}
+
+/** The seed globalSetup took. */
+export const seedSnapshot = (): SeedSnapshot => inject('seedSnapshot');
 
 /** The policies globalSetup synthesised. */
 export const stackPolicies = (): StackPolicies => inject('stackPolicies');
@@ -65,6 +87,8 @@ export function dynamodbEndpoint(): string {
 
 export interface FreshTable {
   client: DynamoDBDocumentClient;
+  /** The low-level client under `client` (raw attribute values). */
+  base: DynamoDBClient;
   tableName: string;
   drop(): Promise<void>;
 }
@@ -82,6 +106,7 @@ export async function freshTable(prefix = 'test'): Promise<FreshTable> {
   const client = DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
   return {
     client,
+    base,
     tableName,
     drop: async () => {
       try {

@@ -7,17 +7,25 @@
  * call it makes is judged by the policy the synthesised stack gives that function; seeding and
  * assertions (`world.table`) go to DynamoDB Local directly, as an operator would.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { AdminContext } from '#scripts/admin/commands.ts';
 import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import type { StackPolicies } from '#scripts/local/iam/policy.ts';
 import { type IamProxy, startIamProxy } from '#scripts/local/iam/proxy.ts';
-import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
+import type { DemoData } from '#scripts/local/seed.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
 import type { Dependencies } from '#shared/runtime.ts';
-import { dynamodbEndpoint, freshTable, LOCAL_CREDENTIALS, LOCAL_REGION, stackPolicies } from './dynamodb.ts';
+import {
+  dynamodbEndpoint,
+  freshTable,
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  seedSnapshot,
+  stackPolicies,
+} from './dynamodb.ts';
+import { restoreSnapshot } from './snapshot.ts';
 
 export interface Reply {
   status: number;
@@ -206,8 +214,15 @@ export async function createWorld(prefix: string, policies: StackPolicies = stac
         { step: 'initialize', name: 'countRoundTrips' },
       ),
   });
-  const admin: AdminContext = { table, now: () => new Date(), secretKey: randomBytes(32) };
-  const demo = await seedDemo(admin, 'http://in-process');
+  // The run's one demo seed, copied into this world's table.
+  const snapshot = seedSnapshot();
+  await restoreSnapshot(fresh.base, fresh.tableName, snapshot);
+  const admin: AdminContext = {
+    table,
+    now: () => new Date(),
+    secretKey: Buffer.from(snapshot.secretKey, 'base64'),
+  };
+  const demo = snapshot.demo;
 
   return {
     table,
