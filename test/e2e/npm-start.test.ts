@@ -51,7 +51,13 @@ it('serves the demo, writes .local/demo.json and stops cleanly on Ctrl-C', { tim
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    errors += chunk.toString();
+  });
   const banner = await waitFor(child, 'Ctrl-C stops', 150_000);
+  // A newcomer's first screen has nothing on it they cannot act on (the SDK's Node 22 notice was).
+  expect(errors).toBe('');
   expect(banner).toContain(`http://127.0.0.1:${port}`);
 
   const demo = JSON.parse(readFileSync(join(cwd, '.local/demo.json'), 'utf8'));
