@@ -34,6 +34,11 @@ import {
 } from '../shared/http/cors.ts';
 import { routeKeysOf } from '../shared/http/routes.ts';
 import {
+  LOG_LEVEL_ENV,
+  METRICS_NAMESPACE_ENV,
+  metricsNamespaceOf,
+} from '../shared/observability/telemetry.ts';
+import {
   CUSTOMER_PORTAL_URL_ENV,
   type OperationName,
   operations,
@@ -52,7 +57,11 @@ export interface CommerceApiStackProps extends StackProps {
    * API's own origin. The link carries the session token, so it must be a site you run.
    */
   readonly customerPortalUrl?: string;
+  /** `LOG_LEVEL` of every function (debug, info, warn, error); default info. */
+  readonly logLevel?: string;
 }
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
 
 export const PRODUCTION_STAGE = 'prod';
 
@@ -93,6 +102,11 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
     app.node.tryGetContext(`corsAllowOrigins:${stage}`) ?? app.node.tryGetContext('corsAllowOrigins');
   const portal: string | undefined =
     app.node.tryGetContext(`customerPortalUrl:${stage}`) ?? app.node.tryGetContext('customerPortalUrl');
+  const logLevel: string | undefined =
+    app.node.tryGetContext(`logLevel:${stage}`) ?? app.node.tryGetContext('logLevel');
+  if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) {
+    throw new Error(`logLevel must be one of ${LOG_LEVELS.join(', ')}: ${logLevel}`);
+  }
   if (portal !== undefined && !/^https:\/\/[^/?#]+(\/[^?#]*)?$/.test(portal)) {
     throw new Error(`customerPortalUrl must be an https URL without query or fragment: ${portal}`);
   }
@@ -101,6 +115,7 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
     ...(branch ? { branch } : {}),
     ...(origins !== undefined ? { corsAllowOrigins: parseAllowOrigins(origins) } : {}),
     ...(portal !== undefined ? { customerPortalUrl: portal } : {}),
+    ...(logLevel !== undefined ? { logLevel } : {}),
     ...(env ? { env } : {}),
   });
 }
@@ -151,9 +166,11 @@ export class CommerceApiStack extends Stack {
   /** Behind the `$default` route: the contract's 404 and 405 for every request no operation takes. */
   readonly routeNotFound: ApiFunction;
   readonly cors: CorsPolicy;
+  readonly stage: string;
 
   constructor(scope: Construct, id: string, props: CommerceApiStackProps) {
     super(scope, id, props);
+    this.stage = props.stage;
     const production = props.stage === PRODUCTION_STAGE;
 
     this.table = this.createTable(production);
@@ -200,6 +217,12 @@ export class CommerceApiStack extends Stack {
       throttle: { burstLimit: 200, rateLimit: 100 },
     });
 
+    // Each request's log line is also its metrics document (shared/observability/telemetry.ts),
+    // in a namespace per stage so that a preview's traffic never mixes with prod's.
+    const telemetry = {
+      [METRICS_NAMESPACE_ENV]: metricsNamespaceOf(props.stage),
+      [LOG_LEVEL_ENV]: props.logLevel ?? 'info',
+    };
     const functions: Partial<Record<OperationName, ApiFunction>> = {};
     for (const operation of operations) {
       const fn = new ApiFunction(this, constructId(operation.name), {
@@ -207,7 +230,10 @@ export class CommerceApiStack extends Stack {
         table: this.table,
         projectRoot,
         production,
-        environment: props.customerPortalUrl ? { [CUSTOMER_PORTAL_URL_ENV]: props.customerPortalUrl } : {},
+        environment: {
+          ...telemetry,
+          ...(props.customerPortalUrl ? { [CUSTOMER_PORTAL_URL_ENV]: props.customerPortalUrl } : {}),
+        },
       });
       functions[operation.name] = fn;
 
@@ -238,6 +264,7 @@ export class CommerceApiStack extends Stack {
       table: this.table,
       projectRoot,
       production,
+      environment: telemetry,
     });
     new HttpRoute(this.api, 'DefaultRoute', {
       httpApi: this.api,

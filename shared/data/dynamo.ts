@@ -13,6 +13,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { canonicalJson } from '../domain/canonical-json.ts';
 import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
+import { countDynamoCall, logError } from '../observability/telemetry.ts';
 import { attr } from './table.ts';
 
 export interface Table {
@@ -49,16 +50,22 @@ export function createDocumentClient(config: DynamoDBClientConfig = {}): DynamoD
   });
   doc.middlewareStack.add(
     (next, context) => async (args) => {
+      const commandName = String((context as { commandName?: string }).commandName);
+      // What each call consumed, for the request's log line and metrics; DynamoDB reports it for free.
+      const input = args.input as { ReturnConsumedCapacity?: string };
+      input.ReturnConsumedCapacity ??= 'TOTAL';
       try {
-        return await next(args);
+        const result = await next(args);
+        countDynamoCall(commandName, result.output as Parameters<typeof countDynamoCall>[1]);
+        return result;
       } catch (error) {
         if ((error as SdkError).name === 'AccessDeniedException') {
-          logAccessDenied(String((context as { commandName?: string }).commandName), args.input);
+          logAccessDenied(commandName, args.input);
         }
         throw error;
       }
     },
-    { step: 'initialize', name: 'logAccessDenied' },
+    { step: 'initialize', name: 'commerceTelemetry' },
   );
   return doc;
 }
@@ -88,14 +95,10 @@ function logAccessDenied(commandName: string, input: unknown): void {
     if (typeof value === 'string' && value.includes('#'))
       prefixes.add(value.slice(0, value.indexOf('#') + 1));
   }
-  console.error(
-    JSON.stringify({
-      level: 'error',
-      message: 'DynamoDB denied the call: the function role lacks a grant',
-      action: `dynamodb:${commandName.replace(/Command$/, '')}`,
-      keyPrefixes: [...prefixes].sort(),
-    }),
-  );
+  logError('DynamoDB denied the call: the function role lacks a grant', {
+    action: `dynamodb:${commandName.replace(/Command$/, '')}`,
+    keyPrefixes: [...prefixes].sort(),
+  });
 }
 
 const TRANSIENT = new Set([

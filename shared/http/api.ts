@@ -9,7 +9,7 @@ import httpErrorHandler from '@middy/http-error-handler';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import {
-  type ApiError,
+  ApiError,
   internalErrorBody,
   PayloadTooLarge,
   RequestValidationError,
@@ -18,6 +18,8 @@ import {
 } from '../domain/errors.ts';
 import type { CredentialKind, CustomerPrincipal, Principal, UserPrincipal } from '../domain/principals.ts';
 import type { QueryShape } from '../generated/validators.js';
+import { observed } from '../observability/observed.ts';
+import { logError, markError } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { authenticate } from './auth.ts';
 import { idempotency } from './idempotency.ts';
@@ -94,7 +96,7 @@ function logUnexpected(error: unknown): void {
   const status = (error as ApiError).statusCode;
   if (status !== undefined && status < 500) return;
   const { name, message, stack } = error as Error;
-  console.error(JSON.stringify({ level: 'error', name, message, stack }));
+  logError('unexpected error', { name, message, stack });
 }
 
 export function api<K extends CredentialKind, Body = undefined, Query = undefined, Path = undefined>(
@@ -116,6 +118,15 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
   }
   stack
     .use(httpErrorHandler({ logger: logUnexpected, fallbackMessage: JSON.stringify(internalErrorBody) }))
+    .use({
+      // Runs before the error handler answers: the contract's error code is the metric's error type
+      // (class names do not survive minification).
+      onError: async (request: Request) => {
+        const error = request.error as ApiError | null;
+        const code = error instanceof ApiError ? error.body.error : undefined;
+        markError(typeof code === 'string' ? code : 'InternalError');
+      },
+    })
     .use({
       onError: async (request: Request) => {
         // The body parser reports unparsable JSON as 415; the contract says 422.
@@ -184,7 +195,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
 
   if (options.idempotencyScope) stack.use(idempotency(deps, options.idempotencyScope));
 
-  return stack.handler(async (event) => {
+  const handled = stack.handler(async (event) => {
     const { principal, parsed } = stateOf(event);
     if (!principal) throw new Error('authentication middleware did not run');
     return handler({
@@ -196,4 +207,5 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
       deps,
     });
   });
+  return observed(handled, (event) => requestState.get(event)?.principal);
 }

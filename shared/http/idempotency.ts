@@ -18,6 +18,7 @@ import { canonicalJson } from '../domain/canonical-json.ts';
 import { IdempotencyKeyInUse, RequestValidationError } from '../domain/errors.ts';
 import { open, seal } from '../domain/secret-box.ts';
 import { hashSecret } from '../domain/secrets.ts';
+import { markIdempotentReplay } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { bearerToken } from './auth.ts';
 import type { ApiResult } from './responses.ts';
@@ -110,6 +111,7 @@ export function idempotency(
           claims.set(request.event, { key, requestHash, sealingKey });
           return;
         case 'replay':
+          markIdempotentReplay();
           return JSON.parse(open(claim.sealedResponse, sealingKey)) as ApiResult;
         case 'in_progress':
           throw new IdempotencyKeyInUse();

@@ -5,6 +5,7 @@ import type { UserPrincipal } from '../domain/principals.ts';
 import { DEFAULT_CLIENT_SCOPE, parseScope } from '../domain/scopes.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '../domain/secrets.ts';
 import type { CreateClientBody, OAuth2ClientRegistration } from '../generated/api-types.ts';
+import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 
 const WEB_URI_FIELDS = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'] as const;
@@ -86,6 +87,7 @@ export async function createClient(
     created_by_user_id: principal.userId,
     created_at: now.toISOString(),
   });
+  countBusinessEvent('OAuthClientsRegistered');
 
   return {
     ...registration,

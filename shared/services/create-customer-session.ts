@@ -17,6 +17,7 @@ import type { UserPrincipal } from '../domain/principals.ts';
 import { CUSTOMER_SESSION_SCOPE } from '../domain/scopes.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '../domain/secrets.ts';
 import type { CreateCustomerSessionBody, CustomerSession } from '../generated/api-types.ts';
+import { countBusinessEvent } from '../observability/telemetry.ts';
 import { CUSTOMER_PORTAL_URL_ENV } from '../operations.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentCustomer } from './presenters.ts';
@@ -42,6 +43,7 @@ export async function openCustomerSession(
     revoked_at: null,
   };
   await insertCustomerSession(deps.table, hashSecret(token), record);
+  countBusinessEvent('CustomerSessionsCreated');
   return { token, record };
 }
 

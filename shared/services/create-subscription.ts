@@ -11,6 +11,7 @@ import { newId, normalizeId } from '../domain/ids.ts';
 import { addInterval } from '../domain/period.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { CreateSubscriptionBody, Subscription } from '../generated/api-types.ts';
+import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
 
@@ -115,6 +116,7 @@ export async function createSubscription(
     };
     try {
       await insertSubscription(deps.table, subscription);
+      countBusinessEvent('SubscriptionsCreated');
       return presentSubscription(subscription, customer, product);
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;

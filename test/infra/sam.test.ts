@@ -169,6 +169,8 @@ function samEnvironment(logicalId: string): Record<string, string> {
   };
 }
 
+const LAMBDA_REQUEST_ID = 'c6af9ac6-7b61-11e6-9a41-93e812345678';
+
 const INVOKER = `
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -177,7 +179,7 @@ const exported = (await import(pathToFileURL(file).href))[exportName];
 const answer = { exported: typeof exported, node: process.version };
 if (eventFile && typeof exported === 'function') {
   const context = {
-    awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678', functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
+    awsRequestId: '${LAMBDA_REQUEST_ID}', functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
     functionVersion: '$LATEST', memoryLimitInMB: '512', callbackWaitsForEmptyEventLoop: true,
     getRemainingTimeInMillis: () => 10_000,
   };
@@ -193,7 +195,8 @@ writeFileSync(outFile, JSON.stringify(answer));
 async function invokeBundle(
   logicalId: string,
   event?: unknown,
-): Promise<{ exported: string; node: string; result?: unknown }> {
+  environment: Record<string, string> = {},
+): Promise<{ exported: string; node: string; result?: unknown; stdout: string }> {
   const { file, exportName } = codeOf(logicalId);
   const id = `${logicalId}-${randomBytes(4).toString('hex')}`;
   const invoker = join(workDir, 'invoke.mjs');
@@ -205,13 +208,18 @@ async function invokeBundle(
     writeFileSync(eventFile, JSON.stringify(event));
     args.push(eventFile);
   }
+  let stdout: string;
   try {
-    await run(lambdaNode(), args, { env: samEnvironment(logicalId), cwd: workDir, timeout: 30_000 });
+    ({ stdout } = await run(lambdaNode(), args, {
+      env: { ...samEnvironment(logicalId), ...environment },
+      cwd: workDir,
+      timeout: 30_000,
+    }));
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`${logicalId} failed: ${(error as Error).message}\n${stdout ?? ''}\n${stderr ?? ''}`);
   }
-  return JSON.parse(readFileSync(outFile, 'utf8'));
+  return { ...JSON.parse(readFileSync(outFile, 'utf8')), stdout };
 }
 
 function replyOf(result: unknown): HttpReply {
@@ -432,14 +440,121 @@ describe('sam local invoke <function> -e .local/events/<operation>.json --env-va
   it.each(operations.map((op) => [op.name, sampleInvocations[op.name].what, op] as const))(
     '%s: %s',
     async (name, _, op) => {
-      const { result } = await invokeBundle(functionIdOf(name), rendered.get(`${name}.json`));
+      const event = rendered.get(`${name}.json`);
+      const { result, stdout } = await invokeBundle(functionIdOf(name), event);
       const reply = replyOf(result);
       const expected = sampleInvocations[name];
       expect(reply.status).toBe(expected.status);
       expectDocumented(op.operationId, reply);
       expected.check(reply);
+      // Its one request line: the log fields, and a valid embedded-metric-format document.
+      const [line, ...more] = requestLines(stdout);
+      expect(more).toEqual([]);
+      expect(line).toMatchObject({
+        level: 'info',
+        message: 'request',
+        operation: name,
+        route: event.routeKey,
+        method: op.method,
+        status: expected.status,
+        cold_start: true,
+        request_id: event.requestContext.requestId,
+        aws_request_id: LAMBDA_REQUEST_ID,
+        Requests: 1,
+        Errors4xx: 0,
+        Errors5xx: 0,
+        ColdStarts: 1,
+      });
+      expect(line?.dynamodb.round_trips).toBeGreaterThan(0);
+      expect(line?.DynamoDBRoundTrips).toBe(line?.dynamodb.round_trips);
+      expect(line?.dynamodb.read_units + line?.dynamodb.write_units).toBeGreaterThan(0);
+      expectEmf(line);
     },
   );
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON log lines, asserted field by field
+type LogLine = Record<string, any>;
+
+/** The request lines a bundle wrote to stdout (anything else there is not one). */
+function requestLines(stdout: string): LogLine[] {
+  return stdout
+    .split('\n')
+    .filter((text) => text.startsWith('{'))
+    .map((text) => JSON.parse(text) as LogLine)
+    .filter((line) => line.message === 'request');
+}
+
+const EMF_UNITS = new Set(['Count', 'Milliseconds', 'Seconds', 'Bytes', 'None']);
+
+/**
+ * CloudWatch's embedded metric format: `_aws` with a millisecond timestamp and metric directives;
+ * every dimension names a string member of the line and every metric a number member (else
+ * CloudWatch drops the metric).
+ */
+function expectEmf(line: LogLine | undefined): void {
+  expect(line?._aws?.Timestamp).toEqual(expect.any(Number));
+  expect(Math.abs(Date.now() - (line?._aws.Timestamp ?? 0))).toBeLessThan(60_000);
+  const directives = line?._aws.CloudWatchMetrics as LogLine[];
+  expect(directives.length).toBeGreaterThan(0);
+  for (const directive of directives) {
+    expect(directive.Namespace).toBe(
+      lambdaFunctions()[0]?.[1].Properties.Environment.Variables.METRICS_NAMESPACE,
+    );
+    expect(directive.Dimensions.length).toBeGreaterThan(0);
+    for (const set of directive.Dimensions as string[][]) {
+      expect(set.length).toBeLessThanOrEqual(30);
+      for (const dimension of set) expect(typeof line?.[dimension], dimension).toBe('string');
+    }
+    for (const metric of directive.Metrics as { Name: string; Unit: string }[]) {
+      expect(typeof line?.[metric.Name], metric.Name).toBe('number');
+      expect(EMF_UNITS).toContain(metric.Unit);
+    }
+  }
+}
+
+describe('the request line of a bundled function', () => {
+  it('names the error type of a refusal, as a metric dimension too, and carries no credential', async () => {
+    const event = structuredClone(rendered.get('get-product.json'));
+    event.headers.authorization = 'Bearer polar_pat_thisTokenDoesNotExist0000000000000000000000';
+    const { result, stdout } = await invokeBundle(functionIdOf('get-product'), event);
+    expect(replyOf(result).status).toBe(401);
+    const [line] = requestLines(stdout);
+    expect(line).toMatchObject({
+      operation: 'get-product',
+      status: 401,
+      error_type: 'invalid_token',
+      Errors4xx: 1,
+      Errors5xx: 0,
+      principal_kind: null,
+    });
+    expect(line?._aws.CloudWatchMetrics[0].Dimensions).toContainEqual(['service', 'operation', 'error_type']);
+    expectEmf(line);
+    expect(stdout).not.toContain('thisTokenDoesNotExist');
+  });
+
+  it('says who called: the principal kind and organization, never the token', async () => {
+    const event = rendered.get('get-product.json');
+    const { stdout } = await invokeBundle(functionIdOf('get-product'), event);
+    const [line] = requestLines(stdout);
+    expect(line).toMatchObject({ principal_kind: 'user', organization_ids: [demo.organization_id] });
+    expect(stdout).not.toContain(event.headers.authorization.slice('Bearer '.length));
+  });
+
+  it('at LOG_LEVEL=warn keeps the metrics and drops the log fields', async () => {
+    const { stdout } = await invokeBundle(functionIdOf('get-product'), rendered.get('get-product.json'), {
+      LOG_LEVEL: 'warn',
+    });
+    const lines = stdout
+      .split('\n')
+      .filter((text) => text.startsWith('{'))
+      .map((text) => JSON.parse(text));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toHaveProperty('message');
+    expect(lines[0]).not.toHaveProperty('request_id');
+    expectEmf(lines[0]);
+    expect(lines[0]).toMatchObject({ operation: 'get-product', Requests: 1 });
+  });
 });
 
 describe("the $default route's function, bundled: what API Gateway answers for routes no operation takes", () => {

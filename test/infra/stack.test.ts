@@ -90,12 +90,16 @@ describe.each([
         NODE_OPTIONS: '--enable-source-maps',
         // Declared empty (inert) so `sam local --env-vars` can point it at DynamoDB Local.
         AWS_ENDPOINT_URL_DYNAMODB: '',
+        METRICS_NAMESPACE: `CommerceApi/${s.stack.stage}`,
+        LOG_LEVEL: 'info',
       });
     }
     // The $default route's function touches no table: no table name, no endpoint to override.
     const defaultFnId = logicalId(s, s.stack.routeNotFound.function);
     expect(resources(s, 'AWS::Lambda::Function')[defaultFnId]?.Properties.Environment.Variables).toEqual({
       NODE_OPTIONS: '--enable-source-maps',
+      METRICS_NAMESPACE: `CommerceApi/${s.stack.stage}`,
+      LOG_LEVEL: 'info',
     });
   });
 
@@ -380,6 +384,22 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
     ).toEqual(['http://localhost:5173']);
     expect(() => fromContext({ corsAllowOrigins: 'https://shop.example.com/path' })).toThrow(/not an origin/);
     expect(() => fromContext({ corsAllowOrigins: '*,https://a.example' })).toThrow(/cannot be combined/);
+  });
+
+  it("gives every function its stage's metrics namespace and the log level from the context", () => {
+    const variablesOf = (context: Record<string, string>) =>
+      Object.values(fromContext(context).template.findResources('AWS::Lambda::Function')).map(
+        (fn) => (fn as Resource).Properties.Environment.Variables,
+      );
+    const prodVariables = variablesOf({});
+    expect(prodVariables).toHaveLength(operations.length + 1);
+    for (const variables of prodVariables) {
+      expect(variables).toMatchObject({ METRICS_NAMESPACE: 'CommerceApi/prod', LOG_LEVEL: 'info' });
+    }
+    for (const variables of variablesOf({ stage: 'pr-9', 'logLevel:pr-9': 'debug', logLevel: 'warn' })) {
+      expect(variables).toMatchObject({ METRICS_NAMESPACE: 'CommerceApi/pr-9', LOG_LEVEL: 'debug' });
+    }
+    expect(() => fromContext({ logLevel: 'verbose' })).toThrow(/logLevel must be one of/);
   });
 
   it('tags every taggable resource, not only the table', () => {

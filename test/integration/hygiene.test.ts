@@ -231,6 +231,16 @@ describe('secrets never reach the table, the logs or other answers', () => {
     expect(logged.flatMap(leaks)).toEqual([]);
   });
 
+  it('the request lines were among what was scanned: at least one per recorded answer, none without its operation', () => {
+    const lines = logged
+      .filter((line) => line.startsWith('{"level":"info","message":"request"'))
+      .map((line) => JSON.parse(line));
+    expect(lines.length).toBeGreaterThanOrEqual(answers.length);
+    const operations = new Set(lines.map((line) => line.operation));
+    for (const { operation } of lines) expect(operation).not.toBe('unknown');
+    expect(operations.size).toBeGreaterThanOrEqual(4);
+  });
+
   it('no answer carries a secret, except a registration its own client secret', () => {
     expect(answers.length).toBeGreaterThan(15);
     for (const { label, reply, returns } of answers) {

@@ -337,6 +337,7 @@ describe('Create Subscription under the policy the stack granted before issue 9 
     expect(denied).toEqual({
       level: 'error',
       message: 'DynamoDB denied the call: the function role lacks a grant',
+      timestamp: expect.any(String),
       action: 'dynamodb:BatchGetItem',
       keyPrefixes: ['CUSTOMER#', 'ORG#', 'PRODUCT#'],
     });

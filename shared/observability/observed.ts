@@ -1,0 +1,54 @@
+/**
+ * Wraps a function's handler so that each request runs in its telemetry scope and leaves one line
+ * (`telemetry.ts`), written after the answer exists; the line never changes the answer.
+ */
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { Principal } from '../domain/principals.ts';
+import type { ApiResult } from '../http/responses.ts';
+import { DEFAULT_ROUTE_KEY, routeKeysOf } from '../http/routes.ts';
+import { operations, routeNotFound } from '../operations.ts';
+import { emitRequest, inRequestScope } from './telemetry.ts';
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<ApiResult>;
+
+/** The operation a route key belongs to, from the route table (both spellings of each route). */
+const operationOfRoute = new Map<string, string>([
+  ...operations.flatMap((operation) => routeKeysOf(operation).map((key) => [key, operation.name] as const)),
+  [DEFAULT_ROUTE_KEY, routeNotFound.name],
+]);
+
+let coldStart = true;
+
+export function observed(
+  handler: Handler,
+  principalOf: (event: APIGatewayProxyEventV2) => Principal | undefined = () => undefined,
+): Handler {
+  return async (event, context) => {
+    const started = performance.now();
+    const cold = coldStart;
+    coldStart = false;
+    const { telemetry, result } = inRequestScope(() => handler(event, context));
+    const response = await result;
+    const principal = principalOf(event);
+    emitRequest(
+      {
+        operation: operationOfRoute.get(event.routeKey) ?? 'unknown',
+        method: event.requestContext?.http?.method ?? '',
+        route: event.routeKey,
+        status: response?.statusCode ?? 500,
+        durationMs: performance.now() - started,
+        coldStart: cold,
+        requestId: event.requestContext?.requestId,
+        awsRequestId: context?.awsRequestId,
+        principalKind: principal?.kind,
+        organizationIds: principal
+          ? principal.kind === 'user'
+            ? principal.organizationIds
+            : [principal.organizationId]
+          : undefined,
+      },
+      telemetry,
+    );
+    return response;
+  };
+}
