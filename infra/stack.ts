@@ -45,6 +45,7 @@ import {
   routeNotFound,
 } from '../shared/operations.ts';
 import { ApiFunction } from './function.ts';
+import { Monitoring } from './monitoring.ts';
 
 export interface CommerceApiStackProps extends StackProps {
   /** `prod`, or any other name for a disposable preview environment. */
@@ -167,6 +168,8 @@ export class CommerceApiStack extends Stack {
   readonly routeNotFound: ApiFunction;
   readonly cors: CorsPolicy;
   readonly stage: string;
+  /** Prod only: the dashboard and the operation and table alarms. */
+  readonly monitoring?: Monitoring;
 
   constructor(scope: Construct, id: string, props: CommerceApiStackProps) {
     super(scope, id, props);
@@ -274,13 +277,24 @@ export class CommerceApiStack extends Stack {
       }),
     });
 
-    if (production) this.createAlarms();
+    if (production) {
+      this.createAlarms();
+      this.monitoring = new Monitoring(this, 'Monitoring', {
+        stage: props.stage,
+        namespace: metricsNamespaceOf(props.stage),
+        api: this.api,
+        table: this.table,
+        functions: this.lambdaFunctions(),
+      });
+    }
 
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
 
-    Tags.of(this).add('stage', props.stage);
-    if (props.branch) Tags.of(this).add('branch', props.branch);
+    // CloudFormation takes no tags on a dashboard (CDK would write them; the deployment would fail).
+    const untaggable = { excludeResourceTypes: ['AWS::CloudWatch::Dashboard'] };
+    Tags.of(this).add('stage', props.stage, untaggable);
+    if (props.branch) Tags.of(this).add('branch', props.branch, untaggable);
   }
 
   /** Every Lambda function of the stack by name: the operations', then the `$default` route's. */

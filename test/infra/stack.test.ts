@@ -280,7 +280,6 @@ describe('prod', () => {
 
   it('alarms on API 5xx and on throttles of every function', () => {
     const functions = Object.values(prod.stack.lambdaFunctions());
-    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + functions.length);
     prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/ApiGateway',
       MetricName: '5xx',
@@ -293,6 +292,76 @@ describe('prod', () => {
         Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId } }],
       });
     }
+  });
+
+  it("alarms per operation on p99 latency and 5xx rate, from the requests' own metrics, and on table throttles", () => {
+    const names = Object.keys(prod.stack.lambdaFunctions());
+    // API 5xx, one throttle alarm per function, latency and error rate per operation, table throttles.
+    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + names.length * 3 + 1);
+    for (const operation of names) {
+      prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Threshold: 2000,
+        DatapointsToAlarm: 3,
+        EvaluationPeriods: 5,
+        Metrics: [
+          Match.objectLike({
+            MetricStat: Match.objectLike({
+              Stat: 'p99',
+              Metric: Match.objectLike({
+                MetricName: 'Latency',
+                Namespace: 'CommerceApi/prod',
+                Dimensions: Match.arrayWith([{ Name: 'operation', Value: operation }]),
+              }),
+            }),
+          }),
+        ],
+      });
+      prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Threshold: 1,
+        Metrics: Match.arrayWith([
+          Match.objectLike({
+            MetricStat: Match.objectLike({
+              Metric: Match.objectLike({
+                MetricName: 'Errors5xx',
+                Namespace: 'CommerceApi/prod',
+                Dimensions: Match.arrayWith([{ Name: 'operation', Value: operation }]),
+              }),
+            }),
+          }),
+        ]),
+      });
+    }
+    prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Metrics: Match.arrayWith([
+        Match.objectLike({
+          MetricStat: Match.objectLike({
+            Metric: Match.objectLike({ Namespace: 'AWS/DynamoDB', MetricName: 'ThrottledRequests' }),
+          }),
+        }),
+      ]),
+    });
+  });
+
+  it('has a dashboard: latency p99 and 5xx rate per operation, throttles, DynamoDB capacity and throttles', () => {
+    const dashboards = Object.values(prod.template.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    // CloudFormation refuses Tags on a dashboard (cfn-lint E3002): the stage tags skip it.
+    expect((dashboards[0] as Resource).Properties.Tags).toBeUndefined();
+    const body = JSON.stringify((dashboards[0] as Resource).Properties.DashboardBody);
+    for (const title of [
+      'Latency p99 per operation',
+      '5xx rate per operation',
+      'Lambda throttles per function',
+      'DynamoDB consumed capacity',
+      'DynamoDB throttled requests',
+    ]) {
+      expect(body).toContain(title);
+    }
+    for (const operation of Object.keys(prod.stack.lambdaFunctions())) {
+      expect(body).toContain(`\\"operation\\",\\"${operation}\\"`);
+    }
+    expect(body).toContain('ConsumedReadCapacityUnits');
+    expect(body).toContain('ConsumedWriteCapacityUnits');
   });
 
   it('bundles each handler locally as ESM and records asset metadata for SAM', () => {
@@ -325,6 +394,10 @@ describe('preview', () => {
       expect(group.Properties.RetentionInDays).toBe(7);
       expect(group.DeletionPolicy).toBe('Delete');
     }
+  });
+
+  it('has no dashboard', () => {
+    preview.template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
   });
 
   it('has no alarms', () => {
