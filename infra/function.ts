@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -66,6 +66,8 @@ export interface ApiFunctionProps {
   /** Repository root: `operation.entry`, the lock file and tsconfig are resolved from here. */
   readonly projectRoot: string;
   readonly production: boolean;
+  /** X-Ray active tracing (`-c tracing:<stage>=false` turns it off). */
+  readonly tracing?: boolean;
   /** Settings of the stack the function reads from its environment. */
   readonly environment?: Readonly<Record<string, string>>;
 }
@@ -117,6 +119,8 @@ export class ApiFunction extends Construct {
       timeout: Duration.seconds(10),
       role: this.role,
       logGroup: this.logGroup,
+      // Lambda records the invocation; shared/observability/xray.ts adds a subsegment per DynamoDB call.
+      tracing: props.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       environment: {
         ...props.environment,
         NODE_OPTIONS: functionNodeOptions,
@@ -130,6 +134,15 @@ export class ApiFunction extends Construct {
       },
       bundling: bundlingOptions,
     });
+    if (props.tracing) {
+      // Lambda's active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords to the role.
+      Validations.of(this.role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'X-Ray active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no ' +
+          'resource-level permissions, so AWS requires Resource "*" for them; nothing else is granted on "*".',
+      });
+    }
     Validations.of(this.function).acknowledge({
       id: 'AwsSolutions-L1',
       reason:

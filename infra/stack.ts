@@ -60,6 +60,8 @@ export interface CommerceApiStackProps extends StackProps {
   readonly customerPortalUrl?: string;
   /** `LOG_LEVEL` of every function (debug, info, warn, error); default info. */
   readonly logLevel?: string;
+  /** X-Ray active tracing on every function; default on. */
+  readonly tracing?: boolean;
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
@@ -108,6 +110,11 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
   if (logLevel !== undefined && !LOG_LEVELS.includes(logLevel)) {
     throw new Error(`logLevel must be one of ${LOG_LEVELS.join(', ')}: ${logLevel}`);
   }
+  const tracing: string | boolean | undefined =
+    app.node.tryGetContext(`tracing:${stage}`) ?? app.node.tryGetContext('tracing');
+  if (tracing !== undefined && !['true', 'false', true, false].includes(tracing)) {
+    throw new Error(`tracing must be true or false: ${tracing}`);
+  }
   if (portal !== undefined && !/^https:\/\/[^/?#]+(\/[^?#]*)?$/.test(portal)) {
     throw new Error(`customerPortalUrl must be an https URL without query or fragment: ${portal}`);
   }
@@ -117,6 +124,7 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
     ...(origins !== undefined ? { corsAllowOrigins: parseAllowOrigins(origins) } : {}),
     ...(portal !== undefined ? { customerPortalUrl: portal } : {}),
     ...(logLevel !== undefined ? { logLevel } : {}),
+    ...(tracing !== undefined ? { tracing: String(tracing) === 'true' } : {}),
     ...(env ? { env } : {}),
   });
 }
@@ -233,6 +241,7 @@ export class CommerceApiStack extends Stack {
         table: this.table,
         projectRoot,
         production,
+        tracing: props.tracing ?? true,
         environment: {
           ...telemetry,
           ...(props.customerPortalUrl ? { [CUSTOMER_PORTAL_URL_ENV]: props.customerPortalUrl } : {}),
@@ -267,6 +276,7 @@ export class CommerceApiStack extends Stack {
       table: this.table,
       projectRoot,
       production,
+      tracing: props.tracing ?? true,
       environment: telemetry,
     });
     new HttpRoute(this.api, 'DefaultRoute', {

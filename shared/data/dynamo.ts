@@ -14,6 +14,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { canonicalJson } from '../domain/canonical-json.ts';
 import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
 import { countDynamoCall, logError } from '../observability/telemetry.ts';
+import { traceDynamoCall } from '../observability/xray.ts';
 import { attr } from './table.ts';
 
 export interface Table {
@@ -52,13 +53,28 @@ export function createDocumentClient(config: DynamoDBClientConfig = {}): DynamoD
     (next, context) => async (args) => {
       const commandName = String((context as { commandName?: string }).commandName);
       // What each call consumed, for the request's log line and metrics; DynamoDB reports it for free.
-      const input = args.input as { ReturnConsumedCapacity?: string };
+      const input = args.input as { ReturnConsumedCapacity?: string; TableName?: string };
       input.ReturnConsumedCapacity ??= 'TOTAL';
+      const startedAt = Date.now();
+      const trace = (metadata: Metadata | undefined, error?: string) =>
+        traceDynamoCall({
+          operation: commandName.replace(/Command$/, ''),
+          tableName: tableOf(input),
+          region: process.env.AWS_REGION,
+          startedAt,
+          endedAt: Date.now(),
+          requestId: metadata?.requestId,
+          statusCode: metadata?.httpStatusCode,
+          retries: Math.max(0, (metadata?.attempts ?? 1) - 1),
+          ...(error ? { error } : {}),
+        });
       try {
         const result = await next(args);
         countDynamoCall(commandName, result.output as Parameters<typeof countDynamoCall>[1]);
+        trace((result.output as { $metadata?: Metadata }).$metadata);
         return result;
       } catch (error) {
+        trace((error as SdkError).$metadata, (error as SdkError).name ?? 'Error');
         if ((error as SdkError).name === 'AccessDeniedException') {
           logAccessDenied(commandName, args.input);
         }
@@ -68,6 +84,19 @@ export function createDocumentClient(config: DynamoDBClientConfig = {}): DynamoD
     { step: 'initialize', name: 'commerceTelemetry' },
   );
   return doc;
+}
+
+/** The table a call names: directly, or in a batch's request map, or in a transaction's first item. */
+function tableOf(input: unknown): string | undefined {
+  const call = input as {
+    TableName?: string;
+    RequestItems?: Record<string, unknown>;
+    TransactItems?: Record<string, { TableName?: string }>[];
+  };
+  if (call.TableName) return call.TableName;
+  if (call.RequestItems) return Object.keys(call.RequestItems)[0];
+  const first = call.TransactItems?.[0];
+  return first ? Object.values(first)[0]?.TableName : undefined;
 }
 
 /**
@@ -125,11 +154,17 @@ const TRANSIENT_CODES = new Set([
   'ENOTFOUND',
 ]);
 
+interface Metadata {
+  httpStatusCode?: number;
+  requestId?: string;
+  attempts?: number;
+}
+
 interface SdkError {
   name?: string;
   code?: string;
   $retryable?: unknown;
-  $metadata?: { httpStatusCode?: number };
+  $metadata?: Metadata;
   CancellationReasons?: { Code?: string }[];
   Item?: Record<string, AttributeValue>;
 }

@@ -67,7 +67,14 @@ export function inRequestScope<T>(work: () => Promise<T>): {
 
 export const currentTelemetry = (): RequestTelemetry | undefined => scope.getStore();
 
-const READS = new Set(['GetCommand', 'BatchGetCommand', 'QueryCommand', 'ScanCommand', 'TransactGetCommand']);
+/** The low-level command names the middleware sees (the document client wraps these). */
+const READS = new Set([
+  'GetItemCommand',
+  'BatchGetItemCommand',
+  'QueryCommand',
+  'ScanCommand',
+  'TransactGetItemsCommand',
+]);
 
 interface Consumed {
   CapacityUnits?: number;

@@ -12,10 +12,10 @@ import { createStageStack } from '../../infra/stack.ts';
 
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
 
-function synth(stage: string) {
+function synth(stage: string, context: Record<string, string> = {}) {
   const app = new App({
     // Rules read resource properties only: the bundled code is not needed.
-    context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], stage },
+    context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], stage, ...context },
   });
   const stack = createStageStack(app);
   return { app, stack };
@@ -96,7 +96,11 @@ describe('what is acknowledged, and where', () => {
   // Every function of the stack, whatever their number: each carries the runtime acknowledgment.
   const functionsRuntime = (stage: string) =>
     Object.values(synth(stage).stack.lambdaFunctions())
-      .map((fn) => `AwsSolutions-L1 ${fn.function.node.path}`)
+      .flatMap((fn) => [
+        `AwsSolutions-L1 ${fn.function.node.path}`,
+        // X-Ray's two actions take no resource-level permission.
+        `AwsSolutions-IAM5[Resource::*] ${fn.role.node.path}`,
+      ])
       .sort();
 
   it('prod: the API without an API Gateway authorizer, and the pinned nodejs22.x runtime', () => {
@@ -115,12 +119,23 @@ describe('what is acknowledged, and where', () => {
     );
   });
 
-  it('fixed rather than acknowledged: API access logging, no managed policies, no wildcards', () => {
+  it('fixed rather than acknowledged: API access logging, no managed policies, no wildcard but X-Ray', () => {
     const { app } = synth('prod');
     app.synth();
     const findings = findingsOf(unacknowledgedPack(), app).map((finding) => finding.rule);
     expect(findings).not.toContain('AwsSolutions-APIG1');
     expect(findings).not.toContain('AwsSolutions-IAM4');
-    expect(findings).not.toContain('AwsSolutions-IAM5');
+    expect(
+      findings
+        .filter((rule) => rule.startsWith('AwsSolutions-IAM5'))
+        .every((rule) => rule === 'AwsSolutions-IAM5[Resource::*]'),
+    ).toBe(true);
+    // With tracing off for a stage, no wildcard at all, and nothing acknowledged for one.
+    const untraced = synth('pr-1', { 'tracing:pr-1': 'false' }).app;
+    untraced.synth();
+    expect(
+      findingsOf(unacknowledgedPack(), untraced).filter((f) => f.rule.startsWith('AwsSolutions-IAM5')),
+    ).toEqual([]);
+    expect(acknowledgmentsOf(untraced).filter((a) => a.rule.startsWith('AwsSolutions-IAM5'))).toEqual([]);
   });
 });

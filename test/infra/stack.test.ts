@@ -37,6 +37,8 @@ type Json = any;
 type Resource = { Type: string; Properties: Record<string, Json>; DeletionPolicy?: string; Metadata?: Json };
 type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
 
+const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+
 /** Logical id of an L2 construct's CloudFormation resource. */
 const logicalId = ({ stack }: Synth, construct: IConstruct) =>
   stack.getLogicalId(construct.node.defaultChild as CfnElement);
@@ -192,11 +194,19 @@ describe.each([
       });
       expect([...new Set(written)].sort()).toEqual([...new Set(declared)].sort());
 
-      // Anything else is logging, and only into the function's own log group.
+      // Anything else is logging, only into the function's own log group, and X-Ray's two actions
+      // (which take no resource-level permission).
       const logGroupId = logicalId(s, s.stack.functions[name].logGroup);
-      for (const statement of statements.filter((st) => !tableStatements.includes(st))) {
-        expect(asArray(statement.Action).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
-        expect(statement.Resource).toEqual({ 'Fn::GetAtt': [logGroupId, 'Arn'] });
+      const others = statements.filter((st) => !tableStatements.includes(st));
+      expect(others).toHaveLength(2);
+      for (const statement of others) {
+        if (asArray(statement.Action).some((action) => action.startsWith('xray:'))) {
+          expect(asArray(statement.Action).sort()).toEqual(XRAY_ACTIONS);
+          expect(statement.Resource).toBe('*');
+        } else {
+          expect(asArray(statement.Action).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+          expect(statement.Resource).toEqual({ 'Fn::GetAtt': [logGroupId, 'Arn'] });
+        }
       }
     },
   );
@@ -204,7 +214,11 @@ describe.each([
   it("gives the $default route's function its own log group and nothing else", () => {
     const statements = statementsOf(s, routeNotFound.name);
     expect(tableActionsOf(statements)).toEqual([]);
-    expect(actionsOf(statements).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(actionsOf(statements).sort()).toEqual([
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      ...XRAY_ACTIONS,
+    ]);
   });
 
   it('gives list-wallets no write action', () => {
@@ -473,6 +487,20 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
       expect(variables).toMatchObject({ METRICS_NAMESPACE: 'CommerceApi/pr-9', LOG_LEVEL: 'debug' });
     }
     expect(() => fromContext({ logLevel: 'verbose' })).toThrow(/logLevel must be one of/);
+  });
+
+  it('traces every function with X-Ray unless the context turns it off for a stage', () => {
+    const tracingOf = (context: Record<string, string>) =>
+      Object.values(fromContext(context).template.findResources('AWS::Lambda::Function')).map(
+        (fn) => (fn as Resource).Properties.TracingConfig,
+      );
+    expect(tracingOf({})).toHaveLength(operations.length + 1);
+    for (const config of tracingOf({})) expect(config).toEqual({ Mode: 'Active' });
+    for (const config of tracingOf({ stage: 'pr-3', 'tracing:pr-3': 'false' }))
+      expect(config).toBeUndefined();
+    for (const config of tracingOf({ stage: 'pr-4', 'tracing:pr-3': 'false' }))
+      expect(config).toEqual({ Mode: 'Active' });
+    expect(() => fromContext({ tracing: 'maybe' })).toThrow(/tracing must be true or false/);
   });
 
   it('tags every taggable resource, not only the table', () => {

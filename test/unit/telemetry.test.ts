@@ -31,9 +31,9 @@ afterEach(() => {
 describe('request telemetry', () => {
   it('adds each call to the request that made it, with concurrent requests in one process', async () => {
     const first = inRequestScope(async () => {
-      countDynamoCall('GetCommand', { ConsumedCapacity: { CapacityUnits: 0.5 } });
+      countDynamoCall('GetItemCommand', { ConsumedCapacity: { CapacityUnits: 0.5 } });
       await pause();
-      countDynamoCall('TransactWriteCommand', {
+      countDynamoCall('TransactWriteItemsCommand', {
         ConsumedCapacity: [{ CapacityUnits: 2 }, { CapacityUnits: 4 }],
       });
       countBusinessEvent('SubscriptionsCreated');
@@ -61,13 +61,13 @@ describe('request telemetry', () => {
   });
 
   it('counts nothing outside a request (the operator CLI, the seed)', () => {
-    expect(() => countDynamoCall('GetCommand', {})).not.toThrow();
+    expect(() => countDynamoCall('GetItemCommand', {})).not.toThrow();
   });
 
   it('writes one line: log fields, metric values and the directive naming them', async () => {
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     const { telemetry, result } = inRequestScope(async () => {
-      countDynamoCall('BatchGetCommand', { ConsumedCapacity: [{ CapacityUnits: 1.5 }] });
+      countDynamoCall('BatchGetItemCommand', { ConsumedCapacity: [{ CapacityUnits: 1.5 }] });
       countBusinessEvent('SubscriptionsCreated');
     });
     await result;
