@@ -11,7 +11,7 @@
  * sampled, when no daemon address is set (local runs, tests), or for a trace header we cannot read.
  */
 import { randomBytes } from 'node:crypto';
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 
 export const TRACE_HEADER_ENV = '_X_AMZN_TRACE_ID';
 export const DAEMON_ADDRESS_ENV = 'AWS_XRAY_DAEMON_ADDRESS';
@@ -103,7 +103,9 @@ export function traceDynamoCall(call: DynamoCall, env: NodeJS.ProcessEnv = proce
   if (!trace || !daemon) return;
   try {
     if (!socket) {
-      socket = createSocket('udp4');
+      // Loaded on the first traced call, not at cold start: most invocations are not sampled.
+      const dgram = process.getBuiltinModule('node:dgram') as typeof import('node:dgram');
+      socket = dgram.createSocket('udp4');
       socket.on('error', () => {});
       // Never keep a finishing process alive for telemetry.
       socket.unref();
