@@ -70,6 +70,8 @@ export interface ApiFunctionProps {
   readonly tracing?: boolean;
   /** Settings of the stack the function reads from its environment. */
   readonly environment?: Readonly<Record<string, string>>;
+  /** Files (absolute paths) shipped beside the bundle, read by the function at run time. */
+  readonly files?: readonly string[];
 }
 
 /**
@@ -132,7 +134,17 @@ export class ApiFunction extends Construct {
           [LOCAL_ENDPOINT_ENV]: '',
         }),
       },
-      bundling: bundlingOptions,
+      bundling: props.files?.length
+        ? {
+            ...bundlingOptions,
+            commandHooks: {
+              beforeBundling: () => [],
+              beforeInstall: () => [],
+              afterBundling: (_inputDir: string, outputDir: string) =>
+                (props.files ?? []).map((file) => `cp ${shellQuote(file)} ${shellQuote(outputDir)}`),
+            },
+          }
+        : bundlingOptions,
     });
     if (props.tracing) {
       // Lambda's active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords to the role.
@@ -169,6 +181,8 @@ function tableGrantStatement(table: ITable, grant: TableGrant): PolicyStatement 
     },
   });
 }
+
+const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
 
 /**
  * NodejsFunction silently switches to Docker bundling when it cannot find esbuild;

@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type App,
@@ -26,6 +28,7 @@ import { type Attribute, AttributeType, BillingMode, ProjectionType, Table } fro
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type KeyAttribute, tableDefinition } from '../shared/data/table.ts';
+import { SWAGGER_UI_PACKAGE, swaggerUiAssets } from '../shared/http/api-reference.ts';
 import {
   type CorsPolicy,
   corsPolicy,
@@ -39,6 +42,7 @@ import {
   metricsNamespaceOf,
 } from '../shared/observability/telemetry.ts';
 import {
+  apiReference,
   CUSTOMER_PORTAL_URL_ENV,
   type OperationName,
   operations,
@@ -174,6 +178,8 @@ export class CommerceApiStack extends Stack {
   readonly functions: Record<OperationName, ApiFunction>;
   /** Behind the `$default` route: the contract's 404 and 405 for every request no operation takes. */
   readonly routeNotFound: ApiFunction;
+  /** `GET /openapi.json` and `GET /docs`: the API reference, its assets shipped with the function. */
+  readonly apiReference: ApiFunction;
   readonly cors: CorsPolicy;
   readonly stage: string;
   /** Prod only: the dashboard and the operation and table alarms. */
@@ -249,27 +255,24 @@ export class CommerceApiStack extends Stack {
       });
       functions[operation.name] = fn;
 
-      const integration = new HttpLambdaIntegration(
-        `${constructId(operation.name)}Integration`,
-        fn.function,
-        {
-          payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
-        },
-      );
-      for (const routeKey of routeKeysOf(operation)) {
-        // Children of the API, as `addRoutes` makes them: the API's cdk-nag acknowledgment covers them.
-        new HttpRoute(this.api, `Route ${routeKey}`, {
-          httpApi: this.api,
-          routeKey: HttpRouteKey.with(
-            routeKey.slice(routeKey.indexOf(' ') + 1),
-            operation.method as HttpRouteKey['method'],
-          ),
-          integration,
-        });
-      }
+      this.addRoutes(operation.name, fn, [operation]);
     }
 
     this.functions = functions as Record<OperationName, ApiFunction>;
+
+    const requireFromRoot = createRequire(path.join(projectRoot, 'package.json'));
+    this.apiReference = new ApiFunction(this, constructId(apiReference.name), {
+      operation: { ...apiReference, access: [] },
+      table: this.table,
+      projectRoot,
+      production,
+      tracing: props.tracing ?? true,
+      environment: telemetry,
+      files: Object.keys(swaggerUiAssets).map((file) =>
+        requireFromRoot.resolve(`${SWAGGER_UI_PACKAGE}/${file}`),
+      ),
+    });
+    this.addRoutes(apiReference.name, this.apiReference, apiReference.routes);
 
     this.routeNotFound = new ApiFunction(this, constructId(routeNotFound.name), {
       operation: { ...routeNotFound, access: [] },
@@ -307,9 +310,31 @@ export class CommerceApiStack extends Stack {
     if (props.branch) Tags.of(this).add('branch', props.branch, untaggable);
   }
 
-  /** Every Lambda function of the stack by name: the operations', then the `$default` route's. */
+  /** Every Lambda function of the stack by name: the operations', the reference's, the `$default` route's. */
   lambdaFunctions(): Record<string, ApiFunction> {
-    return { ...this.functions, [routeNotFound.name]: this.routeNotFound };
+    return {
+      ...this.functions,
+      [apiReference.name]: this.apiReference,
+      [routeNotFound.name]: this.routeNotFound,
+    };
+  }
+
+  /** Both spellings of each path (`routeKeysOf`) to the function, through one integration. */
+  private addRoutes(name: string, fn: ApiFunction, paths: readonly { method: string; path: string }[]): void {
+    const integration = new HttpLambdaIntegration(`${constructId(name)}Integration`, fn.function, {
+      payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+    });
+    for (const routeKey of paths.flatMap(routeKeysOf)) {
+      // Children of the API, as `addRoutes` makes them: the API's cdk-nag acknowledgment covers them.
+      new HttpRoute(this.api, `Route ${routeKey}`, {
+        httpApi: this.api,
+        routeKey: HttpRouteKey.with(
+          routeKey.slice(routeKey.indexOf(' ') + 1),
+          routeKey.slice(0, routeKey.indexOf(' ')) as HttpRouteKey['method'],
+        ),
+        integration,
+      });
+    }
   }
 
   private createTable(production: boolean): Table {

@@ -4,6 +4,7 @@
  *   validators.js     precompiled (Ajv standalone, ESM) request validators
  *   validators.d.ts   their types
  *   api-types.ts      TypeScript types (openapi-typescript) plus named aliases
+ *   openapi.json      the document itself, as JSON: what `GET /openapi.json` serves
  *
  * `npm run generate` writes them; `npm run generate -- --check` writes nothing
  * and exits 1 when a file on disk differs from what would be generated.
@@ -266,6 +267,8 @@ export async function generate(): Promise<GeneratedFile[]> {
     { path: join(GENERATED_DIR, 'validators.js'), contents: validatorsJs() },
     { path: join(GENERATED_DIR, 'validators.d.ts'), contents: validatorsDts() },
     { path: join(GENERATED_DIR, 'api-types.ts'), contents: await apiTypesTs() },
+    // The served document is the YAML parsed, nothing added: clients read what the validators enforce.
+    { path: join(GENERATED_DIR, 'openapi.json'), contents: `${JSON.stringify(loadOpenApi(), null, 2)}\n` },
   ];
 }
 

@@ -177,6 +177,26 @@ export const routeNotFound = {
   entry: 'functions/route-not-found/handler.ts',
 } as const;
 
+/**
+ * The API reference, served by one function that touches no table and reads no credential:
+ * `GET /openapi.json` (the document the validators are generated from) and `GET /docs` (Swagger UI,
+ * with its assets under `/docs/`, bundled into the function: no CDN).
+ */
+export const apiReference = {
+  name: 'api-reference',
+  entry: 'functions/api-reference/handler.ts',
+  routes: [
+    { method: 'GET', path: '/openapi.json' },
+    { method: 'GET', path: '/docs' },
+  ],
+} as const;
+
+/** Every path-and-method the HTTP API routes to a function (operations and the reference), for 405s. */
+export const routedPaths: readonly { method: string; path: string }[] = [
+  ...operations,
+  ...apiReference.routes,
+];
+
 export const TABLE_NAME_ENV = 'TABLE_NAME';
 /** The stack's `customerPortalUrl` setting, where customer-session links point. */
 export const CUSTOMER_PORTAL_URL_ENV = 'CUSTOMER_PORTAL_URL';

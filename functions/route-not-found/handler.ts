@@ -4,7 +4,7 @@ import { type ApiResult, errorResult } from '#shared/http/responses.ts';
 import { methodsForPath } from '#shared/http/routes.ts';
 import { observed } from '#shared/observability/observed.ts';
 import { markError } from '#shared/observability/telemetry.ts';
-import { operations } from '#shared/operations.ts';
+import { routedPaths } from '#shared/operations.ts';
 
 /**
  * Behind the HTTP API's `$default` route: every request no operation route takes. A path some
@@ -12,7 +12,7 @@ import { operations } from '#shared/operations.ts';
  * the contract's 404 (not API Gateway's own `{"message":"Not Found"}`). No credential is read.
  */
 export const handler = observed(async (event: APIGatewayProxyEventV2): Promise<ApiResult> => {
-  const allowed = methodsForPath(operations, event.rawPath);
+  const allowed = methodsForPath(routedPaths, event.rawPath);
   const error = allowed.length > 0 ? new MethodNotAllowed(allowed) : new RouteNotFound();
   markError(String(error.body.error));
   return errorResult(error);

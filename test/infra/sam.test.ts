@@ -12,9 +12,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -28,6 +30,7 @@ import { stackPolicies } from '#scripts/local/iam/synth.ts';
 import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
 import { type ApiServer, type LambdaHandler, startApiServer } from '#scripts/local/server.ts';
 import { LOCAL_REGION, LOCAL_TABLE_NAME } from '#scripts/local/stack.ts';
+import { loadOpenApi } from '#scripts/openapi.ts';
 import {
   ENV_VARS_FILE,
   renderEvents,
@@ -36,8 +39,9 @@ import {
   writeRenderedEvents,
 } from '#scripts/sam-events.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { swaggerUiAssets } from '#shared/http/api-reference.ts';
 import { DEFAULT_ROUTE_KEY } from '#shared/http/routes.ts';
-import { type OperationName, operations, routeNotFound } from '#shared/operations.ts';
+import { apiReference, type OperationName, operations, routeNotFound } from '#shared/operations.ts';
 import { LOCAL_ENDPOINT_ENV } from '../../infra/function.ts';
 import { type CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import { expectDocumented, fetchJson, type HttpReply } from '../support/contract.ts';
@@ -601,5 +605,39 @@ describe("the $default route's function, bundled: what API Gateway answers for r
         ? { error: 'NotFound', detail: 'Not Found' }
         : { error: 'MethodNotAllowed', detail: 'Method Not Allowed' },
     );
+  });
+});
+
+describe('the API reference, bundled: its assets ship with the function (no node_modules on Lambda)', () => {
+  const get = async (path: string) => {
+    const event = toApiGatewayEvent(
+      {
+        method: 'GET',
+        url: path,
+        httpVersion: '1.1',
+        rawHeaders: ['host', 'api.test', 'accept-encoding', 'gzip'],
+        socket: {},
+      },
+      Buffer.alloc(0),
+      { routeKey: `GET ${path}` },
+    );
+    const response = fromLambdaResult((await invokeBundle(functionIdOf(apiReference.name), event)).result);
+    const gzipped = response.headers['content-encoding'] === 'gzip';
+    return { response, text: (gzipped ? gunzipSync(response.body) : response.body).toString('utf8') };
+  };
+
+  it('serves the OpenAPI document', async () => {
+    const { response, text } = await get('/openapi.json');
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(text)).toEqual(loadOpenApi());
+  });
+
+  it.each(Object.keys(swaggerUiAssets))('serves %s byte for byte from beside the bundle', async (file) => {
+    // The bundle runs from a temporary cdk.out: no node_modules above it to fall back to.
+    expect(existsSync(join(codeOf(functionIdOf(apiReference.name)).assetDir, file))).toBe(true);
+    const { response, text } = await get(`/docs/${file}`);
+    expect(response.statusCode).toBe(200);
+    const require = createRequire(import.meta.url);
+    expect(text).toBe(readFileSync(require.resolve(`swagger-ui-dist/${file}`), 'utf8'));
   });
 });

@@ -11,6 +11,9 @@ import { corsPolicy } from '../../shared/http/cors.ts';
 import { DEFAULT_ROUTE_KEY } from '../../shared/http/routes.ts';
 import { operations, routeNotFound, type TableGrant } from '../../shared/operations.ts';
 
+/** One function per operation, the API reference's (`/openapi.json`, `/docs`) and the `$default` route's. */
+const FUNCTION_COUNT = operations.length + 2;
+
 // The CLI feeds cdk.json's context (feature flags) to the app; tests must synthesise the same template.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
 
@@ -77,8 +80,8 @@ describe.each([
   ['prod', prod],
   ['preview', preview],
 ] as const)('%s stage', (_, s) => {
-  it("has one arm64 Node.js 22 function per operation, plus the $default route's", () => {
-    s.template.resourceCountIs('AWS::Lambda::Function', operations.length + 1);
+  it("has one arm64 Node.js 22 function per operation, plus the API reference's and the $default route's", () => {
+    s.template.resourceCountIs('AWS::Lambda::Function', FUNCTION_COUNT);
     s.template.allResourcesProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
       Architectures: ['arm64'],
@@ -285,7 +288,7 @@ describe('prod', () => {
   it('retains function and API access logs for a month', () => {
     const logGroups = Object.values(resources(prod, 'AWS::Logs::LogGroup'));
     // One per function, the $default route's included, and the API's access logs.
-    expect(logGroups).toHaveLength(operations.length + 2);
+    expect(logGroups).toHaveLength(FUNCTION_COUNT + 1);
     for (const group of logGroups) {
       expect(group.Properties.RetentionInDays).toBe(30);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -403,7 +406,7 @@ describe('preview', () => {
 
   it('retains function and API access logs for a week and deletes them with the stack', () => {
     const logGroups = Object.values(resources(preview, 'AWS::Logs::LogGroup'));
-    expect(logGroups).toHaveLength(operations.length + 2);
+    expect(logGroups).toHaveLength(FUNCTION_COUNT + 1);
     for (const group of logGroups) {
       expect(group.Properties.RetentionInDays).toBe(7);
       expect(group.DeletionPolicy).toBe('Delete');
@@ -479,7 +482,7 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
         (fn) => (fn as Resource).Properties.Environment.Variables,
       );
     const prodVariables = variablesOf({});
-    expect(prodVariables).toHaveLength(operations.length + 1);
+    expect(prodVariables).toHaveLength(FUNCTION_COUNT);
     for (const variables of prodVariables) {
       expect(variables).toMatchObject({ METRICS_NAMESPACE: 'CommerceApi/prod', LOG_LEVEL: 'info' });
     }
@@ -494,7 +497,7 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
       Object.values(fromContext(context).template.findResources('AWS::Lambda::Function')).map(
         (fn) => (fn as Resource).Properties.TracingConfig,
       );
-    expect(tracingOf({})).toHaveLength(operations.length + 1);
+    expect(tracingOf({})).toHaveLength(FUNCTION_COUNT);
     for (const config of tracingOf({})) expect(config).toEqual({ Mode: 'Active' });
     for (const config of tracingOf({ stage: 'pr-3', 'tracing:pr-3': 'false' }))
       expect(config).toBeUndefined();
