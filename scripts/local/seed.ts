@@ -1,5 +1,5 @@
 /**
- * The demo data set of `npm start` (see ../shared/spec/local-run.md), built with
+ * The demo data set of `npm start` (see docs/local.md), built with
  * the operator commands. Returns what `.local/demo.json` holds.
  */
 import {

@@ -3,6 +3,7 @@
  * DynamoDB Local, the stack's table, the demo seed, the real handlers behind the
  * API Gateway v2 adapter. Every answer is checked against the OpenAPI document.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '#scripts/local/stack.ts';
 import { operations } from '#shared/operations.ts';
@@ -173,7 +174,7 @@ describe('routing, over the routes the stack declares', () => {
   });
 });
 
-describe('demo data (local-run.md)', () => {
+describe('demo data (docs/local.md)', () => {
   it('has every key the local-run contract lists', () => {
     const demo = stack.demo as unknown as Record<string, unknown>;
     for (const key of [
@@ -205,6 +206,14 @@ describe('demo data (local-run.md)', () => {
       'personal_access_token',
       'webhook_endpoint_id',
     ]);
+  });
+
+  it('docs/local.md describes every key of .local/demo.json, and no key that is not there', () => {
+    const table = readFileSync('docs/local.md', 'utf8').split('## `.local/demo.json`')[1] ?? '';
+    const documented = [...table.matchAll(/^\| ([^|]+) \|/gm)]
+      .flatMap((row) => [...(row[1] ?? '').matchAll(/`([a-z_]+)`/g)].map((key) => key[1]))
+      .filter((key) => key !== undefined);
+    expect(documented.sort()).toEqual(Object.keys(stack.demo).sort());
   });
 
   it('the demo customer has ≥ 12 wallets in several currencies, both types, a shared and a negative balance', async () => {

@@ -115,7 +115,7 @@ describe('dynamic client registration through oauth4webapi', () => {
     expect(client.token_endpoint_auth_method).toBe('none');
     expect(client).not.toHaveProperty('client_secret');
     expect(client).not.toHaveProperty('client_secret_expires_at');
-    // Defaults applied and echoed (api-behaviour.md §1).
+    // Defaults applied and echoed (docs/api.md, Create Client).
     expect(client.grant_types).toEqual(['authorization_code', 'refresh_token']);
     expect(client.response_types).toEqual(['code']);
     expect((client.scope as string).split(' ')).toContain('customer_portal:read');

@@ -44,7 +44,7 @@ async function failure(call: () => Promise<unknown>): Promise<unknown> {
 
 describe('Create Client (POST /v1/oauth2/register)', () => {
   // This client declares only 200 for createClient; our API answers 201 as RFC 7591 and the hosted
-  // service do (api-behaviour.md §1). The client therefore rejects the success with its fallback error.
+  // service do (docs/api.md, Create Client). The client therefore rejects the success with its fallback error.
   it('a confidential client: 201, which the client reports as an unexpected status', async () => {
     const error = await failure(() =>
       polar.oauth2.clients.create({

@@ -1,7 +1,7 @@
 /**
  * Property-based fuzzing of the four operations: fast-check arbitraries for
  * whole requests (credential, content type, body or query or path id) that
- * also carry an oracle, the answer the contract (../shared/spec/api-behaviour.md)
+ * also carry an oracle, the answer the contract (docs/conventions.md)
  * prescribes for that request, computed from an independent model of the
  * contract's rules, not from the code under test. Used in process
  * (test/integration/fuzz.test.ts) and over HTTP (test/e2e/fuzz-http.test.ts).

@@ -1,5 +1,5 @@
 /**
- * The order List Wallets promises (api-behaviour.md §3), written out again here,
+ * The order List Wallets promises (docs/conventions.md, Lists), written out again here,
  * independently of shared/data/wallet-order.ts, so client tests judge the API
  * against the contract rather than against its own implementation.
  */
