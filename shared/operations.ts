@@ -7,7 +7,7 @@
  */
 import { indexNames, type Partition } from './data/table.ts';
 
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** DynamoDB actions a function may need; the stack grants exactly these. */
 export type TableAction =
@@ -157,6 +157,32 @@ export const operations = [
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
+  },
+  {
+    name: 'get-client',
+    operationId: 'getClient',
+    method: 'GET',
+    path: '/v1/oauth2/register/{client_id}',
+    entry: 'functions/get-client/handler.ts',
+    // RFC 7592: the registration token is checked against the client item itself, so the one read
+    // is the client (strongly consistent); no token item, no other partition.
+    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] }],
+  },
+  {
+    name: 'update-client',
+    operationId: 'updateClient',
+    method: 'PUT',
+    path: '/v1/oauth2/register/{client_id}',
+    entry: 'functions/update-client/handler.ts',
+    access: [{ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] }],
+  },
+  {
+    name: 'delete-client',
+    operationId: 'deleteClient',
+    method: 'DELETE',
+    path: '/v1/oauth2/register/{client_id}',
+    entry: 'functions/delete-client/handler.ts',
+    access: [{ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] }],
   },
 ] as const satisfies readonly OperationDefinition[];
 

@@ -16,6 +16,7 @@ import {
 } from '#scripts/admin/commands.ts';
 import type { CustomerRecord, WalletType } from '#shared/data/records.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 
 export interface DemoData {
@@ -41,6 +42,13 @@ export interface DemoData {
   one_time_product_id: string;
   archived_product_id: string;
   webhook_endpoint_ids: string[];
+  /** An OAuth client the demo user registered through Create Client, with its RFC 7592 credentials. */
+  oauth_client: {
+    client_id: string;
+    client_secret: string;
+    registration_access_token: string;
+    registration_client_uri: string;
+  };
   other_organization: {
     organization_id: string;
     personal_access_token: string;
@@ -237,6 +245,19 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     { product_id: free.id, customer_id: large.id, metadata: { source: 'demo seed' } },
   );
 
+  const client = await createClient(
+    { table: ctx.table, now: ctx.now },
+    {
+      kind: 'user',
+      userId: user.id,
+      tokenId: pat.record.token_id,
+      organizationIds: [org.id],
+      scopes: new Set(),
+    },
+    { redirect_uris: ['http://127.0.0.1:8080/callback'], client_name: 'Demo app', scope: 'openid email' },
+    { baseUrl },
+  );
+
   const endpoints = [];
   for (const [i, format] of (['raw', 'slack', 'discord'] as const).entries()) {
     endpoints.push(
@@ -294,6 +315,12 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     one_time_product_id: oneTime.id,
     archived_product_id: archived.id,
     webhook_endpoint_ids: endpoints.map(({ endpoint }) => endpoint.id),
+    oauth_client: {
+      client_id: client.client_id,
+      client_secret: client.client_secret ?? '',
+      registration_access_token: client.registration_access_token,
+      registration_client_uri: client.registration_client_uri,
+    },
     other_organization: {
       organization_id: otherOrg.id,
       personal_access_token: otherPat.token,

@@ -1,5 +1,8 @@
-import { putNew, type Table } from './dynamo.ts';
-import { item, type OAuthClientRecord } from './records.ts';
+import { randomUUID } from 'node:crypto';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed, InvalidToken } from '../domain/errors.ts';
+import { putNew, run, type Table } from './dynamo.ts';
+import { item, type OAuthClientRecord, record } from './records.ts';
 import { gsi1, keys, ownerKeys } from './table.ts';
 
 export async function insertOAuthClient(table: Table, client: OAuthClientRecord): Promise<void> {
@@ -15,4 +18,95 @@ export async function insertOAuthClient(table: Table, client: OAuthClientRecord)
       client,
     ),
   );
+}
+
+/** One strongly consistent read: a registration updated or deleted a moment ago is seen as such. */
+export async function findOAuthClient(
+  table: Table,
+  clientId: string,
+): Promise<OAuthClientRecord | undefined> {
+  const result = await run(() =>
+    table.doc.send(
+      new GetCommand({ TableName: table.name, Key: keys.oauthClient(clientId), ConsistentRead: true }),
+    ),
+  );
+  return result.Item ? record<OAuthClientRecord>(result.Item) : undefined;
+}
+
+/**
+ * The condition of every RFC 7592 write: the client exists, is live, and the token that
+ * authenticated the request is still its registration token. A delete between our read and this
+ * write makes the write fail, as the token would have.
+ */
+const STILL_REGISTERED =
+  'attribute_exists(PK) AND registration_token_hash = :token AND (attribute_not_exists(deleted_at) OR deleted_at = :null)';
+
+export async function replaceOAuthClientRegistration(
+  table: Table,
+  clientId: string,
+  tokenHash: string,
+  registration: Record<string, unknown>,
+  now: string,
+): Promise<void> {
+  try {
+    await run(() =>
+      table.doc.send(
+        new UpdateCommand({
+          TableName: table.name,
+          Key: keys.oauthClient(clientId),
+          UpdateExpression: 'SET registration = :registration, modified_at = :now',
+          ConditionExpression: STILL_REGISTERED,
+          ExpressionAttributeValues: {
+            ':registration': registration,
+            ':now': now,
+            ':token': tokenHash,
+            ':null': null,
+          },
+        }),
+      ),
+    );
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw new InvalidToken();
+    throw error;
+  }
+}
+
+/**
+ * Soft delete: the client stays for audit, its registration token hash is removed, so the token
+ * stops working in the same write. Of concurrent deletes exactly one succeeds; an SDK retry of the
+ * successful one (its answer lost) recognises its own marker.
+ */
+export async function deleteOAuthClient(
+  table: Table,
+  clientId: string,
+  tokenHash: string,
+  now: string,
+): Promise<void> {
+  const deletionId = randomUUID();
+  try {
+    await run(() =>
+      table.doc.send(
+        new UpdateCommand({
+          TableName: table.name,
+          Key: keys.oauthClient(clientId),
+          UpdateExpression:
+            'SET deleted_at = :now, modified_at = :now, deletion_id = :deletion REMOVE registration_token_hash',
+          ConditionExpression: STILL_REGISTERED,
+          ExpressionAttributeValues: {
+            ':now': now,
+            ':deletion': deletionId,
+            ':token': tokenHash,
+            ':null': null,
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+  } catch (error) {
+    if (error instanceof ConditionFailed) {
+      if (error.item?.deletion_id === deletionId) return;
+      throw new InvalidToken();
+    }
+    throw error;
+  }
 }

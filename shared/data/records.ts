@@ -3,6 +3,7 @@
  * snake_case names). Key attributes are added and stripped by `item`/`record`.
  */
 import type { RecurringInterval } from '../domain/period.ts';
+import type { RegisteredClient } from '../domain/principals.ts';
 
 export type Metadata = Record<string, string | number | boolean>;
 
@@ -159,16 +160,7 @@ export interface WebhookEndpointRecord {
   deletion_id?: string;
 }
 
-export interface OAuthClientRecord {
-  client_id: string;
-  /** SHA-256 of the client secret; null for public clients. */
-  client_secret_hash: string | null;
-  client_id_issued_at: number;
-  client_secret_expires_at: number;
-  registration: Record<string, unknown>;
-  created_by_user_id: string;
-  created_at: string;
-}
+export type OAuthClientRecord = RegisteredClient;
 
 const KEY_ATTRIBUTES = /^(PK|SK|GSI\d+PK|GSI\d+SK|W[A-Z]*|entity|expires_ttl)$/;
 

@@ -99,7 +99,10 @@ export class PolarRequestValidationError extends ApiError {
 
 /** RFC 7591 §3.2.2 registration errors. */
 export class InvalidClientMetadata extends ApiError {
-  constructor(error: 'invalid_client_metadata' | 'invalid_redirect_uri', description: string) {
+  constructor(
+    error: 'invalid_client_metadata' | 'invalid_redirect_uri' | 'invalid_request',
+    description: string,
+  ) {
     super(400, { error, error_description: description });
   }
 }

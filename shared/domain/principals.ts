@@ -4,7 +4,7 @@
  * organization). Services take these; how a token becomes one is `shared/http/auth.ts`.
  */
 
-export type CredentialKind = 'personal_access_token' | 'customer_session';
+export type CredentialKind = 'personal_access_token' | 'customer_session' | 'registration_access_token';
 
 export interface UserPrincipal {
   kind: 'user';
@@ -22,4 +22,32 @@ export interface CustomerPrincipal {
   scopes: ReadonlySet<string>;
 }
 
-export type Principal = UserPrincipal | CustomerPrincipal;
+/**
+ * The holder of an OAuth client's registration access token (RFC 7592): it may read, replace and
+ * delete that one registration, nothing else.
+ */
+export interface RegistrationPrincipal {
+  kind: 'client_registration';
+  clientId: string;
+  client: RegisteredClient;
+  /** The hash of the token that authenticated the request: writes re-check that it is still the client's. */
+  tokenHash: string;
+}
+
+/** An OAuth client as stored: RFC 7591 metadata, credentials as hashes, lifecycle. */
+export interface RegisteredClient {
+  client_id: string;
+  /** SHA-256 of the client secret; null for public clients. */
+  client_secret_hash: string | null;
+  /** SHA-256 of the registration access token; null once the client is deleted. */
+  registration_token_hash: string | null;
+  client_id_issued_at: number;
+  client_secret_expires_at: number;
+  registration: Record<string, unknown>;
+  created_by_user_id: string;
+  created_at: string;
+  modified_at: string | null;
+  deleted_at: string | null;
+}
+
+export type Principal = UserPrincipal | CustomerPrincipal | RegistrationPrincipal;

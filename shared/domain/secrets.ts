@@ -9,6 +9,7 @@ export const secretPrefixes = {
   customerSession: 'polar_cst_',
   clientId: 'polar_ci_',
   clientSecret: 'polar_cs_',
+  registrationAccessToken: 'polar_crt_',
   webhookSecret: 'polar_whs_',
 } as const;
 

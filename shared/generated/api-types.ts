@@ -29,6 +29,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth2/register/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a client's registration
+         * @description RFC 7592 §2.1. Authenticated by the `registration_access_token` Create Client returned
+         *     for this client, nothing else. The answer is the current registration; the client secret
+         *     is never shown again (only its hash is kept). Every answer carries
+         *     `Cache-Control: no-store` and `Pragma: no-cache`.
+         */
+        get: operations["getClient"];
+        /**
+         * Replace a client's registration
+         * @description RFC 7592 §2.2: the body is the client's whole metadata and replaces what is stored (a
+         *     field left out takes its default or is removed), checked exactly as Create Client checks
+         *     it. `client_id` must equal the path's. A `client_secret`, if sent, must be the client's
+         *     current secret. `registration_access_token`, `registration_client_uri`,
+         *     `client_id_issued_at` and `client_secret_expires_at` are the server's and must not be
+         *     sent. Those faults are 400 `invalid_request`. A client cannot switch between public
+         *     (`none`) and confidential: 400 `invalid_client_metadata` (register a new client
+         *     instead). The registration access token is not rotated: it stays valid until the client
+         *     is deleted.
+         */
+        put: operations["updateClient"];
+        post?: never;
+        /**
+         * Delete a client's registration
+         * @description RFC 7592 §2.3. The client is deleted (soft: kept for audit, never answered again) and its
+         *     registration access token stops working at once: any later call with it is a 401.
+         */
+        delete: operations["deleteClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/": {
         parameters: {
             query?: never;
@@ -325,6 +365,70 @@ export interface components {
              * @constant
              */
             client_secret_expires_at?: 0;
+            /**
+             * @description RFC 7592: the bearer token that reads, replaces and deletes this registration at
+             *     `registration_client_uri`. Shown once; only its hash is kept.
+             */
+            registration_access_token: string;
+            /**
+             * Format: uri
+             * @description This registration's URL, `<API base URL>/v1/oauth2/register/<client_id>`.
+             */
+            registration_client_uri: string;
+        };
+        /**
+         * @description A client's registration as RFC 7592 reads and replaces it: the stored metadata with
+         *     defaults applied and null fields left out, the client id, and the registration's own URL.
+         *     Neither the client secret nor the registration access token is ever shown again.
+         */
+        OAuth2ClientInformation: {
+            redirect_uris: string[];
+            /** @enum {string} */
+            token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "none";
+            grant_types: ("authorization_code" | "refresh_token")[];
+            response_types: "code"[];
+            scope: string;
+            client_name: string;
+            client_uri?: string;
+            logo_uri?: string;
+            tos_uri?: string;
+            policy_uri?: string;
+            default_sub_type: components["schemas"]["SubType"];
+            client_id: string;
+            /** @description Seconds since the Unix epoch. */
+            client_id_issued_at: number;
+            /**
+             * @description Present for confidential clients; 0 means the secret does not expire.
+             * @constant
+             */
+            client_secret_expires_at?: 0;
+            /** Format: uri */
+            registration_client_uri: string;
+            client_secret?: never;
+            registration_access_token?: never;
+        };
+        /**
+         * @description RFC 7592 §2.2: the client's whole metadata (it replaces what is stored), its `client_id`,
+         *     and optionally its current `client_secret`. The server-set fields must not be sent.
+         */
+        OAuth2ClientConfigurationUpdate: components["schemas"]["OAuth2ClientConfiguration"] & {
+            /** @description Must equal the path's `client_id` (else 400 `invalid_request`). */
+            client_id: string;
+            /** @description If sent, must be the client's current secret (else 400 `invalid_request`). */
+            client_secret?: string;
+            /** @description Must not be sent (400 `invalid_request`). */
+            registration_access_token?: unknown;
+            /** @description Must not be sent (400 `invalid_request`). */
+            registration_client_uri?: unknown;
+            /** @description Must not be sent (400 `invalid_request`). */
+            client_id_issued_at?: unknown;
+            /** @description Must not be sent (400 `invalid_request`). */
+            client_secret_expires_at?: unknown;
+        };
+        /** @description A registration update refused (RFC 7592 §2.2, RFC 7591 §3.2.2). */
+        ClientUpdateError: components["schemas"]["OAuthError"] & {
+            /** @enum {string} */
+            error?: "invalid_request" | "invalid_client_metadata" | "invalid_redirect_uri";
         };
         /** @description A customer's balance with an organization, in one currency. */
         CustomerWallet: {
@@ -1115,6 +1219,22 @@ export interface components {
     };
     responses: {
         /**
+         * @description No usable bearer credential (`Unauthorized`), or a token that is not this client's
+         *     current registration access token: unknown, of another client, or of a deleted client
+         *     (`invalid_token`; RFC 7592 §2.1, RFC 6750 §3.1). All of these look alike.
+         */
+        RegistrationUnauthorized: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                Pragma: components["headers"]["PragmaNoCache"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Unauthorized"] | components["schemas"]["InvalidToken"];
+            };
+        };
+        /**
          * @description No usable credential (`Unauthorized`: missing, another scheme, or a token of the wrong
          *     kind for the operation), or a credential that resolves to nothing, is expired or is
          *     revoked (`invalid_token`).
@@ -1209,6 +1329,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The `client_id` Create Client issued. */
+        ClientId: string;
         /**
          * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
          *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
@@ -1326,6 +1448,110 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `client_id` Create Client issued. */
+                client_id: components["parameters"]["ClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's registration. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuth2ClientInformation"];
+                };
+            };
+            401: components["responses"]["RegistrationUnauthorized"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `client_id` Create Client issued. */
+                client_id: components["parameters"]["ClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OAuth2ClientConfigurationUpdate"];
+            };
+        };
+        responses: {
+            /** @description The registration as now stored. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuth2ClientInformation"];
+                };
+            };
+            /**
+             * @description `invalid_request` (client id, secret or server-set fields, see above), or metadata
+             *     refused as Create Client refuses it (`invalid_redirect_uri`,
+             *     `invalid_client_metadata`).
+             */
+            400: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClientUpdateError"];
+                };
+            };
+            401: components["responses"]["RegistrationUnauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `client_id` Create Client issued. */
+                client_id: components["parameters"]["ClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["RegistrationUnauthorized"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1621,6 +1847,9 @@ export type CustomerSessionCreate = components['schemas']['CustomerSessionCreate
 export type ExternalId = components['schemas']['ExternalId'];
 export type CustomerSession = components['schemas']['CustomerSession'];
 export type OAuth2ClientRegistration = components['schemas']['OAuth2ClientRegistration'];
+export type OAuth2ClientInformation = components['schemas']['OAuth2ClientInformation'];
+export type OAuth2ClientConfigurationUpdate = components['schemas']['OAuth2ClientConfigurationUpdate'];
+export type ClientUpdateError = components['schemas']['ClientUpdateError'];
 export type CustomerWallet = components['schemas']['CustomerWallet'];
 export type CustomerWalletSortProperty = components['schemas']['CustomerWalletSortProperty'];
 export type Pagination = components['schemas']['Pagination'];
@@ -1725,6 +1954,10 @@ export type InsufficientScope = components['schemas']['InsufficientScope'];
 export type ClientRegistrationError = components['schemas']['ClientRegistrationError'];
 export type GenericError = components['schemas']['GenericError'];
 export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'];
+export type GetClientPath = operations['getClient']['parameters']['path'];
+export type UpdateClientBody = components['schemas']['OAuth2ClientConfigurationUpdate'];
+export type UpdateClientPath = operations['updateClient']['parameters']['path'];
+export type DeleteClientPath = operations['deleteClient']['parameters']['path'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type GetWalletPath = operations['getWallet']['parameters']['path'];

@@ -670,19 +670,1001 @@ validate20.evaluated = {"props":{"redirect_uris":true,"token_endpoint_auth_metho
 return validate20;
 })();
 
-export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
-const schema36 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateSubscriptionBody","description":"Body of Create Subscription.","type":"object","properties":{"product_id":{"$ref":"#/$defs/Uuid4","description":"A free recurring product."},"customer_id":{"$ref":"#/$defs/Uuid4","description":"An existing customer of the product's organization."},"metadata":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}},"required":["product_id","customer_id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema37 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const pattern8 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+export const validateGetClientPath = /* @__PURE__ */ (() => {
+const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
+
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate26.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.client_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.client_id !== undefined){
+let data0 = data.client_id;
+if(typeof data0 === "string"){
+if(func1(data0) > 255){
+const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err2 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate26.errors = vErrors;
+return errors === 0;
+}
+validate26.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate26;
+})();
+
+export const validateUpdateClientBody = /* @__PURE__ */ (() => {
+const schema36 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientBody","description":"RFC 7592 §2.2: the client's whole metadata (it replaces what is stored), its `client_id`,\nand optionally its current `client_secret`. The server-set fields must not be sent.\n","allOf":[{"$ref":"#/$defs/OAuth2ClientConfiguration"},{"type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"Must equal the path's `client_id` (else 400 `invalid_request`)."},"client_secret":{"type":"string","maxLength":255,"description":"If sent, must be the client's current secret (else 400 `invalid_request`)."},"registration_access_token":{"description":"Must not be sent (400 `invalid_request`)."},"registration_client_uri":{"description":"Must not be sent (400 `invalid_request`)."},"client_id_issued_at":{"description":"Must not be sent (400 `invalid_request`)."},"client_secret_expires_at":{"description":"Must not be sent (400 `invalid_request`)."}},"required":["client_id"]}],"$defs":{"OAuth2ClientConfiguration":{"description":"Client metadata sent to register an OAuth 2.0 client (RFC 7591).","type":"object","properties":{"redirect_uris":{"description":"At most 20 absolute URIs of at most 2083 characters each, so that a registration always fits one stored item. Semantic rules (400 `invalid_redirect_uri`): no fragment; no `javascript:`, `data:`, `file:`, `vbscript:`, `blob:` or `about:`; an `http` or `https` URI names a host (`https:///cb` and `https:cb` do not, RFC 9110 §4.2) and no user information, and plain `http` only reaches `localhost` or a loopback address. Private-use schemes (`com.example.app:/cb`) are accepted.","type":"array","minItems":1,"maxItems":20,"items":{"type":"string","minLength":1,"maxLength":2083,"format":"uri"},"examples":[["https://example.com/callback"]]},"token_endpoint_auth_method":{"type":"string","enum":["client_secret_basic","client_secret_post","none"],"default":"client_secret_post"},"grant_types":{"description":"Not empty, and holding `authorization_code`: the `code` response type needs it (RFC 7591 §2.1), else 400 `invalid_client_metadata`. Repeated values are stored once.","type":"array","minItems":1,"items":{"type":"string","enum":["authorization_code","refresh_token"]},"default":["authorization_code","refresh_token"]},"response_types":{"description":"Not empty. Repeated values are stored once.","type":"array","minItems":1,"items":{"type":"string","const":"code"},"default":["code"]},"scope":{"type":"string","description":"Space-separated scopes; defaults to every scope the API knows.","default":"openid profile email user:read user:write organizations:read organizations:write custom_fields:read custom_fields:write discounts:read discounts:write checkout_links:read checkout_links:write checkouts:read checkouts:write transactions:read transactions:write payouts:read payouts:write products:read products:write benefits:read benefits:write events:read events:write meters:read meters:write files:read files:write subscriptions:read subscriptions:write customers:read customers:write members:read members:write wallets:read wallets:write disputes:read customer_meters:read customer_sessions:write member_sessions:write customer_seats:read customer_seats:write orders:read orders:write client_invoices:read client_invoices:write refunds:read refunds:write payments:read email_subscribers:read email_subscribers:write email_broadcasts:read email_broadcasts:write metrics:read webhooks:read webhooks:write license_keys:read license_keys:write customer_portal:read customer_portal:write notifications:read notifications:write notification_recipients:read notification_recipients:write organization_access_tokens:read organization_access_tokens:write"},"client_name":{"description":"Shown to users on consent screens; no control characters.","type":"string","maxLength":255,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"client_uri":{"description":"The client's home page: an absolute `https` URL with a host, no user information (`http` only for `localhost` and loopback addresses). Any other string, `javascript:` URLs and text that is no URL at all included, is a 400 `invalid_client_metadata`.","anyOf":[{"type":"string","maxLength":2083},{"type":"null"}]},"logo_uri":{"$ref":"#/$defs/OptionalUri"},"tos_uri":{"$ref":"#/$defs/OptionalUri"},"policy_uri":{"$ref":"#/$defs/OptionalUri"},"default_sub_type":{"$ref":"#/$defs/SubType","default":"organization"}},"required":["redirect_uris","client_name"]},"OptionalUri":{"description":"An absolute URI of 1 to 2083 characters (else 422), or null. It must also be an `https` URL with a host and no user information (`http` only for `localhost` and loopback addresses), else 400 `invalid_client_metadata`: no `javascript:`, `data:` or other scheme a user agent would run.","anyOf":[{"type":"string","format":"uri","minLength":1,"maxLength":2083},{"type":"null"}]},"SubType":{"description":"Kind of subject a client's tokens act for by default.","type":"string","enum":["user","organization"]}}};
+const schema37 = {"description":"Client metadata sent to register an OAuth 2.0 client (RFC 7591).","type":"object","properties":{"redirect_uris":{"description":"At most 20 absolute URIs of at most 2083 characters each, so that a registration always fits one stored item. Semantic rules (400 `invalid_redirect_uri`): no fragment; no `javascript:`, `data:`, `file:`, `vbscript:`, `blob:` or `about:`; an `http` or `https` URI names a host (`https:///cb` and `https:cb` do not, RFC 9110 §4.2) and no user information, and plain `http` only reaches `localhost` or a loopback address. Private-use schemes (`com.example.app:/cb`) are accepted.","type":"array","minItems":1,"maxItems":20,"items":{"type":"string","minLength":1,"maxLength":2083,"format":"uri"},"examples":[["https://example.com/callback"]]},"token_endpoint_auth_method":{"type":"string","enum":["client_secret_basic","client_secret_post","none"],"default":"client_secret_post"},"grant_types":{"description":"Not empty, and holding `authorization_code`: the `code` response type needs it (RFC 7591 §2.1), else 400 `invalid_client_metadata`. Repeated values are stored once.","type":"array","minItems":1,"items":{"type":"string","enum":["authorization_code","refresh_token"]},"default":["authorization_code","refresh_token"]},"response_types":{"description":"Not empty. Repeated values are stored once.","type":"array","minItems":1,"items":{"type":"string","const":"code"},"default":["code"]},"scope":{"type":"string","description":"Space-separated scopes; defaults to every scope the API knows.","default":"openid profile email user:read user:write organizations:read organizations:write custom_fields:read custom_fields:write discounts:read discounts:write checkout_links:read checkout_links:write checkouts:read checkouts:write transactions:read transactions:write payouts:read payouts:write products:read products:write benefits:read benefits:write events:read events:write meters:read meters:write files:read files:write subscriptions:read subscriptions:write customers:read customers:write members:read members:write wallets:read wallets:write disputes:read customer_meters:read customer_sessions:write member_sessions:write customer_seats:read customer_seats:write orders:read orders:write client_invoices:read client_invoices:write refunds:read refunds:write payments:read email_subscribers:read email_subscribers:write email_broadcasts:read email_broadcasts:write metrics:read webhooks:read webhooks:write license_keys:read license_keys:write customer_portal:read customer_portal:write notifications:read notifications:write notification_recipients:read notification_recipients:write organization_access_tokens:read organization_access_tokens:write"},"client_name":{"description":"Shown to users on consent screens; no control characters.","type":"string","maxLength":255,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"client_uri":{"description":"The client's home page: an absolute `https` URL with a host, no user information (`http` only for `localhost` and loopback addresses). Any other string, `javascript:` URLs and text that is no URL at all included, is a 400 `invalid_client_metadata`.","anyOf":[{"type":"string","maxLength":2083},{"type":"null"}]},"logo_uri":{"$ref":"#/$defs/OptionalUri"},"tos_uri":{"$ref":"#/$defs/OptionalUri"},"policy_uri":{"$ref":"#/$defs/OptionalUri"},"default_sub_type":{"$ref":"#/$defs/SubType","default":"organization"}},"required":["redirect_uris","client_name"]};
+const schema38 = {"description":"An absolute URI of 1 to 2083 characters (else 422), or null. It must also be an `https` URL with a host and no user information (`http` only for `localhost` and loopback addresses), else 400 `invalid_client_metadata`: no `javascript:`, `data:` or other scheme a user agent would run.","anyOf":[{"type":"string","format":"uri","minLength":1,"maxLength":2083},{"type":"null"}]};
+const schema41 = {"description":"Kind of subject a client's tokens act for by default.","type":"string","enum":["user","organization"]};
+const formats0 = format_uri;
+const func1 = ucs2length;
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate22.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.redirect_uris === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "redirect_uris"},message:"must have required property '"+"redirect_uris"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.client_name === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "client_name"},message:"must have required property '"+"client_name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.redirect_uris !== undefined){
+let data0 = data.redirect_uris;
+if(Array.isArray(data0)){
+if(data0.length > 20){
+const err2 = {instancePath:instancePath+"/redirect_uris",schemaPath:"#/properties/redirect_uris/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data0.length < 1){
+const err3 = {instancePath:instancePath+"/redirect_uris",schemaPath:"#/properties/redirect_uris/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(func1(data1) > 2083){
+const err4 = {instancePath:instancePath+"/redirect_uris/" + i0,schemaPath:"#/properties/redirect_uris/items/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/redirect_uris/" + i0,schemaPath:"#/properties/redirect_uris/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(formats0(data1))){
+const err6 = {instancePath:instancePath+"/redirect_uris/" + i0,schemaPath:"#/properties/redirect_uris/items/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/redirect_uris/" + i0,schemaPath:"#/properties/redirect_uris/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/redirect_uris",schemaPath:"#/properties/redirect_uris/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.token_endpoint_auth_method !== undefined){
+let data2 = data.token_endpoint_auth_method;
+if(typeof data2 !== "string"){
+const err9 = {instancePath:instancePath+"/token_endpoint_auth_method",schemaPath:"#/properties/token_endpoint_auth_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(!(((data2 === "client_secret_basic") || (data2 === "client_secret_post")) || (data2 === "none"))){
+const err10 = {instancePath:instancePath+"/token_endpoint_auth_method",schemaPath:"#/properties/token_endpoint_auth_method/enum",keyword:"enum",params:{allowedValues: schema37.properties.token_endpoint_auth_method.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.grant_types !== undefined){
+let data3 = data.grant_types;
+if(Array.isArray(data3)){
+if(data3.length < 1){
+const err11 = {instancePath:instancePath+"/grant_types",schemaPath:"#/properties/grant_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+if(typeof data4 !== "string"){
+const err12 = {instancePath:instancePath+"/grant_types/" + i1,schemaPath:"#/properties/grant_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!((data4 === "authorization_code") || (data4 === "refresh_token"))){
+const err13 = {instancePath:instancePath+"/grant_types/" + i1,schemaPath:"#/properties/grant_types/items/enum",keyword:"enum",params:{allowedValues: schema37.properties.grant_types.items.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/grant_types",schemaPath:"#/properties/grant_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.response_types !== undefined){
+let data5 = data.response_types;
+if(Array.isArray(data5)){
+if(data5.length < 1){
+const err15 = {instancePath:instancePath+"/response_types",schemaPath:"#/properties/response_types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+const len2 = data5.length;
+for(let i2=0; i2<len2; i2++){
+let data6 = data5[i2];
+if(typeof data6 !== "string"){
+const err16 = {instancePath:instancePath+"/response_types/" + i2,schemaPath:"#/properties/response_types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if("code" !== data6){
+const err17 = {instancePath:instancePath+"/response_types/" + i2,schemaPath:"#/properties/response_types/items/const",keyword:"const",params:{allowedValue: "code"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/response_types",schemaPath:"#/properties/response_types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.scope !== undefined){
+if(typeof data.scope !== "string"){
+const err19 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.client_name !== undefined){
+let data8 = data.client_name;
+if(typeof data8 === "string"){
+if(func1(data8) > 255){
+const err20 = {instancePath:instancePath+"/client_name",schemaPath:"#/properties/client_name/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!pattern4.test(data8)){
+const err21 = {instancePath:instancePath+"/client_name",schemaPath:"#/properties/client_name/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/client_name",schemaPath:"#/properties/client_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.client_uri !== undefined){
+let data9 = data.client_uri;
+const _errs20 = errors;
+let valid7 = false;
+const _errs21 = errors;
+if(typeof data9 === "string"){
+if(func1(data9) > 2083){
+const err23 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid0 = _errs21 === errors;
+valid7 = valid7 || _valid0;
+const _errs23 = errors;
+if(data9 !== null){
+const err25 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid0 = _errs23 === errors;
+valid7 = valid7 || _valid0;
+if(!valid7){
+const err26 = {instancePath:instancePath+"/client_uri",schemaPath:"#/properties/client_uri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+else {
+errors = _errs20;
+if(vErrors !== null){
+if(_errs20){
+vErrors.length = _errs20;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.logo_uri !== undefined){
+let data10 = data.logo_uri;
+const _errs27 = errors;
+let valid9 = false;
+const _errs28 = errors;
+if(typeof data10 === "string"){
+if(func1(data10) > 2083){
+const err27 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(func1(data10) < 1){
+const err28 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(!(formats0(data10))){
+const err29 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+var _valid1 = _errs28 === errors;
+valid9 = valid9 || _valid1;
+const _errs30 = errors;
+if(data10 !== null){
+const err31 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid1 = _errs30 === errors;
+valid9 = valid9 || _valid1;
+if(!valid9){
+const err32 = {instancePath:instancePath+"/logo_uri",schemaPath:"#/$defs/OptionalUri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+else {
+errors = _errs27;
+if(vErrors !== null){
+if(_errs27){
+vErrors.length = _errs27;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tos_uri !== undefined){
+let data11 = data.tos_uri;
+const _errs34 = errors;
+let valid11 = false;
+const _errs35 = errors;
+if(typeof data11 === "string"){
+if(func1(data11) > 2083){
+const err33 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(func1(data11) < 1){
+const err34 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(!(formats0(data11))){
+const err35 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid2 = _errs35 === errors;
+valid11 = valid11 || _valid2;
+const _errs37 = errors;
+if(data11 !== null){
+const err37 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid2 = _errs37 === errors;
+valid11 = valid11 || _valid2;
+if(!valid11){
+const err38 = {instancePath:instancePath+"/tos_uri",schemaPath:"#/$defs/OptionalUri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.policy_uri !== undefined){
+let data12 = data.policy_uri;
+const _errs41 = errors;
+let valid13 = false;
+const _errs42 = errors;
+if(typeof data12 === "string"){
+if(func1(data12) > 2083){
+const err39 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(func1(data12) < 1){
+const err40 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(!(formats0(data12))){
+const err41 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid3 = _errs42 === errors;
+valid13 = valid13 || _valid3;
+const _errs44 = errors;
+if(data12 !== null){
+const err43 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid3 = _errs44 === errors;
+valid13 = valid13 || _valid3;
+if(!valid13){
+const err44 = {instancePath:instancePath+"/policy_uri",schemaPath:"#/$defs/OptionalUri/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+else {
+errors = _errs41;
+if(vErrors !== null){
+if(_errs41){
+vErrors.length = _errs41;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.default_sub_type !== undefined){
+let data13 = data.default_sub_type;
+if(typeof data13 !== "string"){
+const err45 = {instancePath:instancePath+"/default_sub_type",schemaPath:"#/$defs/SubType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(!((data13 === "user") || (data13 === "organization"))){
+const err46 = {instancePath:instancePath+"/default_sub_type",schemaPath:"#/$defs/SubType/enum",keyword:"enum",params:{allowedValues: schema41.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+validate22.errors = vErrors;
+return errors === 0;
+}
+validate22.evaluated = {"props":{"redirect_uris":true,"token_endpoint_auth_method":true,"grant_types":true,"response_types":true,"scope":true,"client_name":true,"client_uri":true,"logo_uri":true,"tos_uri":true,"policy_uri":true,"default_sub_type":true},"dynamicProps":false,"dynamicItems":false};
+
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate21.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate22(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.client_id === undefined){
+const err0 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.client_id !== undefined){
+let data0 = data.client_id;
+if(typeof data0 === "string"){
+if(func1(data0) > 255){
+const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/allOf/1/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err2 = {instancePath:instancePath+"/client_id",schemaPath:"#/allOf/1/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/client_id",schemaPath:"#/allOf/1/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.client_secret !== undefined){
+let data1 = data.client_secret;
+if(typeof data1 === "string"){
+if(func1(data1) > 255){
+const err4 = {instancePath:instancePath+"/client_secret",schemaPath:"#/allOf/1/properties/client_secret/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/client_secret",schemaPath:"#/allOf/1/properties/client_secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate21.errors = vErrors;
+return errors === 0;
+}
+validate21.evaluated = {"props":{"client_id":true,"client_secret":true,"registration_access_token":true,"registration_client_uri":true,"client_id_issued_at":true,"client_secret_expires_at":true,"redirect_uris":true,"token_endpoint_auth_method":true,"grant_types":true,"response_types":true,"scope":true,"client_name":true,"client_uri":true,"logo_uri":true,"tos_uri":true,"policy_uri":true,"default_sub_type":true},"dynamicProps":false,"dynamicItems":false};
+return validate21;
+})();
+
+export const validateUpdateClientPath = /* @__PURE__ */ (() => {
+const schema50 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const func1 = ucs2length;
+
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate27.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.client_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.client_id !== undefined){
+let data0 = data.client_id;
+if(typeof data0 === "string"){
+if(func1(data0) > 255){
+const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err2 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate27.errors = vErrors;
+return errors === 0;
+}
+validate27.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate27;
+})();
+
+export const validateDeleteClientPath = /* @__PURE__ */ (() => {
+const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const func1 = ucs2length;
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate28.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.client_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.client_id !== undefined){
+let data0 = data.client_id;
+if(typeof data0 === "string"){
+if(func1(data0) > 255){
+const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err2 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate28.errors = vErrors;
+return errors === 0;
+}
+validate28.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate28;
+})();
+
+export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
+const schema42 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateSubscriptionBody","description":"Body of Create Subscription.","type":"object","properties":{"product_id":{"$ref":"#/$defs/Uuid4","description":"A free recurring product."},"customer_id":{"$ref":"#/$defs/Uuid4","description":"An existing customer of the product's organization."},"metadata":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}},"required":["product_id","customer_id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema43 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const func1 = ucs2length;
+
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate24.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -713,7 +1695,7 @@ errors++;
 if(data.product_id !== undefined){
 let data0 = data.product_id;
 if(typeof data0 === "string"){
-if(!pattern5.test(data0)){
+if(!pattern6.test(data0)){
 const err2 = {instancePath:instancePath+"/product_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -723,7 +1705,7 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(!(formats8.test(data0))){
+if(!(formats16.test(data0))){
 const err3 = {instancePath:instancePath+"/product_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -748,7 +1730,7 @@ errors++;
 if(data.customer_id !== undefined){
 let data1 = data.customer_id;
 if(typeof data1 === "string"){
-if(!pattern5.test(data1)){
+if(!pattern6.test(data1)){
 const err5 = {instancePath:instancePath+"/customer_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -758,7 +1740,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!(formats8.test(data1))){
+if(!(formats16.test(data1))){
 const err6 = {instancePath:instancePath+"/customer_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -875,7 +1857,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern8.test(data3)){
+if(!pattern9.test(data3)){
 const err16 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -1004,21 +1986,21 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate21.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":{"product_id":true,"customer_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
-return validate21;
+validate24.evaluated = {"props":{"product_id":true,"customer_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+return validate24;
 })();
 
 export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
-const schema44 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+const schema52 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema53 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate23.evaluated;
+const evaluated0 = validate29.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1097,7 +2079,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data3 === "created_at") || (data3 === "-created_at")) || (data3 === "balance")) || (data3 === "-balance"))){
-const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema44.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema53.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1129,23 +2111,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
-validate23.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate23;
+validate29.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate29;
 })();
 
 export const validateGetWalletPath = /* @__PURE__ */ (() => {
-const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema46 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const schema54 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema55 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate24.evaluated;
+const evaluated0 = validate30.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1166,7 +2148,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern5.test(data0)){
+if(!pattern6.test(data0)){
 const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -1176,7 +2158,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!(formats8.test(data0))){
+if(!(formats16.test(data0))){
 const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -1209,267 +2191,267 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate24.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate24;
+validate30.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate30;
 })();
 
 export const validateGetProductPath = /* @__PURE__ */ (() => {
-const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema48 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema57 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate31.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+validate31.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate31;
+})();
+
+export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
+const schema58 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema59 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate32.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+validate32.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate32;
+})();
+
+export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
+const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema61 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate33.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+validate33.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate33;
+})();
+
+export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
+const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema46 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema47 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats0 = format_uri;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern11 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
+const func1 = ucs2length;
 
 function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate25.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern5.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats8.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate25.errors = vErrors;
-return errors === 0;
-}
-validate25.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate25;
-})();
-
-export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
-const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema50 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate26.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern5.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats8.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate26.errors = vErrors;
-return errors === 0;
-}
-validate26.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate26;
-})();
-
-export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema52 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate27.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern5.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats8.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate27.errors = vErrors;
-return errors === 0;
-}
-validate27.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate27;
-})();
-
-export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
-const schema39 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema40 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema41 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
-const formats8 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const formats0 = format_uri;
-const pattern5 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern10 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
-const func1 = ucs2length;
-
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate22.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1571,7 +2553,7 @@ props0.return_url = true;
 if(data.customer_id !== undefined){
 let data0 = data.customer_id;
 if(typeof data0 === "string"){
-if(!pattern5.test(data0)){
+if(!pattern6.test(data0)){
 const err4 = {instancePath:instancePath+"/customer_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -1581,7 +2563,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!(formats8.test(data0))){
+if(!(formats16.test(data0))){
 const err5 = {instancePath:instancePath+"/customer_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -1689,7 +2671,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern10.test(data3)){
+if(!pattern11.test(data3)){
 const err14 = {instancePath:instancePath+"/return_url",schemaPath:"#/properties/return_url/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"},message:"must match pattern \""+"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -1768,12 +2750,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate25.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate22.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate22;
+validate25.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate25;
 })();
 
 export const listWalletsQueryShape = {"page":"integer","limit":"integer","sorting":"array"};

@@ -16,7 +16,13 @@ import {
   RouteNotFound,
   UnsupportedMediaType,
 } from '../domain/errors.ts';
-import type { CredentialKind, CustomerPrincipal, Principal, UserPrincipal } from '../domain/principals.ts';
+import type {
+  CredentialKind,
+  CustomerPrincipal,
+  Principal,
+  RegistrationPrincipal,
+  UserPrincipal,
+} from '../domain/principals.ts';
 import type { QueryShape } from '../generated/validators.js';
 import { observed } from '../observability/observed.ts';
 import { logError, markError } from '../observability/telemetry.ts';
@@ -35,7 +41,9 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
 
 export type PrincipalFor<K extends CredentialKind> = K extends 'customer_session'
   ? CustomerPrincipal
-  : UserPrincipal;
+  : K extends 'registration_access_token'
+    ? RegistrationPrincipal
+    : UserPrincipal;
 
 export interface ApiRequest<K extends CredentialKind, Body, Query, Path> {
   principal: PrincipalFor<K>;
@@ -153,6 +161,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
           request.event.headers?.authorization,
           options.credential,
           options.scopes,
+          request.event.pathParameters,
         );
       },
     });

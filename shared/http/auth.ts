@@ -4,6 +4,8 @@
  * read authentication costs.
  */
 
+import { timingSafeEqual } from 'node:crypto';
+import { findOAuthClient } from '../data/oauth-clients.ts';
 import { findToken } from '../data/tokens.ts';
 import { InsufficientScope, InvalidToken, Unauthorized } from '../domain/errors.ts';
 import type { CredentialKind, Principal } from '../domain/principals.ts';
@@ -14,6 +16,7 @@ import type { Dependencies } from '../runtime.ts';
 const PREFIX: Record<CredentialKind, string> = {
   personal_access_token: secretPrefixes.personalAccessToken,
   customer_session: secretPrefixes.customerSession,
+  registration_access_token: secretPrefixes.registrationAccessToken,
 };
 
 /** Extracts the bearer credential; a missing header, another scheme or an empty bearer is 401 Unauthorized. */
@@ -24,17 +27,46 @@ export function bearerToken(authorization: string | undefined): string {
   return token;
 }
 
+/** Equal hex digests, compared in constant time. */
+function sameHash(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/**
+ * RFC 7592: a registration access token is valid only for the client the path names. The client is
+ * read by its id (one strongly consistent read) and the token's hash compared with the stored one;
+ * an unknown client, a deleted one and another client's token are the same 401 (RFC 7592 §2.1).
+ */
+async function authenticateRegistration(
+  deps: Dependencies,
+  token: string,
+  clientId: string | undefined,
+): Promise<Principal> {
+  if (!clientId || !hasSecretShape(clientId, secretPrefixes.clientId)) throw new InvalidToken();
+  const client = await findOAuthClient(deps.table, clientId);
+  const stored = client?.registration_token_hash;
+  const tokenHash = hashSecret(token);
+  if (!client || !stored || client.deleted_at || !sameHash(stored, tokenHash)) throw new InvalidToken();
+  return { kind: 'client_registration', clientId, client, tokenHash };
+}
+
 export async function authenticate(
   deps: Dependencies,
   authorization: string | undefined,
   accepts: CredentialKind,
   scopes: readonly string[],
+  pathParameters: Record<string, string | undefined> = {},
 ): Promise<Principal> {
   const token = bearerToken(authorization);
   const expected = PREFIX[accepts];
   const wrongKind = Object.values(PREFIX).some((prefix) => prefix !== expected && token.startsWith(prefix));
   if (wrongKind) throw new Unauthorized();
   if (!hasSecretShape(token, expected)) throw new InvalidToken();
+  if (accepts === 'registration_access_token') {
+    return authenticateRegistration(deps, token, pathParameters.client_id);
+  }
 
   const stored = await findToken(deps.table, hashSecret(token));
   if (!stored || stored.kind !== accepts) throw new InvalidToken();

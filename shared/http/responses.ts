@@ -9,7 +9,13 @@ export const json = (statusCode: number, body: unknown, headers: Record<string, 
   body: JSON.stringify(body),
 });
 
-export const noContent = (): ApiResult => ({ statusCode: 204, headers: {} });
+export const noContent = (headers: Record<string, string> = {}): ApiResult => ({ statusCode: 204, headers });
+
+/**
+ * OAuth answers must not be cached: registrations carry secrets, and their errors and the
+ * credential refusals are as private (RFC 7591 §3.2, RFC 7592 §2, RFC 6749 §5.1, RFC 6750 §3).
+ */
+export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
 /** An error's answer, as `@middy/http-error-handler` renders it for the functions that use the stack. */
 export const errorResult = (error: ApiError): ApiResult => json(error.statusCode, error.body, error.headers);

@@ -44,14 +44,22 @@ export function observed(
         requestId: event.requestContext?.requestId,
         awsRequestId: context?.awsRequestId,
         principalKind: principal?.kind,
-        organizationIds: principal
-          ? principal.kind === 'user'
-            ? principal.organizationIds
-            : [principal.organizationId]
-          : undefined,
+        organizationIds: principal ? organizationsOf(principal) : undefined,
       },
       telemetry,
     );
     return response;
   };
+}
+
+/** The organizations a request acted for: a registration belongs to a user, not an organization. */
+function organizationsOf(principal: Principal): readonly string[] | undefined {
+  switch (principal.kind) {
+    case 'user':
+      return principal.organizationIds;
+    case 'customer':
+      return [principal.organizationId];
+    case 'client_registration':
+      return undefined;
+  }
 }

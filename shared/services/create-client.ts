@@ -45,23 +45,14 @@ const unique = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
 const present = <T>(value: T | null | undefined): value is T => value !== null && value !== undefined;
 
-/**
- * Registers an OAuth client (RFC 7591). The answer repeats the registered
- * metadata with defaults applied and nulls omitted; the secret is shown once
- * and only its hash is stored.
- */
-export async function createClient(
-  deps: Dependencies,
-  principal: UserPrincipal,
-  body: CreateClientBody,
-): Promise<OAuth2ClientRegistration> {
+/** The metadata a registration stores: the body checked (RFC 7591 §3.2.2), defaults applied, nulls left out. */
+export function registrationOf(body: CreateClientBody) {
   // Repeated values collapse, so what is stored stays as small as the enums.
   const grantTypes = unique(body.grant_types ?? ['authorization_code', 'refresh_token']);
   checkMetadata(body, grantTypes);
-  const authMethod = body.token_endpoint_auth_method ?? 'client_secret_post';
-  const registration = {
+  return {
     redirect_uris: body.redirect_uris,
-    token_endpoint_auth_method: authMethod,
+    token_endpoint_auth_method: body.token_endpoint_auth_method ?? 'client_secret_post',
     grant_types: grantTypes,
     response_types: unique(body.response_types ?? ['code']),
     scope: normalizeScope(body.scope),
@@ -72,20 +63,42 @@ export async function createClient(
     ...(present(body.policy_uri) ? { policy_uri: body.policy_uri } : {}),
     default_sub_type: body.default_sub_type ?? 'organization',
   };
-  const isPublic = authMethod === 'none';
+}
+
+/** RFC 7592's `registration_client_uri`: where the registration is read, replaced and deleted. */
+export const registrationClientUri = (baseUrl: string, clientId: string): string =>
+  `${baseUrl}/v1/oauth2/register/${encodeURIComponent(clientId)}`;
+
+/**
+ * Registers an OAuth client (RFC 7591). The answer repeats the registered metadata with defaults
+ * applied and nulls omitted; the client secret and the registration access token (RFC 7592) are
+ * shown once, and only their hashes are stored.
+ */
+export async function createClient(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  body: CreateClientBody,
+  { baseUrl }: { baseUrl: string },
+): Promise<OAuth2ClientRegistration> {
+  const registration = registrationOf(body);
+  const isPublic = registration.token_endpoint_auth_method === 'none';
   const clientId = generateSecret(secretPrefixes.clientId);
   const clientSecret = isPublic ? undefined : generateSecret(secretPrefixes.clientSecret);
+  const registrationToken = generateSecret(secretPrefixes.registrationAccessToken);
   const now = deps.now();
   const issuedAt = Math.floor(now.getTime() / 1000);
 
   await insertOAuthClient(deps.table, {
     client_id: clientId,
     client_secret_hash: clientSecret ? hashSecret(clientSecret) : null,
+    registration_token_hash: hashSecret(registrationToken),
     client_id_issued_at: issuedAt,
     client_secret_expires_at: 0,
     registration,
     created_by_user_id: principal.userId,
     created_at: now.toISOString(),
+    modified_at: null,
+    deleted_at: null,
   });
   countBusinessEvent('OAuthClientsRegistered');
 
@@ -94,5 +107,7 @@ export async function createClient(
     client_id: clientId,
     client_id_issued_at: issuedAt,
     ...(clientSecret ? { client_secret: clientSecret, client_secret_expires_at: 0 } : {}),
+    registration_access_token: registrationToken,
+    registration_client_uri: registrationClientUri(baseUrl, clientId),
   } as OAuth2ClientRegistration;
 }

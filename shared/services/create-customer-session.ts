@@ -3,9 +3,11 @@
  * The API (`createCustomerSession`) and the operator CLI (`openCustomerSession`) write them the
  * same way: only the token's SHA-256 is stored, and only while the customer is live.
  */
+
 import { findSessionCustomer } from '../data/catalog.ts';
 import type { CustomerRecord, CustomerSessionRecord } from '../data/records.ts';
 import { insertCustomerSession } from '../data/tokens.ts';
+import { baseUrlOf } from '../domain/base-url.ts';
 import {
   AmbiguousExternalCustomerId,
   ConditionFailed,
@@ -115,8 +117,5 @@ export function portalBaseUrl(
   host: string | undefined,
   configured = process.env[CUSTOMER_PORTAL_URL_ENV],
 ): string {
-  if (configured) return configured;
-  const name = (host ?? 'localhost').toLowerCase();
-  const loopback = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(name);
-  return `${loopback ? 'http' : 'https'}://${name}`;
+  return configured || baseUrlOf(host);
 }

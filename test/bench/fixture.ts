@@ -10,6 +10,7 @@ import {
   type CustomerRecord,
   type CustomerSessionRecord,
   item,
+  type OAuthClientRecord,
   type OrganizationRecord,
   type PersonalAccessTokenRecord,
   type ProductRecord,
@@ -30,6 +31,20 @@ const WEBHOOK = '4f90739b-5d42-4b4e-9b87-9f4e70a1b205';
 export const UNKNOWN_ID = '5a0184ac-6e53-4c5f-8c98-a05f81b2c306';
 
 export const PAT = `polar_pat_${'B'.repeat(48)}`;
+/** An OAuth client of the fixture user, and its RFC 7592 registration access token. */
+export const CLIENT_ID = `polar_ci_${'D'.repeat(48)}`;
+export const REGISTRATION_TOKEN = `polar_crt_${'E'.repeat(48)}`;
+const OTHER_REGISTRATION_TOKEN = `polar_crt_${'F'.repeat(48)}`;
+/** The registration the fixture client keeps (Update Client sends it back unchanged). */
+export const CLIENT_REGISTRATION = {
+  redirect_uris: ['https://app.example.com/callback'],
+  token_endpoint_auth_method: 'client_secret_post',
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
+  scope: 'openid email',
+  client_name: 'Bench client',
+  default_sub_type: 'organization',
+} as const;
 export const SESSION = `polar_cst_${'C'.repeat(48)}`;
 
 const at = (minutesAgo: number) => new Date(Date.UTC(2026, 0, 1) - minutesAgo * 60_000).toISOString();
@@ -186,6 +201,25 @@ export function fixtureItems(): Record<string, unknown>[] {
     ...wallets.map((wallet) =>
       item({ ...keys.wallet(CUSTOMER, wallet.id), ...walletSortKeys(wallet) }, 'wallet', wallet),
     ),
+    item(
+      {
+        ...keys.oauthClient(CLIENT_ID),
+        ...gsi1.ownedBy(`USER#${USER}`, 'OAUTHCLIENT', at(5_000), CLIENT_ID),
+      },
+      'oauth_client',
+      {
+        client_id: CLIENT_ID,
+        client_secret_hash: hashSecret(`polar_cs_${'G'.repeat(48)}`),
+        registration_token_hash: hashSecret(REGISTRATION_TOKEN),
+        client_id_issued_at: Math.floor(Date.parse(at(5_000)) / 1000),
+        client_secret_expires_at: 0,
+        registration: { ...CLIENT_REGISTRATION },
+        created_by_user_id: USER,
+        created_at: at(5_000),
+        modified_at: null,
+        deleted_at: null,
+      } satisfies OAuthClientRecord,
+    ),
   ];
 }
 
@@ -276,6 +310,28 @@ const cases = {
     label: 'Get Subscription (unknown id, 404)',
     status: 404,
     event: () => buildEvent('GET', `/v1/subscriptions/${UNKNOWN_ID}`, { token: PAT }),
+  },
+  'get-client': {
+    label: 'Get Client (RFC 7592)',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/oauth2/register/${CLIENT_ID}`, { token: REGISTRATION_TOKEN }),
+  },
+  'update-client': {
+    label: 'Update Client (RFC 7592)',
+    status: 200,
+    event: () =>
+      buildEvent('PUT', `/v1/oauth2/register/${CLIENT_ID}`, {
+        token: REGISTRATION_TOKEN,
+        body: { ...CLIENT_REGISTRATION, client_id: CLIENT_ID },
+      }),
+  },
+  'delete-client': {
+    // A delete succeeds once; repeated runs measure the path every later call takes: the client
+    // read, the token refused.
+    label: 'Delete Client (another client’s token, 401)',
+    status: 401,
+    event: () =>
+      buildEvent('DELETE', `/v1/oauth2/register/${CLIENT_ID}`, { token: OTHER_REGISTRATION_TOKEN }),
   },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 

@@ -6,14 +6,16 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { findOAuthClient } from '#shared/data/oauth-clients.ts';
 import { findToken } from '#shared/data/tokens.ts';
-import type { CustomerPrincipal, UserPrincipal } from '#shared/domain/principals.ts';
+import type { CustomerPrincipal, RegistrationPrincipal, UserPrincipal } from '#shared/domain/principals.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { listWalletsQueryShape } from '#shared/generated/validators.js';
 import { parseQuery } from '#shared/http/query.ts';
 import { json, noContent } from '#shared/http/responses.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
+import { getClient, updateClient } from '#shared/services/client-registration.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createCustomerSession } from '#shared/services/create-customer-session.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
@@ -23,7 +25,15 @@ import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
-import { fixture, fixtureItems, operationCases, PAT, SESSION } from './fixture.ts';
+import {
+  CLIENT_ID,
+  fixture,
+  fixtureItems,
+  operationCases,
+  PAT,
+  REGISTRATION_TOKEN,
+  SESSION,
+} from './fixture.ts';
 import { type Handler, handlerFactory, lambdaContext } from './handlers.ts';
 import { fmt, mean, percentile, type SectionResult, verdict } from './report.ts';
 
@@ -47,6 +57,14 @@ const customer: CustomerPrincipal = {
   scopes: new Set(['customer_portal:read']),
 };
 const PAT_HASH = hashSecret(PAT);
+
+/** What registration-token authentication reads: the client item itself. */
+async function registrant(deps: Dependencies): Promise<RegistrationPrincipal> {
+  const client = await findOAuthClient(deps.table, CLIENT_ID);
+  if (!client) throw new Error('the fixture has no client');
+  return { kind: 'client_registration', clientId: CLIENT_ID, client, tokenHash: REGISTRATION_HASH };
+}
+const REGISTRATION_HASH = hashSecret(REGISTRATION_TOKEN);
 const SESSION_HASH = hashSecret(SESSION);
 
 /** The same data calls as the real handler: the token read, then the service over the same repositories. */
@@ -55,9 +73,15 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
     case 'create-client':
       return async (event) => {
         await findToken(deps.table, PAT_HASH);
-        return json(201, await createClient(deps, user, JSON.parse(event.body ?? '{}')), {
-          'Cache-Control': 'no-store',
-        });
+        return json(
+          201,
+          await createClient(deps, user, JSON.parse(event.body ?? '{}'), {
+            baseUrl: 'https://api.example.com',
+          }),
+          {
+            'Cache-Control': 'no-store',
+          },
+        );
       };
     case 'create-subscription':
       return async (event) => {
@@ -103,6 +127,22 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
         await findToken(deps.table, PAT_HASH);
         await deleteWebhookEndpoint(deps, user, event.pathParameters?.id as string);
         return noContent();
+      };
+    case 'get-client':
+      return async () => json(200, getClient(await registrant(deps), { baseUrl: 'https://bench' }));
+    case 'update-client':
+      return async (event) =>
+        json(
+          200,
+          await updateClient(deps, await registrant(deps), JSON.parse(event.body ?? '{}'), {
+            baseUrl: 'https://bench',
+          }),
+        );
+    case 'delete-client':
+      return async () => {
+        // The fixture's delete case presents another client's token: the read, then the refusal.
+        await findOAuthClient(deps.table, CLIENT_ID);
+        return json(401, { error: 'invalid_token', error_description: 'refused' });
       };
   }
 }

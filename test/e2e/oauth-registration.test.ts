@@ -183,6 +183,95 @@ describe('dynamic client registration through oauth4webapi', () => {
   });
 });
 
+describe('RFC 7592: the registration read, replaced and deleted with its registration access token', () => {
+  const call = (token: string, method: string, uri: string, body?: unknown) =>
+    oauth.protectedResourceRequest(
+      token,
+      method,
+      new URL(uri),
+      body === undefined ? undefined : new Headers({ 'content-type': 'application/json' }),
+      body === undefined ? undefined : JSON.stringify(body),
+      insecure,
+    );
+  const documented = async (operationId: string, response: Response) => {
+    const text = await response.text();
+    const body = text === '' ? undefined : JSON.parse(text);
+    expectDocumented(operationId, { status: response.status, headers: response.headers, body, text });
+    return body;
+  };
+
+  it('registration → GET → PUT → GET → DELETE, then the token is refused with a bearer challenge', async () => {
+    const { client } = await processAndDocument(
+      await register(
+        {
+          redirect_uris: ['https://app.example/cb'],
+          client_name: 'RFC 7592 e2e',
+          scope: 'openid',
+        },
+        stack.demo.personal_access_token,
+      ),
+    );
+    const token = client.registration_access_token as string;
+    const uri = client.registration_client_uri as string;
+    expect(token).toMatch(/^polar_crt_/);
+    expect(uri).toBe(`${stack.demo.base_url}/v1/oauth2/register/${client.client_id}`);
+
+    const read = await call(token, 'GET', uri);
+    expect(read.status).toBe(200);
+    expect(read.headers.get('cache-control')).toBe('no-store');
+    const information = await documented('getClient', read);
+    expect(information).toMatchObject({
+      client_id: client.client_id,
+      client_name: 'RFC 7592 e2e',
+      scope: 'openid',
+    });
+    expect(information).not.toHaveProperty('client_secret');
+
+    const replaced = await call(token, 'PUT', uri, {
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+      redirect_uris: ['https://app.example/cb', 'https://app.example/cb2'],
+      client_name: 'RFC 7592 e2e, renamed',
+    });
+    expect(replaced.status).toBe(200);
+    expect(await documented('updateClient', replaced)).toMatchObject({
+      client_name: 'RFC 7592 e2e, renamed',
+      redirect_uris: ['https://app.example/cb', 'https://app.example/cb2'],
+    });
+    expect(await documented('getClient', await call(token, 'GET', uri))).toMatchObject({
+      client_name: 'RFC 7592 e2e, renamed',
+    });
+
+    const deleted = await call(token, 'DELETE', uri);
+    expect(deleted.status).toBe(204);
+    await documented('deleteClient', deleted);
+    const error = (await failure(() => call(token, 'GET', uri))) as oauth.WWWAuthenticateChallengeError;
+    expect(error).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
+    expect(error.status).toBe(401);
+    expect(error.cause[0]?.parameters).toMatchObject({ realm: 'polar', error: 'invalid_token' });
+  });
+
+  it('another client’s registration token is refused like an unknown one', async () => {
+    const { client: mine } = await processAndDocument(
+      await register(
+        { redirect_uris: ['https://app.example/cb'], client_name: 'mine' },
+        stack.demo.personal_access_token,
+      ),
+    );
+    const { client: theirs } = await processAndDocument(
+      await register(
+        { redirect_uris: ['https://app.example/cb'], client_name: 'theirs' },
+        stack.demo.personal_access_token,
+      ),
+    );
+    const error = (await failure(() =>
+      call(theirs.registration_access_token as string, 'GET', mine.registration_client_uri as string),
+    )) as oauth.WWWAuthenticateChallengeError;
+    expect(error.status).toBe(401);
+    expect(error.cause[0]?.parameters.error).toBe('invalid_token');
+  });
+});
+
 describe('RFC 6750 bearer challenges of the other operations, through protectedResourceRequest', () => {
   const url = (path: string) => new URL(path, stack.demo.base_url);
   const request = (token: string, method: string, path: string, body?: unknown) =>

@@ -130,6 +130,37 @@ describe('Create Client (POST /v1/oauth2/register)', () => {
   });
 });
 
+describe('RFC 7592 through oauth2.clients.get / update / delete', () => {
+  it('a client built with the registration access token reads, replaces and deletes its registration', async () => {
+    // The 0.49 client reports Create Client's 201 as an error carrying the registration (see above).
+    const created = (await failure(() =>
+      polar.oauth2.clients.create({
+        clientName: 'sdk-v0 rfc7592',
+        redirectUris: ['https://app.example/callback'],
+        scope: 'openid',
+      }),
+    )) as SDKError;
+    const registration = JSON.parse(created.body) as { client_id: string; registration_access_token: string };
+    const registrant = withToken(registration.registration_access_token);
+    const read = await registrant.oauth2.clients.get({ clientId: registration.client_id });
+    expect(read).toMatchObject({ client_id: registration.client_id, client_name: 'sdk-v0 rfc7592' });
+    const updated = await registrant.oauth2.clients.update({
+      clientId: registration.client_id,
+      oAuth2ClientConfigurationUpdate: {
+        clientId: registration.client_id,
+        clientName: 'sdk-v0 rfc7592, renamed',
+        redirectUris: ['https://app.example/callback'],
+        scope: 'openid email',
+      },
+    });
+    expect(updated).toMatchObject({ client_name: 'sdk-v0 rfc7592, renamed', scope: 'openid email' });
+    await registrant.oauth2.clients.delete({ clientId: registration.client_id });
+    const gone = await failure(() => registrant.oauth2.clients.get({ clientId: registration.client_id }));
+    expect(gone).toBeInstanceOf(SDKError);
+    expect((gone as SDKError).statusCode).toBe(401);
+  });
+});
+
 describe('Create Subscription (POST /v1/subscriptions/)', () => {
   it('subscribes the demo customer to the free product; the client parses the Subscription', async () => {
     const subscription = await polar.subscriptions.create({

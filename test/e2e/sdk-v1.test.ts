@@ -137,6 +137,38 @@ describe('Create Client (POST /v1/oauth2/register)', () => {
   });
 });
 
+describe('RFC 7592 through oauth2.clients.oauth2.getClient / updateClient / deleteClient', () => {
+  it('a client built with the registration access token reads, replaces and deletes its registration', async () => {
+    const registration = (await polar.oauth2.clients.oauth2.createClient({
+      client_name: 'sdk-v1 rfc7592',
+      redirect_uris: ['https://app.example/callback'],
+    })) as { client_id: string; registration_access_token: string };
+    const registrant = createPolar({
+      baseUrl: stack.demo.base_url,
+      accessToken: registration.registration_access_token,
+    });
+    const read = (await registrant.oauth2.clients.oauth2.getClient(registration.client_id)) as Record<
+      string,
+      unknown
+    >;
+    expectDocumented('getClient', lastExchange().reply);
+    expect(read).toMatchObject({ client_id: registration.client_id, client_name: 'sdk-v1 rfc7592' });
+
+    const updated = (await registrant.oauth2.clients.oauth2.updateClient(registration.client_id, {
+      client_id: registration.client_id,
+      client_name: 'sdk-v1 rfc7592, renamed',
+      redirect_uris: ['https://app.example/callback'],
+    })) as Record<string, unknown>;
+    expectDocumented('updateClient', lastExchange().reply);
+    expect(updated).toMatchObject({ client_name: 'sdk-v1 rfc7592, renamed' });
+
+    await registrant.oauth2.clients.oauth2.deleteClient(registration.client_id);
+    expect(lastExchange().reply.status).toBe(204);
+    await expect(registrant.oauth2.clients.oauth2.getClient(registration.client_id)).rejects.toThrow();
+    expect(lastExchange().reply.status).toBe(401);
+  });
+});
+
 describe('Create Subscription (POST /v1/subscriptions/)', () => {
   it('subscribes the demo customer to the free product, with metadata', async () => {
     const subscription = await polar.subscriptions.create({

@@ -293,7 +293,7 @@ describe('events/ and events/env.json', () => {
         isBase64Encoded: false,
         requestContext: { routeKey: event.routeKey, stage: '$default', http: { method: op.method } },
       });
-      expect(event.headers.authorization).toMatch(/^Bearer polar_(pat|cst)_/);
+      expect(event.headers.authorization).toMatch(/^Bearer polar_(pat|cst|crt)_/);
       expect(event.requestContext.http.path).toBe(event.rawPath);
 
       const route = routes.find((r) => r.Properties.RouteKey === event.routeKey);
@@ -437,6 +437,28 @@ const sampleInvocations = {
         customer: { id: demo.large_customer_id },
         product: { id: demo.free_product_id },
       }),
+  },
+  'get-client': {
+    what: "200, the demo client's registration, without its secret",
+    status: 200,
+    check: (reply: HttpReply) => {
+      expect(reply.body).toMatchObject({ client_id: demo.oauth_client.client_id, client_name: 'Demo app' });
+      expect(reply.text).not.toContain('polar_cs_');
+    },
+  },
+  'update-client': {
+    what: '200, the registration replaced',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        client_id: demo.oauth_client.client_id,
+        client_name: 'Demo app, renamed',
+      }),
+  },
+  'delete-client': {
+    what: '204 with no body',
+    status: 204,
+    check: (reply: HttpReply) => expect(reply.text).toBe(''),
   },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 

@@ -241,7 +241,79 @@ const faultOps = {
       };
     },
   },
+  'get-client': {
+    success: 200,
+    calls: ['GetItemCommand'],
+    async prepare() {
+      const client = await registerClient();
+      return {
+        method: 'GET',
+        url: `/v1/oauth2/register/${client.client_id}`,
+        token: client.registration_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.client_id).toBe(client.client_id);
+        },
+      };
+    },
+  },
+  'update-client': {
+    success: 200,
+    calls: ['GetItemCommand', 'UpdateItemCommand'],
+    async prepare() {
+      const client = await registerClient();
+      return {
+        method: 'PUT',
+        url: `/v1/oauth2/register/${client.client_id}`,
+        token: client.registration_access_token,
+        body: {
+          client_id: client.client_id,
+          redirect_uris: ['https://app.example/new'],
+          client_name: 'renamed',
+        },
+        async verify(_, outcome) {
+          const stored = await get(keys.oauthClient(client.client_id));
+          const registration = stored?.registration as { client_name: string; redirect_uris: string[] };
+          // The whole registration changes in one write, with its modification time.
+          const renamed = registration.client_name === 'renamed';
+          expect(registration.redirect_uris).toEqual([
+            renamed ? 'https://app.example/new' : 'https://app.example/cb',
+          ]);
+          expect(stored?.modified_at !== null).toBe(renamed);
+          countFor(outcome, renamed ? 1 : 0);
+        },
+      };
+    },
+  },
+  'delete-client': {
+    success: 204,
+    calls: ['GetItemCommand', 'UpdateItemCommand'],
+    async prepare() {
+      const client = await registerClient();
+      return {
+        method: 'DELETE',
+        url: `/v1/oauth2/register/${client.client_id}`,
+        token: client.registration_access_token,
+        async verify(_, outcome) {
+          const stored = await get(keys.oauthClient(client.client_id));
+          // Deleted and token revoked in one write: never one without the other.
+          const deleted = stored?.deleted_at !== null;
+          expect(stored?.registration_token_hash === undefined).toBe(deleted);
+          countFor(outcome, deleted ? 1 : 0);
+        },
+      };
+    },
+  },
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
+
+/** A fresh OAuth client of the demo user, through Create Client, with its RFC 7592 credentials. */
+async function registerClient(): Promise<{ client_id: string; registration_access_token: string }> {
+  const reply = await world.call('POST', '/v1/oauth2/register', {
+    token: world.demo.personal_access_token,
+    body: { redirect_uris: ['https://app.example/cb'], client_name: 'faults' },
+  });
+  expect(reply.status).toBe(201);
+  return reply.body;
+}
 
 /** Every operation of the route table, in its order; a new one does not compile until it has its case. */
 const ops: FaultOp[] = operations.map((op) => ({ operationId: op.operationId, ...faultOps[op.name] }));

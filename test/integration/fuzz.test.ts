@@ -135,6 +135,10 @@ const mustReach = {
   getWallet: [200, 401, 404, 422],
   getProduct: [200, 401, 403, 404, 422],
   getSubscription: [200, 401, 403, 404, 422],
+  getClient: [200, 401],
+  updateClient: [200, 400, 401, 413, 415, 422],
+  // A delete's success cannot be told in advance (another case of the batch may delete first).
+  deleteClient: [401],
 } satisfies Record<OperationId, number[]>;
 
 describe('fuzzing every operation', () => {

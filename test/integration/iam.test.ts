@@ -40,6 +40,18 @@ const step = (what: string, reply: Reply, status: number, sameAs?: { reply: Repl
   return { what, got: `${reply.status}${differs ? ` another ${sameAs.field}` : ''}`, expected: `${status}` };
 };
 
+/** A fresh client through Create Client (its own function and policy): RFC 7592 scenarios start from it. */
+async function registerClient(
+  world: World,
+): Promise<{ client_id: string; registration_access_token: string }> {
+  const reply = await world.call('POST', '/v1/oauth2/register', {
+    token: world.demo.personal_access_token,
+    body: { client_name: 'IAM scenario', redirect_uris: ['https://app.example.com/callback'] },
+  });
+  if (reply.status !== 201) throw new Error(`Create Client answered ${reply.status}`);
+  return reply.body;
+}
+
 /** Idempotency keys unique to one run of a scenario: the runs share one table. */
 let run = 0;
 const key = (name: string) => `iam-${run}-${name}`;
@@ -154,6 +166,32 @@ const scenarios = {
       step('a subscription', await get(world.demo.subscription_id), 200),
       step('an unknown subscription', await get(randomUUID()), 404),
     ];
+  },
+  'get-client': async (world) => {
+    const client = await registerClient(world);
+    const read = await world.call('GET', `/v1/oauth2/register/${client.client_id}`, {
+      token: client.registration_access_token,
+    });
+    return [step('its registration', read, 200)];
+  },
+  'update-client': async (world) => {
+    const client = await registerClient(world);
+    const replaced = await world.call('PUT', `/v1/oauth2/register/${client.client_id}`, {
+      token: client.registration_access_token,
+      body: {
+        client_id: client.client_id,
+        client_name: 'IAM renamed',
+        redirect_uris: ['https://app.example.com/cb'],
+      },
+    });
+    return [step('replace its registration', replaced, 200)];
+  },
+  'delete-client': async (world) => {
+    const client = await registerClient(world);
+    const deleted = await world.call('DELETE', `/v1/oauth2/register/${client.client_id}`, {
+      token: client.registration_access_token,
+    });
+    return [step('delete its registration', deleted, 204)];
   },
 } satisfies Record<OperationName, Scenario>;
 

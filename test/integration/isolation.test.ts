@@ -282,6 +282,48 @@ interface Probe {
 }
 type Row = Probe | { namesNoResource: string };
 
+async function registered(token: string): Promise<{ client_id: string; registration_access_token: string }> {
+  const reply = await world.call('POST', '/v1/oauth2/register', {
+    token,
+    body: { client_name: 'isolation', redirect_uris: ['https://app.example/cb'] },
+  });
+  expect(reply.status).toBe(201);
+  return reply.body;
+}
+
+/**
+ * RFC 7592: a registration token reaches its own client only. Another user's client, another client
+ * of the same user and a deleted client, named with this client's token, answer as an unknown id.
+ */
+function registrationRow(method: 'GET' | 'PUT' | 'DELETE'): Probe {
+  let mine: { client_id: string; registration_access_token: string } | undefined;
+  return {
+    ids: async () => {
+      const theirs = await registered(world.demo.other_organization.personal_access_token);
+      const sibling = await registered(world.demo.personal_access_token);
+      const deleted = await registered(world.demo.personal_access_token);
+      const removed = await world.call('DELETE', `/v1/oauth2/register/${deleted.client_id}`, {
+        token: deleted.registration_access_token,
+      });
+      expect(removed.status).toBe(204);
+      return [
+        ['client of another user', theirs.client_id],
+        ['another client of the same user', sibling.client_id],
+        ['deleted client', deleted.client_id],
+      ];
+    },
+    send: async (id) => {
+      mine ??= await registered(world.demo.personal_access_token);
+      return world.call(method, `/v1/oauth2/register/${id}`, {
+        token: mine.registration_access_token,
+        ...(method === 'PUT'
+          ? { body: { client_id: id, client_name: 'isolation', redirect_uris: ['https://app.example/cb'] } }
+          : {}),
+      });
+    },
+  };
+}
+
 const isolationMatrix = {
   'create-client': { namesNoResource: 'a registration refers to no resource of an organization' },
   'list-wallets': { namesNoResource: 'the session itself names the customer (covered above)' },
@@ -351,6 +393,9 @@ const isolationMatrix = {
     },
     send: (id) => world.call('GET', `/v1/subscriptions/${id}`, { token: world.demo.personal_access_token }),
   },
+  'get-client': registrationRow('GET'),
+  'update-client': registrationRow('PUT'),
+  'delete-client': registrationRow('DELETE'),
 } satisfies Record<OperationName, Row>;
 
 describe('the isolation matrix: every operation, foreign and deleted ids answered as unknown ones', () => {

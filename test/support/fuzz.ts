@@ -26,9 +26,12 @@ import { DEMO_CUSTOMER_EXTERNAL_ID, type DemoData } from '#scripts/local/seed.ts
 import { loadOpenApi } from '#scripts/openapi.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { keys } from '#shared/data/table.ts';
+import { findToken } from '#shared/data/tokens.ts';
+import type { UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import type { OperationId } from '#shared/operations.ts';
+import { createClient } from '#shared/services/create-client.ts';
 import { expectDocumented } from './contract.ts';
 import { itemKey, softDelete } from './table-state.ts';
 
@@ -44,6 +47,13 @@ export interface FuzzContext {
   sessions: { customerId: string; token: string; wallets: number; walletIds: string[] }[];
   /** Over HTTP, header values must be sendable (printable Latin-1, no CR/LF/NUL). */
   headerSafe: boolean;
+  /** OAuth clients of the demo user with their RFC 7592 tokens: `keep` ones are read and replaced, `deletable` ones deleted (once each). */
+  clients: { keep: RegisteredPair[]; deletable: RegisteredPair[] };
+}
+
+export interface RegisteredPair {
+  clientId: string;
+  token: string;
 }
 
 /**
@@ -88,9 +98,35 @@ export async function fuzzContext(
     wallets,
     walletIds: await walletIdsOf(customerId),
   });
+  const owner = await findToken(admin.table, hashSecret(demo.personal_access_token));
+  if (owner?.kind !== 'personal_access_token') throw new Error('demo data incomplete');
+  const registrant: UserPrincipal = {
+    kind: 'user',
+    userId: owner.user_id,
+    tokenId: owner.token_id,
+    organizationIds: owner.organization_ids,
+    scopes: new Set(),
+  };
+  const registerPool = async (n: number, name: string) => {
+    const pool: RegisteredPair[] = [];
+    for (let i = 0; i < n; i++) {
+      const client = await createClient(
+        { table: admin.table, now: () => new Date() },
+        registrant,
+        { redirect_uris: ['https://app.example/cb'], client_name: `${options.label} ${name} ${i}` },
+        { baseUrl: 'http://api.test' },
+      );
+      pool.push({ clientId: client.client_id, token: client.registration_access_token });
+    }
+    return pool;
+  };
   return {
     demo,
     endpointPool,
+    clients: {
+      keep: await registerPool(4, 'keep'),
+      deletable: await registerPool(options.endpoints, 'deletable'),
+    },
     deletedCustomerId: gone.id,
     headerSafe: options.headerSafe,
     sessions: [
@@ -107,7 +143,7 @@ export async function fuzzContext(
 }
 
 export interface FuzzRequest {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path and query string, as sent. */
   url: string;
   headers: Record<string, string>;
@@ -1850,6 +1886,202 @@ function getByIdArb(
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// RFC 7592: read, replace and delete a registration with its registration access token
+// ---------------------------------------------------------------------------------------------
+
+/** The credential of a registration request, for a target client: only that client's own token passes. */
+function registrationAuthArb(ctx: FuzzContext, own: RegisteredPair | undefined): fc.Arbitrary<Auth> {
+  const { demo } = ctx;
+  const bearer = (token: string, outcome: AuthOutcome): Auth => ({ header: `Bearer ${token}`, outcome });
+  const strangers = [...ctx.clients.keep, ...ctx.clients.deletable].filter(
+    (c) => c.clientId !== own?.clientId,
+  );
+  const garbage = ctx.headerSafe ? latin1(60) : text(0, 60);
+  return fc.oneof(
+    ...(own ? [{ weight: 30, arbitrary: fc.constant(bearer(own.token, { tenant: 'ours' as const })) }] : []),
+    { weight: 6, arbitrary: fc.constantFrom(...strangers).map((c) => bearer(c.token, invalidToken)) },
+    { weight: 3, arbitrary: alnum(32, 64).map((random) => bearer(`polar_crt_${random}`, invalidToken)) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom(demo.personal_access_token, demo.customer_session_token)
+        .map((t) => bearer(t, unauthorized)),
+    },
+    { weight: 1, arbitrary: fc.constant<Auth>({ outcome: unauthorized }) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom('Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Token abc', '')
+        .map((header): Auth => ({ header, outcome: unauthorized })),
+    },
+    { weight: 2, arbitrary: garbage.map((t) => bearer(t, any401)) },
+  );
+}
+
+/** A client id in the path: a pool client (with its own token possible), or anything else (never a match). */
+function registrationTargetArb(
+  ctx: FuzzContext,
+  pool: readonly RegisteredPair[],
+): fc.Arbitrary<{ id: string; own?: RegisteredPair }> {
+  return fc.oneof(
+    { weight: 10, arbitrary: fc.constantFrom(...pool).map((own) => ({ id: own.clientId, own })) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .oneof(
+          alnum(1, 80).map((random) => `polar_ci_${random}`),
+          fc.uuid({ version: 4 }),
+          // Over HTTP a client would normalise dot segments away (`..`): the id stays one opaque segment.
+        fc.constantFrom('%', '.x', 'null', '%00', '\u0000', ' ', 'x'.repeat(300)),
+          (ctx.headerSafe ? latin1(40) : text(1, 40)).filter((v) => v.length > 0 && !/^\.+$/.test(v)),
+        )
+        .map((id) => ({ id })),
+    },
+  );
+}
+
+const registrationUrl = (id: string, slash: boolean) =>
+  `/v1/oauth2/register/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+
+/** GET or DELETE: only the named client's own token gets through, everything else is a 401 of its kind. */
+function registrationArb(
+  ctx: FuzzContext,
+  operationId: 'getClient' | 'deleteClient',
+  pool: readonly RegisteredPair[],
+): fc.Arbitrary<FuzzCase> {
+  const method = operationId === 'getClient' ? 'GET' : 'DELETE';
+  return fc.tuple(registrationTargetArb(ctx, pool), fc.boolean()).chain(([target, slash]) =>
+    registrationAuthArb(ctx, target.own).map((auth): FuzzCase => {
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = { method, url: registrationUrl(target.id, slash), headers } as const;
+      if (!passed(auth.outcome)) {
+        return { operationId, request, oracle: { statuses: [401], errors: auth.outcome.errors } };
+      }
+      if (operationId === 'getClient') {
+        return {
+          operationId,
+          request,
+          oracle: {
+            statuses: [200],
+            check: (reply) => {
+              expect(reply.body).toMatchObject({ client_id: target.id });
+              expect(reply.raw).not.toMatch(/polar_(?:cs|crt)_/);
+            },
+          },
+        };
+      }
+      // A delete succeeds once; every later one finds the token gone.
+      return {
+        operationId,
+        request,
+        oracle: { statuses: [204, 401] },
+        deletes: { id: target.id, eligible: true },
+      };
+    }),
+  );
+}
+
+type UpdateShape =
+  | 'ok'
+  | 'other-client'
+  | 'server-field'
+  | 'secret'
+  | 'fragment'
+  | 'public'
+  | 'no-redirects'
+  | 'no-client-id'
+  | 'not-array';
+
+const SERVER_FIELDS = [
+  'registration_access_token',
+  'registration_client_uri',
+  'client_id_issued_at',
+  'client_secret_expires_at',
+];
+
+/** PUT bodies of known verdict, one fault at most, each kept through the body mutations of `bodyArb`. */
+function updateValueArb(ctx: FuzzContext, clientId: string): fc.Arbitrary<unknown> {
+  const name = fc.constantFrom('App', 'Renamed app', 'Ünïcödé app', 'x'.repeat(255));
+  const base = (clientName: string) => ({
+    client_id: clientId,
+    redirect_uris: ['https://app.example/cb'],
+    client_name: clientName,
+  });
+  const shapes: Record<UpdateShape, fc.Arbitrary<unknown>> = {
+    ok: fc
+      .tuple(name, fc.constantFrom(undefined, 'openid', 'openid email', 'profile  email'))
+      .map(([n, scope]) => ({ ...base(n), ...(scope ? { scope } : {}), shape: 'ok' })),
+    'other-client': fc
+      .constantFrom(...ctx.clients.deletable.map((c) => c.clientId), 'polar_ci_nobody')
+      .map((other) => ({ ...base('App'), client_id: other })),
+    'server-field': fc
+      .tuple(
+        fc.constantFrom(...SERVER_FIELDS),
+        jsonValue.filter((v) => v !== null && v !== undefined),
+      )
+      .map(([field, value]) => ({ ...base('App'), [field]: value })),
+    secret: alnum(1, 60).map((random) => ({ ...base('App'), client_secret: `polar_cs_${random}` })),
+    fragment: fc.constant({ ...base('App'), redirect_uris: ['https://app.example/cb#frag'] }),
+    public: fc.constant({ ...base('App'), token_endpoint_auth_method: 'none' }),
+    'no-redirects': fc.constant({ client_id: clientId, client_name: 'App' }),
+    'no-client-id': fc.constant({ redirect_uris: ['https://app.example/cb'], client_name: 'App' }),
+    'not-array': fc.constant({ ...base('App'), redirect_uris: 'https://app.example/cb' }),
+  };
+  return fc.oneof(
+    { weight: 12, arbitrary: shapes.ok },
+    ...Object.entries(shapes)
+      .filter(([shape]) => shape !== 'ok')
+      .map(([, arbitrary]) => ({ weight: 1, arbitrary })),
+  );
+}
+
+/** The contract's answer to a parsed PUT body with a passing credential: an independent reading of the rules. */
+function updateModel(clientId: string): (parsed: unknown) => Oracle {
+  return (parsed) => {
+    const body = parsed as Record<string, unknown>;
+    const invalid = (error: string): Oracle => ({ statuses: [400], errors: [error] });
+    if (typeof body.client_id !== 'string') return requestValidation('body', ['body', 'client_id']);
+    if (!Array.isArray(body.redirect_uris)) return requestValidation('body', ['body', 'redirect_uris']);
+    if (body.client_id !== clientId) return invalid('invalid_request');
+    if (SERVER_FIELDS.some((field) => body[field] !== undefined)) return invalid('invalid_request');
+    if (body.client_secret !== undefined) return invalid('invalid_request');
+    if ((body.redirect_uris as string[]).some((uri) => uri.includes('#')))
+      return invalid('invalid_redirect_uri');
+    if (body.token_endpoint_auth_method === 'none') return invalid('invalid_client_metadata');
+    return {
+      statuses: [200],
+      check: (reply) =>
+        expect(reply.body).toMatchObject({ client_id: clientId, client_name: body.client_name }),
+    };
+  };
+}
+
+function updateClientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(registrationTargetArb(ctx, ctx.clients.keep), fc.boolean(), contentTypeArb)
+    .chain(([target, slash, type]) =>
+      fc
+        .tuple(registrationAuthArb(ctx, target.own), bodyArb(updateValueArb(ctx, target.id)))
+        .map(([auth, body]): FuzzCase => {
+          const headers: Record<string, string> = {
+            ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+            ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+          };
+          return {
+            operationId: 'updateClient',
+            request: {
+              method: 'PUT',
+              url: registrationUrl(target.id, slash),
+              headers,
+              body: body.bytes ?? body.text,
+            },
+            oracle: postOracle(auth, type, body, updateModel(target.id)),
+          };
+        }),
+    );
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     createClient: clientArb(ctx),
@@ -1858,6 +2090,9 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     deleteWebhookEndpoint: deleteArb(ctx),
     createCustomerSession: customerSessionArb(ctx),
     getWallet: getWalletArb(ctx),
+    getClient: registrationArb(ctx, 'getClient', ctx.clients.keep),
+    updateClient: updateClientArb(ctx),
+    deleteClient: registrationArb(ctx, 'deleteClient', ctx.clients.deletable),
     getProduct: getByIdArb(
       ctx,
       'getProduct',
@@ -1956,10 +2191,19 @@ const touched: Record<OperationId, (c: FuzzCase, body: Record<string, string>, s
       status === 204 && c.deletes ? [itemKey(keys.webhookEndpoint(c.deletes.id))] : [],
     getWallet: () => [],
     getProduct: () => [],
+    getClient: () => [],
+    updateClient: (c, _, status) =>
+      status === 200 ? [itemKey(keys.oauthClient(decodeURIComponent(registrationIdOf(c))))] : [],
+    deleteClient: (c, _, status) =>
+      status === 204 && c.deletes ? [itemKey(keys.oauthClient(c.deletes.id))] : [],
     getSubscription: () => [],
     createCustomerSession: (_, body, status) =>
       status === 201 ? [itemKey(keys.token(hashSecret(body.token as string)))] : [],
   };
+
+/** The client id of a registration request's path. */
+const registrationIdOf = (c: FuzzCase): string =>
+  c.request.url.replace('/v1/oauth2/register/', '').replace(/\/$/, '');
 
 export function touchedKeys(c: FuzzCase, reply: FuzzReply): string[] {
   return touched[c.operationId](c, reply.body as Record<string, string>, reply.status);

@@ -244,12 +244,37 @@ describe('response schemas', () => {
       client_secret: 'polar_cs_abc',
       client_id_issued_at: 1_800_000_000,
       client_secret_expires_at: 0,
+      registration_access_token: 'polar_crt_abc',
+      registration_client_uri: 'https://api.example.com/v1/oauth2/register/polar_ci_abc',
     };
     expect(validate(client)).toBe(true);
+    // RFC 7592's two fields are part of every registration.
+    const { registration_access_token: _token, ...withoutToken } = client;
+    expect(validate(withoutToken)).toBe(false);
     const { client_secret: _secret, client_secret_expires_at: _expires, ...publicClient } = client;
     expect(validate({ ...publicClient, token_endpoint_auth_method: 'none' })).toBe(true);
     expect(validate(publicClient)).toBe(false);
     expect(validate({ ...client, token_endpoint_auth_method: 'none' })).toBe(false);
+  });
+
+  it('OAuth2ClientInformation (RFC 7592 reads) never carries the client secret or the registration token', () => {
+    const validate = createSchemaAjv().compile(responseSchema('getClient', 200));
+    const information = {
+      redirect_uris: ['https://example.com/cb'],
+      token_endpoint_auth_method: 'client_secret_post',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      scope: 'openid',
+      client_name: 'Example',
+      default_sub_type: 'organization',
+      client_id: 'polar_ci_abc',
+      client_id_issued_at: 1_800_000_000,
+      client_secret_expires_at: 0,
+      registration_client_uri: 'https://api.example.com/v1/oauth2/register/polar_ci_abc',
+    };
+    expect(validate(information)).toBe(true);
+    expect(validate({ ...information, client_secret: 'polar_cs_abc' })).toBe(false);
+    expect(validate({ ...information, registration_access_token: 'polar_crt_abc' })).toBe(false);
   });
 
   it('error bodies match their schemas', () => {

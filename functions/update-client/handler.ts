@@ -1,0 +1,22 @@
+import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { validateUpdateClientBody, validateUpdateClientPath } from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { json, NO_STORE } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { updateClient } from '#shared/services/client-registration.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      credential: 'registration_access_token',
+      scopes: [],
+      path: validateUpdateClientPath,
+      body: validateUpdateClientBody,
+      errorHeaders: NO_STORE,
+    },
+    async ({ principal, body, headers }) =>
+      json(200, await updateClient(deps, principal, body, { baseUrl: baseUrlOf(headers.host) }), NO_STORE),
+  );
+
+export const handler = createHandler(productionDependencies());
