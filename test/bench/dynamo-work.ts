@@ -57,6 +57,27 @@ const createSubscription = (world: LocalWorld, key?: string) =>
   });
 
 const endpointsToDelete: string[] = [];
+
+/** A fresh client per repetition (RFC 7592 cases), registered outside the measured request. */
+const registrations: { client_id: string; registration_access_token: string }[] = [];
+async function registered(world: LocalWorld) {
+  const reply = await createClient(world);
+  if (reply.status !== 201 || !reply.body) throw new Error(`Create Client answered ${reply.status}`);
+  return JSON.parse(reply.body) as { client_id: string; registration_access_token: string };
+}
+const registrationCall = (
+  world: LocalWorld,
+  name: 'get-client' | 'update-client' | 'delete-client',
+  method: string,
+  i: number,
+) => {
+  const client = registrations[i];
+  if (!client) throw new Error('no registration prepared');
+  return world.call(name, method, `/v1/oauth2/register/${client.client_id}`, {
+    token: client.registration_access_token,
+    ...(method === 'PUT' ? { body: { ...registration, client_id: client.client_id } } : {}),
+  });
+};
 let walletToGet = '';
 
 const CASES: Case[] = [
@@ -155,6 +176,39 @@ const CASES: Case[] = [
       world.call('delete-webhook-endpoint', 'DELETE', `/v1/webhooks/endpoints/${endpointsToDelete[i]}`, {
         token: world.demo.personal_access_token,
       }),
+  },
+  {
+    key: 'get-client',
+    label: 'Get Client (RFC 7592)',
+    operation: 'get-client',
+    status: 200,
+    target: 1,
+    prepare: async (world, i) => {
+      registrations[i] = await registered(world);
+    },
+    send: (world, i) => registrationCall(world, 'get-client', 'GET', i),
+  },
+  {
+    key: 'update-client',
+    label: 'Update Client (RFC 7592)',
+    operation: 'update-client',
+    status: 200,
+    target: 2,
+    prepare: async (world, i) => {
+      registrations[i] = await registered(world);
+    },
+    send: (world, i) => registrationCall(world, 'update-client', 'PUT', i),
+  },
+  {
+    key: 'delete-client',
+    label: 'Delete Client (RFC 7592)',
+    operation: 'delete-client',
+    status: 204,
+    target: 2,
+    prepare: async (world, i) => {
+      registrations[i] = await registered(world);
+    },
+    send: (world, i) => registrationCall(world, 'delete-client', 'DELETE', i),
   },
   {
     key: 'delete-unknown',

@@ -1933,7 +1933,7 @@ function registrationTargetArb(
           alnum(1, 80).map((random) => `polar_ci_${random}`),
           fc.uuid({ version: 4 }),
           // Over HTTP a client would normalise dot segments away (`..`): the id stays one opaque segment.
-        fc.constantFrom('%', '.x', 'null', '%00', '\u0000', ' ', 'x'.repeat(300)),
+          fc.constantFrom('%', '.x', 'null', '%00', '\u0000', ' ', 'x'.repeat(300)),
           (ctx.headerSafe ? latin1(40) : text(1, 40)).filter((v) => v.length > 0 && !/^\.+$/.test(v)),
         )
         .map((id) => ({ id })),

@@ -26,3 +26,9 @@ describe('the route table and the OpenAPI document', () => {
     }
   });
 });
+
+describe('the benchmarks measure every operation', () => {
+  it('the DynamoDB-work section has a case for each (it refuses to load otherwise)', async () => {
+    await expect(import('#test/bench/dynamo-work.ts')).resolves.toHaveProperty('dynamoWork');
+  });
+});
