@@ -184,6 +184,32 @@ export const operations = [
     entry: 'functions/delete-client/handler.ts',
     access: [{ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] }],
   },
+  {
+    name: 'update-subscription',
+    operationId: 'updateSubscription',
+    method: 'PATCH',
+    path: '/v1/subscriptions/{id}',
+    entry: 'functions/update-subscription/handler.ts',
+    access: [
+      // The token and the subscription; the conditional lifecycle write; the embedded customer and
+      // product, read beside the write.
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
+    ],
+  },
+  {
+    name: 'revoke-subscription',
+    operationId: 'revokeSubscription',
+    method: 'DELETE',
+    path: '/v1/subscriptions/{id}',
+    entry: 'functions/revoke-subscription/handler.ts',
+    access: [
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
+    ],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];

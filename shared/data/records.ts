@@ -107,6 +107,17 @@ export interface ProductRecord {
   deleted_at: string | null;
 }
 
+export type SubscriptionStatus = 'active' | 'canceled';
+export type CancellationReason =
+  | 'customer_service'
+  | 'low_quality'
+  | 'missing_features'
+  | 'switched_service'
+  | 'too_complex'
+  | 'too_expensive'
+  | 'unused'
+  | 'other';
+
 export interface SubscriptionRecord {
   id: string;
   organization_id: string;
@@ -116,10 +127,16 @@ export interface SubscriptionRecord {
   currency: string;
   recurring_interval: RecurringInterval;
   recurring_interval_count: number;
-  status: 'active';
+  status: SubscriptionStatus;
   current_period_start: string;
   current_period_end: string;
   started_at: string;
+  cancel_at_period_end: boolean;
+  canceled_at: string | null;
+  ends_at: string | null;
+  ended_at: string | null;
+  customer_cancellation_reason: CancellationReason | null;
+  customer_cancellation_comment: string | null;
   customer_id: string;
   product_id: string;
   /** Ids of the product's prices the subscription is billed on. */

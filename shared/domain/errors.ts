@@ -77,6 +77,23 @@ export class MethodNotAllowed extends ApiError {
   }
 }
 
+/** A change to a subscription that has already ended (the hosted service's 403). */
+export class AlreadyCanceledSubscription extends ApiError {
+  constructor() {
+    super(403, { error: 'AlreadyCanceledSubscription', detail: 'This subscription has already ended.' });
+  }
+}
+
+/** Another change to the same subscription won the race (409); the client retries. */
+export class SubscriptionLocked extends ApiError {
+  constructor() {
+    super(409, {
+      error: 'SubscriptionLocked',
+      detail: 'This subscription is being changed by another request; retry.',
+    });
+  }
+}
+
 export class ResourceNotFound extends ApiError {
   constructor() {
     super(404, { error: 'ResourceNotFound', detail: 'Not found' });

@@ -172,10 +172,25 @@ export interface paths {
         get: operations["getSubscription"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Revoke a subscription
+         * @description Ends the subscription now, as `PATCH` with `{"revoke": true}` does, and answers it. Requires
+         *     `subscriptions:write`.
+         */
+        delete: operations["revokeSubscription"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Cancel, uncancel or revoke a subscription
+         * @description `{"cancel_at_period_end": true}` cancels at the end of the current period: the subscription
+         *     stays `active`, `canceled_at` is now and `ends_at` the period's end. `{"cancel_at_period_end":
+         *     false}` takes that back (`canceled_at`, `ends_at` and the reason cleared). `{"revoke": true}`
+         *     ends it now: `status` `canceled`, `ended_at` and `ends_at` now. A reason from
+         *     `CustomerCancellationReason` and a comment may come with a cancel or a revoke. An ended
+         *     subscription changes no more (403 `AlreadyCanceledSubscription`). Product, discount and
+         *     seat changes are not supported here (422). Requires `subscriptions:write`.
+         */
+        patch: operations["updateSubscription"];
         trace?: never;
     };
     "/v1/webhooks/endpoints/{id}": {
@@ -510,6 +525,37 @@ export interface components {
         TrialInterval: "day" | "week" | "month" | "year";
         /** @enum {string} */
         SubscriptionStatus: "incomplete" | "incomplete_expired" | "trialing" | "active" | "past_due" | "canceled" | "unpaid" | "paused";
+        /**
+         * @description One change: cancel at period end (or take that back), or revoke now. Exactly one of
+         *     `cancel_at_period_end` and `revoke` is sent.
+         */
+        SubscriptionUpdate: components["schemas"]["SubscriptionCancel"] | components["schemas"]["SubscriptionRevoke"];
+        SubscriptionCancel: {
+            /** @description true cancels at the end of the current period; false takes a cancellation back. */
+            cancel_at_period_end: boolean;
+            customer_cancellation_reason?: components["schemas"]["CustomerCancellationReason"] | null;
+            customer_cancellation_comment?: components["schemas"]["CancellationComment"] | null;
+            revoke?: never;
+        };
+        SubscriptionRevoke: {
+            /** @constant */
+            revoke: true;
+            customer_cancellation_reason?: components["schemas"]["CustomerCancellationReason"] | null;
+            customer_cancellation_comment?: components["schemas"]["CancellationComment"] | null;
+            cancel_at_period_end?: never;
+        };
+        /** @description Free text; no control characters but tab, line feed and carriage return. */
+        CancellationComment: string;
+        AlreadyCanceledSubscription: {
+            /** @constant */
+            error: "AlreadyCanceledSubscription";
+            detail: string;
+        };
+        SubscriptionLocked: {
+            /** @constant */
+            error: "SubscriptionLocked";
+            detail: string;
+        };
         /** @enum {string} */
         CustomerCancellationReason: "customer_service" | "low_quality" | "missing_features" | "switched_service" | "too_complex" | "too_expensive" | "unused" | "other";
         /** @description A change scheduled for a later date. */
@@ -1741,6 +1787,112 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    revokeSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the subscription. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The credential lacks the scope (`insufficient_scope`), or the subscription has already
+             *     ended (`AlreadyCanceledSubscription`): an ended subscription does not change again.
+             */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientScope"] | components["schemas"]["AlreadyCanceledSubscription"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description Another change to this subscription won the race; retry. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionLocked"];
+                };
+            };
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the subscription. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionUpdate"];
+            };
+        };
+        responses: {
+            /** @description The subscription as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The credential lacks the scope (`insufficient_scope`), or the subscription has already
+             *     ended (`AlreadyCanceledSubscription`): an ended subscription does not change again.
+             */
+            403: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InsufficientScope"] | components["schemas"]["AlreadyCanceledSubscription"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description Another change to this subscription won the race; retry. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionLocked"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
@@ -1858,6 +2010,12 @@ export type Subscription = components['schemas']['Subscription'];
 export type RecurringInterval = components['schemas']['RecurringInterval'];
 export type TrialInterval = components['schemas']['TrialInterval'];
 export type SubscriptionStatus = components['schemas']['SubscriptionStatus'];
+export type SubscriptionUpdate = components['schemas']['SubscriptionUpdate'];
+export type SubscriptionCancel = components['schemas']['SubscriptionCancel'];
+export type SubscriptionRevoke = components['schemas']['SubscriptionRevoke'];
+export type CancellationComment = components['schemas']['CancellationComment'];
+export type AlreadyCanceledSubscription = components['schemas']['AlreadyCanceledSubscription'];
+export type SubscriptionLocked = components['schemas']['SubscriptionLocked'];
 export type CustomerCancellationReason = components['schemas']['CustomerCancellationReason'];
 export type PendingSubscriptionUpdate = components['schemas']['PendingSubscriptionUpdate'];
 export type SubscriptionCustomer = components['schemas']['SubscriptionCustomer'];
@@ -1963,5 +2121,8 @@ export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters
 export type GetWalletPath = operations['getWallet']['parameters']['path'];
 export type GetProductPath = operations['getProduct']['parameters']['path'];
 export type GetSubscriptionPath = operations['getSubscription']['parameters']['path'];
+export type UpdateSubscriptionBody = components['schemas']['SubscriptionUpdate'];
+export type UpdateSubscriptionPath = operations['updateSubscription']['parameters']['path'];
+export type RevokeSubscriptionPath = operations['revokeSubscription']['parameters']['path'];
 export type DeleteWebhookEndpointPath = operations['deleteWebhookEndpoint']['parameters']['path'];
 export type CreateCustomerSessionBody = components['schemas']['CustomerSessionCreate'];

@@ -10,6 +10,7 @@ import {
 import { newId, normalizeId } from '../domain/ids.ts';
 import { addInterval } from '../domain/period.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
+import { LIVE } from '../domain/subscription-lifecycle.ts';
 import type { CreateSubscriptionBody, Subscription } from '../generated/api-types.ts';
 import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
@@ -102,7 +103,7 @@ export async function createSubscription(
       currency,
       recurring_interval: interval,
       recurring_interval_count: count,
-      status: 'active',
+      ...LIVE,
       current_period_start: start,
       current_period_end: addInterval(now, interval, count).toISOString(),
       started_at: start,

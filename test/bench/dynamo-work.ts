@@ -57,6 +57,7 @@ const createSubscription = (world: LocalWorld, key?: string) =>
   });
 
 const endpointsToDelete: string[] = [];
+const subscriptionsToChange: string[] = [];
 
 /** A fresh client per repetition (RFC 7592 cases), registered outside the measured request. */
 const registrations: { client_id: string; registration_access_token: string }[] = [];
@@ -209,6 +210,35 @@ const CASES: Case[] = [
       registrations[i] = await registered(world);
     },
     send: (world, i) => registrationCall(world, 'delete-client', 'DELETE', i),
+  },
+  {
+    key: 'update-subscription',
+    label: 'Update Subscription (cancel at period end)',
+    operation: 'update-subscription',
+    status: 200,
+    target: 4,
+    prepare: async (world, i) => {
+      subscriptionsToChange[i] = JSON.parse((await createSubscription(world)).body ?? '{}').id;
+    },
+    send: (world, i) =>
+      world.call('update-subscription', 'PATCH', `/v1/subscriptions/${subscriptionsToChange[i]}`, {
+        token: world.demo.personal_access_token,
+        body: { cancel_at_period_end: true },
+      }),
+  },
+  {
+    key: 'revoke-subscription',
+    label: 'Revoke Subscription',
+    operation: 'revoke-subscription',
+    status: 200,
+    target: 4,
+    prepare: async (world, i) => {
+      subscriptionsToChange[i] = JSON.parse((await createSubscription(world)).body ?? '{}').id;
+    },
+    send: (world, i) =>
+      world.call('revoke-subscription', 'DELETE', `/v1/subscriptions/${subscriptionsToChange[i]}`, {
+        token: world.demo.personal_access_token,
+      }),
   },
   {
     key: 'delete-unknown',

@@ -333,6 +333,20 @@ const cases = {
     event: () =>
       buildEvent('DELETE', `/v1/oauth2/register/${CLIENT_ID}`, { token: OTHER_REGISTRATION_TOKEN }),
   },
+  'update-subscription': {
+    label: 'Update Subscription (unknown id, 404)',
+    status: 404,
+    event: () =>
+      buildEvent('PATCH', `/v1/subscriptions/${UNKNOWN_ID}`, {
+        token: PAT,
+        body: { cancel_at_period_end: true, customer_cancellation_reason: 'unused' },
+      }),
+  },
+  'revoke-subscription': {
+    label: 'Revoke Subscription (unknown id, 404)',
+    status: 404,
+    event: () => buildEvent('DELETE', `/v1/subscriptions/${UNKNOWN_ID}`, { token: PAT }),
+  },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 
 /** One successful request per operation, against `fixtureItems()`; every operation must have one. */

@@ -24,6 +24,7 @@ import { getProduct } from '#shared/services/get-product.ts';
 import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
+import { changeSubscription, lifecycleChangeOf } from '#shared/services/update-subscription.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
 import {
   CLIENT_ID,
@@ -127,6 +128,23 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
         await findToken(deps.table, PAT_HASH);
         await deleteWebhookEndpoint(deps, user, event.pathParameters?.id as string);
         return noContent();
+      };
+    case 'update-subscription':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        const body = JSON.parse(event.body ?? '{}');
+        return json(
+          200,
+          await changeSubscription(deps, user, event.pathParameters?.id as string, lifecycleChangeOf(body)),
+        );
+      };
+    case 'revoke-subscription':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(
+          200,
+          await changeSubscription(deps, user, event.pathParameters?.id as string, { kind: 'revoke' }),
+        );
       };
     case 'get-client':
       return async () => json(200, getClient(await registrant(deps), { baseUrl: 'https://bench' }));

@@ -6,6 +6,7 @@
  */
 import { Polar } from 'polar-sdk-v0';
 import { oAuth2ClientConfigurationToJSON } from 'polar-sdk-v0/models/components/oauth2clientconfiguration.js';
+import { AlreadyCanceledSubscription } from 'polar-sdk-v0/models/errors/alreadycanceledsubscription.js';
 import { HTTPValidationError } from 'polar-sdk-v0/models/errors/httpvalidationerror.js';
 import { ResourceNotFound } from 'polar-sdk-v0/models/errors/resourcenotfound.js';
 import { SDKError } from 'polar-sdk-v0/models/errors/sdkerror.js';
@@ -406,5 +407,28 @@ describe('Get Product and Get Subscription', () => {
       polar.subscriptions.get({ id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b' }),
     );
     expect(error).toBeInstanceOf(ResourceNotFound);
+  });
+});
+
+describe('Update and Revoke Subscription (PATCH, DELETE /v1/subscriptions/{id})', () => {
+  it('subscriptions.update and subscriptions.revoke parse the answers; an ended one is AlreadyCanceledSubscription', async () => {
+    const created = await polar.subscriptions.create({
+      productId: stack.demo.free_product_id,
+      customerId: stack.demo.customer_id,
+    });
+    const canceled = await polar.subscriptions.update({
+      id: created.id,
+      subscriptionUpdate: { cancelAtPeriodEnd: true, customerCancellationReason: 'too_complex' },
+    });
+    expect(canceled).toMatchObject({
+      status: 'active',
+      cancelAtPeriodEnd: true,
+      customerCancellationReason: 'too_complex',
+    });
+    const revoked = await polar.subscriptions.revoke({ id: created.id });
+    expect(revoked.status).toBe('canceled');
+    expect(revoked.endedAt).toBeInstanceOf(Date);
+    const error = await failure(() => polar.subscriptions.revoke({ id: created.id }));
+    expect(error).toBeInstanceOf(AlreadyCanceledSubscription);
   });
 });

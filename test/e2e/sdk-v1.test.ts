@@ -427,3 +427,32 @@ describe('Get Product and Get Subscription', () => {
     );
   });
 });
+
+describe('Update and Revoke Subscription (PATCH, DELETE /v1/subscriptions/{id})', () => {
+  it('subscriptions.update cancels and uncancels, subscriptions.revoke ends it; then the 403 errors', async () => {
+    const created = await polar.subscriptions.create({
+      product_id: stack.demo.free_product_id,
+      customer_id: stack.demo.customer_id,
+    });
+    const canceled = await polar.subscriptions.update(created.id, {
+      cancel_at_period_end: true,
+      customer_cancellation_reason: 'missing_features',
+    });
+    expectDocumented('updateSubscription', lastExchange().reply);
+    expect(canceled).toMatchObject({ status: 'active', cancel_at_period_end: true });
+    expect(canceled.ends_at).toEqual(created.current_period_end);
+    const back = await polar.subscriptions.update(created.id, { cancel_at_period_end: false });
+    expect(back).toMatchObject({ cancel_at_period_end: false, canceled_at: null, ends_at: null });
+    const revoked = await polar.subscriptions.revoke(created.id);
+    expectDocumented('revokeSubscription', lastExchange().reply);
+    expect(revoked).toMatchObject({ status: 'canceled' });
+    expect(revoked.ended_at).not.toBeNull();
+    // Update's 403 is a union (insufficient scope or already canceled): its own error class.
+    const error = await failure(() => polar.subscriptions.update(created.id, { revoke: true }));
+    expect(error).toBeInstanceOf(errors.SubscriptionsUpdate403Error);
+    expect(lastExchange().reply.body).toMatchObject({ error: 'AlreadyCanceledSubscription' });
+    expect(await failure(() => polar.subscriptions.revoke(created.id))).toBeInstanceOf(
+      errors.AlreadyCanceledSubscription,
+    );
+  });
+});

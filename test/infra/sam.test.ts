@@ -460,6 +460,23 @@ const sampleInvocations = {
     status: 204,
     check: (reply: HttpReply) => expect(reply.text).toBe(''),
   },
+  'update-subscription': {
+    what: '200, the demo subscription canceled at the end of its period',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        id: demo.subscription_id,
+        status: 'active',
+        cancel_at_period_end: true,
+        customer_cancellation_reason: 'too_expensive',
+      }),
+  },
+  'revoke-subscription': {
+    what: '200, the demo subscription ended now',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({ id: demo.subscription_id, status: 'canceled' }),
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {

@@ -303,7 +303,46 @@ const faultOps = {
       };
     },
   },
+  'update-subscription': lifecycleFault('PATCH', { cancel_at_period_end: true }),
+  'revoke-subscription': lifecycleFault('DELETE'),
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
+
+/**
+ * A lifecycle change of a fresh subscription: the read, the embedded customer and product, then the
+ * conditional write. The stored subscription is either unchanged or changed in
+ * every field at once.
+ */
+function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultOp, 'operationId'> {
+  return {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand', 'BatchGetItemCommand', 'UpdateItemCommand'],
+    async prepare() {
+      const created = await world.call('POST', '/v1/subscriptions/', {
+        token: world.demo.personal_access_token,
+        body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
+      });
+      const id = created.body.id as string;
+      return {
+        method,
+        url: `/v1/subscriptions/${id}`,
+        token: world.demo.personal_access_token,
+        ...(body === undefined ? {} : { body }),
+        async verify(_, outcome) {
+          const stored = await get(keys.subscription(id));
+          const changed = stored?.modified_at !== null;
+          if (method === 'PATCH') {
+            expect(stored?.cancel_at_period_end === true).toBe(changed);
+            expect(stored?.ends_at === stored?.current_period_end).toBe(changed);
+          } else {
+            expect(stored?.status === 'canceled').toBe(changed);
+            expect(stored?.ended_at !== null && stored?.ended_at !== undefined).toBe(changed);
+          }
+          countFor(outcome, changed ? 1 : 0);
+        },
+      };
+    },
+  };
+}
 
 /** A fresh OAuth client of the demo user, through Create Client, with its RFC 7592 credentials. */
 async function registerClient(): Promise<{ client_id: string; registration_access_token: string }> {

@@ -135,6 +135,9 @@ const mustReach = {
   getWallet: [200, 401, 404, 422],
   getProduct: [200, 401, 403, 404, 422],
   getSubscription: [200, 401, 403, 404, 422],
+  // A change of one of ours is a 200 or, once an earlier case ended it, a 403: never definite.
+  updateSubscription: [401, 403, 404, 413, 415, 422],
+  revokeSubscription: [401, 403, 404, 422],
   getClient: [200, 401],
   updateClient: [200, 400, 401, 413, 415, 422],
   // A delete's success cannot be told in advance (another case of the batch may delete first).

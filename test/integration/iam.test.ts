@@ -40,6 +40,16 @@ const step = (what: string, reply: Reply, status: number, sameAs?: { reply: Repl
   return { what, got: `${reply.status}${differs ? ` another ${sameAs.field}` : ''}`, expected: `${status}` };
 };
 
+/** A fresh subscription through Create Subscription (its own function and policy). */
+async function freshSubscription(world: World): Promise<string> {
+  const reply = await world.call('POST', '/v1/subscriptions/', {
+    token: world.demo.personal_access_token,
+    body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
+  });
+  if (reply.status !== 201) throw new Error(`Create Subscription answered ${reply.status}`);
+  return reply.body.id;
+}
+
 /** A fresh client through Create Client (its own function and policy): RFC 7592 scenarios start from it. */
 async function registerClient(
   world: World,
@@ -192,6 +202,27 @@ const scenarios = {
       token: client.registration_access_token,
     });
     return [step('delete its registration', deleted, 204)];
+  },
+  'update-subscription': async (world) => {
+    const id = await freshSubscription(world);
+    const patch = (body: unknown) =>
+      world.call('PATCH', `/v1/subscriptions/${id}`, { token: world.demo.personal_access_token, body });
+    const canceled = await patch({ cancel_at_period_end: true });
+    const revoked = await patch({ revoke: true });
+    const refused = await patch({ cancel_at_period_end: false });
+    return [
+      step('cancel at period end', canceled, 200),
+      step('revoke', revoked, 200),
+      step('change an ended subscription', refused, 403),
+    ];
+  },
+  'revoke-subscription': async (world) => {
+    const id = await freshSubscription(world);
+    const revoke = () =>
+      world.call('DELETE', `/v1/subscriptions/${id}`, { token: world.demo.personal_access_token });
+    const first = await revoke();
+    const second = await revoke();
+    return [step('revoke', first, 200), step('revoke again', second, 403)];
   },
 } satisfies Record<OperationName, Scenario>;
 

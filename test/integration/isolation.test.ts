@@ -282,6 +282,26 @@ interface Probe {
 }
 type Row = Probe | { namesNoResource: string };
 
+/** A subscription of the other organization is changed by nobody but its own members. */
+function lifecycleRow(method: 'PATCH' | 'DELETE'): Probe {
+  return {
+    ids: async () => {
+      const other = world.demo.other_organization;
+      const theirs = await world.call('POST', '/v1/subscriptions/', {
+        token: other.personal_access_token,
+        body: { product_id: other.free_product_id, customer_id: other.customer_id },
+      });
+      expect(theirs.status).toBe(201);
+      return [['subscription of another organization', theirs.body.id as string]];
+    },
+    send: (id) =>
+      world.call(method, `/v1/subscriptions/${id}`, {
+        token: world.demo.personal_access_token,
+        ...(method === 'PATCH' ? { body: { revoke: true } } : {}),
+      }),
+  };
+}
+
 async function registered(token: string): Promise<{ client_id: string; registration_access_token: string }> {
   const reply = await world.call('POST', '/v1/oauth2/register', {
     token,
@@ -396,6 +416,8 @@ const isolationMatrix = {
   'get-client': registrationRow('GET'),
   'update-client': registrationRow('PUT'),
   'delete-client': registrationRow('DELETE'),
+  'update-subscription': lifecycleRow('PATCH'),
+  'revoke-subscription': lifecycleRow('DELETE'),
 } satisfies Record<OperationName, Row>;
 
 describe('the isolation matrix: every operation, foreign and deleted ids answered as unknown ones', () => {

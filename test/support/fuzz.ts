@@ -32,6 +32,7 @@ import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import type { OperationId } from '#shared/operations.ts';
 import { createClient } from '#shared/services/create-client.ts';
+import { createSubscription } from '#shared/services/create-subscription.ts';
 import { expectDocumented } from './contract.ts';
 import { itemKey, softDelete } from './table-state.ts';
 
@@ -49,6 +50,8 @@ export interface FuzzContext {
   headerSafe: boolean;
   /** OAuth clients of the demo user with their RFC 7592 tokens: `keep` ones are read and replaced, `deletable` ones deleted (once each). */
   clients: { keep: RegisteredPair[]; deletable: RegisteredPair[] };
+  /** Subscriptions to cancel and revoke: the demo organization's (`ours`) and one of the other's. */
+  subscriptions: Map<string, Tenant>;
 }
 
 export interface RegisteredPair {
@@ -120,9 +123,27 @@ export async function fuzzContext(
     }
     return pool;
   };
+  const subscriptions = new Map<string, Tenant>();
+  const subscribe = async (tenant: Tenant) => {
+    const other = tenant === 'theirs';
+    const created = await createSubscription(
+      { table: admin.table, now: () => new Date() },
+      other ? { ...registrant, organizationIds: [demo.other_organization.organization_id] } : registrant,
+      other
+        ? {
+            product_id: demo.other_organization.free_product_id,
+            customer_id: demo.other_organization.customer_id,
+          }
+        : { product_id: demo.free_product_id, customer_id: demo.customer_id },
+    );
+    subscriptions.set(created.id, tenant);
+  };
+  for (let i = 0; i < 12; i++) await subscribe('ours');
+  await subscribe('theirs');
   return {
     demo,
     endpointPool,
+    subscriptions,
     clients: {
       keep: await registerPool(4, 'keep'),
       deletable: await registerPool(options.endpoints, 'deletable'),
@@ -143,7 +164,7 @@ export async function fuzzContext(
 }
 
 export interface FuzzRequest {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path and query string, as sent. */
   url: string;
   headers: Record<string, string>;
@@ -2082,6 +2103,157 @@ function updateClientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     );
 }
 
+// ---------------------------------------------------------------------------------------------
+// Subscription lifecycle: PATCH (cancel, uncancel, revoke) and DELETE (revoke)
+// ---------------------------------------------------------------------------------------------
+
+const REASONS = [
+  'customer_service',
+  'low_quality',
+  'missing_features',
+  'switched_service',
+  'too_complex',
+  'too_expensive',
+  'unused',
+  'other',
+];
+
+/** PATCH bodies: valid changes, and the faults the schema refuses. */
+const lifecycleValueArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 6, arbitrary: fc.boolean().map((b) => ({ cancel_at_period_end: b })) },
+  { weight: 3, arbitrary: fc.constant({ revoke: true }) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...REASONS, null), fc.option(printable(1, 60)))
+      .map(([reason, comment]) => ({
+        cancel_at_period_end: true,
+        customer_cancellation_reason: reason,
+        ...(comment === null ? {} : { customer_cancellation_comment: comment }),
+      })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<unknown>(
+      {},
+      { revoke: false },
+      { revoke: true, cancel_at_period_end: true },
+      { cancel_at_period_end: 'yes' },
+      { cancel_at_period_end: true, customer_cancellation_reason: 'bored' },
+      { cancel_at_period_end: true, customer_cancellation_comment: '' },
+      { cancel_at_period_end: true, customer_cancellation_comment: 'bell\u0007' },
+      { cancel_at_period_end: true, customer_cancellation_comment: 'x'.repeat(1001) },
+      { product_id: '3e8f628a-4c31-4a3d-8a76-8e3d6f90a104' },
+    ),
+  },
+);
+
+/** An independent reading of the SubscriptionUpdate schema. */
+function lifecycleBodyValid(body: Record<string, unknown>): boolean {
+  const cancel = Object.hasOwn(body, 'cancel_at_period_end');
+  const revoke = Object.hasOwn(body, 'revoke');
+  if (cancel === revoke) return false;
+  if (cancel && typeof body.cancel_at_period_end !== 'boolean') return false;
+  if (revoke && body.revoke !== true) return false;
+  const reason = body.customer_cancellation_reason;
+  if (reason !== undefined && reason !== null && !REASONS.includes(reason as string)) return false;
+  const comment = body.customer_cancellation_comment;
+  if (comment !== undefined && comment !== null) {
+    if (typeof comment !== 'string' || [...comment].length < 1 || [...comment].length > 1000) return false;
+    if (hasControl(comment, LINE_BREAKS_AND_TAB)) return false;
+  }
+  return true;
+}
+
+/** Valid I-JSON within the size limit whose value is not an object. */
+function parsesToNonObject(body: Body): boolean {
+  const wire = body.bytes ?? Buffer.from(body.text);
+  if (wire.length > MAX_BODY_BYTES || !isUtf8(wire) || body.duplicateKey) return false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(wire.toString());
+  } catch {
+    return false;
+  }
+  return iJsonFaults(body.value !== undefined ? body.value : parsed).length === 0 && !isObject(parsed);
+}
+
+function lifecycleArb(
+  ctx: FuzzContext,
+  operationId: 'updateSubscription' | 'revokeSubscription',
+): fc.Arbitrary<FuzzCase> {
+  const method = operationId === 'updateSubscription' ? 'PATCH' : 'DELETE';
+  const idArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...ctx.subscriptions.keys()) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    {
+      weight: 2,
+      arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0 && !/^\.+$/.test(v)),
+    },
+  );
+  /** What the contract answers once the credential, the content type and the body have passed. */
+  const verdict = (id: string, tenant: Tenant, body: Record<string, unknown> | undefined): Oracle => {
+    const sent = toWellFormed(id);
+    if (!isUuid4(sent)) return requestValidation('path', ['path', 'id']);
+    if (body !== undefined && !lifecycleBodyValid(body)) return requestValidation('body');
+    if (ctx.subscriptions.get(sent.toLowerCase()) !== tenant) {
+      return {
+        statuses: [404],
+        check: (reply) => expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+      };
+    }
+    // Ours: changed (200), already ended by an earlier case (403), or changed by concurrent cases
+    // twice in a row (409, to retry); never anything else.
+    return {
+      statuses: [200, 403, 409],
+      check: (reply) => {
+        const { error } = reply.body as { error?: string };
+        if (reply.status === 403) expect(error).toBe('AlreadyCanceledSubscription');
+        else if (reply.status === 409) expect(error).toBe('SubscriptionLocked');
+        else expect((reply.body as { id: string }).id).toBe(sent.toLowerCase());
+      },
+    };
+  };
+  return fc.tuple(idArb, fc.boolean()).chain(([id, slash]) => {
+    const url = `/v1/subscriptions/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+    if (method === 'DELETE') {
+      return authArb(ctx, 'pat', true).map((auth): FuzzCase => {
+        const headers: Record<string, string> =
+          auth.header !== undefined ? { authorization: auth.header } : {};
+        const request = { method: 'DELETE' as const, url, headers };
+        if (!passed(auth.outcome)) {
+          return {
+            operationId,
+            request,
+            oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+          };
+        }
+        return { operationId, request, oracle: verdict(id, auth.outcome.tenant, undefined) };
+      });
+    }
+    return fc
+      .tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(lifecycleValueArb))
+      .map(([auth, type, body]): FuzzCase => {
+        const headers: Record<string, string> = {
+          ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+          ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+        };
+        return {
+          operationId,
+          request: { method: 'PATCH', url, headers, body: body.bytes ?? body.text },
+          // The path is checked with the schema step, after parsing: a body that parses to something
+          // other than an object meets the path's fault first.
+          oracle:
+            passed(auth.outcome) && type.json && !isUuid4(toWellFormed(id)) && parsesToNonObject(body)
+              ? requestValidation('path', ['path', 'id'])
+              : postOracle(auth, type, body, (parsed, tenant) =>
+                  verdict(id, tenant, parsed as Record<string, unknown>),
+                ),
+        };
+      });
+  });
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     createClient: clientArb(ctx),
@@ -2090,6 +2262,8 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     deleteWebhookEndpoint: deleteArb(ctx),
     createCustomerSession: customerSessionArb(ctx),
     getWallet: getWalletArb(ctx),
+    updateSubscription: lifecycleArb(ctx, 'updateSubscription'),
+    revokeSubscription: lifecycleArb(ctx, 'revokeSubscription'),
     getClient: registrationArb(ctx, 'getClient', ctx.clients.keep),
     updateClient: updateClientArb(ctx),
     deleteClient: registrationArb(ctx, 'deleteClient', ctx.clients.deletable),
@@ -2168,7 +2342,7 @@ export function checkReply(c: FuzzCase, reply: FuzzReply): void {
       expect(reply.headers['cache-control']).toBe('no-store');
       expect(reply.headers.pragma).toBe('no-cache');
     }
-    if (reply.status === 403)
+    if (reply.status === 403 && (reply.body as { error?: string }).error === 'insufficient_scope')
       expect(reply.headers['www-authenticate']).toContain('error="insufficient_scope"');
     expect(c.oracle.statuses).toContain(reply.status);
     if (c.oracle.errors) expect(c.oracle.errors).toContain((reply.body as { error?: string }).error);
@@ -2192,6 +2366,10 @@ const touched: Record<OperationId, (c: FuzzCase, body: Record<string, string>, s
     getWallet: () => [],
     getProduct: () => [],
     getClient: () => [],
+    updateSubscription: (_, body, status) =>
+      status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
+    revokeSubscription: (_, body, status) =>
+      status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
     updateClient: (c, _, status) =>
       status === 200 ? [itemKey(keys.oauthClient(decodeURIComponent(registrationIdOf(c))))] : [],
     deleteClient: (c, _, status) =>

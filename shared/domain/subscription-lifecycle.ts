@@ -1,0 +1,75 @@
+/**
+ * The subscription state machine, as pure functions of a subscription and the time:
+ *
+ *   active ──cancel at period end──▶ active, cancel_at_period_end (canceled_at, ends_at = period end)
+ *     ▲                                   │
+ *     └──────────────uncancel─────────────┘
+ *   active (either) ──revoke──▶ canceled (ended_at = ends_at = now)
+ *
+ * An ended subscription (`ended_at` set) accepts no change: AlreadyCanceledSubscription.
+ */
+import type { CancellationReason, SubscriptionRecord } from '../data/records.ts';
+import { AlreadyCanceledSubscription } from './errors.ts';
+
+export type LifecycleFields = Pick<
+  SubscriptionRecord,
+  | 'status'
+  | 'cancel_at_period_end'
+  | 'canceled_at'
+  | 'ends_at'
+  | 'ended_at'
+  | 'customer_cancellation_reason'
+  | 'customer_cancellation_comment'
+>;
+
+export type LifecycleChange =
+  | {
+      kind: 'cancel';
+      atPeriodEnd: boolean;
+      reason?: CancellationReason | null;
+      comment?: string | null;
+    }
+  | { kind: 'revoke'; reason?: CancellationReason | null; comment?: string | null };
+
+/** What a subscription stored before these fields existed reads as: live, not canceled. */
+export const LIVE: LifecycleFields = {
+  status: 'active',
+  cancel_at_period_end: false,
+  canceled_at: null,
+  ends_at: null,
+  ended_at: null,
+  customer_cancellation_reason: null,
+  customer_cancellation_comment: null,
+};
+
+export function applyLifecycle(
+  subscription: SubscriptionRecord,
+  change: LifecycleChange,
+  now: string,
+): LifecycleFields {
+  if (subscription.ended_at !== null || subscription.status !== 'active') {
+    throw new AlreadyCanceledSubscription();
+  }
+  if (change.kind === 'revoke') {
+    return {
+      status: 'canceled',
+      cancel_at_period_end: false,
+      canceled_at: subscription.canceled_at ?? now,
+      ends_at: now,
+      ended_at: now,
+      customer_cancellation_reason: change.reason ?? subscription.customer_cancellation_reason,
+      customer_cancellation_comment: change.comment ?? subscription.customer_cancellation_comment,
+    };
+  }
+  if (!change.atPeriodEnd) return { ...LIVE };
+  return {
+    status: 'active',
+    cancel_at_period_end: true,
+    // Canceling again keeps the first cancellation's time; the reason may be updated.
+    canceled_at: subscription.cancel_at_period_end ? subscription.canceled_at : now,
+    ends_at: subscription.current_period_end,
+    ended_at: null,
+    customer_cancellation_reason: change.reason ?? subscription.customer_cancellation_reason,
+    customer_cancellation_comment: change.comment ?? subscription.customer_cancellation_comment,
+  };
+}
