@@ -4,6 +4,7 @@
  * so the dashboard shows what the API answered per operation, not only what Lambda and API Gateway
  * saw. The operations are read from the route table: a new operation gets its widgets and alarm.
  */
+
 import { Duration } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
@@ -19,7 +20,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { SERVICE } from '../shared/observability/telemetry.ts';
+import { BUSINESS_EVENTS, SERVICE } from '../shared/observability/telemetry.ts';
 import type { ApiFunction } from './function.ts';
 
 export interface MonitoringProps {
@@ -84,7 +85,7 @@ export class Monitoring extends Construct {
       period: PERIOD,
       statistic: 'Sum',
     });
-    const business = ['SubscriptionsCreated', 'CustomerSessionsCreated', 'OAuthClientsRegistered'].map(
+    const business = BUSINESS_EVENTS.map(
       (name) =>
         new Metric({
           namespace: props.namespace,

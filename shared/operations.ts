@@ -210,6 +210,28 @@ export const operations = [
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
+  {
+    name: 'create-customer',
+    operationId: 'createCustomer',
+    method: 'POST',
+    path: '/v1/customers/',
+    entry: 'functions/create-customer/handler.ts',
+    access: [
+      AUTHENTICATE,
+      IDEMPOTENCY,
+      // One transaction: the customer and its e-mail and external-id guards (in the organization's
+      // partition), each created only if absent.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['customer', 'organization'] },
+    ],
+  },
+  {
+    name: 'get-customer',
+    operationId: 'getCustomer',
+    method: 'GET',
+    path: '/v1/customers/{id}',
+    entry: 'functions/get-customer/handler.ts',
+    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];

@@ -5,7 +5,7 @@
  * returned once to the caller; the table stores only hashes or ciphertext.
  */
 
-import { insertCustomer, insertProduct } from '#shared/data/catalog.ts';
+import { createCustomerRecord, insertProduct } from '#shared/data/catalog.ts';
 import type { Table } from '#shared/data/dynamo.ts';
 import {
   addMembership,
@@ -126,7 +126,8 @@ export async function createCustomer(
     deleted_at: null,
     wallet_count: 0,
   };
-  await insertCustomer(ctx.table, customer);
+  // The same write as Create Customer: the customer and its uniqueness guards, or nothing.
+  await createCustomerRecord(ctx.table, customer);
   return customer;
 }
 

@@ -1,7 +1,15 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ServiceUnavailable } from '../domain/errors.ts';
+import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
 import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
-import { type CustomerRecord, item, type OrganizationRecord, type ProductRecord, record } from './records.ts';
+import {
+  type CustomerRecord,
+  customerRecord,
+  item,
+  type OrganizationRecord,
+  type ProductRecord,
+  record,
+  storedCustomer,
+} from './records.ts';
 import { gsi1, type Key, keys, ownerKeys } from './table.ts';
 
 const BATCH_ATTEMPTS = 3;
@@ -67,7 +75,7 @@ export async function getSubscriptionInputs(
   }
   return {
     ...(product ? { product: record<ProductRecord>(product) } : {}),
-    ...(customer ? { customer: record<CustomerRecord>(customer) } : {}),
+    ...(customer ? { customer: customerRecord(customer) } : {}),
     organizations,
   };
 }
@@ -76,7 +84,7 @@ export async function getCustomer(table: Table, customerId: string): Promise<Cus
   const result = await run(() =>
     table.doc.send(new GetCommand({ TableName: table.name, Key: keys.customer(customerId) })),
   );
-  return result.Item ? record<CustomerRecord>(result.Item) : undefined;
+  return result.Item ? customerRecord(result.Item) : undefined;
 }
 
 export async function insertProduct(table: Table, product: ProductRecord): Promise<void> {
@@ -92,6 +100,36 @@ export async function insertProduct(table: Table, product: ProductRecord): Promi
 }
 
 /** A customer is unique per organization by email and by external id: guard items enforce both. */
+/** Which uniqueness guard refused a new customer: its e-mail or its external id is taken. */
+export class CustomerTaken extends Error {
+  constructor(readonly field: 'email' | 'external_id') {
+    super(`customer ${field} taken`);
+    this.name = 'CustomerTaken';
+  }
+}
+
+/**
+ * A new customer and its uniqueness guards in one transaction. A guard that exists already is
+ * reported as `CustomerTaken` naming the field (the transaction's cancellation reasons are in item
+ * order: the customer, then the e-mail guard, then the external-id guard). The SDK retries a
+ * transaction with the same client request token, so a retry of one that was applied succeeds.
+ */
+export async function createCustomerRecord(table: Table, customer: CustomerRecord): Promise<void> {
+  try {
+    await insertCustomer(table, customer);
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    const [, ...guardReasons] = error.reasons;
+    const fields = [
+      ...(customer.email ? (['email'] as const) : []),
+      ...(customer.external_id ? (['external_id'] as const) : []),
+    ];
+    const taken = fields.find((_, i) => guardReasons[i] === 'ConditionalCheckFailed');
+    if (taken) throw new CustomerTaken(taken);
+    throw error;
+  }
+}
+
 export async function insertCustomer(table: Table, customer: CustomerRecord): Promise<void> {
   const owner = ownerKeys.organization(customer.organization_id);
   const guards = [
@@ -110,7 +148,7 @@ export async function insertCustomer(table: Table, customer: CustomerRecord): Pr
             ...gsi1.ownedBy(owner, 'CUSTOMER', customer.created_at, customer.id),
           },
           'customer',
-          customer,
+          storedCustomer(customer),
         ),
       ),
     },
@@ -160,7 +198,7 @@ export async function findSessionCustomer(
     candidates = ids.map((id) => customers.get(keyId(keys.customer(id)))).filter((c) => c !== undefined);
   }
   const customers = candidates
-    .map((stored) => record<CustomerRecord>(stored))
+    .map((stored) => customerRecord(stored))
     .filter((customer) => customer.deleted_at === null && organizations.has(customer.organization_id));
   return { customers, organizations };
 }
@@ -182,7 +220,7 @@ export async function getCustomerAndProduct(
   const customer = found.get(keyId(keys.customer(customerId)));
   const product = found.get(keyId(keys.product(productId)));
   return {
-    ...(customer ? { customer: record<CustomerRecord>(customer) } : {}),
+    ...(customer ? { customer: customerRecord(customer) } : {}),
     ...(product ? { product: record<ProductRecord>(product) } : {}),
   };
 }

@@ -194,3 +194,19 @@ export function record<T>(stored: Record<string, unknown>): T {
   }
   return out as T;
 }
+
+/**
+ * A stored customer. Its metadata is kept as JSON text (DynamoDB numbers cannot hold every JSON
+ * number: `2e-323`, `1e300`), as a subscription's is; customers written before that hold a map.
+ */
+export function customerRecord(stored: Record<string, unknown>): CustomerRecord {
+  const customer = record<CustomerRecord & { metadata: unknown }>(stored);
+  const metadata = typeof customer.metadata === 'string' ? JSON.parse(customer.metadata) : customer.metadata;
+  return { ...customer, metadata };
+}
+
+/** The attributes a customer is stored with (metadata as JSON text, see `customerRecord`). */
+export const storedCustomer = (customer: CustomerRecord) => ({
+  ...customer,
+  metadata: JSON.stringify(customer.metadata),
+});

@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
-import { type CustomerRecord, item, record, type WalletRecord } from './records.ts';
+import { type CustomerRecord, customerRecord, item, record, type WalletRecord } from './records.ts';
 import { keys, walletSortKeys } from './table.ts';
 import { comparator, planFor, type SortCriterion, sameGroup } from './wallet-order.ts';
 
@@ -106,7 +106,7 @@ export async function getCustomerWallet(
   const customer = found.get(keyId(keys.customer(customerId)));
   const wallet = found.get(keyId(keys.wallet(customerId, walletId)));
   return {
-    ...(customer ? { customer: record<CustomerRecord>(customer) } : {}),
+    ...(customer ? { customer: customerRecord(customer) } : {}),
     ...(wallet ? { wallet: record<WalletRecord>(wallet) } : {}),
   };
 }

@@ -214,6 +214,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a customer
+         * @description Creates a customer of one of the caller's organizations (`organization_id`, needed only
+         *     when the caller belongs to several). The e-mail address and the `external_id` are unique
+         *     within the organization, enforced by the database: a taken one is a 422
+         *     `PolarRequestValidationError` at `["body","email"]` ("A customer with this email address
+         *     already exists.") or `["body","external_id"]` ("A customer with this external ID already
+         *     exists."); of concurrent creates with one e-mail exactly one succeeds. Only `individual`
+         *     customers are created here. Requires `customers:write`.
+         */
+        post: operations["createCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a customer
+         * @description A customer of one of the caller's organizations. Another organization's customer, a
+         *     deleted one and an unknown id are the same 404. Requires `customers:read` or
+         *     `customers:write`.
+         */
+        get: operations["getCustomer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customer-sessions/": {
         parameters: {
             query?: never;
@@ -304,16 +352,33 @@ export interface components {
          * @enum {string}
          */
         SubType: "user" | "organization";
+        /** @description Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded. */
+        MetadataInput: {
+            [key: string]: string | number | boolean;
+        };
         /** @description Body of Create Subscription. */
         SubscriptionCreate: {
             /** @description A free recurring product. */
             product_id: components["schemas"]["Uuid4"];
             /** @description An existing customer of the product's organization. */
             customer_id: components["schemas"]["Uuid4"];
-            /** @description Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded. */
-            metadata?: {
-                [key: string]: string | number | boolean;
-            };
+            metadata?: components["schemas"]["MetadataInput"];
+        };
+        /** @description Body of Create Customer. */
+        CustomerCreate: {
+            /** @description The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively. */
+            email: string & (unknown & unknown);
+            name?: string | null;
+            /** @description Stored and shown, so no control characters. */
+            external_id?: string | null;
+            /**
+             * @description Only individual customers are created here.
+             * @constant
+             */
+            type?: "individual";
+            /** @description Needed only when the caller belongs to several organizations. */
+            organization_id?: components["schemas"]["Uuid4"] | null;
+            metadata?: components["schemas"]["MetadataInput"];
         };
         /** @description Body of Create Customer Session: the customer by id, or by the caller's own external id. */
         CustomerSessionCreate: {
@@ -1920,6 +1985,90 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createCustomer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerCreate"];
+            };
+        };
+        responses: {
+            /** @description Customer created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionCustomer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the body does not match its schema (`RequestValidationError`), or it names an
+             *     e-mail address or external id already taken in the organization, or an organization
+             *     the caller is not in (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the customer. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionCustomer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createCustomerSession: {
         parameters: {
             query?: never;
@@ -1994,7 +2143,9 @@ export type MetadataOutputType = components['schemas']['MetadataOutputType'];
 export type OAuth2ClientConfiguration = components['schemas']['OAuth2ClientConfiguration'];
 export type OptionalUri = components['schemas']['OptionalUri'];
 export type SubType = components['schemas']['SubType'];
+export type MetadataInput = components['schemas']['MetadataInput'];
 export type SubscriptionCreate = components['schemas']['SubscriptionCreate'];
+export type CustomerCreate = components['schemas']['CustomerCreate'];
 export type CustomerSessionCreate = components['schemas']['CustomerSessionCreate'];
 export type ExternalId = components['schemas']['ExternalId'];
 export type CustomerSession = components['schemas']['CustomerSession'];
@@ -2125,4 +2276,6 @@ export type UpdateSubscriptionBody = components['schemas']['SubscriptionUpdate']
 export type UpdateSubscriptionPath = operations['updateSubscription']['parameters']['path'];
 export type RevokeSubscriptionPath = operations['revokeSubscription']['parameters']['path'];
 export type DeleteWebhookEndpointPath = operations['deleteWebhookEndpoint']['parameters']['path'];
+export type CreateCustomerBody = components['schemas']['CustomerCreate'];
+export type GetCustomerPath = operations['getCustomer']['parameters']['path'];
 export type CreateCustomerSessionBody = components['schemas']['CustomerSessionCreate'];

@@ -38,7 +38,14 @@ export const metricsNamespaceOf = (stage: string) => `CommerceApi/${stage}`;
 export const metricsNamespace = () => process.env[METRICS_NAMESPACE_ENV] ?? metricsNamespaceOf('local');
 
 /** Business events a request can count (metric names). */
-export type BusinessEvent = 'SubscriptionsCreated' | 'CustomerSessionsCreated' | 'OAuthClientsRegistered';
+/** Business events counted per request (EMF metrics); the prod dashboard graphs each (infra/monitoring.ts). */
+export const BUSINESS_EVENTS = [
+  'SubscriptionsCreated',
+  'CustomerSessionsCreated',
+  'OAuthClientsRegistered',
+  'CustomersCreated',
+] as const;
+export type BusinessEvent = (typeof BUSINESS_EVENTS)[number];
 
 export interface RequestTelemetry {
   roundTrips: number;

@@ -241,6 +241,29 @@ const CASES: Case[] = [
       }),
   },
   {
+    key: 'create-customer',
+    label: 'Create Customer',
+    operation: 'create-customer',
+    status: 201,
+    target: 2,
+    send: (world, i) =>
+      world.call('create-customer', 'POST', '/v1/customers/', {
+        token: world.demo.personal_access_token,
+        body: { email: `bench+${run}-${i}@example.com`, external_id: `bench-${run}-${i}` },
+      }),
+  },
+  {
+    key: 'get-customer',
+    label: 'Get Customer',
+    operation: 'get-customer',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call('get-customer', 'GET', `/v1/customers/${world.demo.customer_id}`, {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
     key: 'delete-unknown',
     label: 'Delete Webhook Endpoint, unknown id (404)',
     operation: 'delete-webhook-endpoint',

@@ -347,6 +347,21 @@ const cases = {
     status: 404,
     event: () => buildEvent('DELETE', `/v1/subscriptions/${UNKNOWN_ID}`, { token: PAT }),
   },
+  'create-customer': {
+    label: 'Create Customer',
+    status: 201,
+    // A fresh address per event: the e-mail is unique in the organization.
+    event: () =>
+      buildEvent('POST', '/v1/customers/', {
+        token: PAT,
+        body: { email: `bench+${Math.random().toString(36).slice(2)}@example.com`, name: 'Bench' },
+      }),
+  },
+  'get-customer': {
+    label: 'Get Customer',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/customers/${CUSTOMER}`, { token: PAT }),
+  },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 
 /** One successful request per operation, against `fixtureItems()`; every operation must have one. */

@@ -17,9 +17,11 @@ import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { getClient, updateClient } from '#shared/services/client-registration.ts';
 import { createClient } from '#shared/services/create-client.ts';
+import { createCustomer } from '#shared/services/create-customer.ts';
 import { createCustomerSession } from '#shared/services/create-customer-session.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
+import { getCustomer } from '#shared/services/get-customer.ts';
 import { getProduct } from '#shared/services/get-product.ts';
 import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
@@ -145,6 +147,16 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
           200,
           await changeSubscription(deps, user, event.pathParameters?.id as string, { kind: 'revoke' }),
         );
+      };
+    case 'create-customer':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(201, await createCustomer(deps, user, JSON.parse(event.body ?? '{}')));
+      };
+    case 'get-customer':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await getCustomer(deps, user, event.pathParameters?.id as string));
       };
     case 'get-client':
       return async () => json(200, getClient(await registrant(deps), { baseUrl: 'https://bench' }));

@@ -432,3 +432,13 @@ describe('Update and Revoke Subscription (PATCH, DELETE /v1/subscriptions/{id})'
     expect(error).toBeInstanceOf(AlreadyCanceledSubscription);
   });
 });
+
+describe('Create and Get Customer (POST /v1/customers/, GET /v1/customers/{id})', () => {
+  it('customers.create and customers.get parse the answers', async () => {
+    const email = `sdk-v0-${Date.now()}@example.com`;
+    const created = await polar.customers.create({ email, name: 'SDK v0', externalId: `v0-${email}` });
+    expect(created).toMatchObject({ email, name: 'SDK v0', externalId: `v0-${email}` });
+    const read = await polar.customers.get({ id: created.id });
+    expect(read.id).toBe(created.id);
+  });
+});

@@ -456,3 +456,19 @@ describe('Update and Revoke Subscription (PATCH, DELETE /v1/subscriptions/{id})'
     );
   });
 });
+
+describe('Create and Get Customer (POST /v1/customers/, GET /v1/customers/{id})', () => {
+  it('customers.create and customers.get parse the answers; a taken e-mail is errors.HTTPValidationError', async () => {
+    const email = `sdk-v1-${Date.now()}@example.com`;
+    const created = await polar.customers.create({ email, name: 'SDK v1', metadata: { plan: 'pro' } });
+    expectDocumented('createCustomer', lastExchange().reply);
+    expect(created).toMatchObject({ email, name: 'SDK v1', organization_id: stack.demo.organization_id });
+    const read = await polar.customers.get(created.id);
+    expectDocumented('getCustomer', lastExchange().reply);
+    expect(read.id).toBe(created.id);
+    const taken = await failure(() => polar.customers.create({ email }));
+    expect(lastExchange().reply.status).toBe(422);
+    expect(taken).toBeInstanceOf(Error);
+    expect(lastExchange().reply.body).toMatchObject({ error: 'PolarRequestValidationError' });
+  });
+});

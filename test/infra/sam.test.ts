@@ -477,6 +477,20 @@ const sampleInvocations = {
     check: (reply: HttpReply) =>
       expect(reply.body).toMatchObject({ id: demo.subscription_id, status: 'canceled' }),
   },
+  'create-customer': {
+    what: '201, a customer of the demo organization',
+    status: 201,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        email: 'sam.local@example.com',
+        organization_id: demo.organization_id,
+      }),
+  },
+  'get-customer': {
+    what: 'the demo customer',
+    status: 200,
+    check: (reply: HttpReply) => expect(reply.body).toMatchObject({ id: demo.customer_id }),
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {

@@ -305,6 +305,43 @@ const faultOps = {
   },
   'update-subscription': lifecycleFault('PATCH', { cancel_at_period_end: true }),
   'revoke-subscription': lifecycleFault('DELETE'),
+  'create-customer': {
+    success: 201,
+    calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const email = `faults+${crypto.randomUUID()}@x.example`;
+      return {
+        method: 'POST',
+        url: '/v1/customers/',
+        token: world.demo.personal_access_token,
+        body: { email, external_id: `faults-${email}` },
+        async verify(reply, outcome) {
+          const guard = await get(keys.customerEmail(world.demo.organization_id, email));
+          const external = await get(keys.customerExternalId(world.demo.organization_id, `faults-${email}`));
+          // The customer and both guards are written together or not at all.
+          const customer = guard ? await get(keys.customer(guard.customer_id as string)) : undefined;
+          expect(Boolean(external)).toBe(Boolean(guard));
+          expect(Boolean(customer)).toBe(Boolean(guard));
+          countFor(outcome, guard ? 1 : 0);
+          if (reply.status === 201) expect(guard?.customer_id).toBe(reply.body.id);
+        },
+      };
+    },
+  },
+  'get-customer': {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: `/v1/customers/${world.demo.customer_id}`,
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.id).toBe(world.demo.customer_id);
+        },
+      };
+    },
+  },
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
 
 /**

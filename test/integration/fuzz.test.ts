@@ -138,6 +138,8 @@ const mustReach = {
   // A change of one of ours is a 200 or, once an earlier case ended it, a 403: never definite.
   updateSubscription: [401, 403, 404, 413, 415, 422],
   revokeSubscription: [401, 403, 404, 422],
+  createCustomer: [201, 401, 403, 413, 415, 422],
+  getCustomer: [200, 401, 403, 404, 422],
   getClient: [200, 401],
   updateClient: [200, 400, 401, 413, 415, 422],
   // A delete's success cannot be told in advance (another case of the batch may delete first).

@@ -224,6 +224,34 @@ const scenarios = {
     const second = await revoke();
     return [step('revoke', first, 200), step('revoke again', second, 403)];
   },
+  'create-customer': async (world) => {
+    const email = `iam-${run}-${Date.now()}@example.com`;
+    const create = (body: unknown, idempotencyKey?: string) =>
+      world.call('POST', '/v1/customers/', {
+        token: world.demo.personal_access_token,
+        body,
+        ...(idempotencyKey ? { headers: { 'idempotency-key': idempotencyKey } } : {}),
+      });
+    const created = await create({ email, external_id: `iam-${run}-${email}` }, key('customer'));
+    const replayed = await create({ email, external_id: `iam-${run}-${email}` }, key('customer'));
+    // Refused after claiming its key: the claim is released, so the retry runs again.
+    const taken = await create({ email }, key('taken'));
+    const retried = await create({ email }, key('taken'));
+    return [
+      step('create with both guards', created, 201),
+      step('replay with the same key', replayed, 201, { reply: created, field: 'id' }),
+      step('a taken e-mail, refused after claiming its key', taken, 422),
+      step('retry of the refused request', retried, 422),
+    ];
+  },
+  'get-customer': async (world) => {
+    const get = (id: string) =>
+      world.call('GET', `/v1/customers/${id}`, { token: world.demo.personal_access_token });
+    return [
+      step('a customer', await get(world.demo.customer_id), 200),
+      step('an unknown customer', await get(randomUUID()), 404),
+    ];
+  },
 } satisfies Record<OperationName, Scenario>;
 
 /** One element of one DynamoDB statement of one function's policy, and the policy without it. */

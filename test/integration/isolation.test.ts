@@ -418,6 +418,17 @@ const isolationMatrix = {
   'delete-client': registrationRow('DELETE'),
   'update-subscription': lifecycleRow('PATCH'),
   'revoke-subscription': lifecycleRow('DELETE'),
+  'create-customer': {
+    namesNoResource:
+      'a new customer names no existing resource; a foreign organization_id is covered by its own test',
+  },
+  'get-customer': {
+    ids: async () => [
+      ['customer of another organization', world.demo.other_organization.customer_id],
+      ['deleted customer', deletedCustomerId],
+    ],
+    send: (id) => world.call('GET', `/v1/customers/${id}`, { token: world.demo.personal_access_token }),
+  },
 } satisfies Record<OperationName, Row>;
 
 describe('the isolation matrix: every operation, foreign and deleted ids answered as unknown ones', () => {

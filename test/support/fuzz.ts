@@ -139,6 +139,8 @@ export async function fuzzContext(
     subscriptions.set(created.id, tenant);
   };
   for (let i = 0; i < 12; i++) await subscribe('ours');
+  // An address Create Customer cases find taken (TAKEN_EMAIL).
+  await createCustomer(admin, { organizationId: demo.organization_id, email: 'taken@fuzz.example' });
   await subscribe('theirs');
   return {
     demo,
@@ -2254,6 +2256,101 @@ function lifecycleArb(
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Create Customer and Get Customer
+// ---------------------------------------------------------------------------------------------
+
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+/** An address no other case uses: a fresh random local part. */
+const freshEmail = fc.noBias(fc.uuid()).map((id) => `fuzz-${id}@example.com`);
+const TAKEN_EMAIL = 'taken@fuzz.example';
+
+const customerValueArb: fc.Arbitrary<unknown> = fc.record(
+  {
+    email: fc.oneof(
+      { weight: 12, arbitrary: freshEmail },
+      { weight: 2, arbitrary: fc.constantFrom(TAKEN_EMAIL, TAKEN_EMAIL.toUpperCase()) },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom(
+          'plain',
+          'a b@example.com',
+          '@example.com',
+          'a@b',
+          '',
+          'x'.repeat(400),
+          'tab\t@x.example',
+        ),
+      },
+      { weight: 1, arbitrary: jsonValue },
+    ),
+    name: fc.oneof(printable(1, 40), fc.constant(null), text(0, 20), fc.constant('x'.repeat(257))),
+    external_id: fc.oneof(
+      fc.noBias(fc.uuid()).map((id) => `ext-${id}`),
+      fc.constant(null),
+      fc.constantFrom('', 'tab\there'),
+    ),
+    type: fc.constantFrom('individual', 'team', 7),
+    metadata: metadataArb,
+  },
+  { requiredKeys: [] },
+);
+
+/** An independent reading of CustomerCreate and the uniqueness rule. */
+function customerModel(parsed: unknown): Oracle {
+  const body = parsed as Record<string, unknown>;
+  const stringOk = (v: unknown, min: number, max: number, controls: boolean) =>
+    typeof v === 'string' && [...v].length >= min && [...v].length <= max && (controls || !hasControl(v));
+  const valid =
+    stringOk(body.email, 3, 320, false) &&
+    EMAIL.test(body.email as string) &&
+    (body.name === undefined || body.name === null || stringOk(body.name, 1, 256, false)) &&
+    (body.external_id === undefined ||
+      body.external_id === null ||
+      stringOk(body.external_id, 1, 256, false)) &&
+    (body.type === undefined || body.type === 'individual') &&
+    (body.metadata === undefined || metadataValid(body.metadata));
+  if (!valid) return requestValidation('body');
+  if ((body.email as string).toLowerCase() === TAKEN_EMAIL) {
+    return {
+      statuses: [422],
+      errors: ['PolarRequestValidationError'],
+      check: (reply) =>
+        expect((reply.body as { detail: { loc: string[] }[] }).detail[0]?.loc).toEqual(['body', 'email']),
+    };
+  }
+  return {
+    statuses: [201],
+    check: (reply) => expect((reply.body as { email: string }).email).toBe(body.email),
+  };
+}
+
+function createCustomerArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(customerValueArb), fc.boolean())
+    .map(([auth, type, body, slash]): FuzzCase => {
+      const headers: Record<string, string> = {
+        ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+        ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+      };
+      // The other organization's member creates in their own organization: the same rules.
+      return {
+        operationId: 'createCustomer',
+        request: {
+          method: 'POST',
+          url: slash ? '/v1/customers/' : '/v1/customers',
+          headers,
+          body: body.bytes ?? body.text,
+        },
+        oracle: postOracle(auth, type, body, (parsed, tenant) =>
+          tenant === 'theirs' && (parsed as { email?: unknown }).email === TAKEN_EMAIL
+            ? { statuses: [201, 422] }
+            : customerModel(parsed),
+        ),
+      };
+    });
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     createClient: clientArb(ctx),
@@ -2264,6 +2361,17 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     getWallet: getWalletArb(ctx),
     updateSubscription: lifecycleArb(ctx, 'updateSubscription'),
     revokeSubscription: lifecycleArb(ctx, 'revokeSubscription'),
+    createCustomer: createCustomerArb(ctx),
+    getCustomer: getByIdArb(
+      ctx,
+      'getCustomer',
+      '/v1/customers/',
+      new Map<string, Tenant>([
+        [ctx.demo.customer_id, 'ours'],
+        [ctx.demo.second_customer_id, 'ours'],
+        [ctx.demo.other_organization.customer_id, 'theirs'],
+      ]),
+    ),
     getClient: registrationArb(ctx, 'getClient', ctx.clients.keep),
     updateClient: updateClientArb(ctx),
     deleteClient: registrationArb(ctx, 'deleteClient', ctx.clients.deletable),
@@ -2366,6 +2474,17 @@ const touched: Record<OperationId, (c: FuzzCase, body: Record<string, string>, s
     getWallet: () => [],
     getProduct: () => [],
     getClient: () => [],
+    getCustomer: () => [],
+    createCustomer: (_, body, status) =>
+      status === 201
+        ? [
+            itemKey(keys.customer(body.id as string)),
+            itemKey(keys.customerEmail(body.organization_id as string, body.email as string)),
+            ...(body.external_id
+              ? [itemKey(keys.customerExternalId(body.organization_id as string, body.external_id as string))]
+              : []),
+          ]
+        : [],
     updateSubscription: (_, body, status) =>
       status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
     revokeSubscription: (_, body, status) =>

@@ -1,0 +1,77 @@
+import { CustomerTaken, createCustomerRecord } from '../data/catalog.ts';
+import type { CustomerRecord } from '../data/records.ts';
+import { PolarRequestValidationError } from '../domain/errors.ts';
+import { newId, normalizeId } from '../domain/ids.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
+import type { CreateCustomerBody, SubscriptionCustomer } from '../generated/api-types.ts';
+import { countBusinessEvent } from '../observability/telemetry.ts';
+import type { Dependencies } from '../runtime.ts';
+import { presentCustomer } from './presenters.ts';
+
+const TAKEN_MESSAGES = {
+  email: 'A customer with this email address already exists.',
+  external_id: 'A customer with this external ID already exists.',
+} as const;
+
+/** The organization a new customer belongs to: the one named, which must be the caller's, or the caller's only one. */
+function organizationFor(principal: UserPrincipal, requested: string | null | undefined): string {
+  const fail = (msg: string, input: unknown): never => {
+    throw new PolarRequestValidationError([
+      { loc: ['body', 'organization_id'], msg, type: 'value_error', input },
+    ]);
+  };
+  if (requested) {
+    const id = normalizeId(requested);
+    return principal.organizationIds.includes(id) ? id : fail('Organization does not exist.', requested);
+  }
+  const [only, ...others] = principal.organizationIds;
+  if (only === undefined) return fail('Organization does not exist.', null);
+  if (others.length > 0)
+    return fail('organization_id is required: you belong to several organizations.', null);
+  return only;
+}
+
+/**
+ * Creates an individual customer. E-mail (case-insensitively) and external id are unique within the
+ * organization, enforced by guard items written in the customer's own transaction: of concurrent
+ * creates with one e-mail exactly one succeeds, the others are the contract's 422.
+ */
+export async function createCustomer(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  body: CreateCustomerBody,
+): Promise<SubscriptionCustomer> {
+  const customer: CustomerRecord = {
+    id: newId(),
+    organization_id: organizationFor(principal, body.organization_id),
+    created_at: deps.now().toISOString(),
+    modified_at: null,
+    metadata: (body.metadata ?? {}) as CustomerRecord['metadata'],
+    external_id: body.external_id ?? null,
+    email: body.email,
+    email_verified: false,
+    type: 'individual',
+    name: body.name ?? null,
+    billing_name: null,
+    billing_address: null,
+    tax_id: null,
+    locale: null,
+    deleted_at: null,
+    wallet_count: 0,
+  };
+  try {
+    await createCustomerRecord(deps.table, customer);
+  } catch (error) {
+    if (!(error instanceof CustomerTaken)) throw error;
+    throw new PolarRequestValidationError([
+      {
+        loc: ['body', error.field],
+        msg: TAKEN_MESSAGES[error.field],
+        type: 'value_error',
+        input: body[error.field],
+      },
+    ]);
+  }
+  countBusinessEvent('CustomersCreated');
+  return presentCustomer(customer);
+}
