@@ -9,7 +9,7 @@
  * (`LIST#<KIND>#<organization id>`), written in the same transaction as the entity itself:
  *
  *     PK = LIST#CUSTOMER#<org>   SK = <field>#<order-preserving value>#<id>   (+ a full copy of the record)
- *     PK = LIST#CUSTOMER#<org>   SK = #COUNT                                 count = live entities
+ *     PK = LIST#CUSTOMER#<org>   SK = #COUNT#<shard>                         count = live entities
  *
  * A page is one strongly consistent Query per organization (`begins_with(SK, '<field>#')`, read
  * forwards for an ascending primary criterion and backwards for a descending one) plus the count,
@@ -20,10 +20,18 @@
  * boundary's tie group) per organization, whatever the list's size; writes cost one entry per sort
  * field. The IAM grant of a list function is `Query` and `GetItem` on its kind's list partitions only.
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { run, type Table } from './dynamo.ts';
 import { item, record } from './records.ts';
-import { encodeBalance, encodeTime, type Key, type ListPartition, listKeys } from './table.ts';
+import {
+  encodeBalance,
+  encodeTime,
+  type Key,
+  LIST_COUNT_PREFIX,
+  LIST_COUNT_SHARDS,
+  type ListPartition,
+  listKeys,
+} from './table.ts';
 
 /** What an entity is sorted by: a timestamp, a safe integer or a text; each may be null (sorted last). */
 export type SortValue =
@@ -137,11 +145,24 @@ function fieldsOf<R extends { id: string }, F extends string>(listing: Listing<R
   return Object.keys(listing.fields) as F[];
 }
 
-function countUpdate(table: Table, partition: ListPartition, owner: string, delta: 1 | -1): Write {
+/** The count shard an entity adds to and later takes from: FNV-1a of its id. */
+export function countShard(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % LIST_COUNT_SHARDS;
+}
+
+function countUpdate(
+  table: Table,
+  partition: ListPartition,
+  owner: string,
+  id: string,
+  delta: 1 | -1,
+): Write {
   return {
     Update: {
       TableName: table.name,
-      Key: listKeys.count(partition, owner),
+      Key: listKeys.count(partition, owner, countShard(id)),
       UpdateExpression: 'ADD entry_count :delta',
       ExpressionAttributeValues: { ':delta': delta },
     },
@@ -158,7 +179,7 @@ export function listedWrites<R extends { id: string }, F extends string>(
     ...fieldsOf(listing).map((field) => ({
       Put: { TableName: table.name, Item: item(entryKey(listing, entity, field), listing.entity, entity) },
     })),
-    countUpdate(table, listing.partition, listing.owner(entity), 1),
+    countUpdate(table, listing.partition, listing.owner(entity), entity.id, 1),
   ];
 }
 
@@ -189,7 +210,7 @@ export function delistedWrites<R extends { id: string }, F extends string>(
     ...fieldsOf(listing).map((field) => ({
       Delete: { TableName: table.name, Key: entryKey(listing, entity, field) },
     })),
-    countUpdate(table, listing.partition, listing.owner(entity), -1),
+    countUpdate(table, listing.partition, listing.owner(entity), entity.id, -1),
   ];
 }
 
@@ -244,13 +265,22 @@ export async function listPage<R extends { id: string }, F extends string>(
   return { items: merged.slice(offset, offset + limit), total };
 }
 
+/** The sum of the count's shards: one strongly consistent Query of at most `LIST_COUNT_SHARDS` small items. */
 async function readCount(table: Table, partition: ListPartition, owner: string): Promise<number> {
   const result = await run(() =>
     table.doc.send(
-      new GetCommand({ TableName: table.name, Key: listKeys.count(partition, owner), ConsistentRead: true }),
+      new QueryCommand({
+        TableName: table.name,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :count)',
+        ExpressionAttributeValues: {
+          ':pk': listKeys.partition(partition, owner),
+          ':count': LIST_COUNT_PREFIX,
+        },
+        ConsistentRead: true,
+      }),
     ),
   );
-  return Number(result.Item?.entry_count ?? 0);
+  return (result.Items ?? []).reduce((sum, shard) => sum + Number(shard.entry_count ?? 0), 0);
 }
 
 /** At least the first `needed` entities of one organization's list in the requested order (the boundary tie group completed), in no particular order. */
@@ -278,7 +308,7 @@ async function readOwner<R extends { id: string }, F extends string>(
           TableName: table.name,
           KeyConditionExpression: 'PK = :pk AND begins_with(SK, :field)',
           ExpressionAttributeValues: {
-            ':pk': listKeys.count(listing.partition, owner).PK,
+            ':pk': listKeys.partition(listing.partition, owner),
             ':field': `${primary.field}#`,
           },
           ScanIndexForward: !primary.descending,

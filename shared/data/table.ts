@@ -181,11 +181,22 @@ export const listKeys = {
     PK: `${partitions[partition]}${organizationId}`,
     SK: sortKey,
   }),
-  count: (partition: ListPartition, organizationId: string): Key => ({
+  /** The list's partition key. */
+  partition: (partition: ListPartition, organizationId: string): string =>
+    `${partitions[partition]}${organizationId}`,
+  /**
+   * One shard of the list's count (`LIST_COUNT_SHARDS` of them, summed on read): concurrent
+   * transactions that add to one item conflict, so a single count item would serialise every
+   * create and delete of an organization's entities.
+   */
+  count: (partition: ListPartition, organizationId: string, shard: number): Key => ({
     PK: `${partitions[partition]}${organizationId}`,
-    SK: '#COUNT',
+    SK: `${LIST_COUNT_PREFIX}${shard}`,
   }),
 } as const;
+
+export const LIST_COUNT_PREFIX = '#COUNT#';
+export const LIST_COUNT_SHARDS = 16;
 
 /** GSI1 groups an owner's children, newest last: `ORG#id` → products, customers, webhooks; `USER#id` → tokens, clients. */
 export const gsi1 = {

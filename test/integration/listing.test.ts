@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transact } from '#shared/data/dynamo.ts';
 import {
+  countShard,
   delistedWrites,
   type Listing,
   listedWrites,
@@ -17,7 +18,12 @@ import {
   relistedWrites,
   type SortCriterion,
 } from '#shared/data/listing.ts';
+import { LIST_COUNT_SHARDS } from '#shared/data/table.ts';
 import { type FreshTable, freshTable } from '../support/dynamodb.ts';
+
+function partition<T>(items: T[], test: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(test), items.filter((item) => !test(item))];
+}
 
 interface Thing {
   id: string;
@@ -225,7 +231,8 @@ describe('listing: sorted pages from list entries', () => {
       10,
     );
     expect(byAmount.items).toEqual([renamed, c]);
-    // Exactly one entry per field per live entity, plus the count: nothing stale is left behind.
+    // Exactly one entry per field per live entity, and count shards summing to the live entities:
+    // nothing stale is left behind.
     const stored = await db.client.send(
       new QueryCommand({
         TableName: db.tableName,
@@ -233,7 +240,20 @@ describe('listing: sorted pages from list entries', () => {
         ExpressionAttributeValues: { ':pk': `LIST#CUSTOMER#${owner}` },
       }),
     );
-    expect(stored.Items?.length).toBe(2 * 4 + 1);
+    const [shards, entries] = partition(stored.Items ?? [], (i) => String(i.SK).startsWith('#COUNT#'));
+    expect(entries).toHaveLength(2 * 4);
+    expect(shards.reduce((sum, shard) => sum + Number(shard.entry_count), 0)).toBe(2);
+  });
+
+  it('spreads the count over shards, so concurrent creates in one organization do not all touch one item', async () => {
+    const ids = Array.from(
+      { length: 64 },
+      (_, i) => `00000000-0000-4000-a000-${String(i).padStart(12, '0')}`,
+    );
+    const used = new Set(ids.map(countShard));
+    expect(used.size).toBe(LIST_COUNT_SHARDS);
+    // An entity always adds to and takes from the same shard.
+    for (const id of ids) expect(countShard(id)).toBe(countShard(id));
   });
 
   it('a page past the end reads nothing but the counts', async () => {
