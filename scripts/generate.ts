@@ -128,7 +128,12 @@ function inlineFormat(name: string): string | undefined {
 function validatorsJs(): string {
   const schemas = requestSchemas();
   // Formats are referenced as `fullFormats.<name>`, then inlined or imported below, instead of Ajv's `require(...)`.
-  const ajv = createSchemaAjv({ code: { source: true, esm: true, lines: true, formats: _`fullFormats` } });
+  const ajv = createSchemaAjv({
+    code: { source: true, esm: true, lines: true, formats: _`fullFormats` },
+    // Ajv checks an enum of 200 values or more in a loop over its runtime `equal` helper, which the
+    // standalone output would `require`; comparing each value inline needs no helper.
+    loopEnum: Number.POSITIVE_INFINITY,
+  });
   const names = Object.keys(schemas);
   for (const name of names) ajv.addSchema(schemas[name] as JsonSchema, name);
   // Ajv reads these options when it compiles, so each group is compiled under its own settings.
@@ -170,24 +175,29 @@ function validatorsJs(): string {
   return `// ${HEADER}\n${imports}${helpers.join('').trim()}\n\n${[code, ...shapes].join('\n\n')}\n`;
 }
 
+type QueryKind = 'integer' | 'boolean' | 'array' | 'object' | 'string';
+
 /** `listWalletsQueryShape` for `ListWalletsQuery`: how `shared/http/query.ts` reads each parameter. */
 const shapeName = (schemaName: string): string =>
   `${schemaName.charAt(0).toLowerCase()}${schemaName.slice(1)}Shape`;
 
 /**
  * Each query parameter's kind, from its schema: `integer` (a plain decimal becomes a number, anything
- * else stays a string for the validator to refuse), `array` (every occurrence, in order) or `string`
- * (the last occurrence). `anyOf`/`oneOf` with `null` (optional parameters) is looked through.
+ * else stays a string for the validator to refuse), `boolean` (`true` and `false` become booleans,
+ * anything else stays a string), `array` (every occurrence, in order), `object` (a `deepObject`
+ * parameter: each `name[key]=value`, values of a key in order) or `string` (the last occurrence).
+ * `anyOf`/`oneOf` with `null` (optional parameters) is looked through.
  */
-function queryShapes(): Record<string, Record<string, 'integer' | 'array' | 'string'>> {
-  const shapes: Record<string, Record<string, 'integer' | 'array' | 'string'>> = {};
+function queryShapes(): Record<string, Record<string, QueryKind>> {
+  const shapes: Record<string, Record<string, QueryKind>> = {};
   for (const [name, schema] of Object.entries(requestSchemas())) {
     if (!name.endsWith('Query')) continue;
-    const shape: Record<string, 'integer' | 'array' | 'string'> = {};
+    const shape: Record<string, QueryKind> = {};
     for (const [parameter, raw] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
       const variants = [raw, ...((raw.anyOf ?? raw.oneOf ?? []) as JsonSchema[])];
       const types = new Set(variants.flatMap((variant) => [variant.type ?? []].flat() as string[]));
-      shape[parameter] = types.has('array') ? 'array' : types.has('integer') ? 'integer' : 'string';
+      shape[parameter] =
+        (['array', 'object', 'integer', 'boolean'] as const).find((kind) => types.has(kind)) ?? 'string';
     }
     shapes[name] = shape;
   }
@@ -216,7 +226,7 @@ function validatorsDts(): string {
     ),
     '',
     '/** How each query parameter is read from the query string: see shared/http/query.ts. */',
-    "export type QueryShape = Readonly<Record<string, 'integer' | 'array' | 'string'>>;",
+    "export type QueryShape = Readonly<Record<string, 'integer' | 'boolean' | 'array' | 'object' | 'string'>>;",
     ...Object.entries(queryShapes()).map(([name]) => `export declare const ${shapeName(name)}: QueryShape;`),
     '',
   ].join('\n');

@@ -58,6 +58,23 @@ const IDEMPOTENCY: TableGrant = {
   leadingKeys: ['idempotency'],
 };
 
+/** A customer found by its external id: that key range of each of the caller's organizations' lists. */
+const CUSTOMER_BY_EXTERNAL_ID: TableGrant = { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] };
+/**
+ * A customer changed in one transaction: the item (conditioned on being as read), the e-mail and
+ * external-id guards that move (released and taken in the organization's partition), and the list
+ * entries rewritten, those whose sort key moved deleted.
+ */
+const CUSTOMER_CHANGE: readonly TableGrant[] = [
+  { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer'] },
+  { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
+];
+/** A customer soft-deleted in one transaction: the item, both guards, its list entries, the list's count. */
+const CUSTOMER_DELETE: readonly TableGrant[] = [
+  { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer', 'customerList'] },
+  { actions: ['dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
+];
+
 export const operations = [
   {
     name: 'create-client',
@@ -219,9 +236,10 @@ export const operations = [
     access: [
       AUTHENTICATE,
       IDEMPOTENCY,
-      // One transaction: the customer and its e-mail and external-id guards (in the organization's
-      // partition), each created only if absent.
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['customer', 'organization'] },
+      // One transaction: the customer, its e-mail and external-id guards (in the organization's
+      // partition), each created only if absent, and its list entries and the list's count.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['customer', 'organization', 'customerList'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customerList'] },
     ],
   },
   {
@@ -231,6 +249,56 @@ export const operations = [
     path: '/v1/customers/{id}',
     entry: 'functions/get-customer/handler.ts',
     access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }],
+  },
+  {
+    name: 'list-customers',
+    operationId: 'listCustomers',
+    method: 'GET',
+    path: '/v1/customers/',
+    entry: 'functions/list-customers/handler.ts',
+    // The count's shards and the page's entries (or a filter's key ranges) of each organization's list.
+    access: [AUTHENTICATE, { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+  },
+  {
+    name: 'get-customer-external',
+    operationId: 'getCustomerExternal',
+    method: 'GET',
+    path: '/v1/customers/external/{external_id}',
+    entry: 'functions/get-customer-external/handler.ts',
+    // The external id's key range of each of the caller's organizations' customer lists.
+    access: [AUTHENTICATE, { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+  },
+  {
+    name: 'update-customer',
+    operationId: 'updateCustomer',
+    method: 'PATCH',
+    path: '/v1/customers/{id}',
+    entry: 'functions/update-customer/handler.ts',
+    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }, ...CUSTOMER_CHANGE],
+  },
+  {
+    name: 'update-customer-external',
+    operationId: 'updateCustomerExternal',
+    method: 'PATCH',
+    path: '/v1/customers/external/{external_id}',
+    entry: 'functions/update-customer-external/handler.ts',
+    access: [AUTHENTICATE, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_CHANGE],
+  },
+  {
+    name: 'delete-customer',
+    operationId: 'deleteCustomer',
+    method: 'DELETE',
+    path: '/v1/customers/{id}',
+    entry: 'functions/delete-customer/handler.ts',
+    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }, ...CUSTOMER_DELETE],
+  },
+  {
+    name: 'delete-customer-external',
+    operationId: 'deleteCustomerExternal',
+    method: 'DELETE',
+    path: '/v1/customers/external/{external_id}',
+    entry: 'functions/delete-customer-external/handler.ts',
+    access: [AUTHENTICATE, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_DELETE],
   },
 ] as const satisfies readonly OperationDefinition[];
 

@@ -12,7 +12,7 @@ export const createHandler = (deps: Dependencies) =>
       scopes: ['customers:read', 'customers:write'],
       path: validateGetCustomerPath,
     },
-    async ({ principal, path }) => json(200, await getCustomer(deps, principal, path.id)),
+    async ({ principal, path }) => json(200, await getCustomer(deps, principal, { id: path.id })),
   );
 
 export const handler = createHandler(productionDependencies());

@@ -1,11 +1,12 @@
 /**
- * Operator commands: the only way data other than the four operations' writes
- * gets into the table. The admin CLI and the demo seed both use these, so the
- * demo is built exactly as an operator would build real data. Secrets are
- * returned once to the caller; the table stores only hashes or ciphertext.
+ * Operator commands: what no public operation creates (organizations, users, tokens, and for now
+ * products, wallets and webhook endpoints), and customers and sessions through the API's own
+ * services. The admin CLI and the demo seed both use these, so the demo is built exactly as an
+ * operator would build real data. Secrets are returned once to the caller; the table stores only
+ * hashes or ciphertext.
  */
 
-import { createCustomerRecord, insertProduct } from '#shared/data/catalog.ts';
+import { insertProduct } from '#shared/data/catalog.ts';
 import type { Table } from '#shared/data/dynamo.ts';
 import {
   addMembership,
@@ -34,6 +35,7 @@ import type { RecurringInterval } from '#shared/domain/period.ts';
 import { parseScope } from '#shared/domain/scopes.ts';
 import { seal } from '#shared/domain/secret-box.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '#shared/domain/secrets.ts';
+import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { openCustomerSession } from '#shared/services/create-customer-session.ts';
 
 export interface AdminContext {
@@ -104,31 +106,17 @@ export async function createPersonalAccessToken(
   return { token, record };
 }
 
+/** Create Customer's own service: the customer, its uniqueness guards and list entries, or nothing. */
 export async function createCustomer(
   ctx: AdminContext,
   input: { organizationId: string; email: string; name?: string; externalId?: string; metadata?: Metadata },
 ): Promise<CustomerRecord> {
-  const customer: CustomerRecord = {
-    id: newId(),
-    organization_id: input.organizationId,
-    created_at: iso(ctx),
-    modified_at: null,
-    metadata: input.metadata ?? {},
-    external_id: input.externalId ?? null,
+  return createCustomerIn(ctx, input.organizationId, {
     email: input.email,
-    email_verified: false,
-    type: 'individual',
-    name: input.name ?? null,
-    billing_name: null,
-    billing_address: null,
-    tax_id: null,
-    locale: null,
-    deleted_at: null,
-    wallet_count: 0,
-  };
-  // The same write as Create Customer: the customer and its uniqueness guards, or nothing.
-  await createCustomerRecord(ctx.table, customer);
-  return customer;
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.externalId !== undefined ? { external_id: input.externalId } : {}),
+    ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+  });
 }
 
 export async function createProduct(

@@ -1,6 +1,6 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
-import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
+import { ServiceUnavailable } from '../domain/errors.ts';
+import { putNew, run, type Table } from './dynamo.ts';
 import {
   type CustomerRecord,
   customerRecord,
@@ -8,7 +8,6 @@ import {
   type OrganizationRecord,
   type ProductRecord,
   record,
-  storedCustomer,
 } from './records.ts';
 import { gsi1, type Key, keys, ownerKeys } from './table.ts';
 
@@ -80,9 +79,16 @@ export async function getSubscriptionInputs(
   };
 }
 
-export async function getCustomer(table: Table, customerId: string): Promise<CustomerRecord | undefined> {
+/** A customer by id; `consistent` reads what the last write wrote (a change reads what it changes). */
+export async function getCustomer(
+  table: Table,
+  customerId: string,
+  consistent = false,
+): Promise<CustomerRecord | undefined> {
   const result = await run(() =>
-    table.doc.send(new GetCommand({ TableName: table.name, Key: keys.customer(customerId) })),
+    table.doc.send(
+      new GetCommand({ TableName: table.name, Key: keys.customer(customerId), ConsistentRead: consistent }),
+    ),
   );
   return result.Item ? customerRecord(result.Item) : undefined;
 }
@@ -97,65 +103,6 @@ export async function insertProduct(table: Table, product: ProductRecord): Promi
       product,
     ),
   );
-}
-
-/** A customer is unique per organization by email and by external id: guard items enforce both. */
-/** Which uniqueness guard refused a new customer: its e-mail or its external id is taken. */
-export class CustomerTaken extends Error {
-  constructor(readonly field: 'email' | 'external_id') {
-    super(`customer ${field} taken`);
-    this.name = 'CustomerTaken';
-  }
-}
-
-/**
- * A new customer and its uniqueness guards in one transaction. A guard that exists already is
- * reported as `CustomerTaken` naming the field (the transaction's cancellation reasons are in item
- * order: the customer, then the e-mail guard, then the external-id guard). The SDK retries a
- * transaction with the same client request token, so a retry of one that was applied succeeds.
- */
-export async function createCustomerRecord(table: Table, customer: CustomerRecord): Promise<void> {
-  try {
-    await insertCustomer(table, customer);
-  } catch (error) {
-    if (!(error instanceof ConditionFailed)) throw error;
-    const [, ...guardReasons] = error.reasons;
-    const fields = [
-      ...(customer.email ? (['email'] as const) : []),
-      ...(customer.external_id ? (['external_id'] as const) : []),
-    ];
-    const taken = fields.find((_, i) => guardReasons[i] === 'ConditionalCheckFailed');
-    if (taken) throw new CustomerTaken(taken);
-    throw error;
-  }
-}
-
-export async function insertCustomer(table: Table, customer: CustomerRecord): Promise<void> {
-  const owner = ownerKeys.organization(customer.organization_id);
-  const guards = [
-    customer.email ? keys.customerEmail(customer.organization_id, customer.email) : undefined,
-    customer.external_id
-      ? keys.customerExternalId(customer.organization_id, customer.external_id)
-      : undefined,
-  ].filter((guard) => guard !== undefined);
-  await transact(table, [
-    {
-      Put: createOnly(
-        table,
-        item(
-          {
-            ...keys.customer(customer.id),
-            ...gsi1.ownedBy(owner, 'CUSTOMER', customer.created_at, customer.id),
-          },
-          'customer',
-          storedCustomer(customer),
-        ),
-      ),
-    },
-    ...guards.map((guard) => ({
-      Put: createOnly(table, { ...guard, entity: 'customer_guard', customer_id: customer.id }),
-    })),
-  ]);
 }
 
 /** Who a customer-session request names, among the caller's organizations, and those organizations. */

@@ -265,6 +265,67 @@ export async function listPage<R extends { id: string }, F extends string>(
   return { items: merged.slice(offset, offset + limit), total };
 }
 
+/**
+ * Filtered lists are answered from the entries' keys too: the entries of one field whose value equals
+ * a text, or starts with it, case-insensitively, lie in one key range (`textKeyPrefix`), read in full
+ * (`readRange`); the matches of every range are then ordered and cut in memory (`pageOf`). Cost: the
+ * number of matches, never the size of the list. Entry keys hold the first 160 code points of a text,
+ * so a longer text shares its range with others that begin alike: callers compare the values read.
+ */
+export function textKeyPrefix<F extends string>(
+  field: F,
+  text: string,
+  how: 'equals' | 'startsWith',
+): string {
+  const value = entryKeyValue({ text });
+  // An exact value ends with its terminator, then the id's separator; a prefix stops before both.
+  return how === 'equals' ? `${field}#${value}#` : `${field}#${value.slice(0, -TEXT_END.length)}`;
+}
+
+/** Every entity whose entry key starts with `keyPrefix` (`textKeyPrefix`) in one organization's list. */
+export async function readRange<R extends { id: string }, F extends string>(
+  table: Table,
+  listing: Listing<R, F>,
+  owner: string,
+  keyPrefix: string,
+): Promise<R[]> {
+  const read: R[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const exclusiveStartKey = startKey;
+    const result = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+          ExpressionAttributeValues: {
+            ':pk': listKeys.partition(listing.partition, owner),
+            ':prefix': keyPrefix,
+          },
+          ConsistentRead: true,
+          ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
+        }),
+      ),
+    );
+    for (const stored of result.Items ?? []) read.push(record<R>(stored));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return read;
+}
+
+/** One page of a set of entities (each counted once, whichever ranges found it), in the requested order. */
+export function pageOf<R extends { id: string }, F extends string>(
+  listing: Listing<R, F>,
+  entities: readonly R[],
+  criteria: readonly SortCriterion<F>[],
+  offset: number,
+  limit: number,
+): ListPage<R> {
+  const unique = [...new Map(entities.map((entity) => [entity.id, entity])).values()];
+  unique.sort(listComparator(listing, criteria));
+  return { items: unique.slice(offset, offset + limit), total: unique.length };
+}
+
 /** The sum of the count's shards: one strongly consistent Query of at most `LIST_COUNT_SHARDS` small items. */
 async function readCount(table: Table, partition: ListPartition, owner: string): Promise<number> {
   const result = await run(() =>

@@ -5,6 +5,7 @@
  * (`infra/`) and the local runner, so the three cannot drift. It must stay free
  * of AWS SDK and CDK imports: it is plain data and pure functions.
  */
+import { createHash } from 'node:crypto';
 
 export const attr = {
   pk: 'PK',
@@ -167,13 +168,27 @@ export const keys = {
   userEmail: (email: string): Key => same(`${partitions.userEmail}${email.toLowerCase()}`),
   customerEmail: (organizationId: string, email: string): Key => ({
     PK: ownerKeys.organization(organizationId),
-    SK: `CUSTOMEREMAIL#${email.toLowerCase()}`,
+    SK: guardSortKey('CUSTOMEREMAIL', email.toLowerCase()),
   }),
   customerExternalId: (organizationId: string, externalId: string): Key => ({
     PK: ownerKeys.organization(organizationId),
-    SK: `CUSTOMEREXTERNAL#${externalId}`,
+    SK: guardSortKey('CUSTOMEREXTERNAL', externalId),
   }),
 } as const;
+
+/** Longest unique value a guard's sort key holds as it is (a sort key holds at most 1024 bytes). */
+export const GUARD_VALUE_MAX_BYTES = 512;
+
+/**
+ * `<KIND>#<value>`, or for a value of more than `GUARD_VALUE_MAX_BYTES` bytes of UTF-8 (320 accented
+ * characters of an e-mail address are 640) `<KIND>%<SHA-256 of the value>`: another separator, so that
+ * no value kept as it is can take a hashed value's key.
+ */
+function guardSortKey(kind: string, value: string): string {
+  return Buffer.byteLength(value, 'utf8') <= GUARD_VALUE_MAX_BYTES
+    ? `${kind}#${value}`
+    : `${kind}%${createHash('sha256').update(value, 'utf8').digest('hex')}`;
+}
 
 /** A list partition holds one entry per sort field of each entity, and the count of entities. */
 export const listKeys = {

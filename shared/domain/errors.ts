@@ -94,6 +94,16 @@ export class SubscriptionLocked extends ApiError {
   }
 }
 
+/** Other changes to the same customer kept winning the race (409); the client retries. */
+export class CustomerLocked extends ApiError {
+  constructor() {
+    super(409, {
+      error: 'CustomerLocked',
+      detail: 'This customer is being changed by another request; retry.',
+    });
+  }
+}
+
 export class ResourceNotFound extends ApiError {
   constructor() {
     super(404, { error: 'ResourceNotFound', detail: 'Not found' });

@@ -221,7 +221,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List customers
+         * @description One page of the customers of the caller's organizations (or of those named by
+         *     `organization_id` among them; another organization's id matches nothing), sorted by
+         *     `sorting` (default `-created_at`), remaining ties broken by ascending id. Without a
+         *     filter a page reads only its own entries and the list's count. `email` is an exact,
+         *     case-insensitive address; `query` matches a customer whose name or e-mail address starts
+         *     with it (case-insensitively) or whose `external_id` equals it: both are read from the
+         *     keys of the organization's customer list, never by scanning it, at a cost that grows
+         *     with the number of matches. `active` and `metadata[...]` filters cannot be answered from
+         *     a key and are refused (422). Requires `customers:read` or `customers:write`.
+         */
+        get: operations["listCustomers"];
         put?: never;
         /**
          * Create a customer
@@ -256,10 +268,80 @@ export interface paths {
         get: operations["getCustomer"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a customer
+         * @description Deletes a live customer of one of the caller's organizations (a soft delete:
+         *     `deleted_at` is set, and the customer disappears from every read but the subscriptions
+         *     that embed it). In the same transaction its e-mail address and external id are freed
+         *     (both can be used again at once, and `external_id` is cleared) and it leaves the
+         *     organization's customer list. Its customer sessions stop working at once, and it can get
+         *     no new subscription or session; its existing subscriptions are left as they are. With
+         *     `anonymize=true` its e-mail address becomes `<id>@anonymized.invalid` and its name,
+         *     billing name and address, tax id, locale and metadata are cleared. A second delete, or a
+         *     delete of another organization's or an unknown customer, is a 404; of concurrent deletes
+         *     exactly one succeeds. Requires `customers:write`.
+         */
+        delete: operations["deleteCustomer"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update a customer
+         * @description Changes the fields the body names of a live customer of one of the caller's
+         *     organizations. `metadata` replaces the stored pairs; a `null` name or locale clears
+         *     it. A new e-mail address must be free in the organization (compared case-insensitively;
+         *     of concurrent changes to one address exactly one succeeds) and resets `email_verified`;
+         *     its uniqueness guard moves in the same transaction. `billing_address` cannot be reset to
+         *     `null` once set, and `tax_id` is not supported. Another organization's customer, a
+         *     deleted one and an unknown one are the same 404. Requires `customers:write`.
+         */
+        patch: operations["updateCustomer"];
+        trace?: never;
+    };
+    "/v1/customers/external/{external_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a customer by external id
+         * @description The live customer of one of the caller's organizations whose `external_id` is exactly
+         *     this one (looked up in each of the caller's organizations; naming customers in several of
+         *     them is a 409 `AmbiguousExternalCustomerID`). An external id of no live customer of the
+         *     caller's organizations, including an empty one (`/v1/customers/external/`), is a 404.
+         *     Requires `customers:read` or `customers:write`.
+         */
+        get: operations["getCustomerExternal"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a customer by external id
+         * @description Deletes a live customer of one of the caller's organizations, named by its `external_id` (looked up in each of the caller's organizations: naming customers in several of them is a 409 `AmbiguousExternalCustomerID`) (a soft delete:
+         *     `deleted_at` is set, and the customer disappears from every read but the subscriptions
+         *     that embed it). In the same transaction its e-mail address and external id are freed
+         *     (both can be used again at once, and `external_id` is cleared) and it leaves the
+         *     organization's customer list. Its customer sessions stop working at once, and it can get
+         *     no new subscription or session; its existing subscriptions are left as they are. With
+         *     `anonymize=true` its e-mail address becomes `<id>@anonymized.invalid` and its name,
+         *     billing name and address, tax id, locale and metadata are cleared. A second delete, or a
+         *     delete of another organization's or an unknown customer, is a 404; of concurrent deletes
+         *     exactly one succeeds. Requires `customers:write`.
+         */
+        delete: operations["deleteCustomerExternal"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a customer by external id
+         * @description Changes the fields the body names of a live customer of one of the caller's
+         *     organizations, named by its `external_id` (looked up in each of the caller's organizations: naming customers in several of them is a 409 `AmbiguousExternalCustomerID`). `metadata` replaces the stored pairs; a `null` name or locale clears
+         *     it. A new e-mail address must be free in the organization (compared case-insensitively;
+         *     of concurrent changes to one address exactly one succeeds) and resets `email_verified`;
+         *     its uniqueness guard moves in the same transaction. `billing_address` cannot be reset to
+         *     `null` once set, and `tax_id` is not supported. Another organization's customer, a
+         *     deleted one and an unknown one are the same 404. Requires `customers:write`.
+         */
+        patch: operations["updateCustomerExternal"];
         trace?: never;
     };
     "/v1/customer-sessions/": {
@@ -379,6 +461,55 @@ export interface components {
             /** @description Needed only when the caller belongs to several organizations. */
             organization_id?: components["schemas"]["Uuid4"] | null;
             metadata?: components["schemas"]["MetadataInput"];
+        };
+        /**
+         * @description Body of Update Customer: only the fields sent change. `external_id` can be set once (when
+         *     the customer has none); `type` stays `individual`.
+         */
+        CustomerUpdate: {
+            metadata?: components["schemas"]["MetadataInput"];
+            email?: components["schemas"]["CustomerEmail"];
+            name?: components["schemas"]["CustomerName"];
+            billing_address?: components["schemas"]["AddressInput"] | null;
+            /** @description Not supported; only `null` is accepted. */
+            tax_id?: string | null;
+            locale?: components["schemas"]["CustomerLocale"];
+            /** @description Stored and shown, so no control characters. Set once; it cannot change after. */
+            external_id?: string | null;
+            /** @description Only individual customers exist here. */
+            type?: "individual" | null;
+        };
+        /** @description Body of Update Customer by external id (the external id itself does not change). */
+        CustomerUpdateExternalID: {
+            metadata?: components["schemas"]["MetadataInput"];
+            email?: components["schemas"]["CustomerEmail"];
+            name?: components["schemas"]["CustomerName"];
+            billing_address?: components["schemas"]["AddressInput"] | null;
+            /** @description Not supported; only `null` is accepted. */
+            tax_id?: string | null;
+            locale?: components["schemas"]["CustomerLocale"];
+        };
+        /** @description An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively. */
+        CustomerEmail: string & (unknown & unknown);
+        /** @description The customer's name; `null` clears it. */
+        CustomerName: string | null;
+        /** @description A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it. */
+        CustomerLocale: string | null;
+        /** @description A billing address; `country` is required. */
+        AddressInput: {
+            line1?: components["schemas"]["AddressLine"];
+            line2?: components["schemas"]["AddressLine"];
+            postal_code?: components["schemas"]["AddressLine"];
+            city?: components["schemas"]["AddressLine"];
+            state?: components["schemas"]["AddressLine"];
+            country: components["schemas"]["CountryAlpha2"];
+        };
+        AddressLine: string | null;
+        /** @enum {string} */
+        CustomerSortProperty: "created_at" | "-created_at" | "email" | "-email" | "name" | "-name";
+        ListResourceCustomer: {
+            items: components["schemas"]["SubscriptionCustomer"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /** @description Body of Create Customer Session: the customer by id, or by the caller's own external id. */
         CustomerSessionCreate: {
@@ -669,12 +800,13 @@ export interface components {
             postal_code?: string | null;
             city?: string | null;
             state?: string | null;
-            /**
-             * @description ISO 3166-1 alpha-2 country code.
-             * @enum {string}
-             */
-            country: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
+            country: components["schemas"]["CountryAlpha2"];
         };
+        /**
+         * @description ISO 3166-1 alpha-2 country code.
+         * @enum {string}
+         */
+        CountryAlpha2: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW";
         /** @enum {string} */
         TaxIDFormat: "ad_nrt" | "ae_trn" | "ar_cuit" | "au_abn" | "au_arn" | "bg_uic" | "bh_vat" | "bo_tin" | "br_cnpj" | "br_cpf" | "ca_bn" | "ca_gst_hst" | "ca_pst_bc" | "ca_pst_mb" | "ca_pst_sk" | "ca_qst" | "ch_uid" | "ch_vat" | "cl_tin" | "cn_tin" | "co_nit" | "cr_tin" | "de_stn" | "do_rcn" | "ec_ruc" | "eg_tin" | "es_cif" | "eu_oss_vat" | "eu_vat" | "gb_vat" | "ge_vat" | "hk_br" | "hr_oib" | "hu_tin" | "id_npwp" | "il_vat" | "in_gst" | "is_vat" | "jp_cn" | "jp_rn" | "jp_trn" | "ke_pin" | "kr_brn" | "kz_bin" | "li_uid" | "mk_vat" | "mx_rfc" | "my_frp" | "my_itn" | "my_sst" | "ng_tin" | "no_vat" | "no_voec" | "nz_gst" | "om_vat" | "pe_ruc" | "ph_tin" | "ro_tin" | "rs_pib" | "ru_inn" | "ru_kpp" | "sa_vat" | "sg_gst" | "sg_uen" | "si_tin" | "sv_nit" | "th_vat" | "tr_tin" | "tw_vat" | "ua_vat" | "us_ein" | "uy_ruc" | "ve_rif" | "vn_tin" | "za_vat" | "mu_tan";
         /** @description A product, with its prices, benefits, media and custom fields. */
@@ -1330,6 +1462,19 @@ export interface components {
     };
     responses: {
         /**
+         * @description The external id names customers in several of the caller's organizations
+         *     (`AmbiguousExternalCustomerID`: use the customer's id), or other changes to the same
+         *     customer kept winning the race (`CustomerLocked`: retry).
+         */
+        CustomerConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GenericError"];
+            };
+        };
+        /**
          * @description No usable bearer credential (`Unauthorized`), or a token that is not this client's
          *     current registration access token: unknown, of another client, or of a deleted client
          *     (`invalid_token`; RFC 7592 §2.1, RFC 6750 §3.1). All of these look alike.
@@ -1440,6 +1585,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The customer's `external_id`, URL-encoded (any characters). Compared exactly (case
+         *     included); an unknown one is a 404.
+         */
+        ExternalCustomerId: string;
         /** @description The `client_id` Create Client issued. */
         ClientId: string;
         /**
@@ -1985,6 +2135,75 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listCustomers: {
+        parameters: {
+            query?: {
+                /** @description Only these organizations (repeatable); ids of organizations the caller is not in match nothing. */
+                organization_id?: components["schemas"]["Uuid4"][];
+                /** @description Exact e-mail address, compared case-insensitively. */
+                email?: string;
+                /** @description Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`. */
+                query?: string;
+                /**
+                 * @description Not supported (a customer's subscriptions are not part of its list entries): any value
+                 *     is a 422 `PolarRequestValidationError`.
+                 */
+                active?: boolean;
+                /**
+                 * @description Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422
+                 *     `PolarRequestValidationError`.
+                 */
+                metadata?: {
+                    [key: string]: string[];
+                };
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the
+                 *     end answers 200 with no items.
+                 */
+                page?: number;
+                /** @description Page size; values above 100 are served as 100. */
+                limit?: number;
+                /**
+                 * @description Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a
+                 *     leading `-` sorts descending. Names and e-mail addresses compare case-insensitively,
+                 *     by code point; customers without a name sort last. Remaining ties are broken by
+                 *     ascending customer id.
+                 */
+                sorting?: components["schemas"]["CustomerSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of customers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceCustomer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A parameter does not match its schema (`RequestValidationError`), or an `active` or
+             *     `metadata` filter was given (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createCustomer: {
         parameters: {
             query?: never;
@@ -2069,6 +2288,205 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deleteCustomer: {
+        parameters: {
+            query?: {
+                /** @description Also anonymize the customer's personal data (`true` or `false`; default `false`). */
+                anonymize?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Id of the customer. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Customer deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CustomerConflict"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the customer. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerUpdate"];
+            };
+        };
+        responses: {
+            /** @description The customer as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionCustomer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CustomerConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the request does not match its schema (`RequestValidationError`), or the change
+             *     is refused (`PolarRequestValidationError`): the e-mail address or external id is taken
+             *     in the organization, an existing external id would change, a billing address would be
+             *     reset to null, or a tax id was given.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCustomerExternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `external_id`, URL-encoded (any characters). Compared exactly (case
+                 *     included); an unknown one is a 404.
+                 */
+                external_id: components["parameters"]["ExternalCustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionCustomer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CustomerConflict"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteCustomerExternal: {
+        parameters: {
+            query?: {
+                /** @description Also anonymize the customer's personal data (`true` or `false`; default `false`). */
+                anonymize?: boolean;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `external_id`, URL-encoded (any characters). Compared exactly (case
+                 *     included); an unknown one is a 404.
+                 */
+                external_id: components["parameters"]["ExternalCustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Customer deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CustomerConflict"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCustomerExternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `external_id`, URL-encoded (any characters). Compared exactly (case
+                 *     included); an unknown one is a 404.
+                 */
+                external_id: components["parameters"]["ExternalCustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerUpdateExternalID"];
+            };
+        };
+        responses: {
+            /** @description The customer as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionCustomer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CustomerConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the request does not match its schema (`RequestValidationError`), or the change
+             *     is refused (`PolarRequestValidationError`): the e-mail address or external id is taken
+             *     in the organization, an existing external id would change, a billing address would be
+             *     reset to null, or a tax id was given.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createCustomerSession: {
         parameters: {
             query?: never;
@@ -2146,6 +2564,15 @@ export type SubType = components['schemas']['SubType'];
 export type MetadataInput = components['schemas']['MetadataInput'];
 export type SubscriptionCreate = components['schemas']['SubscriptionCreate'];
 export type CustomerCreate = components['schemas']['CustomerCreate'];
+export type CustomerUpdate = components['schemas']['CustomerUpdate'];
+export type CustomerUpdateExternalID = components['schemas']['CustomerUpdateExternalID'];
+export type CustomerEmail = components['schemas']['CustomerEmail'];
+export type CustomerName = components['schemas']['CustomerName'];
+export type CustomerLocale = components['schemas']['CustomerLocale'];
+export type AddressInput = components['schemas']['AddressInput'];
+export type AddressLine = components['schemas']['AddressLine'];
+export type CustomerSortProperty = components['schemas']['CustomerSortProperty'];
+export type ListResourceCustomer = components['schemas']['ListResourceCustomer'];
 export type CustomerSessionCreate = components['schemas']['CustomerSessionCreate'];
 export type ExternalId = components['schemas']['ExternalId'];
 export type CustomerSession = components['schemas']['CustomerSession'];
@@ -2172,6 +2599,7 @@ export type PendingSubscriptionUpdate = components['schemas']['PendingSubscripti
 export type SubscriptionCustomer = components['schemas']['SubscriptionCustomer'];
 export type CustomerType = components['schemas']['CustomerType'];
 export type Address = components['schemas']['Address'];
+export type CountryAlpha2 = components['schemas']['CountryAlpha2'];
 export type TaxIDFormat = components['schemas']['TaxIDFormat'];
 export type Product = components['schemas']['Product'];
 export type ProductVisibility = components['schemas']['ProductVisibility'];
@@ -2277,5 +2705,15 @@ export type UpdateSubscriptionPath = operations['updateSubscription']['parameter
 export type RevokeSubscriptionPath = operations['revokeSubscription']['parameters']['path'];
 export type DeleteWebhookEndpointPath = operations['deleteWebhookEndpoint']['parameters']['path'];
 export type CreateCustomerBody = components['schemas']['CustomerCreate'];
+export type ListCustomersQuery = NonNullable<operations['listCustomers']['parameters']['query']>;
 export type GetCustomerPath = operations['getCustomer']['parameters']['path'];
+export type UpdateCustomerBody = components['schemas']['CustomerUpdate'];
+export type UpdateCustomerPath = operations['updateCustomer']['parameters']['path'];
+export type DeleteCustomerQuery = NonNullable<operations['deleteCustomer']['parameters']['query']>;
+export type DeleteCustomerPath = operations['deleteCustomer']['parameters']['path'];
+export type GetCustomerExternalPath = operations['getCustomerExternal']['parameters']['path'];
+export type UpdateCustomerExternalBody = components['schemas']['CustomerUpdateExternalID'];
+export type UpdateCustomerExternalPath = operations['updateCustomerExternal']['parameters']['path'];
+export type DeleteCustomerExternalQuery = NonNullable<operations['deleteCustomerExternal']['parameters']['query']>;
+export type DeleteCustomerExternalPath = operations['deleteCustomerExternal']['parameters']['path'];
 export type CreateCustomerSessionBody = components['schemas']['CustomerSessionCreate'];

@@ -671,13 +671,13 @@ return validate20;
 })();
 
 export const validateGetClientPath = /* @__PURE__ */ (() => {
-const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate38.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -741,11 +741,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate32;
+validate38.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate38;
 })();
 
 export const validateUpdateClientBody = /* @__PURE__ */ (() => {
@@ -1497,13 +1497,13 @@ return validate21;
 })();
 
 export const validateUpdateClientPath = /* @__PURE__ */ (() => {
-const schema61 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1567,21 +1567,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate33;
+validate39.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate39;
 })();
 
 export const validateDeleteClientPath = /* @__PURE__ */ (() => {
-const schema62 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1645,11 +1645,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate34;
+validate40.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate40;
 })();
 
 export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
@@ -1995,13 +1995,13 @@ return validate24;
 })();
 
 export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema63 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
-const schema64 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema88 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2080,7 +2080,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data3 === "created_at") || (data3 === "-created_at")) || (data3 === "balance")) || (data3 === "-balance"))){
-const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2112,23 +2112,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate41.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate35;
+validate41.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate41;
 })();
 
 export const validateGetWalletPath = /* @__PURE__ */ (() => {
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema66 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema90 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2192,23 +2192,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate36;
+validate42.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate42;
 })();
 
 export const validateGetProductPath = /* @__PURE__ */ (() => {
-const schema67 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema68 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema92 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2272,23 +2272,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate37;
+validate43.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate43;
 })();
 
 export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
-const schema69 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema70 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema94 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2352,11 +2352,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate38;
+validate44.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate44;
 })();
 
 export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
@@ -2861,15 +2861,15 @@ return validate25;
 })();
 
 export const validateUpdateSubscriptionPath = /* @__PURE__ */ (() => {
-const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema72 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema95 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema96 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2933,23 +2933,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate39;
+validate45.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate45;
 })();
 
 export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
-const schema73 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema74 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema98 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3013,23 +3013,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate40;
+validate46.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate46;
 })();
 
 export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema75 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema76 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema100 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3093,11 +3093,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate41;
+validate47.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate47;
 })();
 
 export const validateCreateCustomerBody = /* @__PURE__ */ (() => {
@@ -3676,16 +3676,331 @@ validate30.evaluated = {"props":{"email":true,"name":true,"external_id":true,"ty
 return validate30;
 })();
 
+export const validateListCustomersQuery = /* @__PURE__ */ (() => {
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema102 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema103 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const func1 = ucs2length;
+
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate48.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.page === undefined){
+data.page = 1;
+}
+if(data.limit === undefined){
+data.limit = 10;
+}
+if(data.sorting === undefined){
+data.sorting = ["-created_at"];
+}
+if(data.organization_id !== undefined){
+let data0 = data.organization_id;
+if(Array.isArray(data0)){
+if(data0.length > 100){
+const err0 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(!pattern6.test(data1)){
+const err1 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data1))){
+const err2 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.email !== undefined){
+let data2 = data.email;
+if(typeof data2 === "string"){
+if(func1(data2) > 320){
+const err5 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/maxLength",keyword:"maxLength",params:{limit: 320},message:"must NOT have more than 320 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err6 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.query !== undefined){
+let data3 = data.query;
+if(typeof data3 === "string"){
+if(func1(data3) > 320){
+const err8 = {instancePath:instancePath+"/query",schemaPath:"#/properties/query/maxLength",keyword:"maxLength",params:{limit: 320},message:"must NOT have more than 320 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err9 = {instancePath:instancePath+"/query",schemaPath:"#/properties/query/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/query",schemaPath:"#/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.active !== undefined){
+if(typeof data.active !== "boolean"){
+const err11 = {instancePath:instancePath+"/active",schemaPath:"#/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data5 = data.metadata;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key0 in data5){
+let data6 = data5[key0];
+if(Array.isArray(data6)){
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data6[i1] !== "string"){
+const err12 = {instancePath:instancePath+"/metadata/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i1,schemaPath:"#/properties/metadata/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/metadata/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+let data8 = data.page;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err15 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err16 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+let data9 = data.limit;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err17 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err18 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+let data10 = data.sorting;
+if(Array.isArray(data10)){
+const len2 = data10.length;
+for(let i2=0; i2<len2; i2++){
+let data11 = data10[i2];
+if(typeof data11 !== "string"){
+const err19 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "email")) || (data11 === "-email")) || (data11 === "name")) || (data11 === "-name"))){
+const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema103.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+validate48.errors = vErrors;
+return errors === 0;
+}
+validate48.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate48;
+})();
+
 export const validateGetCustomerPath = /* @__PURE__ */ (() => {
-const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema78 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema105 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3749,27 +4064,2665 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate42;
+validate49.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate49;
 })();
 
-export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema57 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema58 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const formats0 = format_uri;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern20 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
+export const validateUpdateCustomerBody = /* @__PURE__ */ (() => {
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema57 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema58 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema59 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema67 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern12 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern29 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema60 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema61 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema66 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate32.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.country === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.line1 !== undefined){
+let data0 = data.line1;
+const _errs3 = errors;
+let valid2 = false;
+const _errs4 = errors;
+if(typeof data0 === "string"){
+if(func1(data0) > 256){
+const err1 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err2 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs4 === errors;
+valid2 = valid2 || _valid0;
+const _errs6 = errors;
+if(data0 !== null){
+const err4 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid2 = valid2 || _valid0;
+if(!valid2){
+const err5 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs3;
+if(vErrors !== null){
+if(_errs3){
+vErrors.length = _errs3;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.line2 !== undefined){
+let data1 = data.line2;
+const _errs10 = errors;
+let valid4 = false;
+const _errs11 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err6 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err7 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid4 = valid4 || _valid1;
+const _errs13 = errors;
+if(data1 !== null){
+const err9 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid4 = valid4 || _valid1;
+if(!valid4){
+const err10 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.postal_code !== undefined){
+let data2 = data.postal_code;
+const _errs17 = errors;
+let valid6 = false;
+const _errs18 = errors;
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err11 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err12 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid2 = _errs18 === errors;
+valid6 = valid6 || _valid2;
+const _errs20 = errors;
+if(data2 !== null){
+const err14 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid2 = _errs20 === errors;
+valid6 = valid6 || _valid2;
+if(!valid6){
+const err15 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+else {
+errors = _errs17;
+if(vErrors !== null){
+if(_errs17){
+vErrors.length = _errs17;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.city !== undefined){
+let data3 = data.city;
+const _errs24 = errors;
+let valid8 = false;
+const _errs25 = errors;
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err16 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err17 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid8 = valid8 || _valid3;
+const _errs27 = errors;
+if(data3 !== null){
+const err19 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid8 = valid8 || _valid3;
+if(!valid8){
+const err20 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.state !== undefined){
+let data4 = data.state;
+const _errs31 = errors;
+let valid10 = false;
+const _errs32 = errors;
+if(typeof data4 === "string"){
+if(func1(data4) > 256){
+const err21 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(!pattern4.test(data4)){
+const err22 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid4 = _errs32 === errors;
+valid10 = valid10 || _valid4;
+const _errs34 = errors;
+if(data4 !== null){
+const err24 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid4 = _errs34 === errors;
+valid10 = valid10 || _valid4;
+if(!valid10){
+const err25 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs31;
+if(vErrors !== null){
+if(_errs31){
+vErrors.length = _errs31;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.country !== undefined){
+let data5 = data.country;
+if(typeof data5 !== "string"){
+const err26 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+validate32.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate31.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.metadata !== undefined){
+let data0 = data.metadata;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(Object.keys(data0).length > 50){
+const err0 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data0){
+const _errs4 = errors;
+if(typeof key0 === "string"){
+if(func1(key0) > 40){
+const err1 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func1(key0) < 1){
+const err2 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!pattern4.test(key0)){
+const err3 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\"",propertyName:key0};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key0};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var valid2 = _errs4 === errors;
+if(!valid2){
+const err5 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+for(const key1 in data0){
+let data1 = data0[key1];
+const _errs8 = errors;
+let valid4 = false;
+const _errs9 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 500){
+const err6 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err7 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern9.test(data1)){
+const err8 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+valid4 = valid4 || _valid0;
+const _errs11 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err10 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+const err11 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data1 < -9007199254740991 || isNaN(data1)){
+const err12 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+var _valid0 = _errs11 === errors;
+valid4 = valid4 || _valid0;
+const _errs13 = errors;
+if(!((typeof data1 == "number") && (isFinite(data1)))){
+const err13 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/2/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid0 = _errs13 === errors;
+valid4 = valid4 || _valid0;
+const _errs15 = errors;
+if(typeof data1 !== "boolean"){
+const err14 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/3/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid0 = _errs15 === errors;
+valid4 = valid4 || _valid0;
+if(!valid4){
+const err15 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+else {
+errors = _errs8;
+if(vErrors !== null){
+if(_errs8){
+vErrors.length = _errs8;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.email !== undefined){
+let data2 = data.email;
+if(typeof data2 === "string"){
+if(!pattern12.test(data2)){
+const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+const err18 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/1/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 320){
+const err19 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/maxLength",keyword:"maxLength",params:{limit: 320},message:"must NOT have more than 320 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(func1(data2) < 3){
+const err20 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data3 = data.name;
+const _errs24 = errors;
+let valid8 = false;
+const _errs25 = errors;
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err22 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err23 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err24 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid1 = _errs25 === errors;
+valid8 = valid8 || _valid1;
+const _errs27 = errors;
+if(data3 !== null){
+const err26 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid1 = _errs27 === errors;
+valid8 = valid8 || _valid1;
+if(!valid8){
+const err27 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.billing_address !== undefined){
+let data4 = data.billing_address;
+const _errs30 = errors;
+let valid9 = false;
+const _errs31 = errors;
+if(!(validate32(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+var _valid2 = _errs31 === errors;
+valid9 = valid9 || _valid2;
+if(_valid2){
+var props0 = {};
+props0.line1 = true;
+props0.line2 = true;
+props0.postal_code = true;
+props0.city = true;
+props0.state = true;
+props0.country = true;
+}
+const _errs32 = errors;
+if(data4 !== null){
+const err28 = {instancePath:instancePath+"/billing_address",schemaPath:"#/properties/billing_address/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid2 = _errs32 === errors;
+valid9 = valid9 || _valid2;
+if(!valid9){
+const err29 = {instancePath:instancePath+"/billing_address",schemaPath:"#/properties/billing_address/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tax_id !== undefined){
+let data5 = data.tax_id;
+const _errs35 = errors;
+let valid10 = false;
+const _errs36 = errors;
+if(typeof data5 === "string"){
+if(func1(data5) > 64){
+const err30 = {instancePath:instancePath+"/tax_id",schemaPath:"#/properties/tax_id/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/tax_id",schemaPath:"#/properties/tax_id/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid3 = _errs36 === errors;
+valid10 = valid10 || _valid3;
+const _errs38 = errors;
+if(data5 !== null){
+const err32 = {instancePath:instancePath+"/tax_id",schemaPath:"#/properties/tax_id/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid3 = _errs38 === errors;
+valid10 = valid10 || _valid3;
+if(!valid10){
+const err33 = {instancePath:instancePath+"/tax_id",schemaPath:"#/properties/tax_id/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs35;
+if(vErrors !== null){
+if(_errs35){
+vErrors.length = _errs35;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.locale !== undefined){
+let data6 = data.locale;
+const _errs42 = errors;
+let valid12 = false;
+const _errs43 = errors;
+if(typeof data6 === "string"){
+if(func1(data6) > 35){
+const err34 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(!pattern29.test(data6)){
+const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid4 = _errs43 === errors;
+valid12 = valid12 || _valid4;
+const _errs45 = errors;
+if(data6 !== null){
+const err37 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid4 = _errs45 === errors;
+valid12 = valid12 || _valid4;
+if(!valid12){
+const err38 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.external_id !== undefined){
+let data7 = data.external_id;
+const _errs48 = errors;
+let valid13 = false;
+const _errs49 = errors;
+if(typeof data7 === "string"){
+if(func1(data7) > 256){
+const err39 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(func1(data7) < 1){
+const err40 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(!pattern4.test(data7)){
+const err41 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid5 = _errs49 === errors;
+valid13 = valid13 || _valid5;
+const _errs51 = errors;
+if(data7 !== null){
+const err43 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid5 = _errs51 === errors;
+valid13 = valid13 || _valid5;
+if(!valid13){
+const err44 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.type !== undefined){
+let data8 = data.type;
+const _errs54 = errors;
+let valid14 = false;
+const _errs55 = errors;
+if("individual" !== data8){
+const err45 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/anyOf/0/const",keyword:"const",params:{allowedValue: "individual"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid6 = _errs55 === errors;
+valid14 = valid14 || _valid6;
+const _errs56 = errors;
+if(data8 !== null){
+const err46 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid6 = _errs56 === errors;
+valid14 = valid14 || _valid6;
+if(!valid14){
+const err47 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+validate31.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
+return validate31;
+})();
+
+export const validateUpdateCustomerPath = /* @__PURE__ */ (() => {
+const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema107 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate50.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate50.errors = vErrors;
+return errors === 0;
+}
+validate50.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate50;
+})();
+
+export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
+const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate51.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.anonymize === undefined){
+data.anonymize = false;
+}
+if(typeof data.anonymize !== "boolean"){
+const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+validate51.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate51;
+})();
+
+export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
+const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema110 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate52.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+validate52.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate52;
+})();
+
+export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
+const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const func1 = ucs2length;
+
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate53.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.external_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "external_id"},message:"must have required property '"+"external_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.external_id !== undefined){
+let data0 = data.external_id;
+if(typeof data0 === "string"){
+if(func1(data0) < 1){
+const err1 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate53.errors = vErrors;
+return errors === 0;
+}
+validate53.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate53;
+})();
+
+export const validateUpdateCustomerExternalBody = /* @__PURE__ */ (() => {
+const schema68 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema69 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema70 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema71 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema79 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const func1 = ucs2length;
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern12 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern29 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema72 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema73 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema78 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate35.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.country === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "country"},message:"must have required property '"+"country"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.line1 !== undefined){
+let data0 = data.line1;
+const _errs3 = errors;
+let valid2 = false;
+const _errs4 = errors;
+if(typeof data0 === "string"){
+if(func1(data0) > 256){
+const err1 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err2 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs4 === errors;
+valid2 = valid2 || _valid0;
+const _errs6 = errors;
+if(data0 !== null){
+const err4 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid2 = valid2 || _valid0;
+if(!valid2){
+const err5 = {instancePath:instancePath+"/line1",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs3;
+if(vErrors !== null){
+if(_errs3){
+vErrors.length = _errs3;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.line2 !== undefined){
+let data1 = data.line2;
+const _errs10 = errors;
+let valid4 = false;
+const _errs11 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err6 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err7 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid4 = valid4 || _valid1;
+const _errs13 = errors;
+if(data1 !== null){
+const err9 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid4 = valid4 || _valid1;
+if(!valid4){
+const err10 = {instancePath:instancePath+"/line2",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.postal_code !== undefined){
+let data2 = data.postal_code;
+const _errs17 = errors;
+let valid6 = false;
+const _errs18 = errors;
+if(typeof data2 === "string"){
+if(func1(data2) > 256){
+const err11 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err12 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid2 = _errs18 === errors;
+valid6 = valid6 || _valid2;
+const _errs20 = errors;
+if(data2 !== null){
+const err14 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid2 = _errs20 === errors;
+valid6 = valid6 || _valid2;
+if(!valid6){
+const err15 = {instancePath:instancePath+"/postal_code",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+else {
+errors = _errs17;
+if(vErrors !== null){
+if(_errs17){
+vErrors.length = _errs17;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.city !== undefined){
+let data3 = data.city;
+const _errs24 = errors;
+let valid8 = false;
+const _errs25 = errors;
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err16 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err17 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid8 = valid8 || _valid3;
+const _errs27 = errors;
+if(data3 !== null){
+const err19 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid8 = valid8 || _valid3;
+if(!valid8){
+const err20 = {instancePath:instancePath+"/city",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.state !== undefined){
+let data4 = data.state;
+const _errs31 = errors;
+let valid10 = false;
+const _errs32 = errors;
+if(typeof data4 === "string"){
+if(func1(data4) > 256){
+const err21 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(!pattern4.test(data4)){
+const err22 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid4 = _errs32 === errors;
+valid10 = valid10 || _valid4;
+const _errs34 = errors;
+if(data4 !== null){
+const err24 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid4 = _errs34 === errors;
+valid10 = valid10 || _valid4;
+if(!valid10){
+const err25 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/AddressLine/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs31;
+if(vErrors !== null){
+if(_errs31){
+vErrors.length = _errs31;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.country !== undefined){
+let data5 = data.country;
+if(typeof data5 !== "string"){
+const err26 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+validate35.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate34.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.metadata !== undefined){
+let data0 = data.metadata;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(Object.keys(data0).length > 50){
+const err0 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data0){
+const _errs4 = errors;
+if(typeof key0 === "string"){
+if(func1(key0) > 40){
+const err1 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func1(key0) < 1){
+const err2 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!pattern4.test(key0)){
+const err3 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\"",propertyName:key0};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key0};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var valid2 = _errs4 === errors;
+if(!valid2){
+const err5 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+for(const key1 in data0){
+let data1 = data0[key1];
+const _errs8 = errors;
+let valid4 = false;
+const _errs9 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 500){
+const err6 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err7 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern9.test(data1)){
+const err8 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+valid4 = valid4 || _valid0;
+const _errs11 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err10 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+const err11 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data1 < -9007199254740991 || isNaN(data1)){
+const err12 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+var _valid0 = _errs11 === errors;
+valid4 = valid4 || _valid0;
+const _errs13 = errors;
+if(!((typeof data1 == "number") && (isFinite(data1)))){
+const err13 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/2/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid0 = _errs13 === errors;
+valid4 = valid4 || _valid0;
+const _errs15 = errors;
+if(typeof data1 !== "boolean"){
+const err14 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/3/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid0 = _errs15 === errors;
+valid4 = valid4 || _valid0;
+if(!valid4){
+const err15 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+else {
+errors = _errs8;
+if(vErrors !== null){
+if(_errs8){
+vErrors.length = _errs8;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.email !== undefined){
+let data2 = data.email;
+if(typeof data2 === "string"){
+if(!pattern12.test(data2)){
+const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+const err18 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/1/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(typeof data2 === "string"){
+if(func1(data2) > 320){
+const err19 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/maxLength",keyword:"maxLength",params:{limit: 320},message:"must NOT have more than 320 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(func1(data2) < 3){
+const err20 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data3 = data.name;
+const _errs24 = errors;
+let valid8 = false;
+const _errs25 = errors;
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err22 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(func1(data3) < 1){
+const err23 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!pattern4.test(data3)){
+const err24 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid1 = _errs25 === errors;
+valid8 = valid8 || _valid1;
+const _errs27 = errors;
+if(data3 !== null){
+const err26 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid1 = _errs27 === errors;
+valid8 = valid8 || _valid1;
+if(!valid8){
+const err27 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/CustomerName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.billing_address !== undefined){
+let data4 = data.billing_address;
+const _errs30 = errors;
+let valid9 = false;
+const _errs31 = errors;
+if(!(validate35(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+errors = vErrors.length;
+}
+var _valid2 = _errs31 === errors;
+valid9 = valid9 || _valid2;
+if(_valid2){
+var props0 = {};
+props0.line1 = true;
+props0.line2 = true;
+props0.postal_code = true;
+props0.city = true;
+props0.state = true;
+props0.country = true;
+}
+const _errs32 = errors;
+if(data4 !== null){
+const err28 = {instancePath:instancePath+"/billing_address",schemaPath:"#/properties/billing_address/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid2 = _errs32 === errors;
+valid9 = valid9 || _valid2;
+if(!valid9){
+const err29 = {instancePath:instancePath+"/billing_address",schemaPath:"#/properties/billing_address/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tax_id !== undefined){
+let data5 = data.tax_id;
+const _errs35 = errors;
+let valid10 = false;
+const _errs36 = errors;
+if(typeof data5 === "string"){
+if(func1(data5) > 64){
+const err30 = {instancePath:instancePath+"/tax_id",schemaPath:"#/properties/tax_id/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/tax_id",schemaPath:"#/properties/tax_id/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid3 = _errs36 === errors;
+valid10 = valid10 || _valid3;
+const _errs38 = errors;
+if(data5 !== null){
+const err32 = {instancePath:instancePath+"/tax_id",schemaPath:"#/properties/tax_id/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid3 = _errs38 === errors;
+valid10 = valid10 || _valid3;
+if(!valid10){
+const err33 = {instancePath:instancePath+"/tax_id",schemaPath:"#/properties/tax_id/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs35;
+if(vErrors !== null){
+if(_errs35){
+vErrors.length = _errs35;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.locale !== undefined){
+let data6 = data.locale;
+const _errs42 = errors;
+let valid12 = false;
+const _errs43 = errors;
+if(typeof data6 === "string"){
+if(func1(data6) > 35){
+const err34 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 35},message:"must NOT have more than 35 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(!pattern29.test(data6)){
+const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid4 = _errs43 === errors;
+valid12 = valid12 || _valid4;
+const _errs45 = errors;
+if(data6 !== null){
+const err37 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid4 = _errs45 === errors;
+valid12 = valid12 || _valid4;
+if(!valid12){
+const err38 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+validate34.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
+return validate34;
+})();
+
+export const validateUpdateCustomerExternalPath = /* @__PURE__ */ (() => {
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const func1 = ucs2length;
+
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate54.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.external_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "external_id"},message:"must have required property '"+"external_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.external_id !== undefined){
+let data0 = data.external_id;
+if(typeof data0 === "string"){
+if(func1(data0) < 1){
+const err1 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate54.errors = vErrors;
+return errors === 0;
+}
+validate54.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate54;
+})();
+
+export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
+const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate55.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.anonymize === undefined){
+data.anonymize = false;
+}
+if(typeof data.anonymize !== "boolean"){
+const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate55.errors = vErrors;
+return errors === 0;
+}
+validate55.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate55;
+})();
+
+export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
+const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const func1 = ucs2length;
+
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate56.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.external_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "external_id"},message:"must have required property '"+"external_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.external_id !== undefined){
+let data0 = data.external_id;
+if(typeof data0 === "string"){
+if(func1(data0) < 1){
+const err1 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate56.errors = vErrors;
+return errors === 0;
+}
+validate56.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate56;
+})();
+
+export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
+const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema81 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema82 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats0 = format_uri;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern43 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
+const func1 = ucs2length;
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate37.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3989,7 +6942,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern20.test(data3)){
+if(!pattern43.test(data3)){
 const err14 = {instancePath:instancePath+"/return_url",schemaPath:"#/properties/return_url/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"},message:"must match pattern \""+"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -4068,12 +7021,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate37.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate31.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate31;
+validate37.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate37;
 })();
 
 export const listWalletsQueryShape = {"page":"integer","limit":"integer","sorting":"array"};
+
+export const listCustomersQueryShape = {"organization_id":"array","email":"string","query":"string","active":"boolean","metadata":"object","page":"integer","limit":"integer","sorting":"array"};
+
+export const deleteCustomerQueryShape = {"anonymize":"boolean"};
+
+export const deleteCustomerExternalQueryShape = {"anonymize":"boolean"};

@@ -13,6 +13,7 @@ import {
   internalErrorBody,
   PayloadTooLarge,
   RequestValidationError,
+  ResourceNotFound,
   RouteNotFound,
   UnsupportedMediaType,
 } from '../domain/errors.ts';
@@ -25,6 +26,7 @@ import type {
 } from '../domain/principals.ts';
 import type { QueryShape } from '../generated/validators.js';
 import { observed } from '../observability/observed.ts';
+import { routedPaths } from '../operations.ts';
 import { logError, markError } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { authenticate } from './auth.ts';
@@ -32,7 +34,7 @@ import { idempotency } from './idempotency.ts';
 import { iJsonBody, strictUtf8Body } from './json-body.ts';
 import { parseQuery } from './query.ts';
 import type { ApiResult } from './responses.ts';
-import { GREEDY_PARAMETER } from './routes.ts';
+import { GREEDY_PARAMETER, shadowedVariables, templateOfRouteKey } from './routes.ts';
 import { type RequestPart, toIssues, type Validator } from './validation.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -93,6 +95,18 @@ const stateOf = (event: APIGatewayProxyEventV2): RequestState => {
   }
   return state;
 };
+
+/** Path variables another route names literally (`/v1/customers/{id}` is never `external`). */
+const SHADOWED = shadowedVariables(routedPaths.map((route) => route.path));
+
+/** A path naming another family's literal where this route takes a variable: that family's unknown resource. */
+function refuseShadowed(event: APIGatewayProxyEventV2): void {
+  const shadowed = SHADOWED.get(templateOfRouteKey(event.routeKey ?? ''));
+  for (const [name, literals] of Object.entries(shadowed ?? {})) {
+    const value = event.pathParameters?.[name];
+    if (value !== undefined && literals.includes(value)) throw new ResourceNotFound();
+  }
+}
 
 function check(validator: Validator, part: RequestPart, data: unknown): unknown {
   if (!validator(data)) throw new RequestValidationError(toIssues(validator.errors ?? [], part, data));
@@ -186,6 +200,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
   stack.use({
     before: async (request: Request) => {
       const parsed: Partial<Record<RequestPart, unknown>> = {};
+      refuseShadowed(request.event);
       if (options.path) {
         const { [GREEDY_PARAMETER]: _greedy, ...pathParameters } = request.event.pathParameters ?? {};
         parsed.path = check(options.path, 'path', pathParameters);

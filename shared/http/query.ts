@@ -1,10 +1,12 @@
 /**
  * Query strings, read the way the OpenAPI document describes each parameter (`<Operation>QueryShape`,
  * generated from the query schema): an `array` parameter collects every occurrence in order
- * (`?sorting=balance&sorting=-created_at`), any other takes the last one, and an `integer` written as
- * plain decimal digits, however many, becomes a number. Everything else stays a string, so that the
- * validator (which does not coerce) refuses `1e2`, `0x10`, `2.0` or `Infinity` at its location with
- * a 422. Parameters the operation does not declare are dropped, as the hosted service ignores them.
+ * (`?sorting=balance&sorting=-created_at`), an `object` (deepObject) parameter collects each
+ * `name[key]=value` under its key, any other takes the last one; an `integer` written as plain decimal
+ * digits, however many, becomes a number, and a `boolean` written `true` or `false` a boolean.
+ * Everything else stays a string, so that the validator (which does not coerce) refuses `1e2`,
+ * `0x10`, `2.0`, `Infinity` or `yes` at its location with a 422. Parameters the operation does not
+ * declare are dropped, as the hosted service ignores them.
  */
 import type { QueryShape } from '../generated/validators.js';
 
@@ -26,6 +28,11 @@ export function parseQuery(rawQueryString: string, shape: QueryShape): Record<st
   const params = new URLSearchParams(rawQueryString);
   const query: Record<string, unknown> = {};
   for (const [name, kind] of Object.entries(shape)) {
+    if (kind === 'object') {
+      const members = deepObject(params, name);
+      if (members) query[name] = members;
+      continue;
+    }
     const values = params.getAll(name);
     if (values.length === 0) continue;
     if (kind === 'array') {
@@ -33,7 +40,23 @@ export function parseQuery(rawQueryString: string, shape: QueryShape): Record<st
       continue;
     }
     const value = values.at(-1) as string;
-    query[name] = kind === 'integer' && PLAIN_INTEGER.test(value.trim()) ? plainInteger(value.trim()) : value;
+    if (kind === 'integer' && PLAIN_INTEGER.test(value.trim())) query[name] = plainInteger(value.trim());
+    else if (kind === 'boolean' && (value === 'true' || value === 'false')) query[name] = value === 'true';
+    else query[name] = value;
   }
   return query;
+}
+
+/** `name[key]=value` pairs (OpenAPI `deepObject`), each key's values in order; none: undefined. */
+function deepObject(params: URLSearchParams, name: string): Record<string, string[]> | undefined {
+  let members: Record<string, string[]> | undefined;
+  for (const [parameter, value] of params) {
+    if (!parameter.startsWith(`${name}[`) || !parameter.endsWith(']')) continue;
+    const key = parameter.slice(name.length + 1, -1);
+    // No prototype: a key named `__proto__` is data here.
+    members ??= Object.create(null) as Record<string, string[]>;
+    if (!Object.hasOwn(members, key)) members[key] = [];
+    members[key]?.push(value);
+  }
+  return members;
 }

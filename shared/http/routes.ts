@@ -141,3 +141,35 @@ export function methodsForPath(targets: readonly { method: string; path: string 
   }
   return [...methods].sort();
 }
+
+/** `GET /v1/customers/{id}/{proxy+}` → `/v1/customers/{id}`: the template a route key serves. */
+export function templateOfRouteKey(routeKey: string): string {
+  const path = routeKey.slice(routeKey.indexOf(' ') + 1);
+  return path.endsWith(`/{${GREEDY_PARAMETER}+}`) ? path.slice(0, -`/{${GREEDY_PARAMETER}+}`.length) : path;
+}
+
+/**
+ * Path variables that another route names literally at the same place, after the same segments:
+ * beside `/v1/customers/external/{external_id}`, the `id` of `/v1/customers/{id}` is never
+ * `external`. API Gateway sends `/v1/customers/external/` (an external id left empty) and
+ * `/v1/customers/external` to the `{id}` route; its function answers them as the other family's
+ * unknown resource instead of reading `external` as an id. By template: variable → literals.
+ */
+export function shadowedVariables(paths: readonly string[]): Map<string, Record<string, string[]>> {
+  const templates = [...new Set(paths.map(routePath))];
+  const shadowed = new Map<string, Record<string, string[]>>();
+  for (const template of templates) {
+    const segments = template.split('/');
+    for (const other of templates) {
+      const others = other.split('/');
+      const at = segments.findIndex((segment, i) => segment !== others[i]);
+      const variable = /^\{([^{}+]+)\}$/.exec(segments[at] ?? '')?.[1];
+      const literal = others[at];
+      if (variable === undefined || literal === undefined || /^\{.*\}$/.test(literal)) continue;
+      const found = shadowed.get(template) ?? {};
+      found[variable] = [...(found[variable] ?? []), literal];
+      shadowed.set(template, found);
+    }
+  }
+  return shadowed;
+}

@@ -1,4 +1,4 @@
-import { CustomerTaken, createCustomerRecord } from '../data/catalog.ts';
+import { CustomerTaken, insertCustomer } from '../data/customers.ts';
 import type { CustomerRecord } from '../data/records.ts';
 import { PolarRequestValidationError } from '../domain/errors.ts';
 import { newId, normalizeId } from '../domain/ids.ts';
@@ -6,12 +6,8 @@ import type { UserPrincipal } from '../domain/principals.ts';
 import type { CreateCustomerBody, SubscriptionCustomer } from '../generated/api-types.ts';
 import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
+import { takenIssue } from './customer-lookup.ts';
 import { presentCustomer } from './presenters.ts';
-
-const TAKEN_MESSAGES = {
-  email: 'A customer with this email address already exists.',
-  external_id: 'A customer with this external ID already exists.',
-} as const;
 
 /** The organization a new customer belongs to: the one named, which must be the caller's, or the caller's only one. */
 function organizationFor(principal: UserPrincipal, requested: string | null | undefined): string {
@@ -32,18 +28,30 @@ function organizationFor(principal: UserPrincipal, requested: string | null | un
 }
 
 /**
- * Creates an individual customer. E-mail (case-insensitively) and external id are unique within the
- * organization, enforced by guard items written in the customer's own transaction: of concurrent
- * creates with one e-mail exactly one succeeds, the others are the contract's 422.
+ * Creates an individual customer in one of the caller's organizations. E-mail (case-insensitively)
+ * and external id are unique within the organization, enforced by guard items written in the
+ * customer's own transaction (with its list entries): of concurrent creates with one e-mail exactly
+ * one succeeds, the others are the contract's 422.
  */
 export async function createCustomer(
   deps: Dependencies,
   principal: UserPrincipal,
   body: CreateCustomerBody,
 ): Promise<SubscriptionCustomer> {
+  const customer = await createCustomerIn(deps, organizationFor(principal, body.organization_id), body);
+  countBusinessEvent('CustomersCreated');
+  return presentCustomer(customer);
+}
+
+/** A new individual customer of an organization (the API, and the operator CLI that seeds the demo). */
+export async function createCustomerIn(
+  deps: Pick<Dependencies, 'table' | 'now'>,
+  organizationId: string,
+  body: Omit<CreateCustomerBody, 'organization_id'>,
+): Promise<CustomerRecord> {
   const customer: CustomerRecord = {
     id: newId(),
-    organization_id: organizationFor(principal, body.organization_id),
+    organization_id: organizationId,
     created_at: deps.now().toISOString(),
     modified_at: null,
     metadata: (body.metadata ?? {}) as CustomerRecord['metadata'],
@@ -60,18 +68,10 @@ export async function createCustomer(
     wallet_count: 0,
   };
   try {
-    await createCustomerRecord(deps.table, customer);
+    await insertCustomer(deps.table, customer);
   } catch (error) {
     if (!(error instanceof CustomerTaken)) throw error;
-    throw new PolarRequestValidationError([
-      {
-        loc: ['body', error.field],
-        msg: TAKEN_MESSAGES[error.field],
-        type: 'value_error',
-        input: body[error.field],
-      },
-    ]);
+    throw new PolarRequestValidationError([takenIssue(error.field, body[error.field])]);
   }
-  countBusinessEvent('CustomersCreated');
-  return presentCustomer(customer);
+  return customer;
 }

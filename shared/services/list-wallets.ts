@@ -5,10 +5,8 @@ import { InvalidToken } from '../domain/errors.ts';
 import type { CustomerPrincipal } from '../domain/principals.ts';
 import type { ListResourceCustomerWallet, ListWalletsQuery } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
+import { pageWindow, pagination } from './paging.ts';
 import { presentWallet } from './presenters.ts';
-
-export const DEFAULT_LIMIT = 10;
-export const MAX_LIMIT = 100;
 
 /**
  * A page of the session customer's wallets. The total comes from the count kept
@@ -19,26 +17,21 @@ export async function listWallets(
   principal: CustomerPrincipal,
   query: ListWalletsQuery,
 ): Promise<ListResourceCustomerWallet> {
-  const limit = Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
-  const page = query.page ?? 1;
+  const window = pageWindow(query);
   const customer = await getCustomer(deps.table, principal.customerId);
   if (!customer || customer.deleted_at !== null || customer.organization_id !== principal.organizationId) {
     throw new InvalidToken();
   }
   const total = customer.wallet_count ?? 0;
-  const offset = (page - 1) * limit;
   const wallets =
-    offset < total
+    window.offset < total
       ? await listWalletPage(
           deps.table,
           customer.id,
           parseSorting(query.sorting as SortingValue[] | null | undefined),
-          offset,
-          limit,
+          window.offset,
+          window.limit,
         )
       : [];
-  return {
-    items: wallets.map(presentWallet),
-    pagination: { total_count: total, max_page: Math.ceil(total / limit) },
-  };
+  return { items: wallets.map(presentWallet), pagination: pagination(total, window) };
 }

@@ -18,7 +18,7 @@ import type {
   SubscriptionCustomer,
 } from '../generated/api-types.ts';
 
-export function presentCustomer(customer: CustomerRecord): SubscriptionCustomer {
+export function presentCustomer(customer: Omit<CustomerRecord, 'wallet_count'>): SubscriptionCustomer {
   return {
     id: customer.id,
     created_at: customer.created_at,

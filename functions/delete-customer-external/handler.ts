@@ -1,0 +1,26 @@
+import {
+  deleteCustomerExternalQueryShape,
+  validateDeleteCustomerExternalPath,
+  validateDeleteCustomerExternalQuery,
+} from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { noContent } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { deleteCustomer } from '#shared/services/delete-customer.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      credential: 'personal_access_token',
+      scopes: ['customers:write'],
+      path: validateDeleteCustomerExternalPath,
+      query: { validate: validateDeleteCustomerExternalQuery, shape: deleteCustomerExternalQueryShape },
+    },
+    async ({ principal, path, query }) => {
+      await deleteCustomer(deps, principal, { externalId: path.external_id }, query.anonymize === true);
+      return noContent();
+    },
+  );
+
+export const handler = createHandler(productionDependencies());

@@ -1,0 +1,19 @@
+import { validateGetCustomerExternalPath } from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { json } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { getCustomer } from '#shared/services/get-customer.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      credential: 'personal_access_token',
+      scopes: ['customers:read', 'customers:write'],
+      path: validateGetCustomerExternalPath,
+    },
+    async ({ principal, path }) =>
+      json(200, await getCustomer(deps, principal, { externalId: path.external_id })),
+  );
+
+export const handler = createHandler(productionDependencies());

@@ -1,0 +1,314 @@
+/**
+ * Customers. A customer is an item (`CUSTOMER#<id>`), its uniqueness guards in its organization's
+ * partition (e-mail, case-insensitively, and external id) and its entries in the organization's
+ * customer list (`shared/data/listing.ts`: one per sort field and one for external-id lookups, plus
+ * the list's count). Every change writes all of them in one transaction, conditioned on the customer
+ * being exactly as it was read (`modified_at` unchanged, not deleted), so the guards and entries can
+ * never disagree with the item, and a change that lost a race is decided again on fresh data.
+ */
+import { ConditionFailed } from '../domain/errors.ts';
+import { createOnly, type Table, transact } from './dynamo.ts';
+import {
+  delistedWrites,
+  type Listing,
+  listedWrites,
+  listPage,
+  pageOf,
+  readRange,
+  relistedWrites,
+  type SortCriterion,
+  textKeyPrefix,
+} from './listing.ts';
+import { type CustomerRecord, item, storedCustomer } from './records.ts';
+import { gsi1, type Key, keys, ownerKeys } from './table.ts';
+
+/** A customer as the API sees it: the item without its internal wallet count. */
+export type CustomerState = Omit<CustomerRecord, 'wallet_count'>;
+
+/** The fields a list of customers is sorted by. */
+export type CustomerSortField = 'created_at' | 'email' | 'name';
+
+/** What a list entry holds: the customer with its metadata as JSON text (as the item keeps it). */
+type CustomerEntry = Omit<CustomerState, 'metadata'> & { metadata: string };
+
+export const customerListing: Listing<CustomerEntry, CustomerSortField | 'external_id'> = {
+  partition: 'customerList',
+  entity: 'customer_entry',
+  owner: (customer) => customer.organization_id,
+  fields: {
+    created_at: (customer) => ({ time: customer.created_at }),
+    email: (customer) => ({ text: customer.email }),
+    name: (customer) => ({ text: customer.name }),
+    // Not a sort order of the API: the key range that finds a customer by its external id.
+    external_id: (customer) => ({ text: customer.external_id }),
+  },
+};
+
+function entryOf(customer: CustomerState): CustomerEntry {
+  const { wallet_count: _internal, ...state } = customer as CustomerRecord;
+  return { ...state, metadata: JSON.stringify(customer.metadata) };
+}
+
+function stateOf(entry: CustomerEntry): CustomerState {
+  return { ...entry, metadata: JSON.parse(entry.metadata) };
+}
+
+/** Which uniqueness guard refused a customer's e-mail address or external id: it is taken. */
+export class CustomerTaken extends Error {
+  constructor(readonly field: 'email' | 'external_id') {
+    super(`customer ${field} taken`);
+    this.name = 'CustomerTaken';
+  }
+}
+
+/** The customer was changed or deleted since it was read: nothing was written; read it again. */
+export class CustomerChanged extends Error {
+  constructor() {
+    super('customer changed since it was read');
+    this.name = 'CustomerChanged';
+  }
+}
+
+type TransactItem = Parameters<typeof transact>[1][number];
+
+/**
+ * A transaction's items, each with what its failed condition would mean: `customer`, the customer
+ * changed; `email` / `external_id`, that guard is taken; `other`, nothing a client caused (a broken
+ * table: a guard that is not the customer's own, a fresh id already used).
+ */
+type Role = 'customer' | 'email' | 'external_id' | 'other';
+interface Labelled {
+  role: Role;
+  item: TransactItem;
+}
+
+const guardKey = (customer: CustomerState, field: 'email' | 'external_id'): Key | undefined => {
+  const value = customer[field];
+  if (value === null) return undefined;
+  return field === 'email'
+    ? keys.customerEmail(customer.organization_id, value)
+    : keys.customerExternalId(customer.organization_id, value);
+};
+
+/** A guard taken for this customer: refused when the value belongs to another. */
+const takeGuard = (table: Table, customer: CustomerState, field: 'email' | 'external_id', key: Key) => ({
+  role: field,
+  item: { Put: createOnly(table, { ...key, entity: 'customer_guard', customer_id: customer.id }) },
+});
+
+/** A guard given up by this customer; it must be its own (anything else is a broken table). */
+const releaseGuard = (table: Table, customer: CustomerState, key: Key): Labelled => ({
+  role: 'other',
+  item: {
+    Delete: {
+      TableName: table.name,
+      Key: key,
+      ConditionExpression: 'customer_id = :customer',
+      ExpressionAttributeValues: { ':customer': customer.id },
+    },
+  },
+});
+
+/** Moves each guard whose value changed: the old one released, the new one taken, in one transaction. */
+function guardWrites(table: Table, before: CustomerState | undefined, after: CustomerState): Labelled[] {
+  const writes: Labelled[] = [];
+  for (const field of ['email', 'external_id'] as const) {
+    const from = before ? guardKey(before, field) : undefined;
+    const to = after.deleted_at === null ? guardKey(after, field) : undefined;
+    if (from?.SK === to?.SK) continue;
+    if (from && before) writes.push(releaseGuard(table, before, from));
+    if (to) writes.push(takeGuard(table, after, field, to));
+  }
+  return writes;
+}
+
+const entries = (writes: TransactItem[]): Labelled[] => writes.map((item) => ({ role: 'other', item }));
+
+/** The fields a change may write (never the id, organization, creation time or wallet count). */
+const CHANGEABLE = [
+  'email',
+  'email_verified',
+  'name',
+  'billing_name',
+  'billing_address',
+  'tax_id',
+  'locale',
+  'metadata',
+  'external_id',
+  'modified_at',
+  'deleted_at',
+] as const satisfies readonly (keyof CustomerState)[];
+
+/** The customer item's update: the changed fields, if it is still live and unchanged since it was read. */
+function customerUpdate(table: Table, before: CustomerState, after: CustomerState): Labelled {
+  const changed = CHANGEABLE.filter(
+    (field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]),
+  );
+  const stored = storedCustomer({ ...after, wallet_count: 0 });
+  return {
+    role: 'customer',
+    item: {
+      Update: {
+        TableName: table.name,
+        Key: keys.customer(before.id),
+        UpdateExpression: `SET ${changed.map((field) => `#${field} = :${field}`).join(', ')}`,
+        ConditionExpression: 'attribute_exists(PK) AND deleted_at = :live AND modified_at = :read',
+        ExpressionAttributeNames: Object.fromEntries(changed.map((field) => [`#${field}`, field])),
+        ExpressionAttributeValues: {
+          ...Object.fromEntries(changed.map((field) => [`:${field}`, stored[field]])),
+          ':live': null,
+          ':read': before.modified_at,
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Runs a transaction and says what a cancellation means: the customer changed meanwhile (first, as a
+ * fresh read may settle the rest), or a guard it takes belongs to another customer.
+ */
+async function write(table: Table, labelled: Labelled[]): Promise<void> {
+  try {
+    await transact(
+      table,
+      labelled.map((entry) => entry.item),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    const failed = labelled.filter((_, i) => error.reasons[i] === 'ConditionalCheckFailed');
+    const roles = new Set(failed.map((entry) => entry.role));
+    if (roles.has('customer')) throw new CustomerChanged();
+    if (roles.has('email')) throw new CustomerTaken('email');
+    if (roles.has('external_id')) throw new CustomerTaken('external_id');
+    throw error;
+  }
+}
+
+/**
+ * A new customer: the item, its guards and its list entries, each created only if absent. A taken
+ * guard is `CustomerTaken` naming the field. The SDK retries a transaction with the same client
+ * request token, so a retry of one that was applied succeeds.
+ */
+export async function insertCustomer(table: Table, customer: CustomerRecord): Promise<void> {
+  const owner = ownerKeys.organization(customer.organization_id);
+  await write(table, [
+    {
+      role: 'other',
+      item: {
+        Put: createOnly(
+          table,
+          item(
+            {
+              ...keys.customer(customer.id),
+              ...gsi1.ownedBy(owner, 'CUSTOMER', customer.created_at, customer.id),
+            },
+            'customer',
+            storedCustomer(customer),
+          ),
+        ),
+      },
+    },
+    ...guardWrites(table, undefined, customer),
+    ...entries(listedWrites(table, customerListing, entryOf(customer))),
+  ]);
+}
+
+/** A change of a live customer (not its organization): the item, the guards that moved, its entries. */
+export async function updateCustomerRecord(
+  table: Table,
+  before: CustomerState,
+  after: CustomerState,
+): Promise<void> {
+  await write(table, [
+    customerUpdate(table, before, after),
+    ...guardWrites(table, before, after),
+    ...entries(relistedWrites(table, customerListing, entryOf(before), entryOf(after))),
+  ]);
+}
+
+/** A soft delete (`after` carries `deleted_at`): both guards freed, the entries and count removed. */
+export async function deleteCustomerRecord(
+  table: Table,
+  before: CustomerState,
+  after: CustomerState,
+): Promise<void> {
+  await write(table, [
+    customerUpdate(table, before, after),
+    ...guardWrites(table, before, after),
+    ...entries(delistedWrites(table, customerListing, entryOf(before))),
+  ]);
+}
+
+/**
+ * Live customers of these organizations whose external id is exactly `externalId` (case included):
+ * one strongly consistent Query of the external-id range of each organization's list, in parallel.
+ */
+export async function findCustomersByExternalId(
+  table: Table,
+  organizationIds: readonly string[],
+  externalId: string,
+): Promise<CustomerState[]> {
+  const prefix = textKeyPrefix('external_id', externalId, 'equals');
+  const found = await Promise.all(
+    organizationIds.map((owner) => readRange(table, customerListing, owner, prefix)),
+  );
+  return found
+    .flat()
+    .map(stateOf)
+    .filter((customer) => customer.external_id === externalId);
+}
+
+export interface CustomerFilters {
+  /** Exact e-mail address, case-insensitively. */
+  email?: string;
+  /** A prefix of the name or e-mail address (case-insensitively), or the exact external id. */
+  query?: string;
+}
+
+const startsWith = (value: string | null, prefix: string) =>
+  value !== null && value.toLowerCase().startsWith(prefix.toLowerCase());
+
+/**
+ * One page of the live customers of these organizations. Unfiltered: `listPage` (the count and the
+ * page's own entries). Filtered: the key ranges of the matches only (the e-mail address's; or the
+ * query's name prefix, e-mail prefix and external id), ordered and cut in memory.
+ */
+export async function listCustomerPage(
+  table: Table,
+  organizationIds: readonly string[],
+  filters: CustomerFilters,
+  criteria: readonly SortCriterion<CustomerSortField>[],
+  offset: number,
+  limit: number,
+): Promise<{ items: CustomerState[]; total: number }> {
+  const { email, query } = filters;
+  if (email === undefined && query === undefined) {
+    const page = await listPage(table, customerListing, organizationIds, criteria, offset, limit);
+    return { items: page.items.map(stateOf), total: page.total };
+  }
+  const ranges =
+    email !== undefined
+      ? [textKeyPrefix('email', email, 'equals')]
+      : [
+          textKeyPrefix('name', query as string, 'startsWith'),
+          textKeyPrefix('email', query as string, 'startsWith'),
+          textKeyPrefix('external_id', query as string, 'equals'),
+        ];
+  const read = await Promise.all(
+    organizationIds.flatMap((owner) =>
+      ranges.map((prefix) => readRange(table, customerListing, owner, prefix)),
+    ),
+  );
+  const matches = read.flat().filter((entry) => {
+    if (email !== undefined && entry.email?.toLowerCase() !== email.toLowerCase()) return false;
+    return (
+      query === undefined ||
+      startsWith(entry.name, query) ||
+      startsWith(entry.email, query) ||
+      entry.external_id === query
+    );
+  });
+  const page = pageOf(customerListing, matches, criteria, offset, limit);
+  return { items: page.items.map(stateOf), total: page.total };
+}

@@ -1,0 +1,51 @@
+import { type CustomerState, deleteCustomerRecord } from '../data/customers.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
+import type { Dependencies } from '../runtime.ts';
+import { type CustomerLocator, changeCustomer, nextModifiedAt } from './customer-lookup.ts';
+
+/** Where an anonymized customer's e-mail address points: nowhere (RFC 2606 reserves `.invalid`). */
+export const ANONYMIZED_DOMAIN = 'anonymized.invalid';
+
+/**
+ * The customer as deleted: `deleted_at` set and the external id cleared (it can name a new customer at
+ * once). Anonymized, nothing personal is left: the e-mail address becomes one made of the customer's
+ * own id (neither the address nor a hash of it, which could be matched against a list of addresses),
+ * and name, billing details, locale and metadata are cleared.
+ */
+export function deletedCustomer(before: CustomerState, now: Date, anonymize: boolean): CustomerState {
+  const at = nextModifiedAt(before, now);
+  const deleted: CustomerState = { ...before, deleted_at: at, modified_at: at, external_id: null };
+  if (!anonymize) return deleted;
+  return {
+    ...deleted,
+    email: `${before.id}@${ANONYMIZED_DOMAIN}`,
+    email_verified: false,
+    name: null,
+    billing_name: null,
+    billing_address: null,
+    tax_id: null,
+    locale: null,
+    metadata: {},
+  };
+}
+
+/**
+ * Soft-deletes a live customer of the caller's organizations in one transaction: the item, both
+ * uniqueness guards (freed at once), its list entries and count. Of concurrent deletes exactly one
+ * succeeds; the others find it deleted (404). Its sessions stop working at once because every
+ * customer-portal operation reads the customer; its subscriptions are left as they are.
+ */
+export async function deleteCustomer(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  locator: CustomerLocator,
+  anonymize: boolean,
+): Promise<void> {
+  await changeCustomer(
+    deps,
+    principal,
+    locator,
+    (before, now) => deletedCustomer(before, now, anonymize),
+    (before, after) => deleteCustomerRecord(deps.table, before, after),
+  );
+}

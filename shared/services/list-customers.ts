@@ -1,0 +1,54 @@
+import { type CustomerSortField, listCustomerPage } from '../data/customers.ts';
+import { parseListSorting } from '../data/listing.ts';
+import { PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
+import { normalizeId } from '../domain/ids.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
+import type { ListCustomersQuery, ListResourceCustomer } from '../generated/api-types.ts';
+import type { Dependencies } from '../runtime.ts';
+import { pageWindow, pagination } from './paging.ts';
+import { presentCustomer } from './presenters.ts';
+
+/** Filters of the hosted service that no key of the customer list can answer. */
+const UNSUPPORTED = {
+  active: 'Filtering customers by active subscriptions is not supported.',
+  metadata: 'Filtering customers by metadata is not supported.',
+} as const;
+
+/**
+ * A page of the customers of the caller's organizations (or of those `organization_id` names among
+ * them: another organization's id matches nothing), sorted as asked, ties by ascending id.
+ */
+export async function listCustomers(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  query: ListCustomersQuery,
+): Promise<ListResourceCustomer> {
+  const refused = (Object.keys(UNSUPPORTED) as (keyof typeof UNSUPPORTED)[])
+    .filter((name) => query[name] !== undefined)
+    .map(
+      (name): ValidationIssue => ({
+        loc: ['query', name],
+        msg: UNSUPPORTED[name],
+        type: 'value_error',
+        input: query[name],
+      }),
+    );
+  if (refused.length > 0) throw new PolarRequestValidationError(refused);
+  const requested = query.organization_id?.map(normalizeId);
+  const organizations = requested
+    ? principal.organizationIds.filter((id) => requested.includes(id))
+    : principal.organizationIds;
+  const window = pageWindow(query);
+  const page = await listCustomerPage(
+    deps.table,
+    organizations,
+    {
+      ...(query.email !== undefined ? { email: query.email } : {}),
+      ...(query.query !== undefined ? { query: query.query } : {}),
+    },
+    parseListSorting<CustomerSortField>(query.sorting, ['-created_at']),
+    window.offset,
+    window.limit,
+  );
+  return { items: page.items.map(presentCustomer), pagination: pagination(page.total, window) };
+}
