@@ -180,8 +180,8 @@ export const keys = {
 export const GUARD_VALUE_MAX_BYTES = 512;
 
 /**
- * `<KIND>#<value>`, or for a value of more than `GUARD_VALUE_MAX_BYTES` bytes of UTF-8 (320 accented
- * characters of an e-mail address are 640) `<KIND>%<SHA-256 of the value>`: another separator, so that
+ * `<KIND>#<value>`, or for a value of more than `GUARD_VALUE_MAX_BYTES` bytes of UTF-8 (an e-mail
+ * address of 320 emoji is 1280) `<KIND>%<SHA-256 of the value>`: another separator, so that
  * no value kept as it is can take a hashed value's key.
  */
 function guardSortKey(kind: string, value: string): string {
