@@ -18,6 +18,8 @@ import {
   createUser,
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
+import { customerListing } from '#shared/data/customers.ts';
+import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
 import { indexNames, keys } from '#shared/data/table.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
@@ -322,6 +324,9 @@ const faultOps = {
           const customer = guard ? await get(keys.customer(guard.customer_id as string)) : undefined;
           expect(Boolean(external)).toBe(Boolean(guard));
           expect(Boolean(customer)).toBe(Boolean(guard));
+          // And its list entries with them.
+          const entries = await customerEntries(textKeyPrefix('email', email, 'equals'));
+          expect(entries.length).toBe(guard ? 1 : 0);
           countFor(outcome, guard ? 1 : 0);
           if (reply.status === 201) expect(guard?.customer_id).toBe(reply.body.id);
         },
@@ -342,7 +347,93 @@ const faultOps = {
       };
     },
   },
+  'list-customers': {
+    success: 200,
+    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: '/v1/customers/?limit=2&sorting=email',
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.items).toHaveLength(2);
+        },
+      };
+    },
+  },
+  'get-customer-external': {
+    success: 200,
+    calls: ['GetItemCommand', 'QueryCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: `/v1/customers/external/${world.demo.customer_external_id}`,
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.id).toBe(world.demo.customer_id);
+        },
+      };
+    },
+  },
+  'update-customer': customerChangeFault('PATCH', 'id'),
+  'update-customer-external': customerChangeFault('PATCH', 'external'),
+  'delete-customer': customerChangeFault('DELETE', 'id'),
+  'delete-customer-external': customerChangeFault('DELETE', 'external'),
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
+
+/** The demo organization's customer list entries in one key range. */
+const customerEntries = (prefix: string) =>
+  readRange(world.table, customerListing, world.demo.organization_id, prefix);
+
+/**
+ * A change (a new e-mail address and name) or a delete of a fresh customer, by id or by external id:
+ * the customer's read, then one transaction. The item, both e-mail guards and the list entries show
+ * the change together or not at all.
+ */
+function customerChangeFault(
+  method: 'PATCH' | 'DELETE',
+  by: 'id' | 'external',
+): Omit<FaultOp, 'operationId'> {
+  return {
+    success: method === 'PATCH' ? 200 : 204,
+    calls: ['GetItemCommand', by === 'id' ? 'GetItemCommand' : 'QueryCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const email = `faults+${crypto.randomUUID()}@x.example`;
+      const next = `moved+${crypto.randomUUID()}@x.example`;
+      const externalId = `faults-${crypto.randomUUID()}`;
+      const created = await world.call('POST', '/v1/customers/', {
+        token: world.demo.personal_access_token,
+        body: { email, name: 'Before', external_id: externalId },
+      });
+      const id = created.body.id as string;
+      return {
+        method,
+        url: by === 'id' ? `/v1/customers/${id}` : `/v1/customers/external/${externalId}`,
+        token: world.demo.personal_access_token,
+        ...(method === 'PATCH' ? { body: { email: next, name: 'After' } } : {}),
+        async verify(_, outcome) {
+          const item = await get(keys.customer(id));
+          const oldGuard = await get(keys.customerEmail(world.demo.organization_id, email));
+          const newGuard = await get(keys.customerEmail(world.demo.organization_id, next));
+          const external = await get(keys.customerExternalId(world.demo.organization_id, externalId));
+          const entries = (await customerEntries('name#')).filter((entry) => entry.id === id);
+          const changed = method === 'PATCH' ? item?.name === 'After' : item?.deleted_at !== null;
+          expect(Boolean(oldGuard)).toBe(!changed);
+          expect(Boolean(external)).toBe(method === 'PATCH' || !changed);
+          if (method === 'PATCH') {
+            expect(Boolean(newGuard)).toBe(changed);
+            expect(entries.map((entry) => [entry.name, entry.email])).toEqual([
+              changed ? ['After', next] : ['Before', email],
+            ]);
+          } else {
+            expect(entries).toHaveLength(changed ? 0 : 1);
+          }
+          countFor(outcome, changed ? 1 : 0);
+        },
+      };
+    },
+  };
+}
 
 /**
  * A lifecycle change of a fresh subscription: the read, the embedded customer and product, then the
@@ -545,7 +636,8 @@ describe('fault injection at the DynamoDB client', () => {
     );
     expect(failures, `${failures.length} of ${all.length} cases failed`).toEqual([]);
     expect(all.length).toBeGreaterThanOrEqual(100);
-  }, 60_000);
+    // About 2 s per operation on a 2-core machine shared by the whole suite: room for more operations.
+  }, 180_000);
 
   it('a transaction conflicting twice in a row is sent a third time, then succeeds', async () => {
     const op = opNamed('create-subscription');

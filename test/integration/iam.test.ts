@@ -50,6 +50,24 @@ async function freshSubscription(world: World): Promise<string> {
   return reply.body.id;
 }
 
+/** A fresh customer through Create Customer (its own function and policy), with an external id or none. */
+async function freshCustomer(
+  world: World,
+  withExternalId = true,
+): Promise<{ id: string; externalId: string }> {
+  const externalId = `iam-${randomUUID()}`;
+  const reply = await world.call('POST', '/v1/customers/', {
+    token: world.demo.personal_access_token,
+    body: {
+      email: `iam-${randomUUID()}@example.com`,
+      name: 'IAM',
+      ...(withExternalId ? { external_id: externalId } : {}),
+    },
+  });
+  if (reply.status !== 201) throw new Error(`Create Customer answered ${reply.status}`);
+  return { id: reply.body.id, externalId };
+}
+
 /** A fresh client through Create Client (its own function and policy): RFC 7592 scenarios start from it. */
 async function registerClient(
   world: World,
@@ -251,6 +269,63 @@ const scenarios = {
       step('a customer', await get(world.demo.customer_id), 200),
       step('an unknown customer', await get(randomUUID()), 404),
     ];
+  },
+  'list-customers': async (world) => {
+    const list = (query: string) =>
+      world.call('GET', `/v1/customers/${query}`, { token: world.demo.personal_access_token });
+    return [
+      step('a page', await list('?limit=2&sorting=name'), 200),
+      step('by e-mail address', await list('?email=ada@customer.example'), 200),
+      step('by query', await list('?query=a'), 200),
+    ];
+  },
+  'get-customer-external': async (world) => {
+    const get = (externalId: string) =>
+      world.call('GET', `/v1/customers/external/${externalId}`, { token: world.demo.personal_access_token });
+    return [
+      step('a customer', await get(DEMO_CUSTOMER_EXTERNAL_ID), 200),
+      step('an unknown external id', await get(randomUUID()), 404),
+    ];
+  },
+  'update-customer': async (world) => {
+    const { id } = await freshCustomer(world, false);
+    // A new e-mail address (one guard released, one taken), a first external id (a guard taken), a
+    // new name (entries moved).
+    const changed = await world.call('PATCH', `/v1/customers/${id}`, {
+      token: world.demo.personal_access_token,
+      body: {
+        name: 'IAM renamed',
+        email: `iam-moved-${randomUUID()}@example.com`,
+        external_id: `iam-${randomUUID()}`,
+      },
+    });
+    return [step('change e-mail, name and external id', changed, 200)];
+  },
+  'update-customer-external': async (world) => {
+    const { externalId } = await freshCustomer(world);
+    const changed = await world.call('PATCH', `/v1/customers/external/${externalId}`, {
+      token: world.demo.personal_access_token,
+      body: { name: 'IAM renamed', email: `iam-moved-${randomUUID()}@example.com` },
+    });
+    return [step('change e-mail and name', changed, 200)];
+  },
+  'delete-customer': async (world) => {
+    const { id } = await freshCustomer(world);
+    const remove = () =>
+      world.call('DELETE', `/v1/customers/${id}`, { token: world.demo.personal_access_token });
+    const first = await remove();
+    const second = await remove();
+    return [step('delete', first, 204), step('delete again', second, 404)];
+  },
+  'delete-customer-external': async (world) => {
+    const { externalId } = await freshCustomer(world);
+    const remove = () =>
+      world.call('DELETE', `/v1/customers/external/${externalId}`, {
+        token: world.demo.personal_access_token,
+      });
+    const first = await remove();
+    const second = await remove();
+    return [step('delete', first, 204), step('delete again', second, 404)];
   },
 } satisfies Record<OperationName, Scenario>;
 

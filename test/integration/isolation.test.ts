@@ -30,6 +30,9 @@ let bothOrgsPat: string;
 let noOrgPat: string;
 let deletedProductId: string;
 let deletedCustomerId: string;
+/** External ids: of a customer deleted through the API, of a customer of the other organization. */
+let deletedExternalId: string;
+let foreignExternalId: string;
 let deletedEndpointId: string;
 let otherDeletedEndpointId: string;
 const sessions: { customerId: string; token: string }[] = [];
@@ -55,12 +58,23 @@ beforeAll(async () => {
   });
   await softDelete(world.table, keys.product(product.id));
   deletedProductId = product.id;
+  deletedExternalId = `gone-${randomUUID()}`;
   const customer = await createCustomer(admin, {
     organizationId: demo.organization_id,
     email: 'gone@x.example',
+    externalId: deletedExternalId,
   });
-  await softDelete(world.table, keys.customer(customer.id));
+  const deleted = await world.call('DELETE', `/v1/customers/${customer.id}`, {
+    token: demo.personal_access_token,
+  });
+  if (deleted.status !== 204) throw new Error(`Delete Customer answered ${deleted.status}`);
   deletedCustomerId = customer.id;
+  foreignExternalId = `theirs-${randomUUID()}`;
+  await createCustomer(admin, {
+    organizationId: demo.other_organization.organization_id,
+    email: 'theirs@x.example',
+    externalId: foreignExternalId,
+  });
   for (const [organizationId, assign] of [
     [demo.organization_id, (id: string) => (deletedEndpointId = id)],
     [demo.other_organization.organization_id, (id: string) => (otherDeletedEndpointId = id)],
@@ -269,6 +283,30 @@ describe('List Wallets: a session sees its own customer only', () => {
   });
 });
 
+describe('List Customers: filters naming another tenant find what unknown values find: nothing', () => {
+  it('organization_id, e-mail address and external id of another organization', async () => {
+    const list = (query: string) =>
+      world.call('GET', `/v1/customers/?${query}`, { token: world.demo.personal_access_token });
+    const baseline = await list(`organization_id=${randomUUID()}`);
+    expect(baseline.body).toEqual({ items: [], pagination: { total_count: 0, max_page: 0 } });
+    for (const query of [
+      `organization_id=${world.demo.other_organization.organization_id}`,
+      'email=theirs@x.example',
+      `email=${encodeURIComponent('nobody@x.example')}`,
+      `query=${foreignExternalId}`,
+      'query=theirs',
+      `query=${deletedExternalId}`,
+    ]) {
+      expectIndistinguishable(await list(query), baseline, [], []);
+    }
+    // Its own member sees them.
+    const theirs = await world.call('GET', '/v1/customers/?email=theirs@x.example', {
+      token: world.demo.other_organization.personal_access_token,
+    });
+    expect(theirs.body.pagination.total_count).toBe(1);
+  });
+});
+
 /**
  * The matrix: every operation that names a resource by id is probed with ids of another tenant (or,
  * for the portal, another customer) and of deleted items, each answered exactly like an unknown id.
@@ -429,7 +467,46 @@ const isolationMatrix = {
     ],
     send: (id) => world.call('GET', `/v1/customers/${id}`, { token: world.demo.personal_access_token }),
   },
+  'list-customers': {
+    namesNoResource:
+      'a list names no resource (a filter naming another tenant finds nothing): see the List Customers test above',
+  },
+  'get-customer-external': externalIdRow('GET'),
+  'update-customer': customerRow('PATCH'),
+  'update-customer-external': externalIdRow('PATCH'),
+  'delete-customer': customerRow('DELETE'),
+  'delete-customer-external': externalIdRow('DELETE'),
 } satisfies Record<OperationName, Row>;
+
+/** A change or delete by id: another organization's customer and a deleted one answer as unknown. */
+function customerRow(method: 'PATCH' | 'DELETE'): Probe {
+  return {
+    ids: async () => [
+      ['customer of another organization', world.demo.other_organization.customer_id],
+      ['deleted customer', deletedCustomerId],
+    ],
+    send: (id) =>
+      world.call(method, `/v1/customers/${id}`, {
+        token: world.demo.personal_access_token,
+        ...(method === 'PATCH' ? { body: { name: 'isolation' } } : {}),
+      }),
+  };
+}
+
+/** By external id: another organization's customer's and a deleted customer's answer as unknown ones. */
+function externalIdRow(method: 'GET' | 'PATCH' | 'DELETE'): Probe {
+  return {
+    ids: async () => [
+      ['external id of another organization’s customer', foreignExternalId],
+      ['external id of a deleted customer', deletedExternalId],
+    ],
+    send: (id) =>
+      world.call(method, `/v1/customers/external/${encodeURIComponent(id)}`, {
+        token: world.demo.personal_access_token,
+        ...(method === 'PATCH' ? { body: { name: 'isolation' } } : {}),
+      }),
+  };
+}
 
 describe('the isolation matrix: every operation, foreign and deleted ids answered as unknown ones', () => {
   it.each(operations.map((op) => [op.name, isolationMatrix[op.name] as Row] as const))(
