@@ -44,7 +44,8 @@ export const customerListing: Listing<CustomerEntry, CustomerSortField | 'extern
   },
 };
 
-function entryOf(customer: CustomerState): CustomerEntry {
+/** What a customer's list entries hold (also the bench fixture's, built like the API's). */
+export function customerEntry(customer: CustomerState): CustomerEntry {
   const { wallet_count: _internal, ...state } = customer as CustomerRecord;
   return { ...state, metadata: JSON.stringify(customer.metadata) };
 }
@@ -210,7 +211,7 @@ export async function insertCustomer(table: Table, customer: CustomerRecord): Pr
       },
     },
     ...guardWrites(table, undefined, customer),
-    ...entries(listedWrites(table, customerListing, entryOf(customer))),
+    ...entries(listedWrites(table, customerListing, customerEntry(customer))),
   ]);
 }
 
@@ -223,7 +224,7 @@ export async function updateCustomerRecord(
   await write(table, [
     customerUpdate(table, before, after),
     ...guardWrites(table, before, after),
-    ...entries(relistedWrites(table, customerListing, entryOf(before), entryOf(after))),
+    ...entries(relistedWrites(table, customerListing, customerEntry(before), customerEntry(after))),
   ]);
 }
 
@@ -236,7 +237,7 @@ export async function deleteCustomerRecord(
   await write(table, [
     customerUpdate(table, before, after),
     ...guardWrites(table, before, after),
-    ...entries(delistedWrites(table, customerListing, entryOf(before))),
+    ...entries(delistedWrites(table, customerListing, customerEntry(before))),
   ]);
 }
 

@@ -58,6 +58,17 @@ const createSubscription = (world: LocalWorld, key?: string) =>
 
 const endpointsToDelete: string[] = [];
 const subscriptionsToChange: string[] = [];
+const customersToChange: { id: string; externalId: string }[] = [];
+
+/** A customer to change or delete, through Create Customer (not counted: a `prepare` step). */
+async function freshCustomer(world: LocalWorld, i: number): Promise<{ id: string; externalId: string }> {
+  const externalId = `bench-change-${run}-${i}-${Math.random().toString(36).slice(2)}`;
+  const reply = await world.call('create-customer', 'POST', '/v1/customers/', {
+    token: world.demo.personal_access_token,
+    body: { email: `${externalId}@example.com`, name: 'Bench', external_id: externalId },
+  });
+  return { id: JSON.parse(reply.body ?? '{}').id, externalId };
+}
 
 /** A fresh client per repetition (RFC 7592 cases), registered outside the measured request. */
 const registrations: { client_id: string; registration_access_token: string }[] = [];
@@ -262,6 +273,112 @@ const CASES: Case[] = [
       world.call('get-customer', 'GET', `/v1/customers/${world.demo.customer_id}`, {
         token: world.demo.personal_access_token,
       }),
+  },
+  {
+    key: 'list-customers',
+    label: 'List Customers (a page of 10)',
+    operation: 'list-customers',
+    status: 200,
+    target: 3,
+    send: (world) =>
+      world.call('list-customers', 'GET', '/v1/customers/?limit=10&sorting=email', {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'list-customers-query',
+    label: 'List Customers (query: name or e-mail prefix, external id)',
+    operation: 'list-customers',
+    status: 200,
+    target: 4,
+    send: (world) =>
+      world.call('list-customers', 'GET', '/v1/customers/?query=ada', {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'get-customer-external',
+    label: 'Get Customer by external id',
+    operation: 'get-customer-external',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call(
+        'get-customer-external',
+        'GET',
+        `/v1/customers/external/${world.demo.customer_external_id}`,
+        {
+          token: world.demo.personal_access_token,
+        },
+      ),
+  },
+  {
+    key: 'update-customer',
+    label: 'Update Customer (new e-mail address and name)',
+    operation: 'update-customer',
+    status: 200,
+    target: 3,
+    prepare: async (world, i) => {
+      customersToChange[i] = await freshCustomer(world, i);
+    },
+    send: (world, i) =>
+      world.call('update-customer', 'PATCH', `/v1/customers/${customersToChange[i]?.id}`, {
+        token: world.demo.personal_access_token,
+        body: { email: `bench-moved+${run}-${i}@example.com`, name: 'Moved' },
+      }),
+  },
+  {
+    key: 'update-customer-external',
+    label: 'Update Customer by external id',
+    operation: 'update-customer-external',
+    status: 200,
+    target: 3,
+    prepare: async (world, i) => {
+      customersToChange[i] = await freshCustomer(world, i);
+    },
+    send: (world, i) =>
+      world.call(
+        'update-customer-external',
+        'PATCH',
+        `/v1/customers/external/${customersToChange[i]?.externalId}`,
+        {
+          token: world.demo.personal_access_token,
+          body: { name: 'Renamed' },
+        },
+      ),
+  },
+  {
+    key: 'delete-customer',
+    label: 'Delete Customer',
+    operation: 'delete-customer',
+    status: 204,
+    target: 3,
+    prepare: async (world, i) => {
+      customersToChange[i] = await freshCustomer(world, i);
+    },
+    send: (world, i) =>
+      world.call('delete-customer', 'DELETE', `/v1/customers/${customersToChange[i]?.id}`, {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'delete-customer-external',
+    label: 'Delete Customer by external id',
+    operation: 'delete-customer-external',
+    status: 204,
+    target: 3,
+    prepare: async (world, i) => {
+      customersToChange[i] = await freshCustomer(world, i);
+    },
+    send: (world, i) =>
+      world.call(
+        'delete-customer-external',
+        'DELETE',
+        `/v1/customers/external/${customersToChange[i]?.externalId}`,
+        {
+          token: world.demo.personal_access_token,
+        },
+      ),
   },
   {
     key: 'delete-unknown',

@@ -85,13 +85,20 @@ export class FakeTable {
         return { Responses: responses, UnprocessedKeys: {} };
       }
       case 'Query': {
-        if (input.KeyConditionExpression !== 'PK = :pk') {
+        // `PK = :pk`, optionally `AND begins_with(SK, :prefix)` (the organization lists).
+        const condition = /^PK = :pk(?: AND begins_with\(SK, (:\w+)\))?$/.exec(
+          String(input.KeyConditionExpression),
+        );
+        if (!condition) {
           throw new Error(`fake table: unsupported query ${String(input.KeyConditionExpression)}`);
         }
-        const pk = (input.ExpressionAttributeValues as Item)[':pk'] as string;
+        const values = input.ExpressionAttributeValues as Item;
+        const pk = values[':pk'] as string;
+        const prefix = condition[1] === undefined ? '' : String(values[condition[1]]);
         const index = input.IndexName as string | undefined;
         const sortKey = index ? (indexSortKey.get(index) as string) : attr.sk;
         let list = this.partition(pk, index);
+        if (prefix) list = list.filter((stored) => String(stored[sortKey]).startsWith(prefix));
         if (input.ScanIndexForward === false) list = [...list].reverse();
         let start = 0;
         const after = input.ExclusiveStartKey as Item | undefined;

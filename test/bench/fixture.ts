@@ -17,7 +17,9 @@ import {
   type WalletRecord,
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
-import { gsi1, keys, walletSortKeys } from '#shared/data/table.ts';
+import { customerEntry, customerListing } from '#shared/data/customers.ts';
+import { countShard, listedWrites } from '#shared/data/listing.ts';
+import { gsi1, keys, listKeys, walletSortKeys } from '#shared/data/table.ts';
 import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
@@ -46,6 +48,8 @@ export const CLIENT_REGISTRATION = {
   default_sub_type: 'organization',
 } as const;
 export const SESSION = `polar_cst_${'C'.repeat(48)}`;
+/** The fixture customer's external id. */
+const EXTERNAL_ID = 'bench-ada';
 
 const at = (minutesAgo: number) => new Date(Date.UTC(2026, 0, 1) - minutesAgo * 60_000).toISOString();
 const FAR_FUTURE = '2999-01-01T00:00:00.000Z';
@@ -98,7 +102,7 @@ export function fixtureItems(): Record<string, unknown>[] {
     created_at: at(8_000),
     modified_at: null,
     metadata: {},
-    external_id: null,
+    external_id: EXTERNAL_ID,
     email: 'ada@example.com',
     email_verified: false,
     type: 'individual',
@@ -159,7 +163,15 @@ export function fixtureItems(): Record<string, unknown>[] {
     created_at: at(120 - i),
     modified_at: null,
   }));
+  // The customer's entries in its organization's list and the list's count, as Create Customer writes them.
+  const entries = listedWrites(
+    { name: 'bench', doc: undefined as never },
+    customerListing,
+    customerEntry(customer),
+  ).flatMap((write) => ('Put' in write ? [write.Put.Item] : []));
   return [
+    ...entries,
+    { ...listKeys.count('customerList', ORG, countShard(CUSTOMER)), entry_count: 1 },
     item(keys.organization(ORG), 'organization', organization),
     item(
       {
@@ -361,6 +373,38 @@ const cases = {
     label: 'Get Customer',
     status: 200,
     event: () => buildEvent('GET', `/v1/customers/${CUSTOMER}`, { token: PAT }),
+  },
+  'list-customers': {
+    label: 'List Customers',
+    status: 200,
+    event: () => buildEvent('GET', '/v1/customers/?limit=10', { token: PAT }),
+  },
+  'get-customer-external': {
+    label: 'Get Customer by external id',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/customers/external/${EXTERNAL_ID}`, { token: PAT }),
+  },
+  // The fake table applies no write: each run changes, or deletes, the same live customer.
+  'update-customer': {
+    label: 'Update Customer',
+    status: 200,
+    event: () => buildEvent('PATCH', `/v1/customers/${CUSTOMER}`, { token: PAT, body: { name: 'Ada L.' } }),
+  },
+  'update-customer-external': {
+    label: 'Update Customer by external id',
+    status: 200,
+    event: () =>
+      buildEvent('PATCH', `/v1/customers/external/${EXTERNAL_ID}`, { token: PAT, body: { name: 'Ada L.' } }),
+  },
+  'delete-customer': {
+    label: 'Delete Customer',
+    status: 204,
+    event: () => buildEvent('DELETE', `/v1/customers/${CUSTOMER}`, { token: PAT }),
+  },
+  'delete-customer-external': {
+    label: 'Delete Customer by external id',
+    status: 204,
+    event: () => buildEvent('DELETE', `/v1/customers/external/${EXTERNAL_ID}`, { token: PAT }),
   },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 

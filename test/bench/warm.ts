@@ -10,7 +10,7 @@ import { findOAuthClient } from '#shared/data/oauth-clients.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import type { CustomerPrincipal, RegistrationPrincipal, UserPrincipal } from '#shared/domain/principals.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import { listWalletsQueryShape } from '#shared/generated/validators.js';
+import { listCustomersQueryShape, listWalletsQueryShape } from '#shared/generated/validators.js';
 import { parseQuery } from '#shared/http/query.ts';
 import { json, noContent } from '#shared/http/responses.ts';
 import type { OperationName } from '#shared/operations.ts';
@@ -20,12 +20,15 @@ import { createClient } from '#shared/services/create-client.ts';
 import { createCustomer } from '#shared/services/create-customer.ts';
 import { createCustomerSession } from '#shared/services/create-customer-session.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
+import { deleteCustomer } from '#shared/services/delete-customer.ts';
 import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
 import { getCustomer } from '#shared/services/get-customer.ts';
 import { getProduct } from '#shared/services/get-product.ts';
 import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
+import { listCustomers } from '#shared/services/list-customers.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
+import { updateCustomer } from '#shared/services/update-customer.ts';
 import { changeSubscription, lifecycleChangeOf } from '#shared/services/update-subscription.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
 import {
@@ -156,7 +159,44 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
     case 'get-customer':
       return async (event) => {
         await findToken(deps.table, PAT_HASH);
-        return json(200, await getCustomer(deps, user, event.pathParameters?.id as string));
+        return json(200, await getCustomer(deps, user, { id: event.pathParameters?.id as string }));
+      };
+    case 'list-customers':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        const query = parseQuery(event.rawQueryString ?? '', listCustomersQueryShape);
+        return json(200, await listCustomers(deps, user, query));
+      };
+    case 'get-customer-external':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await getCustomer(deps, user, externalLocator(event)));
+      };
+    case 'update-customer':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        const body = JSON.parse(event.body ?? '{}');
+        return json(200, await updateCustomer(deps, user, { id: event.pathParameters?.id as string }, body));
+      };
+    case 'update-customer-external':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(
+          200,
+          await updateCustomer(deps, user, externalLocator(event), JSON.parse(event.body ?? '{}')),
+        );
+      };
+    case 'delete-customer':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        await deleteCustomer(deps, user, { id: event.pathParameters?.id as string }, false);
+        return noContent();
+      };
+    case 'delete-customer-external':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        await deleteCustomer(deps, user, externalLocator(event), false);
+        return noContent();
       };
     case 'get-client':
       return async () => json(200, getClient(await registrant(deps), { baseUrl: 'https://bench' }));
@@ -176,6 +216,10 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
       };
   }
 }
+
+const externalLocator = (event: APIGatewayProxyEventV2) => ({
+  externalId: event.pathParameters?.external_id as string,
+});
 
 /** A fresh copy per invocation: the JSON body parser replaces `event.body` with the parsed value. */
 const copy = (event: APIGatewayProxyEventV2): APIGatewayProxyEventV2 => ({

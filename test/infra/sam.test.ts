@@ -491,6 +491,43 @@ const sampleInvocations = {
     status: 200,
     check: (reply: HttpReply) => expect(reply.body).toMatchObject({ id: demo.customer_id }),
   },
+  'list-customers': {
+    what: 'the first two customers of the demo organization by e-mail address',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect((reply.body as { items: { email: string }[] }).items.map((c) => c.email)).toEqual([
+        'ada@customer.example',
+        'big@customer.example',
+      ]),
+  },
+  'get-customer-external': {
+    what: 'the demo customer, by its external id',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({ id: demo.customer_id, external_id: demo.customer_external_id }),
+  },
+  'update-customer': {
+    what: 'the second demo customer, renamed',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({ id: demo.second_customer_id, name: 'Grace Hopper', locale: 'en' }),
+  },
+  'update-customer-external': {
+    what: 'the demo customer, its metadata replaced, by its external id',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({ id: demo.customer_id, metadata: { source: 'sam-local' } }),
+  },
+  'delete-customer': {
+    what: '204: the second demo customer deleted',
+    status: 204,
+    check: (reply: HttpReply) => expect(reply.text).toBe(''),
+  },
+  'delete-customer-external': {
+    what: "204: the create-customer sample's customer (external id sam-local-1) deleted and anonymized",
+    status: 204,
+    check: (reply: HttpReply) => expect(reply.text).toBe(''),
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {

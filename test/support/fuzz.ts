@@ -25,7 +25,10 @@ import {
 import { DEMO_CUSTOMER_EXTERNAL_ID, type DemoData } from '#scripts/local/seed.ts';
 import { loadOpenApi } from '#scripts/openapi.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
-import { keys } from '#shared/data/table.ts';
+import { type CustomerState, customerEntry, customerListing } from '#shared/data/customers.ts';
+import { listedWrites } from '#shared/data/listing.ts';
+import { customerRecord } from '#shared/data/records.ts';
+import { keys, LIST_COUNT_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import type { UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
@@ -33,8 +36,9 @@ import { hashSecret } from '#shared/domain/secrets.ts';
 import type { OperationId } from '#shared/operations.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
+import { deleteCustomer } from '#shared/services/delete-customer.ts';
 import { expectDocumented } from './contract.ts';
-import { itemKey, softDelete } from './table-state.ts';
+import { itemKey, type TableDigest } from './table-state.ts';
 
 /** Every operation of the route table: `fuzzArbitraries` does not compile until each has its model. */
 export type { OperationId };
@@ -52,6 +56,17 @@ export interface FuzzContext {
   clients: { keep: RegisteredPair[]; deletable: RegisteredPair[] };
   /** Subscriptions to cancel and revoke: the demo organization's (`ours`) and one of the other's. */
   subscriptions: Map<string, Tenant>;
+  /**
+   * Customers of both organizations, each with an external id: `changeable` ones are read and
+   * changed (never deleted), `deletable` ones deleted (once each). The demo customers are neither.
+   */
+  customers: { changeable: PoolCustomer[]; deletable: PoolCustomer[] };
+}
+
+export interface PoolCustomer {
+  id: string;
+  externalId: string;
+  tenant: Tenant;
 }
 
 export interface RegisteredPair {
@@ -80,7 +95,6 @@ export async function fuzzContext(
     organizationId: demo.organization_id,
     email: `gone@${options.label}.example`,
   });
-  await softDelete(admin.table, keys.customer(gone.id));
   const otherCustomer = await getCustomer(admin.table, demo.other_organization.customer_id);
   if (!otherCustomer) throw new Error('demo data incomplete');
   const walletIdsOf = async (customerId: string) =>
@@ -142,7 +156,29 @@ export async function fuzzContext(
   // An address Create Customer cases find taken (TAKEN_EMAIL).
   await createCustomer(admin, { organizationId: demo.organization_id, email: 'taken@fuzz.example' });
   await subscribe('theirs');
+  // Deleted as Delete Customer deletes (its guards and list entries go with it).
+  await deleteCustomer({ table: admin.table, now: () => new Date() }, registrant, { id: gone.id }, false);
+  const pool = async (kind: string, tenant: Tenant, n: number): Promise<PoolCustomer[]> => {
+    const made: PoolCustomer[] = [];
+    for (let i = 0; i < n; i++) {
+      // External ids with characters a path must encode.
+      const externalId = `${options.label} ${kind}/${tenant}-${i}${i % 3 === 0 ? ' é😀%' : ''}`;
+      const customer = await createCustomer(admin, {
+        organizationId: tenant === 'ours' ? demo.organization_id : demo.other_organization.organization_id,
+        email: `${kind}-${tenant}-${i}@${options.label}.example`,
+        name: `Pool ${kind} ${i}`,
+        externalId,
+      });
+      made.push({ id: customer.id, externalId, tenant });
+    }
+    return made;
+  };
+  const customers = {
+    changeable: [...(await pool('keep', 'ours', 8)), ...(await pool('keep', 'theirs', 2))],
+    deletable: [...(await pool('gone', 'ours', options.endpoints)), ...(await pool('gone', 'theirs', 6))],
+  };
   return {
+    customers,
     demo,
     endpointPool,
     subscriptions,
@@ -2351,6 +2387,531 @@ function createCustomerArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     });
 }
 
+// ---------------------------------------------------------------------------------------------
+// List Customers
+// ---------------------------------------------------------------------------------------------
+
+const CUSTOMER_SORTS = ['created_at', '-created_at', 'email', '-email', 'name', '-name'];
+
+interface ListedCustomer {
+  id: string;
+  created_at: string;
+  email: string | null;
+  name: string | null;
+  external_id: string | null;
+  organization_id: string;
+}
+
+/** The order, from its definition: lowercase code points, nulls last, then ascending id. */
+function customerOrder(sorting: string[]) {
+  const points = (t: string) => [...t.toLowerCase()].map((c) => c.codePointAt(0) ?? 0);
+  const text = (a: string, b: string) => {
+    const [x, y] = [points(a), points(b)];
+    for (let i = 0; i < Math.min(x.length, y.length); i++)
+      if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
+    return x.length - y.length;
+  };
+  // A later value for a field already given changes nothing.
+  const criteria: [string, boolean][] = [];
+  for (const value of sorting) {
+    const field = value.replace(/^-/, '');
+    if (!criteria.some(([f]) => f === field)) criteria.push([field, value.startsWith('-')]);
+  }
+  return (a: ListedCustomer, b: ListedCustomer): number => {
+    for (const [field, descending] of criteria) {
+      const [x, y] = [a[field as keyof ListedCustomer], b[field as keyof ListedCustomer]];
+      let diff: number;
+      if (x === null || y === null) diff = x === y ? 0 : x === null ? 1 : -1;
+      else if (field === 'created_at') diff = Date.parse(x) - Date.parse(y);
+      else diff = text(x, y);
+      if (diff !== 0) return descending ? -diff : diff;
+    }
+    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  };
+}
+
+function listCustomersArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const { demo } = ctx;
+  const organizations = { ours: demo.organization_id, theirs: demo.other_organization.organization_id };
+  const filterValue = fc.oneof(
+    fc.constantFrom(
+      'ada@customer.example',
+      'ADA@customer.example',
+      'eve@other.example',
+      'taken@fuzz.example',
+    ),
+    fc.constantFrom('a', 'Ada', 'pool', 'keep-', 'gone-ours', 'crm-ada-001', 'fuzz keep/ours-0 é😀%'),
+    text(0, 12),
+  );
+  const param = fc.oneof(
+    { weight: 3, arbitrary: fc.tuple(fc.constant('page'), intRaw) },
+    { weight: 3, arbitrary: fc.tuple(fc.constant('limit'), intRaw) },
+    {
+      weight: 4,
+      arbitrary: fc.tuple(
+        fc.constant('sorting'),
+        fc.oneof(
+          { weight: 6, arbitrary: fc.constantFrom(...CUSTOMER_SORTS) },
+          { weight: 1, arbitrary: fc.constantFrom('balance', 'Name', '', '-', 'id') },
+        ),
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(
+        fc.constant('organization_id'),
+        fc.oneof(
+          fc.constantFrom(organizations.ours, organizations.theirs, organizations.ours.toUpperCase()),
+          fc.uuid({ version: 4 }),
+          fc.constantFrom('nope', ''),
+        ),
+      ),
+    },
+    { weight: 2, arbitrary: fc.tuple(fc.constant('email'), filterValue) },
+    { weight: 2, arbitrary: fc.tuple(fc.constant('query'), filterValue) },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.constantFrom('active', 'metadata[plan]'), fc.constantFrom('true', 'x')),
+    },
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('unknown', 'sort'), text(0, 6)) },
+  );
+  const encode = (value: string) => encodeURIComponent(toWellFormed(value));
+  return fc
+    .tuple(authArb(ctx, 'pat', true), fc.array(param, { maxLength: 6 }), fc.boolean())
+    .map(([auth, pairs, slash]): FuzzCase => {
+      const query = pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
+      const url = `${slash ? '/v1/customers/' : '/v1/customers'}${query ? `?${query}` : ''}`;
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = { method: 'GET' as const, url, headers };
+      const outcome = auth.outcome;
+      if (!passed(outcome)) {
+        return {
+          operationId: 'listCustomers',
+          request,
+          oracle: { statuses: [outcome.status], errors: outcome.errors },
+        };
+      }
+      const values = (name: string) => pairs.filter(([k]) => k === name).map(([, v]) => toWellFormed(v));
+      const last = (name: string) => values(name).at(-1);
+      const page =
+        last('page') === undefined
+          ? { valid: true as const, value: 1n }
+          : integerParameter(last('page') as string);
+      const limit =
+        last('limit') === undefined
+          ? { valid: true as const, value: 10n }
+          : integerParameter(last('limit') as string);
+      const sorting = values('sorting');
+      const orgIds = values('organization_id');
+      const email = last('email');
+      const search = last('query');
+      const schemaFaults = [
+        ...(page.valid ? [] : [['query', 'page']]),
+        ...(limit.valid ? [] : [['query', 'limit']]),
+        ...sorting.flatMap((v, i) => (CUSTOMER_SORTS.includes(v) ? [] : [['query', 'sorting', String(i)]])),
+        ...orgIds.flatMap((v, i) => (isUuid4(v) ? [] : [['query', 'organization_id', String(i)]])),
+        ...(email !== undefined && (codePoints(email) < 1 || codePoints(email) > 320)
+          ? [['query', 'email']]
+          : []),
+        ...(search !== undefined && (codePoints(search) < 1 || codePoints(search) > 320)
+          ? [['query', 'query']]
+          : []),
+        ...(last('active') !== undefined && !['true', 'false'].includes(last('active') as string)
+          ? [['query', 'active']]
+          : []),
+      ];
+      if (schemaFaults.length > 0) {
+        const oracle = requestValidation('query');
+        return {
+          operationId: 'listCustomers',
+          request,
+          oracle: {
+            ...oracle,
+            check: (reply) => {
+              oracle.check?.(reply);
+              const locs = (reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc);
+              for (const loc of schemaFaults) expect(locs).toContainEqual(loc);
+            },
+          },
+        };
+      }
+      const refused = [
+        ...(last('active') !== undefined ? ['active'] : []),
+        ...(values('metadata[plan]').length > 0 ? ['metadata'] : []),
+      ];
+      if (refused.length > 0) {
+        return {
+          operationId: 'listCustomers',
+          request,
+          oracle: {
+            statuses: [422],
+            errors: ['PolarRequestValidationError'],
+            check: (reply) =>
+              expect((reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc)).toEqual(
+                refused.map((name) => ['query', name]),
+              ),
+          },
+        };
+      }
+      const own = organizations[outcome.tenant];
+      const visible = orgIds.length === 0 || orgIds.some((id) => id.toLowerCase() === own);
+      const [pageNumber, limitNumber] = [page.valid ? page.value : 1n, limit.valid ? limit.value : 1n];
+      const effective = Number(limitNumber < 100n ? limitNumber : 100n);
+      const offset = (pageNumber - 1n) * BigInt(effective);
+      const order = customerOrder(sorting.length > 0 ? sorting : ['-created_at']);
+      return {
+        operationId: 'listCustomers',
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply) => {
+            const { items, pagination } = reply.body as {
+              items: ListedCustomer[];
+              pagination: { total_count: number; max_page: number };
+            };
+            const total = pagination.total_count;
+            if (!visible) expect(total).toBe(0);
+            expect(pagination.max_page).toBe(Math.ceil(total / effective));
+            const expected = offset >= BigInt(total) ? 0 : Math.min(effective, total - Number(offset));
+            expect(items).toHaveLength(expected);
+            for (const item of items) {
+              expect(item.organization_id).toBe(own);
+              if (email !== undefined) expect(item.email?.toLowerCase()).toBe(email.toLowerCase());
+              if (search !== undefined) {
+                const prefix = search.toLowerCase();
+                expect(
+                  item.name?.toLowerCase().startsWith(prefix) ||
+                    item.email?.toLowerCase().startsWith(prefix) ||
+                    item.external_id === search,
+                ).toBe(true);
+              }
+            }
+            for (let i = 1; i < items.length; i++) {
+              expect(order(items[i - 1] as ListedCustomer, items[i] as ListedCustomer)).toBeLessThan(0);
+            }
+          },
+        },
+      };
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Get, Update and Delete Customer, by id and by external id
+// ---------------------------------------------------------------------------------------------
+
+/** A customer named by id or external id, and who owns it (undefined: nobody, as far as a caller can tell). */
+interface Target {
+  ref: string;
+  owner?: Tenant;
+  /** The pool customer it names, if any. */
+  customer?: PoolCustomer;
+  /** A customer of the pool the generator targets (the others are only probed across tenants). */
+  targeted?: boolean;
+}
+
+const notFound: Oracle = {
+  statuses: [404],
+  check: (reply) => expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+};
+
+/** The path of a customer by id or external id (the id kept one opaque segment). */
+function customerUrl(by: 'id' | 'external', ref: string, slash: boolean, query = ''): string {
+  const base = by === 'id' ? '/v1/customers/' : '/v1/customers/external/';
+  return `${base}${encodeURIComponent(toWellFormed(ref))}${slash ? '/' : ''}${query}`;
+}
+
+/** External ids nobody has, with characters a path must encode. */
+const unknownExternalId = fc.oneof(
+  fc.noBias(fc.uuid()).map((id) => `nobody-${id}`),
+  fc.constantFrom('a/b', '%', '%2F', '..x', ' ', 'external', '😀', 'null', 'CRM-ADA-001'),
+  text(1, 12).filter((t) => toWellFormed(t).trim() !== '' && !/^\.+$/.test(toWellFormed(t))),
+);
+
+/** Targets: pool customers (`which`) by id or external id, the other pool's of another tenant, unknown ones, malformed ids. */
+function targetArb(ctx: FuzzContext, by: 'id' | 'external', which: PoolCustomer[]): fc.Arbitrary<Target> {
+  const named = fc.constantFrom(...which).map(
+    (customer): Target => ({
+      ref: by === 'id' ? customer.id : customer.externalId,
+      owner: customer.tenant,
+      customer,
+      targeted: true,
+    }),
+  );
+  const strangers = fc.constantFrom(...ctx.customers.changeable).map(
+    (customer): Target => ({
+      ref: by === 'id' ? customer.id : customer.externalId,
+      owner: customer.tenant,
+      customer,
+    }),
+  );
+  if (by === 'external') {
+    return fc.oneof(
+      { weight: 6, arbitrary: named },
+      { weight: 2, arbitrary: strangers },
+      { weight: 3, arbitrary: unknownExternalId.map((ref): Target => ({ ref })) },
+    );
+  }
+  return fc.oneof(
+    { weight: 6, arbitrary: named },
+    { weight: 1, arbitrary: named.map((t) => ({ ...t, ref: t.ref.toUpperCase() })) },
+    { weight: 2, arbitrary: strangers },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }).map((ref): Target => ({ ref })) },
+    { weight: 1, arbitrary: fc.constant<Target>({ ref: 'external' }) },
+    {
+      weight: 2,
+      arbitrary: badId
+        .filter(
+          (v): v is string => typeof v === 'string' && v.length > 0 && !/^\.+$/.test(v) && v !== 'external',
+        )
+        .map((ref): Target => ({ ref })),
+    },
+  );
+}
+
+/** Before the service: the path (`external` in place of an id is the other family's 404). */
+function pathVerdict(by: 'id' | 'external', target: Target): Oracle | undefined {
+  const sent = toWellFormed(target.ref);
+  if (by === 'id' && sent === 'external') return notFound;
+  if (by === 'id' && !isUuid4(sent)) return requestValidation('path', ['path', 'id']);
+  return undefined;
+}
+
+function getCustomerExternalArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(authArb(ctx, 'pat', true), targetArb(ctx, 'external', ctx.customers.changeable), fc.boolean())
+    .map(([auth, target, slash]): FuzzCase => {
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = { method: 'GET' as const, url: customerUrl('external', target.ref, slash), headers };
+      const outcome = auth.outcome;
+      if (!passed(outcome)) {
+        return {
+          operationId: 'getCustomerExternal',
+          request,
+          oracle: { statuses: [outcome.status], errors: outcome.errors },
+        };
+      }
+      if (target.owner !== outcome.tenant)
+        return { operationId: 'getCustomerExternal', request, oracle: notFound };
+      return {
+        operationId: 'getCustomerExternal',
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply) =>
+            expect(reply.body).toMatchObject({
+              id: target.customer?.id,
+              external_id: toWellFormed(target.ref),
+            }),
+        },
+      };
+    });
+}
+
+const LOCALE = /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/;
+const COUNTRIES = ['FR', 'US', 'DE'];
+
+/** A change as a client may write it; `external_id` is chosen against the target (see `updateCustomerArb`). */
+const customerChangeArb: fc.Arbitrary<Record<string, unknown>> = fc.record(
+  {
+    email: fc.oneof(
+      { weight: 8, arbitrary: freshEmail },
+      { weight: 2, arbitrary: fc.constantFrom(TAKEN_EMAIL, TAKEN_EMAIL.toUpperCase()) },
+      { weight: 2, arbitrary: fc.constantFrom('plain', 'a b@example.com', '', 'x'.repeat(400), null, 7) },
+    ),
+    name: fc.oneof(printable(1, 40), fc.constant(null), text(0, 20), fc.constant('x'.repeat(257))),
+    locale: fc.constantFrom('en', 'pt-BR', 'zh_Hant', null, 'english please', '', 'x'.repeat(40), 7),
+    metadata: metadataArb,
+    billing_address: fc.oneof(
+      fc.constant(null),
+      fc.record(
+        {
+          country: fc.constantFrom(...COUNTRIES, 'XX', 'fr', 7),
+          line1: fc.oneof(printable(0, 30), fc.constant(null), fc.constant('tab\there')),
+          city: fc.oneof(printable(1, 20), fc.constant('x'.repeat(257))),
+          state: fc.constant(null),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.constantFrom('FR', []),
+    ),
+    tax_id: fc.constantFrom(null, 'DE123456789', 'x'.repeat(65), 7),
+    type: fc.constantFrom('individual', null, 'team', 7),
+  },
+  { requiredKeys: [] },
+);
+
+const stringOk = (v: unknown, min: number, max: number) =>
+  typeof v === 'string' && codePoints(v) >= min && codePoints(v) <= max && !hasControl(v);
+
+/** An independent reading of CustomerUpdate (`byId`) or CustomerUpdateExternalID. */
+function changeSchemaValid(body: Record<string, unknown>, byId: boolean): boolean {
+  const has = (key: string) => Object.hasOwn(body, key);
+  const nullOr = (key: string, ok: (v: unknown) => boolean) =>
+    !has(key) || body[key] === null || ok(body[key]);
+  const address = body.billing_address;
+  return (
+    (!has('email') || (stringOk(body.email, 3, 320) && EMAIL.test(body.email as string))) &&
+    nullOr('name', (v) => stringOk(v, 1, 256)) &&
+    nullOr('locale', (v) => typeof v === 'string' && codePoints(v) <= 35 && LOCALE.test(v)) &&
+    (!has('metadata') || metadataValid(body.metadata)) &&
+    nullOr(
+      'billing_address',
+      () =>
+        isObject(address) &&
+        COUNTRIES.includes(address.country as string) &&
+        ['line1', 'line2', 'postal_code', 'city', 'state'].every(
+          (line) => address[line] === undefined || address[line] === null || stringOk(address[line], 0, 256),
+        ),
+    ) &&
+    nullOr('tax_id', (v) => typeof v === 'string' && codePoints(v) <= 64) &&
+    (!byId ||
+      (nullOr('external_id', (v) => stringOk(v, 1, 256)) && nullOr('type', (v) => v === 'individual')))
+  );
+}
+
+/**
+ * What a valid change of a live pool customer of the caller's answers. The customer's billing address
+ * may have been set by an earlier case, so resetting it is a 200 or the 422; concurrent changes of one
+ * customer may ask for a retry (409).
+ */
+function changeVerdict(target: Target, tenant: Tenant, body: Record<string, unknown>, byId: boolean): Oracle {
+  const refused: string[] = [];
+  if (typeof body.tax_id === 'string') refused.push('tax_id');
+  if (byId && body.external_id !== undefined && body.external_id !== target.customer?.externalId) {
+    refused.push('external_id');
+  }
+  const reset = body.billing_address === null;
+  const taken = typeof body.email === 'string' && body.email.toLowerCase() === TAKEN_EMAIL;
+  if (refused.length > 0) {
+    return {
+      statuses: [422],
+      errors: ['PolarRequestValidationError'],
+      check: (reply) => {
+        const locs = (reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc);
+        for (const field of refused) expect(locs).toContainEqual(['body', field]);
+      },
+    };
+  }
+  // Another organization may have given the address to one of its own customers in an earlier case.
+  if (taken && tenant === 'ours' && !reset) {
+    return {
+      statuses: [422],
+      errors: ['PolarRequestValidationError'],
+      check: (reply) =>
+        expect((reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc)).toEqual([
+          ['body', 'email'],
+        ]),
+    };
+  }
+  return {
+    statuses: [200, 409, ...(reset || taken ? [422] : [])],
+    check: (reply) => {
+      if (reply.status === 409) expect((reply.body as { error: string }).error).toBe('CustomerLocked');
+      if (reply.status !== 200) return;
+      const customer = reply.body as Record<string, unknown>;
+      expect(customer.id).toBe(target.customer?.id);
+      for (const field of ['email', 'name', 'locale'] as const) {
+        if (Object.hasOwn(body, field)) expect(customer[field]).toBe(body[field]);
+      }
+      expect(customer.external_id).toBe(target.customer?.externalId);
+    },
+  };
+}
+
+function updateCustomerArb(ctx: FuzzContext, by: 'id' | 'external'): fc.Arbitrary<FuzzCase> {
+  const operationId = by === 'id' ? 'updateCustomer' : 'updateCustomerExternal';
+  return fc.tuple(targetArb(ctx, by, ctx.customers.changeable), fc.boolean()).chain(([target, slash]) => {
+    const externalId = fc.oneof(
+      fc.constant(target.customer?.externalId ?? 'none'),
+      fc.constantFrom(null, '', 'tab\there', 'another-one'),
+    );
+    const value = fc
+      .tuple(customerChangeArb, fc.option(externalId, { nil: undefined, freq: 3 }))
+      .map(([change, ext]) => (ext === undefined ? change : { ...change, external_id: ext }));
+    return fc
+      .tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(value))
+      .map(([auth, type, body]): FuzzCase => {
+        const headers: Record<string, string> = {
+          ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+          ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+        };
+        const request = {
+          method: 'PATCH' as const,
+          url: customerUrl(by, target.ref, slash),
+          headers,
+          body: body.bytes ?? body.text,
+        };
+        const path = pathVerdict(by, target);
+        // The path is checked with the schema step, after parsing: a body that parses to something
+        // other than an object meets the path's fault first.
+        if (passed(auth.outcome) && type.json && path && parsesToNonObject(body)) {
+          return { operationId, request, oracle: path };
+        }
+        return {
+          operationId,
+          request,
+          oracle: postOracle(auth, type, body, (parsed, tenant) => {
+            if (path) return path;
+            const change = parsed as Record<string, unknown>;
+            if (!changeSchemaValid(change, by === 'id')) return requestValidation('body');
+            if (target.owner !== tenant) return notFound;
+            return changeVerdict(target, tenant, change, by === 'id');
+          }),
+        };
+      });
+  });
+}
+
+function deleteCustomerArb(ctx: FuzzContext, by: 'id' | 'external'): fc.Arbitrary<FuzzCase> {
+  const operationId = by === 'id' ? 'deleteCustomer' : 'deleteCustomerExternal';
+  const anonymize = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom('', '?anonymize=true', '?anonymize=false') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('?anonymize=yes', '?anonymize=1', '?anonymize=', '?anonymize=TRUE'),
+    },
+    { weight: 1, arbitrary: fc.constantFrom('?other=1', '?anonymize=true&anonymize=false') },
+  );
+  return (
+    fc
+      .tuple(authArb(ctx, 'pat', true), targetArb(ctx, by, ctx.customers.deletable), anonymize, fc.boolean())
+      // A caller never deletes a customer other operations' cases rely on: only deletable ones.
+      .filter(
+        ([auth, target]) =>
+          !(passed(auth.outcome) && target.owner === auth.outcome.tenant && !target.targeted),
+      )
+      .map(([auth, target, query, slash]): FuzzCase => {
+        const headers: Record<string, string> =
+          auth.header !== undefined ? { authorization: auth.header } : {};
+        const request = {
+          method: 'DELETE' as const,
+          url: customerUrl(by, target.ref, slash, query),
+          headers,
+        };
+        const outcome = auth.outcome;
+        if (!passed(outcome)) {
+          return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
+        }
+        const path = pathVerdict(by, target);
+        if (path) return { operationId, request, oracle: path };
+        const flag = new URLSearchParams(query).getAll('anonymize').at(-1);
+        if (flag !== undefined && flag !== 'true' && flag !== 'false') {
+          return { operationId, request, oracle: requestValidation('query', ['query', 'anonymize']) };
+        }
+        if (target.owner !== outcome.tenant || !target.customer)
+          return { operationId, request, oracle: notFound };
+        if (!target.targeted) throw new Error('a delete of a customer other cases rely on was generated');
+        // Deleted by this case, or already by an earlier one (checkDeletes counts them).
+        return {
+          operationId,
+          request,
+          oracle: { statuses: [204, 404] },
+          deletes: { id: target.customer.id, eligible: true },
+        };
+      })
+  );
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     createClient: clientArb(ctx),
@@ -2372,6 +2933,12 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
         [ctx.demo.other_organization.customer_id, 'theirs'],
       ]),
     ),
+    listCustomers: listCustomersArb(ctx),
+    getCustomerExternal: getCustomerExternalArb(ctx),
+    updateCustomer: updateCustomerArb(ctx, 'id'),
+    updateCustomerExternal: updateCustomerArb(ctx, 'external'),
+    deleteCustomer: deleteCustomerArb(ctx, 'id'),
+    deleteCustomerExternal: deleteCustomerArb(ctx, 'external'),
     getClient: registrationArb(ctx, 'getClient', ctx.clients.keep),
     updateClient: updateClientArb(ctx),
     deleteClient: registrationArb(ctx, 'deleteClient', ctx.clients.deletable),
@@ -2460,50 +3027,109 @@ export function checkReply(c: FuzzCase, reply: FuzzReply): void {
   }
 }
 
-/** Table items a successful answer was allowed to create or change. */
-/** What a successful request of each operation may write: the table's items it may add or change. */
-const touched: Record<OperationId, (c: FuzzCase, body: Record<string, string>, status: number) => string[]> =
-  {
-    createClient: (_, body, status) =>
-      status === 201 ? [itemKey(keys.oauthClient(body.client_id as string))] : [],
-    createSubscription: (_, body, status) =>
-      status === 201 ? [itemKey(keys.subscription(body.id as string))] : [],
-    listWallets: () => [],
-    deleteWebhookEndpoint: (c, _, status) =>
-      status === 204 && c.deletes ? [itemKey(keys.webhookEndpoint(c.deletes.id))] : [],
-    getWallet: () => [],
-    getProduct: () => [],
-    getClient: () => [],
-    getCustomer: () => [],
-    createCustomer: (_, body, status) =>
-      status === 201
-        ? [
-            itemKey(keys.customer(body.id as string)),
-            itemKey(keys.customerEmail(body.organization_id as string, body.email as string)),
-            ...(body.external_id
-              ? [itemKey(keys.customerExternalId(body.organization_id as string, body.external_id as string))]
-              : []),
-          ]
-        : [],
-    updateSubscription: (_, body, status) =>
-      status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
-    revokeSubscription: (_, body, status) =>
-      status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
-    updateClient: (c, _, status) =>
-      status === 200 ? [itemKey(keys.oauthClient(decodeURIComponent(registrationIdOf(c))))] : [],
-    deleteClient: (c, _, status) =>
-      status === 204 && c.deletes ? [itemKey(keys.oauthClient(c.deletes.id))] : [],
-    getSubscription: () => [],
-    createCustomerSession: (_, body, status) =>
-      status === 201 ? [itemKey(keys.token(hashSecret(body.token as string)))] : [],
-  };
+/** The items a customer in this state is written as: the item, its guards, its list entries and count shard. */
+function customerItemKeys(customer: CustomerState): string[] {
+  const writes = listedWrites(
+    { name: 'fuzz', doc: undefined as never },
+    customerListing,
+    customerEntry(customer),
+  );
+  return [
+    itemKey(keys.customer(customer.id)),
+    ...guardKeysOf(customer),
+    ...writes.map((write) =>
+      itemKey(
+        'Put' in write
+          ? (write.Put.Item as { PK: string; SK: string })
+          : 'Update' in write
+            ? write.Update.Key
+            : write.Delete.Key,
+      ),
+    ),
+  ];
+}
+
+const guardKeysOf = (customer: CustomerState): string[] => [
+  ...(customer.email ? [itemKey(keys.customerEmail(customer.organization_id, customer.email))] : []),
+  ...(customer.external_id
+    ? [itemKey(keys.customerExternalId(customer.organization_id, customer.external_id))]
+    : []),
+];
+
+/** A customer as the batch's "before" digest holds it (metadata as the JSON text it is kept as). */
+function customerBefore(before: TableDigest, id: string): CustomerState | undefined {
+  const text = before.items.get(itemKey(keys.customer(id)));
+  if (text === undefined) return undefined;
+  return customerRecord(JSON.parse(text));
+}
+
+/** What a successful request of each operation certainly writes: the table's items it adds, changes or removes. */
+const touched: Record<
+  OperationId,
+  (c: FuzzCase, body: Record<string, string>, status: number, before: TableDigest) => string[]
+> = {
+  createClient: (_, body, status) =>
+    status === 201 ? [itemKey(keys.oauthClient(body.client_id as string))] : [],
+  createSubscription: (_, body, status) =>
+    status === 201 ? [itemKey(keys.subscription(body.id as string))] : [],
+  listWallets: () => [],
+  deleteWebhookEndpoint: (c, _, status) =>
+    status === 204 && c.deletes ? [itemKey(keys.webhookEndpoint(c.deletes.id))] : [],
+  getWallet: () => [],
+  getProduct: () => [],
+  getClient: () => [],
+  getCustomer: () => [],
+  createCustomer: (_, body, status) =>
+    status === 201 ? customerItemKeys(body as unknown as CustomerState) : [],
+  listCustomers: () => [],
+  getCustomerExternal: () => [],
+  // A change writes the item (unless it changed nothing); its guards and entries may be written
+  // back as they were by the batch's other changes of it (see `mayTouch`).
+  updateCustomer: (_, body, status, before) =>
+    status === 200 && customerBefore(before, body.id as string)?.modified_at !== body.modified_at
+      ? [itemKey(keys.customer(body.id as string))]
+      : [],
+  updateCustomerExternal: (c, body, status, before) => touched.updateCustomer(c, body, status, before),
+  // Deletable customers change in no other way: the state before the batch is the one deleted.
+  deleteCustomer: (c, _, status, before) => {
+    const customer = status === 204 && c.deletes ? customerBefore(before, c.deletes.id) : undefined;
+    return customer ? customerItemKeys(customer) : [];
+  },
+  deleteCustomerExternal: (c, body, status, before) => touched.deleteCustomer(c, body, status, before),
+  updateSubscription: (_, body, status) =>
+    status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
+  revokeSubscription: (_, body, status) =>
+    status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
+  updateClient: (c, _, status) =>
+    status === 200 ? [itemKey(keys.oauthClient(decodeURIComponent(registrationIdOf(c))))] : [],
+  deleteClient: (c, _, status) =>
+    status === 204 && c.deletes ? [itemKey(keys.oauthClient(c.deletes.id))] : [],
+  getSubscription: () => [],
+  createCustomerSession: (_, body, status) =>
+    status === 201 ? [itemKey(keys.token(hashSecret(body.token as string)))] : [],
+};
 
 /** The client id of a registration request's path. */
 const registrationIdOf = (c: FuzzCase): string =>
   c.request.url.replace('/v1/oauth2/register/', '').replace(/\/$/, '');
 
-export function touchedKeys(c: FuzzCase, reply: FuzzReply): string[] {
-  return touched[c.operationId](c, reply.body as Record<string, string>, reply.status);
+export function touchedKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
+  return touched[c.operationId](c, reply.body as Record<string, string>, reply.status, before);
+}
+
+/**
+ * Items a successful request may write without a visible change once the batch is over: a customer's
+ * guards and list entries, which another change of the same customer in the batch may move again or
+ * write back. Allowed to differ, not required to.
+ */
+export function mayTouchKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
+  if (!['updateCustomer', 'updateCustomerExternal'].includes(c.operationId) || reply.status !== 200)
+    return [];
+  const after = reply.body as CustomerState;
+  const initial = customerBefore(before, after.id);
+  return [...customerItemKeys(after), ...(initial ? customerItemKeys(initial) : [])].filter(
+    (key) => !key.includes(LIST_COUNT_PREFIX),
+  );
 }
 
 /**
