@@ -442,3 +442,60 @@ describe('Create and Get Customer (POST /v1/customers/, GET /v1/customers/{id})'
     expect(read.id).toBe(created.id);
   });
 });
+
+describe('List, Get by external id, Update and Delete Customer', () => {
+  it('customers.list pages through its PageIterator in the order of one large page', async () => {
+    for (let i = 0; i < 4; i++) {
+      await polar.customers.create({
+        email: `sdk-v0-list-${i}-${Date.now()}@example.com`,
+        name: `V0 list ${i}`,
+      });
+    }
+    const pagesOf = async (limit: number) => {
+      const items: { id: string }[] = [];
+      for await (const page of await polar.customers.list({ limit, sorting: ['name', '-created_at'] })) {
+        items.push(...page.result.items);
+      }
+      return items.map((c) => c.id);
+    };
+    const whole = await pagesOf(100);
+    expect(whole.length).toBeGreaterThanOrEqual(7);
+    expect(await pagesOf(2)).toEqual(whole);
+    const found = [];
+    for await (const page of await polar.customers.list({ query: 'V0 LIST' }))
+      found.push(...page.result.items);
+    expect(found).toHaveLength(4);
+  });
+
+  it('getExternal, update and updateExternal parse the answers; delete and deleteExternal resolve on the 204', async () => {
+    const externalId = `sdk v0/${Date.now()}`;
+    const created = await polar.customers.create({
+      email: `sdk-v0-ext-${Date.now()}@example.com`,
+      externalId,
+    });
+    expect((await polar.customers.getExternal({ externalId })).id).toBe(created.id);
+    const updated = await polar.customers.update({
+      id: created.id,
+      customerUpdate: { name: 'V0 renamed', billingAddress: { country: 'DE' } },
+    });
+    expect(updated).toMatchObject({ name: 'V0 renamed', billingAddress: { country: 'DE', city: null } });
+    const viaExternal = await polar.customers.updateExternal({
+      externalId,
+      customerUpdateExternalID: { metadata: { plan: 'v0' } },
+    });
+    expect(viaExternal.metadata).toEqual({ plan: 'v0' });
+    const reset = await failure(() =>
+      polar.customers.update({ id: created.id, customerUpdate: { billingAddress: null } }),
+    );
+    expect(reset).toBeInstanceOf(HTTPValidationError);
+    expect((reset as HTTPValidationError).detail?.[0]?.msg).toBe(
+      'Customer billing address cannot be reset to null once set.',
+    );
+    // This client always sends anonymize (false unless asked).
+    await polar.customers.deleteExternal({ externalId });
+    expect(await failure(() => polar.customers.getExternal({ externalId }))).toBeInstanceOf(ResourceNotFound);
+    const other = await polar.customers.create({ email: `sdk-v0-del-${Date.now()}@example.com` });
+    await polar.customers.delete({ id: other.id, anonymize: true });
+    expect(await failure(() => polar.customers.delete({ id: other.id }))).toBeInstanceOf(ResourceNotFound);
+  });
+});

@@ -472,3 +472,81 @@ describe('Create and Get Customer (POST /v1/customers/, GET /v1/customers/{id})'
     expect(lastExchange().reply.body).toMatchObject({ error: 'PolarRequestValidationError' });
   });
 });
+
+describe('List, Get by external id, Update and Delete Customer', () => {
+  const ids = (items: { id: string }[]) => items.map((c) => c.id);
+
+  it('customers.iterList walks every page, in the order one customers.list page gives', async () => {
+    for (let i = 0; i < 5; i++) {
+      await polar.customers.create({
+        email: `sdk-v1-list-${i}-${Date.now()}@example.com`,
+        name: `List ${i}`,
+      });
+    }
+    const whole = await polar.customers.list({ limit: 100, sorting: ['-name', 'email'] });
+    expectDocumented('listCustomers', lastExchange().reply);
+    expect(whole.pagination.total_count).toBeGreaterThanOrEqual(8);
+    const walked: { id: string }[] = [];
+    for await (const customer of polar.customers.iterList({ limit: 3, sorting: ['-name', 'email'] })) {
+      expectDocumented('listCustomers', lastExchange().reply);
+      walked.push(customer);
+    }
+    expect(ids(walked)).toEqual(ids(whole.items));
+    // Filters as the client sends them: email exact, query a prefix.
+    const [first] = whole.items;
+    const byEmail = await polar.customers.list({ email: first?.email?.toUpperCase() ?? '' });
+    expect(lastExchange().url.searchParams.get('email')).toBe(first?.email?.toUpperCase());
+    expect(ids(byEmail.items)).toEqual([first?.id]);
+    const byQuery = await polar.customers.list({
+      query: 'list ',
+      organization_id: stack.demo.organization_id,
+    });
+    expect(byQuery.items.length).toBe(5);
+  });
+
+  it('getExternal, update and updateExternal parse the answers; a taken e-mail is errors.HTTPValidationError', async () => {
+    const externalId = `sdk v1/${Date.now()} é`;
+    const created = await polar.customers.create({
+      email: `sdk-v1-ext-${Date.now()}@example.com`,
+      external_id: externalId,
+    });
+    const found = await polar.customers.getExternal(externalId);
+    expectDocumented('getCustomerExternal', lastExchange().reply);
+    expect(lastExchange().url.pathname).toBe(`/v1/customers/external/${encodeURIComponent(externalId)}`);
+    expect(found.id).toBe(created.id);
+    const updated = await polar.customers.update(created.id, {
+      name: 'Renamed',
+      billing_address: { country: 'FR', city: 'Lyon' },
+      metadata: { tier: 'gold' },
+    });
+    expectDocumented('updateCustomer', lastExchange().reply);
+    expect(updated).toMatchObject({ name: 'Renamed', metadata: { tier: 'gold' } });
+    const byExternal = await polar.customers.updateExternal(externalId, { locale: 'fr' });
+    expectDocumented('updateCustomerExternal', lastExchange().reply);
+    expect(byExternal).toMatchObject({ id: created.id, name: 'Renamed', locale: 'fr' });
+    const taken = await failure(() => polar.customers.update(created.id, { email: 'ada@customer.example' }));
+    expect(taken).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({
+      error: 'PolarRequestValidationError',
+      detail: [{ loc: ['body', 'email'], msg: 'A customer with this email address already exists.' }],
+    });
+  });
+
+  it('delete and deleteExternal resolve on the 204; then the customer is errors.ResourceNotFound', async () => {
+    const one = await polar.customers.create({ email: `sdk-v1-del-${Date.now()}@example.com` });
+    await polar.customers.delete(one.id, { anonymize: true });
+    expect(lastExchange().reply.status).toBe(204);
+    expect(lastExchange().url.searchParams.get('anonymize')).toBe('true');
+    expect(await failure(() => polar.customers.get(one.id))).toBeInstanceOf(errors.ResourceNotFound);
+    const externalId = `sdk-v1-del-${Date.now()}`;
+    await polar.customers.create({ email: `${externalId}@example.com`, external_id: externalId });
+    await polar.customers.deleteExternal(externalId);
+    expect(lastExchange().reply.status).toBe(204);
+    const gone = await failure(() => polar.customers.getExternal(externalId));
+    expect(gone).toBeInstanceOf(errors.ResourceNotFound);
+    expectDocumented('getCustomerExternal', lastExchange().reply);
+    expect(await failure(() => polar.customers.deleteExternal(externalId))).toBeInstanceOf(
+      errors.ResourceNotFound,
+    );
+  });
+});

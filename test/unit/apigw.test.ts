@@ -13,7 +13,7 @@ import {
 } from '../../scripts/local/apigw.ts';
 import { type LambdaHandler, startApiServer } from '../../scripts/local/server.ts';
 import { corsPolicy } from '../../shared/http/cors.ts';
-import { methodsForPath, selectRoute } from '../../shared/http/routes.ts';
+import { methodsForPath, selectRoute, shadowedVariables } from '../../shared/http/routes.ts';
 import { operations, routeNotFound } from '../../shared/operations.ts';
 
 const webhookId = '5a1c0e8e-8f0a-4c56-9d0b-7b1c2d3e4f50';
@@ -67,6 +67,47 @@ describe("routeRequest: API Gateway's route selection over the stack's routes", 
     // No segment for {id}: no operation route; the $default function answers.
     expect(routeRequest('DELETE', '/v1/webhooks/endpoints/')).toMatchObject({ routeKey: '$default' });
     expect(routeRequest('DELETE', '/v1/webhooks/endpoints//')).toMatchObject({ routeKey: '$default' });
+  });
+
+  it('tells the customer routes apart: by id, by external id, the list, and their slashed twins', () => {
+    const id = '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b';
+    const target = (method: string, path: string) => {
+      const routed = routeRequest(method, path);
+      return [routed?.target.name, routed?.pathParameters];
+    };
+    expect(target('GET', '/v1/customers')).toEqual(['list-customers', {}]);
+    expect(target('GET', '/v1/customers/')).toEqual(['list-customers', { proxy: '' }]);
+    expect(target('POST', '/v1/customers/')).toEqual(['create-customer', { proxy: '' }]);
+    for (const method of ['GET', 'PATCH', 'DELETE']) {
+      const suffix = method === 'GET' ? '' : `-${method === 'PATCH' ? 'update' : 'delete'}`;
+      const byId = method === 'GET' ? 'get-customer' : `${suffix.slice(1)}-customer`;
+      expect(target(method, `/v1/customers/${id}`)).toEqual([byId, { id }]);
+      expect(target(method, `/v1/customers/${id}/`)).toEqual([byId, { id, proxy: '' }]);
+      expect(target(method, '/v1/customers/external/crm-1')).toEqual([
+        `${byId}-external`,
+        { external_id: 'crm-1' },
+      ]);
+      expect(target(method, '/v1/customers/external/crm-1/')).toEqual([
+        `${byId}-external`,
+        { external_id: 'crm-1', proxy: '' },
+      ]);
+      // An encoded slash stays inside the one segment it was sent in.
+      expect(target(method, '/v1/customers/external/a%2Fb%20c')).toEqual([
+        `${byId}-external`,
+        { external_id: 'a/b c' },
+      ]);
+      // Real extra segments: the external twin, which answers the route-level 404.
+      expect(target(method, '/v1/customers/external/a/b')).toEqual([
+        `${byId}-external`,
+        { external_id: 'a', proxy: 'b' },
+      ]);
+      // No external id: the {id} route, whose function answers the 404 of an unknown customer.
+      expect(target(method, '/v1/customers/external')).toEqual([byId, { id: 'external' }]);
+      expect(target(method, '/v1/customers/external/')).toEqual([byId, { id: 'external', proxy: '' }]);
+    }
+    expect(shadowedVariables(operations.map((operation) => operation.path))).toEqual(
+      new Map([['/v1/customers/{id}', { id: ['external'] }]]),
+    );
   });
 
   it('sends unknown paths and other methods to the $default function, which knows which is which', () => {
