@@ -268,7 +268,7 @@ export interface CustomerFilters {
 }
 
 const startsWith = (value: string | null, prefix: string) =>
-  value !== null && value.toLowerCase().startsWith(prefix.toLowerCase());
+  value?.toLowerCase().startsWith(prefix.toLowerCase()) === true;
 
 /**
  * One page of the live customers of these organizations. Unfiltered: `listPage` (the count and the

@@ -26,8 +26,8 @@ import type {
 } from '../domain/principals.ts';
 import type { QueryShape } from '../generated/validators.js';
 import { observed } from '../observability/observed.ts';
-import { routedPaths } from '../operations.ts';
 import { logError, markError } from '../observability/telemetry.ts';
+import { routedPaths } from '../operations.ts';
 import type { Dependencies } from '../runtime.ts';
 import { authenticate } from './auth.ts';
 import { idempotency } from './idempotency.ts';

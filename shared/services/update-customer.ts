@@ -1,4 +1,4 @@
-import { CustomerTaken, type CustomerState, updateCustomerRecord } from '../data/customers.ts';
+import { type CustomerState, CustomerTaken, updateCustomerRecord } from '../data/customers.ts';
 import type { AddressRecord } from '../data/records.ts';
 import { PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
 import type { UserPrincipal } from '../domain/principals.ts';

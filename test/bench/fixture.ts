@@ -6,6 +6,8 @@
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
+import { customerEntry, customerListing } from '#shared/data/customers.ts';
+import { countShard, listedWrites } from '#shared/data/listing.ts';
 import {
   type CustomerRecord,
   type CustomerSessionRecord,
@@ -17,8 +19,6 @@ import {
   type WalletRecord,
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
-import { customerEntry, customerListing } from '#shared/data/customers.ts';
-import { countShard, listedWrites } from '#shared/data/listing.ts';
 import { gsi1, keys, listKeys, walletSortKeys } from '#shared/data/table.ts';
 import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
