@@ -215,29 +215,24 @@ export async function insertCustomer(table: Table, customer: CustomerRecord): Pr
   ]);
 }
 
-/** A change of a live customer (not its organization): the item, the guards that moved, its entries. */
-export async function updateCustomerRecord(
+/**
+ * A change of a live customer (never of its organization), in one transaction: the item, the guards
+ * whose value moved, and its list entries (rewritten, those whose key moved deleted). A soft delete
+ * (`after` carries `deleted_at`) frees both guards and removes the entries and its count.
+ */
+export async function writeCustomerChange(
   table: Table,
   before: CustomerState,
   after: CustomerState,
 ): Promise<void> {
+  const listed =
+    after.deleted_at === null
+      ? relistedWrites(table, customerListing, customerEntry(before), customerEntry(after))
+      : delistedWrites(table, customerListing, customerEntry(before));
   await write(table, [
     customerUpdate(table, before, after),
     ...guardWrites(table, before, after),
-    ...entries(relistedWrites(table, customerListing, customerEntry(before), customerEntry(after))),
-  ]);
-}
-
-/** A soft delete (`after` carries `deleted_at`): both guards freed, the entries and count removed. */
-export async function deleteCustomerRecord(
-  table: Table,
-  before: CustomerState,
-  after: CustomerState,
-): Promise<void> {
-  await write(table, [
-    customerUpdate(table, before, after),
-    ...guardWrites(table, before, after),
-    ...entries(delistedWrites(table, customerListing, customerEntry(before))),
+    ...entries(listed),
   ]);
 }
 

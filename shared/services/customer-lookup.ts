@@ -3,7 +3,12 @@
  * by external id, and applying a change to it that re-decides on fresh data when it loses a race.
  */
 import { getCustomer } from '../data/catalog.ts';
-import { CustomerChanged, type CustomerState, findCustomersByExternalId } from '../data/customers.ts';
+import {
+  CustomerChanged,
+  type CustomerState,
+  findCustomersByExternalId,
+  writeCustomerChange,
+} from '../data/customers.ts';
 import {
   AmbiguousExternalCustomerId,
   CustomerLocked,
@@ -72,23 +77,22 @@ const ATTEMPTS = 3;
 
 /**
  * Reads the customer, decides the change (`decide` returns the customer as it should become, or the
- * customer as it is for no change) and writes it; when another change won the race in between,
- * decides again on what it wrote. A customer deleted meanwhile is then a 404; a change that keeps
- * losing is a 409 to retry.
+ * customer as it is for no change) and writes it in one transaction; when another change won the
+ * race in between, decides again on what that one wrote. A customer deleted meanwhile is then a
+ * 404; a change that keeps losing is a 409 to retry.
  */
 export async function changeCustomer(
   deps: Dependencies,
   principal: UserPrincipal,
   locator: CustomerLocator,
   decide: (before: CustomerState, now: Date) => CustomerState,
-  write: (before: CustomerState, after: CustomerState) => Promise<void>,
 ): Promise<CustomerState> {
   for (let attempt = 1; ; attempt++) {
     const before = await findLiveCustomer(deps, principal, locator);
     const after = decide(before, deps.now());
     if (after === before) return before;
     try {
-      await write(before, after);
+      await writeCustomerChange(deps.table, before, after);
       return after;
     } catch (error) {
       if (!(error instanceof CustomerChanged)) throw error;

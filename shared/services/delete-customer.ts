@@ -1,4 +1,4 @@
-import { type CustomerState, deleteCustomerRecord } from '../data/customers.ts';
+import type { CustomerState } from '../data/customers.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { Dependencies } from '../runtime.ts';
 import { type CustomerLocator, changeCustomer, nextModifiedAt } from './customer-lookup.ts';
@@ -41,11 +41,5 @@ export async function deleteCustomer(
   locator: CustomerLocator,
   anonymize: boolean,
 ): Promise<void> {
-  await changeCustomer(
-    deps,
-    principal,
-    locator,
-    (before, now) => deletedCustomer(before, now, anonymize),
-    (before, after) => deleteCustomerRecord(deps.table, before, after),
-  );
+  await changeCustomer(deps, principal, locator, (before, now) => deletedCustomer(before, now, anonymize));
 }

@@ -1,4 +1,4 @@
-import { type CustomerState, CustomerTaken, updateCustomerRecord } from '../data/customers.ts';
+import { type CustomerState, CustomerTaken } from '../data/customers.ts';
 import type { AddressRecord } from '../data/records.ts';
 import { PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
@@ -80,12 +80,8 @@ export async function updateCustomer(
   const { external_id, type: _type, ...common } = body as UpdateCustomerBody;
   const changes: UpdateCustomerBody = 'externalId' in locator ? common : { ...common, external_id };
   try {
-    const after = await changeCustomer(
-      deps,
-      principal,
-      locator,
-      (before, now) => decideUpdate(before, changes, now),
-      (before, after) => updateCustomerRecord(deps.table, before, after),
+    const after = await changeCustomer(deps, principal, locator, (before, now) =>
+      decideUpdate(before, changes, now),
     );
     return presentCustomer(after);
   } catch (error) {

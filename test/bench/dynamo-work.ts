@@ -60,6 +60,35 @@ const endpointsToDelete: string[] = [];
 const subscriptionsToChange: string[] = [];
 const customersToChange: { id: string; externalId: string }[] = [];
 
+/** A change or delete of a fresh customer (made in the uncounted `prepare` step), by id or external id. */
+function customerChangeCase(
+  operation: 'update-customer' | 'update-customer-external' | 'delete-customer' | 'delete-customer-external',
+  label: string,
+  by: 'id' | 'external',
+): Case {
+  const update = operation.startsWith('update');
+  return {
+    key: operation,
+    label,
+    operation,
+    status: update ? 200 : 204,
+    target: 3,
+    prepare: async (world, i) => {
+      customersToChange[i] = await freshCustomer(world, i);
+    },
+    send: (world, i) => {
+      const customer = customersToChange[i];
+      const path = by === 'id' ? customer?.id : `external/${customer?.externalId}`;
+      return world.call(operation, update ? 'PATCH' : 'DELETE', `/v1/customers/${path}`, {
+        token: world.demo.personal_access_token,
+        ...(update
+          ? { body: { email: `bench-moved+${run}-${operation}-${i}@example.com`, name: 'Moved' } }
+          : {}),
+      });
+    },
+  };
+}
+
 /** A customer to change or delete, through Create Customer (not counted: a `prepare` step). */
 async function freshCustomer(world: LocalWorld, i: number): Promise<{ id: string; externalId: string }> {
   const externalId = `bench-change-${run}-${i}-${Math.random().toString(36).slice(2)}`;
@@ -312,74 +341,10 @@ const CASES: Case[] = [
         },
       ),
   },
-  {
-    key: 'update-customer',
-    label: 'Update Customer (new e-mail address and name)',
-    operation: 'update-customer',
-    status: 200,
-    target: 3,
-    prepare: async (world, i) => {
-      customersToChange[i] = await freshCustomer(world, i);
-    },
-    send: (world, i) =>
-      world.call('update-customer', 'PATCH', `/v1/customers/${customersToChange[i]?.id}`, {
-        token: world.demo.personal_access_token,
-        body: { email: `bench-moved+${run}-${i}@example.com`, name: 'Moved' },
-      }),
-  },
-  {
-    key: 'update-customer-external',
-    label: 'Update Customer by external id',
-    operation: 'update-customer-external',
-    status: 200,
-    target: 3,
-    prepare: async (world, i) => {
-      customersToChange[i] = await freshCustomer(world, i);
-    },
-    send: (world, i) =>
-      world.call(
-        'update-customer-external',
-        'PATCH',
-        `/v1/customers/external/${customersToChange[i]?.externalId}`,
-        {
-          token: world.demo.personal_access_token,
-          body: { name: 'Renamed' },
-        },
-      ),
-  },
-  {
-    key: 'delete-customer',
-    label: 'Delete Customer',
-    operation: 'delete-customer',
-    status: 204,
-    target: 3,
-    prepare: async (world, i) => {
-      customersToChange[i] = await freshCustomer(world, i);
-    },
-    send: (world, i) =>
-      world.call('delete-customer', 'DELETE', `/v1/customers/${customersToChange[i]?.id}`, {
-        token: world.demo.personal_access_token,
-      }),
-  },
-  {
-    key: 'delete-customer-external',
-    label: 'Delete Customer by external id',
-    operation: 'delete-customer-external',
-    status: 204,
-    target: 3,
-    prepare: async (world, i) => {
-      customersToChange[i] = await freshCustomer(world, i);
-    },
-    send: (world, i) =>
-      world.call(
-        'delete-customer-external',
-        'DELETE',
-        `/v1/customers/external/${customersToChange[i]?.externalId}`,
-        {
-          token: world.demo.personal_access_token,
-        },
-      ),
-  },
+  customerChangeCase('update-customer', 'Update Customer (new e-mail address and name)', 'id'),
+  customerChangeCase('update-customer-external', 'Update Customer by external id', 'external'),
+  customerChangeCase('delete-customer', 'Delete Customer', 'id'),
+  customerChangeCase('delete-customer-external', 'Delete Customer by external id', 'external'),
   {
     key: 'delete-unknown',
     label: 'Delete Webhook Endpoint, unknown id (404)',

@@ -13,8 +13,8 @@ import { customerListing } from '#shared/data/customers.ts';
 import { readRange } from '#shared/data/listing.ts';
 import { type Key, keys } from '#shared/data/table.ts';
 import { operations } from '#shared/operations.ts';
-import { expectDocumented } from '../support/contract.ts';
-import { createWorld, type Reply, type World } from '../support/world.ts';
+import { documentedReply } from '../support/contract.ts';
+import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
 beforeAll(async () => {
@@ -39,15 +39,7 @@ const remove = (id: string, query = '', token = pat()) =>
 const removeExternal = (externalId: string, query = '', token = pat()) =>
   world.call('DELETE', `/v1/customers/external/${encodeURIComponent(externalId)}${query}`, { token });
 
-function documented(operationId: string, reply: Reply): Reply {
-  expectDocumented(operationId, {
-    status: reply.status,
-    headers: new Headers(reply.headers),
-    body: reply.body,
-    text: reply.raw ?? '',
-  });
-  return reply;
-}
+const documented = documentedReply;
 
 const stored = async (key: Key) =>
   (

@@ -15,8 +15,9 @@ import {
 import { customerListing } from '#shared/data/customers.ts';
 import { readRange } from '#shared/data/listing.ts';
 import { keys } from '#shared/data/table.ts';
-import { expectDocumented } from '../support/contract.ts';
-import { createWorld, type Reply, type World } from '../support/world.ts';
+import { documentedReply } from '../support/contract.ts';
+import { customerOrder } from '../support/customer-order.ts';
+import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
 beforeAll(async () => {
@@ -30,15 +31,7 @@ const get = (id: string, token = world.demo.personal_access_token) =>
   world.call('GET', `/v1/customers/${id}`, { token });
 const unique = (label: string) => `${label}+${randomUUID().slice(0, 8)}@example.com`;
 
-function documented(operationId: string, reply: Reply): Reply {
-  expectDocumented(operationId, {
-    status: reply.status,
-    headers: new Headers(reply.headers),
-    body: reply.body,
-    text: reply.raw ?? '',
-  });
-  return reply;
-}
+const documented = documentedReply;
 
 describe('POST /v1/customers/', () => {
   it('creates an individual customer (201) in 2 round trips; Get Customer reads it back in 2', async () => {
@@ -233,31 +226,6 @@ const list = (token: string, query = '') => world.call('GET', `/v1/customers/${q
 
 type Listed = { id: string; created_at: string; email: string; name: string | null };
 
-/** The order, written from its definition: lowercase code points, nulls last, then ascending id. */
-function modelOrder(sorting: string[]) {
-  const codePoints = (text: string) => [...text.toLowerCase()].map((c) => c.codePointAt(0) ?? 0);
-  const compareText = (a: string, b: string) => {
-    const [x, y] = [codePoints(a), codePoints(b)];
-    for (let i = 0; i < Math.min(x.length, y.length); i++) {
-      if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
-    }
-    return x.length - y.length;
-  };
-  return (a: Listed, b: Listed): number => {
-    for (const criterion of sorting) {
-      const descending = criterion.startsWith('-');
-      const field = (descending ? criterion.slice(1) : criterion) as 'created_at' | 'email' | 'name';
-      const [x, y] = [a[field], b[field]];
-      let diff: number;
-      if (x === null || y === null) diff = x === y ? 0 : x === null ? 1 : -1;
-      else if (field === 'created_at') diff = Date.parse(x) - Date.parse(y);
-      else diff = compareText(x, y);
-      if (diff !== 0) return descending ? -diff : diff;
-    }
-    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-  };
-}
-
 describe('GET /v1/customers/', () => {
   const names = ['bob', 'Alice', null, 'alice', 'Émile', 'zoë', 'Bob', null, 'al', 'ALICE'];
   let tenant: Awaited<ReturnType<typeof freshTenant>>;
@@ -296,7 +264,7 @@ describe('GET /v1/customers/', () => {
     ];
     for (const sorting of orders) {
       const expected = [...created]
-        .sort(modelOrder(sorting.length > 0 ? sorting : ['-created_at']))
+        .sort(customerOrder(sorting.length > 0 ? sorting : ['-created_at']))
         .map((c) => c.id);
       for (const limit of [1, 3, 4, 10]) {
         const seen: string[] = [];
@@ -357,7 +325,7 @@ describe('GET /v1/customers/', () => {
     const demo = await list(world.demo.personal_access_token, '?limit=100');
     const both = await list(token, '?limit=100&sorting=email');
     expect(both.body.pagination.total_count).toBe(names.length + demo.body.pagination.total_count);
-    const expected = [...created, ...demo.body.items].sort(modelOrder(['email'])).map((c) => c.id);
+    const expected = [...created, ...demo.body.items].sort(customerOrder(['email'])).map((c) => c.id);
     expect(both.body.items.map((c: Listed) => c.id)).toEqual(expected.slice(0, 100));
     const one = await list(token, `?organization_id=${tenant.organizationId}`);
     expect(one.body.pagination.total_count).toBe(names.length);
@@ -399,7 +367,7 @@ describe('GET /v1/customers/', () => {
     const sorted = await list(tenant.token, '?query=a&sorting=-name&limit=2&page=2');
     const all = created
       .filter((c) => /^a/i.test(c.name ?? '') || /^a/i.test(c.email))
-      .sort(modelOrder(['-name']));
+      .sort(customerOrder(['-name']));
     expect(sorted.body.items.map((c: Listed) => c.id)).toEqual(all.slice(2, 4).map((c) => c.id));
     expect(sorted.body.pagination).toEqual({ total_count: all.length, max_page: Math.ceil(all.length / 2) });
     // Both filters: the address, if the query also matches it.

@@ -43,3 +43,16 @@ export function expectDocumented(operationId: string, reply: HttpReply): void {
   const valid = validate(reply.body);
   expect(valid ? [] : validate.errors, `${key} body does not match the OpenAPI document`).toEqual([]);
 }
+
+/** `expectDocumented` for an in-process reply (`test/support/world.ts`); returns the reply. */
+export function documentedReply<
+  R extends { status: number; headers: Record<string, string>; body: unknown; raw?: string },
+>(operationId: string, reply: R): R {
+  expectDocumented(operationId, {
+    status: reply.status,
+    headers: new Headers(reply.headers),
+    body: reply.body,
+    text: reply.raw ?? '',
+  });
+  return reply;
+}

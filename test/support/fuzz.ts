@@ -38,6 +38,7 @@ import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteCustomer } from '#shared/services/delete-customer.ts';
 import { expectDocumented } from './contract.ts';
+import { customerOrder } from './customer-order.ts';
 import { itemKey, type TableDigest } from './table-state.ts';
 
 /** Every operation of the route table: `fuzzArbitraries` does not compile until each has its model. */
@@ -2400,34 +2401,6 @@ interface ListedCustomer {
   name: string | null;
   external_id: string | null;
   organization_id: string;
-}
-
-/** The order, from its definition: lowercase code points, nulls last, then ascending id. */
-function customerOrder(sorting: string[]) {
-  const points = (t: string) => [...t.toLowerCase()].map((c) => c.codePointAt(0) ?? 0);
-  const text = (a: string, b: string) => {
-    const [x, y] = [points(a), points(b)];
-    for (let i = 0; i < Math.min(x.length, y.length); i++)
-      if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
-    return x.length - y.length;
-  };
-  // A later value for a field already given changes nothing.
-  const criteria: [string, boolean][] = [];
-  for (const value of sorting) {
-    const field = value.replace(/^-/, '');
-    if (!criteria.some(([f]) => f === field)) criteria.push([field, value.startsWith('-')]);
-  }
-  return (a: ListedCustomer, b: ListedCustomer): number => {
-    for (const [field, descending] of criteria) {
-      const [x, y] = [a[field as keyof ListedCustomer], b[field as keyof ListedCustomer]];
-      let diff: number;
-      if (x === null || y === null) diff = x === y ? 0 : x === null ? 1 : -1;
-      else if (field === 'created_at') diff = Date.parse(x) - Date.parse(y);
-      else diff = text(x, y);
-      if (diff !== 0) return descending ? -diff : diff;
-    }
-    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-  };
 }
 
 function listCustomersArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
