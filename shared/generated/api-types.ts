@@ -134,6 +134,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/products/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List products
+         * @description One page of the products of the caller's organizations (or of those named by
+         *     `organization_id` among them), sorted and filtered. Served from per-organization sorted
+         *     lists kept in step with every product write, never from a scan: a page costs what it
+         *     returns, whatever the size of the catalogue. Requires `products:read` or `products:write`.
+         */
+        get: operations["listProducts"];
+        put?: never;
+        /**
+         * Create a product
+         * @description Creates a product of one of the caller's organizations (`organization_id`, needed only when
+         *     the caller belongs to several): recurring (`recurring_interval` and
+         *     `recurring_interval_count`) or one-time (no interval), with fixed prices, one per currency,
+         *     one of them in the organization's default currency. A fixed price of 0 is free; the legacy
+         *     `{"amount_type": "free"}` is accepted and stored as a fixed price of 0. Other price types
+         *     (custom, seat-based, metered, unit-based) are refused (422), as are trials, meters, media
+         *     and custom fields. Requires `products:write`.
+         */
+        post: operations["createProduct"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/products/{id}": {
         parameters: {
             query?: never;
@@ -153,7 +186,19 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update or archive a product
+         * @description Changes the fields the body names: `name`, `description` (null clears it), `visibility`,
+         *     `metadata` (replaced as a whole), `is_archived` (`true` archives: no new subscriptions,
+         *     existing ones keep reading the product; `false` unarchives) and `prices`. `prices`
+         *     replaces the product's price list: `{"id": …}` keeps one of its live prices, a price
+         *     object adds a new one, and every live price left out is archived (subscriptions billed on
+         *     it keep showing it). A `null` leaves a field as it is. The recurring interval and its count
+         *     are fixed when the product is created: sending the current value is accepted, another one is
+         *     a 422. Another organization's product, a deleted one and an unknown id are the same 404.
+         *     Requires `products:write`.
+         */
+        patch: operations["updateProduct"];
         trace?: never;
     };
     "/v1/subscriptions/{id}": {
@@ -838,6 +883,81 @@ export interface components {
         };
         /** @enum {string} */
         ProductVisibility: "draft" | "private" | "public";
+        /** @enum {string} */
+        ProductSortProperty: "created_at" | "-created_at" | "name" | "-name" | "price_amount_type" | "-price_amount_type" | "price_amount" | "-price_amount";
+        ListResourceProduct: {
+            items: components["schemas"]["Product"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).
+         * @enum {string}
+         */
+        Currency: "aed" | "afn" | "all" | "amd" | "ang" | "aoa" | "ars" | "aud" | "awg" | "azn" | "bam" | "bbd" | "bdt" | "bgn" | "bhd" | "bif" | "bmd" | "bnd" | "bob" | "brl" | "bsd" | "btn" | "bwp" | "byn" | "bzd" | "cad" | "cdf" | "chf" | "clp" | "cny" | "cop" | "crc" | "cuc" | "cup" | "cve" | "czk" | "djf" | "dkk" | "dop" | "dzd" | "egp" | "ern" | "etb" | "eur" | "fjd" | "fkp" | "gbp" | "gel" | "ghs" | "gip" | "gmd" | "gnf" | "gtq" | "gyd" | "hkd" | "hnl" | "hrk" | "htg" | "huf" | "idr" | "ils" | "inr" | "iqd" | "irr" | "isk" | "jmd" | "jod" | "jpy" | "kes" | "kgs" | "khr" | "kmf" | "kpw" | "krw" | "kwd" | "kyd" | "kzt" | "lak" | "lbp" | "lkr" | "lrd" | "lsl" | "lyd" | "mad" | "mdl" | "mga" | "mkd" | "mmk" | "mnt" | "mop" | "mru" | "mur" | "mvr" | "mwk" | "mxn" | "myr" | "mzn" | "nad" | "ngn" | "nio" | "nok" | "npr" | "nzd" | "omr" | "pab" | "pen" | "pgk" | "php" | "pkr" | "pln" | "pyg" | "qar" | "ron" | "rsd" | "rub" | "rwf" | "sar" | "sbd" | "scr" | "sdg" | "sek" | "sgd" | "shp" | "sle" | "sll" | "sos" | "srd" | "ssp" | "stn" | "svc" | "syp" | "szl" | "thb" | "tjs" | "tmt" | "tnd" | "top" | "try" | "ttd" | "twd" | "tzs" | "uah" | "ugx" | "usd" | "uyu" | "uzs" | "ves" | "vnd" | "vuv" | "wst" | "xaf" | "xcd" | "xcg" | "xof" | "xpf" | "yer" | "zar" | "zmw" | "zwg" | "zwl";
+        /** @description 3 to 64 characters, no control characters; stored as sent. */
+        ProductName: string;
+        /** @description At most 5000 characters; no control characters but tab, line feed and carriage return. */
+        ProductDescription: string | null;
+        /** @description Number of intervals per billing period. */
+        RecurringIntervalCount: number;
+        /** @description A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{"amount_type": "free"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have. */
+        ProductPriceCreate: {
+            /** @enum {string} */
+            amount_type: "fixed" | "free";
+            /** @description Defaults to the organization's default currency. */
+            price_currency?: components["schemas"]["Currency"];
+            price_amount?: number;
+            tax_behavior?: components["schemas"]["TaxBehaviorOption"] | null;
+        } & (unknown & unknown);
+        /** @description Keeps one of the product's live prices as it is. */
+        ExistingProductPrice: {
+            id: components["schemas"]["Uuid4"];
+        };
+        /** @description An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`). */
+        ProductPriceUpdate: {
+            id?: components["schemas"]["Uuid4"];
+            /** @enum {string} */
+            amount_type?: "fixed" | "free";
+            price_currency?: components["schemas"]["Currency"];
+            price_amount?: number;
+            tax_behavior?: components["schemas"]["TaxBehaviorOption"] | null;
+        };
+        /** @description Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it. */
+        UnsupportedProductFields: {
+            trial_interval?: components["schemas"]["TrialInterval"] | null;
+            trial_interval_count?: number | null;
+            meter_interval?: components["schemas"]["RecurringInterval"] | null;
+            meter_interval_count?: number | null;
+            medias?: unknown[] | null;
+            attached_custom_fields?: unknown[] | null;
+        };
+        /** @description Body of Create Product. */
+        ProductCreate: components["schemas"]["UnsupportedProductFields"] & {
+            name: components["schemas"]["ProductName"];
+            description?: components["schemas"]["ProductDescription"];
+            /** @default public */
+            visibility?: components["schemas"]["ProductVisibility"];
+            /** @description Billing interval; left out or null for a one-time product. */
+            recurring_interval?: components["schemas"]["RecurringInterval"] | null;
+            /** @description For a recurring product, default 1. A one-time product has none (null or left out). */
+            recurring_interval_count?: components["schemas"]["RecurringIntervalCount"] | null;
+            /** @description One price per currency, one of them in the organization's default currency. */
+            prices: components["schemas"]["ProductPriceCreate"][];
+            metadata?: components["schemas"]["MetadataInput"];
+            /** @description Needed only when the caller belongs to several organizations. */
+            organization_id?: components["schemas"]["Uuid4"] | null;
+        };
+        /** @description Body of Update Product; every field is optional and `null` leaves a field as it is. */
+        ProductUpdate: components["schemas"]["UnsupportedProductFields"] & {
+            name?: components["schemas"]["ProductName"] | null;
+            description?: components["schemas"]["ProductDescription"];
+            visibility?: components["schemas"]["ProductVisibility"] | null;
+            metadata?: components["schemas"]["MetadataInput"];
+            is_archived?: boolean | null;
+            recurring_interval?: components["schemas"]["RecurringInterval"] | null;
+            recurring_interval_count?: components["schemas"]["RecurringIntervalCount"] | null;
+            prices?: components["schemas"]["ProductPriceUpdate"][] | null;
+        };
         /** @description An image attached to a product. */
         ProductMediaFileRead: {
             id: components["schemas"]["Uuid4"];
@@ -1944,6 +2064,149 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listProducts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only these organizations' products; repeat for several. An organization the caller is
+                 *     not in, or an unknown id, contributes nothing (never an error).
+                 */
+                organization_id?: components["schemas"]["Uuid4"][];
+                /**
+                 * @description Products whose name starts with this text, compared in lowercase (`pro` finds "Pro
+                 *     plan" and "PROFESSIONAL", not "Go pro"). Answered from the name order of the list, so
+                 *     it costs what it matches; a prefix matching more than 1000 products of one
+                 *     organization is a 422 (use a longer one). The hosted service matches anywhere in the
+                 *     name.
+                 */
+                query?: string;
+                /** @description Only archived (`true`) or only live (`false`) products. */
+                is_archived?: boolean;
+                /** @description Only recurring (`true`) or only one-time (`false`) products. */
+                is_recurring?: boolean;
+                /** @description Not supported here (422 when given). */
+                id?: string[];
+                /** @description Not supported here (products have no benefits in this API; 422 when given). */
+                benefit_id?: string[];
+                /** @description Not supported here (422 when given). */
+                visibility?: string[];
+                /**
+                 * @description Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422
+                 *     `PolarRequestValidationError`.
+                 */
+                metadata?: {
+                    [key: string]: string[];
+                };
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however
+                 *     long; a page past the end answers 200 with no items. Anything else is a 422.
+                 */
+                page?: number;
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above
+                 *     100 are served as 100. Anything else is a 422.
+                 */
+                limit?: number;
+                /**
+                 * @description Sort criteria, applied in the order given; repeat the parameter for several
+                 *     (`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares
+                 *     in lowercase; `price_amount` and `price_amount_type` read the product's first live
+                 *     price (the one in the organization's default currency when it was written); products
+                 *     without a value sort last. Remaining ties are broken by ascending product id.
+                 */
+                sorting?: components["schemas"]["ProductSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of products. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceProduct"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A query parameter does not match its schema (`RequestValidationError`), or names a
+             *     filter this API does not support, or a `query` prefix matches too many products
+             *     (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProduct: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreate"];
+            };
+        };
+        responses: {
+            /** @description Product created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the body does not match its schema (`RequestValidationError`: an unsupported
+             *     price type among them), or it breaks a rule of the catalogue
+             *     (`PolarRequestValidationError`): two prices in one currency, no price in the
+             *     organization's default currency, an organization the caller is not in, an
+             *     unsupported feature (trial, meter, media, custom fields).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getProduct: {
         parameters: {
             query?: never;
@@ -1969,6 +2232,55 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateProduct: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the product. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductUpdate"];
+            };
+        };
+        responses: {
+            /** @description The product as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Product"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the body does not match its schema (`RequestValidationError`), or it breaks a
+             *     rule of the catalogue (`PolarRequestValidationError`): a price id that is not one of the
+             *     product's live prices, two prices in one currency, no price in the organization's
+             *     default currency, a changed recurring interval, too many archived prices, an
+             *     unsupported feature.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2603,6 +2915,18 @@ export type CountryAlpha2 = components['schemas']['CountryAlpha2'];
 export type TaxIDFormat = components['schemas']['TaxIDFormat'];
 export type Product = components['schemas']['Product'];
 export type ProductVisibility = components['schemas']['ProductVisibility'];
+export type ProductSortProperty = components['schemas']['ProductSortProperty'];
+export type ListResourceProduct = components['schemas']['ListResourceProduct'];
+export type Currency = components['schemas']['Currency'];
+export type ProductName = components['schemas']['ProductName'];
+export type ProductDescription = components['schemas']['ProductDescription'];
+export type RecurringIntervalCount = components['schemas']['RecurringIntervalCount'];
+export type ProductPriceCreate = components['schemas']['ProductPriceCreate'];
+export type ExistingProductPrice = components['schemas']['ExistingProductPrice'];
+export type ProductPriceUpdate = components['schemas']['ProductPriceUpdate'];
+export type UnsupportedProductFields = components['schemas']['UnsupportedProductFields'];
+export type ProductCreate = components['schemas']['ProductCreate'];
+export type ProductUpdate = components['schemas']['ProductUpdate'];
 export type ProductMediaFileRead = components['schemas']['ProductMediaFileRead'];
 export type SubscriptionPrice = components['schemas']['SubscriptionPrice'];
 export type ProductPriceSource = components['schemas']['ProductPriceSource'];
@@ -2698,7 +3022,11 @@ export type DeleteClientPath = operations['deleteClient']['parameters']['path'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type GetWalletPath = operations['getWallet']['parameters']['path'];
+export type CreateProductBody = components['schemas']['ProductCreate'];
+export type ListProductsQuery = NonNullable<operations['listProducts']['parameters']['query']>;
 export type GetProductPath = operations['getProduct']['parameters']['path'];
+export type UpdateProductBody = components['schemas']['ProductUpdate'];
+export type UpdateProductPath = operations['updateProduct']['parameters']['path'];
 export type GetSubscriptionPath = operations['getSubscription']['parameters']['path'];
 export type UpdateSubscriptionBody = components['schemas']['SubscriptionUpdate'];
 export type UpdateSubscriptionPath = operations['updateSubscription']['parameters']['path'];

@@ -671,13 +671,13 @@ return validate20;
 })();
 
 export const validateGetClientPath = /* @__PURE__ */ (() => {
-const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -741,11 +741,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate38;
+validate52.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate52;
 })();
 
 export const validateUpdateClientBody = /* @__PURE__ */ (() => {
@@ -1497,13 +1497,13 @@ return validate21;
 })();
 
 export const validateUpdateClientPath = /* @__PURE__ */ (() => {
-const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1567,21 +1567,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate39;
+validate53.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate53;
 })();
 
 export const validateDeleteClientPath = /* @__PURE__ */ (() => {
-const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1645,11 +1645,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate40;
+validate54.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate54;
 })();
 
 export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
@@ -1995,13 +1995,13 @@ return validate24;
 })();
 
 export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
-const schema88 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+const schema120 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema121 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2080,7 +2080,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data3 === "created_at") || (data3 === "-created_at")) || (data3 === "balance")) || (data3 === "-balance"))){
-const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2112,23 +2112,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate41;
+validate55.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate55;
 })();
 
 export const validateGetWalletPath = /* @__PURE__ */ (() => {
-const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema90 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema123 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2192,185 +2192,3841 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate42;
+validate56.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate56;
 })();
 
-export const validateGetProductPath = /* @__PURE__ */ (() => {
-const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema92 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate43.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate43.errors = vErrors;
-return errors === 0;
-}
-validate43.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate43;
-})();
-
-export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
-const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema94 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate44.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate44.errors = vErrors;
-return errors === 0;
-}
-validate44.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate44;
-})();
-
-export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
-const schema46 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionBody","description":"One change: cancel at period end (or take that back), or revoke now. Exactly one of\n`cancel_at_period_end` and `revoke` is sent.\n","oneOf":[{"$ref":"#/$defs/SubscriptionCancel"},{"$ref":"#/$defs/SubscriptionRevoke"}],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]},"SubscriptionCancel":{"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]},"SubscriptionRevoke":{"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]}}};
-const schema47 = {"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]};
-const schema48 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
-const schema49 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
-const func1 = ucs2length;
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+export const validateCreateProductBody = /* @__PURE__ */ (() => {
+const schema46 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateProductBody","description":"Body of Create Product.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"$ref":"#/$defs/ProductName"},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"$ref":"#/$defs/ProductVisibility","default":"public"},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}],"description":"Billing interval; left out or null for a one-time product."},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}],"description":"For a recurring product, default 1. A one-time product has none (null or left out)."},"prices":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceCreate"},"description":"One price per currency, one of them in the organization's default currency."},"metadata":{"$ref":"#/$defs/MetadataInput"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["name","prices"]}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema50 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema51 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema52 = {"type":"string","enum":["draft","private","public"]};
+const schema49 = {"type":"string","enum":["day","week","month","year"]};
+const schema54 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
+const schema58 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema59 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema47 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
+const schema48 = {"type":"string","enum":["day","week","month","year"]};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate26.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.trial_interval !== undefined){
+let data0 = data.trial_interval;
+const _errs2 = errors;
+let valid1 = false;
+const _errs3 = errors;
+if(typeof data0 !== "string"){
+const err0 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!((((data0 === "day") || (data0 === "week")) || (data0 === "month")) || (data0 === "year"))){
+const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+var _valid0 = _errs3 === errors;
+valid1 = valid1 || _valid0;
+const _errs6 = errors;
+if(data0 !== null){
+const err2 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/properties/trial_interval/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err3 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/properties/trial_interval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+else {
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.trial_interval_count !== undefined){
+let data1 = data.trial_interval_count;
+const _errs9 = errors;
+let valid3 = false;
+const _errs10 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err4 = {instancePath:instancePath+"/trial_interval_count",schemaPath:"#/properties/trial_interval_count/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid1 = _errs10 === errors;
+valid3 = valid3 || _valid1;
+const _errs12 = errors;
+if(data1 !== null){
+const err5 = {instancePath:instancePath+"/trial_interval_count",schemaPath:"#/properties/trial_interval_count/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid1 = _errs12 === errors;
+valid3 = valid3 || _valid1;
+if(!valid3){
+const err6 = {instancePath:instancePath+"/trial_interval_count",schemaPath:"#/properties/trial_interval_count/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+else {
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meter_interval !== undefined){
+let data2 = data.meter_interval;
+const _errs15 = errors;
+let valid4 = false;
+const _errs16 = errors;
+if(typeof data2 !== "string"){
+const err7 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!((((data2 === "day") || (data2 === "week")) || (data2 === "month")) || (data2 === "year"))){
+const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid2 = _errs16 === errors;
+valid4 = valid4 || _valid2;
+const _errs19 = errors;
+if(data2 !== null){
+const err9 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/properties/meter_interval/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid4 = valid4 || _valid2;
+if(!valid4){
+const err10 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/properties/meter_interval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meter_interval_count !== undefined){
+let data3 = data.meter_interval_count;
+const _errs22 = errors;
+let valid6 = false;
+const _errs23 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err11 = {instancePath:instancePath+"/meter_interval_count",schemaPath:"#/properties/meter_interval_count/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid3 = _errs23 === errors;
+valid6 = valid6 || _valid3;
+const _errs25 = errors;
+if(data3 !== null){
+const err12 = {instancePath:instancePath+"/meter_interval_count",schemaPath:"#/properties/meter_interval_count/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid6 = valid6 || _valid3;
+if(!valid6){
+const err13 = {instancePath:instancePath+"/meter_interval_count",schemaPath:"#/properties/meter_interval_count/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.medias !== undefined){
+let data4 = data.medias;
+const _errs28 = errors;
+let valid7 = false;
+const _errs29 = errors;
+if(!(Array.isArray(data4))){
+const err14 = {instancePath:instancePath+"/medias",schemaPath:"#/properties/medias/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid4 = _errs29 === errors;
+valid7 = valid7 || _valid4;
+const _errs31 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/medias",schemaPath:"#/properties/medias/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid7 = valid7 || _valid4;
+if(!valid7){
+const err16 = {instancePath:instancePath+"/medias",schemaPath:"#/properties/medias/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.attached_custom_fields !== undefined){
+let data5 = data.attached_custom_fields;
+const _errs34 = errors;
+let valid8 = false;
+const _errs35 = errors;
+if(!(Array.isArray(data5))){
+const err17 = {instancePath:instancePath+"/attached_custom_fields",schemaPath:"#/properties/attached_custom_fields/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid5 = _errs35 === errors;
+valid8 = valid8 || _valid5;
+const _errs37 = errors;
+if(data5 !== null){
+const err18 = {instancePath:instancePath+"/attached_custom_fields",schemaPath:"#/properties/attached_custom_fields/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid8 = valid8 || _valid5;
+if(!valid8){
+const err19 = {instancePath:instancePath+"/attached_custom_fields",schemaPath:"#/properties/attached_custom_fields/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate26.errors = vErrors;
+return errors === 0;
+}
+validate26.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+
+const schema55 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
+const schema56 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
+const schema57 = {"type":"string","enum":["location","inclusive","exclusive"]};
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate28.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs2 = errors;
+let valid1 = true;
+const _errs3 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.amount_type === undefined) && (missing0 = "amount_type")){
+const err0 = {};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+else {
+if(data.amount_type !== undefined){
+if("fixed" !== data.amount_type){
+const err1 = {};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+var _valid0 = _errs3 === errors;
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid0){
+const _errs5 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.price_amount === undefined){
+const err2 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "price_amount"},message:"must have required property '"+"price_amount"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.price_amount !== undefined){
+let data1 = data.price_amount;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err3 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/0/then/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs5 === errors;
+valid1 = _valid0;
+if(valid1){
+var props0 = {};
+props0.price_amount = true;
+props0.amount_type = true;
+}
+}
+if(!valid1){
+const err4 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+const _errs9 = errors;
+let valid4 = true;
+const _errs10 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if((data.amount_type === undefined) && (missing1 = "amount_type")){
+const err5 = {};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+if(data.amount_type !== undefined){
+if("free" !== data.amount_type){
+const err6 = {};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+var _valid1 = _errs10 === errors;
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs12 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.price_amount !== undefined){
+if(0 !== data.price_amount){
+const err7 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/1/then/properties/price_amount/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs12 === errors;
+valid4 = _valid1;
+if(valid4){
+var props1 = {};
+props1.price_amount = true;
+props1.amount_type = true;
+}
+}
+if(!valid4){
+const err8 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(props0 !== true && props1 !== undefined){
+if(props1 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props1);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.amount_type === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount_type"},message:"must have required property '"+"amount_type"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(props0 !== true){
+props0 = props0 || {};
+props0.amount_type = true;
+props0.price_currency = true;
+props0.price_amount = true;
+props0.tax_behavior = true;
+}
+if(data.amount_type !== undefined){
+let data4 = data.amount_type;
+if(typeof data4 !== "string"){
+const err10 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!((data4 === "fixed") || (data4 === "free"))){
+const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema55.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.price_currency !== undefined){
+let data5 = data.price_currency;
+if(typeof data5 !== "string"){
+const err12 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "aed") || (data5 === "afn")) || (data5 === "all")) || (data5 === "amd")) || (data5 === "ang")) || (data5 === "aoa")) || (data5 === "ars")) || (data5 === "aud")) || (data5 === "awg")) || (data5 === "azn")) || (data5 === "bam")) || (data5 === "bbd")) || (data5 === "bdt")) || (data5 === "bgn")) || (data5 === "bhd")) || (data5 === "bif")) || (data5 === "bmd")) || (data5 === "bnd")) || (data5 === "bob")) || (data5 === "brl")) || (data5 === "bsd")) || (data5 === "btn")) || (data5 === "bwp")) || (data5 === "byn")) || (data5 === "bzd")) || (data5 === "cad")) || (data5 === "cdf")) || (data5 === "chf")) || (data5 === "clp")) || (data5 === "cny")) || (data5 === "cop")) || (data5 === "crc")) || (data5 === "cuc")) || (data5 === "cup")) || (data5 === "cve")) || (data5 === "czk")) || (data5 === "djf")) || (data5 === "dkk")) || (data5 === "dop")) || (data5 === "dzd")) || (data5 === "egp")) || (data5 === "ern")) || (data5 === "etb")) || (data5 === "eur")) || (data5 === "fjd")) || (data5 === "fkp")) || (data5 === "gbp")) || (data5 === "gel")) || (data5 === "ghs")) || (data5 === "gip")) || (data5 === "gmd")) || (data5 === "gnf")) || (data5 === "gtq")) || (data5 === "gyd")) || (data5 === "hkd")) || (data5 === "hnl")) || (data5 === "hrk")) || (data5 === "htg")) || (data5 === "huf")) || (data5 === "idr")) || (data5 === "ils")) || (data5 === "inr")) || (data5 === "iqd")) || (data5 === "irr")) || (data5 === "isk")) || (data5 === "jmd")) || (data5 === "jod")) || (data5 === "jpy")) || (data5 === "kes")) || (data5 === "kgs")) || (data5 === "khr")) || (data5 === "kmf")) || (data5 === "kpw")) || (data5 === "krw")) || (data5 === "kwd")) || (data5 === "kyd")) || (data5 === "kzt")) || (data5 === "lak")) || (data5 === "lbp")) || (data5 === "lkr")) || (data5 === "lrd")) || (data5 === "lsl")) || (data5 === "lyd")) || (data5 === "mad")) || (data5 === "mdl")) || (data5 === "mga")) || (data5 === "mkd")) || (data5 === "mmk")) || (data5 === "mnt")) || (data5 === "mop")) || (data5 === "mru")) || (data5 === "mur")) || (data5 === "mvr")) || (data5 === "mwk")) || (data5 === "mxn")) || (data5 === "myr")) || (data5 === "mzn")) || (data5 === "nad")) || (data5 === "ngn")) || (data5 === "nio")) || (data5 === "nok")) || (data5 === "npr")) || (data5 === "nzd")) || (data5 === "omr")) || (data5 === "pab")) || (data5 === "pen")) || (data5 === "pgk")) || (data5 === "php")) || (data5 === "pkr")) || (data5 === "pln")) || (data5 === "pyg")) || (data5 === "qar")) || (data5 === "ron")) || (data5 === "rsd")) || (data5 === "rub")) || (data5 === "rwf")) || (data5 === "sar")) || (data5 === "sbd")) || (data5 === "scr")) || (data5 === "sdg")) || (data5 === "sek")) || (data5 === "sgd")) || (data5 === "shp")) || (data5 === "sle")) || (data5 === "sll")) || (data5 === "sos")) || (data5 === "srd")) || (data5 === "ssp")) || (data5 === "stn")) || (data5 === "svc")) || (data5 === "syp")) || (data5 === "szl")) || (data5 === "thb")) || (data5 === "tjs")) || (data5 === "tmt")) || (data5 === "tnd")) || (data5 === "top")) || (data5 === "try")) || (data5 === "ttd")) || (data5 === "twd")) || (data5 === "tzs")) || (data5 === "uah")) || (data5 === "ugx")) || (data5 === "usd")) || (data5 === "uyu")) || (data5 === "uzs")) || (data5 === "ves")) || (data5 === "vnd")) || (data5 === "vuv")) || (data5 === "wst")) || (data5 === "xaf")) || (data5 === "xcd")) || (data5 === "xcg")) || (data5 === "xof")) || (data5 === "xpf")) || (data5 === "yer")) || (data5 === "zar")) || (data5 === "zmw")) || (data5 === "zwg")) || (data5 === "zwl"))){
+const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema56.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.price_amount !== undefined){
+let data6 = data.price_amount;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err14 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err15 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err16 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data.tax_behavior !== undefined){
+let data7 = data.tax_behavior;
+const _errs22 = errors;
+let valid9 = false;
+const _errs23 = errors;
+if(typeof data7 !== "string"){
+const err17 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!(((data7 === "location") || (data7 === "inclusive")) || (data7 === "exclusive"))){
+const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema57.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid2 = _errs23 === errors;
+valid9 = valid9 || _valid2;
+const _errs26 = errors;
+if(data7 !== null){
+const err19 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid2 = _errs26 === errors;
+valid9 = valid9 || _valid2;
+if(!valid9){
+const err20 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate28.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate28.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+const func1 = ucs2length;
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate25.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.prices === undefined){
+const err1 = {instancePath,schemaPath:"#/allOf/1/required",keyword:"required",params:{missingProperty: "prices"},message:"must have required property '"+"prices"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/ProductName/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(func1(data0) < 3){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/ProductName/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/ProductName/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/ProductName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data1 = data.description;
+const _errs8 = errors;
+let valid4 = false;
+const _errs9 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 5000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!pattern9.test(data1)){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+valid4 = valid4 || _valid0;
+const _errs11 = errors;
+if(data1 !== null){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid0 = _errs11 === errors;
+valid4 = valid4 || _valid0;
+if(!valid4){
+const err10 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+else {
+errors = _errs8;
+if(vErrors !== null){
+if(_errs8){
+vErrors.length = _errs8;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.visibility !== undefined){
+let data2 = data.visibility;
+if(typeof data2 !== "string"){
+const err11 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(((data2 === "draft") || (data2 === "private")) || (data2 === "public"))){
+const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.recurring_interval !== undefined){
+let data3 = data.recurring_interval;
+const _errs17 = errors;
+let valid6 = false;
+const _errs18 = errors;
+if(typeof data3 !== "string"){
+const err13 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!((((data3 === "day") || (data3 === "week")) || (data3 === "month")) || (data3 === "year"))){
+const err14 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid1 = _errs18 === errors;
+valid6 = valid6 || _valid1;
+const _errs21 = errors;
+if(data3 !== null){
+const err15 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/allOf/1/properties/recurring_interval/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid1 = _errs21 === errors;
+valid6 = valid6 || _valid1;
+if(!valid6){
+const err16 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/allOf/1/properties/recurring_interval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+else {
+errors = _errs17;
+if(vErrors !== null){
+if(_errs17){
+vErrors.length = _errs17;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.recurring_interval_count !== undefined){
+let data4 = data.recurring_interval_count;
+const _errs24 = errors;
+let valid8 = false;
+const _errs25 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err17 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/$defs/RecurringIntervalCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 999 || isNaN(data4)){
+const err18 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/$defs/RecurringIntervalCount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 999},message:"must be <= 999"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data4 < 1 || isNaN(data4)){
+const err19 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/$defs/RecurringIntervalCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+var _valid2 = _errs25 === errors;
+valid8 = valid8 || _valid2;
+const _errs28 = errors;
+if(data4 !== null){
+const err20 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/allOf/1/properties/recurring_interval_count/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid2 = _errs28 === errors;
+valid8 = valid8 || _valid2;
+if(!valid8){
+const err21 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/allOf/1/properties/recurring_interval_count/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.prices !== undefined){
+let data5 = data.prices;
+if(Array.isArray(data5)){
+if(data5.length > 20){
+const err22 = {instancePath:instancePath+"/prices",schemaPath:"#/allOf/1/properties/prices/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data5.length < 1){
+const err23 = {instancePath:instancePath+"/prices",schemaPath:"#/allOf/1/properties/prices/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate28(data5[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/prices",schemaPath:"#/allOf/1/properties/prices/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data7 = data.metadata;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(Object.keys(data7).length > 50){
+const err25 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+for(const key0 in data7){
+const _errs36 = errors;
+if(typeof key0 === "string"){
+if(func1(key0) > 40){
+const err26 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(func1(key0) < 1){
+const err27 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(!pattern4.test(key0)){
+const err28 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\"",propertyName:key0};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key0};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var valid13 = _errs36 === errors;
+if(!valid13){
+const err30 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+for(const key1 in data7){
+let data8 = data7[key1];
+const _errs40 = errors;
+let valid15 = false;
+const _errs41 = errors;
+if(typeof data8 === "string"){
+if(func1(data8) > 500){
+const err31 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(func1(data8) < 1){
+const err32 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(!pattern9.test(data8)){
+const err33 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid3 = _errs41 === errors;
+valid15 = valid15 || _valid3;
+const _errs43 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err35 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 9007199254740991 || isNaN(data8)){
+const err36 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data8 < -9007199254740991 || isNaN(data8)){
+const err37 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+var _valid3 = _errs43 === errors;
+valid15 = valid15 || _valid3;
+const _errs45 = errors;
+if(!((typeof data8 == "number") && (isFinite(data8)))){
+const err38 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/2/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid3 = _errs45 === errors;
+valid15 = valid15 || _valid3;
+const _errs47 = errors;
+if(typeof data8 !== "boolean"){
+const err39 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/3/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+var _valid3 = _errs47 === errors;
+valid15 = valid15 || _valid3;
+if(!valid15){
+const err40 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+else {
+errors = _errs40;
+if(vErrors !== null){
+if(_errs40){
+vErrors.length = _errs40;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.organization_id !== undefined){
+let data9 = data.organization_id;
+const _errs50 = errors;
+let valid16 = false;
+const _errs51 = errors;
+if(typeof data9 === "string"){
+if(!pattern6.test(data9)){
+const err42 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(!(formats16.test(data9))){
+const err43 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid4 = _errs51 === errors;
+valid16 = valid16 || _valid4;
+const _errs54 = errors;
+if(data9 !== null){
+const err45 = {instancePath:instancePath+"/organization_id",schemaPath:"#/allOf/1/properties/organization_id/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid4 = _errs54 === errors;
+valid16 = valid16 || _valid4;
+if(!valid16){
+const err46 = {instancePath:instancePath+"/organization_id",schemaPath:"#/allOf/1/properties/organization_id/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+else {
+errors = _errs50;
+if(vErrors !== null){
+if(_errs50){
+vErrors.length = _errs50;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err47 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+validate25.errors = vErrors;
+return errors === 0;
+}
+validate25.evaluated = {"props":{"name":true,"description":true,"visibility":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"metadata":true,"organization_id":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+return validate25;
+})();
+
+export const validateListProductsQuery = /* @__PURE__ */ (() => {
+const schema124 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema125 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema126 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate57.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.page === undefined){
+data.page = 1;
+}
+if(data.limit === undefined){
+data.limit = 10;
+}
+if(data.sorting === undefined){
+data.sorting = ["-created_at"];
+}
+if(data.organization_id !== undefined){
+let data0 = data.organization_id;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(!pattern6.test(data1)){
+const err0 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(formats16.test(data1))){
+const err1 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.query !== undefined){
+if(typeof data.query !== "string"){
+const err4 = {instancePath:instancePath+"/query",schemaPath:"#/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.is_archived !== undefined){
+if(typeof data.is_archived !== "boolean"){
+const err5 = {instancePath:instancePath+"/is_archived",schemaPath:"#/properties/is_archived/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.is_recurring !== undefined){
+if(typeof data.is_recurring !== "boolean"){
+const err6 = {instancePath:instancePath+"/is_recurring",schemaPath:"#/properties/is_recurring/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data5 = data.id;
+if(Array.isArray(data5)){
+const len1 = data5.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data5[i1] !== "string"){
+const err7 = {instancePath:instancePath+"/id/" + i1,schemaPath:"#/properties/id/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.benefit_id !== undefined){
+let data7 = data.benefit_id;
+if(Array.isArray(data7)){
+const len2 = data7.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data7[i2] !== "string"){
+const err9 = {instancePath:instancePath+"/benefit_id/" + i2,schemaPath:"#/properties/benefit_id/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/benefit_id",schemaPath:"#/properties/benefit_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.visibility !== undefined){
+let data9 = data.visibility;
+if(Array.isArray(data9)){
+const len3 = data9.length;
+for(let i3=0; i3<len3; i3++){
+if(typeof data9[i3] !== "string"){
+const err11 = {instancePath:instancePath+"/visibility/" + i3,schemaPath:"#/properties/visibility/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/properties/visibility/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data11 = data.metadata;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key0 in data11){
+let data12 = data11[key0];
+if(Array.isArray(data12)){
+const len4 = data12.length;
+for(let i4=0; i4<len4; i4++){
+if(typeof data12[i4] !== "string"){
+const err13 = {instancePath:instancePath+"/metadata/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i4,schemaPath:"#/properties/metadata/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/metadata/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+let data14 = data.page;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err16 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 1 || isNaN(data14)){
+const err17 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+let data15 = data.limit;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err18 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 1 || isNaN(data15)){
+const err19 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+let data16 = data.sorting;
+if(Array.isArray(data16)){
+const len5 = data16.length;
+for(let i5=0; i5<len5; i5++){
+let data17 = data16[i5];
+if(typeof data17 !== "string"){
+const err20 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(!((((((((data17 === "created_at") || (data17 === "-created_at")) || (data17 === "name")) || (data17 === "-name")) || (data17 === "price_amount_type")) || (data17 === "-price_amount_type")) || (data17 === "price_amount")) || (data17 === "-price_amount"))){
+const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema126.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+validate57.errors = vErrors;
+return errors === 0;
+}
+validate57.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate57;
+})();
+
+export const validateGetProductPath = /* @__PURE__ */ (() => {
+const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema128 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate58.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate58.errors = vErrors;
+return errors === 0;
+}
+validate58.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate58;
+})();
+
+export const validateUpdateProductBody = /* @__PURE__ */ (() => {
+const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductBody","description":"Body of Update Product; every field is optional and `null` leaves a field as it is.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"anyOf":[{"$ref":"#/$defs/ProductName"},{"type":"null"}]},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"anyOf":[{"$ref":"#/$defs/ProductVisibility"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/MetadataInput"},"is_archived":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}]},"prices":{"anyOf":[{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceUpdate"}},{"type":"null"}]}}}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"ExistingProductPrice":{"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductPriceUpdate":{"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema64 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema65 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema66 = {"type":"string","enum":["draft","private","public"]};
+const schema67 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema63 = {"type":"string","enum":["day","week","month","year"]};
+const schema69 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
+const schema61 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
+const schema62 = {"type":"string","enum":["day","week","month","year"]};
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate31.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.trial_interval !== undefined){
+let data0 = data.trial_interval;
+const _errs2 = errors;
+let valid1 = false;
+const _errs3 = errors;
+if(typeof data0 !== "string"){
+const err0 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!((((data0 === "day") || (data0 === "week")) || (data0 === "month")) || (data0 === "year"))){
+const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema62.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+var _valid0 = _errs3 === errors;
+valid1 = valid1 || _valid0;
+const _errs6 = errors;
+if(data0 !== null){
+const err2 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/properties/trial_interval/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err3 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/properties/trial_interval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+else {
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.trial_interval_count !== undefined){
+let data1 = data.trial_interval_count;
+const _errs9 = errors;
+let valid3 = false;
+const _errs10 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err4 = {instancePath:instancePath+"/trial_interval_count",schemaPath:"#/properties/trial_interval_count/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid1 = _errs10 === errors;
+valid3 = valid3 || _valid1;
+const _errs12 = errors;
+if(data1 !== null){
+const err5 = {instancePath:instancePath+"/trial_interval_count",schemaPath:"#/properties/trial_interval_count/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid1 = _errs12 === errors;
+valid3 = valid3 || _valid1;
+if(!valid3){
+const err6 = {instancePath:instancePath+"/trial_interval_count",schemaPath:"#/properties/trial_interval_count/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+else {
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meter_interval !== undefined){
+let data2 = data.meter_interval;
+const _errs15 = errors;
+let valid4 = false;
+const _errs16 = errors;
+if(typeof data2 !== "string"){
+const err7 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!((((data2 === "day") || (data2 === "week")) || (data2 === "month")) || (data2 === "year"))){
+const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid2 = _errs16 === errors;
+valid4 = valid4 || _valid2;
+const _errs19 = errors;
+if(data2 !== null){
+const err9 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/properties/meter_interval/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid4 = valid4 || _valid2;
+if(!valid4){
+const err10 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/properties/meter_interval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meter_interval_count !== undefined){
+let data3 = data.meter_interval_count;
+const _errs22 = errors;
+let valid6 = false;
+const _errs23 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err11 = {instancePath:instancePath+"/meter_interval_count",schemaPath:"#/properties/meter_interval_count/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid3 = _errs23 === errors;
+valid6 = valid6 || _valid3;
+const _errs25 = errors;
+if(data3 !== null){
+const err12 = {instancePath:instancePath+"/meter_interval_count",schemaPath:"#/properties/meter_interval_count/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid6 = valid6 || _valid3;
+if(!valid6){
+const err13 = {instancePath:instancePath+"/meter_interval_count",schemaPath:"#/properties/meter_interval_count/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.medias !== undefined){
+let data4 = data.medias;
+const _errs28 = errors;
+let valid7 = false;
+const _errs29 = errors;
+if(!(Array.isArray(data4))){
+const err14 = {instancePath:instancePath+"/medias",schemaPath:"#/properties/medias/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid4 = _errs29 === errors;
+valid7 = valid7 || _valid4;
+const _errs31 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/medias",schemaPath:"#/properties/medias/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid7 = valid7 || _valid4;
+if(!valid7){
+const err16 = {instancePath:instancePath+"/medias",schemaPath:"#/properties/medias/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.attached_custom_fields !== undefined){
+let data5 = data.attached_custom_fields;
+const _errs34 = errors;
+let valid8 = false;
+const _errs35 = errors;
+if(!(Array.isArray(data5))){
+const err17 = {instancePath:instancePath+"/attached_custom_fields",schemaPath:"#/properties/attached_custom_fields/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid5 = _errs35 === errors;
+valid8 = valid8 || _valid5;
+const _errs37 = errors;
+if(data5 !== null){
+const err18 = {instancePath:instancePath+"/attached_custom_fields",schemaPath:"#/properties/attached_custom_fields/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid8 = valid8 || _valid5;
+if(!valid8){
+const err19 = {instancePath:instancePath+"/attached_custom_fields",schemaPath:"#/properties/attached_custom_fields/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+validate31.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+
+const schema70 = {"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}};
+const schema72 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema74 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
+const schema75 = {"type":"string","enum":["location","inclusive","exclusive"]};
+const schema71 = {"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate34.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+validate34.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+
+const schema73 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate36.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs2 = errors;
+let valid1 = true;
+const _errs3 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.amount_type === undefined) && (missing0 = "amount_type")){
+const err0 = {};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+else {
+if(data.amount_type !== undefined){
+if("fixed" !== data.amount_type){
+const err1 = {};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+var _valid0 = _errs3 === errors;
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid0){
+const _errs5 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.price_amount === undefined){
+const err2 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "price_amount"},message:"must have required property '"+"price_amount"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.price_amount !== undefined){
+let data1 = data.price_amount;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err3 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/0/then/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs5 === errors;
+valid1 = _valid0;
+if(valid1){
+var props0 = {};
+props0.price_amount = true;
+props0.amount_type = true;
+}
+}
+if(!valid1){
+const err4 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+const _errs9 = errors;
+let valid4 = true;
+const _errs10 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if((data.amount_type === undefined) && (missing1 = "amount_type")){
+const err5 = {};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+if(data.amount_type !== undefined){
+if("free" !== data.amount_type){
+const err6 = {};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+var _valid1 = _errs10 === errors;
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs12 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.price_amount !== undefined){
+if(0 !== data.price_amount){
+const err7 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/1/then/properties/price_amount/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs12 === errors;
+valid4 = _valid1;
+if(valid4){
+var props1 = {};
+props1.price_amount = true;
+props1.amount_type = true;
+}
+}
+if(!valid4){
+const err8 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(props0 !== true && props1 !== undefined){
+if(props1 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props1);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.amount_type === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount_type"},message:"must have required property '"+"amount_type"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(props0 !== true){
+props0 = props0 || {};
+props0.amount_type = true;
+props0.price_currency = true;
+props0.price_amount = true;
+props0.tax_behavior = true;
+}
+if(data.amount_type !== undefined){
+let data4 = data.amount_type;
+if(typeof data4 !== "string"){
+const err10 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!((data4 === "fixed") || (data4 === "free"))){
+const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema73.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.price_currency !== undefined){
+let data5 = data.price_currency;
+if(typeof data5 !== "string"){
+const err12 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "aed") || (data5 === "afn")) || (data5 === "all")) || (data5 === "amd")) || (data5 === "ang")) || (data5 === "aoa")) || (data5 === "ars")) || (data5 === "aud")) || (data5 === "awg")) || (data5 === "azn")) || (data5 === "bam")) || (data5 === "bbd")) || (data5 === "bdt")) || (data5 === "bgn")) || (data5 === "bhd")) || (data5 === "bif")) || (data5 === "bmd")) || (data5 === "bnd")) || (data5 === "bob")) || (data5 === "brl")) || (data5 === "bsd")) || (data5 === "btn")) || (data5 === "bwp")) || (data5 === "byn")) || (data5 === "bzd")) || (data5 === "cad")) || (data5 === "cdf")) || (data5 === "chf")) || (data5 === "clp")) || (data5 === "cny")) || (data5 === "cop")) || (data5 === "crc")) || (data5 === "cuc")) || (data5 === "cup")) || (data5 === "cve")) || (data5 === "czk")) || (data5 === "djf")) || (data5 === "dkk")) || (data5 === "dop")) || (data5 === "dzd")) || (data5 === "egp")) || (data5 === "ern")) || (data5 === "etb")) || (data5 === "eur")) || (data5 === "fjd")) || (data5 === "fkp")) || (data5 === "gbp")) || (data5 === "gel")) || (data5 === "ghs")) || (data5 === "gip")) || (data5 === "gmd")) || (data5 === "gnf")) || (data5 === "gtq")) || (data5 === "gyd")) || (data5 === "hkd")) || (data5 === "hnl")) || (data5 === "hrk")) || (data5 === "htg")) || (data5 === "huf")) || (data5 === "idr")) || (data5 === "ils")) || (data5 === "inr")) || (data5 === "iqd")) || (data5 === "irr")) || (data5 === "isk")) || (data5 === "jmd")) || (data5 === "jod")) || (data5 === "jpy")) || (data5 === "kes")) || (data5 === "kgs")) || (data5 === "khr")) || (data5 === "kmf")) || (data5 === "kpw")) || (data5 === "krw")) || (data5 === "kwd")) || (data5 === "kyd")) || (data5 === "kzt")) || (data5 === "lak")) || (data5 === "lbp")) || (data5 === "lkr")) || (data5 === "lrd")) || (data5 === "lsl")) || (data5 === "lyd")) || (data5 === "mad")) || (data5 === "mdl")) || (data5 === "mga")) || (data5 === "mkd")) || (data5 === "mmk")) || (data5 === "mnt")) || (data5 === "mop")) || (data5 === "mru")) || (data5 === "mur")) || (data5 === "mvr")) || (data5 === "mwk")) || (data5 === "mxn")) || (data5 === "myr")) || (data5 === "mzn")) || (data5 === "nad")) || (data5 === "ngn")) || (data5 === "nio")) || (data5 === "nok")) || (data5 === "npr")) || (data5 === "nzd")) || (data5 === "omr")) || (data5 === "pab")) || (data5 === "pen")) || (data5 === "pgk")) || (data5 === "php")) || (data5 === "pkr")) || (data5 === "pln")) || (data5 === "pyg")) || (data5 === "qar")) || (data5 === "ron")) || (data5 === "rsd")) || (data5 === "rub")) || (data5 === "rwf")) || (data5 === "sar")) || (data5 === "sbd")) || (data5 === "scr")) || (data5 === "sdg")) || (data5 === "sek")) || (data5 === "sgd")) || (data5 === "shp")) || (data5 === "sle")) || (data5 === "sll")) || (data5 === "sos")) || (data5 === "srd")) || (data5 === "ssp")) || (data5 === "stn")) || (data5 === "svc")) || (data5 === "syp")) || (data5 === "szl")) || (data5 === "thb")) || (data5 === "tjs")) || (data5 === "tmt")) || (data5 === "tnd")) || (data5 === "top")) || (data5 === "try")) || (data5 === "ttd")) || (data5 === "twd")) || (data5 === "tzs")) || (data5 === "uah")) || (data5 === "ugx")) || (data5 === "usd")) || (data5 === "uyu")) || (data5 === "uzs")) || (data5 === "ves")) || (data5 === "vnd")) || (data5 === "vuv")) || (data5 === "wst")) || (data5 === "xaf")) || (data5 === "xcd")) || (data5 === "xcg")) || (data5 === "xof")) || (data5 === "xpf")) || (data5 === "yer")) || (data5 === "zar")) || (data5 === "zmw")) || (data5 === "zwg")) || (data5 === "zwl"))){
+const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.price_amount !== undefined){
+let data6 = data.price_amount;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err14 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+const err15 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err16 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data.tax_behavior !== undefined){
+let data7 = data.tax_behavior;
+const _errs22 = errors;
+let valid9 = false;
+const _errs23 = errors;
+if(typeof data7 !== "string"){
+const err17 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!(((data7 === "location") || (data7 === "inclusive")) || (data7 === "exclusive"))){
+const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid2 = _errs23 === errors;
+valid9 = valid9 || _valid2;
+const _errs26 = errors;
+if(data7 !== null){
+const err19 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid2 = _errs26 === errors;
+valid9 = valid9 || _valid2;
+if(!valid9){
+const err20 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate36.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate36.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate33.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs1 = errors;
+let valid0 = true;
+const _errs2 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.id === undefined) && (missing0 = "id")){
+const err0 = {};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var _valid0 = _errs2 === errors;
+errors = _errs1;
+if(vErrors !== null){
+if(_errs1){
+vErrors.length = _errs1;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid0){
+const _errs3 = errors;
+if(!(validate34(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs3 === errors;
+valid0 = _valid0;
+if(valid0){
+var props0 = {};
+props0.id = true;
+}
+ifClause0 = "then";
+}
+else {
+const _errs4 = errors;
+if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+else {
+var props1 = validate36.evaluated.props;
+}
+var _valid0 = _errs4 === errors;
+valid0 = _valid0;
+if(valid0){
+if(props0 !== true && props1 !== undefined){
+if(props1 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props1);
+}
+}
+}
+ifClause0 = "else";
+}
+if(!valid0){
+const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(props0 !== true){
+props0 = props0 || {};
+props0.id = true;
+props0.amount_type = true;
+props0.price_currency = true;
+props0.price_amount = true;
+props0.tax_behavior = true;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.amount_type !== undefined){
+let data1 = data.amount_type;
+if(typeof data1 !== "string"){
+const err5 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!((data1 === "fixed") || (data1 === "free"))){
+const err6 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema70.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.price_currency !== undefined){
+let data2 = data.price_currency;
+if(typeof data2 !== "string"){
+const err7 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data2 === "aed") || (data2 === "afn")) || (data2 === "all")) || (data2 === "amd")) || (data2 === "ang")) || (data2 === "aoa")) || (data2 === "ars")) || (data2 === "aud")) || (data2 === "awg")) || (data2 === "azn")) || (data2 === "bam")) || (data2 === "bbd")) || (data2 === "bdt")) || (data2 === "bgn")) || (data2 === "bhd")) || (data2 === "bif")) || (data2 === "bmd")) || (data2 === "bnd")) || (data2 === "bob")) || (data2 === "brl")) || (data2 === "bsd")) || (data2 === "btn")) || (data2 === "bwp")) || (data2 === "byn")) || (data2 === "bzd")) || (data2 === "cad")) || (data2 === "cdf")) || (data2 === "chf")) || (data2 === "clp")) || (data2 === "cny")) || (data2 === "cop")) || (data2 === "crc")) || (data2 === "cuc")) || (data2 === "cup")) || (data2 === "cve")) || (data2 === "czk")) || (data2 === "djf")) || (data2 === "dkk")) || (data2 === "dop")) || (data2 === "dzd")) || (data2 === "egp")) || (data2 === "ern")) || (data2 === "etb")) || (data2 === "eur")) || (data2 === "fjd")) || (data2 === "fkp")) || (data2 === "gbp")) || (data2 === "gel")) || (data2 === "ghs")) || (data2 === "gip")) || (data2 === "gmd")) || (data2 === "gnf")) || (data2 === "gtq")) || (data2 === "gyd")) || (data2 === "hkd")) || (data2 === "hnl")) || (data2 === "hrk")) || (data2 === "htg")) || (data2 === "huf")) || (data2 === "idr")) || (data2 === "ils")) || (data2 === "inr")) || (data2 === "iqd")) || (data2 === "irr")) || (data2 === "isk")) || (data2 === "jmd")) || (data2 === "jod")) || (data2 === "jpy")) || (data2 === "kes")) || (data2 === "kgs")) || (data2 === "khr")) || (data2 === "kmf")) || (data2 === "kpw")) || (data2 === "krw")) || (data2 === "kwd")) || (data2 === "kyd")) || (data2 === "kzt")) || (data2 === "lak")) || (data2 === "lbp")) || (data2 === "lkr")) || (data2 === "lrd")) || (data2 === "lsl")) || (data2 === "lyd")) || (data2 === "mad")) || (data2 === "mdl")) || (data2 === "mga")) || (data2 === "mkd")) || (data2 === "mmk")) || (data2 === "mnt")) || (data2 === "mop")) || (data2 === "mru")) || (data2 === "mur")) || (data2 === "mvr")) || (data2 === "mwk")) || (data2 === "mxn")) || (data2 === "myr")) || (data2 === "mzn")) || (data2 === "nad")) || (data2 === "ngn")) || (data2 === "nio")) || (data2 === "nok")) || (data2 === "npr")) || (data2 === "nzd")) || (data2 === "omr")) || (data2 === "pab")) || (data2 === "pen")) || (data2 === "pgk")) || (data2 === "php")) || (data2 === "pkr")) || (data2 === "pln")) || (data2 === "pyg")) || (data2 === "qar")) || (data2 === "ron")) || (data2 === "rsd")) || (data2 === "rub")) || (data2 === "rwf")) || (data2 === "sar")) || (data2 === "sbd")) || (data2 === "scr")) || (data2 === "sdg")) || (data2 === "sek")) || (data2 === "sgd")) || (data2 === "shp")) || (data2 === "sle")) || (data2 === "sll")) || (data2 === "sos")) || (data2 === "srd")) || (data2 === "ssp")) || (data2 === "stn")) || (data2 === "svc")) || (data2 === "syp")) || (data2 === "szl")) || (data2 === "thb")) || (data2 === "tjs")) || (data2 === "tmt")) || (data2 === "tnd")) || (data2 === "top")) || (data2 === "try")) || (data2 === "ttd")) || (data2 === "twd")) || (data2 === "tzs")) || (data2 === "uah")) || (data2 === "ugx")) || (data2 === "usd")) || (data2 === "uyu")) || (data2 === "uzs")) || (data2 === "ves")) || (data2 === "vnd")) || (data2 === "vuv")) || (data2 === "wst")) || (data2 === "xaf")) || (data2 === "xcd")) || (data2 === "xcg")) || (data2 === "xof")) || (data2 === "xpf")) || (data2 === "yer")) || (data2 === "zar")) || (data2 === "zmw")) || (data2 === "zwg")) || (data2 === "zwl"))){
+const err8 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.price_amount !== undefined){
+let data3 = data.price_amount;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err9 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.tax_behavior !== undefined){
+let data4 = data.tax_behavior;
+const _errs16 = errors;
+let valid4 = false;
+const _errs17 = errors;
+if(typeof data4 !== "string"){
+const err12 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(((data4 === "location") || (data4 === "inclusive")) || (data4 === "exclusive"))){
+const err13 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid1 = _errs17 === errors;
+valid4 = valid4 || _valid1;
+const _errs20 = errors;
+if(data4 !== null){
+const err14 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid1 = _errs20 === errors;
+valid4 = valid4 || _valid1;
+if(!valid4){
+const err15 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate33.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate33.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+const func1 = ucs2length;
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate30.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate31(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+errors = vErrors.length;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name !== undefined){
+let data0 = data.name;
+const _errs4 = errors;
+let valid2 = false;
+const _errs5 = errors;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err0 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/ProductName/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(func1(data0) < 3){
+const err1 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/ProductName/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/ProductName/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/ProductName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid2 = valid2 || _valid0;
+const _errs8 = errors;
+if(data0 !== null){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/allOf/1/properties/name/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs8 === errors;
+valid2 = valid2 || _valid0;
+if(!valid2){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/allOf/1/properties/name/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data1 = data.description;
+const _errs12 = errors;
+let valid5 = false;
+const _errs13 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 5000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 5000},message:"must NOT have more than 5000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!pattern9.test(data1)){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid5 = valid5 || _valid1;
+const _errs15 = errors;
+if(data1 !== null){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid1 = _errs15 === errors;
+valid5 = valid5 || _valid1;
+if(!valid5){
+const err10 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+else {
+errors = _errs12;
+if(vErrors !== null){
+if(_errs12){
+vErrors.length = _errs12;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.visibility !== undefined){
+let data2 = data.visibility;
+const _errs18 = errors;
+let valid6 = false;
+const _errs19 = errors;
+if(typeof data2 !== "string"){
+const err11 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(((data2 === "draft") || (data2 === "private")) || (data2 === "public"))){
+const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid6 = valid6 || _valid2;
+const _errs22 = errors;
+if(data2 !== null){
+const err13 = {instancePath:instancePath+"/visibility",schemaPath:"#/allOf/1/properties/visibility/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid2 = _errs22 === errors;
+valid6 = valid6 || _valid2;
+if(!valid6){
+const err14 = {instancePath:instancePath+"/visibility",schemaPath:"#/allOf/1/properties/visibility/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+else {
+errors = _errs18;
+if(vErrors !== null){
+if(_errs18){
+vErrors.length = _errs18;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.metadata !== undefined){
+let data3 = data.metadata;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(Object.keys(data3).length > 50){
+const err15 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+for(const key0 in data3){
+const _errs27 = errors;
+if(typeof key0 === "string"){
+if(func1(key0) > 40){
+const err16 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(func1(key0) < 1){
+const err17 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!pattern4.test(key0)){
+const err18 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\"",propertyName:key0};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key0};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var valid9 = _errs27 === errors;
+if(!valid9){
+const err20 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+for(const key1 in data3){
+let data4 = data3[key1];
+const _errs31 = errors;
+let valid11 = false;
+const _errs32 = errors;
+if(typeof data4 === "string"){
+if(func1(data4) > 500){
+const err21 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(func1(data4) < 1){
+const err22 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!pattern9.test(data4)){
+const err23 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid3 = _errs32 === errors;
+valid11 = valid11 || _valid3;
+const _errs34 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err25 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+const err26 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data4 < -9007199254740991 || isNaN(data4)){
+const err27 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+var _valid3 = _errs34 === errors;
+valid11 = valid11 || _valid3;
+const _errs36 = errors;
+if(!((typeof data4 == "number") && (isFinite(data4)))){
+const err28 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/2/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid3 = _errs36 === errors;
+valid11 = valid11 || _valid3;
+const _errs38 = errors;
+if(typeof data4 !== "boolean"){
+const err29 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/3/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid3 = _errs38 === errors;
+valid11 = valid11 || _valid3;
+if(!valid11){
+const err30 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+errors = _errs31;
+if(vErrors !== null){
+if(_errs31){
+vErrors.length = _errs31;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.is_archived !== undefined){
+let data5 = data.is_archived;
+const _errs41 = errors;
+let valid12 = false;
+const _errs42 = errors;
+if(typeof data5 !== "boolean"){
+const err32 = {instancePath:instancePath+"/is_archived",schemaPath:"#/allOf/1/properties/is_archived/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid4 = _errs42 === errors;
+valid12 = valid12 || _valid4;
+const _errs44 = errors;
+if(data5 !== null){
+const err33 = {instancePath:instancePath+"/is_archived",schemaPath:"#/allOf/1/properties/is_archived/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid4 = _errs44 === errors;
+valid12 = valid12 || _valid4;
+if(!valid12){
+const err34 = {instancePath:instancePath+"/is_archived",schemaPath:"#/allOf/1/properties/is_archived/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs41;
+if(vErrors !== null){
+if(_errs41){
+vErrors.length = _errs41;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.recurring_interval !== undefined){
+let data6 = data.recurring_interval;
+const _errs47 = errors;
+let valid13 = false;
+const _errs48 = errors;
+if(typeof data6 !== "string"){
+const err35 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(!((((data6 === "day") || (data6 === "week")) || (data6 === "month")) || (data6 === "year"))){
+const err36 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid5 = _errs48 === errors;
+valid13 = valid13 || _valid5;
+const _errs51 = errors;
+if(data6 !== null){
+const err37 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/allOf/1/properties/recurring_interval/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid5 = _errs51 === errors;
+valid13 = valid13 || _valid5;
+if(!valid13){
+const err38 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/allOf/1/properties/recurring_interval/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs47;
+if(vErrors !== null){
+if(_errs47){
+vErrors.length = _errs47;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.recurring_interval_count !== undefined){
+let data7 = data.recurring_interval_count;
+const _errs54 = errors;
+let valid15 = false;
+const _errs55 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err39 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/$defs/RecurringIntervalCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 999 || isNaN(data7)){
+const err40 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/$defs/RecurringIntervalCount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 999},message:"must be <= 999"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data7 < 1 || isNaN(data7)){
+const err41 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/$defs/RecurringIntervalCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+var _valid6 = _errs55 === errors;
+valid15 = valid15 || _valid6;
+const _errs58 = errors;
+if(data7 !== null){
+const err42 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/allOf/1/properties/recurring_interval_count/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid6 = _errs58 === errors;
+valid15 = valid15 || _valid6;
+if(!valid15){
+const err43 = {instancePath:instancePath+"/recurring_interval_count",schemaPath:"#/allOf/1/properties/recurring_interval_count/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.prices !== undefined){
+let data8 = data.prices;
+const _errs61 = errors;
+let valid17 = false;
+const _errs62 = errors;
+if(Array.isArray(data8)){
+if(data8.length > 20){
+const err44 = {instancePath:instancePath+"/prices",schemaPath:"#/allOf/1/properties/prices/anyOf/0/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data8.length < 1){
+const err45 = {instancePath:instancePath+"/prices",schemaPath:"#/allOf/1/properties/prices/anyOf/0/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+const len0 = data8.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate33(data8[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data8,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/prices",schemaPath:"#/allOf/1/properties/prices/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid7 = _errs62 === errors;
+valid17 = valid17 || _valid7;
+const _errs65 = errors;
+if(data8 !== null){
+const err47 = {instancePath:instancePath+"/prices",schemaPath:"#/allOf/1/properties/prices/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid7 = _errs65 === errors;
+valid17 = valid17 || _valid7;
+if(!valid17){
+const err48 = {instancePath:instancePath+"/prices",schemaPath:"#/allOf/1/properties/prices/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+else {
+errors = _errs61;
+if(vErrors !== null){
+if(_errs61){
+vErrors.length = _errs61;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err49 = {instancePath,schemaPath:"#/allOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+validate30.evaluated = {"props":{"name":true,"description":true,"visibility":true,"metadata":true,"is_archived":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+return validate30;
+})();
+
+export const validateUpdateProductPath = /* @__PURE__ */ (() => {
+const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema130 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate59.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate59.errors = vErrors;
+return errors === 0;
+}
+validate59.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate59;
+})();
+
+export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
+const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema132 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate60.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate60.errors = vErrors;
+return errors === 0;
+}
+validate60.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate60;
+})();
+
+export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
+const schema79 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionBody","description":"One change: cancel at period end (or take that back), or revoke now. Exactly one of\n`cancel_at_period_end` and `revoke` is sent.\n","oneOf":[{"$ref":"#/$defs/SubscriptionCancel"},{"$ref":"#/$defs/SubscriptionRevoke"}],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]},"SubscriptionCancel":{"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]},"SubscriptionRevoke":{"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]}}};
+const schema80 = {"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]};
+const schema81 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
+const schema82 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
+const func1 = ucs2length;
+const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2416,7 +6072,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2567,17 +6223,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate26.evaluated = {"props":{"cancel_at_period_end":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"revoke":true},"dynamicProps":false,"dynamicItems":false};
+validate40.evaluated = {"props":{"cancel_at_period_end":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"revoke":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema50 = {"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]};
+const schema83 = {"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate28.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2623,7 +6279,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2774,16 +6430,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate28.evaluated = {"props":{"revoke":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"cancel_at_period_end":true},"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":{"revoke":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"cancel_at_period_end":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2794,8 +6450,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -2809,8 +6465,8 @@ props0.customer_cancellation_comment = true;
 props0.revoke = true;
 }
 const _errs2 = errors;
-if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -2852,24 +6508,24 @@ vErrors = null;
 }
 }
 }
-validate25.errors = vErrors;
+validate39.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate25.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate25;
+validate39.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate39;
 })();
 
 export const validateUpdateSubscriptionPath = /* @__PURE__ */ (() => {
-const schema95 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema96 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema134 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2933,23 +6589,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate45;
+validate61.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate61;
 })();
 
 export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
-const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema98 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema136 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3013,23 +6669,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate46;
+validate62.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate62;
 })();
 
 export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema100 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema138 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3093,28 +6749,28 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate47;
+validate63.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate63;
 })();
 
 export const validateCreateCustomerBody = /* @__PURE__ */ (() => {
-const schema53 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema54 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema55 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const pattern12 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema87 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema88 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const pattern23 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 const func1 = ucs2length;
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3135,7 +6791,7 @@ errors++;
 if(data.email !== undefined){
 let data0 = data.email;
 if(typeof data0 === "string"){
-if(!pattern12.test(data0)){
+if(!pattern23.test(data0)){
 const err1 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -3669,25 +7325,25 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
-return validate30;
+validate44.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+return validate44;
 })();
 
 export const validateListCustomersQuery = /* @__PURE__ */ (() => {
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema102 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema103 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
+const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema140 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema141 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const func1 = ucs2length;
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3952,7 +7608,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "email")) || (data11 === "-email")) || (data11 === "name")) || (data11 === "-name"))){
-const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema103.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3984,23 +7640,23 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate48;
+validate64.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate64;
 })();
 
 export const validateGetCustomerPath = /* @__PURE__ */ (() => {
-const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema105 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema143 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4064,32 +7720,32 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate49;
+validate65.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate65;
 })();
 
 export const validateUpdateCustomerBody = /* @__PURE__ */ (() => {
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema57 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema58 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema59 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema67 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema90 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema91 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema92 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema100 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const pattern12 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
-const pattern29 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema60 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema61 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema66 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const pattern23 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern40 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema93 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema94 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema99 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4490,7 +8146,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4511,16 +8167,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4744,7 +8400,7 @@ errors++;
 if(data.email !== undefined){
 let data2 = data.email;
 if(typeof data2 === "string"){
-if(!pattern12.test(data2)){
+if(!pattern23.test(data2)){
 const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -4889,8 +8545,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate32(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate46(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -5019,7 +8675,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern29.test(data6)){
+if(!pattern40.test(data6)){
 const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -5224,23 +8880,23 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate31.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
-return validate31;
+validate45.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
+return validate45;
 })();
 
 export const validateUpdateCustomerPath = /* @__PURE__ */ (() => {
-const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema107 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema145 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5304,20 +8960,20 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate50;
+validate66.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate66;
 })();
 
 export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
-const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5349,23 +9005,23 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate51;
+validate67.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate67;
 })();
 
 export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
-const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema110 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema148 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5429,21 +9085,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate52;
+validate68.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate68;
 })();
 
 export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5497,32 +9153,32 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate53;
+validate69.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate69;
 })();
 
 export const validateUpdateCustomerExternalBody = /* @__PURE__ */ (() => {
-const schema68 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema69 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema70 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema71 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema79 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema102 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema103 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema104 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema112 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const pattern12 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
-const pattern29 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema72 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema73 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema78 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const pattern23 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern40 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema105 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema106 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema111 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5923,7 +9579,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema111.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5944,16 +9600,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6177,7 +9833,7 @@ errors++;
 if(data.email !== undefined){
 let data2 = data.email;
 if(typeof data2 === "string"){
-if(!pattern12.test(data2)){
+if(!pattern23.test(data2)){
 const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -6322,8 +9978,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate35(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate49(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -6452,7 +10108,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern29.test(data6)){
+if(!pattern40.test(data6)){
 const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -6521,21 +10177,21 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
-return validate34;
+validate48.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
+return validate48;
 })();
 
 export const validateUpdateCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6589,20 +10245,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate54;
+validate70.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate70;
 })();
 
 export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
-const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6634,21 +10290,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate55;
+validate71.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate71;
 })();
 
 export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6702,27 +10358,27 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate56;
+validate72.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate72;
 })();
 
 export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
-const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema81 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema82 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
+const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema114 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema115 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats0 = format_uri;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern43 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
+const pattern54 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
 const func1 = ucs2length;
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6942,7 +10598,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern43.test(data3)){
+if(!pattern54.test(data3)){
 const err14 = {instancePath:instancePath+"/return_url",schemaPath:"#/properties/return_url/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"},message:"must match pattern \""+"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -7021,15 +10677,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate51.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate37.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate37;
+validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate51;
 })();
 
 export const listWalletsQueryShape = {"page":"integer","limit":"integer","sorting":"array"};
+
+export const listProductsQueryShape = {"organization_id":"array","query":"string","is_archived":"boolean","is_recurring":"boolean","id":"array","benefit_id":"array","visibility":"array","metadata":"object","page":"integer","limit":"integer","sorting":"array"};
 
 export const listCustomersQueryShape = {"organization_id":"array","email":"string","query":"string","active":"boolean","metadata":"object","page":"integer","limit":"integer","sorting":"array"};
 

@@ -78,6 +78,9 @@ const quoteList = (values: unknown[]): string => {
   return quoted.length <= 1 ? (quoted[0] ?? '') : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
 };
 
+/** Enums longer than this are not spelled out in a message. */
+const LONG_ENUM = 12;
+
 const TYPE_CODES: Record<string, [string, string]> = {
   string: ['string_type', 'Input should be a valid string'],
   integer: ['int_type', 'Input should be a valid integer'],
@@ -100,6 +103,9 @@ function describe(error: AjvError, part: RequestPart, input: unknown): Pick<Vali
           type: 'int_parsing',
           msg: 'Input should be a valid integer, unable to parse string as an integer',
         };
+      }
+      if (part !== 'body' && expected === 'boolean' && typeof input === 'string') {
+        return { type: 'bool_parsing', msg: 'Input should be a valid boolean, unable to interpret input' };
       }
       const [type, msg] = TYPE_CODES[expected] ?? ['type_error', `Input should be of type ${expected}`];
       return { type, msg };
@@ -126,8 +132,18 @@ function describe(error: AjvError, part: RequestPart, input: unknown): Pick<Vali
       return { type: 'greater_than', msg: `Input should be greater than ${p.limit}` };
     case 'maximum':
       return { type: 'less_than_equal', msg: `Input should be less than or equal to ${p.limit}` };
-    case 'enum':
-      return { type: 'enum', msg: `Input should be ${quoteList((p.allowedValues as unknown[]) ?? [])}` };
+    case 'enum': {
+      const allowed = (p.allowedValues as unknown[]) ?? [];
+      // A long list (currency codes) would make one detail item kilobytes long: name a few.
+      const msg =
+        allowed.length > LONG_ENUM
+          ? `Input should be one of the ${allowed.length} values the OpenAPI document lists (${allowed
+              .slice(0, 3)
+              .map((v) => `'${String(v)}'`)
+              .join(', ')}, ...)`
+          : `Input should be ${quoteList(allowed)}`;
+      return { type: 'enum', msg };
+    }
     case 'const':
       return { type: 'literal_error', msg: `Input should be ${quoteList([p.allowedValue])}` };
     case 'format':
@@ -170,10 +186,22 @@ function rank(error: AjvError): number {
   }
 }
 
+/** An error about a union as a whole: the union keyword itself, or its `null` branch's type. */
+const isUnionNoise = (error: AjvError): boolean =>
+  error.keyword === 'anyOf' ||
+  error.keyword === 'oneOf' ||
+  (error.keyword === 'type' && String(error.params.type) === 'null');
+
 export function toIssues(errors: readonly AjvError[], part: RequestPart, data: unknown): ValidationIssue[] {
   const chosen = new Map<string, { error: AjvError; segments: string[]; order: number }>();
+  // A value inside a nullable list or object (`anyOf: [array, null]`) explains its own fault: the
+  // union's errors at the container (`Input should be None`) are noise beside it.
+  const explainedInside = (pointer: string) =>
+    errors.some((other) => other.instancePath.startsWith(`${pointer}/`) && !isUnionNoise(other));
   errors.forEach((error, order) => {
-    if (error.keyword === 'propertyNames') return; // its nested error names the faulty key
+    // Their nested errors name the faulty key, or say what the chosen branch of an `if` missed.
+    if (error.keyword === 'propertyNames' || error.keyword === 'if') return;
+    if (isUnionNoise(error) && explainedInside(error.instancePath)) return;
     const segments = pointerSegments(error.instancePath);
     if (error.keyword === 'required') segments.push(String(error.params.missingProperty));
     else if (error.propertyName !== undefined) segments.push(error.propertyName);
