@@ -19,6 +19,12 @@
  * and orders it in memory, so pages neither overlap nor skip. Cost: offset + limit entries (plus the
  * boundary's tie group) per organization, whatever the list's size; writes cost one entry per sort
  * field. The IAM grant of a list function is `Query` and `GetItem` on its kind's list partitions only.
+ *
+ * Filters that would otherwise drop entries of a page in memory (`is_archived=false`) are **views**:
+ * a listing may name a few filters (`views`), and each entity is then also listed, with its entries
+ * and a count, in the view of every combination of them it belongs to
+ * (`LIST#PRODUCT#<org>#is_archived=false`, `…#is_archived=false#is_recurring=true`, …: 2^n lists for
+ * n filters). A filtered page is read from its view exactly as an unfiltered one from the whole list.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { run, type Table } from './dynamo.ts';
@@ -30,6 +36,7 @@ import {
   LIST_COUNT_PREFIX,
   LIST_COUNT_SHARDS,
   type ListPartition,
+  type ListView,
   listKeys,
 } from './table.ts';
 
@@ -40,7 +47,7 @@ export type SortValue =
   | { text: string | null }
   | { choice: string | null };
 
-export interface Listing<R extends { id: string }, F extends string> {
+export interface Listing<R extends { id: string }, F extends string, V extends string = never> {
   /** The list partition (`shared/data/table.ts` `listPartitions`). */
   partition: ListPartition;
   /** Entity tag of the entries. */
@@ -49,7 +56,12 @@ export interface Listing<R extends { id: string }, F extends string> {
   owner: (record: R) => string;
   /** The sortable fields and how to read each from a record. */
   fields: { readonly [K in F]: (record: R) => SortValue };
+  /** Filters served by views (a short value per record, such as `true`); each one doubles the writes. */
+  views?: { readonly [K in V]: (record: R) => string };
 }
+
+/** The values a page is filtered on, by view filter name. */
+export type ListFilter<V extends string> = { readonly [K in V]?: string };
 
 export interface SortCriterion<F extends string> {
   field: F;
@@ -132,17 +144,40 @@ type Write =
       };
     };
 
-function entryKey<R extends { id: string }, F extends string>(
-  listing: Listing<R, F>,
+type AnyListing<R extends { id: string }> = Listing<R, string, string>;
+
+function entryKey<R extends { id: string }>(
+  listing: AnyListing<R>,
   entity: R,
-  field: F,
+  field: string,
+  view: ListView,
 ): Key {
-  const value = entryKeyValue(listing.fields[field](entity));
-  return listKeys.entry(listing.partition, listing.owner(entity), `${field}#${value}#${entity.id}`);
+  const read = listing.fields[field] as (record: R) => SortValue;
+  const value = entryKeyValue(read(entity));
+  return listKeys.entry(listing.partition, listing.owner(entity), `${field}#${value}#${entity.id}`, view);
 }
 
-function fieldsOf<R extends { id: string }, F extends string>(listing: Listing<R, F>): F[] {
-  return Object.keys(listing.fields) as F[];
+function fieldsOf<R extends { id: string }>(listing: AnyListing<R>): string[] {
+  return Object.keys(listing.fields);
+}
+
+/** The view of a filter: its names in order, each with its value. */
+function viewOf(filter: Readonly<Record<string, string | undefined>>): ListView {
+  return Object.entries(filter)
+    .filter((pair): pair is [string, string] => pair[1] !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** Every view an entity is listed in: one per combination of the listing's filters, the empty one first. */
+function viewsOf<R extends { id: string }>(listing: AnyListing<R>, entity: R): ListView[] {
+  const filters = Object.entries(listing.views ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const views: ListView[] = [];
+  for (let mask = 0; mask < 2 ** filters.length; mask++) {
+    views.push(
+      filters.filter((_, bit) => (mask >> bit) & 1).map(([name, read]) => [name, read(entity)] as const),
+    );
+  }
+  return views;
 }
 
 /** The count shard an entity adds to and later takes from: FNV-1a of its id. */
@@ -157,61 +192,88 @@ function countUpdate(
   partition: ListPartition,
   owner: string,
   id: string,
+  view: ListView,
   delta: 1 | -1,
 ): Write {
   return {
     Update: {
       TableName: table.name,
-      Key: listKeys.count(partition, owner, countShard(id)),
+      Key: listKeys.count(partition, owner, countShard(id), view),
       UpdateExpression: 'ADD entry_count :delta',
       ExpressionAttributeValues: { ':delta': delta },
     },
   };
 }
 
-/** A new entity: one entry per sort field, and the count up by one. */
-export function listedWrites<R extends { id: string }, F extends string>(
-  table: Table,
-  listing: Listing<R, F>,
-  entity: R,
-): Write[] {
+const put = <R extends { id: string }>(table: Table, listing: AnyListing<R>, key: Key, entity: R): Write => ({
+  Put: { TableName: table.name, Item: item(key, listing.entity, entity) },
+});
+
+/** An entity entering a view: one entry per sort field, and the view's count up by one. */
+function entering<R extends { id: string }>(table: Table, listing: AnyListing<R>, entity: R, view: ListView) {
   return [
-    ...fieldsOf(listing).map((field) => ({
-      Put: { TableName: table.name, Item: item(entryKey(listing, entity, field), listing.entity, entity) },
-    })),
-    countUpdate(table, listing.partition, listing.owner(entity), entity.id, 1),
+    ...fieldsOf(listing).map((field) => put(table, listing, entryKey(listing, entity, field, view), entity)),
+    countUpdate(table, listing.partition, listing.owner(entity), entity.id, view, 1),
   ];
 }
 
-/** A changed entity (same owner): every entry rewritten, the entries whose key moved deleted. */
-export function relistedWrites<R extends { id: string }, F extends string>(
+/** An entity leaving a view: its entries deleted, the view's count down by one. */
+function leaving<R extends { id: string }>(table: Table, listing: AnyListing<R>, entity: R, view: ListView) {
+  return [
+    ...fieldsOf(listing).map((field) => ({
+      Delete: { TableName: table.name, Key: entryKey(listing, entity, field, view) },
+    })),
+    countUpdate(table, listing.partition, listing.owner(entity), entity.id, view, -1),
+  ];
+}
+
+/** A new entity: in every view it belongs to, one entry per sort field and the count up by one. */
+export function listedWrites<R extends { id: string }, F extends string, V extends string>(
   table: Table,
-  listing: Listing<R, F>,
+  listing: Listing<R, F, V>,
+  entity: R,
+): Write[] {
+  const any = listing as unknown as AnyListing<R>;
+  return viewsOf(any, entity).flatMap((view) => entering(table, any, entity, view));
+}
+
+/**
+ * A changed entity (same owner): in a view it stays in, every entry rewritten and those whose key
+ * moved deleted; a view it leaves loses its entries and one from its count, a view it enters gains
+ * them.
+ */
+export function relistedWrites<R extends { id: string }, F extends string, V extends string>(
+  table: Table,
+  listing: Listing<R, F, V>,
   before: R,
   after: R,
 ): Write[] {
-  const writes: Write[] = [];
-  for (const field of fieldsOf(listing)) {
-    const oldKey = entryKey(listing, before, field);
-    const newKey = entryKey(listing, after, field);
-    if (oldKey.SK !== newKey.SK) writes.push({ Delete: { TableName: table.name, Key: oldKey } });
-    writes.push({ Put: { TableName: table.name, Item: item(newKey, listing.entity, after) } });
-  }
-  return writes;
+  const any = listing as unknown as AnyListing<R>;
+  const afterViews = viewsOf(any, after);
+  return viewsOf(any, before).flatMap((oldView, index) => {
+    const newView = afterViews[index] as ListView;
+    if (JSON.stringify(oldView) !== JSON.stringify(newView)) {
+      return [...leaving(table, any, before, oldView), ...entering(table, any, after, newView)];
+    }
+    const writes: Write[] = [];
+    for (const field of fieldsOf(any)) {
+      const oldKey = entryKey(any, before, field, oldView);
+      const newKey = entryKey(any, after, field, newView);
+      if (oldKey.SK !== newKey.SK) writes.push({ Delete: { TableName: table.name, Key: oldKey } });
+      writes.push(put(table, any, newKey, after));
+    }
+    return writes;
+  });
 }
 
-/** A removed (soft-deleted) entity: its entries deleted, the count down by one. */
-export function delistedWrites<R extends { id: string }, F extends string>(
+/** A removed (soft-deleted) entity: its entries deleted and the count down by one, in every view. */
+export function delistedWrites<R extends { id: string }, F extends string, V extends string>(
   table: Table,
-  listing: Listing<R, F>,
+  listing: Listing<R, F, V>,
   entity: R,
 ): Write[] {
-  return [
-    ...fieldsOf(listing).map((field) => ({
-      Delete: { TableName: table.name, Key: entryKey(listing, entity, field) },
-    })),
-    countUpdate(table, listing.partition, listing.owner(entity), entity.id, -1),
-  ];
+  const any = listing as unknown as AnyListing<R>;
+  return viewsOf(any, entity).flatMap((view) => leaving(table, any, entity, view));
 }
 
 // ---------------------------------------------------------------------------
@@ -227,8 +289,8 @@ export interface ListPage<R> {
 }
 
 /** The comparator of the requested order in full: the criteria, then ascending id. */
-export function listComparator<R extends { id: string }, F extends string>(
-  listing: Listing<R, F>,
+export function listComparator<R extends { id: string }, F extends string, V extends string = never>(
+  listing: Listing<R, F, V>,
   criteria: readonly SortCriterion<F>[],
 ) {
   return (a: R, b: R): number => {
@@ -243,26 +305,36 @@ export function listComparator<R extends { id: string }, F extends string>(
 
 /**
  * The entities at positions [offset, offset + limit) of the requested order, across the given
- * organizations' lists, and the total number of entities in them.
+ * organizations' lists (or their views for `filter`), and the total number of entities in them.
  */
-export async function listPage<R extends { id: string }, F extends string>(
+export async function listPage<R extends { id: string }, F extends string, V extends string = never>(
   table: Table,
-  listing: Listing<R, F>,
+  listing: Listing<R, F, V>,
   owners: readonly string[],
   criteria: readonly SortCriterion<F>[],
   offset: number,
   limit: number,
+  filter: ListFilter<V> = {},
 ): Promise<ListPage<R>> {
-  const counts = await Promise.all(owners.map((owner) => readCount(table, listing.partition, owner)));
+  const view = viewOf(filter);
+  const counts = await Promise.all(owners.map((owner) => readCount(table, listing.partition, owner, view)));
   const total = counts.reduce((sum, count) => sum + count, 0);
   if (offset >= total) return { items: [], total };
   const perOwner = await Promise.all(
     owners.map((owner, index) =>
-      (counts[index] ?? 0) > 0 ? readOwner(table, listing, owner, criteria, offset + limit) : [],
+      (counts[index] ?? 0) > 0 ? readOwner(table, listing, owner, view, criteria, offset + limit) : [],
     ),
   );
   const merged = perOwner.flat().sort(listComparator(listing, criteria));
   return { items: merged.slice(offset, offset + limit), total };
+}
+
+/** A text prefix matched more entities of one organization than a page may read. */
+export class TooManyMatches extends Error {
+  constructor(readonly limit: number) {
+    super(`more than ${limit} entries match`);
+    this.name = 'TooManyMatches';
+  }
 }
 
 /**
@@ -282,13 +354,18 @@ export function textKeyPrefix<F extends string>(
   return how === 'equals' ? `${field}#${value}#` : `${field}#${value.slice(0, -TEXT_END.length)}`;
 }
 
-/** Every entity whose entry key starts with `keyPrefix` (`textKeyPrefix`) in one organization's list. */
-export async function readRange<R extends { id: string }, F extends string>(
+/**
+ * Every entity whose entry key starts with `keyPrefix` (`textKeyPrefix`) in one organization's list,
+ * or in one of its views; with `maxMatches`, more than that many is `TooManyMatches` (read no further).
+ */
+export async function readRange<R extends { id: string }, F extends string, V extends string = never>(
   table: Table,
-  listing: Listing<R, F>,
+  listing: Listing<R, F, V>,
   owner: string,
   keyPrefix: string,
+  bound: { view?: ListView; maxMatches?: number } = {},
 ): Promise<R[]> {
+  const { view = [], maxMatches } = bound;
   const read: R[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -299,23 +376,26 @@ export async function readRange<R extends { id: string }, F extends string>(
           TableName: table.name,
           KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
           ExpressionAttributeValues: {
-            ':pk': listKeys.partition(listing.partition, owner),
+            ':pk': listKeys.partition(listing.partition, owner, view),
             ':prefix': keyPrefix,
           },
           ConsistentRead: true,
+          // One beyond the bound shows that it is exceeded.
+          ...(maxMatches === undefined ? {} : { Limit: maxMatches + 1 - read.length }),
           ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
         }),
       ),
     );
     for (const stored of result.Items ?? []) read.push(record<R>(stored));
+    if (maxMatches !== undefined && read.length > maxMatches) throw new TooManyMatches(maxMatches);
     startKey = result.LastEvaluatedKey;
   } while (startKey);
   return read;
 }
 
 /** One page of a set of entities (each counted once, whichever ranges found it), in the requested order. */
-export function pageOf<R extends { id: string }, F extends string>(
-  listing: Listing<R, F>,
+export function pageOf<R extends { id: string }, F extends string, V extends string = never>(
+  listing: Listing<R, F, V>,
   entities: readonly R[],
   criteria: readonly SortCriterion<F>[],
   offset: number,
@@ -326,15 +406,49 @@ export function pageOf<R extends { id: string }, F extends string>(
   return { items: unique.slice(offset, offset + limit), total: unique.length };
 }
 
+/**
+ * Like `listPage`, among the entities whose text `field` starts with `prefix` (compared as the
+ * order compares text: in lowercase, by code point), in the lists or views of `filter`: one key range
+ * of the field's entries per organization (`readRange`, at most `maxMatches` each), ordered in memory.
+ */
+export async function listMatchingPage<R extends { id: string }, F extends string, V extends string = never>(
+  table: Table,
+  listing: Listing<R, F, V>,
+  owners: readonly string[],
+  match: { field: F; prefix: string; maxMatches: number },
+  criteria: readonly SortCriterion<F>[],
+  offset: number,
+  limit: number,
+  filter: ListFilter<V> = {},
+): Promise<ListPage<R>> {
+  const view = viewOf(filter);
+  const keyPrefix = textKeyPrefix(match.field, match.prefix, 'startsWith');
+  // The entry key holds the first TEXT_KEY_CODE_POINTS code points; the rest is compared here.
+  const wanted = PRESENT + encodeText(match.prefix).slice(0, -TEXT_END.length);
+  const read = listing.fields[match.field];
+  const perOwner = await Promise.all(
+    owners.map((owner) =>
+      readRange(table, listing, owner, keyPrefix, { view, maxMatches: match.maxMatches }),
+    ),
+  );
+  const matches = perOwner.flat().filter((entity) => encodeSortValue(read(entity)).startsWith(wanted));
+  return pageOf(listing, matches, criteria, offset, limit);
+}
+
 /** The sum of the count's shards: one strongly consistent Query of at most `LIST_COUNT_SHARDS` small items. */
-async function readCount(table: Table, partition: ListPartition, owner: string): Promise<number> {
+async function readCount(
+  table: Table,
+  partition: ListPartition,
+  owner: string,
+  view: ListView,
+): Promise<number> {
   const result = await run(() =>
     table.doc.send(
       new QueryCommand({
         TableName: table.name,
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :count)',
         ExpressionAttributeValues: {
-          ':pk': listKeys.partition(partition, owner),
+          ':pk': listKeys.partition(partition, owner, view),
           ':count': LIST_COUNT_PREFIX,
         },
         ConsistentRead: true,
@@ -345,10 +459,11 @@ async function readCount(table: Table, partition: ListPartition, owner: string):
 }
 
 /** At least the first `needed` entities of one organization's list in the requested order (the boundary tie group completed), in no particular order. */
-async function readOwner<R extends { id: string }, F extends string>(
+async function readOwner<R extends { id: string }, F extends string, V extends string>(
   table: Table,
-  listing: Listing<R, F>,
+  listing: Listing<R, F, V>,
   owner: string,
+  view: ListView,
   criteria: readonly SortCriterion<F>[],
   needed: number,
 ): Promise<R[]> {
@@ -356,6 +471,9 @@ async function readOwner<R extends { id: string }, F extends string>(
   if (!primary) throw new Error('at least one sort criterion is required');
   const exact = criteria.length === 1 && !primary.descending;
   const groupOf = (entity: R) => entryKeyValue(listing.fields[primary.field](entity));
+  // A text longer than the key holds ties with others on its key: the entry order is then no longer
+  // the full order, and the boundary's group must be completed as for any other tie.
+  const whole = (entity: R) => groupOf(entity) === encodeSortValue(listing.fields[primary.field](entity));
   const read: R[] = [];
   let startKey: Record<string, unknown> | undefined;
   for (;;) {
@@ -369,7 +487,7 @@ async function readOwner<R extends { id: string }, F extends string>(
           TableName: table.name,
           KeyConditionExpression: 'PK = :pk AND begins_with(SK, :field)',
           ExpressionAttributeValues: {
-            ':pk': listKeys.partition(listing.partition, owner),
+            ':pk': listKeys.partition(listing.partition, owner, view),
             ':field': `${primary.field}#`,
           },
           ScanIndexForward: !primary.descending,
@@ -381,7 +499,7 @@ async function readOwner<R extends { id: string }, F extends string>(
     );
     for (const stored of result.Items ?? []) read.push(record<R>(stored));
     startKey = result.LastEvaluatedKey;
-    if (!startKey || boundaryComplete(read, needed, exact, groupOf)) break;
+    if (!startKey || boundaryComplete(read, needed, exact, groupOf, whole)) break;
   }
   return read;
 }
@@ -391,10 +509,11 @@ function boundaryComplete<R>(
   needed: number,
   exact: boolean,
   groupOf: (entity: R) => string,
+  whole: (entity: R) => boolean,
 ): boolean {
   if (read.length < needed) return false;
-  if (exact) return true;
   const boundary = read[needed - 1];
+  if (exact && boundary !== undefined && whole(boundary)) return true;
   const last = read[read.length - 1];
   return (
     read.length > needed &&

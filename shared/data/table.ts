@@ -190,22 +190,32 @@ function guardSortKey(kind: string, value: string): string {
     : `${kind}%${createHash('sha256').update(value, 'utf8').digest('hex')}`;
 }
 
+/**
+ * A filtered view of an organization's list: filter names and values, in name order
+ * (`[['is_archived', 'false']]`). The empty view is the whole list.
+ */
+export type ListView = readonly (readonly [name: string, value: string])[];
+
+/** `LIST#PRODUCT#<org>` for the whole list, `LIST#PRODUCT#<org>#is_archived=false` for a view of it. */
+const listPartitionKey = (partition: ListPartition, organizationId: string, view: ListView): string =>
+  `${partitions[partition]}${organizationId}${view.map(([name, value]) => `#${name}=${value}`).join('')}`;
+
 /** A list partition holds one entry per sort field of each entity, and the count of entities. */
 export const listKeys = {
-  entry: (partition: ListPartition, organizationId: string, sortKey: string): Key => ({
-    PK: `${partitions[partition]}${organizationId}`,
+  entry: (partition: ListPartition, organizationId: string, sortKey: string, view: ListView = []): Key => ({
+    PK: listPartitionKey(partition, organizationId, view),
     SK: sortKey,
   }),
-  /** The list's partition key. */
-  partition: (partition: ListPartition, organizationId: string): string =>
-    `${partitions[partition]}${organizationId}`,
+  /** The list's partition key: the whole list, or one of its views. */
+  partition: (partition: ListPartition, organizationId: string, view: ListView = []): string =>
+    listPartitionKey(partition, organizationId, view),
   /**
-   * One shard of the list's count (`LIST_COUNT_SHARDS` of them, summed on read): concurrent
-   * transactions that add to one item conflict, so a single count item would serialise every
-   * create and delete of an organization's entities.
+   * One shard of the list's (or view's) count (`LIST_COUNT_SHARDS` of them, summed on read):
+   * concurrent transactions that add to one item conflict, so a single count item would serialise
+   * every create and delete of an organization's entities.
    */
-  count: (partition: ListPartition, organizationId: string, shard: number): Key => ({
-    PK: `${partitions[partition]}${organizationId}`,
+  count: (partition: ListPartition, organizationId: string, shard: number, view: ListView = []): Key => ({
+    PK: listPartitionKey(partition, organizationId, view),
     SK: `${LIST_COUNT_PREFIX}${shard}`,
   }),
 } as const;
