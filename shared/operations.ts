@@ -300,6 +300,48 @@ export const operations = [
     entry: 'functions/delete-customer-external/handler.ts',
     access: [AUTHENTICATE, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_DELETE],
   },
+  {
+    name: 'create-product',
+    operationId: 'createProduct',
+    method: 'POST',
+    path: '/v1/products/',
+    entry: 'functions/create-product/handler.ts',
+    access: [
+      // The token, and the organization (its default currency).
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'organization'] },
+      IDEMPOTENCY,
+      // One transaction: the product, its list entries (whole list and views), the lists' counts.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['productList'] },
+    ],
+  },
+  {
+    name: 'list-products',
+    operationId: 'listProducts',
+    method: 'GET',
+    path: '/v1/products/',
+    entry: 'functions/list-products/handler.ts',
+    access: [
+      AUTHENTICATE,
+      // Per organization: the count shards of its list (or view), then its entries; both queries.
+      { actions: ['dynamodb:Query'], leadingKeys: ['productList'] },
+    ],
+  },
+  {
+    name: 'update-product',
+    operationId: 'updateProduct',
+    method: 'PATCH',
+    path: '/v1/products/{id}',
+    entry: 'functions/update-product/handler.ts',
+    access: [
+      AUTHENTICATE,
+      // One batch: the product and the caller's organizations (default currency).
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'organization'] },
+      // One transaction: the product (conditioned on its version) and its entries moved in step.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList'] },
+      { actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'], leadingKeys: ['productList'] },
+    ],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];

@@ -1,19 +1,20 @@
 /**
  * Operator commands: what no public operation creates (organizations, users, tokens, and for now
- * products, wallets and webhook endpoints), and customers and sessions through the API's own
+ * wallets and webhook endpoints), and customers, products and sessions through the API's own
  * services. The admin CLI and the demo seed both use these, so the demo is built exactly as an
  * operator would build real data. Secrets are returned once to the caller; the table stores only
  * hashes or ciphertext.
  */
 
-import { insertProduct } from '#shared/data/catalog.ts';
 import type { Table } from '#shared/data/dynamo.ts';
 import {
   addMembership,
+  getOrganization,
   insertOrganization,
   insertUser,
   organizationIdsOf,
 } from '#shared/data/organizations.ts';
+import { createProductRecord } from '#shared/data/products.ts';
 import type {
   CustomerRecord,
   CustomerSessionRecord,
@@ -35,8 +36,10 @@ import type { RecurringInterval } from '#shared/domain/period.ts';
 import { parseScope } from '#shared/domain/scopes.ts';
 import { seal } from '#shared/domain/secret-box.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '#shared/domain/secrets.ts';
+import type { ProductPriceCreate } from '#shared/generated/api-types.ts';
 import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { openCustomerSession } from '#shared/services/create-customer-session.ts';
+import { newProduct } from '#shared/services/create-product.ts';
 
 export interface AdminContext {
   table: Table;
@@ -119,6 +122,10 @@ export async function createCustomer(
   });
 }
 
+/**
+ * A product with one fixed price, made by Create Product's own rules (`newProduct`) and written as
+ * Create Product writes it: the product and its list entries in one transaction.
+ */
 export async function createProduct(
   ctx: AdminContext,
   input: {
@@ -132,34 +139,29 @@ export async function createProduct(
     archived?: boolean;
   },
 ): Promise<ProductRecord> {
-  const now = iso(ctx);
-  const product: ProductRecord = {
-    id: newId(),
-    organization_id: input.organizationId,
-    created_at: now,
-    modified_at: null,
-    name: input.name,
-    description: input.description ?? null,
-    visibility: 'public',
-    recurring_interval: input.recurringInterval,
-    recurring_interval_count: input.recurringInterval ? (input.recurringIntervalCount ?? 1) : null,
-    is_archived: input.archived ?? false,
-    metadata: {},
-    prices: [
-      {
-        id: newId(),
-        created_at: now,
-        modified_at: null,
-        amount_type: 'fixed',
-        price_currency: input.currency.toLowerCase(),
-        price_amount: input.priceAmount,
-        is_archived: false,
-      },
-    ],
-    deleted_at: null,
-  };
-  await insertProduct(ctx.table, product);
-  return product;
+  const organization = await getOrganization(ctx.table, input.organizationId);
+  if (!organization) throw new Error(`no organization ${input.organizationId}`);
+  const product = newProduct(
+    {
+      name: input.name,
+      description: input.description ?? null,
+      recurring_interval: input.recurringInterval,
+      recurring_interval_count: input.recurringInterval ? (input.recurringIntervalCount ?? 1) : null,
+      prices: [
+        {
+          amount_type: 'fixed',
+          price_amount: input.priceAmount,
+          price_currency: input.currency.toLowerCase() as ProductPriceCreate['price_currency'],
+        },
+      ],
+    },
+    organization.id,
+    organization.default_currency,
+    ctx.now(),
+  );
+  const created = { ...product, is_archived: input.archived ?? false };
+  await createProductRecord(ctx.table, created);
+  return created;
 }
 
 export async function createWallet(

@@ -1,15 +1,15 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '../domain/errors.ts';
-import { putNew, run, type Table } from './dynamo.ts';
+import { run, type Table } from './dynamo.ts';
 import {
   type CustomerRecord,
   customerRecord,
-  item,
   type OrganizationRecord,
   type ProductRecord,
+  productRecord,
   record,
 } from './records.ts';
-import { gsi1, type Key, keys, ownerKeys } from './table.ts';
+import { type Key, keys } from './table.ts';
 
 const BATCH_ATTEMPTS = 3;
 /** BatchGetItem takes at most 100 keys per call. */
@@ -73,7 +73,7 @@ export async function getSubscriptionInputs(
     if (stored) organizations.set(id, record<OrganizationRecord>(stored));
   }
   return {
-    ...(product ? { product: record<ProductRecord>(product) } : {}),
+    ...(product ? { product: productRecord(product) } : {}),
     ...(customer ? { customer: customerRecord(customer) } : {}),
     organizations,
   };
@@ -91,18 +91,6 @@ export async function getCustomer(
     ),
   );
   return result.Item ? customerRecord(result.Item) : undefined;
-}
-
-export async function insertProduct(table: Table, product: ProductRecord): Promise<void> {
-  const owner = ownerKeys.organization(product.organization_id);
-  await putNew(
-    table,
-    item(
-      { ...keys.product(product.id), ...gsi1.ownedBy(owner, 'PRODUCT', product.created_at, product.id) },
-      'product',
-      product,
-    ),
-  );
 }
 
 /** Who a customer-session request names, among the caller's organizations, and those organizations. */
@@ -154,7 +142,7 @@ export async function getProduct(table: Table, productId: string): Promise<Produ
   const result = await run(() =>
     table.doc.send(new GetCommand({ TableName: table.name, Key: keys.product(productId) })),
   );
-  return result.Item ? record<ProductRecord>(result.Item) : undefined;
+  return result.Item ? productRecord(result.Item) : undefined;
 }
 
 /** The customer and the product a subscription embeds, in one batch. */
@@ -168,6 +156,6 @@ export async function getCustomerAndProduct(
   const product = found.get(keyId(keys.product(productId)));
   return {
     ...(customer ? { customer: customerRecord(customer) } : {}),
-    ...(product ? { product: record<ProductRecord>(product) } : {}),
+    ...(product ? { product: productRecord(product) } : {}),
   };
 }

@@ -1,6 +1,6 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
-import { item, type MembershipRecord, type OrganizationRecord, type UserRecord } from './records.ts';
+import { item, type MembershipRecord, type OrganizationRecord, record, type UserRecord } from './records.ts';
 import { gsi1, indexNames, keys, ownerKeys } from './table.ts';
 
 /** An organization and its slug, unique across organizations. */
@@ -86,4 +86,17 @@ export async function addMembership(table: Table, membership: MembershipRecord):
       },
     })),
   ]);
+}
+
+/** An organization (its default currency), strongly consistent. */
+export async function getOrganization(
+  table: Table,
+  organizationId: string,
+): Promise<OrganizationRecord | undefined> {
+  const result = await run(() =>
+    table.doc.send(
+      new GetCommand({ TableName: table.name, Key: keys.organization(organizationId), ConsistentRead: true }),
+    ),
+  );
+  return result.Item ? record<OrganizationRecord>(result.Item) : undefined;
 }

@@ -81,6 +81,8 @@ export interface CustomerRecord {
   wallet_count: number;
 }
 
+export type TaxBehavior = 'location' | 'inclusive' | 'exclusive';
+
 export interface PriceRecord {
   id: string;
   created_at: string;
@@ -88,6 +90,8 @@ export interface PriceRecord {
   amount_type: 'fixed';
   price_currency: string;
   price_amount: number;
+  /** Absent on prices written before it was kept: null. */
+  tax_behavior?: TaxBehavior | null;
   is_archived: boolean;
 }
 
@@ -103,8 +107,14 @@ export interface ProductRecord {
   recurring_interval_count: number | null;
   is_archived: boolean;
   metadata: Metadata;
+  /**
+   * Live prices first (the one in the organization's default currency leading), then archived ones,
+   * kept because subscriptions billed on them still show them.
+   */
   prices: PriceRecord[];
   deleted_at: string | null;
+  /** Counts the product's writes; an update is conditioned on it (absent on older items: 0). */
+  version?: number;
 }
 
 export type SubscriptionStatus = 'active' | 'canceled';
@@ -209,4 +219,19 @@ export function customerRecord(stored: Record<string, unknown>): CustomerRecord 
 export const storedCustomer = (customer: CustomerRecord) => ({
   ...customer,
   metadata: JSON.stringify(customer.metadata),
+});
+
+/** A stored product (its metadata as JSON text, as a customer's), for the table and its list entries. */
+export type StoredProduct = Omit<ProductRecord, 'metadata'> & { metadata: string };
+
+/** A stored product or list entry; products written before metadata was kept as text hold a map. */
+export function productRecord(stored: Record<string, unknown>): ProductRecord {
+  const product = record<ProductRecord & { metadata: unknown }>(stored);
+  const metadata = typeof product.metadata === 'string' ? JSON.parse(product.metadata) : product.metadata;
+  return { ...product, metadata };
+}
+
+export const storedProduct = (product: ProductRecord): StoredProduct => ({
+  ...product,
+  metadata: JSON.stringify(product.metadata),
 });

@@ -44,6 +44,7 @@ export const BUSINESS_EVENTS = [
   'CustomerSessionsCreated',
   'OAuthClientsRegistered',
   'CustomersCreated',
+  'ProductsCreated',
 ] as const;
 export type BusinessEvent = (typeof BUSINESS_EVENTS)[number];
 

@@ -14,6 +14,7 @@ import { LIVE } from '../domain/subscription-lifecycle.ts';
 import type { CreateSubscriptionBody, Subscription } from '../generated/api-types.ts';
 import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
+import { DEFAULT_CURRENCY } from './organizations.ts';
 import { presentSubscription } from './presenters.ts';
 
 const productIssue = (msg: string, input: string): ValidationIssue => ({
@@ -93,7 +94,7 @@ export async function createSubscription(
     const count = product.recurring_interval_count as number;
     const now = deps.now();
     const start = now.toISOString();
-    const currency = read.organizations.get(product.organization_id)?.default_currency ?? 'usd';
+    const currency = read.organizations.get(product.organization_id)?.default_currency ?? DEFAULT_CURRENCY;
     const subscription: SubscriptionRecord = {
       id: newId(),
       organization_id: product.organization_id,

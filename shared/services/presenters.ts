@@ -49,7 +49,7 @@ export function presentPrice(price: PriceRecord, product: ProductRecord): Produc
     source: 'catalog',
     amount_type: price.amount_type,
     price_currency: price.price_currency,
-    tax_behavior: null,
+    tax_behavior: price.tax_behavior ?? null,
     is_archived: price.is_archived,
     product_id: product.id,
     price_amount: price.price_amount,
@@ -78,7 +78,8 @@ export function presentProduct(product: ProductRecord): Product {
     is_archived: product.is_archived,
     organization_id: product.organization_id,
     metadata: product.metadata,
-    prices: product.prices.map((price) => presentPrice(price, product)),
+    // Live prices only; archived ones still show in the subscriptions billed on them.
+    prices: product.prices.filter((price) => !price.is_archived).map((price) => presentPrice(price, product)),
     benefits: [],
     medias: [],
     attached_custom_fields: [],

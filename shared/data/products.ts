@@ -1,0 +1,173 @@
+/**
+ * Products: the product item (`PRODUCT#<id>`, prices inside) and its entries in the organization's
+ * product list (`shared/data/listing.ts`), always written in one transaction.
+ */
+import { ConditionFailed } from '../domain/errors.ts';
+import { keyId, readMany } from './catalog.ts';
+import { createOnly, type Table, transact } from './dynamo.ts';
+import {
+  type ListFilter,
+  type Listing,
+  type ListPage,
+  listedWrites,
+  listMatchingPage,
+  listPage,
+  relistedWrites,
+  type SortCriterion,
+} from './listing.ts';
+import {
+  item,
+  type OrganizationRecord,
+  type ProductRecord,
+  productRecord,
+  record,
+  type StoredProduct,
+  storedProduct,
+} from './records.ts';
+import { gsi1, keys, ownerKeys } from './table.ts';
+
+export type ProductSortField = 'created_at' | 'name' | 'price_amount_type' | 'price_amount';
+export type ProductFilter = 'is_archived' | 'is_recurring';
+
+/** The price a product sorts by: its first live one (written first: the organization's default currency). */
+const sortPrice = (product: StoredProduct) => product.prices.find((price) => !price.is_archived);
+
+/**
+ * The product list: one entry per sort field, in the whole list and in a view per combination of
+ * `is_archived` and `is_recurring` (4 lists, 16 entries and 4 counts per product).
+ */
+export const productListing: Listing<StoredProduct, ProductSortField, ProductFilter> = {
+  partition: 'productList',
+  entity: 'product_entry',
+  owner: (product) => product.organization_id,
+  fields: {
+    created_at: (product) => ({ time: product.created_at }),
+    name: (product) => ({ text: product.name }),
+    price_amount_type: (product) => ({ choice: sortPrice(product)?.amount_type ?? null }),
+    price_amount: (product) => ({ integer: sortPrice(product)?.price_amount ?? null }),
+  },
+  views: {
+    is_archived: (product) => String(product.is_archived),
+    is_recurring: (product) => String(product.recurring_interval !== null),
+  },
+};
+
+const productItem = (product: StoredProduct) =>
+  item(
+    {
+      ...keys.product(product.id),
+      ...gsi1.ownedBy(
+        ownerKeys.organization(product.organization_id),
+        'PRODUCT',
+        product.created_at,
+        product.id,
+      ),
+    },
+    'product',
+    product,
+  );
+
+/**
+ * A new product and its list entries, in one transaction. The SDK retries a transaction with the
+ * same client request token, so a retry of one that was applied succeeds.
+ */
+export async function createProductRecord(table: Table, product: ProductRecord): Promise<void> {
+  const stored = storedProduct(product);
+  await transact(table, [
+    { Put: createOnly(table, productItem(stored)) },
+    ...listedWrites(table, productListing, stored),
+  ]);
+}
+
+/** The product changed between the read and the write: nothing was written. */
+export class ProductChanged extends Error {
+  constructor() {
+    super('product changed since it was read');
+    this.name = 'ProductChanged';
+  }
+}
+
+/**
+ * Replaces a product with its new state and moves its list entries with it, in one transaction,
+ * conditioned on the product being exactly as read (its `version`): the entries to move are
+ * computed from the state read, so a concurrent change must not slip in between.
+ */
+export async function updateProductRecord(
+  table: Table,
+  before: ProductRecord,
+  after: ProductRecord,
+): Promise<void> {
+  const version = before.version ?? 0;
+  const old = storedProduct(before);
+  const stored = storedProduct({ ...after, version: version + 1 });
+  try {
+    await transact(table, [
+      {
+        Put: {
+          TableName: table.name,
+          Item: productItem(stored),
+          ConditionExpression:
+            version === 0 ? 'attribute_exists(PK) AND attribute_not_exists(version)' : 'version = :version',
+          ...(version === 0 ? {} : { ExpressionAttributeValues: { ':version': version } }),
+        },
+      },
+      // A product written before products were listed has no entries yet: it enters the lists now.
+      ...(before.version === undefined
+        ? listedWrites(table, productListing, stored)
+        : relistedWrites(table, productListing, old, stored)),
+    ]);
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw new ProductChanged();
+    throw error;
+  }
+}
+
+/** A product and the organizations it may be checked against (default currency), in one batch. */
+export async function getProductForUpdate(
+  table: Table,
+  productId: string,
+  organizationIds: readonly string[],
+): Promise<{ product?: ProductRecord; organizations: Map<string, OrganizationRecord> }> {
+  const found = await readMany(table, [
+    keys.product(productId),
+    ...organizationIds.map((id) => keys.organization(id)),
+  ]);
+  const organizations = new Map<string, OrganizationRecord>();
+  for (const id of organizationIds) {
+    const stored = found.get(keyId(keys.organization(id)));
+    if (stored) organizations.set(id, record<OrganizationRecord>(stored));
+  }
+  const product = found.get(keyId(keys.product(productId)));
+  return { ...(product ? { product: productRecord(product) } : {}), organizations };
+}
+
+export interface ProductQuery {
+  organizationIds: readonly string[];
+  criteria: readonly SortCriterion<ProductSortField>[];
+  filter: ListFilter<ProductFilter>;
+  /** Name prefix (`query`), answered from the name entries. */
+  namePrefix?: { prefix: string; maxMatches: number };
+  offset: number;
+  limit: number;
+}
+
+/** A page of products and the total matching, from the organizations' product lists. */
+export async function listProductPage(table: Table, query: ProductQuery): Promise<ListPage<ProductRecord>> {
+  const { organizationIds, criteria, filter, namePrefix, offset, limit } = query;
+  const page = namePrefix
+    ? await listMatchingPage(
+        table,
+        productListing,
+        organizationIds,
+        { field: 'name', ...namePrefix },
+        criteria,
+        offset,
+        limit,
+        filter,
+      )
+    : await listPage(table, productListing, organizationIds, criteria, offset, limit, filter);
+  return {
+    items: page.items.map((entry) => productRecord(entry as unknown as Record<string, unknown>)),
+    total: page.total,
+  };
+}

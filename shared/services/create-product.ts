@@ -1,0 +1,74 @@
+import { getOrganization } from '../data/organizations.ts';
+import { createProductRecord } from '../data/products.ts';
+import type { Metadata, ProductRecord } from '../data/records.ts';
+import { PolarRequestValidationError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
+import type { CreateProductBody, Product } from '../generated/api-types.ts';
+import { countBusinessEvent } from '../observability/telemetry.ts';
+import type { Dependencies } from '../runtime.ts';
+import { DEFAULT_CURRENCY, organizationFor } from './organizations.ts';
+import { presentProduct } from './presenters.ts';
+import { checkLivePrices, newPrice, unsupportedIssues } from './product-rules.ts';
+
+/**
+ * A new product of an organization from a Create Product body, every rule checked: the record Create
+ * Product writes, and the one the operator CLI and the demo seed write.
+ */
+export function newProduct(
+  body: CreateProductBody,
+  organizationId: string,
+  defaultCurrency: string,
+  now: Date,
+): ProductRecord {
+  const issues = unsupportedIssues(body);
+  const interval = body.recurring_interval ?? null;
+  if (interval === null && body.recurring_interval_count != null) {
+    issues.push({
+      loc: ['body', 'recurring_interval_count'],
+      msg: 'A one-time product has no recurring interval count.',
+      type: 'value_error',
+      input: body.recurring_interval_count,
+    });
+  }
+  if (issues.length > 0) throw new PolarRequestValidationError(issues);
+  const created = now.toISOString();
+  return {
+    id: newId(),
+    organization_id: organizationId,
+    created_at: created,
+    modified_at: null,
+    name: body.name,
+    description: body.description ?? null,
+    visibility: body.visibility ?? 'public',
+    recurring_interval: interval,
+    recurring_interval_count: interval === null ? null : (body.recurring_interval_count ?? 1),
+    is_archived: false,
+    metadata: (body.metadata ?? {}) as Metadata,
+    prices: checkLivePrices(
+      body.prices.map((price) => newPrice(price, defaultCurrency, created)),
+      defaultCurrency,
+      body.prices,
+    ),
+    deleted_at: null,
+    version: 1,
+  };
+}
+
+/**
+ * Creates a product of one of the caller's organizations, with its prices, listed in the
+ * organization's product list in the same transaction.
+ */
+export async function createProduct(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  body: CreateProductBody,
+): Promise<Product> {
+  const organizationId = organizationFor(principal, body.organization_id);
+  const organization = await getOrganization(deps.table, organizationId);
+  const currency = organization?.default_currency ?? DEFAULT_CURRENCY;
+  const product = newProduct(body, organizationId, currency, deps.now());
+  await createProductRecord(deps.table, product);
+  countBusinessEvent('ProductsCreated');
+  return presentProduct(product);
+}
