@@ -346,6 +346,56 @@ const CASES: Case[] = [
   customerChangeCase('delete-customer', 'Delete Customer', 'id'),
   customerChangeCase('delete-customer-external', 'Delete Customer by external id', 'external'),
   {
+    key: 'create-product',
+    label: 'Create Product (the product and 20 list items, one transaction)',
+    operation: 'create-product',
+    status: 201,
+    target: 3,
+    send: (world, i) =>
+      world.call('create-product', 'POST', '/v1/products/', {
+        token: world.demo.personal_access_token,
+        body: {
+          name: `Bench plan ${run}-${i}`,
+          recurring_interval: 'month',
+          prices: [{ amount_type: 'fixed', price_amount: 0 }],
+        },
+      }),
+  },
+  {
+    key: 'list-products',
+    label: 'List Products (live ones, by name)',
+    operation: 'list-products',
+    status: 200,
+    target: 3,
+    send: (world) =>
+      world.call('list-products', 'GET', '/v1/products/?is_archived=false&sorting=name', {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'list-products-query',
+    label: 'List Products (name prefix)',
+    operation: 'list-products',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call('list-products', 'GET', '/v1/products/?query=pro', {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'update-product',
+    label: 'Update Product (renamed: its name entries move)',
+    operation: 'update-product',
+    status: 200,
+    target: 3,
+    send: (world, i) =>
+      world.call('update-product', 'PATCH', `/v1/products/${world.demo.paid_product_id}`, {
+        token: world.demo.personal_access_token,
+        body: { name: `Pro plan ${run}-${i}` },
+      }),
+  },
+  {
     key: 'delete-unknown',
     label: 'Delete Webhook Endpoint, unknown id (404)',
     operation: 'delete-webhook-endpoint',

@@ -8,6 +8,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import { customerEntry, customerListing } from '#shared/data/customers.ts';
 import { countShard, listedWrites } from '#shared/data/listing.ts';
+import { productListing } from '#shared/data/products.ts';
 import {
   type CustomerRecord,
   type CustomerSessionRecord,
@@ -16,6 +17,7 @@ import {
   type OrganizationRecord,
   type PersonalAccessTokenRecord,
   type ProductRecord,
+  storedProduct,
   type WalletRecord,
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
@@ -200,7 +202,14 @@ export function fixtureItems(): Record<string, unknown>[] {
     item(
       { ...keys.product(PRODUCT), ...gsi1.ownedBy(`ORG#${ORG}`, 'PRODUCT', product.created_at, PRODUCT) },
       'product',
-      product,
+      storedProduct(product),
+    ),
+    // Its list entries and the lists' count shards, as Create Product writes them.
+    ...listedWrites({ name: 'bench', doc: undefined as never }, productListing, storedProduct(product)).map(
+      (write) =>
+        'Put' in write
+          ? write.Put.Item
+          : { ...(write as { Update: { Key: object } }).Update.Key, entity: 'list_count', entry_count: 1 },
     ),
     item(
       {
@@ -405,6 +414,34 @@ const cases = {
     label: 'Delete Customer by external id',
     status: 204,
     event: () => buildEvent('DELETE', `/v1/customers/external/${EXTERNAL_ID}`, { token: PAT }),
+  },
+  'create-product': {
+    label: 'Create Product',
+    status: 201,
+    event: () =>
+      buildEvent('POST', '/v1/products/', {
+        token: PAT,
+        body: {
+          name: 'Bench plan',
+          recurring_interval: 'month',
+          prices: [{ amount_type: 'fixed', price_amount: 0 }],
+        },
+      }),
+  },
+  'list-products': {
+    label: 'List Products (live, by name)',
+    status: 200,
+    event: () => buildEvent('GET', '/v1/products/?is_archived=false&sorting=name', { token: PAT }),
+  },
+  'update-product': {
+    label: 'Update Product (renamed)',
+    status: 200,
+    // A new name per event, so that every request writes.
+    event: () =>
+      buildEvent('PATCH', `/v1/products/${PRODUCT}`, {
+        token: PAT,
+        body: { name: `Free ${Math.random().toString(36).slice(2)}` },
+      }),
   },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 

@@ -10,7 +10,11 @@ import { findOAuthClient } from '#shared/data/oauth-clients.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import type { CustomerPrincipal, RegistrationPrincipal, UserPrincipal } from '#shared/domain/principals.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import { listCustomersQueryShape, listWalletsQueryShape } from '#shared/generated/validators.js';
+import {
+  listCustomersQueryShape,
+  listProductsQueryShape,
+  listWalletsQueryShape,
+} from '#shared/generated/validators.js';
 import { parseQuery } from '#shared/http/query.ts';
 import { json, noContent } from '#shared/http/responses.ts';
 import type { OperationName } from '#shared/operations.ts';
@@ -19,6 +23,7 @@ import { getClient, updateClient } from '#shared/services/client-registration.ts
 import { createClient } from '#shared/services/create-client.ts';
 import { createCustomer } from '#shared/services/create-customer.ts';
 import { createCustomerSession } from '#shared/services/create-customer-session.ts';
+import { createProduct } from '#shared/services/create-product.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteCustomer } from '#shared/services/delete-customer.ts';
 import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
@@ -27,8 +32,10 @@ import { getProduct } from '#shared/services/get-product.ts';
 import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
 import { listCustomers } from '#shared/services/list-customers.ts';
+import { listProducts } from '#shared/services/list-products.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
 import { updateCustomer } from '#shared/services/update-customer.ts';
+import { updateProduct } from '#shared/services/update-product.ts';
 import { changeSubscription, lifecycleChangeOf } from '#shared/services/update-subscription.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
 import {
@@ -197,6 +204,27 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
         await findToken(deps.table, PAT_HASH);
         await deleteCustomer(deps, user, externalLocator(event), false);
         return noContent();
+      };
+    case 'create-product':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(201, await createProduct(deps, user, JSON.parse(event.body ?? '{}')));
+      };
+    case 'list-products':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(
+          200,
+          await listProducts(deps, user, parseQuery(event.rawQueryString, listProductsQueryShape) as never),
+        );
+      };
+    case 'update-product':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(
+          200,
+          await updateProduct(deps, user, event.pathParameters?.id as string, JSON.parse(event.body ?? '{}')),
+        );
       };
     case 'get-client':
       return async () => json(200, getClient(await registrant(deps), { baseUrl: 'https://bench' }));

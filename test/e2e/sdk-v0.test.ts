@@ -499,3 +499,61 @@ describe('List, Get by external id, Update and Delete Customer', () => {
     expect(await failure(() => polar.customers.delete({ id: other.id }))).toBeInstanceOf(ResourceNotFound);
   });
 });
+
+describe('Create, List and Update Product (POST, GET /v1/products/, PATCH /v1/products/{id})', () => {
+  it('products.create and products.update parse the answers with their schemas', async () => {
+    const created = await polar.products.create({
+      name: 'SDK v0 plan',
+      recurringInterval: 'month',
+      prices: [{ amountType: 'fixed', priceAmount: 0 }],
+      metadata: { source: 'sdk-v0' },
+    });
+    expect(created).toMatchObject({
+      name: 'SDK v0 plan',
+      isRecurring: true,
+      organizationId: stack.demo.organization_id,
+      metadata: { source: 'sdk-v0' },
+    });
+    expect(created.prices[0]).toMatchObject({ amountType: 'fixed', priceAmount: 0, priceCurrency: 'usd' });
+    expect(created.createdAt).toBeInstanceOf(Date);
+    const updated = await polar.products.update({
+      id: created.id,
+      productUpdate: {
+        description: 'updated by 0.49',
+        isArchived: true,
+        prices: [{ id: created.prices[0]?.id ?? '' }],
+      },
+    });
+    expect(updated).toMatchObject({ description: 'updated by 0.49', isArchived: true });
+    expect(updated.modifiedAt).toBeInstanceOf(Date);
+    expect(updated.prices.map((p) => p.id)).toEqual([created.prices[0]?.id]);
+  });
+
+  it('products.list: its page iterator walks a filtered, sorted list, each page parsed', async () => {
+    for (const name of ['sdk-v0 list a', 'sdk-v0 list b', 'sdk-v0 list c']) {
+      await polar.products.create({
+        name,
+        prices: [{ amountType: 'fixed', priceAmount: 100, priceCurrency: 'usd' }],
+      });
+    }
+    const pages = [];
+    for await (const page of await polar.products.list({
+      query: 'SDK-V0 LIST',
+      sorting: ['-name'],
+      limit: 2,
+    })) {
+      pages.push(page.result);
+    }
+    expect(pages.map((page) => page.items.map((p) => p.name))).toEqual([
+      ['sdk-v0 list c', 'sdk-v0 list b'],
+      ['sdk-v0 list a'],
+    ]);
+    expect(pages.every((page) => page.pagination.totalCount === 3 && page.pagination.maxPage === 2)).toBe(
+      true,
+    );
+    const refused = await failure(() =>
+      polar.products.list({ isArchived: true, sorting: ['name'], visibility: ['public'] }),
+    );
+    expect(refused).toBeInstanceOf(HTTPValidationError);
+  });
+});

@@ -550,3 +550,90 @@ describe('List, Get by external id, Update and Delete Customer', () => {
     );
   });
 });
+
+describe('Create, List and Update Product (POST, GET /v1/products/, PATCH /v1/products/{id})', () => {
+  it('products.create and products.update parse the answers; the plan serves Create Subscription', async () => {
+    const created = await polar.products.create({
+      name: 'SDK v1 plan',
+      recurring_interval: 'month',
+      prices: [{ amount_type: 'fixed', price_amount: 0 }],
+      metadata: { source: 'sdk-v1' },
+    });
+    expect(lastExchange().reply.status).toBe(201);
+    expectDocumented('createProduct', lastExchange().reply);
+    expect(created).toMatchObject({
+      name: 'SDK v1 plan',
+      is_recurring: true,
+      organization_id: stack.demo.organization_id,
+      metadata: { source: 'sdk-v1' },
+      prices: [{ amount_type: 'fixed', price_amount: 0, price_currency: 'usd' }],
+    });
+    const subscription = await polar.subscriptions.create({
+      product_id: created.id,
+      customer_id: stack.demo.customer_id,
+    });
+    expect(subscription.product.id).toBe(created.id);
+
+    const updated = await polar.products.update(created.id, {
+      name: 'SDK v1 plan, archived',
+      is_archived: true,
+      prices: [{ amount_type: 'fixed', price_amount: 900 }],
+    });
+    expectDocumented('updateProduct', lastExchange().reply);
+    expect(updated).toMatchObject({ name: 'SDK v1 plan, archived', is_archived: true });
+    expect(updated.prices.map((p) => ('price_amount' in p ? p.price_amount : null))).toEqual([900]);
+    const refused = await failure(() =>
+      polar.subscriptions.create({ product_id: created.id, customer_id: stack.demo.customer_id }),
+    );
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({ detail: [{ msg: 'Product is archived.' }] });
+  });
+
+  it('products.iterList walks every page of a filtered, sorted list; the pages agree with one list()', async () => {
+    for (const name of ['sdk-v1 list a', 'SDK-V1 LIST B', 'sdk-v1 list c']) {
+      await polar.products.create({ name, prices: [{ amount_type: 'fixed', price_amount: 100 }] });
+    }
+    const whole = await polar.products.list({ query: 'sdk-v1 list', sorting: ['-name'], limit: 100 });
+    expectDocumented('listProducts', lastExchange().reply);
+    expect(whole.items.map((p) => p.name)).toEqual(['sdk-v1 list c', 'SDK-V1 LIST B', 'sdk-v1 list a']);
+    expect(whole.pagination).toEqual({ total_count: 3, max_page: 1 });
+
+    const before = exchanges.length;
+    const walked: string[] = [];
+    for await (const product of polar.products.iterList({
+      is_recurring: false,
+      sorting: ['name'],
+      limit: 2,
+    })) {
+      walked.push(product.name);
+    }
+    const pages = exchanges.slice(before);
+    for (const page of pages) expectDocumented('listProducts', page.reply);
+    expect(pages[0]?.url.searchParams.get('is_recurring')).toBe('false');
+    const first = pages[0]?.reply.body as { pagination: { total_count: number } } | undefined;
+    const total = first?.pagination.total_count ?? -1;
+    expect(walked).toHaveLength(total);
+    expect(pages).toHaveLength(Math.ceil(total / 2));
+    const lower = walked.map((name) => name.toLowerCase());
+    expect(lower).toEqual([...lower].sort());
+    expect(walked).toEqual(expect.arrayContaining(['sdk-v1 list a', 'SDK-V1 LIST B', 'Free e-book']));
+  });
+
+  it('a price type this API refuses, and a filter it does not support, are errors.HTTPValidationError', async () => {
+    const custom = await failure(() =>
+      polar.products.create({ name: 'Pay what you want', prices: [{ amount_type: 'custom' }] }),
+    );
+    expect(custom).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({
+      error: 'RequestValidationError',
+      detail: [{ loc: ['body', 'prices', '0', 'amount_type'], type: 'enum' }],
+    });
+    const filtered = await failure(() => polar.products.list({ visibility: ['public'] }));
+    expect(filtered).toBeInstanceOf(errors.HTTPValidationError);
+    expectDocumented('listProducts', lastExchange().reply);
+    const unknown = await failure(() =>
+      polar.products.update('6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b', { name: 'Nope' }),
+    );
+    expect(unknown).toBeInstanceOf(errors.ResourceNotFound);
+  });
+});

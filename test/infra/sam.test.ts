@@ -528,6 +528,38 @@ const sampleInvocations = {
     status: 204,
     check: (reply: HttpReply) => expect(reply.text).toBe(''),
   },
+  'create-product': {
+    what: '201, a free monthly product of the demo organization',
+    status: 201,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        name: 'SAM local plan',
+        organization_id: demo.organization_id,
+        is_recurring: true,
+        prices: [{ amount_type: 'fixed', price_amount: 0, price_currency: 'usd' }],
+      }),
+  },
+  'list-products': {
+    what: "200, the demo organization's recurring products by name",
+    status: 200,
+    check: (reply: HttpReply) => {
+      const body = reply.body as { items: { name: string; is_recurring: boolean }[] };
+      expect(body.items[0]?.name).toBe('Free plan');
+      expect(body.items.every((product) => product.is_recurring)).toBe(true);
+      const names = body.items.map((product) => product.name.toLowerCase());
+      expect(names).toEqual([...names].sort());
+    },
+  },
+  'update-product': {
+    what: '200, the paid plan renamed',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        id: demo.paid_product_id,
+        name: 'Pro plan, renamed',
+        metadata: { source: 'sam-local' },
+      }),
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {

@@ -15,16 +15,19 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createCustomer,
   createPersonalAccessToken,
+  createProduct,
   createUser,
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
 import { customerListing } from '#shared/data/customers.ts';
 import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
+import { productListing } from '#shared/data/products.ts';
 import { indexNames, keys } from '#shared/data/table.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { expectDocumented } from '../support/contract.ts';
 import { type Fault, type FaultKind, faultyApi, isWrite } from '../support/faults.ts';
+import { expectListedInStep } from '../support/products.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -379,7 +382,83 @@ const faultOps = {
   'update-customer-external': customerChangeFault('PATCH', 'external'),
   'delete-customer': customerChangeFault('DELETE', 'id'),
   'delete-customer-external': customerChangeFault('DELETE', 'external'),
+  'create-product': {
+    success: 201,
+    calls: ['GetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const name = `faults ${crypto.randomUUID()}`;
+      return {
+        method: 'POST',
+        url: '/v1/products/',
+        token: world.demo.personal_access_token,
+        body: { name, recurring_interval: 'month', prices: [{ amount_type: 'fixed', price_amount: 0 }] },
+        async verify(reply, outcome) {
+          const found = await productsNamed(name);
+          countFor(outcome, found.length);
+          // The product and its entries in every list are written together or not at all.
+          for (const id of found) await expectListedInStep(world.table, world.demo.organization_id, id);
+          if (reply.status === 201) expect(found).toEqual([reply.body.id]);
+        },
+      };
+    },
+  },
+  'list-products': {
+    success: 200,
+    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        // Update Product cases archive products named "renamed …": the demo's "Legacy free plan" sorts first.
+        url: '/v1/products/?is_archived=true&sorting=name&limit=1',
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status !== 200) return;
+          expect(reply.body.items.map((p: { id: string }) => p.id)).toEqual([world.demo.archived_product_id]);
+        },
+      };
+    },
+  },
+  'update-product': {
+    success: 200,
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const product = await createProduct(world.admin, {
+        organizationId: world.demo.organization_id,
+        name: `faults ${crypto.randomUUID()}`,
+        recurringInterval: 'month',
+        priceAmount: 100,
+        currency: 'usd',
+      });
+      return {
+        method: 'PATCH',
+        url: `/v1/products/${product.id}`,
+        token: world.demo.personal_access_token,
+        body: { name: `renamed ${product.id}`, is_archived: true, prices: [{ amount_type: 'free' }] },
+        async verify(_, outcome) {
+          const stored = await expectListedInStep(world.table, world.demo.organization_id, product.id);
+          // Every field changes in one write, the entries moving with them: never some without the others.
+          const changed = stored?.name !== product.name;
+          expect(stored?.is_archived).toBe(changed);
+          expect(stored?.prices.filter((p) => !p.is_archived).map((p) => p.price_amount)).toEqual([
+            changed ? 0 : 100,
+          ]);
+          countFor(outcome, changed ? 1 : 0);
+        },
+      };
+    },
+  },
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
+
+/** Ids of the demo organization's products of this name (read from the name order of its list). */
+async function productsNamed(name: string): Promise<string[]> {
+  const found = await readRange(
+    world.table,
+    productListing,
+    world.demo.organization_id,
+    textKeyPrefix('name', name, 'equals'),
+  );
+  return found.map((product) => product.id);
+}
 
 /** The demo organization's customer list entries in one key range. */
 const customerEntries = (prefix: string) =>

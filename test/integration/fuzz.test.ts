@@ -152,6 +152,10 @@ const mustReach = {
   // A delete's success cannot be told in advance (another case of the batch may delete first).
   deleteCustomer: [401, 403, 404, 422],
   deleteCustomerExternal: [401, 403, 404, 422],
+  createProduct: [201, 401, 403, 413, 415, 422],
+  listProducts: [200, 401, 403, 422],
+  // A price change of one of ours may meet a product that holds its 100 prices: 200 or 422.
+  updateProduct: [200, 401, 403, 404, 413, 415, 422],
   getClient: [200, 401],
   updateClient: [200, 400, 401, 413, 415, 422],
   // A delete's success cannot be told in advance (another case of the batch may delete first).

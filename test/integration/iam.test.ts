@@ -327,6 +327,66 @@ const scenarios = {
     const second = await remove();
     return [step('delete', first, 204), step('delete again', second, 404)];
   },
+  'create-product': async (world) => {
+    const create = (body: unknown, idempotencyKey: string) =>
+      world.call('POST', '/v1/products/', {
+        token: world.demo.personal_access_token,
+        body,
+        headers: { 'idempotency-key': idempotencyKey },
+      });
+    const product = {
+      name: `IAM ${run}`,
+      recurring_interval: 'month',
+      prices: [{ amount_type: 'fixed', price_amount: 0 }],
+    };
+    const created = await create(product, key('product'));
+    const replayed = await create(product, key('product'));
+    // No price in the organization's currency: refused after claiming its key, which is released.
+    const refused = await create(
+      { ...product, prices: [{ ...product.prices[0], price_currency: 'eur' }] },
+      key('eur'),
+    );
+    const retried = await create(
+      { ...product, prices: [{ ...product.prices[0], price_currency: 'eur' }] },
+      key('eur'),
+    );
+    return [
+      step('create', created, 201),
+      step('replay with the same key', replayed, 201, { reply: created, field: 'id' }),
+      step('refused after claiming its key', refused, 422),
+      step('retry of the refused request', retried, 422),
+    ];
+  },
+  'list-products': async (world) => {
+    const list = (query: string) =>
+      world.call('GET', `/v1/products/?${query}`, { token: world.demo.personal_access_token });
+    return [
+      step('the whole list', await list('sorting=-created_at'), 200),
+      step('a view', await list('is_archived=false&is_recurring=true&sorting=name'), 200),
+      step('a name prefix', await list('query=free'), 200),
+    ];
+  },
+  'update-product': async (world) => {
+    // A fresh product per run, through Create Product (its own function and policy).
+    const created = await world.call('POST', '/v1/products/', {
+      token: world.demo.personal_access_token,
+      body: { name: `IAM update ${run}`, prices: [{ amount_type: 'fixed', price_amount: 100 }] },
+    });
+    if (created.status !== 201) throw new Error(`Create Product answered ${created.status}`);
+    const patch = (id: string, body: unknown) =>
+      world.call('PATCH', `/v1/products/${id}`, { token: world.demo.personal_access_token, body });
+    const id = created.body.id as string;
+    return [
+      // Entries move (name, price) and the product leaves one view for another (archived).
+      step(
+        'rename, reprice and archive',
+        await patch(id, { name: `IAM renamed ${run}`, is_archived: true, prices: [{ amount_type: 'free' }] }),
+        200,
+      ),
+      step('unarchive', await patch(id, { is_archived: false }), 200),
+      step('an unknown product', await patch(randomUUID(), { name: 'nobody' }), 404),
+    ];
+  },
 } satisfies Record<OperationName, Scenario>;
 
 /** One element of one DynamoDB statement of one function's policy, and the policy without it. */

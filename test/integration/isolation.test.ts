@@ -476,6 +476,25 @@ const isolationMatrix = {
   'update-customer-external': externalIdRow('PATCH'),
   'delete-customer': customerRow('DELETE'),
   'delete-customer-external': externalIdRow('DELETE'),
+  'create-product': {
+    namesNoResource:
+      'a new product names no existing resource; a foreign organization_id is covered by its own test',
+  },
+  'list-products': {
+    namesNoResource:
+      'a list names no resource by id: another organization named in organization_id contributes nothing, exactly as an unknown one (products.test.ts)',
+  },
+  'update-product': {
+    ids: async () => [
+      ['product of another organization', world.demo.other_organization.free_product_id],
+      ['deleted product', deletedProductId],
+    ],
+    send: (id) =>
+      world.call('PATCH', `/v1/products/${id}`, {
+        token: world.demo.personal_access_token,
+        body: { name: 'taken over', is_archived: true },
+      }),
+  },
 } satisfies Record<OperationName, Row>;
 
 /** A change or delete by id: another organization's customer and a deleted one answer as unknown. */

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectDocumented } from '../support/contract.ts';
-import { createWorld, type Reply, type World } from '../support/world.ts';
+import { documentedReply } from '../support/contract.ts';
+import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
 beforeAll(async () => {
@@ -32,21 +32,11 @@ const revoke = (id: string, token = world.demo.personal_access_token) =>
 const read = async (id: string) =>
   (await world.call('GET', `/v1/subscriptions/${id}`, { token: world.demo.personal_access_token })).body;
 
-function documented(operationId: string, reply: Reply): Reply {
-  expectDocumented(operationId, {
-    status: reply.status,
-    headers: new Headers(reply.headers),
-    body: reply.body,
-    text: reply.raw ?? '',
-  });
-  return reply;
-}
-
 describe('PATCH /v1/subscriptions/{id}', () => {
   it('cancel at period end: still active, canceled now, ends at the period end; 4 round trips', async () => {
     const subscription = await subscribe();
     world.resetCount();
-    const reply = documented(
+    const reply = documentedReply(
       'updateSubscription',
       await patch(subscription.id, {
         cancel_at_period_end: true,
@@ -79,7 +69,7 @@ describe('PATCH /v1/subscriptions/{id}', () => {
     });
     expect(again.body.canceled_at).toBe(first.body.canceled_at);
     expect(again.body.customer_cancellation_reason).toBe('unused');
-    const back = documented(
+    const back = documentedReply(
       'updateSubscription',
       await patch(subscription.id, { cancel_at_period_end: false }),
     );
@@ -98,12 +88,12 @@ describe('PATCH /v1/subscriptions/{id}', () => {
   it('revoke ends it now: canceled, ended_at = ends_at; nothing changes it afterwards (403)', async () => {
     const subscription = await subscribe();
     await patch(subscription.id, { cancel_at_period_end: true });
-    const reply = documented('updateSubscription', await patch(subscription.id, { revoke: true }));
+    const reply = documentedReply('updateSubscription', await patch(subscription.id, { revoke: true }));
     expect(reply.body).toMatchObject({ status: 'canceled', cancel_at_period_end: false });
     expect(reply.body.ended_at).toBe(reply.body.ends_at);
     const ended = await read(subscription.id);
     for (const body of [{ cancel_at_period_end: false }, { cancel_at_period_end: true }, { revoke: true }]) {
-      const refused = documented('updateSubscription', await patch(subscription.id, body));
+      const refused = documentedReply('updateSubscription', await patch(subscription.id, body));
       expect(refused.status).toBe(403);
       expect(refused.body).toEqual({ error: 'AlreadyCanceledSubscription', detail: expect.any(String) });
     }
@@ -122,7 +112,7 @@ describe('PATCH /v1/subscriptions/{id}', () => {
       { cancel_at_period_end: true, customer_cancellation_comment: 'bell\u0007' },
       { cancel_at_period_end: true, customer_cancellation_comment: '' },
     ]) {
-      const reply = documented('updateSubscription', await patch(subscription.id, body));
+      const reply = documentedReply('updateSubscription', await patch(subscription.id, body));
       expect(reply.status, JSON.stringify(body)).toBe(422);
     }
     expect(await read(subscription.id)).toEqual(subscription);
@@ -159,10 +149,10 @@ describe('PATCH /v1/subscriptions/{id}', () => {
 describe('DELETE /v1/subscriptions/{id}', () => {
   it('revokes and answers the ended subscription; a second delete is 403', async () => {
     const subscription = await subscribe();
-    const reply = documented('revokeSubscription', await revoke(subscription.id));
+    const reply = documentedReply('revokeSubscription', await revoke(subscription.id));
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ id: subscription.id, status: 'canceled' });
-    expect(documented('revokeSubscription', await revoke(subscription.id)).status).toBe(403);
+    expect(documentedReply('revokeSubscription', await revoke(subscription.id)).status).toBe(403);
   });
 
   it('of concurrent revokes exactly one answers 200, the others 403; one consistent state', async () => {

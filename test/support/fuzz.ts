@@ -20,6 +20,7 @@ import {
   type AdminContext,
   createCustomer,
   createCustomerSession,
+  createProduct,
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
 import { DEMO_CUSTOMER_EXTERNAL_ID, type DemoData } from '#scripts/local/seed.ts';
@@ -27,12 +28,20 @@ import { loadOpenApi } from '#scripts/openapi.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { type CustomerState, customerEntry, customerListing } from '#shared/data/customers.ts';
 import { listedWrites } from '#shared/data/listing.ts';
-import { customerRecord } from '#shared/data/records.ts';
+import { productListing } from '#shared/data/products.ts';
+import {
+  customerRecord,
+  type PriceRecord,
+  productRecord,
+  type StoredProduct,
+  storedProduct,
+} from '#shared/data/records.ts';
 import { keys, LIST_COUNT_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import type { UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
+import type { Product } from '#shared/generated/api-types.ts';
 import type { OperationId } from '#shared/operations.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
@@ -62,6 +71,8 @@ export interface FuzzContext {
    * changed (never deleted), `deletable` ones deleted (once each). The demo customers are neither.
    */
   customers: { changeable: PoolCustomer[]; deletable: PoolCustomer[] };
+  /** Live monthly products to update: the demo organization's (`ours`, in usd) and the other's (eur). */
+  products: Map<string, Tenant>;
 }
 
 export interface PoolCustomer {
@@ -154,6 +165,22 @@ export async function fuzzContext(
     subscriptions.set(created.id, tenant);
   };
   for (let i = 0; i < 12; i++) await subscribe('ours');
+  const products = new Map<string, Tenant>();
+  for (const [tenant, count] of [
+    ['ours', 30],
+    ['theirs', 3],
+  ] as const) {
+    for (let i = 0; i < count; i++) {
+      const product = await createProduct(admin, {
+        organizationId: tenant === 'ours' ? demo.organization_id : demo.other_organization.organization_id,
+        name: `${options.label} product ${i}`,
+        recurringInterval: 'month',
+        priceAmount: 100,
+        currency: tenant === 'ours' ? 'usd' : 'eur',
+      });
+      products.set(product.id, tenant);
+    }
+  }
   // An address Create Customer cases find taken (TAKEN_EMAIL).
   await createCustomer(admin, { organizationId: demo.organization_id, email: 'taken@fuzz.example' });
   await subscribe('theirs');
@@ -183,6 +210,7 @@ export async function fuzzContext(
     demo,
     endpointPool,
     subscriptions,
+    products,
     clients: {
       keep: await registerPool(4, 'keep'),
       deletable: await registerPool(options.endpoints, 'deletable'),
@@ -2885,6 +2913,577 @@ function deleteCustomerArb(ctx: FuzzContext, by: 'id' | 'external'): fc.Arbitrar
   );
 }
 
+// ---------------------------------------------------------------------------------------------
+// Create, List and Update Product
+// ---------------------------------------------------------------------------------------------
+
+/** The currencies the contract lists (its own data, not the code's). */
+const CURRENCIES = new Set((loadOpenApi().components.schemas.Currency as { enum: string[] }).enum);
+/** Each tenant's default currency in the demo data. */
+const TENANT_CURRENCY: Record<Tenant, string> = { ours: 'usd', theirs: 'eur' };
+const INTERVALS = ['day', 'week', 'month', 'year'];
+const UNSUPPORTED_PRODUCT_FIELDS = [
+  'trial_interval',
+  'trial_interval_count',
+  'meter_interval',
+  'meter_interval_count',
+  'medias',
+  'attached_custom_fields',
+];
+const MAX_SAFE_AMOUNT = Number.MAX_SAFE_INTEGER;
+
+const priceArb: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record(
+      {
+        amount_type: fc.constant('fixed'),
+        price_amount: fc.oneof(
+          fc.constantFrom(0, 0, 1, 50, 1500, MAX_SAFE_AMOUNT),
+          fc.nat(),
+          fc.constantFrom(-1, 1.5, '100', null, MAX_SAFE_AMOUNT + 2),
+        ),
+        price_currency: fc.oneof(
+          { weight: 4, arbitrary: fc.constantFrom('usd', 'eur', 'gbp', 'jpy') },
+          { weight: 1, arbitrary: fc.constantFrom('USD', 'us', 'xxx', 'xdr', '', 1) },
+        ),
+        tax_behavior: fc.constantFrom('location', 'inclusive', 'exclusive', null, 'vat'),
+      },
+      { requiredKeys: ['amount_type'] },
+    ),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record(
+      {
+        amount_type: fc.constant('free'),
+        price_amount: fc.constantFrom(0, 5),
+        price_currency: fc.constantFrom('usd', 'eur'),
+      },
+      { requiredKeys: ['amount_type'] },
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<unknown>(
+      { amount_type: 'custom', minimum_amount: 100 },
+      { amount_type: 'seat_based', seat_tiers: { tiers: [] } },
+      { amount_type: 'metered_unit', meter_id: '3e8f628a-4c31-4a3d-8a76-8e3d6f90a104', unit_amount: '1' },
+      { amount_type: 'unit_based' },
+      { price_amount: 100 },
+      {},
+      null,
+      'fixed',
+    ),
+  },
+);
+const pricesArb = fc.oneof(
+  { weight: 8, arbitrary: fc.array(priceArb, { minLength: 1, maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.constantFrom<unknown>([], null, 'usd', [[]]) },
+  { weight: 1, arbitrary: fc.array(priceArb, { minLength: 19, maxLength: 22 }) },
+);
+const productNameArb = fc.oneof(
+  { weight: 8, arbitrary: printable(3, 40) },
+  { weight: 2, arbitrary: fc.constantFrom(2, 3, 64, 65).chain((n) => exactly(n)) },
+  { weight: 1, arbitrary: fc.constantFrom<unknown>('ab', 'tab\there', 'nul\u0000x', null, 5, '') },
+);
+const descriptionArb = fc.oneof(
+  printable(0, 40),
+  fc.constant(null),
+  fc.constantFrom('line 1\nline 2', 'bell\u0007x', 'x'.repeat(5001), 'x'.repeat(5000)),
+);
+const unsupportedArb = fc.record(
+  {
+    trial_interval: fc.constantFrom('month', null, 'fortnight'),
+    trial_interval_count: fc.constantFrom(1, null, 'x'),
+    meter_interval: fc.constantFrom('day', null),
+    meter_interval_count: fc.constantFrom(2, null),
+    medias: fc.constantFrom([], null, ['3e8f628a-4c31-4a3d-8a76-8e3d6f90a104'], 'x'),
+    attached_custom_fields: fc.constantFrom([], null, [{}]),
+  },
+  { requiredKeys: [] },
+);
+
+/** An independent reading of one item of ProductCreate.prices: its fault, or the price it makes. */
+function priceVerdict(item: unknown): { currency?: string } | 'invalid' {
+  if (!isObject(item)) return 'invalid';
+  const { amount_type, price_amount, price_currency, tax_behavior } = item;
+  if (amount_type !== 'fixed' && amount_type !== 'free') return 'invalid';
+  const amountOk = (v: unknown) =>
+    Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_SAFE_AMOUNT;
+  if (amount_type === 'fixed' && !amountOk(price_amount)) return 'invalid';
+  if (amount_type === 'free' && price_amount !== undefined && price_amount !== 0) return 'invalid';
+  if (amount_type === 'free' && price_amount !== undefined && !amountOk(price_amount)) return 'invalid';
+  if (price_currency !== undefined && !CURRENCIES.has(price_currency as string)) return 'invalid';
+  if (
+    tax_behavior !== undefined &&
+    tax_behavior !== null &&
+    !['location', 'inclusive', 'exclusive'].includes(tax_behavior as string)
+  )
+    return 'invalid';
+  return price_currency === undefined ? {} : { currency: price_currency as string };
+}
+
+function unsupportedValid(body: Record<string, unknown>): boolean {
+  const nullable = (v: unknown, ok: (x: unknown) => boolean) => v === undefined || v === null || ok(v);
+  return (
+    nullable(body.trial_interval, (v) => INTERVALS.includes(v as string)) &&
+    nullable(body.trial_interval_count, Number.isInteger) &&
+    nullable(body.meter_interval, (v) => INTERVALS.includes(v as string)) &&
+    nullable(body.meter_interval_count, Number.isInteger) &&
+    nullable(body.medias, Array.isArray) &&
+    nullable(body.attached_custom_fields, Array.isArray)
+  );
+}
+
+const unsupportedUsed = (body: Record<string, unknown>) =>
+  UNSUPPORTED_PRODUCT_FIELDS.some((field) => {
+    const v = body[field];
+    return !(v === undefined || v === null || (Array.isArray(v) && v.length === 0));
+  });
+
+const nameValid = (v: unknown) =>
+  typeof v === 'string' && codePoints(v) >= 3 && codePoints(v) <= 64 && !hasControl(v);
+const descriptionValid = (v: unknown) =>
+  v === undefined ||
+  v === null ||
+  (typeof v === 'string' && codePoints(v) <= 5000 && !hasControl(v, LINE_BREAKS_AND_TAB));
+const countValid = (v: unknown) =>
+  v === undefined || v === null || (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 999);
+
+/** The prices' own rules, once each is valid: one per currency, the tenant's currency among them. */
+function priceListOracle(currencies: string[], tenant: Tenant): Oracle | undefined {
+  if (new Set(currencies).size !== currencies.length || !currencies.includes(TENANT_CURRENCY[tenant])) {
+    return {
+      statuses: [422],
+      errors: ['PolarRequestValidationError'],
+      check: (reply) =>
+        expect((reply.body as { detail: { loc: string[] }[] }).detail[0]?.loc.slice(0, 2)).toEqual([
+          'body',
+          'prices',
+        ]),
+    };
+  }
+  return undefined;
+}
+
+const organizationOf = (ctx: FuzzContext, tenant: Tenant) =>
+  tenant === 'ours' ? ctx.demo.organization_id : ctx.demo.other_organization.organization_id;
+
+/** An independent reading of ProductCreate and the catalogue rules. */
+function productModel(ctx: FuzzContext, parsed: unknown, tenant: Tenant): Oracle {
+  const body = parsed as Record<string, unknown>;
+  const prices = Array.isArray(body.prices) ? body.prices.map(priceVerdict) : undefined;
+  const valid =
+    nameValid(body.name) &&
+    descriptionValid(body.description) &&
+    (body.visibility === undefined || ['draft', 'private', 'public'].includes(body.visibility as string)) &&
+    (body.recurring_interval === undefined ||
+      body.recurring_interval === null ||
+      INTERVALS.includes(body.recurring_interval as string)) &&
+    countValid(body.recurring_interval_count) &&
+    prices !== undefined &&
+    prices.length >= 1 &&
+    prices.length <= 20 &&
+    prices.every((p) => p !== 'invalid') &&
+    metadataValid(body.metadata) &&
+    (body.organization_id === undefined || body.organization_id === null || isUuid4(body.organization_id)) &&
+    unsupportedValid(body);
+  if (!valid) return requestValidation('body');
+  const polar422: Oracle = { statuses: [422], errors: ['PolarRequestValidationError'] };
+  if (
+    body.organization_id != null &&
+    (body.organization_id as string).toLowerCase() !== organizationOf(ctx, tenant)
+  ) {
+    return polar422;
+  }
+  const interval = body.recurring_interval ?? null;
+  if (unsupportedUsed(body) || (interval === null && body.recurring_interval_count != null)) return polar422;
+  const currencies = (prices as { currency?: string }[]).map((p) => p.currency ?? TENANT_CURRENCY[tenant]);
+  const refused = priceListOracle(currencies, tenant);
+  if (refused) return refused;
+  return {
+    statuses: [201],
+    check: (reply) => {
+      const product = reply.body as Record<string, unknown> & { prices: { price_currency: string }[] };
+      expect(product.name).toBe(body.name);
+      expect(product.is_recurring).toBe(interval !== null);
+      expect(product.is_archived).toBe(false);
+      expect(product.recurring_interval_count).toBe(
+        interval === null ? null : (body.recurring_interval_count ?? 1),
+      );
+      // The default currency's price first, then the others as sent.
+      expect(product.prices.map((p) => p.price_currency)).toEqual([
+        TENANT_CURRENCY[tenant],
+        ...currencies.filter((c) => c !== TENANT_CURRENCY[tenant]),
+      ]);
+    },
+  };
+}
+
+/** Plausible products, so that the rules behind the schema (and successes) are reached often. */
+const plausibleProductArb: fc.Arbitrary<unknown> = fc.record(
+  {
+    name: printable(3, 40),
+    recurring_interval: fc.constantFrom('month', 'year', 'week', 'day', null),
+    prices: fc.array(
+      fc.oneof(
+        fc.record(
+          {
+            amount_type: fc.constant('fixed'),
+            price_amount: fc.oneof(fc.constant(0), fc.nat()),
+            price_currency: fc.constantFrom('usd', 'eur', 'gbp'),
+          },
+          { requiredKeys: ['amount_type', 'price_amount'] },
+        ),
+        fc.constant({ amount_type: 'free' }),
+      ),
+      { minLength: 1, maxLength: 3 },
+    ),
+    metadata: fc.dictionary(printable(1, 10), fc.oneof(printable(1, 10), fc.integer(), fc.boolean()), {
+      maxKeys: 3,
+    }),
+    description: fc.oneof(printable(0, 30), fc.constant(null)),
+  },
+  { requiredKeys: ['name', 'prices'] },
+);
+
+const productValueArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 2, arbitrary: plausibleProductArb },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        fc.record(
+          {
+            name: productNameArb,
+            description: descriptionArb,
+            visibility: fc.constantFrom('public', 'private', 'draft', 'hidden'),
+            recurring_interval: fc.constantFrom('month', 'year', 'day', 'week', null, 'fortnight'),
+            recurring_interval_count: fc.constantFrom(1, 3, 999, 1000, 0, null, 2.5),
+            prices: pricesArb,
+            metadata: metadataArb,
+            organization_id: fc.oneof(fc.constant(null), fc.uuid({ version: 4 }), fc.constantFrom('x', 5)),
+          },
+          { requiredKeys: [] },
+        ),
+        fc.oneof({ weight: 5, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: unsupportedArb }),
+      )
+      .map(([body, unsupported]) => ({ ...body, ...unsupported })),
+  },
+);
+
+function createProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(productValueArb), fc.boolean())
+    .map(([auth, type, body, slash]): FuzzCase => {
+      const headers: Record<string, string> = {
+        ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+        ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+      };
+      return {
+        operationId: 'createProduct',
+        request: {
+          method: 'POST',
+          url: slash ? '/v1/products/' : '/v1/products',
+          headers,
+          body: body.bytes ?? body.text,
+        },
+        oracle: postOracle(auth, type, body, (parsed, tenant) => productModel(ctx, parsed, tenant)),
+      };
+    });
+}
+
+const PRODUCT_SORTS = [
+  'created_at',
+  '-created_at',
+  'name',
+  '-name',
+  'price_amount_type',
+  '-price_amount_type',
+  'price_amount',
+  '-price_amount',
+];
+
+/** A product as the list answers it, read for the model's order (code points of the lowercased name). */
+function productOrder(criteria: string[]) {
+  const value = (p: Record<string, unknown>, field: string): string | number | null => {
+    const first = (p.prices as { amount_type: string; price_amount: number }[])[0];
+    if (field === 'created_at') return Date.parse(p.created_at as string);
+    if (field === 'name') return p.name as string;
+    if (field === 'price_amount_type') return first?.amount_type ?? null;
+    return first?.price_amount ?? null;
+  };
+  const compareText = (a: string, b: string) => {
+    const x = [...a.toLowerCase()].map((c) => c.codePointAt(0) ?? 0);
+    const y = [...b.toLowerCase()].map((c) => c.codePointAt(0) ?? 0);
+    for (let i = 0; i < Math.min(x.length, y.length); i++)
+      if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
+    return x.length - y.length;
+  };
+  return (a: Record<string, unknown>, b: Record<string, unknown>): number => {
+    const seen = new Set<string>();
+    for (const raw of criteria) {
+      const field = raw.replace(/^-/, '');
+      if (seen.has(field)) continue;
+      seen.add(field);
+      const [x, y] = [value(a, field), value(b, field)];
+      let diff: number;
+      if (x === null || y === null) diff = x === y ? 0 : x === null ? 1 : -1;
+      else if (typeof x === 'number' && typeof y === 'number') diff = x - y;
+      else diff = compareText(String(x), String(y));
+      if (diff !== 0) return raw.startsWith('-') ? -diff : diff;
+    }
+    return a.id === b.id ? 0 : (a.id as string) < (b.id as string) ? -1 : 1;
+  };
+}
+
+const booleanRaw = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom('true', 'false') },
+  { weight: 1, arbitrary: fc.constantFrom('True', '1', 'yes', '', 'null') },
+);
+const productSortRaw = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom(...PRODUCT_SORTS) },
+  { weight: 1, arbitrary: fc.constantFrom('Name', 'price', '', '-', 'balance', '+name') },
+);
+
+function listProductsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const param = fc.oneof(
+    { weight: 2, arbitrary: fc.tuple(fc.constant('page'), intRaw) },
+    { weight: 2, arbitrary: fc.tuple(fc.constant('limit'), intRaw) },
+    { weight: 4, arbitrary: fc.tuple(fc.constant('sorting'), productSortRaw) },
+    { weight: 2, arbitrary: fc.tuple(fc.constantFrom('is_archived', 'is_recurring'), booleanRaw) },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(
+        fc.constant('organization_id'),
+        fc.oneof(
+          fc.constantFrom(organizationOf(ctx, 'ours'), organizationOf(ctx, 'theirs')),
+          fc.uuid({ version: 4 }),
+          fc.constantFrom('x', ''),
+        ),
+      ),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(
+        fc.constant('query'),
+        fc.oneof(fc.constantFrom('free', 'Pro', 'f', 'FUZZ', ''), text(0, 6)),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(fc.constantFrom('id', 'benefit_id', 'visibility'), fc.constantFrom('public', '')),
+    },
+  );
+  const encode = (s: string) => encodeURIComponent(toWellFormed(s));
+  return fc
+    .tuple(authArb(ctx, 'pat', true), fc.array(param, { maxLength: 6 }), fc.boolean())
+    .map(([auth, pairs, slash]): FuzzCase => {
+      const query = pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
+      const url = `${slash ? '/v1/products/' : '/v1/products'}${query ? `?${query}` : ''}`;
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = { method: 'GET' as const, url, headers };
+      const outcome = auth.outcome;
+      if (!passed(outcome)) {
+        return {
+          operationId: 'listProducts',
+          request,
+          oracle: { statuses: [outcome.status], errors: outcome.errors },
+        };
+      }
+      const values = (name: string) => pairs.filter(([k]) => k === name).map(([, v]) => toWellFormed(v));
+      const last = (name: string) => values(name).at(-1);
+      const page =
+        last('page') === undefined
+          ? { valid: true as const, value: 1n }
+          : integerParameter(last('page') as string);
+      const limit =
+        last('limit') === undefined
+          ? { valid: true as const, value: 10n }
+          : integerParameter(last('limit') as string);
+      const sorting = values('sorting');
+      const booleans = ['is_archived', 'is_recurring'].filter((n) => last(n) !== undefined);
+      const schemaValid =
+        page.valid &&
+        limit.valid &&
+        sorting.every((s) => PRODUCT_SORTS.includes(s)) &&
+        booleans.every((n) => ['true', 'false'].includes(last(n) as string)) &&
+        values('organization_id').every(isUuid4);
+      if (!schemaValid) return { operationId: 'listProducts', request, oracle: requestValidation('query') };
+      if (['id', 'benefit_id', 'visibility'].some((n) => values(n).length > 0)) {
+        return {
+          operationId: 'listProducts',
+          request,
+          oracle: { statuses: [422], errors: ['PolarRequestValidationError'] },
+        };
+      }
+      const requested = values('organization_id').map((id) => id.toLowerCase());
+      const own = organizationOf(ctx, outcome.tenant);
+      const visible = requested.length === 0 || requested.includes(own);
+      const effective = Number((limit.value as bigint) < 100n ? limit.value : 100n);
+      const prefix = last('query') ?? '';
+      const order = productOrder(sorting.length > 0 ? sorting : ['-created_at']);
+      return {
+        operationId: 'listProducts',
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply) => {
+            const { items, pagination } = reply.body as {
+              items: Record<string, unknown>[];
+              pagination: { total_count: number; max_page: number };
+            };
+            if (!visible) expect(pagination.total_count).toBe(0);
+            expect(pagination.max_page).toBe(Math.ceil(pagination.total_count / effective));
+            expect(items.length).toBeLessThanOrEqual(effective);
+            const skipped = ((page.value as bigint) - 1n) * BigInt(effective);
+            if (skipped < BigInt(pagination.total_count)) {
+              expect(items.length).toBe(Math.min(effective, pagination.total_count - Number(skipped)));
+            } else expect(items).toEqual([]);
+            for (const item of items) {
+              expect(item.organization_id).toBe(own);
+              if (last('is_archived') !== undefined)
+                expect(String(item.is_archived)).toBe(last('is_archived'));
+              if (last('is_recurring') !== undefined)
+                expect(String(item.is_recurring)).toBe(last('is_recurring'));
+              if (prefix !== '')
+                expect((item.name as string).toLowerCase().startsWith(prefix.toLowerCase())).toBe(true);
+            }
+            expect([...items].sort(order)).toEqual(items);
+          },
+        },
+      };
+    });
+}
+
+const productUpdateValueArb: fc.Arbitrary<unknown> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.record(
+      {
+        name: fc.oneof(productNameArb, fc.constant(null)),
+        description: descriptionArb,
+        visibility: fc.constantFrom('public', 'private', 'draft', null, 'hidden'),
+        metadata: metadataArb,
+        is_archived: fc.constantFrom(true, false, null, 'yes'),
+        recurring_interval: fc.constantFrom('month', 'year', null),
+        recurring_interval_count: fc.constantFrom(1, 2, null, 0),
+        prices: fc.oneof(
+          { weight: 3, arbitrary: pricesArb },
+          { weight: 1, arbitrary: fc.constant(null) },
+          {
+            weight: 1,
+            arbitrary: fc.tuple(fc.uuid({ version: 4 }), priceArb).map(([id, price]) => [{ id }, price]),
+          },
+          { weight: 1, arbitrary: fc.constant([{ id: 'x' }]) },
+        ),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+  { weight: 1, arbitrary: unsupportedArb },
+);
+
+/** An independent reading of ProductUpdate and the rules, for a live recurring monthly product. */
+function updateProductModel(parsed: unknown, tenant: Tenant): Oracle {
+  const body = parsed as Record<string, unknown>;
+  const nullable = (v: unknown, ok: (x: unknown) => boolean) => v === undefined || v === null || ok(v);
+  const items = Array.isArray(body.prices) ? body.prices : [];
+  const priceItemVerdict = (item: unknown) =>
+    isObject(item) && Object.hasOwn(item, 'id')
+      ? isUuid4(item.id)
+        ? 'existing'
+        : 'invalid'
+      : priceVerdict(item);
+  const verdicts = items.map(priceItemVerdict);
+  const valid =
+    nullable(body.name, nameValid) &&
+    descriptionValid(body.description) &&
+    nullable(body.visibility, (v) => ['draft', 'private', 'public'].includes(v as string)) &&
+    metadataValid(body.metadata) &&
+    nullable(body.is_archived, (v) => typeof v === 'boolean') &&
+    nullable(body.recurring_interval, (v) => INTERVALS.includes(v as string)) &&
+    countValid(body.recurring_interval_count) &&
+    nullable(body.prices, (v) => Array.isArray(v) && v.length >= 1 && v.length <= 20) &&
+    verdicts.every((v) => v !== 'invalid') &&
+    unsupportedValid(body);
+  if (!valid) return requestValidation('body');
+  const polar422: Oracle = { statuses: [422], errors: ['PolarRequestValidationError'] };
+  const changedInterval =
+    (body.recurring_interval != null && body.recurring_interval !== 'month') ||
+    (body.recurring_interval_count != null && body.recurring_interval_count !== 1);
+  if (unsupportedUsed(body) || changedInterval) return polar422;
+  // A random price id is never one of the product's: refused.
+  if (verdicts.includes('existing')) return polar422;
+  if (Array.isArray(body.prices)) {
+    const currencies = (verdicts as { currency?: string }[]).map(
+      (p) => p.currency ?? TENANT_CURRENCY[tenant],
+    );
+    const refused = priceListOracle(currencies, tenant);
+    if (refused) return refused;
+  }
+  return {
+    // 422 only once a product holds its 100 prices, archived ones included.
+    statuses: Array.isArray(body.prices) ? [200, 422] : [200],
+    check: (reply) => {
+      if (reply.status === 422) {
+        expect((reply.body as { detail: { msg: string }[] }).detail[0]?.msg).toMatch(/at most 100 prices/);
+        return;
+      }
+      const product = reply.body as Record<string, unknown>;
+      if (body.name != null) expect(product.name).toBe(body.name);
+      if (body.description !== undefined) expect(product.description).toBe(body.description);
+      if (body.is_archived != null) expect(product.is_archived).toBe(body.is_archived);
+      if (body.metadata !== undefined) expect(product.metadata).toEqual(body.metadata);
+      expect(product.recurring_interval).toBe('month');
+    },
+  };
+}
+
+function updateProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const idArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...ctx.products.keys()) },
+    { weight: 1, arbitrary: fc.uuid({ version: 4 }) },
+    {
+      weight: 1,
+      arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0 && !/^\.+$/.test(v)),
+    },
+  );
+  return fc
+    .tuple(idArb, fc.boolean(), authArb(ctx, 'pat', true), contentTypeArb, bodyArb(productUpdateValueArb))
+    .map(([id, slash, auth, type, body]): FuzzCase => {
+      const url = `/v1/products/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+      const headers: Record<string, string> = {
+        ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+        ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+      };
+      const sent = toWellFormed(id);
+      const verdict = (parsed: unknown, tenant: Tenant): Oracle => {
+        if (!isUuid4(sent)) return requestValidation('path', ['path', 'id']);
+        const bodyOracle = updateProductModel(parsed, tenant);
+        if (bodyOracle.errors?.includes('RequestValidationError')) return bodyOracle;
+        if (ctx.products.get(sent.toLowerCase()) !== tenant) {
+          return {
+            statuses: [404],
+            check: (reply) => expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+          };
+        }
+        return bodyOracle;
+      };
+      return {
+        operationId: 'updateProduct',
+        request: { method: 'PATCH', url, headers, body: body.bytes ?? body.text },
+        // The path is checked with the schema step, after parsing: a body that parses to something
+        // other than an object meets the path's fault first.
+        oracle:
+          passed(auth.outcome) && type.json && !isUuid4(sent) && parsesToNonObject(body)
+            ? requestValidation('path', ['path', 'id'])
+            : postOracle(auth, type, body, verdict),
+      };
+    });
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     createClient: clientArb(ctx),
@@ -2896,6 +3495,9 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     updateSubscription: lifecycleArb(ctx, 'updateSubscription'),
     revokeSubscription: lifecycleArb(ctx, 'revokeSubscription'),
     createCustomer: createCustomerArb(ctx),
+    createProduct: createProductArb(ctx),
+    listProducts: listProductsArb(ctx),
+    updateProduct: updateProductArb(ctx),
     getCustomer: getByIdArb(
       ctx,
       'getCustomer',
@@ -3036,6 +3638,38 @@ function customerBefore(before: TableDigest, id: string): CustomerState | undefi
   return customerRecord(JSON.parse(text));
 }
 
+/** The items a product in this state is written as: the item, its list entries and count shards. */
+function productItemKeys(product: StoredProduct): string[] {
+  const writes = listedWrites({ name: 'fuzz', doc: undefined as never }, productListing, product);
+  return [
+    itemKey(keys.product(product.id)),
+    ...writes.map((write) =>
+      itemKey(
+        'Put' in write
+          ? (write.Put.Item as { PK: string; SK: string })
+          : 'Update' in write
+            ? write.Update.Key
+            : write.Delete.Key,
+      ),
+    ),
+  ];
+}
+
+/** A product as an answer shows it, as far as its keys go (its live prices; the sort reads the first). */
+const storedFromAnswer = (product: Product): StoredProduct =>
+  ({
+    ...product,
+    metadata: '',
+    deleted_at: null,
+    prices: product.prices as unknown as PriceRecord[],
+  }) as StoredProduct;
+
+/** A product as the batch's "before" digest holds it. */
+function productBefore(before: TableDigest, id: string): StoredProduct | undefined {
+  const text = before.items.get(itemKey(keys.product(id)));
+  return text === undefined ? undefined : storedProduct(productRecord(JSON.parse(text)));
+}
+
 /** What a successful request of each operation certainly writes: the table's items it adds, changes or removes. */
 const touched: Record<
   OperationId,
@@ -3078,6 +3712,15 @@ const touched: Record<
   deleteClient: (c, _, status) =>
     status === 204 && c.deletes ? [itemKey(keys.oauthClient(c.deletes.id))] : [],
   getSubscription: () => [],
+  createProduct: (_, body, status) =>
+    status === 201 ? productItemKeys(storedFromAnswer(body as unknown as Product)) : [],
+  listProducts: () => [],
+  // A change writes the product item (unless it changed nothing); its entries and count shards may
+  // move, or be written back as they were by the batch's other changes of it (see `mayTouch`).
+  updateProduct: (_, body, status, before) =>
+    status === 200 && productBefore(before, body.id as string)?.modified_at !== body.modified_at
+      ? [itemKey(keys.product(body.id as string))]
+      : [],
   createCustomerSession: (_, body, status) =>
     status === 201 ? [itemKey(keys.token(hashSecret(body.token as string)))] : [],
 };
@@ -3096,6 +3739,12 @@ export function touchedKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest):
  * write back. Allowed to differ, not required to.
  */
 export function mayTouchKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
+  if (c.operationId === 'updateProduct' && reply.status === 200) {
+    // Archiving moves a product between views, so its count shards may change too.
+    const after = storedFromAnswer(reply.body as Product);
+    const initial = productBefore(before, after.id);
+    return [...productItemKeys(after), ...(initial ? productItemKeys(initial) : [])];
+  }
   if (!['updateCustomer', 'updateCustomerExternal'].includes(c.operationId) || reply.status !== 200)
     return [];
   const after = reply.body as CustomerState;
