@@ -2390,30 +2390,36 @@ function customerModel(parsed: unknown): Oracle {
   };
 }
 
-function createCustomerArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+/** POSTs creating a resource at `path` (either spelling), under every credential, content type and body. */
+function createArb(
+  ctx: FuzzContext,
+  operationId: OperationId,
+  path: string,
+  value: fc.Arbitrary<unknown>,
+  model: (parsed: unknown, tenant: Tenant) => Oracle,
+): fc.Arbitrary<FuzzCase> {
   return fc
-    .tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(customerValueArb), fc.boolean())
+    .tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(value), fc.boolean())
     .map(([auth, type, body, slash]): FuzzCase => {
       const headers: Record<string, string> = {
         ...(auth.header !== undefined ? { authorization: auth.header } : {}),
         ...(type.header !== undefined ? { 'content-type': type.header } : {}),
       };
-      // The other organization's member creates in their own organization: the same rules.
       return {
-        operationId: 'createCustomer',
-        request: {
-          method: 'POST',
-          url: slash ? '/v1/customers/' : '/v1/customers',
-          headers,
-          body: body.bytes ?? body.text,
-        },
-        oracle: postOracle(auth, type, body, (parsed, tenant) =>
-          tenant === 'theirs' && (parsed as { email?: unknown }).email === TAKEN_EMAIL
-            ? { statuses: [201, 422] }
-            : customerModel(parsed),
-        ),
+        operationId,
+        request: { method: 'POST', url: slash ? `${path}/` : path, headers, body: body.bytes ?? body.text },
+        oracle: postOracle(auth, type, body, model),
       };
     });
+}
+
+function createCustomerArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  // The other organization's member creates in their own organization: the same rules.
+  return createArb(ctx, 'createCustomer', '/v1/customers', customerValueArb, (parsed, tenant) =>
+    tenant === 'theirs' && (parsed as { email?: unknown }).email === TAKEN_EMAIL
+      ? { statuses: [201, 422] }
+      : customerModel(parsed),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2429,6 +2435,71 @@ interface ListedCustomer {
   name: string | null;
   external_id: string | null;
   organization_id: string;
+}
+
+/** A list request's query as the contract reads it: every value of a name, the last one, page and limit. */
+interface ListQueryReading {
+  values(name: string): string[];
+  last(name: string): string | undefined;
+  page: IntVerdict;
+  limit: IntVerdict;
+}
+
+/**
+ * GET requests of a list with a few query pairs drawn from `param`, under every credential; once the
+ * credential passes, `model` reads the query and says what the contract answers.
+ */
+function listCaseArb(
+  ctx: FuzzContext,
+  operationId: OperationId,
+  path: string,
+  param: fc.Arbitrary<[string, string]>,
+  model: (query: ListQueryReading, tenant: Tenant) => Oracle,
+): fc.Arbitrary<FuzzCase> {
+  const encode = (value: string) => encodeURIComponent(toWellFormed(value));
+  return fc
+    .tuple(authArb(ctx, 'pat', true), fc.array(param, { maxLength: 6 }), fc.boolean())
+    .map(([auth, pairs, slash]): FuzzCase => {
+      const query = pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
+      const url = `${slash ? `${path}/` : path}${query ? `?${query}` : ''}`;
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = { method: 'GET' as const, url, headers };
+      const outcome = auth.outcome;
+      if (!passed(outcome)) {
+        return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
+      }
+      const values = (name: string) => pairs.filter(([k]) => k === name).map(([, v]) => toWellFormed(v));
+      const last = (name: string) => values(name).at(-1);
+      const integer = (name: string, fallback: bigint): IntVerdict => {
+        const raw = last(name);
+        return raw === undefined ? { valid: true, value: fallback } : integerParameter(raw);
+      };
+      const reading = { values, last, page: integer('page', 1n), limit: integer('limit', 10n) };
+      return { operationId, request, oracle: model(reading, outcome.tenant) };
+    });
+}
+
+/**
+ * What every answered page must show, whatever the data: as many items as the page and the limit
+ * served (at most 100) leave of `total_count`, `max_page` from the served limit, and nothing at all
+ * when the list is not visible to the caller. Answers the items.
+ */
+function expectPage<T>(reply: FuzzReply, query: ListQueryReading, visible: boolean): T[] {
+  const { items, pagination } = reply.body as {
+    items: T[];
+    pagination: { total_count: number; max_page: number };
+  };
+  const [page, limit] = [
+    query.page.valid ? query.page.value : 1n,
+    query.limit.valid ? query.limit.value : 1n,
+  ];
+  const served = Number(limit < 100n ? limit : 100n);
+  const total = pagination.total_count;
+  if (!visible) expect(total).toBe(0);
+  expect(pagination.max_page).toBe(Math.ceil(total / served));
+  const offset = (page - 1n) * BigInt(served);
+  expect(items).toHaveLength(offset >= BigInt(total) ? 0 : Math.min(served, total - Number(offset)));
+  return items;
 }
 
 function listCustomersArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
@@ -2476,124 +2547,77 @@ function listCustomersArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom('unknown', 'sort'), text(0, 6)) },
   );
-  const encode = (value: string) => encodeURIComponent(toWellFormed(value));
-  return fc
-    .tuple(authArb(ctx, 'pat', true), fc.array(param, { maxLength: 6 }), fc.boolean())
-    .map(([auth, pairs, slash]): FuzzCase => {
-      const query = pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
-      const url = `${slash ? '/v1/customers/' : '/v1/customers'}${query ? `?${query}` : ''}`;
-      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
-      const request = { method: 'GET' as const, url, headers };
-      const outcome = auth.outcome;
-      if (!passed(outcome)) {
-        return {
-          operationId: 'listCustomers',
-          request,
-          oracle: { statuses: [outcome.status], errors: outcome.errors },
-        };
-      }
-      const values = (name: string) => pairs.filter(([k]) => k === name).map(([, v]) => toWellFormed(v));
-      const last = (name: string) => values(name).at(-1);
-      const page =
-        last('page') === undefined
-          ? { valid: true as const, value: 1n }
-          : integerParameter(last('page') as string);
-      const limit =
-        last('limit') === undefined
-          ? { valid: true as const, value: 10n }
-          : integerParameter(last('limit') as string);
-      const sorting = values('sorting');
-      const orgIds = values('organization_id');
-      const email = last('email');
-      const search = last('query');
-      const schemaFaults = [
-        ...(page.valid ? [] : [['query', 'page']]),
-        ...(limit.valid ? [] : [['query', 'limit']]),
-        ...sorting.flatMap((v, i) => (CUSTOMER_SORTS.includes(v) ? [] : [['query', 'sorting', String(i)]])),
-        ...orgIds.flatMap((v, i) => (isUuid4(v) ? [] : [['query', 'organization_id', String(i)]])),
-        ...(email !== undefined && (codePoints(email) < 1 || codePoints(email) > 320)
-          ? [['query', 'email']]
-          : []),
-        ...(search !== undefined && (codePoints(search) < 1 || codePoints(search) > 320)
-          ? [['query', 'query']]
-          : []),
-        ...(last('active') !== undefined && !['true', 'false'].includes(last('active') as string)
-          ? [['query', 'active']]
-          : []),
-      ];
-      if (schemaFaults.length > 0) {
-        const oracle = requestValidation('query');
-        return {
-          operationId: 'listCustomers',
-          request,
-          oracle: {
-            ...oracle,
-            check: (reply) => {
-              oracle.check?.(reply);
-              const locs = (reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc);
-              for (const loc of schemaFaults) expect(locs).toContainEqual(loc);
-            },
-          },
-        };
-      }
-      const refused = [
-        ...(last('active') !== undefined ? ['active'] : []),
-        ...(values('metadata[plan]').length > 0 ? ['metadata'] : []),
-      ];
-      if (refused.length > 0) {
-        return {
-          operationId: 'listCustomers',
-          request,
-          oracle: {
-            statuses: [422],
-            errors: ['PolarRequestValidationError'],
-            check: (reply) =>
-              expect((reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc)).toEqual(
-                refused.map((name) => ['query', name]),
-              ),
-          },
-        };
-      }
-      const own = organizations[outcome.tenant];
-      const visible = orgIds.length === 0 || orgIds.some((id) => id.toLowerCase() === own);
-      const [pageNumber, limitNumber] = [page.valid ? page.value : 1n, limit.valid ? limit.value : 1n];
-      const effective = Number(limitNumber < 100n ? limitNumber : 100n);
-      const offset = (pageNumber - 1n) * BigInt(effective);
-      const order = customerOrder(sorting.length > 0 ? sorting : ['-created_at']);
+  return listCaseArb(ctx, 'listCustomers', '/v1/customers', param, (query, tenant): Oracle => {
+    const { values, last, page, limit } = query;
+    const sorting = values('sorting');
+    const orgIds = values('organization_id');
+    const email = last('email');
+    const search = last('query');
+    const schemaFaults = [
+      ...(page.valid ? [] : [['query', 'page']]),
+      ...(limit.valid ? [] : [['query', 'limit']]),
+      ...sorting.flatMap((v, i) => (CUSTOMER_SORTS.includes(v) ? [] : [['query', 'sorting', String(i)]])),
+      ...orgIds.flatMap((v, i) => (isUuid4(v) ? [] : [['query', 'organization_id', String(i)]])),
+      ...(email !== undefined && (codePoints(email) < 1 || codePoints(email) > 320)
+        ? [['query', 'email']]
+        : []),
+      ...(search !== undefined && (codePoints(search) < 1 || codePoints(search) > 320)
+        ? [['query', 'query']]
+        : []),
+      ...(last('active') !== undefined && !['true', 'false'].includes(last('active') as string)
+        ? [['query', 'active']]
+        : []),
+    ];
+    if (schemaFaults.length > 0) {
+      const oracle = requestValidation('query');
       return {
-        operationId: 'listCustomers',
-        request,
-        oracle: {
-          statuses: [200],
-          check: (reply) => {
-            const { items, pagination } = reply.body as {
-              items: ListedCustomer[];
-              pagination: { total_count: number; max_page: number };
-            };
-            const total = pagination.total_count;
-            if (!visible) expect(total).toBe(0);
-            expect(pagination.max_page).toBe(Math.ceil(total / effective));
-            const expected = offset >= BigInt(total) ? 0 : Math.min(effective, total - Number(offset));
-            expect(items).toHaveLength(expected);
-            for (const item of items) {
-              expect(item.organization_id).toBe(own);
-              if (email !== undefined) expect(item.email?.toLowerCase()).toBe(email.toLowerCase());
-              if (search !== undefined) {
-                const prefix = search.toLowerCase();
-                expect(
-                  item.name?.toLowerCase().startsWith(prefix) ||
-                    item.email?.toLowerCase().startsWith(prefix) ||
-                    item.external_id === search,
-                ).toBe(true);
-              }
-            }
-            for (let i = 1; i < items.length; i++) {
-              expect(order(items[i - 1] as ListedCustomer, items[i] as ListedCustomer)).toBeLessThan(0);
-            }
-          },
+        ...oracle,
+        check: (reply) => {
+          oracle.check?.(reply);
+          const locs = (reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc);
+          for (const loc of schemaFaults) expect(locs).toContainEqual(loc);
         },
       };
-    });
+    }
+    const refused = [
+      ...(last('active') !== undefined ? ['active'] : []),
+      ...(values('metadata[plan]').length > 0 ? ['metadata'] : []),
+    ];
+    if (refused.length > 0) {
+      return {
+        statuses: [422],
+        errors: ['PolarRequestValidationError'],
+        check: (reply) =>
+          expect((reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc)).toEqual(
+            refused.map((name) => ['query', name]),
+          ),
+      };
+    }
+    const own = organizations[tenant];
+    const visible = orgIds.length === 0 || orgIds.some((id) => id.toLowerCase() === own);
+    const order = customerOrder(sorting.length > 0 ? sorting : ['-created_at']);
+    return {
+      statuses: [200],
+      check: (reply) => {
+        const items = expectPage<ListedCustomer>(reply, query, visible);
+        for (const item of items) {
+          expect(item.organization_id).toBe(own);
+          if (email !== undefined) expect(item.email?.toLowerCase()).toBe(email.toLowerCase());
+          if (search !== undefined) {
+            const prefix = search.toLowerCase();
+            expect(
+              item.name?.toLowerCase().startsWith(prefix) ||
+                item.email?.toLowerCase().startsWith(prefix) ||
+                item.external_id === search,
+            ).toBe(true);
+          }
+        }
+        for (let i = 1; i < items.length; i++) {
+          expect(order(items[i - 1] as ListedCustomer, items[i] as ListedCustomer)).toBeLessThan(0);
+        }
+      },
+    };
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3174,24 +3198,9 @@ const productValueArb: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 function createProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
-  return fc
-    .tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(productValueArb), fc.boolean())
-    .map(([auth, type, body, slash]): FuzzCase => {
-      const headers: Record<string, string> = {
-        ...(auth.header !== undefined ? { authorization: auth.header } : {}),
-        ...(type.header !== undefined ? { 'content-type': type.header } : {}),
-      };
-      return {
-        operationId: 'createProduct',
-        request: {
-          method: 'POST',
-          url: slash ? '/v1/products/' : '/v1/products',
-          headers,
-          body: body.bytes ?? body.text,
-        },
-        oracle: postOracle(auth, type, body, (parsed, tenant) => productModel(ctx, parsed, tenant)),
-      };
-    });
+  return createArb(ctx, 'createProduct', '/v1/products', productValueArb, (parsed, tenant) =>
+    productModel(ctx, parsed, tenant),
+  );
 }
 
 const PRODUCT_SORTS = [
@@ -3273,88 +3282,47 @@ function listProductsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     },
     {
       weight: 1,
-      arbitrary: fc.tuple(fc.constantFrom('id', 'benefit_id', 'visibility'), fc.constantFrom('public', '')),
+      arbitrary: fc.tuple(
+        fc.constantFrom('id', 'benefit_id', 'visibility', 'metadata[tier]'),
+        fc.constantFrom('public', ''),
+      ),
     },
   );
-  const encode = (s: string) => encodeURIComponent(toWellFormed(s));
-  return fc
-    .tuple(authArb(ctx, 'pat', true), fc.array(param, { maxLength: 6 }), fc.boolean())
-    .map(([auth, pairs, slash]): FuzzCase => {
-      const query = pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
-      const url = `${slash ? '/v1/products/' : '/v1/products'}${query ? `?${query}` : ''}`;
-      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
-      const request = { method: 'GET' as const, url, headers };
-      const outcome = auth.outcome;
-      if (!passed(outcome)) {
-        return {
-          operationId: 'listProducts',
-          request,
-          oracle: { statuses: [outcome.status], errors: outcome.errors },
-        };
-      }
-      const values = (name: string) => pairs.filter(([k]) => k === name).map(([, v]) => toWellFormed(v));
-      const last = (name: string) => values(name).at(-1);
-      const page =
-        last('page') === undefined
-          ? { valid: true as const, value: 1n }
-          : integerParameter(last('page') as string);
-      const limit =
-        last('limit') === undefined
-          ? { valid: true as const, value: 10n }
-          : integerParameter(last('limit') as string);
-      const sorting = values('sorting');
-      const booleans = ['is_archived', 'is_recurring'].filter((n) => last(n) !== undefined);
-      const schemaValid =
-        page.valid &&
-        limit.valid &&
-        sorting.every((s) => PRODUCT_SORTS.includes(s)) &&
-        booleans.every((n) => ['true', 'false'].includes(last(n) as string)) &&
-        values('organization_id').every(isUuid4);
-      if (!schemaValid) return { operationId: 'listProducts', request, oracle: requestValidation('query') };
-      if (['id', 'benefit_id', 'visibility'].some((n) => values(n).length > 0)) {
-        return {
-          operationId: 'listProducts',
-          request,
-          oracle: { statuses: [422], errors: ['PolarRequestValidationError'] },
-        };
-      }
-      const requested = values('organization_id').map((id) => id.toLowerCase());
-      const own = organizationOf(ctx, outcome.tenant);
-      const visible = requested.length === 0 || requested.includes(own);
-      const effective = Number((limit.value as bigint) < 100n ? limit.value : 100n);
-      const prefix = last('query') ?? '';
-      const order = productOrder(sorting.length > 0 ? sorting : ['-created_at']);
-      return {
-        operationId: 'listProducts',
-        request,
-        oracle: {
-          statuses: [200],
-          check: (reply) => {
-            const { items, pagination } = reply.body as {
-              items: Record<string, unknown>[];
-              pagination: { total_count: number; max_page: number };
-            };
-            if (!visible) expect(pagination.total_count).toBe(0);
-            expect(pagination.max_page).toBe(Math.ceil(pagination.total_count / effective));
-            expect(items.length).toBeLessThanOrEqual(effective);
-            const skipped = ((page.value as bigint) - 1n) * BigInt(effective);
-            if (skipped < BigInt(pagination.total_count)) {
-              expect(items.length).toBe(Math.min(effective, pagination.total_count - Number(skipped)));
-            } else expect(items).toEqual([]);
-            for (const item of items) {
-              expect(item.organization_id).toBe(own);
-              if (last('is_archived') !== undefined)
-                expect(String(item.is_archived)).toBe(last('is_archived'));
-              if (last('is_recurring') !== undefined)
-                expect(String(item.is_recurring)).toBe(last('is_recurring'));
-              if (prefix !== '')
-                expect((item.name as string).toLowerCase().startsWith(prefix.toLowerCase())).toBe(true);
-            }
-            expect([...items].sort(order)).toEqual(items);
-          },
-        },
-      };
-    });
+  return listCaseArb(ctx, 'listProducts', '/v1/products', param, (query, tenant): Oracle => {
+    const { values, last, page, limit } = query;
+    const sorting = values('sorting');
+    const booleans = ['is_archived', 'is_recurring'].filter((n) => last(n) !== undefined);
+    const schemaValid =
+      page.valid &&
+      limit.valid &&
+      sorting.every((s) => PRODUCT_SORTS.includes(s)) &&
+      booleans.every((n) => ['true', 'false'].includes(last(n) as string)) &&
+      values('organization_id').every(isUuid4);
+    if (!schemaValid) return requestValidation('query');
+    if (['id', 'benefit_id', 'visibility', 'metadata[tier]'].some((n) => values(n).length > 0)) {
+      return { statuses: [422], errors: ['PolarRequestValidationError'] };
+    }
+    const requested = values('organization_id').map((id) => id.toLowerCase());
+    const own = organizationOf(ctx, tenant);
+    const visible = requested.length === 0 || requested.includes(own);
+    const prefix = last('query') ?? '';
+    const order = productOrder(sorting.length > 0 ? sorting : ['-created_at']);
+    return {
+      statuses: [200],
+      check: (reply) => {
+        const items = expectPage<Record<string, unknown>>(reply, query, visible);
+        for (const item of items) {
+          expect(item.organization_id).toBe(own);
+          if (last('is_archived') !== undefined) expect(String(item.is_archived)).toBe(last('is_archived'));
+          if (last('is_recurring') !== undefined)
+            expect(String(item.is_recurring)).toBe(last('is_recurring'));
+          if (prefix !== '')
+            expect((item.name as string).toLowerCase().startsWith(prefix.toLowerCase())).toBe(true);
+        }
+        expect([...items].sort(order)).toEqual(items);
+      },
+    };
+  });
 }
 
 const productUpdateValueArb: fc.Arbitrary<unknown> = fc.oneof(

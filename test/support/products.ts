@@ -2,14 +2,14 @@
  * A product's list entries as the table holds them, and the check that they are in step with the
  * product item: exactly the entries `listedWrites` would write for it now, each a copy of it.
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import type { Table } from '#shared/data/dynamo.ts';
 import { listedWrites } from '#shared/data/listing.ts';
 import { productListing } from '#shared/data/products.ts';
 import { record, type StoredProduct } from '#shared/data/records.ts';
 import { keys, LIST_COUNT_PREFIX, listKeys } from '#shared/data/table.ts';
-import type { Item } from './table-state.ts';
+import { type Item, readAll } from './table-state.ts';
 
 /** Every partition an organization's products can be listed in: the whole list and each view. */
 export function productListPartitions(organizationId: string): string[] {
@@ -23,25 +23,7 @@ export function productListPartitions(organizationId: string): string[] {
   return views.map((view) => listKeys.partition('productList', organizationId, view));
 }
 
-async function queryAll(table: Table, pk: string): Promise<Item[]> {
-  const items: Item[] = [];
-  let startKey: Item | undefined;
-  do {
-    const exclusiveStartKey = startKey;
-    const page = await table.doc.send(
-      new QueryCommand({
-        TableName: table.name,
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ConsistentRead: true,
-        ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-}
+const queryAll = (table: Table, pk: string): Promise<Item[]> => readAll(table, { partitionKey: pk });
 
 /** Every list entry of one product, in any partition of its organization. */
 export async function productEntries(

@@ -4,28 +4,38 @@
  * of requests changed nothing, or nothing but the items it was allowed to touch.
  */
 import { createHash } from 'node:crypto';
-import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Table } from '#shared/data/dynamo.ts';
 
 export type Item = Record<string, unknown>;
 
-export async function scanTable(table: Table): Promise<Item[]> {
+/** Every item of a paged read (Scan or Query), strongly consistent, page after page. */
+export async function readAll(table: Table, read: 'scan' | { partitionKey: string }): Promise<Item[]> {
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {
     const exclusiveStartKey = startKey;
+    const input = {
+      TableName: table.name,
+      ConsistentRead: true,
+      ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
+    };
     const page = await table.doc.send(
-      new ScanCommand({
-        TableName: table.name,
-        ConsistentRead: true,
-        ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
-      }),
+      read === 'scan'
+        ? new ScanCommand(input)
+        : new QueryCommand({
+            ...input,
+            KeyConditionExpression: 'PK = :pk',
+            ExpressionAttributeValues: { ':pk': read.partitionKey },
+          }),
     );
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return items;
 }
+
+export const scanTable = (table: Table): Promise<Item[]> => readAll(table, 'scan');
 
 /** JSON with object keys sorted and sets as sorted arrays: equal data, equal text. */
 export function canonical(value: unknown): string {
