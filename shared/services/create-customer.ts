@@ -7,25 +7,8 @@ import type { CreateCustomerBody, SubscriptionCustomer } from '../generated/api-
 import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { takenIssue } from './customer-lookup.ts';
+import { organizationFor } from './organizations.ts';
 import { presentCustomer } from './presenters.ts';
-
-/** The organization a new customer belongs to: the one named, which must be the caller's, or the caller's only one. */
-function organizationFor(principal: UserPrincipal, requested: string | null | undefined): string {
-  const fail = (msg: string, input: unknown): never => {
-    throw new PolarRequestValidationError([
-      { loc: ['body', 'organization_id'], msg, type: 'value_error', input },
-    ]);
-  };
-  if (requested) {
-    const id = normalizeId(requested);
-    return principal.organizationIds.includes(id) ? id : fail('Organization does not exist.', requested);
-  }
-  const [only, ...others] = principal.organizationIds;
-  if (only === undefined) return fail('Organization does not exist.', null);
-  if (others.length > 0)
-    return fail('organization_id is required: you belong to several organizations.', null);
-  return only;
-}
 
 /**
  * Creates an individual customer in one of the caller's organizations. E-mail (case-insensitively)
