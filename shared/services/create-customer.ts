@@ -1,7 +1,7 @@
 import { CustomerTaken, insertCustomer } from '../data/customers.ts';
 import type { CustomerRecord } from '../data/records.ts';
 import { PolarRequestValidationError } from '../domain/errors.ts';
-import { newId, normalizeId } from '../domain/ids.ts';
+import { newId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { CreateCustomerBody, SubscriptionCustomer } from '../generated/api-types.ts';
 import { countBusinessEvent } from '../observability/telemetry.ts';

@@ -20,7 +20,7 @@ import { webhookEndpointRecord } from '#shared/data/webhooks.ts';
 import { openWith } from '#shared/domain/keyring.ts';
 import { deliveryHeaders } from '#shared/domain/webhook-signature.ts';
 import { signingSecrets } from '#shared/services/webhook-endpoints.ts';
-import { expectDocumented } from '../support/contract.ts';
+import { documentedReply } from '../support/contract.ts';
 import { listPartition } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
@@ -46,16 +46,6 @@ beforeAll(async () => {
   };
 });
 afterAll(() => world?.drop());
-
-function documented(operationId: string, reply: Reply): Reply {
-  expectDocumented(operationId, {
-    status: reply.status,
-    headers: new Headers(reply.headers),
-    body: reply.body,
-    text: reply.raw ?? '',
-  });
-  return reply;
-}
 
 const base = '/v1/webhooks/endpoints';
 const create = (body: unknown, token = org.token, headers?: Record<string, string>) =>
@@ -87,7 +77,7 @@ describe('POST /v1/webhooks/endpoints', () => {
   it('creates an endpoint (201) with a whsec_ secret, in 2 round trips; the table holds it sealed and listed', async () => {
     const before = await listCount(org.id);
     world.resetCount();
-    const reply = documented(
+    const reply = documentedReply(
       'createWebhookEndpoint',
       await create({
         url: '  https://Hooks.Example.COM:8443/polar?x=1  ',
@@ -135,7 +125,7 @@ describe('POST /v1/webhooks/endpoints', () => {
     expect(await listCount(org.id)).toBe(before + 1);
 
     world.resetCount();
-    const read = documented('getWebhookEndpoint', await get(reply.body.id, org.readToken));
+    const read = documentedReply('getWebhookEndpoint', await get(reply.body.id, org.readToken));
     expect(world.roundTrips()).toBe(2);
     expect(read.body).toEqual(reply.body);
   });
@@ -171,7 +161,7 @@ describe('POST /v1/webhooks/endpoints', () => {
     ]),
   )('refuses %s (422 at body.url, %s and writes nothing)', async (_label, url, type) => {
     const before = await listCount(org.id);
-    const reply = documented('createWebhookEndpoint', await create({ ...valid, url }));
+    const reply = documentedReply('createWebhookEndpoint', await create({ ...valid, url }));
     expect(reply.status).toBe(422);
     expect(reply.body.error).toBe('RequestValidationError');
     expect(reply.body.detail).toEqual([
@@ -208,11 +198,11 @@ describe('POST /v1/webhooks/endpoints', () => {
       { ...valid, name: 'bell\u0007' },
       { ...valid, url: 'https://hooks.example.com/\u0000' },
     ]) {
-      const reply = documented('createWebhookEndpoint', await create(body));
+      const reply = documentedReply('createWebhookEndpoint', await create(body));
       expect(reply.status, JSON.stringify(body)).toBe(422);
       expect(reply.body.error).toBe('RequestValidationError');
     }
-    const foreign = documented(
+    const foreign = documentedReply(
       'createWebhookEndpoint',
       await create({ ...valid, organization_id: world.demo.other_organization.organization_id }),
     );
@@ -305,7 +295,7 @@ describe('GET /v1/webhooks/endpoints', () => {
 
   it('pages newest first by default, across the caller’s organizations, each with its secret (3 round trips)', async () => {
     world.resetCount();
-    const first = documented('listWebhookEndpoints', await list('?limit=3', listToken));
+    const first = documentedReply('listWebhookEndpoints', await list('?limit=3', listToken));
     expect(world.roundTrips()).toBe(1 + 2 * 2);
     expect(first.headers['cache-control']).toBe('no-store');
     expect(first.body.pagination).toEqual({ total_count: 7, max_page: 3 });
@@ -330,7 +320,7 @@ describe('GET /v1/webhooks/endpoints', () => {
   ] as const)(
     'sorts by %s (descending: %s), case-insensitively, no name greatest, ties by id',
     async (field, descending) => {
-      const reply = documented(
+      const reply = documentedReply(
         'listWebhookEndpoints',
         await list(`?sorting=${descending ? '-' : ''}${field}&limit=100`, listToken),
       );
@@ -355,7 +345,7 @@ describe('GET /v1/webhooks/endpoints', () => {
   it('clamps limit at 100, refuses bad paging and sorting values, needs a webhooks scope', async () => {
     expect((await list('?limit=1000', listToken)).body.pagination).toEqual({ total_count: 7, max_page: 1 });
     for (const query of ['?page=0', '?limit=0', '?limit=1.5', '?sorting=secret', '?organization_id=nope']) {
-      const reply = documented('listWebhookEndpoints', await list(query, listToken));
+      const reply = documentedReply('listWebhookEndpoints', await list(query, listToken));
       expect(reply.status, query).toBe(422);
     }
     expect((await list('', org.readToken)).status).toBe(200);
@@ -377,7 +367,7 @@ describe('PATCH /v1/webhooks/endpoints/{id}', () => {
   it('changes the fields given in 3 round trips and keeps the list entries in step', async () => {
     const { body: created } = await create({ ...valid, name: 'Before' });
     world.resetCount();
-    const reply = documented(
+    const reply = documentedReply(
       'updateWebhookEndpoint',
       await update(created.id, {
         url: 'https://other.example.com/hooks',
@@ -423,7 +413,7 @@ describe('PATCH /v1/webhooks/endpoints/{id}', () => {
     });
     const item = await stored(created.id);
     world.resetCount();
-    const same = documented('updateWebhookEndpoint', await update(created.id, {}));
+    const same = documentedReply('updateWebhookEndpoint', await update(created.id, {}));
     expect(world.roundTrips()).toBe(2);
     expect(same.body).toEqual(cleared.body);
     expect(await stored(created.id)).toEqual(item);
@@ -459,7 +449,7 @@ describe('PATCH /v1/webhooks/endpoints/{id}', () => {
       }),
     );
     const before = await stored(created.id);
-    const refused = documented('updateWebhookEndpoint', await update(created.id, { enabled: true }));
+    const refused = documentedReply('updateWebhookEndpoint', await update(created.id, { enabled: true }));
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({
       error: 'PolarRequestValidationError',
@@ -488,7 +478,7 @@ describe('PATCH /v1/webhooks/endpoints/{id}', () => {
       { enabled: 'yes' },
       { name: '' },
     ]) {
-      const reply = documented('updateWebhookEndpoint', await update(created.id, body));
+      const reply = documentedReply('updateWebhookEndpoint', await update(created.id, body));
       expect(reply.status, JSON.stringify(body)).toBe(422);
     }
     expect(await stored(created.id)).toEqual(before);
@@ -524,7 +514,7 @@ describe('PATCH /v1/webhooks/endpoints/{id}/secret', () => {
   it('issues a new secret; the replaced one keeps signing for 24 hours (3 round trips)', async () => {
     const { body: created } = await create(valid);
     world.resetCount();
-    const reply = documented('resetWebhookEndpointSecret', await reset(created.id));
+    const reply = documentedReply('resetWebhookEndpointSecret', await reset(created.id));
     expect(world.roundTrips()).toBe(3);
     expect(reply.status).toBe(200);
     expect(reply.body.secret).toMatch(SECRET);
