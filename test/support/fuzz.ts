@@ -3402,6 +3402,16 @@ export function checkReply(c: FuzzCase, reply: FuzzReply): void {
   }
 }
 
+/** The table item a transaction write names. */
+const writtenKey = (write: ReturnType<typeof listedWrites>[number]): string =>
+  itemKey(
+    'Put' in write
+      ? (write.Put.Item as { PK: string; SK: string })
+      : 'Update' in write
+        ? write.Update.Key
+        : write.Delete.Key,
+  );
+
 /** The items a customer in this state is written as: the item, its guards, its list entries and count shard. */
 function customerItemKeys(customer: CustomerState): string[] {
   const writes = listedWrites(
@@ -3409,19 +3419,7 @@ function customerItemKeys(customer: CustomerState): string[] {
     customerListing,
     customerEntry(customer),
   );
-  return [
-    itemKey(keys.customer(customer.id)),
-    ...guardKeysOf(customer),
-    ...writes.map((write) =>
-      itemKey(
-        'Put' in write
-          ? (write.Put.Item as { PK: string; SK: string })
-          : 'Update' in write
-            ? write.Update.Key
-            : write.Delete.Key,
-      ),
-    ),
-  ];
+  return [itemKey(keys.customer(customer.id)), ...guardKeysOf(customer), ...writes.map(writtenKey)];
 }
 
 const guardKeysOf = (customer: CustomerState): string[] => [
@@ -3447,18 +3445,7 @@ function endpointItemKeys(
     webhookEndpointListing,
     endpoint as WebhookEndpointRecord,
   );
-  return [
-    itemKey(keys.webhookEndpoint(endpoint.id)),
-    ...writes.map((write) =>
-      itemKey(
-        'Put' in write
-          ? (write.Put.Item as { PK: string; SK: string })
-          : 'Update' in write
-            ? write.Update.Key
-            : write.Delete.Key,
-      ),
-    ),
-  ];
+  return [itemKey(keys.webhookEndpoint(endpoint.id)), ...writes.map(writtenKey)];
 }
 
 /** An endpoint as the batch's "before" digest holds it. */
