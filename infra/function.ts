@@ -8,10 +8,12 @@ import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { leadingKeyPattern } from '../shared/data/table.ts';
-import { TABLE_NAME_ENV, type TableGrant } from '../shared/operations.ts';
+import { TABLE_NAME_ENV, type TableGrant, WEBHOOK_KEY_SET_ID_ENV } from '../shared/operations.ts';
 
 /** The AWS SDK's per-service endpoint override; SAM local sets it to DynamoDB Local (events/env.json). */
 export const LOCAL_ENDPOINT_ENV = 'AWS_ENDPOINT_URL_DYNAMODB';
+/** The same for Secrets Manager: declared empty on the functions that read the webhook key set. */
+export const LOCAL_SECRETS_ENDPOINT_ENV = 'AWS_ENDPOINT_URL_SECRETS_MANAGER';
 
 /** Replaces the SDK's default credential chain in the bundles (see `bundlingOptions`). */
 export const ENV_CREDENTIALS_MODULE = 'infra/env-credentials.ts';
@@ -52,12 +54,24 @@ export const bundlingOptions = {
 /** The functions' NODE_OPTIONS; the cold-start benchmark runs its bundles with the same. */
 export const functionNodeOptions = '--enable-source-maps';
 
+/**
+ * The webhook key set by name: the functions find it by its name, and their grant names its ARN with
+ * the six characters Secrets Manager appends to every secret's name (`<name>-??????`), so that no
+ * other secret whose name starts the same matches.
+ */
+export interface WebhookKeySetRef {
+  readonly name: string;
+  readonly arnPattern: string;
+}
+
 /** The parts of `shared/operations.ts` a function needs; readonly so the `as const` table fits. */
 export interface FunctionOperation {
   readonly name: string;
   readonly entry: string;
   /** Table grants; none: the function gets no table access and no table name. */
   readonly access: readonly TableGrant[];
+  /** The function seals or opens webhook signing secrets (`shared/operations.ts`). */
+  readonly webhookKeySet?: true;
 }
 
 export interface ApiFunctionProps {
@@ -72,6 +86,8 @@ export interface ApiFunctionProps {
   readonly environment?: Readonly<Record<string, string>>;
   /** Files (absolute paths) shipped beside the bundle, read by the function at run time. */
   readonly files?: readonly string[];
+  /** The webhook key set; granted (GetSecretValue on it alone) only to `webhookKeySet` operations. */
+  readonly webhookKeySet?: WebhookKeySetRef;
 }
 
 /**
@@ -105,6 +121,18 @@ export class ApiFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
     for (const grant of operation.access) this.role.addToPolicy(tableGrantStatement(table, grant));
+    const keySet = operation.webhookKeySet ? props.webhookKeySet : undefined;
+    if (operation.webhookKeySet && !keySet) throw new Error(`${operation.name} needs the webhook key set`);
+    if (keySet) {
+      // Read once per container, when a secret is first sealed or opened; nothing else on the secret.
+      this.role.addToPolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [keySet.arnPattern],
+        }),
+      );
+    }
 
     this.function = new NodejsFunction(this, 'Function', {
       entry: path.join(projectRoot, operation.entry),
@@ -132,6 +160,11 @@ export class ApiFunction extends Construct {
           // endpoint. It is declared only because `sam local invoke --env-vars` can override a
           // variable but never add one, and SAM points the functions at DynamoDB Local through it.
           [LOCAL_ENDPOINT_ENV]: '',
+        }),
+        ...(keySet && {
+          [WEBHOOK_KEY_SET_ID_ENV]: keySet.name,
+          // Inert on AWS, as the DynamoDB one: lets `sam local` point the function at a local store.
+          [LOCAL_SECRETS_ENDPOINT_ENV]: '',
         }),
       },
       bundling: props.files?.length

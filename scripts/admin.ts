@@ -3,16 +3,20 @@
  * table. Targets the running `npm start` with `--local` (reads .local/demo.json),
  * else `TABLE_NAME` with the standard AWS credential chain (and
  * `AWS_ENDPOINT_URL_DYNAMODB` if set). Secrets are printed once; only hashes or
- * ciphertext are stored. Webhook secrets are sealed with `WEBHOOK_SECRET_KEY`
- * (base64, 32 bytes).
+ * ciphertext are stored. Webhook secrets are sealed with the webhook key set:
+ * `.local/webhook-keys.json` with `--local`, else the stack's Secrets Manager secret
+ * (`WEBHOOK_KEY_SET_ID`, the stack output `WebhookKeySetName`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import type { WalletType, WebhookFormat } from '#shared/data/records.ts';
+import { secretsManagerKeyring } from '#shared/data/webhook-keys.ts';
+import { noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { presentWebhookEndpoint } from '#shared/services/presenters.ts';
 import * as commands from './admin/commands.ts';
 
 const USAGE = `Usage: npm run admin -- [--local] <command> [options]
@@ -90,14 +94,19 @@ function context(): commands.AdminContext {
     process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
   }
   if (!tableName) fail('set TABLE_NAME (or use --local)');
-  const key =
-    values.local && existsSync('.local/webhook-secret.key')
-      ? readFileSync('.local/webhook-secret.key', 'utf8')
-      : process.env.WEBHOOK_SECRET_KEY;
+  // The running npm start's key set, or the stack's (its WebhookKeySetName output).
+  const keyArn = process.env.WEBHOOK_KEY_SET_ID;
+  const keyring =
+    values.local && existsSync('.local/webhook-keys.json')
+      ? staticKeyring(readFileSync('.local/webhook-keys.json', 'utf8'))
+      : keyArn
+        ? secretsManagerKeyring(keyArn)
+        : noKeyring;
   return {
     table: { doc: createDocumentClient(endpoint ? { endpoint } : {}), name: tableName },
     now: () => new Date(),
-    secretKey: key ? Buffer.from(key, 'base64') : Buffer.alloc(0),
+    // npm start lets endpoints point at loopback; a deployed table never does.
+    webhooks: { keyring, addresses: { allowLoopback: values.local ?? false } },
   };
 }
 
@@ -167,16 +176,18 @@ async function main(): Promise<unknown> {
       });
     }
     case 'webhook create': {
-      if (ctx.secretKey.length !== 32)
-        fail('set WEBHOOK_SECRET_KEY to 32 random bytes, base64 (openssl rand -base64 32)');
+      if (ctx.webhooks.keyring === noKeyring)
+        fail('set WEBHOOK_KEY_SET_ID to the stack output WebhookKeySetName (or use --local)');
       const { endpoint, secret } = await commands.createWebhookEndpoint(ctx, {
         organizationId: need('org'),
         url: need('url'),
         ...(values.name ? { name: values.name } : {}),
         format: (values.format ?? 'raw') as WebhookFormat,
       });
-      const { secret_ciphertext: _sealed, ...shown } = endpoint;
-      return { ...shown, secret, note: 'secret shown once; stored encrypted' };
+      return {
+        ...presentWebhookEndpoint(endpoint, secret),
+        note: 'stored encrypted; Get Webhook Endpoint shows it too',
+      };
     }
     case 'session create': {
       const { token, record } = await commands.createCustomerSession(ctx, {

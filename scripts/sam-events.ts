@@ -12,11 +12,25 @@
  * The env-vars file also gets one section per function of the synthesised template
  * (`cdk.out/CommerceApi-prod.template.json`, from `npm run synth`), pointing that function at its
  * own endpoint of the local IAM proxy, so `sam local` runs each function under its own policy.
+ *
+ * The functions that seal or open webhook secrets read the webhook key set from Secrets Manager.
+ * `npm run sam:events -- --secrets-manager http://127.0.0.1:5000` puts `npm start`'s key set
+ * (`.local/webhook-keys.json`) into the Secrets Manager API at that address (`moto_server -p 5000`)
+ * and points those functions at it; without it they answer 500 when they need the key set.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  CreateSecretCommand,
+  PutSecretValueCommand,
+  ResourceExistsException,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
+import { LOCAL_SECRETS_ENDPOINT_ENV } from '../infra/function.ts';
 import { constructId } from '../infra/stack.ts';
+import { WEBHOOK_KEY_SET_ID_ENV } from '../shared/operations.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const EVENTS_DIR = join(ROOT, 'events');
@@ -26,6 +40,9 @@ export const TEMPLATE_FILE = join(ROOT, 'cdk.out', 'CommerceApi-prod.template.js
 /** How a container of `sam local` reaches the host (on Linux: `--add-host host.docker.internal:host-gateway`). */
 export const DOCKER_HOST = 'host.docker.internal';
 const ENDPOINT_ENV = 'AWS_ENDPOINT_URL_DYNAMODB';
+export const KEYS_FILE = join(ROOT, '.local', 'webhook-keys.json');
+/** The name the key set is stored under in a local Secrets Manager. */
+export const LOCAL_KEY_SET_NAME = 'commerce-api-local/webhook-key-set';
 
 interface Template {
   Resources: Record<string, { Type: string; Properties?: { Environment?: { Variables?: object } } }>;
@@ -36,7 +53,12 @@ interface Template {
  * function of the template that declares the endpoint variable (SAM overrides only declared ones).
  */
 export function functionEndpointSections(
-  demo: { function_endpoints?: Record<string, string> },
+  demo: {
+    function_endpoints?: Record<string, string>;
+    /** Where a local Secrets Manager holds the webhook key set (`--secrets-manager`), and its ARN. */
+    secrets_manager_endpoint?: string;
+    webhook_key_set_arn?: string;
+  },
   template: Template,
 ): Record<string, Record<string, string>> {
   const endpoints = demo.function_endpoints;
@@ -51,11 +73,50 @@ export function functionEndpointSections(
     );
     const endpoint = name === undefined ? undefined : endpoints[name];
     if (!endpoint) throw new Error(`no IAM proxy endpoint for ${logicalId} in the demo data`);
-    const url = new URL(endpoint);
-    url.hostname = DOCKER_HOST;
-    sections[logicalId] = { [ENDPOINT_ENV]: url.origin };
+    sections[logicalId] = { [ENDPOINT_ENV]: dockerOrigin(endpoint) };
+    const { secrets_manager_endpoint: secrets, webhook_key_set_arn: arn } = demo;
+    if (
+      secrets &&
+      arn &&
+      Object.hasOwn(resource.Properties?.Environment?.Variables ?? {}, LOCAL_SECRETS_ENDPOINT_ENV)
+    ) {
+      Object.assign(sections[logicalId], {
+        [LOCAL_SECRETS_ENDPOINT_ENV]: dockerOrigin(secrets),
+        [WEBHOOK_KEY_SET_ID_ENV]: arn,
+      });
+    }
   }
   return sections;
+}
+
+/** The address of a host service as a `sam local` container reaches it. */
+function dockerOrigin(endpoint: string): string {
+  const url = new URL(endpoint);
+  url.hostname = DOCKER_HOST;
+  return url.origin;
+}
+
+/** Stores a key set in the Secrets Manager API at `endpoint` (moto locally); returns its ARN. */
+export async function storeKeySet(endpoint: string, keySet: string): Promise<string> {
+  const client = new SecretsManagerClient({
+    endpoint,
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  try {
+    return (
+      (await client.send(new CreateSecretCommand({ Name: LOCAL_KEY_SET_NAME, SecretString: keySet }))).ARN ??
+      ''
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceExistsException)) throw error;
+    return (
+      (await client.send(new PutSecretValueCommand({ SecretId: LOCAL_KEY_SET_NAME, SecretString: keySet })))
+        .ARN ?? ''
+    );
+  } finally {
+    client.destroy();
+  }
 }
 
 /** The env-vars file for `sam local invoke/start-api --env-vars`; every other file is an event. */
@@ -144,7 +205,8 @@ export function writeRenderedEvents(
   });
 }
 
-function main(): void {
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { 'secrets-manager': { type: 'string' } } });
   let demo: Record<string, unknown>;
   try {
     demo = JSON.parse(readFileSync(DEMO_FILE, 'utf8'));
@@ -154,6 +216,11 @@ function main(): void {
     );
   }
   if (!existsSync(TEMPLATE_FILE)) throw new Error(`${TEMPLATE_FILE} not found: run \`npm run synth\` first`);
+  const secrets = values['secrets-manager'];
+  if (secrets) {
+    demo.secrets_manager_endpoint = secrets;
+    demo.webhook_key_set_arn = await storeKeySet(secrets, readFileSync(KEYS_FILE, 'utf8'));
+  }
   const written = writeRenderedEvents(
     demo,
     RENDERED_DIR,
@@ -166,4 +233,4 @@ function main(): void {
   for (const path of written) console.log(`  ${path}`);
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

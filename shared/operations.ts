@@ -48,6 +48,12 @@ export interface OperationDefinition {
   entry: string;
   /** Everything the function may do in the table; the stack grants exactly this. */
   access: readonly TableGrant[];
+  /**
+   * The function seals or opens webhook signing secrets: the stack grants it
+   * `secretsmanager:GetSecretValue` on the webhook key set and passes the set's name
+   * (`WEBHOOK_KEY_SET_ID_ENV`); locally only these functions are given the key set.
+   */
+  webhookKeySet?: true;
 }
 
 /** Authentication reads the token item on every request. */
@@ -127,7 +133,13 @@ export const operations = [
     method: 'DELETE',
     path: '/v1/webhooks/endpoints/{id}',
     entry: 'functions/delete-webhook-endpoint/handler.ts',
-    access: [AUTHENTICATE, { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint'] }],
+    access: [
+      // The token and the endpoint; then one transaction marks it deleted, removes its list entries
+      // and lowers the list's count.
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
+    ],
   },
   {
     name: 'create-customer-session',
@@ -342,6 +354,69 @@ export const operations = [
       { actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'], leadingKeys: ['productList'] },
     ],
   },
+  {
+    name: 'create-webhook-endpoint',
+    operationId: 'createWebhookEndpoint',
+    method: 'POST',
+    path: '/v1/webhooks/endpoints',
+    entry: 'functions/create-webhook-endpoint/handler.ts',
+    webhookKeySet: true,
+    access: [
+      AUTHENTICATE,
+      IDEMPOTENCY,
+      // One transaction: the endpoint, its list entries (one per sort field) and the list's count.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpointList'] },
+    ],
+  },
+  {
+    name: 'list-webhook-endpoints',
+    operationId: 'listWebhookEndpoints',
+    method: 'GET',
+    path: '/v1/webhooks/endpoints',
+    entry: 'functions/list-webhook-endpoints/handler.ts',
+    webhookKeySet: true,
+    // Per organization, one query of the list's count shards and one of its entries
+    // (shared/data/listing.ts).
+    access: [AUTHENTICATE, { actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
+  },
+  {
+    name: 'get-webhook-endpoint',
+    operationId: 'getWebhookEndpoint',
+    method: 'GET',
+    path: '/v1/webhooks/endpoints/{id}',
+    entry: 'functions/get-webhook-endpoint/handler.ts',
+    webhookKeySet: true,
+    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] }],
+  },
+  {
+    name: 'update-webhook-endpoint',
+    operationId: 'updateWebhookEndpoint',
+    method: 'PATCH',
+    path: '/v1/webhooks/endpoints/{id}',
+    entry: 'functions/update-webhook-endpoint/handler.ts',
+    webhookKeySet: true,
+    access: [
+      // The token and the endpoint; then one transaction replaces the endpoint (on the revision
+      // read) and its list entries, deleting the entries whose sort key moved (url, name).
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
+    ],
+  },
+  {
+    name: 'reset-webhook-endpoint-secret',
+    operationId: 'resetWebhookEndpointSecret',
+    method: 'PATCH',
+    path: '/v1/webhooks/endpoints/{id}/secret',
+    entry: 'functions/reset-webhook-endpoint-secret/handler.ts',
+    webhookKeySet: true,
+    access: [
+      // The token and the endpoint; then the endpoint and its list entries (same keys) replaced.
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+    ],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];
@@ -382,5 +457,11 @@ export const routedPaths: readonly { method: string; path: string }[] = [
 ];
 
 export const TABLE_NAME_ENV = 'TABLE_NAME';
+/** Name (or ARN) of the Secrets Manager secret holding the webhook key set, given to `webhookKeySet` functions only. */
+export const WEBHOOK_KEY_SET_ID_ENV = 'WEBHOOK_KEY_SET_ID';
+
+/** Whether an operation's function is given the webhook key set. */
+export const usesWebhookKeySet = (name: string): boolean =>
+  operations.some((operation) => operation.name === name && 'webhookKeySet' in operation);
 /** The stack's `customerPortalUrl` setting, where customer-session links point. */
 export const CUSTOMER_PORTAL_URL_ENV = 'CUSTOMER_PORTAL_URL';

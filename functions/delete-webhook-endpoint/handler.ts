@@ -2,7 +2,7 @@ import { validateDeleteWebhookEndpointPath } from '#shared/generated/validators.
 import { api } from '#shared/http/api.ts';
 import { noContent } from '#shared/http/responses.ts';
 import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
-import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
+import { deleteWebhookEndpoint } from '#shared/services/webhook-endpoints.ts';
 
 export const createHandler = (deps: Dependencies) =>
   api(

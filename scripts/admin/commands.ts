@@ -6,7 +6,6 @@
  * hashes or ciphertext.
  */
 
-import type { Table } from '#shared/data/dynamo.ts';
 import {
   addMembership,
   getOrganization,
@@ -30,23 +29,19 @@ import type {
 } from '#shared/data/records.ts';
 import { insertToken } from '#shared/data/tokens.ts';
 import { insertWallet } from '#shared/data/wallets.ts';
-import { insertWebhookEndpoint } from '#shared/data/webhooks.ts';
 import { newId } from '#shared/domain/ids.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
 import { parseScope } from '#shared/domain/scopes.ts';
-import { seal } from '#shared/domain/secret-box.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '#shared/domain/secrets.ts';
 import type { ProductPriceCreate } from '#shared/generated/api-types.ts';
+import type { Dependencies } from '#shared/runtime.ts';
 import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { openCustomerSession } from '#shared/services/create-customer-session.ts';
 import { newProduct } from '#shared/services/create-product.ts';
+import { openWebhookEndpoint } from '#shared/services/webhook-endpoints.ts';
 
-export interface AdminContext {
-  table: Table;
-  now: () => Date;
-  /** 32-byte key sealing webhook secrets. */
-  secretKey: Buffer;
-}
+/** What operator commands run with: the services' own dependencies (the table, a clock, the webhook key set). */
+export type AdminContext = Dependencies;
 
 const iso = (ctx: AdminContext) => ctx.now().toISOString();
 
@@ -186,24 +181,13 @@ export async function createWebhookEndpoint(
   ctx: AdminContext,
   input: { organizationId: string; url: string; name?: string; format?: WebhookFormat; events?: string[] },
 ): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
-  const url = new URL(input.url);
-  if (url.protocol !== 'https:') throw new Error('webhook endpoint URL must use https');
-  const secret = generateSecret(secretPrefixes.webhookSecret);
-  const endpoint: WebhookEndpointRecord = {
-    id: newId(),
-    organization_id: input.organizationId,
-    url: url.toString(),
+  // The same rules and the same write as Create Webhook Endpoint.
+  return openWebhookEndpoint(ctx, input.organizationId, {
+    url: input.url,
     name: input.name ?? null,
     format: input.format ?? 'raw',
-    secret_ciphertext: seal(secret, ctx.secretKey),
     events: input.events ?? ['subscription.created'],
-    enabled: true,
-    created_at: iso(ctx),
-    modified_at: null,
-    deleted_at: null,
-  };
-  await insertWebhookEndpoint(ctx.table, endpoint);
-  return { endpoint, secret };
+  });
 }
 
 export async function createCustomerSession(

@@ -234,7 +234,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
   const archived = await product('Legacy free plan', { archived: true });
   // Large: the demo customer subscribed to the free plan, as Create Subscription does it.
   const subscription = await createSubscription(
-    { table: ctx.table, now: ctx.now },
+    ctx,
     {
       kind: 'user',
       userId: user.id,
@@ -246,7 +246,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
   );
 
   const client = await createClient(
-    { table: ctx.table, now: ctx.now },
+    ctx,
     {
       kind: 'user',
       userId: user.id,

@@ -7,16 +7,16 @@
  * through the IAM proxy under its own function's policy, read from the synthesised stack, and
  * requests are routed over the routes the stack declares, with its CORS policy.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type AdminContext, createCustomerSession } from '#scripts/admin/commands.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { newKeySetDocument, noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
 import { type CorsPolicy, corsPolicy, DEFAULT_ALLOW_ORIGINS, parseAllowOrigins } from '#shared/http/cors.ts';
-import { TABLE_NAME_ENV } from '#shared/operations.ts';
-import type { Dependencies } from '#shared/runtime.ts';
+import { TABLE_NAME_ENV, usesWebhookKeySet, WEBHOOK_KEY_SET_ID_ENV } from '#shared/operations.ts';
+import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import type { StackPolicies } from './iam/policy.ts';
@@ -45,6 +45,11 @@ export interface LocalStackOptions {
   dynamodbEndpoint?: string;
   /** Default `LOCAL_TABLE_NAME`; tests sharing one DynamoDB Local give each stack its own. */
   tableName?: string;
+  /**
+   * Let webhook endpoints point at loopback (`http://127.0.0.1:…`, `localhost`), so a developer can
+   * receive deliveries on their machine. `npm start` turns it on; off by default, as deployed.
+   */
+  allowLoopbackWebhooks?: boolean;
 }
 
 export interface LocalStack {
@@ -59,8 +64,8 @@ export interface LocalStack {
   };
   cors: CorsPolicy;
   reusedData: boolean;
-  /** Base64 key sealing webhook secrets (the admin CLI needs it to create endpoints). */
-  secretKey: string;
+  /** The webhook key set (`shared/domain/keyring.ts`), as the admin CLI's `--local` target reads it. */
+  keySet: string;
   stop(): Promise<void>;
 }
 
@@ -71,14 +76,33 @@ function localAwsEnvironment(endpoint: string, tableName: string): void {
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
   process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
   process.env[TABLE_NAME_ENV] = tableName;
+  // Handler modules wire their AWS dependencies when they load, as on Lambda; each is then built
+  // over the local ones (the key set is passed in, never read from Secrets Manager here).
+  process.env[WEBHOOK_KEY_SET_ID_ENV] ??= 'local';
 }
 
-/** The key sealing webhook secrets: kept beside persistent data, else made per run. */
-function secretKey(dataDir: string | undefined): Buffer {
-  if (!dataDir) return randomBytes(32);
-  const file = join(dataDir, 'webhook-secret.key');
-  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
-  return Buffer.from(readFileSync(file, 'utf8'), 'base64');
+/** The webhook key set: kept beside persistent data, else made per run. */
+function keySetDocument(dataDir: string | undefined): string {
+  if (!dataDir) return newKeySetDocument();
+  const file = join(dataDir, 'webhook-keys.json');
+  if (!existsSync(file)) {
+    if (existsSync(join(dataDir, 'webhook-secret.key'))) {
+      throw new Error(
+        `${dataDir} was written before webhook key sets had versions: its endpoints' secrets cannot be ` +
+          'opened any more. Start with another --data-dir (or delete this one).',
+      );
+    }
+    writeFileSync(file, newKeySetDocument(), { mode: 0o600 });
+  }
+  return readFileSync(file, 'utf8');
+}
+
+/**
+ * The webhook settings of one function: the key set only for the functions the stack grants it to
+ * (`webhookKeySet` in the route table), as on AWS.
+ */
+export function functionWebhookSettings(name: string, settings: WebhookSettings): WebhookSettings {
+  return usesWebhookKeySet(name) ? settings : { ...settings, keyring: noKeyring };
 }
 
 /** On a restart over kept data, sessions (one hour) are renewed so the printed tokens work. */
@@ -100,13 +124,18 @@ async function renewSessions(ctx: AdminContext, demo: DemoData): Promise<DemoDat
 function functionDependencies(
   endpointFor: (name: string) => string,
   tableName: string,
+  webhooks: WebhookSettings,
 ): (name: string) => Dependencies {
   const deps = new Map<string, Dependencies>();
   return (name) => {
     let found = deps.get(name);
     if (!found) {
       const doc = createDocumentClient({ endpoint: endpointFor(name), region: LOCAL_REGION });
-      found = { table: { doc, name: tableName }, now: () => new Date() };
+      found = {
+        table: { doc, name: tableName },
+        now: () => new Date(),
+        webhooks: functionWebhookSettings(name, webhooks),
+      };
       deps.set(name, found);
     }
     return found;
@@ -137,10 +166,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const host = options.host ?? '127.0.0.1';
     const baseUrl = `http://${host}:${options.port}`;
+    const keySet = keySetDocument(dataDir);
     const ctx: AdminContext = {
       table: { doc: createDocumentClient({ endpoint: db.endpoint }), name: tableName },
       now: () => new Date(),
-      secretKey: secretKey(dataDir),
+      webhooks: {
+        keyring: staticKeyring(keySet),
+        addresses: { allowLoopback: options.allowLoopbackWebhooks ?? false },
+      },
     };
     const keptDemo = dataDir ? join(dataDir, 'demo.json') : undefined;
     const reusedData = !created && keptDemo !== undefined && existsSync(keptDemo);
@@ -157,7 +190,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       region: LOCAL_REGION,
     });
     stops.push(() => iam.stop());
-    const depsFor = functionDependencies(iam.endpointFor, tableName);
+    const depsFor = functionDependencies(iam.endpointFor, tableName, ctx.webhooks);
     const server = await startApiServer({
       port: options.port,
       host,
@@ -184,7 +217,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       },
       cors,
       reusedData,
-      secretKey: ctx.secretKey.toString('base64'),
+      keySet,
       stop: stopAll,
     };
   } catch (error) {

@@ -20,13 +20,15 @@ if (!Number.isInteger(port) || port < 0 || port > 65_535)
 
 const stack = await startLocalStack({
   port,
+  // A developer receives deliveries on this machine: http://127.0.0.1:<port>/… is a valid endpoint URL.
+  allowLoopbackWebhooks: true,
   quiet: values.quiet ?? false,
   ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
 });
 const { demo } = stack;
 mkdirSync('.local', { recursive: true });
 writeFileSync('.local/demo.json', `${JSON.stringify(demo, null, 2)}\n`);
-writeFileSync('.local/webhook-secret.key', stack.secretKey, { mode: 0o600 });
+writeFileSync('.local/webhook-keys.json', stack.keySet, { mode: 0o600 });
 
 const base = demo.base_url;
 console.log(`
@@ -46,6 +48,7 @@ console.log(`
   curl -s -X POST ${base}/v1/subscriptions/ -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"product_id":"${demo.free_product_id}","customer_id":"${demo.customer_id}","metadata":{"source":"curl"}}'
   curl -s "${base}/v1/customer-portal/wallets/?sorting=-balance&sorting=created_at&limit=5" -H "Authorization: Bearer ${demo.customer_session_token}"
   curl -s -i -X DELETE ${base}/v1/webhooks/endpoints/${demo.webhook_endpoint_ids[0]} -H "Authorization: Bearer ${demo.personal_access_token}"
+  curl -s -X POST ${base}/v1/webhooks/endpoints -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"url":"http://127.0.0.1:4000/hooks","format":"raw","events":["subscription.created"]}'
   curl -s -X POST ${base}/v1/customer-sessions/ -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"external_customer_id":"${demo.customer_external_id}"}'
 
   Ctrl-C stops the API and the database.

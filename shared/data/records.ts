@@ -170,21 +170,37 @@ export interface WalletRecord {
 
 export type WebhookFormat = 'raw' | 'discord' | 'slack';
 
+/** Why an endpoint stopped receiving events: its owner said so, it answered 410 Gone, or it kept failing. */
+export type WebhookDisabledReason = 'disabled_by_user' | 'endpoint_gone' | 'too_many_failures';
+
 export interface WebhookEndpointRecord {
   id: string;
   organization_id: string;
   url: string;
   name: string | null;
   format: WebhookFormat;
-  /** AES-256-GCM ciphertext of the signing secret (it must be recoverable to sign deliveries). */
+  /**
+   * The signing secret, sealed (AES-256-GCM) under the current key of the webhook key set and bound
+   * to this endpoint's id: `<key version>.<base64url>` (`shared/domain/keyring.ts`).
+   */
   secret_ciphertext: string;
+  /** After a reset: the replaced secret, sealed the same way, which keeps signing until `previous_secret_expires_at`. */
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: string | null;
   events: string[];
   enabled: boolean;
+  /** Set whenever `enabled` is false for a reason other than deletion; null while enabled. */
+  disabled_reason: WebhookDisabledReason | null;
+  /**
+   * Consecutive events whose deliveries all failed (the delivery pipeline raises it, resets it on a
+   * success or when the endpoint is enabled again, and disables the endpoint at its threshold).
+   */
+  failure_count: number;
   created_at: string;
   modified_at: string | null;
   deleted_at: string | null;
-  /** Set with `deleted_at`: tells a retried deletion its own earlier attempt from another's. */
-  deletion_id?: string;
+  /** Raised by every write: each change is conditioned on the revision it read (optimistic locking). */
+  revision: number;
 }
 
 export type OAuthClientRecord = RegisteredClient;

@@ -1,66 +1,178 @@
-import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionFailed, ResourceNotFound } from '../domain/errors.ts';
-import { putNew, run, type Table } from './dynamo.ts';
-import { item, type WebhookEndpointRecord } from './records.ts';
+/**
+ * Webhook endpoints: the endpoint item and its entries in the organization's webhook endpoint list
+ * (`shared/data/listing.ts`), always written together in one transaction. Every change after the
+ * create is conditioned on the revision it was computed from, so the list entries it deletes are the
+ * ones that exist and none is left behind by a concurrent change; a change that loses the race is
+ * reported as `EndpointChanged`, and the service decides again on fresh data.
+ *
+ * Each write is one TransactWriteItems, so that the delivery pipeline's outbox item (an event Put)
+ * can be appended to it.
+ */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed } from '../domain/errors.ts';
+import { createOnly, run, type Table, transact } from './dynamo.ts';
+import {
+  delistedWrites,
+  type Listing,
+  listedWrites,
+  listPage,
+  relistedWrites,
+  type SortCriterion,
+} from './listing.ts';
+import { item, record, type WebhookEndpointRecord } from './records.ts';
 import { gsi1, keys, ownerKeys } from './table.ts';
 
-export async function insertWebhookEndpoint(table: Table, endpoint: WebhookEndpointRecord): Promise<void> {
-  const owner = ownerKeys.organization(endpoint.organization_id);
-  await putNew(
-    table,
-    item(
-      {
-        ...keys.webhookEndpoint(endpoint.id),
-        ...gsi1.ownedBy(owner, 'WEBHOOK', endpoint.created_at, endpoint.id),
-      },
-      'webhook_endpoint',
-      endpoint,
-    ),
-  );
+export type WebhookEndpointSortField = 'created_at' | 'url' | 'name';
+
+/** One entry per sort field in `LIST#WEBHOOK#<organization>`, each a full copy (the secrets sealed). */
+export const webhookEndpointListing: Listing<WebhookEndpointRecord, WebhookEndpointSortField> = {
+  partition: 'webhookEndpointList',
+  entity: 'webhook_endpoint_entry',
+  owner: (endpoint) => endpoint.organization_id,
+  fields: {
+    created_at: (endpoint) => ({ time: endpoint.created_at }),
+    url: (endpoint) => ({ text: endpoint.url }),
+    name: (endpoint) => ({ text: endpoint.name }),
+  },
+};
+
+/** The endpoint changed (or was deleted) since it was read: the write applied nothing. */
+export class EndpointChanged extends Error {
+  constructor() {
+    super('webhook endpoint changed since it was read');
+    this.name = 'EndpointChanged';
+  }
 }
 
 /**
- * Soft delete in one conditional write: the endpoint must exist, be live and
- * belong to one of the caller's organizations. Of concurrent deletes exactly one
- * passes the condition; every other case is indistinguishable: not found.
+ * A stored endpoint. Endpoints written before the delivery fields existed read with their defaults
+ * (no previous secret, no failures, revision 0: no revision attribute).
  */
-export async function softDeleteWebhookEndpoint(
-  table: Table,
-  endpointId: string,
-  organizationIds: readonly string[],
-  now: string,
-): Promise<void> {
-  if (organizationIds.length === 0) throw new ResourceNotFound();
-  const orgValues = Object.fromEntries(organizationIds.map((id, i) => [`:org${i}`, id]));
-  // Marks this deletion, so that an SDK retry of it (its first answer lost, the write
-  // applied) recognises its own work: a 204, not the 404 of someone else's deletion.
-  const deletionId = randomUUID();
-  try {
-    await run(() =>
-      table.doc.send(
-        new UpdateCommand({
-          TableName: table.name,
-          Key: keys.webhookEndpoint(endpointId),
-          UpdateExpression:
-            'SET deleted_at = :now, modified_at = :now, enabled = :false, deletion_id = :deletion',
-          ConditionExpression: `attribute_exists(PK) AND deleted_at = :null AND organization_id IN (${Object.keys(orgValues).join(', ')})`,
-          ExpressionAttributeValues: {
-            ':now': now,
-            ':false': false,
-            ':null': null,
-            ':deletion': deletionId,
-            ...orgValues,
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+export function webhookEndpointRecord(stored: Record<string, unknown>): WebhookEndpointRecord {
+  const endpoint = record<WebhookEndpointRecord & { deletion_id?: string }>(stored);
+  const { deletion_id: _deletion, ...rest } = endpoint;
+  return {
+    ...rest,
+    previous_secret_ciphertext: endpoint.previous_secret_ciphertext ?? null,
+    previous_secret_expires_at: endpoint.previous_secret_expires_at ?? null,
+    disabled_reason:
+      endpoint.disabled_reason ?? (endpoint.enabled || endpoint.deleted_at ? null : 'disabled_by_user'),
+    failure_count: endpoint.failure_count ?? 0,
+    revision: endpoint.revision ?? 0,
+  };
+}
+
+const endpointItem = (endpoint: WebhookEndpointRecord) =>
+  item(
+    {
+      ...keys.webhookEndpoint(endpoint.id),
+      ...gsi1.ownedBy(
+        ownerKeys.organization(endpoint.organization_id),
+        'WEBHOOK',
+        endpoint.created_at,
+        endpoint.id,
       ),
-    );
+    },
+    'webhook_endpoint',
+    endpoint,
+  );
+
+/** The condition every change carries: still live, still at the revision it was computed from. */
+function unchangedSince(seen: WebhookEndpointRecord) {
+  return seen.revision === 0
+    ? {
+        ConditionExpression: 'attribute_exists(PK) AND deleted_at = :null AND attribute_not_exists(revision)',
+        ExpressionAttributeValues: { ':null': null },
+      }
+    : {
+        ConditionExpression: 'deleted_at = :null AND revision = :seen',
+        ExpressionAttributeValues: { ':null': null, ':seen': seen.revision },
+      };
+}
+
+/** A changed write's transaction; the first item is the endpoint's own, the one that can refuse. */
+async function transactChange(table: Table, items: Parameters<typeof transact>[1]): Promise<void> {
+  try {
+    await transact(table, items);
   } catch (error) {
-    if (error instanceof ConditionFailed) {
-      if (error.item?.deletion_id === deletionId) return;
-      throw new ResourceNotFound();
+    if (error instanceof ConditionFailed && error.reasons[0] === 'ConditionalCheckFailed') {
+      throw new EndpointChanged();
     }
     throw error;
   }
+}
+
+/** A new endpoint and its list entries and count, in one transaction. */
+export async function insertWebhookEndpoint(table: Table, endpoint: WebhookEndpointRecord): Promise<void> {
+  await transact(table, [
+    { Put: createOnly(table, endpointItem(endpoint)) },
+    ...listedWrites(table, webhookEndpointListing, endpoint),
+  ]);
+}
+
+/** Strongly consistent: a change is computed from this read and conditioned on its revision. */
+export async function getWebhookEndpoint(
+  table: Table,
+  endpointId: string,
+): Promise<WebhookEndpointRecord | undefined> {
+  const result = await run(() =>
+    table.doc.send(
+      new GetCommand({ TableName: table.name, Key: keys.webhookEndpoint(endpointId), ConsistentRead: true }),
+    ),
+  );
+  return result.Item ? webhookEndpointRecord(result.Item) : undefined;
+}
+
+/** Replaces a live endpoint read at `before` by `after` (same id and owner), its list entries with it. */
+export async function replaceWebhookEndpoint(
+  table: Table,
+  before: WebhookEndpointRecord,
+  after: WebhookEndpointRecord,
+): Promise<void> {
+  await transactChange(table, [
+    { Put: { TableName: table.name, Item: endpointItem(after), ...unchangedSince(before) } },
+    ...relistedWrites(table, webhookEndpointListing, before, after),
+  ]);
+}
+
+/**
+ * Soft delete of an endpoint read at `endpoint`: marked deleted and disabled, its list entries
+ * removed and the count lowered, in one transaction. Of concurrent deletes exactly one applies; the
+ * others find it changed.
+ */
+export async function softDeleteWebhookEndpoint(
+  table: Table,
+  endpoint: WebhookEndpointRecord,
+  now: string,
+): Promise<void> {
+  const condition = unchangedSince(endpoint);
+  await transactChange(table, [
+    {
+      Update: {
+        TableName: table.name,
+        Key: keys.webhookEndpoint(endpoint.id),
+        UpdateExpression:
+          'SET deleted_at = :now, modified_at = :now, enabled = :false, disabled_reason = :null, revision = :next',
+        ConditionExpression: condition.ConditionExpression,
+        ExpressionAttributeValues: {
+          ...condition.ExpressionAttributeValues,
+          ':now': now,
+          ':false': false,
+          ':next': endpoint.revision + 1,
+        },
+      },
+    },
+    ...delistedWrites(table, webhookEndpointListing, endpoint),
+  ]);
+}
+
+/** A page of the organizations' live endpoints in the requested order, and their number. */
+export function listWebhookEndpointPage(
+  table: Table,
+  organizationIds: readonly string[],
+  criteria: readonly SortCriterion<WebhookEndpointSortField>[],
+  offset: number,
+  limit: number,
+) {
+  return listPage(table, webhookEndpointListing, organizationIds, criteria, offset, limit);
 }

@@ -25,7 +25,7 @@ export function isLoopback(hostname: string): boolean {
 }
 
 /** An http(s) URI must name a host (RFC 9110 §4.2.1–4.2.2) and no user information (§4.2.4). */
-function authorityProblem(afterScheme: string): string | undefined {
+export function authorityProblem(afterScheme: string): string | undefined {
   if (!afterScheme.startsWith('//')) return 'names no host';
   const authority = afterScheme.slice(2).split(/[/?#]/, 1)[0] ?? '';
   if (authority.includes('@')) return 'must not contain user information';

@@ -104,6 +104,16 @@ export class CustomerLocked extends ApiError {
   }
 }
 
+/** A webhook endpoint kept changing under concurrent requests while one was decided (409); nothing changed. */
+export class WebhookEndpointLocked extends ApiError {
+  constructor() {
+    super(409, {
+      error: 'WebhookEndpointLocked',
+      detail: 'This webhook endpoint is being changed by other requests; retry.',
+    });
+  }
+}
+
 export class ResourceNotFound extends ApiError {
   constructor() {
     super(404, { error: 'ResourceNotFound', detail: 'Not found' });

@@ -1,4 +1,4 @@
-import crypto, { createHash, randomInt } from 'node:crypto';
+import crypto, { createHash, randomBytes, randomInt } from 'node:crypto';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 /** 48 characters of a 62-letter alphabet: about 285 bits from the CSPRNG. */
@@ -10,8 +10,18 @@ export const secretPrefixes = {
   clientId: 'polar_ci_',
   clientSecret: 'polar_cs_',
   registrationAccessToken: 'polar_crt_',
-  webhookSecret: 'polar_whs_',
 } as const;
+
+/** Bytes of a webhook signing secret: 256 bits, inside the Standard Webhooks range (24 to 64). */
+export const WEBHOOK_SECRET_BYTES = 32;
+
+/**
+ * A webhook signing secret in the Standard Webhooks form, `whsec_` + base64 of random bytes, so that
+ * stock verifiers and both SDK lines accept it (`shared/domain/webhook-signature.ts`).
+ */
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(WEBHOOK_SECRET_BYTES).toString('base64')}`;
+}
 
 export function generateSecret(prefix: string): string {
   let random = '';

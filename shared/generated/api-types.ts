@@ -238,7 +238,81 @@ export interface paths {
         patch: operations["updateSubscription"];
         trace?: never;
     };
+    "/v1/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description One page of the live webhook endpoints of the caller's organizations, each with its
+         *     signing secret, newest first unless `sorting` says otherwise. `organization_id` narrows
+         *     the list to some of the caller's organizations (an id of another organization matches
+         *     nothing). Requires the `webhooks:read` or `webhooks:write` scope.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Creates a webhook endpoint of one of the caller's organizations (`organization_id`, needed
+         *     only when the caller belongs to several), with a new signing secret in the Standard
+         *     Webhooks form (`whsec_` + base64 of 32 random bytes), returned here and on every read; it
+         *     is stored only encrypted. The URL must be `https`, at most 2083 characters, without user
+         *     information, naming a public host: no localhost, private, loopback, link-local,
+         *     unique-local, shared (CGNAT), multicast, reserved or cloud metadata address, in any
+         *     spelling (`https://2130706433/` is 127.0.0.1), and a host name made of valid DNS labels
+         *     (422 `RequestValidationError` at `["body","url"]`). Deliveries check the address a name
+         *     resolves to again when they connect. Requires the `webhooks:write` scope.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description A webhook endpoint of one of the caller's organizations, with its signing secret. Another
+         *     organization's endpoint, a deleted one and an unknown id are the same 404. Requires the
+         *     `webhooks:read` or `webhooks:write` scope.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Soft-deletes a webhook endpoint of one of the caller's organizations; it stops
+         *     receiving events at once and leaves the organization's list in the same write. Of
+         *     concurrent deletes of one endpoint exactly one is a 204. Requires the `webhooks:write`
+         *     scope.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes the fields given: `url` (the rules of Create Webhook Endpoint), `name` (`null`
+         *     removes it), `format`, `events` and `enabled`; `null` for any other field, or a field left
+         *     out, changes nothing, and a body that changes nothing writes nothing. Disabling records
+         *     `disabled_reason` `disabled_by_user`; enabling a disabled endpoint checks its stored URL
+         *     again (422 `PolarRequestValidationError` at `["body","enabled"]` when it no longer
+         *     passes) and clears `disabled_reason` and `failure_count`. Requires the `webhooks:write`
+         *     scope.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{id}/secret": {
         parameters: {
             query?: never;
             header?: never;
@@ -248,15 +322,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /**
-         * Delete a webhook endpoint
-         * @description Soft-deletes a webhook endpoint of one of the caller's organizations; it stops
-         *     receiving events at once. Requires the `webhooks:write` scope.
-         */
-        delete: operations["deleteWebhookEndpoint"];
+        delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Reset a webhook endpoint's signing secret
+         * @description Replaces the signing secret with a new one, returned in the answer. The replaced secret
+         *     keeps signing deliveries beside the new one for 24 hours (both signatures are sent, so a
+         *     receiver can switch at its own pace); a second reset within that time ends the overlap of
+         *     the secret it replaces. No body. Requires the `webhooks:write` scope.
+         */
+        patch: operations["resetWebhookEndpointSecret"];
         trace?: never;
     };
     "/v1/customers/": {
@@ -707,6 +783,94 @@ export interface components {
         };
         ListResourceCustomerWallet: {
             items: components["schemas"]["CustomerWallet"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description An event an endpoint can subscribe to: the values of the official 1.x client. The
+         *     delivery pipeline emits the subscription, customer and product events; an endpoint may
+         *     subscribe to the others ahead of time.
+         * @enum {string}
+         */
+        WebhookEventType: "checkout.created" | "checkout.updated" | "checkout.expired" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.state_changed" | "customer_seat.assigned" | "customer_seat.claimed" | "customer_seat.revoked" | "member.created" | "member.updated" | "member.deleted" | "order.created" | "order.updated" | "order.paid" | "order.refunded" | "subscription.created" | "subscription.updated" | "subscription.active" | "subscription.canceled" | "subscription.uncanceled" | "subscription.cycled" | "subscription.revoked" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.migrated" | "refund.created" | "refund.updated" | "product.created" | "product.updated" | "discount.created" | "discount.updated" | "discount.deleted" | "benefit.created" | "benefit.updated" | "benefit_grant.created" | "benefit_grant.cycled" | "benefit_grant.updated" | "benefit_grant.revoked" | "organization.updated";
+        /** @description Events the endpoint receives; may be empty. A value given twice is stored once. */
+        WebhookEventTypes: components["schemas"]["WebhookEventType"][];
+        /**
+         * @description `raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.
+         * @enum {string}
+         */
+        WebhookFormat: "raw" | "discord" | "slack";
+        /** @description An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals). */
+        WebhookUrl: string;
+        /** @description Shown in lists; no control characters. */
+        WebhookEndpointName: string;
+        /** @description Body of Create Webhook Endpoint. */
+        WebhookEndpointCreate: {
+            url: components["schemas"]["WebhookUrl"];
+            name?: components["schemas"]["WebhookEndpointName"] | null;
+            format: components["schemas"]["WebhookFormat"];
+            events: components["schemas"]["WebhookEventTypes"];
+            /** @description Needed only when the caller belongs to several organizations. */
+            organization_id?: components["schemas"]["Uuid4"] | null;
+        };
+        /**
+         * @description Body of Update Webhook Endpoint: the fields to change. `name: null` removes the name;
+         *     `null` for any other field changes nothing.
+         */
+        WebhookEndpointUpdate: {
+            url?: components["schemas"]["WebhookUrl"] | null;
+            name?: components["schemas"]["WebhookEndpointName"] | null;
+            format?: components["schemas"]["WebhookFormat"] | null;
+            events?: components["schemas"]["WebhookEventTypes"] | null;
+            enabled?: boolean | null;
+        };
+        /**
+         * @description Why a live endpoint receives nothing: `disabled_by_user` (Update Webhook Endpoint),
+         *     `endpoint_gone` (it answered 410 Gone) or `too_many_failures` (its recent events all
+         *     exhausted their retries).
+         * @enum {string}
+         */
+        WebhookDisabledReason: "disabled_by_user" | "endpoint_gone" | "too_many_failures";
+        /** @description A webhook endpoint, with its signing secret. */
+        WebhookEndpoint: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            url: string;
+            name: string | null;
+            /**
+             * @description The shape of the events' `data`; this API has one, the objects it returns.
+             * @constant
+             */
+            api_version: "2026-10";
+            format: components["schemas"]["WebhookFormat"];
+            /**
+             * @description The signing secret, `whsec_` + base64 of 32 random bytes (Standard Webhooks).
+             *     Deliveries carry a signature with the decoded bytes and one with the UTF-8 bytes of
+             *     the whole string (what `@polar-sh/sdk` 0.49 verifies).
+             */
+            secret: string;
+            organization_id: components["schemas"]["Uuid4"];
+            events: components["schemas"]["WebhookEventType"][];
+            /** @description Whether the endpoint receives events. */
+            enabled: boolean;
+            /**
+             * @description Always true; the signatures are described at `secret`.
+             * @constant
+             */
+            uses_standard_webhook_signature: true;
+            /** @description Not in the hosted service's schema; null while enabled. */
+            disabled_reason: components["schemas"]["WebhookDisabledReason"] | null;
+            /**
+             * @description Not in the hosted service's schema: consecutive events whose deliveries all failed;
+             *     back to 0 after a delivered event or when the endpoint is enabled again.
+             */
+            failure_count: number;
+        };
+        /** @enum {string} */
+        WebhookEndpointSortProperty: "created_at" | "-created_at" | "url" | "-url" | "name" | "-name";
+        ListResourceWebhookEndpoint: {
+            items: components["schemas"]["WebhookEndpoint"][];
             pagination: components["schemas"]["Pagination"];
         };
         /** @description A customer's subscription to a product. */
@@ -1694,6 +1858,18 @@ export interface components {
                 "application/json": components["schemas"]["GenericError"];
             };
         };
+        /**
+         * @description The endpoint kept changing under concurrent requests while this one was decided
+         *     (`WebhookEndpointLocked`); nothing was changed. Retry.
+         */
+        WebhookEndpointLocked: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["GenericError"];
+            };
+        };
         /** @description Unexpected failure (`InternalServerError`); no internals are disclosed. */
         InternalServerError: {
             headers: {
@@ -1710,6 +1886,17 @@ export interface components {
          *     included); an unknown one is a 404.
          */
         ExternalCustomerId: string;
+        /**
+         * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a
+         *     page past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,
+         *     `1e2`) is a 422.
+         */
+        Page: number;
+        /**
+         * @description Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are
+         *     served as 100. Anything else is a 422.
+         */
+        Limit: number;
         /** @description The `client_id` Create Client issued. */
         ClientId: string;
         /**
@@ -2420,6 +2607,142 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Only endpoints of these organizations; repeat the parameter for several. */
+                organization_id?: components["schemas"]["Uuid4"][];
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a
+                 *     page past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,
+                 *     `1e2`) is a 422.
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are
+                 *     served as 100. Anything else is a 422.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Sort criteria, applied in the order given; repeat the parameter for several
+                 *     (`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`
+                 *     compare case-insensitively; no name sorts after every name (last ascending, first
+                 *     descending). Remaining ties are broken by ascending endpoint id.
+                 */
+                sorting?: components["schemas"]["WebhookEndpointSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of webhook endpoints. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceWebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description Webhook endpoint created, with its signing secret. */
+            201: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the body does not match its schema or names a URL that is refused
+             *     (`RequestValidationError`), or it names an organization the caller is not in, or
+             *     none when the caller belongs to several (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the webhook endpoint. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook endpoint. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
@@ -2442,6 +2765,89 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["WebhookEndpointLocked"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the webhook endpoint. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The webhook endpoint as changed. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["WebhookEndpointLocked"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the body does not match its schema or names a URL that is refused
+             *     (`RequestValidationError`), or it enables an endpoint whose stored URL is no longer
+             *     allowed (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the webhook endpoint. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook endpoint with its new secret. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["WebhookEndpointLocked"];
             422: components["responses"]["RequestValidationError"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2896,6 +3302,17 @@ export type CustomerWallet = components['schemas']['CustomerWallet'];
 export type CustomerWalletSortProperty = components['schemas']['CustomerWalletSortProperty'];
 export type Pagination = components['schemas']['Pagination'];
 export type ListResourceCustomerWallet = components['schemas']['ListResourceCustomerWallet'];
+export type WebhookEventType = components['schemas']['WebhookEventType'];
+export type WebhookEventTypes = components['schemas']['WebhookEventTypes'];
+export type WebhookFormat = components['schemas']['WebhookFormat'];
+export type WebhookUrl = components['schemas']['WebhookUrl'];
+export type WebhookEndpointName = components['schemas']['WebhookEndpointName'];
+export type WebhookEndpointCreate = components['schemas']['WebhookEndpointCreate'];
+export type WebhookEndpointUpdate = components['schemas']['WebhookEndpointUpdate'];
+export type WebhookDisabledReason = components['schemas']['WebhookDisabledReason'];
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
+export type WebhookEndpointSortProperty = components['schemas']['WebhookEndpointSortProperty'];
+export type ListResourceWebhookEndpoint = components['schemas']['ListResourceWebhookEndpoint'];
 export type Subscription = components['schemas']['Subscription'];
 export type RecurringInterval = components['schemas']['RecurringInterval'];
 export type TrialInterval = components['schemas']['TrialInterval'];
@@ -3031,7 +3448,13 @@ export type GetSubscriptionPath = operations['getSubscription']['parameters']['p
 export type UpdateSubscriptionBody = components['schemas']['SubscriptionUpdate'];
 export type UpdateSubscriptionPath = operations['updateSubscription']['parameters']['path'];
 export type RevokeSubscriptionPath = operations['revokeSubscription']['parameters']['path'];
+export type CreateWebhookEndpointBody = components['schemas']['WebhookEndpointCreate'];
+export type ListWebhookEndpointsQuery = NonNullable<operations['listWebhookEndpoints']['parameters']['query']>;
+export type GetWebhookEndpointPath = operations['getWebhookEndpoint']['parameters']['path'];
+export type UpdateWebhookEndpointBody = components['schemas']['WebhookEndpointUpdate'];
+export type UpdateWebhookEndpointPath = operations['updateWebhookEndpoint']['parameters']['path'];
 export type DeleteWebhookEndpointPath = operations['deleteWebhookEndpoint']['parameters']['path'];
+export type ResetWebhookEndpointSecretPath = operations['resetWebhookEndpointSecret']['parameters']['path'];
 export type CreateCustomerBody = components['schemas']['CustomerCreate'];
 export type ListCustomersQuery = NonNullable<operations['listCustomers']['parameters']['query']>;
 export type GetCustomerPath = operations['getCustomer']['parameters']['path'];

@@ -671,13 +671,13 @@ return validate20;
 })();
 
 export const validateGetClientPath = /* @__PURE__ */ (() => {
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -741,11 +741,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate52;
+validate58.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate58;
 })();
 
 export const validateUpdateClientBody = /* @__PURE__ */ (() => {
@@ -1497,13 +1497,13 @@ return validate21;
 })();
 
 export const validateUpdateClientPath = /* @__PURE__ */ (() => {
-const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1567,21 +1567,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate53;
+validate59.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate59;
 })();
 
 export const validateDeleteClientPath = /* @__PURE__ */ (() => {
-const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1645,11 +1645,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate54;
+validate60.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate60;
 })();
 
 export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
@@ -1995,13 +1995,13 @@ return validate24;
 })();
 
 export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema120 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
-const schema121 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema134 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2080,7 +2080,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data3 === "created_at") || (data3 === "-created_at")) || (data3 === "balance")) || (data3 === "-balance"))){
-const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema134.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2112,23 +2112,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate55;
+validate61.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate61;
 })();
 
 export const validateGetWalletPath = /* @__PURE__ */ (() => {
-const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema123 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema136 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2192,11 +2192,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate56;
+validate62.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate62;
 })();
 
 export const validateCreateProductBody = /* @__PURE__ */ (() => {
@@ -3597,16 +3597,16 @@ return validate25;
 })();
 
 export const validateListProductsQuery = /* @__PURE__ */ (() => {
-const schema124 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema125 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema126 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema138 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema139 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3899,7 +3899,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((((data17 === "created_at") || (data17 === "-created_at")) || (data17 === "name")) || (data17 === "-name")) || (data17 === "price_amount_type")) || (data17 === "-price_amount_type")) || (data17 === "price_amount")) || (data17 === "-price_amount"))){
-const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema126.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema139.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3931,23 +3931,23 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate57;
+validate63.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate63;
 })();
 
 export const validateGetProductPath = /* @__PURE__ */ (() => {
-const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema128 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema141 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4011,11 +4011,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate58;
+validate64.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate64;
 })();
 
 export const validateUpdateProductBody = /* @__PURE__ */ (() => {
@@ -5856,15 +5856,15 @@ return validate30;
 })();
 
 export const validateUpdateProductPath = /* @__PURE__ */ (() => {
-const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema130 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema143 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5928,23 +5928,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate59;
+validate65.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate65;
 })();
 
 export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
-const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema132 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema145 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6008,11 +6008,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate60;
+validate66.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate66;
 })();
 
 export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
@@ -6517,15 +6517,15 @@ return validate39;
 })();
 
 export const validateUpdateSubscriptionPath = /* @__PURE__ */ (() => {
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema134 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema147 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6589,23 +6589,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate61;
+validate67.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate67;
 })();
 
 export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema136 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema149 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6669,108 +6669,1302 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate62;
+validate68.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate68;
 })();
 
-export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema138 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate63.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate63.errors = vErrors;
-return errors === 0;
-}
-validate63.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate63;
-})();
-
-export const validateCreateCustomerBody = /* @__PURE__ */ (() => {
-const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema87 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema88 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const pattern23 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+export const validateCreateWebhookEndpointBody = /* @__PURE__ */ (() => {
+const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateWebhookEndpointBody","description":"Body of Create Webhook Endpoint.","type":"object","properties":{"url":{"$ref":"#/$defs/WebhookUrl"},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"$ref":"#/$defs/WebhookFormat"},"events":{"$ref":"#/$defs/WebhookEventTypes"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["url","format","events"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
+const schema87 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema88 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema89 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
+const schema92 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const func1 = ucs2length;
+const schema90 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
+const schema91 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
+
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate45.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(Array.isArray(data)){
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+if(typeof data0 !== "string"){
+const err0 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
+const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema91.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate45.errors = vErrors;
+return errors === 0;
+}
+validate45.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate44.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.url === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.format === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.events === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "events"},message:"must have required property '"+"events"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.url !== undefined){
+let data0 = data.url;
+if(typeof data0 === "string"){
+if(func1(data0) > 2083){
+const err3 = {instancePath:instancePath+"/url",schemaPath:"#/$defs/WebhookUrl/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err4 = {instancePath:instancePath+"/url",schemaPath:"#/$defs/WebhookUrl/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err5 = {instancePath:instancePath+"/url",schemaPath:"#/$defs/WebhookUrl/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/url",schemaPath:"#/$defs/WebhookUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data1 = data.name;
+const _errs5 = errors;
+let valid2 = false;
+const _errs6 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/WebhookEndpointName/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err8 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/WebhookEndpointName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err9 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/WebhookEndpointName/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/WebhookEndpointName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid2 = valid2 || _valid0;
+const _errs9 = errors;
+if(data1 !== null){
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+valid2 = valid2 || _valid0;
+if(!valid2){
+const err12 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs5;
+if(vErrors !== null){
+if(_errs5){
+vErrors.length = _errs5;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.format !== undefined){
+let data2 = data.format;
+if(typeof data2 !== "string"){
+const err13 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!(((data2 === "raw") || (data2 === "discord")) || (data2 === "slack"))){
+const err14 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.events !== undefined){
+if(!(validate45(data.events, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+errors = vErrors.length;
+}
+}
+if(data.organization_id !== undefined){
+let data4 = data.organization_id;
+const _errs16 = errors;
+let valid5 = false;
+const _errs17 = errors;
+if(typeof data4 === "string"){
+if(!pattern6.test(data4)){
+const err15 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(!(formats16.test(data4))){
+const err16 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid1 = _errs17 === errors;
+valid5 = valid5 || _valid1;
+const _errs20 = errors;
+if(data4 !== null){
+const err18 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid1 = _errs20 === errors;
+valid5 = valid5 || _valid1;
+if(!valid5){
+const err19 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+validate44.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"organization_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate44;
+})();
+
+export const validateListWebhookEndpointsQuery = /* @__PURE__ */ (() => {
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
+const schema151 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema152 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate69.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.page === undefined){
+data.page = 1;
+}
+if(data.limit === undefined){
+data.limit = 10;
+}
+if(data.sorting === undefined){
+data.sorting = ["-created_at"];
+}
+if(data.organization_id !== undefined){
+let data0 = data.organization_id;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(!pattern6.test(data1)){
+const err0 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(formats16.test(data1))){
+const err1 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+let data2 = data.page;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err4 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err5 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+let data3 = data.limit;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err7 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+let data4 = data.sorting;
+if(Array.isArray(data4)){
+const len1 = data4.length;
+for(let i1=0; i1<len1; i1++){
+let data5 = data4[i1];
+if(typeof data5 !== "string"){
+const err8 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!((((((data5 === "created_at") || (data5 === "-created_at")) || (data5 === "url")) || (data5 === "-url")) || (data5 === "name")) || (data5 === "-name"))){
+const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema152.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate69.errors = vErrors;
+return errors === 0;
+}
+validate69.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate69;
+})();
+
+export const validateGetWebhookEndpointPath = /* @__PURE__ */ (() => {
+const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema154 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate70.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate70.errors = vErrors;
+return errors === 0;
+}
+validate70.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate70;
+})();
+
+export const validateUpdateWebhookEndpointBody = /* @__PURE__ */ (() => {
+const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointBody","description":"Body of Update Webhook Endpoint: the fields to change. `name: null` removes the name;\n`null` for any other field changes nothing.\n","type":"object","properties":{"url":{"anyOf":[{"$ref":"#/$defs/WebhookUrl"},{"type":"null"}]},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"anyOf":[{"$ref":"#/$defs/WebhookFormat"},{"type":"null"}]},"events":{"anyOf":[{"$ref":"#/$defs/WebhookEventTypes"},{"type":"null"}]},"enabled":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"$defs":{"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
+const schema94 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema95 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema96 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
+const func1 = ucs2length;
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const schema97 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
+const schema98 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
+
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate48.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(Array.isArray(data)){
+const len0 = data.length;
+for(let i0=0; i0<len0; i0++){
+let data0 = data[i0];
+if(typeof data0 !== "string"){
+const err0 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
+const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate48.errors = vErrors;
+return errors === 0;
+}
+validate48.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate47.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.url !== undefined){
+let data0 = data.url;
+const _errs2 = errors;
+let valid1 = false;
+const _errs3 = errors;
+if(typeof data0 === "string"){
+if(func1(data0) > 2083){
+const err0 = {instancePath:instancePath+"/url",schemaPath:"#/$defs/WebhookUrl/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err1 = {instancePath:instancePath+"/url",schemaPath:"#/$defs/WebhookUrl/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err2 = {instancePath:instancePath+"/url",schemaPath:"#/$defs/WebhookUrl/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/url",schemaPath:"#/$defs/WebhookUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs3 === errors;
+valid1 = valid1 || _valid0;
+const _errs6 = errors;
+if(data0 !== null){
+const err4 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err5 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.name !== undefined){
+let data1 = data.name;
+const _errs9 = errors;
+let valid3 = false;
+const _errs10 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/WebhookEndpointName/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(func1(data1) < 1){
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/WebhookEndpointName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!pattern4.test(data1)){
+const err8 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/WebhookEndpointName/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/WebhookEndpointName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid1 = _errs10 === errors;
+valid3 = valid3 || _valid1;
+const _errs13 = errors;
+if(data1 !== null){
+const err10 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid3 = valid3 || _valid1;
+if(!valid3){
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+else {
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.format !== undefined){
+let data2 = data.format;
+const _errs16 = errors;
+let valid5 = false;
+const _errs17 = errors;
+if(typeof data2 !== "string"){
+const err12 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(!(((data2 === "raw") || (data2 === "discord")) || (data2 === "slack"))){
+const err13 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema96.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid5 = valid5 || _valid2;
+const _errs20 = errors;
+if(data2 !== null){
+const err14 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid2 = _errs20 === errors;
+valid5 = valid5 || _valid2;
+if(!valid5){
+const err15 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.events !== undefined){
+let data3 = data.events;
+const _errs23 = errors;
+let valid7 = false;
+const _errs24 = errors;
+if(!(validate48(data3, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+errors = vErrors.length;
+}
+var _valid3 = _errs24 === errors;
+valid7 = valid7 || _valid3;
+const _errs25 = errors;
+if(data3 !== null){
+const err16 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid7 = valid7 || _valid3;
+if(!valid7){
+const err17 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs23;
+if(vErrors !== null){
+if(_errs23){
+vErrors.length = _errs23;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.enabled !== undefined){
+let data4 = data.enabled;
+const _errs28 = errors;
+let valid8 = false;
+const _errs29 = errors;
+if(typeof data4 !== "boolean"){
+const err18 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid4 = _errs29 === errors;
+valid8 = valid8 || _valid4;
+const _errs31 = errors;
+if(data4 !== null){
+const err19 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid8 = valid8 || _valid4;
+if(!valid8){
+const err20 = {instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate47.errors = vErrors;
+return errors === 0;
+}
+validate47.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"enabled":true},"dynamicProps":false,"dynamicItems":false};
+return validate47;
+})();
+
+export const validateUpdateWebhookEndpointPath = /* @__PURE__ */ (() => {
+const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema156 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate71.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate71.errors = vErrors;
+return errors === 0;
+}
+validate71.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate71;
+})();
+
+export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
+const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema158 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate72.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate72.errors = vErrors;
+return errors === 0;
+}
+validate72.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate72;
+})();
+
+export const validateResetWebhookEndpointSecretPath = /* @__PURE__ */ (() => {
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema160 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate73.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate73.errors = vErrors;
+return errors === 0;
+}
+validate73.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate73;
+})();
+
+export const validateCreateCustomerBody = /* @__PURE__ */ (() => {
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema100 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema101 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const pattern28 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const func1 = ucs2length;
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6791,7 +7985,7 @@ errors++;
 if(data.email !== undefined){
 let data0 = data.email;
 if(typeof data0 === "string"){
-if(!pattern23.test(data0)){
+if(!pattern28.test(data0)){
 const err1 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -7325,25 +8519,25 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
-return validate44;
+validate50.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+return validate50;
 })();
 
 export const validateListCustomersQuery = /* @__PURE__ */ (() => {
-const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema140 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema141 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
+const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema162 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema163 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const func1 = ucs2length;
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7608,7 +8802,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "email")) || (data11 === "-email")) || (data11 === "name")) || (data11 === "-name"))){
-const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema163.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7640,23 +8834,23 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate64;
+validate74.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate74;
 })();
 
 export const validateGetCustomerPath = /* @__PURE__ */ (() => {
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema143 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema165 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7720,32 +8914,32 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate65;
+validate75.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate75;
 })();
 
 export const validateUpdateCustomerBody = /* @__PURE__ */ (() => {
-const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema90 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema91 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema92 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema100 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema103 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema104 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema105 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema113 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const pattern23 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
-const pattern40 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema93 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema94 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema99 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const pattern28 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern45 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema106 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema107 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema112 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8146,7 +9340,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema112.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8167,16 +9361,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8400,7 +9594,7 @@ errors++;
 if(data.email !== undefined){
 let data2 = data.email;
 if(typeof data2 === "string"){
-if(!pattern23.test(data2)){
+if(!pattern28.test(data2)){
 const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -8545,8 +9739,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate46(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate52(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -8675,7 +9869,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern40.test(data6)){
+if(!pattern45.test(data6)){
 const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -8880,23 +10074,23 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
-return validate45;
+validate51.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
+return validate51;
 })();
 
 export const validateUpdateCustomerPath = /* @__PURE__ */ (() => {
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema145 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema167 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8960,20 +10154,20 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate66;
+validate76.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate76;
 })();
 
 export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
-const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9005,23 +10199,23 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate67;
+validate77.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate77;
 })();
 
 export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema148 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema170 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9085,21 +10279,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate68;
+validate78.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate78;
 })();
 
 export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9153,32 +10347,32 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate69;
+validate79.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate79;
 })();
 
 export const validateUpdateCustomerExternalBody = /* @__PURE__ */ (() => {
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema102 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema103 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema104 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema112 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema115 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema116 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema117 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema125 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const pattern23 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
-const pattern40 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema105 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema106 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema111 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const pattern28 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern45 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema118 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema119 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema124 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9579,7 +10773,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema111.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema124.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9600,16 +10794,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9833,7 +11027,7 @@ errors++;
 if(data.email !== undefined){
 let data2 = data.email;
 if(typeof data2 === "string"){
-if(!pattern23.test(data2)){
+if(!pattern28.test(data2)){
 const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -9978,8 +11172,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate49(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate55(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -10108,7 +11302,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern40.test(data6)){
+if(!pattern45.test(data6)){
 const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -10177,21 +11371,21 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
-return validate48;
+validate54.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
+return validate54;
 })();
 
 export const validateUpdateCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10245,20 +11439,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate70;
+validate80.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate80;
 })();
 
 export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
-const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10290,21 +11484,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate71;
+validate81.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate81;
 })();
 
 export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10358,27 +11552,27 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate72;
+validate82.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate82;
 })();
 
 export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
-const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema114 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema115 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
+const schema126 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema127 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema128 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats0 = format_uri;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern54 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
+const pattern59 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
 const func1 = ucs2length;
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10598,7 +11792,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern54.test(data3)){
+if(!pattern59.test(data3)){
 const err14 = {instancePath:instancePath+"/return_url",schemaPath:"#/properties/return_url/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"},message:"must match pattern \""+"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -10677,17 +11871,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate57.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate51;
+validate57.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate57;
 })();
 
 export const listWalletsQueryShape = {"page":"integer","limit":"integer","sorting":"array"};
 
 export const listProductsQueryShape = {"organization_id":"array","query":"string","is_archived":"boolean","is_recurring":"boolean","id":"array","benefit_id":"array","visibility":"array","metadata":"object","page":"integer","limit":"integer","sorting":"array"};
+
+export const listWebhookEndpointsQueryShape = {"organization_id":"array","page":"integer","limit":"integer","sorting":"array"};
 
 export const listCustomersQueryShape = {"organization_id":"array","email":"string","query":"string","active":"boolean","metadata":"object","page":"integer","limit":"integer","sorting":"array"};
 

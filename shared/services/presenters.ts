@@ -9,6 +9,7 @@ import type {
   ProductRecord,
   SubscriptionRecord,
   WalletRecord,
+  WebhookEndpointRecord,
 } from '../data/records.ts';
 import type {
   CustomerWallet,
@@ -16,6 +17,7 @@ import type {
   ProductPrice,
   Subscription,
   SubscriptionCustomer,
+  WebhookEndpoint,
 } from '../generated/api-types.ts';
 
 export function presentCustomer(customer: Omit<CustomerRecord, 'wallet_count'>): SubscriptionCustomer {
@@ -144,5 +146,25 @@ export function presentWallet(wallet: WalletRecord): CustomerWallet {
     customer_id: wallet.customer_id,
     balance: wallet.balance,
     currency: wallet.currency,
+  };
+}
+
+/** An endpoint as the API shows it, with its signing secret (opened by the caller). */
+export function presentWebhookEndpoint(endpoint: WebhookEndpointRecord, secret: string): WebhookEndpoint {
+  return {
+    id: endpoint.id,
+    created_at: endpoint.created_at,
+    modified_at: endpoint.modified_at,
+    url: endpoint.url,
+    name: endpoint.name,
+    api_version: '2026-10',
+    format: endpoint.format,
+    secret,
+    organization_id: endpoint.organization_id,
+    events: endpoint.events as WebhookEndpoint['events'],
+    enabled: endpoint.enabled,
+    uses_standard_webhook_signature: true,
+    disabled_reason: endpoint.disabled_reason,
+    failure_count: endpoint.failure_count,
   };
 }

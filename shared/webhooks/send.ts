@@ -9,7 +9,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import { addressGuard } from './address-guard.ts';
 
 export interface Attempt {
   /** The answer's status, or null when none came (refused address, DNS, connection, timeout). */
@@ -54,7 +55,8 @@ export function guardedLookup(guard: AddressGuard, resolve = dnsLookup): LookupF
 }
 
 export interface SendOptions {
-  guard: AddressGuard;
+  /** Default: `shared/webhooks/address-guard.ts` as deployed (public unicast addresses only). */
+  guard?: AddressGuard;
   timeoutMs?: number;
   lookup?: LookupFunction;
 }
@@ -63,7 +65,7 @@ export async function sendAttempt(
   url: string,
   headers: Record<string, string>,
   payload: string,
-  options: SendOptions,
+  options: SendOptions = {},
 ): Promise<Attempt> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
@@ -81,6 +83,10 @@ export async function sendAttempt(
     return failed('invalid URL');
   }
   if (target.protocol !== 'https:' && target.protocol !== 'http:') return failed('unsupported scheme');
+  const guard = options.guard ?? addressGuard();
+  // An address literal is connected to without any lookup: the guard judges it here instead.
+  const literal = target.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(literal) !== 0 && !guard(literal, isIP(literal))) return failed('address refused');
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   const body = Buffer.from(payload, 'utf8');
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -98,7 +104,7 @@ export async function sendAttempt(
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(body.length) },
-        lookup: options.lookup ?? guardedLookup(options.guard),
+        lookup: options.lookup ?? guardedLookup(guard),
         // One connection per attempt: nothing pooled outlives a changed DNS answer.
         agent: false,
       },

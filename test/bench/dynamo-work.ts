@@ -205,7 +205,7 @@ const CASES: Case[] = [
     label: 'Delete Webhook Endpoint',
     operation: 'delete-webhook-endpoint',
     status: 204,
-    target: 2,
+    target: 3,
     prepare: async (world, i) => {
       const { endpoint } = await createWebhookEndpoint(world.admin, {
         organizationId: world.demo.organization_id,
@@ -394,6 +394,76 @@ const CASES: Case[] = [
         token: world.demo.personal_access_token,
         body: { name: `Pro plan ${run}-${i}` },
       }),
+  },
+  {
+    key: 'create-webhook-endpoint',
+    label: 'Create Webhook Endpoint',
+    operation: 'create-webhook-endpoint',
+    status: 201,
+    target: 2,
+    send: (world, i) =>
+      world.call('create-webhook-endpoint', 'POST', '/v1/webhooks/endpoints', {
+        token: world.demo.personal_access_token,
+        body: { url: `https://hooks.bench.example/new/${i}`, format: 'raw', events: ['customer.created'] },
+      }),
+  },
+  {
+    key: 'list-webhook-endpoints',
+    label: 'List Webhook Endpoints (page 1)',
+    operation: 'list-webhook-endpoints',
+    status: 200,
+    target: 3,
+    send: (world) =>
+      world.call('list-webhook-endpoints', 'GET', '/v1/webhooks/endpoints?limit=10', {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'get-webhook-endpoint',
+    label: 'Get Webhook Endpoint',
+    operation: 'get-webhook-endpoint',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call(
+        'get-webhook-endpoint',
+        'GET',
+        `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[1]}`,
+        {
+          token: world.demo.personal_access_token,
+        },
+      ),
+  },
+  {
+    key: 'update-webhook-endpoint',
+    label: 'Update Webhook Endpoint (rename)',
+    operation: 'update-webhook-endpoint',
+    status: 200,
+    target: 3,
+    send: (world, i) =>
+      world.call(
+        'update-webhook-endpoint',
+        'PATCH',
+        `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[1]}`,
+        {
+          token: world.demo.personal_access_token,
+          body: { name: `Bench ${run}-${i}` },
+        },
+      ),
+  },
+  {
+    key: 'reset-webhook-endpoint-secret',
+    label: 'Reset Webhook Endpoint Secret',
+    operation: 'reset-webhook-endpoint-secret',
+    status: 200,
+    target: 3,
+    send: (world) =>
+      world.call(
+        'reset-webhook-endpoint-secret',
+        'PATCH',
+        `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[1]}/secret`,
+        { token: world.demo.personal_access_token },
+      ),
   },
   {
     key: 'delete-unknown',

@@ -22,9 +22,14 @@ import {
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
 import { gsi1, keys, listKeys, walletSortKeys } from '#shared/data/table.ts';
+import { webhookEndpointListing } from '#shared/data/webhooks.ts';
+import { parseKeySet, staticKeyring } from '#shared/domain/keyring.ts';
 import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
+import { seal } from '#shared/domain/secret-box.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
+import type { WebhookSettings } from '#shared/runtime.ts';
+import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-guard.ts';
 
 /** Fixed ids and secrets so every process (parent, cold-start children) agrees on the data. */
 const ORG = '0b5c3f57-1f0e-4d0a-9d43-5b0a3c6d7e01';
@@ -50,6 +55,12 @@ export const CLIENT_REGISTRATION = {
   default_sub_type: 'organization',
 } as const;
 export const SESSION = `polar_cst_${'C'.repeat(48)}`;
+/** A fixed webhook key set, so that every process opens the fixture endpoint's secret. */
+const KEY_SET = JSON.stringify({ current: 'k1', k1: 'H'.repeat(64) });
+export const benchWebhooks: WebhookSettings = {
+  keyring: staticKeyring(KEY_SET),
+  addresses: DEPLOYED_ADDRESS_POLICY,
+};
 /** The fixture customer's external id. */
 const EXTERNAL_ID = 'bench-ada';
 
@@ -147,13 +158,25 @@ export function fixtureItems(): Record<string, unknown>[] {
     url: 'https://hooks.example.com/polar',
     name: null,
     format: 'raw',
-    secret_ciphertext: 'not-used-by-the-benchmarks',
+    secret_ciphertext: `k1.${seal(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, parseKeySet(KEY_SET).keys.get('k1') as Buffer, WEBHOOK)}`,
+    previous_secret_ciphertext: null,
+    previous_secret_expires_at: null,
     events: ['subscription.created'],
     enabled: true,
+    disabled_reason: null,
+    failure_count: 0,
     created_at: at(6_000),
     modified_at: null,
     deleted_at: null,
+    revision: 1,
   };
+  // The endpoint's entries in its organization's list, and the list's count (shared/data/listing.ts).
+  const webhookEntries = Object.keys(webhookEndpointListing.fields).map((field) => {
+    const [put] = listedWrites({ name: 'bench' } as never, webhookEndpointListing, webhook).filter(
+      (write) => 'Put' in write && String(write.Put.Item.SK).startsWith(`${field}#`),
+    );
+    return (put as { Put: { Item: Record<string, unknown> } }).Put.Item;
+  });
   const currencies = ['usd', 'eur', 'gbp', 'jpy', 'chf', 'cad', 'aud'];
   const wallets: WalletRecord[] = balances.map((balance, i) => ({
     id: `9e45c8e0-a297-4a93-9adc-${String(i).padStart(12, '0')}`,
@@ -174,6 +197,8 @@ export function fixtureItems(): Record<string, unknown>[] {
   return [
     ...entries,
     { ...listKeys.count('customerList', ORG, countShard(CUSTOMER)), entry_count: 1 },
+    ...webhookEntries,
+    { ...listKeys.count('webhookEndpointList', ORG, countShard(WEBHOOK)), entry_count: 1 },
     item(keys.organization(ORG), 'organization', organization),
     item(
       {
@@ -442,6 +467,36 @@ const cases = {
         token: PAT,
         body: { name: `Free ${Math.random().toString(36).slice(2)}` },
       }),
+  },
+  'create-webhook-endpoint': {
+    label: 'Create Webhook Endpoint',
+    status: 201,
+    event: () =>
+      buildEvent('POST', '/v1/webhooks/endpoints', {
+        token: PAT,
+        body: { url: 'https://hooks.example.com/bench', format: 'raw', events: ['customer.created'] },
+      }),
+  },
+  'list-webhook-endpoints': {
+    label: 'List Webhook Endpoints',
+    status: 200,
+    event: () => buildEvent('GET', '/v1/webhooks/endpoints', { token: PAT }),
+  },
+  'get-webhook-endpoint': {
+    label: 'Get Webhook Endpoint',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/webhooks/endpoints/${WEBHOOK}`, { token: PAT }),
+  },
+  'update-webhook-endpoint': {
+    label: 'Update Webhook Endpoint (rename)',
+    status: 200,
+    event: () =>
+      buildEvent('PATCH', `/v1/webhooks/endpoints/${WEBHOOK}`, { token: PAT, body: { name: 'Renamed' } }),
+  },
+  'reset-webhook-endpoint-secret': {
+    label: 'Reset Webhook Endpoint Secret',
+    status: 200,
+    event: () => buildEvent('PATCH', `/v1/webhooks/endpoints/${WEBHOOK}/secret`, { token: PAT }),
   },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 

@@ -7,7 +7,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { type OperationName, operations } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { FakeTable, fakeDocumentClient, type RecordedCall } from './fake-table.ts';
-import { fixtureItems, operationCases } from './fixture.ts';
+import { benchWebhooks, fixtureItems, operationCases } from './fixture.ts';
 
 export type Handler = (
   event: APIGatewayProxyEventV2,
@@ -16,6 +16,7 @@ export type Handler = (
 
 export function benchEnvironment(): void {
   process.env.TABLE_NAME ??= 'bench';
+  process.env.WEBHOOK_KEY_SET_ID ??= 'bench';
   process.env.AWS_REGION ??= 'us-east-1';
   process.env.AWS_ACCESS_KEY_ID ??= 'local';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
@@ -51,6 +52,7 @@ export async function recordCalls(name: OperationName): Promise<RecordedCall[]> 
   const deps: Dependencies = {
     table: { doc: fakeDocumentClient(table, (call) => calls.push(structuredClone(call))), name: 'bench' },
     now: () => new Date(),
+    webhooks: benchWebhooks,
   };
   const handler = (await handlerFactory(name))(deps);
   const c = operationCases.find((x) => x.name === name);

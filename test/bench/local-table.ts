@@ -14,7 +14,7 @@ import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
-import { buildEvent } from './fixture.ts';
+import { benchWebhooks, buildEvent } from './fixture.ts';
 import { type Handler, handlerFactory, lambdaContext } from './handlers.ts';
 
 const REGION = 'us-east-1';
@@ -127,7 +127,7 @@ export async function createLocalWorld(prefix: string): Promise<LocalWorld> {
   const admin: AdminContext = {
     table: { doc: seeding, name: tableName },
     now: () => new Date(),
-    secretKey: randomBytes(32),
+    webhooks: benchWebhooks,
   };
   const demo = await seedDemo(admin, 'http://in-process');
 
@@ -135,7 +135,7 @@ export async function createLocalWorld(prefix: string): Promise<LocalWorld> {
   const meter = new CapacityMeter();
   meter.install(doc);
   const table: Table = { doc, name: tableName };
-  const deps: Dependencies = { table, now: () => new Date() };
+  const deps: Dependencies = { table, now: () => new Date(), webhooks: benchWebhooks };
   const handlers = new Map<OperationName, Handler>();
   return {
     endpoint: db.endpoint,

@@ -26,7 +26,6 @@ import { createCustomerSession } from '#shared/services/create-customer-session.
 import { createProduct } from '#shared/services/create-product.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteCustomer } from '#shared/services/delete-customer.ts';
-import { deleteWebhookEndpoint } from '#shared/services/delete-webhook-endpoint.ts';
 import { getCustomer } from '#shared/services/get-customer.ts';
 import { getProduct } from '#shared/services/get-product.ts';
 import { getSubscription } from '#shared/services/get-subscription.ts';
@@ -37,8 +36,17 @@ import { listWallets } from '#shared/services/list-wallets.ts';
 import { updateCustomer } from '#shared/services/update-customer.ts';
 import { updateProduct } from '#shared/services/update-product.ts';
 import { changeSubscription, lifecycleChangeOf } from '#shared/services/update-subscription.ts';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookEndpoints,
+  resetWebhookEndpointSecret,
+  updateWebhookEndpoint,
+} from '#shared/services/webhook-endpoints.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
 import {
+  benchWebhooks,
   CLIENT_ID,
   fixture,
   fixtureItems,
@@ -140,6 +148,32 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
         await findToken(deps.table, PAT_HASH);
         await deleteWebhookEndpoint(deps, user, event.pathParameters?.id as string);
         return noContent();
+      };
+    case 'create-webhook-endpoint':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(201, await createWebhookEndpoint(deps, user, JSON.parse(event.body ?? '{}')));
+      };
+    case 'list-webhook-endpoints':
+      return async () => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await listWebhookEndpoints(deps, user, {}));
+      };
+    case 'get-webhook-endpoint':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await getWebhookEndpoint(deps, user, event.pathParameters?.id as string));
+      };
+    case 'update-webhook-endpoint':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        const id = event.pathParameters?.id as string;
+        return json(200, await updateWebhookEndpoint(deps, user, id, JSON.parse(event.body ?? '{}')));
+      };
+    case 'reset-webhook-endpoint-secret':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await resetWebhookEndpointSecret(deps, user, event.pathParameters?.id as string));
       };
     case 'update-subscription':
       return async (event) => {
@@ -298,6 +332,7 @@ export async function warmOverhead(options: {
     const deps: Dependencies = {
       table: { doc: fakeDocumentClient(table), name: 'bench' },
       now: () => new Date(),
+      webhooks: benchWebhooks,
     };
     const handler: Handler = (await handlerFactory(c.name))(deps);
     const bare = bareHandler(c.name, deps);

@@ -4,6 +4,7 @@ import type { AdminContext } from '#scripts/admin/commands.ts';
 import type { LocalStack } from '#scripts/local/stack.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { operations } from '#shared/operations.ts';
+import { testWebhooks } from '../support/dynamodb.ts';
 import {
   checkDeletes,
   checkReply,
@@ -33,7 +34,7 @@ beforeAll(async () => {
   admin = {
     table: { doc: createDocumentClient({ endpoint: demo.dynamodb_endpoint }), name: demo.table_name },
     now: () => new Date(),
-    secretKey: Buffer.from(stack.secretKey, 'base64'),
+    webhooks: testWebhooks(stack.keySet),
   };
   ctx = await fuzzContext(admin, demo, { endpoints: 10, label: 'http-fuzz', headerSafe: true });
 });

@@ -557,3 +557,57 @@ describe('Create, List and Update Product (POST, GET /v1/products/, PATCH /v1/pr
     expect(refused).toBeInstanceOf(HTTPValidationError);
   });
 });
+
+describe('Webhook endpoints (POST, GET /v1/webhooks/endpoints, GET, PATCH /{id}, PATCH /{id}/secret)', () => {
+  it('webhooks.createWebhookEndpoint, getWebhookEndpoint, updateWebhookEndpoint, resetWebhookEndpointSecret parse the answers', async () => {
+    const created = await polar.webhooks.createWebhookEndpoint({
+      url: 'https://hooks.example.com/sdk-v0',
+      name: 'SDK v0',
+      format: 'slack',
+      events: ['subscription.created'],
+    });
+    expect(created).toMatchObject({
+      url: 'https://hooks.example.com/sdk-v0',
+      format: 'slack',
+      enabled: true,
+    });
+    expect(created.createdAt).toBeInstanceOf(Date);
+    expect(created.secret).toMatch(/^whsec_/);
+    // The strict schema keeps its own fields and drops ours (api_version, disabled_reason, …).
+    expect(created).not.toHaveProperty('failure_count');
+
+    const read = await polar.webhooks.getWebhookEndpoint({ id: created.id });
+    expect(read.secret).toBe(created.secret);
+
+    const updated = await polar.webhooks.updateWebhookEndpoint({
+      id: created.id,
+      webhookEndpointUpdate: { name: 'SDK v0, renamed', format: 'discord' },
+    });
+    expect(updated).toMatchObject({ name: 'SDK v0, renamed', format: 'discord' });
+
+    const reset = await polar.webhooks.resetWebhookEndpointSecret({ id: created.id });
+    expect(reset.secret).toMatch(/^whsec_/);
+    expect(reset.secret).not.toBe(created.secret);
+  });
+
+  it('listWebhookEndpoints: the page iterator walks every page', async () => {
+    const iterator = await polar.webhooks.listWebhookEndpoints({ limit: 2 });
+    const ids: string[] = [];
+    let total = -1;
+    for await (const page of iterator) {
+      total = page.result.pagination.totalCount;
+      ids.push(...page.result.items.map((endpoint) => endpoint.id));
+    }
+    expect(ids).toHaveLength(total);
+    expect(new Set(ids).size).toBe(total);
+  });
+
+  it('an unknown endpoint is ResourceNotFound; a refused URL HTTPValidationError', async () => {
+    const missing = await failure(() => polar.webhooks.getWebhookEndpoint({ id: crypto.randomUUID() }));
+    expect(missing).toBeInstanceOf(ResourceNotFound);
+    const refused = await failure(() =>
+      polar.webhooks.createWebhookEndpoint({ url: 'https://10.0.0.1/', format: 'raw', events: [] }),
+    );
+    expect(refused).toBeInstanceOf(HTTPValidationError);
+  });
+});

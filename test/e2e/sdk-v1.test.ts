@@ -637,3 +637,69 @@ describe('Create, List and Update Product (POST, GET /v1/products/, PATCH /v1/pr
     expect(unknown).toBeInstanceOf(errors.ResourceNotFound);
   });
 });
+
+describe('Webhook endpoints (POST, GET /v1/webhooks/endpoints, GET, PATCH /{id}, PATCH /{id}/secret)', () => {
+  it('webhooks.createWebhookEndpoint, getWebhookEndpoint, updateWebhookEndpoint, resetWebhookEndpointSecret', async () => {
+    const created = await polar.webhooks.createWebhookEndpoint({
+      url: 'https://hooks.example.com/sdk-v1',
+      name: 'SDK v1',
+      format: 'raw',
+      events: ['subscription.created', 'customer.created'],
+    });
+    expect(lastExchange().url.pathname).toBe('/v1/webhooks/endpoints');
+    expectDocumented('createWebhookEndpoint', lastExchange().reply);
+    expect(lastExchange().reply.status).toBe(201);
+    expect(created).toMatchObject({
+      url: 'https://hooks.example.com/sdk-v1',
+      organization_id: stack.demo.organization_id,
+      api_version: '2026-10',
+      uses_standard_webhook_signature: true,
+      enabled: true,
+    });
+    expect(created.secret).toMatch(/^whsec_/);
+
+    const read = await polar.webhooks.getWebhookEndpoint(created.id);
+    expectDocumented('getWebhookEndpoint', lastExchange().reply);
+    expect(read).toEqual(created);
+
+    const updated = await polar.webhooks.updateWebhookEndpoint(created.id, {
+      name: 'SDK v1, renamed',
+      events: ['product.created'],
+      enabled: false,
+    });
+    expectDocumented('updateWebhookEndpoint', lastExchange().reply);
+    expect(updated).toMatchObject({ name: 'SDK v1, renamed', events: ['product.created'], enabled: false });
+
+    const reset = await polar.webhooks.resetWebhookEndpointSecret(created.id);
+    expect(lastExchange().url.pathname).toBe(`/v1/webhooks/endpoints/${created.id}/secret`);
+    expectDocumented('resetWebhookEndpointSecret', lastExchange().reply);
+    expect(reset.secret).toMatch(/^whsec_/);
+    expect(reset.secret).not.toBe(created.secret);
+  });
+
+  it('listWebhookEndpoints pages and the iterListWebhookEndpoints pager walks every page', async () => {
+    const page = await polar.webhooks.listWebhookEndpoints({ limit: 2 });
+    expectDocumented('listWebhookEndpoints', lastExchange().reply);
+    const total = page.pagination.total_count;
+    expect(page.pagination.max_page).toBe(Math.ceil(total / 2));
+    const seen: string[] = [];
+    for await (const endpoint of polar.webhooks.iterListWebhookEndpoints({ limit: 2 })) {
+      expect(endpoint.secret).toMatch(/^whsec_/);
+      seen.push(endpoint.id);
+    }
+    expect(seen).toHaveLength(total);
+    expect(new Set(seen).size).toBe(total);
+  });
+
+  it('a private address is errors.HTTPValidationError; another organization’s endpoint errors.ResourceNotFound', async () => {
+    const refused = await failure(() =>
+      polar.webhooks.createWebhookEndpoint({ url: 'https://169.254.169.254/', format: 'raw', events: [] }),
+    );
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({ detail: [{ loc: ['body', 'url'] }] });
+    const foreign = await failure(() =>
+      polar.webhooks.getWebhookEndpoint(stack.demo.other_organization.webhook_endpoint_id),
+    );
+    expect(foreign).toBeInstanceOf(errors.ResourceNotFound);
+  });
+});

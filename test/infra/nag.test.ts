@@ -103,9 +103,13 @@ describe('what is acknowledged, and where', () => {
       ])
       .sort();
 
-  it('prod: the API without an API Gateway authorizer, and the pinned nodejs22.x runtime', () => {
+  it('prod: the API without an API Gateway authorizer, the pinned nodejs22.x runtime, the key set rotated by version', () => {
     expect(acknowledged('prod')).toEqual(
-      ['AwsSolutions-APIG4 CommerceApi-prod/HttpApi', ...functionsRuntime('prod')].sort(),
+      [
+        'AwsSolutions-APIG4 CommerceApi-prod/HttpApi',
+        'AwsSolutions-SMG4 CommerceApi-prod/WebhookKeySet',
+        ...functionsRuntime('prod'),
+      ].sort(),
     );
   });
 
@@ -114,6 +118,7 @@ describe('what is acknowledged, and where', () => {
       [
         'AwsSolutions-APIG4 CommerceApi-pr-42/HttpApi',
         'AwsSolutions-DDB3 CommerceApi-pr-42/Table',
+        'AwsSolutions-SMG4 CommerceApi-pr-42/WebhookKeySet',
         ...functionsRuntime('pr-42'),
       ].sort(),
     );

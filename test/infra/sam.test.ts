@@ -21,6 +21,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AdminContext } from '#scripts/admin/commands.ts';
+import { type Moto, startMoto } from '#scripts/deploy/moto.ts';
 import { LAMBDA_NODE_MAJOR, lambdaNode } from '#scripts/lambda-node.ts';
 import { fromLambdaResult, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import { ensureTable } from '#scripts/local/create-table.ts';
@@ -35,16 +36,19 @@ import {
   ENV_VARS_FILE,
   renderEvents,
   renderTemplate,
+  storeKeySet,
   templateVariables,
   writeRenderedEvents,
 } from '#scripts/sam-events.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { newKeySetDocument } from '#shared/domain/keyring.ts';
 import { swaggerUiAssets } from '#shared/http/api-reference.ts';
 import { DEFAULT_ROUTE_KEY } from '#shared/http/routes.ts';
 import { apiReference, type OperationName, operations, routeNotFound } from '#shared/operations.ts';
-import { LOCAL_ENDPOINT_ENV } from '../../infra/function.ts';
+import { LOCAL_ENDPOINT_ENV, LOCAL_SECRETS_ENDPOINT_ENV } from '../../infra/function.ts';
 import { type CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import { expectDocumented, fetchJson, type HttpReply } from '../support/contract.ts';
+import { testWebhooks } from '../support/dynamodb.ts';
 
 const run = promisify(execFile);
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
@@ -55,6 +59,8 @@ type Demo = DemoData & {
   dynamodb_endpoint: string;
   function_endpoints: Record<string, string>;
   table_name: string;
+  secrets_manager_endpoint: string;
+  webhook_key_set_arn: string;
 };
 
 let workDir: string;
@@ -62,9 +68,13 @@ let outdir: string;
 let stack: CommerceApiStack;
 let template: { Resources: Record<string, { Type: string; Properties: Json; Metadata?: Json }> };
 let db: DynamoDbLocal | undefined;
+/** moto's Secrets Manager API, holding the webhook key set as the stack's secret holds it on AWS. */
+let moto: Moto | undefined;
 let iam: IamProxy | undefined;
 let demo: Demo;
 let rendered: Map<string, Json>;
+/** The webhook key set the seed sealed secrets with; the bundles read it from Secrets Manager (moto). */
+let keySet: string;
 
 beforeAll(async () => {
   // The JVM starts while esbuild bundles (synth blocks this thread, not the other process).
@@ -88,10 +98,11 @@ beforeAll(async () => {
   const admin = new DynamoDBClient({ region: LOCAL_REGION, endpoint });
   await ensureTable(admin, LOCAL_TABLE_NAME);
   admin.destroy();
+  keySet = newKeySetDocument();
   const ctx: AdminContext = {
     table: { doc: createDocumentClient({ endpoint }), name: LOCAL_TABLE_NAME },
     now: () => new Date(),
-    secretKey: randomBytes(32),
+    webhooks: testWebhooks(keySet),
   };
   iam = await startIamProxy({
     upstream: endpoint,
@@ -99,12 +110,16 @@ beforeAll(async () => {
     policies: stackPolicies(stack, template),
     region: LOCAL_REGION,
   });
-  // What `npm start` writes to .local/demo.json.
+  moto = await startMoto(join(workDir, 'moto.log'));
+  // What `npm start` writes to .local/demo.json, and what `npm run sam:events -- --secrets-manager`
+  // adds after storing the key set there.
   demo = {
     ...(await seedDemo(ctx, 'http://127.0.0.1:3000')),
     dynamodb_endpoint: endpoint,
     function_endpoints: iam.endpoints,
     table_name: LOCAL_TABLE_NAME,
+    secrets_manager_endpoint: moto.endpoint,
+    webhook_key_set_arn: await storeKeySet(moto.endpoint, keySet),
   };
   ctx.table.doc.destroy();
   // Rendered to disk and read back, exactly what `npm run sam:events` leaves in .local/events/.
@@ -118,6 +133,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await moto?.stop();
   await iam?.stop();
   await db?.stop();
   if (workDir) rmSync(workDir, { recursive: true, force: true });
@@ -326,6 +342,11 @@ describe('events/ and events/env.json', () => {
       const port = new URL(iam?.endpointFor(op.name) ?? '').port;
       expect(file[functionIdOf(op.name)]).toEqual({
         [LOCAL_ENDPOINT_ENV]: `http://host.docker.internal:${port}`,
+        // The functions that seal or open webhook secrets: the key set in the local Secrets Manager.
+        ...('webhookKeySet' in op && {
+          [LOCAL_SECRETS_ENDPOINT_ENV]: `http://host.docker.internal:${new URL(demo.secrets_manager_endpoint).port}`,
+          WEBHOOK_KEY_SET_ID: demo.webhook_key_set_arn,
+        }),
       });
     }
     // SAM overrides declared variables and silently drops the rest.
@@ -341,6 +362,7 @@ describe('events/ and events/env.json', () => {
   it('leaves the deployed functions on the regional endpoint: the declared endpoint variable is empty', async () => {
     for (const [, fn] of lambdaFunctions().filter(([id]) => tableFunctionIds().has(id))) {
       expect(fn.Properties.Environment.Variables[LOCAL_ENDPOINT_ENV]).toBe('');
+      expect(fn.Properties.Environment.Variables[LOCAL_SECRETS_ENDPOINT_ENV] ?? '').toBe('');
     }
     vi.stubEnv(LOCAL_ENDPOINT_ENV, '');
     try {
@@ -558,6 +580,49 @@ const sampleInvocations = {
         id: demo.paid_product_id,
         name: 'Pro plan, renamed',
         metadata: { source: 'sam-local' },
+      }),
+  },
+  'create-webhook-endpoint': {
+    what: '201, an endpoint of the demo organization with a whsec_ secret (the key set read from Secrets Manager)',
+    status: 201,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        url: 'https://sam.local.example/hooks',
+        organization_id: demo.organization_id,
+        secret: expect.stringMatching(/^whsec_/),
+      }),
+  },
+  'list-webhook-endpoints': {
+    what: "a page of the demo organization's endpoints, each with its secret",
+    status: 200,
+    check: (reply: HttpReply) => {
+      const page = reply.body as { items: { secret: string }[]; pagination: { total_count: number } };
+      expect(page.pagination.total_count).toBeGreaterThan(0);
+      for (const item of page.items) expect(item.secret).toMatch(/^whsec_/);
+    },
+  },
+  'get-webhook-endpoint': {
+    what: 'a demo endpoint, its secret opened with the key set',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        id: demo.webhook_endpoint_ids[1],
+        secret: expect.stringMatching(/^whsec_/),
+      }),
+  },
+  'update-webhook-endpoint': {
+    what: 'the demo endpoint renamed',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({ id: demo.webhook_endpoint_ids[1], name: 'Renamed by SAM local' }),
+  },
+  'reset-webhook-endpoint-secret': {
+    what: 'a demo endpoint with a new secret',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        id: demo.webhook_endpoint_ids[2],
+        secret: expect.stringMatching(/^whsec_/),
       }),
   },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;

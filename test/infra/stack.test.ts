@@ -97,6 +97,11 @@ describe.each([
         AWS_ENDPOINT_URL_DYNAMODB: '',
         METRICS_NAMESPACE: `CommerceApi/${s.stack.stage}`,
         LOG_LEVEL: 'info',
+        // Only the functions that seal or open webhook secrets learn where the key set is.
+        ...('webhookKeySet' in op && {
+          WEBHOOK_KEY_SET_ID: `CommerceApi-${s.stack.stage}/webhook-key-set`,
+          AWS_ENDPOINT_URL_SECRETS_MANAGER: '',
+        }),
       });
     }
     // The $default route's function touches no table: no table name, no endpoint to override.
@@ -144,6 +149,50 @@ describe.each([
         AllowCredentials: false,
       },
     });
+  });
+
+  it('generates the webhook key set in the shape the keyring reads, kept in prod, and grants it by ARN only to the functions that need it', () => {
+    const keySetId = logicalId(s, s.stack.webhookKeySet);
+    const secret = resources(s, 'AWS::SecretsManager::Secret')[keySetId];
+    expect(secret?.Properties.GenerateSecretString).toEqual({
+      SecretStringTemplate: '{"current":"k1"}',
+      GenerateStringKey: 'k1',
+      PasswordLength: 64,
+      ExcludePunctuation: true,
+      IncludeSpace: false,
+    });
+    expect(secret?.DeletionPolicy).toBe(s.stack.stage === 'prod' ? 'Retain' : 'Delete');
+    expect(secret?.Properties.Name).toBe(`CommerceApi-${s.stack.stage}/webhook-key-set`);
+    // Its ARN with the six random characters Secrets Manager appends, and nothing wider.
+    const arnPattern = s.stack.resolve(s.stack.webhookKeySetRef.arnPattern);
+    expect(JSON.stringify(arnPattern)).toMatch(
+      new RegExp(`:secretsmanager:.*:secret:CommerceApi-${s.stack.stage}/webhook-key-set-\\?{6}"`),
+    );
+    expect(JSON.stringify(arnPattern)).not.toContain('*');
+    expect(Object.keys(resources(s, 'AWS::SecretsManager::Secret'))).toEqual([keySetId]);
+    for (const [name] of Object.entries(s.stack.lambdaFunctions())) {
+      const secretStatements = statementsOf(s, name).filter((statement) =>
+        actionsOf([statement]).some((action) => action.startsWith('secretsmanager:')),
+      );
+      const needs = operations.some((op) => op.name === name && 'webhookKeySet' in op);
+      expect(secretStatements, name).toEqual(
+        needs
+          ? [
+              expect.objectContaining({
+                Action: 'secretsmanager:GetSecretValue',
+                Resource: arnPattern,
+              }),
+            ]
+          : [],
+      );
+    }
+    expect(operations.filter((op) => 'webhookKeySet' in op).map((op) => op.name)).toEqual([
+      'create-webhook-endpoint',
+      'list-webhook-endpoints',
+      'get-webhook-endpoint',
+      'update-webhook-endpoint',
+      'reset-webhook-endpoint-secret',
+    ]);
   });
 
   it('throttles the default stage', () => {
@@ -197,12 +246,14 @@ describe.each([
       });
       expect([...new Set(written)].sort()).toEqual([...new Set(declared)].sort());
 
-      // Anything else is logging, only into the function's own log group, and X-Ray's two actions
-      // (which take no resource-level permission).
+      // Anything else is logging, only into the function's own log group, X-Ray's two actions
+      // (which take no resource-level permission), and for the functions that seal or open webhook
+      // secrets the key set (its own test, below).
       const logGroupId = logicalId(s, s.stack.functions[name].logGroup);
       const others = statements.filter((st) => !tableStatements.includes(st));
-      expect(others).toHaveLength(2);
+      expect(others).toHaveLength('webhookKeySet' in op ? 3 : 2);
       for (const statement of others) {
+        if (asArray(statement.Action).some((action) => action.startsWith('secretsmanager:'))) continue;
         if (asArray(statement.Action).some((action) => action.startsWith('xray:'))) {
           expect(asArray(statement.Action).sort()).toEqual(XRAY_ACTIONS);
           expect(statement.Resource).toBe('*');

@@ -2,6 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import { keys } from '#shared/data/table.ts';
+import { listPartition } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -87,10 +88,23 @@ describe('Delete Webhook Endpoint', () => {
     }
   });
 
-  it('costs at most 2 DynamoDB round trips, authentication included', async () => {
+  it('costs 3 DynamoDB round trips, authentication included: the endpoint is read, then one transaction', async () => {
     const id = await fresh();
     world.resetCount();
     expect((await del(id)).status).toBe(204);
-    expect(world.roundTrips()).toBeLessThanOrEqual(2);
+    expect(world.roundTrips()).toBe(3);
+  });
+
+  it('leaves the organization’s list in the same write: its entries removed, the count lowered', async () => {
+    const list = () => listPartition(world.table, 'webhookEndpointList', world.demo.organization_id);
+    const count = async () => (await list()).count;
+    const id = await fresh();
+    const before = await count();
+    expect((await del(id)).status).toBe(204);
+    expect(await count()).toBe(before - 1);
+    expect((await list()).entries.filter((entry) => entry.id === id)).toEqual([]);
+    // A second delete, refused, changes the count no further.
+    expect((await del(id)).status).toBe(404);
+    expect(await count()).toBe(before - 1);
   });
 });

@@ -28,6 +28,7 @@ import { type OperationName, operations } from '#shared/operations.ts';
 import { expectDocumented } from '../support/contract.ts';
 import { type Fault, type FaultKind, faultyApi, isWrite } from '../support/faults.ts';
 import { expectListedInStep } from '../support/products.ts';
+import { listPartition } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -157,28 +158,14 @@ const faultOps = {
       };
     },
   },
-  'delete-webhook-endpoint': {
-    success: 204,
-    calls: ['GetItemCommand', 'UpdateItemCommand'],
-    async prepare() {
-      const { endpoint } = await createWebhookEndpoint(world.admin, {
-        organizationId: world.demo.organization_id,
-        url: 'https://hooks.example/faults',
-      });
-      return {
-        method: 'DELETE',
-        url: `/v1/webhooks/endpoints/${endpoint.id}`,
-        token: world.demo.personal_access_token,
-        async verify(_, outcome) {
-          const stored = await get(keys.webhookEndpoint(endpoint.id));
-          // Both attributes change in one write: never one without the other.
-          const deleted = stored?.deleted_at !== null;
-          expect(stored?.enabled).toBe(!deleted);
-          countFor(outcome, deleted ? 1 : 0);
-        },
-      };
-    },
-  },
+  'delete-webhook-endpoint': endpointFault('DELETE', '', (before, after) => {
+    // Marked deleted and disabled, and out of the list, in one write: never one without the others.
+    const deleted = after.item?.deleted_at !== null;
+    expect(after.item?.enabled).toBe(!deleted);
+    expect(after.entries).toHaveLength(deleted ? 0 : 3);
+    expect(before.entries).toHaveLength(3);
+    return deleted;
+  }),
   'create-customer-session': {
     success: 201,
     calls: ['GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
@@ -447,6 +434,77 @@ const faultOps = {
       };
     },
   },
+  'create-webhook-endpoint': {
+    success: 201,
+    calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const url = `https://hooks.example/faults/${crypto.randomUUID()}`;
+      return {
+        method: 'POST',
+        url: '/v1/webhooks/endpoints',
+        token: world.demo.personal_access_token,
+        body: { url, format: 'raw', events: ['customer.created'] },
+        async verify(reply, outcome) {
+          const entries = (await listEntries(world.demo.organization_id)).filter(
+            (entry) => entry.url === url,
+          );
+          const ids = [...new Set(entries.map((entry) => entry.id as string))];
+          // The endpoint and its three entries are written together or not at all.
+          for (const id of ids) {
+            expect(await get(keys.webhookEndpoint(id))).toBeDefined();
+            expect(entries.filter((entry) => entry.id === id)).toHaveLength(3);
+          }
+          countFor(outcome, ids.length);
+          if (reply.status === 201) expect(ids).toEqual([reply.body.id]);
+        },
+      };
+    },
+  },
+  'list-webhook-endpoints': {
+    success: 200,
+    // The token, the list's count (its shards, one Query), one Query of its entries.
+    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        // One criterion, ascending, on unique values: the entries' order is exact, so the page is one
+        // Query of two entries however many endpoints share a millisecond.
+        url: '/v1/webhooks/endpoints?limit=2&sorting=url',
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.items.length).toBeGreaterThan(0);
+        },
+      };
+    },
+  },
+  'get-webhook-endpoint': {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand'],
+    async prepare() {
+      const id = world.demo.webhook_endpoint_ids[1] as string;
+      return {
+        method: 'GET',
+        url: `/v1/webhooks/endpoints/${id}`,
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.id).toBe(id);
+        },
+      };
+    },
+  },
+  'update-webhook-endpoint': endpointFault('PATCH', '', (_, after, body) => {
+    // The endpoint and its moved entries change together.
+    const renamed = after.item?.name === (body as { name: string }).name;
+    expect(after.entries).toHaveLength(3);
+    for (const entry of after.entries) expect(entry.name).toBe(after.item?.name);
+    return renamed;
+  }),
+  'reset-webhook-endpoint-secret': endpointFault('PATCH', '/secret', (before, after) => {
+    const reset = after.item?.secret_ciphertext !== before.item?.secret_ciphertext;
+    if (reset) expect(after.item?.previous_secret_ciphertext).toBe(before.item?.secret_ciphertext);
+    for (const entry of after.entries) expect(entry.secret_ciphertext).toBe(after.item?.secret_ciphertext);
+    return reset;
+  }),
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
 
 /** Ids of the demo organization's products of this name (read from the name order of its list). */
@@ -545,6 +603,53 @@ function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultO
             expect(stored?.ended_at !== null && stored?.ended_at !== undefined).toBe(changed);
           }
           countFor(outcome, changed ? 1 : 0);
+        },
+      };
+    },
+  };
+}
+
+/** The entries of an organization's webhook endpoint list (one per sort field of each endpoint). */
+const listEntries = async (organizationId: string) =>
+  (await listPartition(world.table, 'webhookEndpointList', organizationId)).entries;
+
+interface EndpointState {
+  item: Record<string, unknown> | undefined;
+  entries: Record<string, unknown>[];
+}
+
+/**
+ * A change to a fresh endpoint: the read, then one transaction. `judge` says from the state before
+ * and after whether the change was applied, and checks that the endpoint and its list entries moved
+ * together.
+ */
+function endpointFault(
+  method: 'PATCH' | 'DELETE',
+  suffix: string,
+  judge: (before: EndpointState, after: EndpointState, body: unknown) => boolean,
+): Omit<FaultOp, 'operationId'> {
+  return {
+    success: method === 'DELETE' ? 204 : 200,
+    calls: ['GetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const { endpoint } = await createWebhookEndpoint(world.admin, {
+        organizationId: world.demo.organization_id,
+        url: `https://hooks.example/faults/${crypto.randomUUID()}`,
+      });
+      const state = async (): Promise<EndpointState> => ({
+        item: await get(keys.webhookEndpoint(endpoint.id)),
+        entries: (await listEntries(world.demo.organization_id)).filter((entry) => entry.id === endpoint.id),
+      });
+      const before = await state();
+      const body =
+        method === 'PATCH' && suffix === '' ? { name: `faults ${crypto.randomUUID()}` } : undefined;
+      return {
+        method,
+        url: `/v1/webhooks/endpoints/${endpoint.id}${suffix}`,
+        token: world.demo.personal_access_token,
+        ...(body ? { body } : {}),
+        async verify(_, outcome) {
+          countFor(outcome, judge(before, await state(), body) ? 1 : 0);
         },
       };
     },

@@ -156,6 +156,12 @@ const mustReach = {
   listProducts: [200, 401, 403, 422],
   // A price change of one of ours may meet a product that holds its 100 prices: 200 or 422.
   updateProduct: [200, 401, 403, 404, 413, 415, 422],
+  createWebhookEndpoint: [201, 401, 403, 413, 415, 422],
+  listWebhookEndpoints: [200, 401, 403, 422],
+  getWebhookEndpoint: [200, 401, 403, 404, 422],
+  // A change of one of ours is a 200 or, under concurrent changes, a 409: never definite.
+  updateWebhookEndpoint: [401, 403, 404, 413, 415, 422],
+  resetWebhookEndpointSecret: [401, 403, 404, 422],
   getClient: [200, 401],
   updateClient: [200, 400, 401, 413, 415, 422],
   // A delete's success cannot be told in advance (another case of the batch may delete first).

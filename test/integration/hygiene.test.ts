@@ -23,7 +23,7 @@ import { faultyApi } from '../support/faults.ts';
 import { canonical, digestChanges, scanTable, tableDigest } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
-const SECRET_SHAPE = /polar_(?:pat|cst|cs|whs)_/;
+const SECRET_SHAPE = /polar_(?:pat|cst|cs|whs)_|whsec_/;
 const CONSOLE = ['log', 'error', 'warn', 'info', 'debug'] as const;
 
 let world: World;
@@ -66,7 +66,7 @@ function leaks(text: string): string[] {
   const found: string[] = [];
   if (SECRET_SHAPE.test(text)) found.push(`secret-shaped text: …${text.match(SECRET_SHAPE)?.[0]}…`);
   for (const secret of secrets) {
-    const random = secret.replace(/^polar_[a-z]+_/, '');
+    const random = secret.replace(/^(?:polar_[a-z]+|whsec)_/, '');
     if (text.includes(random)) found.push(`${secret.slice(0, 14)}…`);
   }
   return found;
@@ -90,9 +90,30 @@ describe('secrets never reach the table, the logs or other answers', () => {
         url: 'https://hooks.example/hygiene',
         format,
       });
-      expect(secret).toMatch(/^polar_whs_/);
+      expect(secret).toMatch(/^whsec_/);
       secrets.add(secret);
     }
+    // Through the API: create, read, list and reset; each answer carries only its own endpoint's secret.
+    const created = await world.call('POST', '/v1/webhooks/endpoints', {
+      token: pat,
+      body: { url: 'https://hooks.example/hygiene-api', format: 'raw', events: ['customer.created'] },
+    });
+    expect(created.status).toBe(201);
+    secrets.add(created.body.secret);
+    record('create endpoint', created, created.body.secret);
+    const endpointUrl = `/v1/webhooks/endpoints/${created.body.id}`;
+    record('get endpoint', await world.call('GET', endpointUrl, { token: pat }), created.body.secret);
+    const reset = await world.call('PATCH', `${endpointUrl}/secret`, { token: pat });
+    expect(reset.status).toBe(200);
+    secrets.add(reset.body.secret);
+    record('reset endpoint secret', reset, reset.body.secret);
+    record(
+      'refused endpoint',
+      await world.call('POST', '/v1/webhooks/endpoints', {
+        token: pat,
+        body: { url: 'https://10.0.0.1/', format: 'raw', events: [] },
+      }),
+    );
     // More tokens: a second user's PAT, a fresh session.
     const user = await createUser(admin, { email: 'hygiene@x.example' });
     await addMember(admin, demo.organization_id, user.id);

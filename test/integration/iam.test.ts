@@ -387,6 +387,70 @@ const scenarios = {
       step('an unknown product', await patch(randomUUID(), { name: 'nobody' }), 404),
     ];
   },
+  'create-webhook-endpoint': async (world) => {
+    const create = (idempotencyKey: string, url: string) =>
+      world.call('POST', '/v1/webhooks/endpoints', {
+        token: world.demo.personal_access_token,
+        headers: { 'idempotency-key': idempotencyKey },
+        body: { url, format: 'raw', events: ['customer.created'] },
+      });
+    const created = await create(key('hook'), 'https://hooks.example.com/iam');
+    const replayed = await create(key('hook'), 'https://hooks.example.com/iam');
+    // Refused by the service after the key is claimed: the claim is released, so the retry runs again.
+    const refused = await create(key('private'), 'https://10.0.0.1/iam');
+    const retried = await create(key('private'), 'https://10.0.0.1/iam');
+    return [
+      step('create', created, 201),
+      step('replay with the same key', replayed, 201, { reply: created, field: 'secret' }),
+      step('a private address, refused after claiming its key', refused, 422),
+      step('retry of the refused request', retried, 422),
+    ];
+  },
+  'list-webhook-endpoints': async (world) => {
+    const list = (query: string) =>
+      world.call('GET', `/v1/webhooks/endpoints${query}`, { token: world.demo.personal_access_token });
+    return [
+      step('newest first', await list('?limit=2'), 200),
+      step('by name, then url', await list('?sorting=-name&sorting=url'), 200),
+      step('past the end (counts only)', await list('?page=50'), 200),
+    ];
+  },
+  'get-webhook-endpoint': async (world) => {
+    const get = (id: string) =>
+      world.call('GET', `/v1/webhooks/endpoints/${id}`, { token: world.demo.personal_access_token });
+    return [
+      step('an endpoint', await get(world.demo.webhook_endpoint_ids[1] as string), 200),
+      step('an unknown endpoint', await get(randomUUID()), 404),
+    ];
+  },
+  'update-webhook-endpoint': async (world) => {
+    const { endpoint } = await createWebhookEndpoint(world.admin, {
+      organizationId: world.demo.organization_id,
+      url: 'https://hooks.example/iam-update',
+    });
+    const update = (body: unknown) =>
+      world.call('PATCH', `/v1/webhooks/endpoints/${endpoint.id}`, {
+        token: world.demo.personal_access_token,
+        body,
+      });
+    return [
+      // Name and URL move their list entries: old ones deleted, new ones put.
+      step('rename and move', await update({ name: `IAM ${run}`, url: 'https://moved.example/iam' }), 200),
+      step('disable', await update({ enabled: false }), 200),
+      step('nothing to change (no write)', await update({}), 200),
+    ];
+  },
+  'reset-webhook-endpoint-secret': async (world) => {
+    const { endpoint } = await createWebhookEndpoint(world.admin, {
+      organizationId: world.demo.organization_id,
+      url: 'https://hooks.example/iam-reset',
+    });
+    const reset = () =>
+      world.call('PATCH', `/v1/webhooks/endpoints/${endpoint.id}/secret`, {
+        token: world.demo.personal_access_token,
+      });
+    return [step('reset', await reset(), 200), step('reset again', await reset(), 200)];
+  },
 } satisfies Record<OperationName, Scenario>;
 
 /** One element of one DynamoDB statement of one function's policy, and the policy without it. */

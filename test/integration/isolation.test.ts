@@ -340,6 +340,22 @@ function lifecycleRow(method: 'PATCH' | 'DELETE'): Probe {
   };
 }
 
+/** An endpoint of another organization, or a deleted one, is read and changed by nobody. */
+function endpointRow(method: 'GET' | 'PATCH', suffix = '', body?: unknown): Probe {
+  return {
+    ids: async () => [
+      ['endpoint of another organization', world.demo.other_organization.webhook_endpoint_id],
+      ['deleted endpoint', deletedEndpointId],
+      ['deleted endpoint of another organization', otherDeletedEndpointId],
+    ],
+    send: (id) =>
+      world.call(method, `/v1/webhooks/endpoints/${id}${suffix}`, {
+        token: world.demo.personal_access_token,
+        ...(body === undefined ? {} : { body }),
+      }),
+  };
+}
+
 async function registered(token: string): Promise<{ client_id: string; registration_access_token: string }> {
   const reply = await world.call('POST', '/v1/oauth2/register', {
     token,
@@ -495,6 +511,17 @@ const isolationMatrix = {
         body: { name: 'taken over', is_archived: true },
       }),
   },
+  'create-webhook-endpoint': {
+    namesNoResource:
+      'a new endpoint names no existing resource; a foreign organization_id is refused as an unknown one (webhook-endpoints.test.ts)',
+  },
+  'list-webhook-endpoints': {
+    namesNoResource:
+      "lists the caller's organizations only; an organization_id of another organization matches nothing (webhook-endpoints.test.ts)",
+  },
+  'get-webhook-endpoint': endpointRow('GET'),
+  'update-webhook-endpoint': endpointRow('PATCH', '', { name: 'taken over' }),
+  'reset-webhook-endpoint-secret': endpointRow('PATCH', '/secret'),
 } satisfies Record<OperationName, Row>;
 
 /** A change or delete by id: another organization's customer and a deleted one answer as unknown. */

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deliveryHeaders } from '#shared/domain/webhook-signature.ts';
+import { addressGuard } from '#shared/webhooks/address-guard.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelaySeconds } from '#shared/webhooks/retry.ts';
 import { guardedLookup, SNIPPET_BYTES, sendAttempt } from '#shared/webhooks/send.ts';
 
@@ -110,6 +111,22 @@ describe('sendAttempt', () => {
     });
     expect(attempt.error).toBe('address refused');
     expect(received).toEqual([]);
+  });
+
+  it('by default applies the guard endpoints were saved under: loopback refused, literal addresses included (no lookup runs for them)', async () => {
+    const { url, received } = await receiver((_, res) => res.writeHead(200).end());
+    const port = new URL(url).port;
+    for (const target of [url, `http://localhost:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`]) {
+      expect((await sendAttempt(target, {}, payload)).error, target).toBe('address refused');
+    }
+    // The local allowance, as npm start passes it, reaches the same receiver.
+    expect(
+      await sendAttempt(url, {}, payload, { guard: addressGuard({ allowLoopback: true }) }),
+    ).toMatchObject({
+      status: 200,
+      delivered: true,
+    });
+    expect(received).toHaveLength(1);
   });
 
   it('an unreachable port is a failed attempt with a reason, not an exception', async () => {

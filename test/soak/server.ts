@@ -8,6 +8,8 @@
 import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import { startLocalStack } from '#scripts/local/stack.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { staticKeyring } from '#shared/domain/keyring.ts';
+import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-guard.ts';
 
 const ENDPOINTS = Number(process.env.SOAK_ENDPOINTS ?? 300);
 
@@ -20,7 +22,7 @@ const doc = createDocumentClient({ endpoint: stack.demo.dynamodb_endpoint });
 const admin = {
   table: { doc, name: stack.demo.table_name },
   now: () => new Date(),
-  secretKey: Buffer.from(stack.secretKey, 'base64'),
+  webhooks: { keyring: staticKeyring(stack.keySet), addresses: DEPLOYED_ADDRESS_POLICY },
 };
 const endpoints: string[] = [];
 for (let i = 0; i < ENDPOINTS; i += 20) {

@@ -11,6 +11,8 @@ import { deleteTable, ensureTable } from '../../scripts/local/create-table.ts';
 import { startDynamoDbLocal } from '../../scripts/local/dynamodb-local.ts';
 import type { StackPolicies } from '../../scripts/local/iam/policy.ts';
 import { synthesizePolicies } from '../../scripts/local/iam/synth.ts';
+import { newKeySetDocument, staticKeyring } from '../../shared/domain/keyring.ts';
+import type { WebhookSettings } from '../../shared/runtime.ts';
 import { type SeedSnapshot, takeSnapshot } from './snapshot.ts';
 
 declare module 'vitest' {
@@ -64,10 +66,23 @@ async function seedOnce(): Promise<SeedSnapshot> {
   const fresh = await freshTable('seed-snapshot');
   try {
     const table = { doc: fresh.client, name: fresh.tableName };
-    return await takeSnapshot(fresh.base, { table, now: () => new Date(), secretKey: randomBytes(32) });
+    const keySet = newKeySetDocument();
+    return await takeSnapshot(
+      fresh.base,
+      { table, now: () => new Date(), webhooks: testWebhooks(keySet) },
+      keySet,
+    );
   } finally {
     await fresh.drop();
   }
+}
+
+/**
+ * Webhook settings over a key set held in memory; loopback refused unless asked for, as deployed
+ * (`npm start` asks for it).
+ */
+export function testWebhooks(keySet: string, allowLoopback = false): WebhookSettings {
+  return { keyring: staticKeyring(keySet), addresses: { allowLoopback } };
 }
 
 /** The seed globalSetup took. */

@@ -182,6 +182,7 @@ export function faultyApi(world: World, fault?: Fault, options: FaultyApiOptions
   const clients = functionClients({
     endpointFor: options.endpoint ? () => options.endpoint as string : world.iam.endpointFor,
     tableName: world.table.name,
+    webhooks: world.admin.webhooks,
     configure: (doc) => {
       injector.attach(doc);
       options.configure?.(doc);

@@ -35,9 +35,11 @@ import {
   productRecord,
   type StoredProduct,
   storedProduct,
+  type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
 import { keys, LIST_COUNT_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
+import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
 import type { UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
@@ -57,6 +59,8 @@ export interface FuzzContext {
   demo: DemoData;
   /** Live webhook endpoints of the demo organization, there to be deleted (once each). */
   endpointPool: string[];
+  /** Endpoints nobody deletes, read, changed and reset by the cases: four of ours, one of theirs. */
+  keptEndpoints: Map<string, Tenant>;
   deletedCustomerId: string;
   /** Sessions of customers of both organizations, with their customer's wallet count. */
   sessions: { customerId: string; token: string; wallets: number; walletIds: string[] }[];
@@ -103,6 +107,14 @@ export async function fuzzContext(
     });
     endpointPool.push(endpoint.id);
   }
+  const keptEndpoints = new Map<string, Tenant>();
+  for (const [i, tenant] of (['ours', 'ours', 'ours', 'ours', 'theirs'] as const).entries()) {
+    const { endpoint } = await createWebhookEndpoint(admin, {
+      organizationId: tenant === 'ours' ? demo.organization_id : demo.other_organization.organization_id,
+      url: `https://hooks.example/${options.label}/kept/${i}`,
+    });
+    keptEndpoints.set(endpoint.id, tenant);
+  }
   const gone = await createCustomer(admin, {
     organizationId: demo.organization_id,
     email: `gone@${options.label}.example`,
@@ -140,7 +152,7 @@ export async function fuzzContext(
     const pool: RegisteredPair[] = [];
     for (let i = 0; i < n; i++) {
       const client = await createClient(
-        { table: admin.table, now: () => new Date() },
+        admin,
         registrant,
         { redirect_uris: ['https://app.example/cb'], client_name: `${options.label} ${name} ${i}` },
         { baseUrl: 'http://api.test' },
@@ -153,7 +165,7 @@ export async function fuzzContext(
   const subscribe = async (tenant: Tenant) => {
     const other = tenant === 'theirs';
     const created = await createSubscription(
-      { table: admin.table, now: () => new Date() },
+      admin,
       other ? { ...registrant, organizationIds: [demo.other_organization.organization_id] } : registrant,
       other
         ? {
@@ -185,7 +197,7 @@ export async function fuzzContext(
   await createCustomer(admin, { organizationId: demo.organization_id, email: 'taken@fuzz.example' });
   await subscribe('theirs');
   // Deleted as Delete Customer deletes (its guards and list entries go with it).
-  await deleteCustomer({ table: admin.table, now: () => new Date() }, registrant, { id: gone.id }, false);
+  await deleteCustomer(admin, registrant, { id: gone.id }, false);
   const pool = async (kind: string, tenant: Tenant, n: number): Promise<PoolCustomer[]> => {
     const made: PoolCustomer[] = [];
     for (let i = 0; i < n; i++) {
@@ -209,6 +221,7 @@ export async function fuzzContext(
     customers,
     demo,
     endpointPool,
+    keptEndpoints,
     subscriptions,
     products,
     clients: {
@@ -3504,7 +3517,397 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
       '/v1/subscriptions/',
       new Map<string, Tenant>([[ctx.demo.subscription_id, 'ours']]),
     ),
+    createWebhookEndpoint: createWebhookEndpointArb(ctx),
+    listWebhookEndpoints: listWebhookEndpointsArb(ctx),
+    getWebhookEndpoint: endpointChangeArb(ctx, 'getWebhookEndpoint'),
+    updateWebhookEndpoint: endpointChangeArb(ctx, 'updateWebhookEndpoint'),
+    resetWebhookEndpointSecret: endpointChangeArb(ctx, 'resetWebhookEndpointSecret'),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhook endpoints: create, list, get, update, reset the secret
+// ---------------------------------------------------------------------------------------------
+
+/** The events of the 1.x client, as the contract lists them (independent of the OpenAPI document). */
+const EVENT_TYPES = [
+  'checkout.created',
+  'checkout.updated',
+  'checkout.expired',
+  'customer.created',
+  'customer.updated',
+  'customer.deleted',
+  'customer.state_changed',
+  'customer_seat.assigned',
+  'customer_seat.claimed',
+  'customer_seat.revoked',
+  'member.created',
+  'member.updated',
+  'member.deleted',
+  'order.created',
+  'order.updated',
+  'order.paid',
+  'order.refunded',
+  'subscription.created',
+  'subscription.updated',
+  'subscription.active',
+  'subscription.canceled',
+  'subscription.uncanceled',
+  'subscription.cycled',
+  'subscription.revoked',
+  'subscription.past_due',
+  'subscription.paused',
+  'subscription.resumed',
+  'subscription.migrated',
+  'refund.created',
+  'refund.updated',
+  'product.created',
+  'product.updated',
+  'discount.created',
+  'discount.updated',
+  'discount.deleted',
+  'benefit.created',
+  'benefit.updated',
+  'benefit_grant.created',
+  'benefit_grant.cycled',
+  'benefit_grant.updated',
+  'benefit_grant.revoked',
+  'organization.updated',
+];
+
+/** URLs by the verdict the contract gives them, written down here rather than computed by the guard. */
+const WEBHOOK_URLS: [string, 'ok' | 'refused'][] = [
+  ['https://hooks.example.com/fuzz', 'ok'],
+  ['https://HOOKS.example.org:8443/a/b?c=d', 'ok'],
+  ['  https://padded.example.com/  ', 'ok'],
+  ['https://8.8.8.8/hooks', 'ok'],
+  ['https://[2001:4860:4860::8888]/hooks', 'ok'],
+  ['https://xn--bcher-kva.example/', 'ok'],
+  ['http://hooks.example.com/', 'refused'],
+  ['ftp://hooks.example.com/', 'refused'],
+  ['https://user@hooks.example.com/', 'refused'],
+  ['https://localhost/', 'refused'],
+  ['https://a.localhost/', 'refused'],
+  ['https://127.0.0.1/', 'refused'],
+  ['https://2130706433/', 'refused'],
+  ['https://0x7f.0.0.1/', 'refused'],
+  ['https://10.0.0.1/', 'refused'],
+  ['https://172.16.5.4/', 'refused'],
+  ['https://192.168.0.1/', 'refused'],
+  ['https://100.64.1.1/', 'refused'],
+  ['https://169.254.169.254/', 'refused'],
+  ['https://0.0.0.0/', 'refused'],
+  ['https://224.0.0.1/', 'refused'],
+  ['https://[::1]/', 'refused'],
+  ['https://[::]/', 'refused'],
+  ['https://[fe80::1]/', 'refused'],
+  ['https://[fc00::1]/', 'refused'],
+  ['https://[::ffff:127.0.0.1]/', 'refused'],
+  ['https://[::ffff:8.8.8.8]/', 'ok'],
+  ['https://intranet/', 'refused'],
+  ['https://bad_host.example/', 'refused'],
+  ['https:hooks.example.com', 'refused'],
+  ['not a url', 'refused'],
+];
+const webhookUrlArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 10, arbitrary: fc.constantFrom(...WEBHOOK_URLS.map(([url]) => url)) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('', 'https://a.example/\u0001', `https://a.example/${'x'.repeat(2070)}`),
+  },
+  { weight: 1, arbitrary: jsonValue },
+);
+const urlVerdict = new Map(WEBHOOK_URLS);
+const webhookNameArb = fc.oneof(
+  printable(1, 30),
+  fc.constant(null),
+  fc.constantFrom('', 'bell\u0007', 'x'.repeat(257)),
+);
+const eventsArb = fc.oneof(
+  { weight: 6, arbitrary: fc.array(fc.constantFrom(...EVENT_TYPES), { maxLength: 6 }) },
+  {
+    weight: 1,
+    arbitrary: fc.array(fc.constantFrom('order.shipped', 'CUSTOMER.CREATED', '', 7), {
+      minLength: 1,
+      maxLength: 2,
+    }),
+  },
+  { weight: 1, arbitrary: jsonValue },
+);
+const formatArb = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom('raw', 'discord', 'slack') },
+  { weight: 1, arbitrary: jsonValue },
+);
+
+const webhookUrlShapeOk = (v: unknown) => stringOk(v, 1, 2083);
+const nameOk = (v: unknown) => v === null || stringOk(v, 1, 256);
+const formatOk = (v: unknown) => typeof v === 'string' && ['raw', 'discord', 'slack'].includes(v);
+const eventsOk = (v: unknown) =>
+  Array.isArray(v) && v.every((e) => typeof e === 'string' && EVENT_TYPES.includes(e));
+
+const refusedUrl = (): Oracle => ({
+  statuses: [422],
+  errors: ['RequestValidationError'],
+  check: (reply) =>
+    expect((reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc)).toEqual([
+      ['body', 'url'],
+    ]),
+});
+
+/** An independent reading of WebhookEndpointCreate, the organization rule, then the URL rule. */
+function webhookCreateModel(ctx: FuzzContext, parsed: unknown, tenant: Tenant): Oracle {
+  const body = parsed as Record<string, unknown>;
+  const valid =
+    webhookUrlShapeOk(body.url) &&
+    formatOk(body.format) &&
+    eventsOk(body.events) &&
+    (body.name === undefined || nameOk(body.name)) &&
+    (body.organization_id === undefined || body.organization_id === null || isUuid4(body.organization_id));
+  if (!valid) return requestValidation('body');
+  const own = tenant === 'ours' ? ctx.demo.organization_id : ctx.demo.other_organization.organization_id;
+  const org = body.organization_id;
+  if (typeof org === 'string' && org.toLowerCase() !== own) {
+    return { statuses: [422], errors: ['PolarRequestValidationError'] };
+  }
+  const verdict = urlVerdict.get(body.url as string);
+  if (verdict !== 'ok') return refusedUrl();
+  return {
+    statuses: [201],
+    check: (reply) => {
+      const created = reply.body as Record<string, unknown>;
+      expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      expect(created.organization_id).toBe(own);
+      expect(created.events).toEqual([...new Set(body.events as string[])]);
+      expect(created.name).toBe(body.name ?? null);
+    },
+  };
+}
+
+function createWebhookEndpointArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const value = fc.record(
+    {
+      url: webhookUrlArb,
+      name: webhookNameArb,
+      format: formatArb,
+      events: eventsArb,
+      // Left out most of the time by the record itself (no key is required): never an explicit
+      // undefined, which the body text would not carry while the generators think it does.
+      organization_id: fc.oneof(
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            ctx.demo.organization_id,
+            ctx.demo.other_organization.organization_id,
+            null,
+          ),
+        },
+        { weight: 1, arbitrary: fc.oneof(fc.uuid({ version: 4 }), badId) },
+      ),
+    },
+    { requiredKeys: [] },
+  );
+  return fc.tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(value), fc.boolean()).map(
+    ([auth, type, body, slash]): FuzzCase => ({
+      operationId: 'createWebhookEndpoint',
+      request: {
+        method: 'POST',
+        url: slash ? '/v1/webhooks/endpoints/' : '/v1/webhooks/endpoints',
+        headers: {
+          ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+          ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+        },
+        body: body.bytes ?? body.text,
+      },
+      oracle: postOracle(auth, type, body, (parsed, tenant) => webhookCreateModel(ctx, parsed, tenant)),
+    }),
+  );
+}
+
+const WEBHOOK_SORTS = ['created_at', '-created_at', 'url', '-url', 'name', '-name'];
+
+function listWebhookEndpointsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const param = fc.oneof(
+    fc.tuple(fc.constant('page'), intRaw),
+    fc.tuple(fc.constant('limit'), intRaw),
+    fc.tuple(
+      fc.constant('sorting'),
+      fc.oneof(fc.constantFrom(...WEBHOOK_SORTS), fc.constantFrom('secret', 'Name', '')),
+    ),
+    fc.tuple(
+      fc.constant('organization_id'),
+      fc.oneof(
+        fc.constantFrom(ctx.demo.organization_id, ctx.demo.other_organization.organization_id),
+        fc.uuid({ version: 4 }),
+        fc.constant('nope'),
+      ),
+    ),
+  );
+  return fc
+    .tuple(authArb(ctx, 'pat', true), fc.array(param, { maxLength: 5 }), fc.boolean())
+    .map(([auth, pairs, slash]): FuzzCase => {
+      const query = pairs.map(([k, v]) => `${k}=${encodeURIComponent(toWellFormed(v))}`).join('&');
+      const url = `/v1/webhooks/endpoints${slash ? '/' : ''}${query ? `?${query}` : ''}`;
+      const request = {
+        method: 'GET' as const,
+        url,
+        headers: (auth.header !== undefined ? { authorization: auth.header } : {}) as Record<string, string>,
+      };
+      const outcome = auth.outcome;
+      if (!passed(outcome)) {
+        return {
+          operationId: 'listWebhookEndpoints',
+          request,
+          oracle: { statuses: [outcome.status], errors: outcome.errors },
+        };
+      }
+      if (!pairs.every(([, v]) => v === toWellFormed(v))) {
+        return { operationId: 'listWebhookEndpoints', request, oracle: anything([200, 422]) };
+      }
+      const last = (name: string) => pairs.filter(([k]) => k === name).at(-1)?.[1];
+      const page =
+        last('page') === undefined
+          ? ({ valid: true, value: 1n } as IntVerdict)
+          : integerParameter(last('page') as string);
+      const limit =
+        last('limit') === undefined
+          ? ({ valid: true, value: 10n } as IntVerdict)
+          : integerParameter(last('limit') as string);
+      const sortsOk = pairs.every(([k, v]) => k !== 'sorting' || WEBHOOK_SORTS.includes(v));
+      const orgsOk = pairs.every(([k, v]) => k !== 'organization_id' || isUuid4(v));
+      if (!page.valid || !limit.valid || !sortsOk || !orgsOk) {
+        return { operationId: 'listWebhookEndpoints', request, oracle: requestValidation('query') };
+      }
+      const own =
+        outcome.tenant === 'ours' ? ctx.demo.organization_id : ctx.demo.other_organization.organization_id;
+      const filters = pairs.filter(([k]) => k === 'organization_id').map(([, v]) => v.toLowerCase());
+      const visible = filters.length === 0 || filters.includes(own);
+      const effective = Number(limit.value < 100n ? limit.value : 100n);
+      return {
+        operationId: 'listWebhookEndpoints',
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply) => {
+            const body = reply.body as {
+              items: { organization_id: string; secret: string }[];
+              pagination: { total_count: number; max_page: number };
+            };
+            const { total_count: total, max_page: maxPage } = body.pagination;
+            if (!visible) expect(total).toBe(0);
+            expect(maxPage).toBe(Math.ceil(total / effective));
+            const skipped = (page.value - 1n) * BigInt(effective);
+            expect(body.items).toHaveLength(
+              skipped >= BigInt(total) ? 0 : Math.min(effective, total - Number(skipped)),
+            );
+            for (const item of body.items) {
+              expect(item.organization_id).toBe(own);
+              expect(item.secret).toMatch(/^whsec_/);
+            }
+          },
+        },
+      };
+    });
+}
+
+/** Get, update or reset one of the kept endpoints (or a foreign, unknown or malformed id). */
+function endpointChangeArb(
+  ctx: FuzzContext,
+  operationId: 'getWebhookEndpoint' | 'updateWebhookEndpoint' | 'resetWebhookEndpointSecret',
+): fc.Arbitrary<FuzzCase> {
+  const idArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...ctx.keptEndpoints.keys()) },
+    { weight: 1, arbitrary: fc.constantFrom(...ctx.keptEndpoints.keys()).map((id) => id.toUpperCase()) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    {
+      weight: 2,
+      arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0 && !/^\.+$/.test(v)),
+    },
+  );
+  const suffix = operationId === 'resetWebhookEndpointSecret' ? '/secret' : '';
+  const verdict = (id: string, tenant: Tenant, body?: Record<string, unknown>): Oracle => {
+    const sent = toWellFormed(id);
+    if (!isUuid4(sent)) return requestValidation('path', ['path', 'id']);
+    if (body !== undefined) {
+      const valid =
+        (body.url === undefined || body.url === null || webhookUrlShapeOk(body.url)) &&
+        (body.name === undefined || nameOk(body.name)) &&
+        (body.format === undefined || body.format === null || formatOk(body.format)) &&
+        (body.events === undefined || body.events === null || eventsOk(body.events)) &&
+        (body.enabled === undefined || body.enabled === null || typeof body.enabled === 'boolean');
+      if (!valid) return requestValidation('body');
+    }
+    if (ctx.keptEndpoints.get(sent.toLowerCase()) !== tenant) {
+      return {
+        statuses: [404],
+        check: (reply) => expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+      };
+    }
+    if (typeof body?.url === 'string' && urlVerdict.get(body.url) !== 'ok') return refusedUrl();
+    return {
+      // Concurrent changes of one endpoint may keep winning: 409, to retry.
+      statuses: operationId === 'getWebhookEndpoint' ? [200] : [200, 409],
+      check: (reply) => {
+        if (reply.status === 409) return;
+        const endpoint = reply.body as Record<string, unknown>;
+        expect(endpoint.id).toBe(sent.toLowerCase());
+        expect(endpoint.secret).toMatch(/^whsec_/);
+        if (body?.name !== undefined) expect(endpoint.name).toBe(body.name);
+        if (typeof body?.enabled === 'boolean') expect(endpoint.enabled).toBe(body.enabled);
+      },
+    };
+  };
+  return fc.tuple(idArb, fc.boolean()).chain(([id, slash]) => {
+    const url = `/v1/webhooks/endpoints/${encodeURIComponent(toWellFormed(id))}${suffix}${slash ? '/' : ''}`;
+    if (operationId !== 'updateWebhookEndpoint') {
+      return authArb(ctx, 'pat', true).map((auth): FuzzCase => {
+        const request = {
+          method: operationId === 'getWebhookEndpoint' ? ('GET' as const) : ('PATCH' as const),
+          url,
+          headers: (auth.header !== undefined ? { authorization: auth.header } : {}) as Record<
+            string,
+            string
+          >,
+        };
+        if (!passed(auth.outcome))
+          return {
+            operationId,
+            request,
+            oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+          };
+        return { operationId, request, oracle: verdict(id, auth.outcome.tenant) };
+      });
+    }
+    const value = fc.record(
+      {
+        url: webhookUrlArb,
+        name: webhookNameArb,
+        format: fc.oneof(formatArb, fc.constant(null)),
+        events: fc.oneof(eventsArb, fc.constant(null)),
+        enabled: fc.oneof(fc.boolean(), fc.constant(null), jsonValue),
+      },
+      { requiredKeys: [] },
+    );
+    return fc.tuple(authArb(ctx, 'pat', true), contentTypeArb, bodyArb(value)).map(
+      ([auth, type, body]): FuzzCase => ({
+        operationId,
+        request: {
+          method: 'PATCH',
+          url,
+          headers: {
+            ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+            ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+          },
+          body: body.bytes ?? body.text,
+        },
+        oracle:
+          passed(auth.outcome) && type.json && !isUuid4(toWellFormed(id)) && parsesToNonObject(body)
+            ? requestValidation('path', ['path', 'id'])
+            : postOracle(auth, type, body, (parsed, tenant) =>
+                verdict(id, tenant, parsed as Record<string, unknown>),
+              ),
+      }),
+    );
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3572,6 +3975,16 @@ export function checkReply(c: FuzzCase, reply: FuzzReply): void {
   }
 }
 
+/** The table item a transaction write names. */
+const writtenKey = (write: ReturnType<typeof listedWrites>[number]): string =>
+  itemKey(
+    'Put' in write
+      ? (write.Put.Item as { PK: string; SK: string })
+      : 'Update' in write
+        ? write.Update.Key
+        : write.Delete.Key,
+  );
+
 /** The items a customer in this state is written as: the item, its guards, its list entries and count shard. */
 function customerItemKeys(customer: CustomerState): string[] {
   const writes = listedWrites(
@@ -3579,19 +3992,7 @@ function customerItemKeys(customer: CustomerState): string[] {
     customerListing,
     customerEntry(customer),
   );
-  return [
-    itemKey(keys.customer(customer.id)),
-    ...guardKeysOf(customer),
-    ...writes.map((write) =>
-      itemKey(
-        'Put' in write
-          ? (write.Put.Item as { PK: string; SK: string })
-          : 'Update' in write
-            ? write.Update.Key
-            : write.Delete.Key,
-      ),
-    ),
-  ];
+  return [itemKey(keys.customer(customer.id)), ...guardKeysOf(customer), ...writes.map(writtenKey)];
 }
 
 const guardKeysOf = (customer: CustomerState): string[] => [
@@ -3640,6 +4041,27 @@ function productBefore(before: TableDigest, id: string): StoredProduct | undefin
   return text === undefined ? undefined : storedProduct(productRecord(JSON.parse(text)));
 }
 
+/** The items an endpoint in this state is written as: the item, its list entries and its count shard. */
+function endpointItemKeys(
+  endpoint: Pick<WebhookEndpointRecord, 'id' | 'organization_id' | 'url' | 'name' | 'created_at'>,
+): string[] {
+  const writes = listedWrites(
+    { name: 'fuzz', doc: undefined as never },
+    webhookEndpointListing,
+    endpoint as WebhookEndpointRecord,
+  );
+  return [itemKey(keys.webhookEndpoint(endpoint.id)), ...writes.map(writtenKey)];
+}
+
+/** An endpoint as the batch's "before" digest holds it. */
+function endpointBefore(before: TableDigest, id: string): WebhookEndpointRecord | undefined {
+  const text = before.items.get(itemKey(keys.webhookEndpoint(id)));
+  return text === undefined ? undefined : webhookEndpointRecord(JSON.parse(text));
+}
+
+const pathId = (c: FuzzCase) =>
+  decodeURIComponent(c.request.url.split('?')[0]?.split('/')[4] ?? '').toLowerCase();
+
 /** What a successful request of each operation certainly writes: the table's items it adds, changes or removes. */
 const touched: Record<
   OperationId,
@@ -3650,8 +4072,23 @@ const touched: Record<
   createSubscription: (_, body, status) =>
     status === 201 ? [itemKey(keys.subscription(body.id as string))] : [],
   listWallets: () => [],
-  deleteWebhookEndpoint: (c, _, status) =>
-    status === 204 && c.deletes ? [itemKey(keys.webhookEndpoint(c.deletes.id))] : [],
+  // Deletable endpoints change in no other way: the state before the batch is the one deleted.
+  deleteWebhookEndpoint: (c, _, status, before) => {
+    const endpoint = status === 204 && c.deletes ? endpointBefore(before, c.deletes.id) : undefined;
+    return endpoint ? endpointItemKeys(endpoint) : [];
+  },
+  createWebhookEndpoint: (_, body, status) =>
+    status === 201 ? endpointItemKeys(body as unknown as WebhookEndpointRecord) : [],
+  listWebhookEndpoints: () => [],
+  getWebhookEndpoint: () => [],
+  // A change writes the item (unless it changed nothing; a reset always changes it); its entries may
+  // be written back as they were by the batch's other changes of it (see `mayTouch`).
+  updateWebhookEndpoint: (c, body, status, before) =>
+    status === 200 && endpointBefore(before, pathId(c))?.modified_at !== body.modified_at
+      ? [itemKey(keys.webhookEndpoint(pathId(c)))]
+      : [],
+  resetWebhookEndpointSecret: (c, _, status) =>
+    status === 200 ? [itemKey(keys.webhookEndpoint(pathId(c)))] : [],
   getWallet: () => [],
   getProduct: () => [],
   getClient: () => [],
@@ -3714,6 +4151,16 @@ export function mayTouchKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest)
     const after = storedFromAnswer(reply.body as Product);
     const initial = productBefore(before, after.id);
     return [...productItemKeys(after), ...(initial ? productItemKeys(initial) : [])];
+  }
+  if (
+    ['updateWebhookEndpoint', 'resetWebhookEndpointSecret'].includes(c.operationId) &&
+    reply.status === 200
+  ) {
+    const after = reply.body as WebhookEndpointRecord;
+    const initial = endpointBefore(before, after.id);
+    return [...endpointItemKeys(after), ...(initial ? endpointItemKeys(initial) : [])].filter(
+      (key) => !key.includes(LIST_COUNT_PREFIX),
+    );
   }
   if (!['updateCustomer', 'updateCustomerExternal'].includes(c.operationId) || reply.status !== 200)
     return [];

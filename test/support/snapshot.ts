@@ -16,14 +16,18 @@ export interface SeedSnapshot {
   /** Every item of the seeded table, as DynamoDB attribute values (JSON-safe: no binary attributes). */
   items: Record<string, AttributeValue>[];
   demo: DemoData;
-  /** The webhook-secret key the seed sealed secrets with, base64. */
-  secretKey: string;
+  /** The webhook key set the seed sealed secrets with (`shared/domain/keyring.ts`). */
+  keySet: string;
 }
 
 /** The base URL the seed writes into demo links; in-process worlds have no server. */
 export const IN_PROCESS_BASE_URL = 'http://in-process';
 
-export async function takeSnapshot(client: DynamoDBClient, admin: AdminContext): Promise<SeedSnapshot> {
+export async function takeSnapshot(
+  client: DynamoDBClient,
+  admin: AdminContext,
+  keySet: string,
+): Promise<SeedSnapshot> {
   const demo = await seedDemo(admin, IN_PROCESS_BASE_URL);
   const items: Record<string, AttributeValue>[] = [];
   let startKey: Record<string, AttributeValue> | undefined;
@@ -34,7 +38,7 @@ export async function takeSnapshot(client: DynamoDBClient, admin: AdminContext):
     items.push(...(page.Items ?? []));
     startKey = page.LastEvaluatedKey;
   } while (startKey);
-  return { items, demo, secretKey: admin.secretKey.toString('base64') };
+  return { items, demo, keySet };
 }
 
 const BATCH = 25;

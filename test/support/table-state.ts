@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Table } from '#shared/data/dynamo.ts';
+import { LIST_COUNT_PREFIX, type ListPartition, listKeys } from '#shared/data/table.ts';
 
 export type Item = Record<string, unknown>;
 
@@ -102,4 +103,32 @@ export async function softDelete(table: Table, key: { PK: string; SK: string }):
       ExpressionAttributeValues: { ':t': new Date().toISOString() },
     }),
   );
+}
+
+/** An organization's list partition (shared/data/listing.ts): its entries, and its count summed over the shards. */
+export async function listPartition(
+  table: Table,
+  partition: ListPartition,
+  organizationId: string,
+): Promise<{ entries: Record<string, unknown>[]; count: number }> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.doc.send(
+      new QueryCommand({
+        TableName: table.name,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': listKeys.partition(partition, organizationId) },
+        ConsistentRead: true,
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  const isCount = (item: Record<string, unknown>) => String(item.SK).startsWith(LIST_COUNT_PREFIX);
+  return {
+    entries: items.filter((item) => !isCount(item)),
+    count: items.filter(isCount).reduce((sum, shard) => sum + Number(shard.entry_count ?? 0), 0),
+  };
 }

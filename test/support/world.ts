@@ -15,8 +15,9 @@ import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import type { StackPolicies } from '#scripts/local/iam/policy.ts';
 import { type IamProxy, startIamProxy } from '#scripts/local/iam/proxy.ts';
 import type { DemoData } from '#scripts/local/seed.ts';
+import { functionWebhookSettings } from '#scripts/local/stack.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
-import type { Dependencies } from '#shared/runtime.ts';
+import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
 import {
   dynamodbEndpoint,
   freshTable,
@@ -24,6 +25,7 @@ import {
   LOCAL_REGION,
   seedSnapshot,
   stackPolicies,
+  testWebhooks,
 } from './dynamodb.ts';
 import { restoreSnapshot } from './snapshot.ts';
 
@@ -133,6 +135,8 @@ export interface FunctionClientsOptions {
   /** Client settings over the production ones (`createDocumentClient`). */
   clientConfig?: Parameters<typeof createDocumentClient>[0];
   now?: () => Date;
+  /** The key set and address policy; each function gets the key set only if the stack grants it. */
+  webhooks: WebhookSettings;
 }
 
 export interface FunctionClients {
@@ -157,7 +161,11 @@ export function functionClients(options: FunctionClientsOptions): FunctionClient
           ...options.clientConfig,
         });
         options.configure?.(doc);
-        found = { table: { doc, name: options.tableName }, now: options.now ?? (() => new Date()) };
+        found = {
+          table: { doc, name: options.tableName },
+          now: options.now ?? (() => new Date()),
+          webhooks: functionWebhookSettings(name, options.webhooks),
+        };
         deps.set(name, found);
       }
       return found;
@@ -193,6 +201,9 @@ export interface World {
 
 export async function createWorld(prefix: string, policies: StackPolicies = stackPolicies()): Promise<World> {
   const fresh = await freshTable(prefix);
+  // The run's one demo seed, copied into this world's table below, sealed its secrets with this key set.
+  const snapshot = seedSnapshot();
+  const webhooks = testWebhooks(snapshot.keySet);
   const table: Table = { doc: fresh.client, name: fresh.tableName };
   const iam = await startIamProxy({
     upstream: dynamodbEndpoint(),
@@ -205,6 +216,7 @@ export async function createWorld(prefix: string, policies: StackPolicies = stac
     endpointFor: iam.endpointFor,
     tableName: fresh.tableName,
     clientConfig: TEST_CLIENT_CONFIG,
+    webhooks,
     configure: (doc) =>
       doc.middlewareStack.add(
         (next) => async (args) => {
@@ -214,14 +226,8 @@ export async function createWorld(prefix: string, policies: StackPolicies = stac
         { step: 'initialize', name: 'countRoundTrips' },
       ),
   });
-  // The run's one demo seed, copied into this world's table.
-  const snapshot = seedSnapshot();
   await restoreSnapshot(fresh.base, fresh.tableName, snapshot);
-  const admin: AdminContext = {
-    table,
-    now: () => new Date(),
-    secretKey: Buffer.from(snapshot.secretKey, 'base64'),
-  };
+  const admin: AdminContext = { table, now: () => new Date(), webhooks };
   const demo = snapshot.demo;
 
   return {
@@ -259,6 +265,7 @@ export async function underPolicies(world: World, policies: StackPolicies): Prom
     endpointFor: iam.endpointFor,
     tableName: world.table.name,
     clientConfig: TEST_CLIENT_CONFIG,
+    webhooks: world.admin.webhooks,
   });
   return {
     ...world,

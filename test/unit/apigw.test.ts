@@ -116,7 +116,8 @@ describe("routeRequest: API Gateway's route selection over the stack's routes", 
       ['GET', '/'],
       ['GET', '/v1/subscriptions/'],
       ['POST', '/v1/customer-portal/wallets'],
-      ['GET', `/v1/webhooks/endpoints/${webhookId}`],
+      ['PUT', `/v1/webhooks/endpoints/${webhookId}`],
+      ['GET', '/v1/webhooks'],
     ] as const) {
       expect(routeRequest(method, path)).toEqual({
         target: routeNotFound,
@@ -126,7 +127,13 @@ describe("routeRequest: API Gateway's route selection over the stack's routes", 
     }
     expect(methodsForPath(operations, '/v1/subscriptions/')).toEqual(['POST']);
     expect(methodsForPath(operations, '/v1/subscriptions')).toEqual(['POST']);
-    expect(methodsForPath(operations, `/v1/webhooks/endpoints/${webhookId}/`)).toEqual(['DELETE']);
+    expect(methodsForPath(operations, `/v1/webhooks/endpoints/${webhookId}/`)).toEqual([
+      'DELETE',
+      'GET',
+      'PATCH',
+    ]);
+    expect(methodsForPath(operations, `/v1/webhooks/endpoints/${webhookId}/secret`)).toEqual(['PATCH']);
+    expect(methodsForPath(operations, '/v1/webhooks/endpoints')).toEqual(['GET', 'POST']);
     expect(methodsForPath(operations, '/v1/nope')).toEqual([]);
   });
 

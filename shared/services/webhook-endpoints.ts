@@ -1,0 +1,289 @@
+/**
+ * Webhook endpoints: create, list, get, update, reset the secret, delete.
+ *
+ * The signing secret is generated here, sealed with the current key of the webhook key set and
+ * bound to the endpoint's id before it is stored, and opened again for every answer that shows it
+ * (the hosted service returns it on every read). Every change is computed from a strongly
+ * consistent read and written on the condition that the endpoint is still as read; a change that
+ * loses a race is decided again on fresh data (a deleted endpoint is then a 404), a few times, then
+ * answered 409.
+ */
+
+import { parseListSorting } from '../data/listing.ts';
+import type { WebhookEndpointRecord, WebhookFormat } from '../data/records.ts';
+import {
+  EndpointChanged,
+  insertWebhookEndpoint,
+  listWebhookEndpointPage,
+  getWebhookEndpoint as readEndpoint,
+  replaceWebhookEndpoint,
+  softDeleteWebhookEndpoint,
+  type WebhookEndpointSortField,
+} from '../data/webhooks.ts';
+import {
+  PolarRequestValidationError,
+  RequestValidationError,
+  ResourceNotFound,
+  WebhookEndpointLocked,
+} from '../domain/errors.ts';
+import { newId, normalizeId } from '../domain/ids.ts';
+import { openWith, sealWith } from '../domain/keyring.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
+import { generateWebhookSecret } from '../domain/secrets.ts';
+import type {
+  CreateWebhookEndpointBody,
+  ListResourceWebhookEndpoint,
+  ListWebhookEndpointsQuery,
+  UpdateWebhookEndpointBody,
+  WebhookEndpoint,
+} from '../generated/api-types.ts';
+import type { Dependencies } from '../runtime.ts';
+import { checkWebhookUrl } from '../webhooks/address-guard.ts';
+import { organizationFor } from './organizations.ts';
+import { pageWindow, pagination } from './paging.ts';
+import { presentWebhookEndpoint } from './presenters.ts';
+
+/** How long a replaced secret keeps signing beside the new one (the Standard Webhooks norm, as Svix). */
+export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+/** Reads and conditional writes a change may take when concurrent changes keep winning. */
+const CHANGE_ATTEMPTS = 3;
+const DEFAULT_SORTING = ['-created_at'];
+
+const REENABLE_INVALID_URL =
+  'Cannot enable a webhook endpoint with an invalid URL. Please update the URL first.';
+
+/** The URL as stored, or the contract's 422 at its location. */
+function checkedUrl(deps: Dependencies, input: string, loc: string[]): string {
+  const checked = checkWebhookUrl(input, deps.webhooks.addresses);
+  if (!checked.ok) throw new RequestValidationError([{ loc, msg: checked.msg, type: checked.type, input }]);
+  return checked.url;
+}
+
+const distinct = (events: readonly string[]): string[] => [...new Set(events)];
+
+async function shown(deps: Dependencies, endpoint: WebhookEndpointRecord): Promise<WebhookEndpoint> {
+  const secret = await openWith(deps.webhooks.keyring, endpoint.secret_ciphertext, endpoint.id);
+  return presentWebhookEndpoint(endpoint, secret);
+}
+
+/** A live endpoint of one of the caller's organizations; anything else is the same 404. */
+async function ownedEndpoint(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  endpointId: string,
+): Promise<WebhookEndpointRecord> {
+  const endpoint = await readEndpoint(deps.table, endpointId);
+  if (
+    !endpoint ||
+    endpoint.deleted_at !== null ||
+    !principal.organizationIds.includes(endpoint.organization_id)
+  ) {
+    throw new ResourceNotFound();
+  }
+  return endpoint;
+}
+
+/** Reads the endpoint and runs `write` on it, again on a fresh read when a concurrent change won. */
+async function onFreshEndpoint<T>(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  id: string,
+  write: (current: WebhookEndpointRecord) => Promise<T>,
+): Promise<T> {
+  const endpointId = normalizeId(id);
+  for (let attempt = 1; attempt <= CHANGE_ATTEMPTS; attempt++) {
+    const current = await ownedEndpoint(deps, principal, endpointId);
+    try {
+      return await write(current);
+    } catch (error) {
+      if (!(error instanceof EndpointChanged)) throw error;
+    }
+  }
+  throw new WebhookEndpointLocked();
+}
+
+export interface NewWebhookEndpoint {
+  url: string;
+  name?: string | null;
+  format: WebhookFormat;
+  events: readonly string[];
+}
+
+/**
+ * A new endpoint of an organization: URL checked, secret generated and sealed, the endpoint and its
+ * list entries written in one transaction. The API and the operator CLI both create through this.
+ */
+export async function openWebhookEndpoint(
+  deps: Dependencies,
+  organizationId: string,
+  input: NewWebhookEndpoint,
+): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+  const url = checkedUrl(deps, input.url, ['body', 'url']);
+  const id = newId();
+  const secret = generateWebhookSecret();
+  const endpoint: WebhookEndpointRecord = {
+    id,
+    organization_id: organizationId,
+    url,
+    name: input.name ?? null,
+    format: input.format,
+    secret_ciphertext: await sealWith(deps.webhooks.keyring, secret, id),
+    previous_secret_ciphertext: null,
+    previous_secret_expires_at: null,
+    events: distinct(input.events),
+    enabled: true,
+    disabled_reason: null,
+    failure_count: 0,
+    created_at: deps.now().toISOString(),
+    modified_at: null,
+    deleted_at: null,
+    revision: 1,
+  };
+  await insertWebhookEndpoint(deps.table, endpoint);
+  return { endpoint, secret };
+}
+
+export async function createWebhookEndpoint(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  body: CreateWebhookEndpointBody,
+): Promise<WebhookEndpoint> {
+  const organizationId = organizationFor(principal, body.organization_id);
+  const { endpoint, secret } = await openWebhookEndpoint(deps, organizationId, body);
+  return presentWebhookEndpoint(endpoint, secret);
+}
+
+/** A page of the live endpoints of the caller's organizations (those `organization_id` names, if given). */
+export async function listWebhookEndpoints(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  query: ListWebhookEndpointsQuery,
+): Promise<ListResourceWebhookEndpoint> {
+  const window = pageWindow(query);
+  const wanted = query.organization_id?.map(normalizeId);
+  const owners = principal.organizationIds.filter((id) => !wanted || wanted.includes(id));
+  const { items, total } = await listWebhookEndpointPage(
+    deps.table,
+    owners,
+    parseListSorting<WebhookEndpointSortField>(query.sorting, DEFAULT_SORTING),
+    window.offset,
+    window.limit,
+  );
+  return {
+    items: await Promise.all(items.map((endpoint) => shown(deps, endpoint))),
+    pagination: pagination(total, window),
+  };
+}
+
+export async function getWebhookEndpoint(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  id: string,
+): Promise<WebhookEndpoint> {
+  return shown(deps, await ownedEndpoint(deps, principal, normalizeId(id)));
+}
+
+/** The endpoint with the body's changes applied, or undefined when they change nothing. */
+function changed(
+  deps: Dependencies,
+  current: WebhookEndpointRecord,
+  body: UpdateWebhookEndpointBody,
+): WebhookEndpointRecord | undefined {
+  const next: WebhookEndpointRecord = { ...current };
+  if (body.url !== undefined && body.url !== null) next.url = checkedUrl(deps, body.url, ['body', 'url']);
+  if (body.name !== undefined) next.name = body.name;
+  if (body.format !== undefined && body.format !== null) next.format = body.format;
+  if (body.events !== undefined && body.events !== null) next.events = distinct(body.events);
+  if (body.enabled === false && current.enabled) {
+    next.enabled = false;
+    next.disabled_reason = 'disabled_by_user';
+  }
+  if (body.enabled === true && !current.enabled) {
+    // A URL stored under rules that no longer hold (or another stack's) is not delivered to again.
+    if (next.url === current.url && !checkWebhookUrl(current.url, deps.webhooks.addresses).ok) {
+      throw new PolarRequestValidationError([
+        { loc: ['body', 'enabled'], msg: REENABLE_INVALID_URL, type: 'value_error', input: true },
+      ]);
+    }
+    next.enabled = true;
+    next.disabled_reason = null;
+    next.failure_count = 0;
+  }
+  const fields = (e: WebhookEndpointRecord) =>
+    JSON.stringify([e.url, e.name, e.format, e.events, e.enabled, e.disabled_reason, e.failure_count]);
+  if (fields(next) === fields(current)) return undefined;
+  return { ...next, modified_at: deps.now().toISOString(), revision: current.revision + 1 };
+}
+
+export async function updateWebhookEndpoint(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  id: string,
+  body: UpdateWebhookEndpointBody,
+): Promise<WebhookEndpoint> {
+  const endpoint = await onFreshEndpoint(deps, principal, id, async (current) => {
+    const next = changed(deps, current, body);
+    if (!next) return current;
+    await replaceWebhookEndpoint(deps.table, current, next);
+    return next;
+  });
+  return shown(deps, endpoint);
+}
+
+/** A new secret; the replaced one keeps signing for `SECRET_OVERLAP_MS` (one previous secret at most). */
+export async function resetWebhookEndpointSecret(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  id: string,
+): Promise<WebhookEndpoint> {
+  return onFreshEndpoint(deps, principal, id, async (current) => {
+    const secret = generateWebhookSecret();
+    const now = deps.now();
+    const next: WebhookEndpointRecord = {
+      ...current,
+      secret_ciphertext: await sealWith(deps.webhooks.keyring, secret, current.id),
+      previous_secret_ciphertext: current.secret_ciphertext,
+      previous_secret_expires_at: new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString(),
+      modified_at: now.toISOString(),
+      revision: current.revision + 1,
+    };
+    await replaceWebhookEndpoint(deps.table, current, next);
+    return presentWebhookEndpoint(next, secret);
+  });
+}
+
+/**
+ * Soft delete: the endpoint keeps its history, stops receiving events at once (`enabled` false) and
+ * leaves the organization's list in the same write. Of concurrent deletes exactly one is a 204; the
+ * others read it deleted: 404.
+ */
+export async function deleteWebhookEndpoint(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  id: string,
+): Promise<void> {
+  await onFreshEndpoint(deps, principal, id, (current) =>
+    softDeleteWebhookEndpoint(deps.table, current, deps.now().toISOString()),
+  );
+}
+
+/**
+ * The secrets that sign a delivery to this endpoint at `at`: its secret, and the one a reset
+ * replaced while its overlap lasts. For the delivery pipeline.
+ */
+export async function signingSecrets(
+  deps: Dependencies,
+  endpoint: WebhookEndpointRecord,
+  at: Date,
+): Promise<string[]> {
+  const { keyring } = deps.webhooks;
+  const secrets = [await openWith(keyring, endpoint.secret_ciphertext, endpoint.id)];
+  if (
+    endpoint.previous_secret_ciphertext &&
+    endpoint.previous_secret_expires_at &&
+    Date.parse(endpoint.previous_secret_expires_at) > at.getTime()
+  ) {
+    secrets.push(await openWith(keyring, endpoint.previous_secret_ciphertext, endpoint.id));
+  }
+  return secrets;
+}
