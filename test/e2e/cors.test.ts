@@ -47,7 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await stack?.stop();
-  await new Promise((done) => pages?.close(done));
+  if (pages) await new Promise((done) => pages.close(done));
 });
 
 interface PageResult {

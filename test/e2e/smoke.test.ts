@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await stack?.stop();
-  await new Promise((done) => bare?.close(done));
+  if (bare) await new Promise((done) => bare.close(done));
 });
 
 describe('npm run smoke', () => {

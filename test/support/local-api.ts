@@ -16,25 +16,46 @@ export async function startLocalApi(
   options: Partial<Omit<LocalStackOptions, 'dynamodbEndpoint' | 'tableName'>> = {},
 ): Promise<LocalStack> {
   const endpoint = dynamodbEndpoint();
-  const tableName = `${prefix}-${randomBytes(4).toString('hex')}`;
-  const stack = await startLocalStack({
-    port: await freePort(),
-    quiet: true,
-    policies: stackPolicies(),
-    ...options,
-    dynamodbEndpoint: endpoint,
-    tableName,
-  });
+  // A port found free can be taken by another process before the server listens on it (suites run
+  // in parallel, and other runs may share the machine): a lost race is retried on a new port, in a
+  // table of its own.
+  for (let attempt = 1; ; attempt++) {
+    const tableName = `${prefix}-${randomBytes(4).toString('hex')}`;
+    try {
+      return withTableDropped(
+        await startLocalStack({
+          port: await freePort(),
+          quiet: true,
+          policies: stackPolicies(),
+          ...options,
+          dynamodbEndpoint: endpoint,
+          tableName,
+        }),
+        endpoint,
+        tableName,
+      );
+    } catch (error) {
+      await dropTable(endpoint, tableName);
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 3) throw error;
+    }
+  }
+}
+
+async function dropTable(endpoint: string, tableName: string): Promise<void> {
+  const admin = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS });
+  try {
+    await deleteTable(admin, tableName);
+  } finally {
+    admin.destroy();
+  }
+}
+
+function withTableDropped(stack: LocalStack, endpoint: string, tableName: string): LocalStack {
   return {
     ...stack,
     stop: async () => {
       await stack.stop();
-      const admin = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS });
-      try {
-        await deleteTable(admin, tableName);
-      } finally {
-        admin.destroy();
-      }
+      await dropTable(endpoint, tableName);
     },
   };
 }
