@@ -81,6 +81,23 @@ const CUSTOMER_DELETE: readonly TableGrant[] = [
   { actions: ['dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
 ];
 
+/** The four lists every subscription is kept in (`shared/data/subscriptions.ts`). */
+const SUBSCRIPTION_LISTS = [
+  'subscriptionList',
+  'subscriptionCustomerList',
+  'subscriptionProductList',
+  'subscriptionCustomerProductList',
+] as const satisfies readonly Partition[];
+
+/**
+ * A subscription change and its relisting, in one transaction: the subscription's conditional update,
+ * its list entries rewritten (deleted when their key moves), the list counts.
+ */
+const SUBSCRIPTION_CHANGE: readonly TableGrant[] = [
+  { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription', ...SUBSCRIPTION_LISTS] },
+  { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: SUBSCRIPTION_LISTS },
+];
+
 export const operations = [
   {
     name: 'create-client',
@@ -101,8 +118,10 @@ export const operations = [
       IDEMPOTENCY,
       // One batch reads the product, the customer and the caller's organizations (default currency).
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'customer', 'organization'] },
-      // One transaction writes the subscription and re-checks the customer and the product.
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['subscription'] },
+      // One transaction writes the subscription and lists it (entries, counts), and re-checks the
+      // customer and the product.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['subscription', ...SUBSCRIPTION_LISTS] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: SUBSCRIPTION_LISTS },
       { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['product', 'customer'] },
     ],
   },
@@ -220,10 +239,10 @@ export const operations = [
     path: '/v1/subscriptions/{id}',
     entry: 'functions/update-subscription/handler.ts',
     access: [
-      // The token and the subscription; the conditional lifecycle write; the embedded customer and
-      // product, read beside the write.
+      // The token and the subscription; the conditional lifecycle write and its relisting; the
+      // embedded customer and product, read beside the write.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
+      ...SUBSCRIPTION_CHANGE,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
@@ -235,7 +254,7 @@ export const operations = [
     entry: 'functions/revoke-subscription/handler.ts',
     access: [
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
+      ...SUBSCRIPTION_CHANGE,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
@@ -415,6 +434,20 @@ export const operations = [
       // The token and the endpoint; then the endpoint and its list entries (same keys) replaced.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+    ],
+  },
+  {
+    name: 'list-subscriptions',
+    operationId: 'listSubscriptions',
+    method: 'GET',
+    path: '/v1/subscriptions/',
+    entry: 'functions/list-subscriptions/handler.ts',
+    access: [
+      AUTHENTICATE,
+      // Per list: one Query of its segment counts, one per segment read (shared/data/listing.ts).
+      { actions: ['dynamodb:Query'], leadingKeys: SUBSCRIPTION_LISTS },
+      // One batch of the customers and products the page embeds.
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
 ] as const satisfies readonly OperationDefinition[];

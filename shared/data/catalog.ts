@@ -151,11 +151,30 @@ export async function getCustomerAndProduct(
   customerId: string,
   productId: string,
 ): Promise<{ customer?: CustomerRecord; product?: ProductRecord }> {
-  const found = await readMany(table, [keys.customer(customerId), keys.product(productId)]);
-  const customer = found.get(keyId(keys.customer(customerId)));
-  const product = found.get(keyId(keys.product(productId)));
-  return {
-    ...(customer ? { customer: customerRecord(customer) } : {}),
-    ...(product ? { product: productRecord(product) } : {}),
-  };
+  const { customers, products } = await getCustomersAndProducts(table, [customerId], [productId]);
+  const customer = customers.get(customerId);
+  const product = products.get(productId);
+  return { ...(customer ? { customer } : {}), ...(product ? { product } : {}) };
+}
+
+/** Customers and products by id (those that exist), in one batch per 100 keys. */
+export async function getCustomersAndProducts(
+  table: Table,
+  customerIds: readonly string[],
+  productIds: readonly string[],
+): Promise<{ customers: Map<string, CustomerRecord>; products: Map<string, ProductRecord> }> {
+  const customerKeys = [...new Set(customerIds)].map((id) => keys.customer(id));
+  const productKeys = [...new Set(productIds)].map((id) => keys.product(id));
+  const found = await readMany(table, [...customerKeys, ...productKeys]);
+  const customers = new Map<string, CustomerRecord>();
+  const products = new Map<string, ProductRecord>();
+  for (const key of customerKeys) {
+    const stored = found.get(keyId(key));
+    if (stored) customers.set(String(stored.id), customerRecord(stored));
+  }
+  for (const key of productKeys) {
+    const stored = found.get(keyId(key));
+    if (stored) products.set(String(stored.id), productRecord(stored));
+  }
+  return { customers, products };
 }

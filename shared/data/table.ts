@@ -123,11 +123,22 @@ export const partitions = {
   customerList: 'LIST#CUSTOMER#',
   productList: 'LIST#PRODUCT#',
   subscriptionList: 'LIST#SUBSCRIPTION#',
+  /** An organization's subscriptions of one customer, of one product, of one customer to one product. */
+  subscriptionCustomerList: 'LIST#SUBSCRIPTION-CUSTOMER#',
+  subscriptionProductList: 'LIST#SUBSCRIPTION-PRODUCT#',
+  subscriptionCustomerProductList: 'LIST#SUBSCRIPTION-CUSTOMER-PRODUCT#',
   webhookEndpointList: 'LIST#WEBHOOK#',
 } as const;
 export type Partition = keyof typeof partitions;
 
-export type ListPartition = 'customerList' | 'productList' | 'subscriptionList' | 'webhookEndpointList';
+export type ListPartition =
+  | 'customerList'
+  | 'productList'
+  | 'subscriptionList'
+  | 'subscriptionCustomerList'
+  | 'subscriptionProductList'
+  | 'subscriptionCustomerProductList'
+  | 'webhookEndpointList';
 
 /** `dynamodb:LeadingKeys` pattern of a partition: `ORG#*`. */
 export const leadingKeyPattern = (partition: Partition): string => `${partitions[partition]}*`;
@@ -218,6 +229,28 @@ export const listKeys = {
     PK: listPartitionKey(partition, organizationId, view),
     SK: `${LIST_COUNT_PREFIX}${shard}`,
   }),
+  /** One shard of the count of one segment of a segmented list (`shared/data/listing.ts`). */
+  segmentCount: (
+    partition: ListPartition,
+    owner: string,
+    segment: string,
+    shard: number,
+    view: ListView = [],
+  ): Key => ({
+    PK: listPartitionKey(partition, owner, view),
+    SK: `${LIST_COUNT_PREFIX}${segment}#${shard}`,
+  }),
+} as const;
+
+/**
+ * Owners of the narrower subscription lists: always under the organization, so that a customer or
+ * product id of another organization names an empty list, never someone else's.
+ */
+export const subscriptionListOwners = {
+  customer: (organizationId: string, customerId: string) => `${organizationId}#${customerId}`,
+  product: (organizationId: string, productId: string) => `${organizationId}#${productId}`,
+  customerProduct: (organizationId: string, customerId: string, productId: string) =>
+    `${organizationId}#${customerId}#${productId}`,
 } as const;
 
 export const LIST_COUNT_PREFIX = '#COUNT#';

@@ -76,7 +76,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List subscriptions
+         * @description One page of the subscriptions of the caller's organizations, ended ones included. Filters
+         *     combine (all must hold): `organization_id`, `customer_id` and `product_id` each take one or
+         *     more ids (any of them); `active=true` keeps trialing, active and past-due subscriptions,
+         *     `active=false` the others; `status` takes one or more statuses. An id of another
+         *     organization, or an unknown one, matches nothing. Other filters of the hosted service
+         *     (external customer id, discount, cancellation, dates, metadata) are not offered, and a
+         *     parameter not listed here is ignored. Every combination is answered from lists kept per organization, customer, product
+         *     and customer and product (never by filtering a larger list). Requires the
+         *     `subscriptions:read` or `subscriptions:write` scope.
+         */
+        get: operations["listSubscriptions"];
         put?: never;
         /**
          * Create a subscription to a free product
@@ -923,6 +935,12 @@ export interface components {
             prices: components["schemas"]["SubscriptionPrice"][];
             meters: components["schemas"]["SubscriptionMeter"][];
             pending_update: components["schemas"]["PendingSubscriptionUpdate"] | null;
+        };
+        /** @enum {string} */
+        SubscriptionSortProperty: "started_at" | "-started_at" | "current_period_end" | "-current_period_end" | "created_at" | "-created_at" | "status" | "-status" | "amount" | "-amount";
+        ListResourceSubscription: {
+            items: components["schemas"]["Subscription"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /** @enum {string} */
         RecurringInterval: "day" | "week" | "month" | "year";
@@ -2124,6 +2142,62 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Only these organizations' subscriptions (of the caller's organizations). */
+                organization_id?: components["schemas"]["Uuid4"][];
+                /** @description Only these customers' subscriptions (at most 10 ids). */
+                customer_id?: components["schemas"]["Uuid4"][];
+                /** @description Only subscriptions to these products (at most 10 ids). */
+                product_id?: components["schemas"]["Uuid4"][];
+                /**
+                 * @description `true`: only trialing, active and past-due subscriptions; `false`: only the others
+                 *     (canceled and ended).
+                 */
+                active?: boolean;
+                /** @description Only subscriptions in one of these statuses. */
+                status?: components["schemas"]["SubscriptionStatus"][];
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however
+                 *     long; a page past the end answers 200 with no items. Anything else is a 422.
+                 */
+                page?: number;
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above
+                 *     100 are served as 100. Anything else is a 422.
+                 */
+                limit?: number;
+                /**
+                 * @description Sort criteria, applied in the order given; repeat the parameter for several
+                 *     (`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.
+                 *     Remaining ties are broken by ascending subscription id. Statuses sort by name
+                 *     (`active` before `canceled`).
+                 */
+                sorting?: components["schemas"]["SubscriptionSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceSubscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createSubscription: {
         parameters: {
             query?: never;
@@ -3314,6 +3388,8 @@ export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type WebhookEndpointSortProperty = components['schemas']['WebhookEndpointSortProperty'];
 export type ListResourceWebhookEndpoint = components['schemas']['ListResourceWebhookEndpoint'];
 export type Subscription = components['schemas']['Subscription'];
+export type SubscriptionSortProperty = components['schemas']['SubscriptionSortProperty'];
+export type ListResourceSubscription = components['schemas']['ListResourceSubscription'];
 export type RecurringInterval = components['schemas']['RecurringInterval'];
 export type TrialInterval = components['schemas']['TrialInterval'];
 export type SubscriptionStatus = components['schemas']['SubscriptionStatus'];
@@ -3437,6 +3513,7 @@ export type UpdateClientBody = components['schemas']['OAuth2ClientConfigurationU
 export type UpdateClientPath = operations['updateClient']['parameters']['path'];
 export type DeleteClientPath = operations['deleteClient']['parameters']['path'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
+export type ListSubscriptionsQuery = NonNullable<operations['listSubscriptions']['parameters']['query']>;
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type GetWalletPath = operations['getWallet']['parameters']['path'];
 export type CreateProductBody = components['schemas']['ProductCreate'];

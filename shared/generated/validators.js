@@ -1994,14 +1994,377 @@ validate24.evaluated = {"props":{"product_id":true,"customer_id":true,"metadata"
 return validate24;
 })();
 
-export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
-const schema134 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+export const validateListSubscriptionsQuery = /* @__PURE__ */ (() => {
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListSubscriptionsQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' subscriptions (of the caller's organizations)."},"customer_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' subscriptions (at most 10 ids)."},"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others\n(canceled and ended).\n"},"status":{"type":"array","items":{"$ref":"#/$defs/SubscriptionStatus"},"description":"Only subscriptions in one of these statuses."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.\nRemaining ties are broken by ascending subscription id. Statuses sort by name\n(`active` before `canceled`).\n"}},"$defs":{"SubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]},"SubscriptionStatus":{"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema134 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema137 = {"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]};
+const schema138 = {"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate61.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.page === undefined){
+data.page = 1;
+}
+if(data.limit === undefined){
+data.limit = 10;
+}
+if(data.sorting === undefined){
+data.sorting = ["-started_at"];
+}
+if(data.organization_id !== undefined){
+let data0 = data.organization_id;
+if(Array.isArray(data0)){
+if(data0.length > 10){
+const err0 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(!pattern6.test(data1)){
+const err1 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data1))){
+const err2 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.customer_id !== undefined){
+let data2 = data.customer_id;
+if(Array.isArray(data2)){
+if(data2.length > 10){
+const err5 = {instancePath:instancePath+"/customer_id",schemaPath:"#/properties/customer_id/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+const len1 = data2.length;
+for(let i1=0; i1<len1; i1++){
+let data3 = data2[i1];
+if(typeof data3 === "string"){
+if(!pattern6.test(data3)){
+const err6 = {instancePath:instancePath+"/customer_id/" + i1,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(formats16.test(data3))){
+const err7 = {instancePath:instancePath+"/customer_id/" + i1,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/customer_id/" + i1,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/customer_id",schemaPath:"#/properties/customer_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.product_id !== undefined){
+let data4 = data.product_id;
+if(Array.isArray(data4)){
+if(data4.length > 10){
+const err10 = {instancePath:instancePath+"/product_id",schemaPath:"#/properties/product_id/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+const len2 = data4.length;
+for(let i2=0; i2<len2; i2++){
+let data5 = data4[i2];
+if(typeof data5 === "string"){
+if(!pattern6.test(data5)){
+const err11 = {instancePath:instancePath+"/product_id/" + i2,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(formats16.test(data5))){
+const err12 = {instancePath:instancePath+"/product_id/" + i2,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/product_id/" + i2,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/product_id",schemaPath:"#/properties/product_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.active !== undefined){
+if(typeof data.active !== "boolean"){
+const err15 = {instancePath:instancePath+"/active",schemaPath:"#/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data7 = data.status;
+if(Array.isArray(data7)){
+const len3 = data7.length;
+for(let i3=0; i3<len3; i3++){
+let data8 = data7[i3];
+if(typeof data8 !== "string"){
+const err16 = {instancePath:instancePath+"/status/" + i3,schemaPath:"#/$defs/SubscriptionStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((((((((data8 === "incomplete") || (data8 === "incomplete_expired")) || (data8 === "trialing")) || (data8 === "active")) || (data8 === "past_due")) || (data8 === "canceled")) || (data8 === "unpaid")) || (data8 === "paused"))){
+const err17 = {instancePath:instancePath+"/status/" + i3,schemaPath:"#/$defs/SubscriptionStatus/enum",keyword:"enum",params:{allowedValues: schema137.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+let data9 = data.page;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err19 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err20 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+let data10 = data.limit;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err21 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 1 || isNaN(data10)){
+const err22 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+let data11 = data.sorting;
+if(Array.isArray(data11)){
+const len4 = data11.length;
+for(let i4=0; i4<len4; i4++){
+let data12 = data11[i4];
+if(typeof data12 !== "string"){
+const err23 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/SubscriptionSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!((((((((((data12 === "started_at") || (data12 === "-started_at")) || (data12 === "current_period_end")) || (data12 === "-current_period_end")) || (data12 === "created_at")) || (data12 === "-created_at")) || (data12 === "status")) || (data12 === "-status")) || (data12 === "amount")) || (data12 === "-amount"))){
+const err24 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/SubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+validate61.errors = vErrors;
+return errors === 0;
+}
+validate61.evaluated = {"props":{"organization_id":true,"customer_id":true,"product_id":true,"active":true,"status":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate61;
+})();
+
+export const validateListWalletsQuery = /* @__PURE__ */ (() => {
+const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema140 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2080,7 +2443,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data3 === "created_at") || (data3 === "-created_at")) || (data3 === "balance")) || (data3 === "-balance"))){
-const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema134.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema140.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2112,23 +2475,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate61;
+validate62.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate62;
 })();
 
 export const validateGetWalletPath = /* @__PURE__ */ (() => {
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema136 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema142 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2192,11 +2555,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate62;
+validate63.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate63;
 })();
 
 export const validateCreateProductBody = /* @__PURE__ */ (() => {
@@ -3597,16 +3960,16 @@ return validate25;
 })();
 
 export const validateListProductsQuery = /* @__PURE__ */ (() => {
-const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema138 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema139 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
+const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema144 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema145 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3899,7 +4262,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((((data17 === "created_at") || (data17 === "-created_at")) || (data17 === "name")) || (data17 === "-name")) || (data17 === "price_amount_type")) || (data17 === "-price_amount_type")) || (data17 === "price_amount")) || (data17 === "-price_amount"))){
-const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema139.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema145.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3931,23 +4294,23 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate63;
+validate64.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate64;
 })();
 
 export const validateGetProductPath = /* @__PURE__ */ (() => {
-const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema141 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema147 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4011,11 +4374,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate64;
+validate65.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate65;
 })();
 
 export const validateUpdateProductBody = /* @__PURE__ */ (() => {
@@ -5856,88 +6219,8 @@ return validate30;
 })();
 
 export const validateUpdateProductPath = /* @__PURE__ */ (() => {
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema143 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate65.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate65.errors = vErrors;
-return errors === 0;
-}
-validate65.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate65;
-})();
-
-export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema145 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema149 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -6013,6 +6296,86 @@ return errors === 0;
 }
 validate66.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 return validate66;
+})();
+
+export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema151 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate67.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate67.errors = vErrors;
+return errors === 0;
+}
+validate67.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate67;
 })();
 
 export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
@@ -6517,88 +6880,8 @@ return validate39;
 })();
 
 export const validateUpdateSubscriptionPath = /* @__PURE__ */ (() => {
-const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema147 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate67.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate67.errors = vErrors;
-return errors === 0;
-}
-validate67.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate67;
-})();
-
-export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema149 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema153 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -6674,6 +6957,86 @@ return errors === 0;
 }
 validate68.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 return validate68;
+})();
+
+export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
+const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema155 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate69.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate69.errors = vErrors;
+return errors === 0;
+}
+validate69.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate69;
 })();
 
 export const validateCreateWebhookEndpointBody = /* @__PURE__ */ (() => {
@@ -7033,16 +7396,16 @@ return validate44;
 })();
 
 export const validateListWebhookEndpointsQuery = /* @__PURE__ */ (() => {
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
-const schema151 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema152 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
+const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
+const schema157 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema158 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7172,7 +7535,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((data5 === "created_at") || (data5 === "-created_at")) || (data5 === "url")) || (data5 === "-url")) || (data5 === "name")) || (data5 === "-name"))){
-const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema152.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema158.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7204,23 +7567,23 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate69;
+validate70.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate70;
 })();
 
 export const validateGetWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema154 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema160 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7284,11 +7647,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate70;
+validate71.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate71;
 })();
 
 export const validateUpdateWebhookEndpointBody = /* @__PURE__ */ (() => {
@@ -7711,88 +8074,8 @@ return validate47;
 })();
 
 export const validateUpdateWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema156 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate71.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate71.errors = vErrors;
-return errors === 0;
-}
-validate71.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate71;
-})();
-
-export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema158 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema162 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -7870,9 +8153,9 @@ validate72.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":
 return validate72;
 })();
 
-export const validateResetWebhookEndpointSecretPath = /* @__PURE__ */ (() => {
-const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema160 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
+const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema164 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -7948,6 +8231,86 @@ return errors === 0;
 }
 validate73.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 return validate73;
+})();
+
+export const validateResetWebhookEndpointSecretPath = /* @__PURE__ */ (() => {
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema166 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate74.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate74.errors = vErrors;
+return errors === 0;
+}
+validate74.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate74;
 })();
 
 export const validateCreateCustomerBody = /* @__PURE__ */ (() => {
@@ -8527,17 +8890,17 @@ return validate50;
 })();
 
 export const validateListCustomersQuery = /* @__PURE__ */ (() => {
-const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema162 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema163 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
+const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema168 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema169 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const func1 = ucs2length;
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8802,7 +9165,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "email")) || (data11 === "-email")) || (data11 === "name")) || (data11 === "-name"))){
-const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema163.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema169.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8834,23 +9197,23 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate74;
+validate75.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate75;
 })();
 
 export const validateGetCustomerPath = /* @__PURE__ */ (() => {
-const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema165 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema171 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8914,11 +9277,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate75;
+validate76.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate76;
 })();
 
 export const validateUpdateCustomerBody = /* @__PURE__ */ (() => {
@@ -10082,15 +10445,15 @@ return validate51;
 })();
 
 export const validateUpdateCustomerPath = /* @__PURE__ */ (() => {
-const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema167 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema173 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10154,20 +10517,20 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate76;
+validate77.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate77;
 })();
 
 export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
-const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10199,23 +10562,23 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate77;
+validate78.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate78;
 })();
 
 export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
-const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema170 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema176 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10279,21 +10642,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate78;
+validate79.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate79;
 })();
 
 export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10347,11 +10710,11 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate79;
+validate80.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate80;
 })();
 
 export const validateUpdateCustomerExternalBody = /* @__PURE__ */ (() => {
@@ -11379,13 +11742,13 @@ return validate54;
 })();
 
 export const validateUpdateCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11439,20 +11802,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate80;
+validate81.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate81;
 })();
 
 export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
-const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11484,21 +11847,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate81;
+validate82.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate82;
 })();
 
 export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11552,11 +11915,11 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate82;
+validate83.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate83;
 })();
 
 export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
@@ -11878,6 +12241,8 @@ return errors === 0;
 validate57.evaluated = {"dynamicProps":true,"dynamicItems":false};
 return validate57;
 })();
+
+export const listSubscriptionsQueryShape = {"organization_id":"array","customer_id":"array","product_id":"array","active":"boolean","status":"array","page":"integer","limit":"integer","sorting":"array"};
 
 export const listWalletsQueryShape = {"page":"integer","limit":"integer","sorting":"array"};
 

@@ -190,6 +190,23 @@ const CASES: Case[] = [
       }),
   },
   {
+    key: 'list-subscriptions',
+    label: "List Subscriptions (a customer's, page 1)",
+    operation: 'list-subscriptions',
+    status: 200,
+    // Auth, the customer list's segment counts, its active segment, the embedded customer and product.
+    target: 4,
+    send: (world) =>
+      world.call(
+        'list-subscriptions',
+        'GET',
+        `/v1/subscriptions/?customer_id=${world.demo.large_customer_id}`,
+        {
+          token: world.demo.personal_access_token,
+        },
+      ),
+  },
+  {
     key: 'get-subscription',
     label: 'Get Subscription',
     operation: 'get-subscription',

@@ -352,6 +352,11 @@ const cases = {
     status: 200,
     event: () => buildEvent('GET', `/v1/products/${PRODUCT}`, { token: PAT }),
   },
+  'list-subscriptions': {
+    label: 'List Subscriptions (unknown customer, empty page)',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/subscriptions/?customer_id=${UNKNOWN_ID}`, { token: PAT }),
+  },
   'get-subscription': {
     label: 'Get Subscription (unknown id, 404)',
     status: 404,

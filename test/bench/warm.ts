@@ -13,6 +13,7 @@ import { hashSecret } from '#shared/domain/secrets.ts';
 import {
   listCustomersQueryShape,
   listProductsQueryShape,
+  listSubscriptionsQueryShape,
   listWalletsQueryShape,
 } from '#shared/generated/validators.js';
 import { parseQuery } from '#shared/http/query.ts';
@@ -32,6 +33,7 @@ import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
 import { listCustomers } from '#shared/services/list-customers.ts';
 import { listProducts } from '#shared/services/list-products.ts';
+import { listSubscriptions } from '#shared/services/list-subscriptions.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
 import { updateCustomer } from '#shared/services/update-customer.ts';
 import { updateProduct } from '#shared/services/update-product.ts';
@@ -137,6 +139,12 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
       return async (event) => {
         await findToken(deps.table, PAT_HASH);
         return json(200, await getProduct(deps, user, event.pathParameters?.id as string));
+      };
+    case 'list-subscriptions':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        const query = parseQuery(event.rawQueryString, listSubscriptionsQueryShape) as never;
+        return json(200, await listSubscriptions(deps, user, query));
       };
     case 'get-subscription':
       return async (event) => {

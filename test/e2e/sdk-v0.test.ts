@@ -611,3 +611,33 @@ describe('Webhook endpoints (POST, GET /v1/webhooks/endpoints, GET, PATCH /{id},
     expect(refused).toBeInstanceOf(HTTPValidationError);
   });
 });
+
+describe('List Subscriptions (GET /v1/subscriptions/)', () => {
+  it('subscriptions.list pages through its iterator; every page parses', async () => {
+    const customer = await polar.customers.create({ email: `sdk-v0-list-${Date.now()}@example.com` });
+    const created = [];
+    for (let i = 0; i < 5; i++) {
+      created.push(
+        await polar.subscriptions.create({ productId: stack.demo.free_product_id, customerId: customer.id }),
+      );
+    }
+    await polar.subscriptions.update({ id: created[0]?.id as string, subscriptionUpdate: { revoke: true } });
+    const pages = [];
+    const iterator = await polar.subscriptions.list({
+      customerId: customer.id,
+      limit: 2,
+      sorting: ['-started_at'],
+    });
+    for await (const page of iterator) pages.push(page.result);
+    expect(pages.map((p) => p.items.length)).toEqual([2, 2, 1]);
+    expect(pages.every((p) => p.pagination.totalCount === 5 && p.pagination.maxPage === 3)).toBe(true);
+    const ids = pages.flatMap((p) => p.items.map((s) => s.id));
+    expect(ids).toEqual(created.map((s) => s.id).reverse());
+    for (const subscription of pages.flatMap((p) => p.items)) {
+      expect(subscription.customer.id).toBe(customer.id);
+      expect(subscription.startedAt).toBeInstanceOf(Date);
+    }
+    const active = await polar.subscriptions.list({ customerId: customer.id, active: true, limit: 100 });
+    expect(active.result.items.map((s) => s.status)).toEqual(['active', 'active', 'active', 'active']);
+  });
+});

@@ -703,3 +703,45 @@ describe('Webhook endpoints (POST, GET /v1/webhooks/endpoints, GET, PATCH /{id},
     expect(foreign).toBeInstanceOf(errors.ResourceNotFound);
   });
 });
+
+describe('List Subscriptions (GET /v1/subscriptions/)', () => {
+  it('subscriptions.iterList walks every page of a filtered, sorted list; list() answers documented pages', async () => {
+    const customer = await polar.customers.create({ email: `sdk-v1-list-${Date.now()}@example.com` });
+    const created = [];
+    for (let i = 0; i < 5; i++) {
+      created.push(
+        await polar.subscriptions.create({
+          product_id: stack.demo.free_product_id,
+          customer_id: customer.id,
+        }),
+      );
+    }
+    const revoked = await polar.subscriptions.revoke(created[1]?.id as string);
+    const walked = [];
+    for await (const subscription of polar.subscriptions.iterList({
+      customer_id: customer.id,
+      limit: 2,
+      sorting: ['status', '-started_at'],
+    })) {
+      expectDocumented('listSubscriptions', lastExchange().reply);
+      walked.push(subscription);
+    }
+    const live = created.filter((s) => s.id !== revoked.id).reverse();
+    // Active first (by status name), newest first within; the revoked one last, as ended.
+    expect(walked.map((s) => s.id)).toEqual([...live.map((s) => s.id), revoked.id]);
+    expect(walked.at(-1)).toEqual(revoked);
+    const page = await polar.subscriptions.list({
+      customer_id: [customer.id],
+      product_id: [stack.demo.free_product_id],
+      active: true,
+      limit: 3,
+      page: 2,
+    });
+    expectDocumented('listSubscriptions', lastExchange().reply);
+    expect(page.pagination).toEqual({ total_count: 4, max_page: 2 });
+    expect(page.items).toHaveLength(1);
+    const refused = await failure(() => polar.subscriptions.list({ sorting: ['customer'] }));
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({ detail: [{ loc: ['query', 'sorting', '0'] }] });
+  });
+});

@@ -450,6 +450,15 @@ const sampleInvocations = {
     check: (reply: HttpReply) =>
       expect(reply.body).toMatchObject({ id: demo.free_product_id, is_recurring: true }),
   },
+  'list-subscriptions': {
+    what: "200, the large customer's subscriptions to the free product: the demo subscription",
+    status: 200,
+    check: (reply: HttpReply) => {
+      const body = reply.body as { items: { id: string }[]; pagination: unknown };
+      expect(body.pagination).toEqual({ total_count: 1, max_page: 1 });
+      expect(body.items).toMatchObject([{ id: demo.subscription_id }]);
+    },
+  },
   'get-subscription': {
     what: 'the demo subscription, with its customer and product',
     status: 200,
@@ -770,7 +779,7 @@ describe("the $default route's function, bundled: what API Gateway answers for r
   it.each([
     ['GET', '/v1/nope'],
     ['GET', '/'],
-    ['GET', '/v1/subscriptions/'],
+    ['PUT', '/v1/subscriptions/'],
     ['DELETE', '/v1/customer-portal/wallets'],
     ['PUT', '/v1/webhooks/endpoints/5a1c0e8e-8f0a-4c56-9d0b-7b1c2d3e4f50'],
     ['OPTIONS', '/v1/oauth2/register'],

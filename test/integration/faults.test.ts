@@ -81,6 +81,29 @@ const get = async (key: { PK: string; SK: string }) =>
     )
   ).Item;
 
+/**
+ * A customer's subscriptions as its list holds them: the entries of its customer list, by
+ * subscription id (every entry of a subscription carries the same copy), and the counts' total.
+ */
+async function customerList(organizationId: string, customerId: string) {
+  const items =
+    (
+      await world.table.doc.send(
+        new QueryCommand({
+          TableName: world.table.name,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': `LIST#SUBSCRIPTION-CUSTOMER#${organizationId}#${customerId}` },
+          ConsistentRead: true,
+        }),
+      )
+    ).Items ?? [];
+  const counted = items
+    .filter((i) => String(i.SK).startsWith('#COUNT#'))
+    .reduce((sum, i) => sum + Number(i.entry_count), 0);
+  const entries = items.filter((i) => !String(i.SK).startsWith('#COUNT#'));
+  return { counted, entries };
+}
+
 const countFor = (outcome: Outcome, found: number) => {
   if (outcome === 'done') expect(found).toBe(1);
   else if (outcome === 'not-done') expect(found).toBe(0);
@@ -131,6 +154,10 @@ const faultOps = {
         async verify(reply, outcome) {
           const subscriptions = await query(`CUSTOMER#${customer.id}`, 'SUBSCRIPTION#');
           countFor(outcome, subscriptions.length);
+          // Listed exactly when written: four entries and one count per subscription.
+          const listed = await customerList(world.demo.organization_id, customer.id);
+          expect(listed.counted).toBe(subscriptions.length);
+          expect(listed.entries).toHaveLength(4 * subscriptions.length);
           for (const subscription of subscriptions) {
             // Never a subscription without the items it refers to.
             expect(await get(keys.customer(subscription.customer_id as string))).toBeDefined();
@@ -319,6 +346,29 @@ const faultOps = {
           expect(entries.length).toBe(guard ? 1 : 0);
           countFor(outcome, guard ? 1 : 0);
           if (reply.status === 201) expect(guard?.customer_id).toBe(reply.body.id);
+        },
+      };
+    },
+  },
+  'list-subscriptions': {
+    success: 200,
+    // Auth, the customer list's segment counts, its one (active) segment, the embedded items.
+    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      const customer = await createCustomer(world.admin, {
+        organizationId: world.demo.organization_id,
+        email: `faults+${crypto.randomUUID()}@x.example`,
+      });
+      const created = await world.call('POST', '/v1/subscriptions/', {
+        token: world.demo.personal_access_token,
+        body: { product_id: world.demo.free_product_id, customer_id: customer.id },
+      });
+      return {
+        method: 'GET',
+        url: `/v1/subscriptions/?customer_id=${customer.id}`,
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.items).toEqual([created.body]);
         },
       };
     },
@@ -580,7 +630,7 @@ function customerChangeFault(
 function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultOp, 'operationId'> {
   return {
     success: 200,
-    calls: ['GetItemCommand', 'GetItemCommand', 'BatchGetItemCommand', 'UpdateItemCommand'],
+    calls: ['GetItemCommand', 'GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       const created = await world.call('POST', '/v1/subscriptions/', {
         token: world.demo.personal_access_token,
@@ -603,6 +653,14 @@ function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultO
             expect(stored?.ended_at !== null && stored?.ended_at !== undefined).toBe(changed);
           }
           countFor(outcome, changed ? 1 : 0);
+          // The lists show the subscription as stored, whichever way the change went.
+          const listed = await customerList(world.demo.organization_id, world.demo.customer_id);
+          const entries = listed.entries.filter((entry) => entry.id === id);
+          expect(entries).toHaveLength(4);
+          for (const entry of entries) {
+            expect(entry.status).toBe(stored?.status);
+            expect(entry.modified_at).toBe(stored?.modified_at);
+          }
         },
       };
     },

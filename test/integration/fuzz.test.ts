@@ -134,6 +134,7 @@ const mustReach = {
   createClient: [201, 400, 401, 413, 415, 422],
   createSubscription: [201, 401, 403, 413, 415, 422],
   listWallets: [200, 401, 422],
+  listSubscriptions: [200, 401, 403, 422],
   deleteWebhookEndpoint: [401, 403, 404, 422],
   createCustomerSession: [201, 401, 403, 413, 415, 422],
   getWallet: [200, 401, 404, 422],

@@ -195,6 +195,17 @@ const scenarios = {
       step('an unknown subscription', await get(randomUUID()), 404),
     ];
   },
+  'list-subscriptions': async (world) => {
+    const list = (query: string) =>
+      world.call('GET', `/v1/subscriptions/${query}`, { token: world.demo.personal_access_token });
+    const { large_customer_id: customer, free_product_id: product } = world.demo;
+    return [
+      step("the organization's list", await list('?sorting=status&sorting=-current_period_end'), 200),
+      step("a customer's list", await list(`?customer_id=${customer}&active=true`), 200),
+      step("a product's list", await list(`?product_id=${product}&sorting=amount`), 200),
+      step('a customer and product list', await list(`?customer_id=${customer}&product_id=${product}`), 200),
+    ];
+  },
   'get-client': async (world) => {
     const client = await registerClient(world);
     const read = await world.call('GET', `/v1/oauth2/register/${client.client_id}`, {

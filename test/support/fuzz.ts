@@ -34,16 +34,18 @@ import {
   type PriceRecord,
   productRecord,
   type StoredProduct,
+  type StoredSubscription,
   storedProduct,
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
+import { subscriptionListKeys } from '#shared/data/subscriptions.ts';
 import { keys, LIST_COUNT_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
 import type { UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import type { Product } from '#shared/generated/api-types.ts';
+import type { Product, Subscription } from '#shared/generated/api-types.ts';
 import type { OperationId } from '#shared/operations.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
@@ -1608,6 +1610,27 @@ const sortRaw = fc.oneof(
   { weight: 1, arbitrary: text(0, 10) },
 );
 
+const encode = (s: string) => encodeURIComponent(toWellFormed(s));
+// A raw tail makes the oracle loose, so most queries go without one.
+const queryTail = fc.oneof(
+  { weight: 3, arbitrary: fc.constant('') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '&',
+      '&&page',
+      '%',
+      '%zz',
+      'page=%',
+      'sorting',
+      '=',
+      'limit=1&limit',
+      '+',
+      'page=1#frag',
+    ),
+  },
+);
+
 function walletsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   const param = fc.oneof(
     fc.tuple(fc.constant('page'), intRaw),
@@ -1625,29 +1648,8 @@ function walletsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       arbitrary: fc.array(fc.tuple(fc.constant('sorting'), sortRaw), { minLength: 10, maxLength: 60 }),
     },
   );
-  const encode = (s: string) => encodeURIComponent(toWellFormed(s));
-  // A raw tail makes the oracle loose, so most queries go without one.
-  const garbage = fc.oneof(
-    { weight: 3, arbitrary: fc.constant('') },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom(
-        '&',
-        '&&page',
-        '%',
-        '%zz',
-        'page=%',
-        'sorting',
-        '=',
-        'limit=1&limit',
-        '+',
-        'page=1#frag',
-      ),
-    },
-  );
-
   return fc
-    .tuple(authArb(ctx, 'session', false), params, garbage, fc.boolean())
+    .tuple(authArb(ctx, 'session', false), params, queryTail, fc.boolean())
     .map(([auth, pairs, tail, slash]) => {
       const query = [...pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`), ...(tail ? [tail] : [])].join(
         '&',
@@ -1715,6 +1717,165 @@ function walletsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     });
 }
 
+const SUBSCRIPTION_SORTS = ['started_at', 'current_period_end', 'created_at', 'status', 'amount'].flatMap(
+  (f) => [f, `-${f}`],
+);
+const subscriptionSortRaw = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom(...SUBSCRIPTION_SORTS) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('ended_at', '-ends_at', 'customer', 'product', 'discount', 'Status', '', '-'),
+  },
+  { weight: 1, arbitrary: text(0, 10) },
+);
+/** What reads as a boolean (shared/http/query.ts): `true` and `false` exactly; and what does not. */
+const BOOLEAN_WORDS = ['true', 'false'];
+const ID_FILTERS = ['customer_id', 'product_id', 'organization_id'] as const;
+const SUBSCRIPTION_STATUSES = [
+  'incomplete',
+  'incomplete_expired',
+  'trialing',
+  'active',
+  'past_due',
+  'canceled',
+  'unpaid',
+  'paused',
+];
+const MAX_IDS = 10;
+
+/** List Subscriptions: filters, paging and sorting against an independent reading of the contract. */
+function listSubscriptionsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const { demo } = ctx;
+  const other = demo.other_organization;
+  const knownIds = [
+    demo.customer_id,
+    demo.large_customer_id,
+    demo.free_product_id,
+    demo.organization_id,
+    other.customer_id,
+    other.free_product_id,
+    other.organization_id,
+  ];
+  const idRaw = fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(...knownIds) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    { weight: 1, arbitrary: fc.constantFrom(...knownIds).map((id) => id.toUpperCase()) },
+    { weight: 2, arbitrary: badId.filter((v): v is string => typeof v === 'string') },
+  );
+  const param = fc.oneof(
+    fc.tuple(fc.constant('page'), intRaw),
+    fc.tuple(fc.constant('limit'), intRaw),
+    fc.tuple(fc.constant('sorting'), subscriptionSortRaw),
+    fc.tuple(fc.constant('active'), booleanRaw),
+    fc.tuple(fc.constantFrom(...ID_FILTERS), idRaw),
+    fc.tuple(fc.constant('status'), fc.constantFrom('active', 'canceled', 'trialing', 'Active', 'ended')),
+  );
+  const params = fc.oneof(
+    { weight: 10, arbitrary: fc.array(param, { maxLength: 7 }) },
+    {
+      weight: 1,
+      arbitrary: fc.array(fc.tuple(fc.constantFrom(...ID_FILTERS), idRaw), { minLength: 9, maxLength: 13 }),
+    },
+  );
+  return fc
+    .tuple(authArb(ctx, 'pat', true), params, queryTail, fc.boolean())
+    .map(([auth, pairs, tail, slash]): FuzzCase => {
+      const query = [...pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`), ...(tail ? [tail] : [])].join(
+        '&',
+      );
+      const url = `${slash ? '/v1/subscriptions/' : '/v1/subscriptions'}${query ? `?${query}` : ''}`;
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = { method: 'GET' as const, url, headers };
+      const operationId = 'listSubscriptions' as const;
+      const outcome = auth.outcome;
+      if (!passed(outcome)) {
+        return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
+      }
+      const wellFormed = (v: string) => v === toWellFormed(v);
+      if (tail !== '' || !pairs.every(([k, v]) => wellFormed(k) && wellFormed(v))) {
+        return { operationId, request, oracle: anything([200, 422]) };
+      }
+      const all = (name: string) => pairs.filter(([k]) => k === name).map(([, v]) => v);
+      const last = (name: string) => all(name).at(-1);
+      const page =
+        last('page') === undefined
+          ? { valid: true as const, value: 1n }
+          : integerParameter(last('page') as string);
+      const limit =
+        last('limit') === undefined
+          ? { valid: true as const, value: 10n }
+          : integerParameter(last('limit') as string);
+      const active = last('active');
+      const activeValue =
+        active === undefined ? undefined : BOOLEAN_WORDS.indexOf(active.trim().toLowerCase());
+      const faults: string[][] = [];
+      if (!page.valid) faults.push(['query', 'page']);
+      if (!limit.valid) faults.push(['query', 'limit']);
+      if (activeValue === -1) faults.push(['query', 'active']);
+      all('sorting').forEach((v, i) => {
+        if (!SUBSCRIPTION_SORTS.includes(v)) faults.push(['query', 'sorting', String(i)]);
+      });
+      all('status').forEach((v, i) => {
+        if (!SUBSCRIPTION_STATUSES.includes(v)) faults.push(['query', 'status', String(i)]);
+      });
+      for (const name of ID_FILTERS) {
+        const values = all(name);
+        if (values.length > MAX_IDS) faults.push(['query', name]);
+        values.forEach((v, i) => {
+          if (!isUuid4(v)) faults.push(['query', name, String(i)]);
+        });
+      }
+      if (faults.length > 0) {
+        const oracle = requestValidation('query');
+        return {
+          operationId,
+          request,
+          oracle: {
+            ...oracle,
+            check: (reply: FuzzReply) => {
+              oracle.check?.(reply);
+              const locs = (reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc);
+              for (const loc of faults) expect(locs).toContainEqual(loc);
+            },
+          },
+        };
+      }
+      const ids = (name: string) => all(name).map((v) => v.toLowerCase());
+      const organization = outcome.tenant === 'ours' ? demo.organization_id : other.organization_id;
+      const effective = Number(
+        (limit as { value: bigint }).value < 100n ? (limit as { value: bigint }).value : 100n,
+      );
+      const wantActive = activeValue === undefined ? undefined : activeValue === 0;
+      const statuses = all('status');
+      return {
+        operationId,
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply: FuzzReply) => {
+            const body = reply.body as {
+              items: Subscription[];
+              pagination: { total_count: number; max_page: number };
+            };
+            expect(body.pagination.max_page).toBe(Math.ceil(body.pagination.total_count / effective));
+            expect(body.items.length).toBeLessThanOrEqual(effective);
+            for (const item of body.items) {
+              expect(item.customer.organization_id).toBe(organization);
+              for (const [name, value] of [
+                ['customer_id', item.customer_id],
+                ['product_id', item.product_id],
+                ['organization_id', item.customer.organization_id],
+              ] as const) {
+                if (all(name).length > 0) expect(ids(name)).toContain(value);
+              }
+              if (wantActive !== undefined) expect(item.status === 'active').toBe(wantActive);
+              if (statuses.length > 0) expect(statuses).toContain(item.status);
+            }
+          },
+        },
+      };
+    });
+}
 // ---------------------------------------------------------------------------------------------
 // Delete Webhook Endpoint
 // ---------------------------------------------------------------------------------------------
@@ -3472,6 +3633,7 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     createClient: clientArb(ctx),
     createSubscription: subscriptionArb(ctx),
     listWallets: walletsArb(ctx),
+    listSubscriptions: listSubscriptionsArb(ctx),
     deleteWebhookEndpoint: deleteArb(ctx),
     createCustomerSession: customerSessionArb(ctx),
     getWallet: getWalletArb(ctx),
@@ -3985,6 +4147,38 @@ const writtenKey = (write: ReturnType<typeof listedWrites>[number]): string =>
         : write.Delete.Key,
   );
 
+/** The list keys (entries and counts) of a subscription as an answer shows it. */
+function listed(body: Record<string, unknown>) {
+  const subscription = body as unknown as Subscription;
+  return subscriptionListKeys({
+    ...subscription,
+    organization_id: subscription.customer.organization_id,
+  } as unknown as StoredSubscription);
+}
+
+const isCount = (key: { SK: string }) => key.SK.startsWith('#COUNT');
+
+/** What a lifecycle change surely rewrote: the subscription and its entries as they now are. */
+function changedSubscriptionKeys(body: Record<string, string>): string[] {
+  return [
+    itemKey(keys.subscription(body.id as string)),
+    ...listed(body)
+      .filter((k) => !isCount(k))
+      .map(itemKey),
+  ];
+}
+
+/**
+ * Items a successful answer may have changed without having to: the list counts of a lifecycle change
+ * and, had it moved the subscription from the active segment (a revoke), that segment's entries.
+ */
+function subscriptionMayTouch(c: FuzzCase, reply: FuzzReply): string[] {
+  if (reply.status !== 200) return [];
+  if (c.operationId !== 'updateSubscription' && c.operationId !== 'revokeSubscription') return [];
+  const body = reply.body as Record<string, unknown>;
+  return [...listed(body), ...listed({ ...body, status: 'active' })].map(itemKey);
+}
+
 /** The items a customer in this state is written as: the item, its guards, its list entries and count shard. */
 function customerItemKeys(customer: CustomerState): string[] {
   const writes = listedWrites(
@@ -4070,8 +4264,9 @@ const touched: Record<
   createClient: (_, body, status) =>
     status === 201 ? [itemKey(keys.oauthClient(body.client_id as string))] : [],
   createSubscription: (_, body, status) =>
-    status === 201 ? [itemKey(keys.subscription(body.id as string))] : [],
+    status === 201 ? [itemKey(keys.subscription(body.id as string)), ...listed(body).map(itemKey)] : [],
   listWallets: () => [],
+  listSubscriptions: () => [],
   // Deletable endpoints change in no other way: the state before the batch is the one deleted.
   deleteWebhookEndpoint: (c, _, status, before) => {
     const endpoint = status === 204 && c.deletes ? endpointBefore(before, c.deletes.id) : undefined;
@@ -4110,10 +4305,8 @@ const touched: Record<
     return customer ? customerItemKeys(customer) : [];
   },
   deleteCustomerExternal: (c, body, status, before) => touched.deleteCustomer(c, body, status, before),
-  updateSubscription: (_, body, status) =>
-    status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
-  revokeSubscription: (_, body, status) =>
-    status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
+  updateSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
+  revokeSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
   updateClient: (c, _, status) =>
     status === 200 ? [itemKey(keys.oauthClient(decodeURIComponent(registrationIdOf(c))))] : [],
   deleteClient: (c, _, status) =>
@@ -4146,6 +4339,9 @@ export function touchedKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest):
  * write back. Allowed to differ, not required to.
  */
 export function mayTouchKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
+  if (c.operationId === 'updateSubscription' || c.operationId === 'revokeSubscription') {
+    return subscriptionMayTouch(c, reply);
+  }
   if (c.operationId === 'updateProduct' && reply.status === 200) {
     // Archiving moves a product between views, so its count shards may change too.
     const after = storedFromAnswer(reply.body as Product);
