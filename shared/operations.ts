@@ -98,6 +98,25 @@ const SUBSCRIPTION_CHANGE: readonly TableGrant[] = [
   { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: SUBSCRIPTION_LISTS },
 ];
 
+/**
+ * A portal read of one subscription: the token and the product it embeds; one batch of the session's
+ * customer (still live?), its organization and the subscription.
+ */
+const CUSTOMER_SUBSCRIPTION_READ: readonly TableGrant[] = [
+  { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'product'] },
+  { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'subscription'] },
+];
+
+/**
+ * A portal change (cancel at period end, uncancel) keeps the subscription active and its period:
+ * its list entries are rewritten in place, never moved, so no list entry is deleted and no count
+ * changes.
+ */
+const CUSTOMER_SUBSCRIPTION_CHANGE: readonly TableGrant[] = [
+  { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
+  { actions: ['dynamodb:PutItem'], leadingKeys: SUBSCRIPTION_LISTS },
+];
+
 export const operations = [
   {
     name: 'create-client',
@@ -449,6 +468,47 @@ export const operations = [
       // One batch of the customers and products the page embeds.
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
+  },
+  {
+    name: 'list-customer-subscriptions',
+    operationId: 'listCustomerSubscriptions',
+    method: 'GET',
+    path: '/v1/customer-portal/subscriptions/',
+    entry: 'functions/list-customer-subscriptions/handler.ts',
+    access: [
+      AUTHENTICATE,
+      // The customer's list, or its lists per product: segment counts, then segments.
+      {
+        actions: ['dynamodb:Query'],
+        leadingKeys: ['subscriptionCustomerList', 'subscriptionCustomerProductList'],
+      },
+      // The customer (still live?), its organization and the page's products, in one batch.
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'product'] },
+    ],
+  },
+  {
+    name: 'get-customer-subscription',
+    operationId: 'getCustomerSubscription',
+    method: 'GET',
+    path: '/v1/customer-portal/subscriptions/{id}',
+    entry: 'functions/get-customer-subscription/handler.ts',
+    access: [...CUSTOMER_SUBSCRIPTION_READ],
+  },
+  {
+    name: 'cancel-customer-subscription',
+    operationId: 'cancelCustomerSubscription',
+    method: 'DELETE',
+    path: '/v1/customer-portal/subscriptions/{id}',
+    entry: 'functions/cancel-customer-subscription/handler.ts',
+    access: [...CUSTOMER_SUBSCRIPTION_READ, ...CUSTOMER_SUBSCRIPTION_CHANGE],
+  },
+  {
+    name: 'update-customer-subscription',
+    operationId: 'updateCustomerSubscription',
+    method: 'PATCH',
+    path: '/v1/customer-portal/subscriptions/{id}',
+    entry: 'functions/update-customer-subscription/handler.ts',
+    access: [...CUSTOMER_SUBSCRIPTION_READ, ...CUSTOMER_SUBSCRIPTION_CHANGE],
   },
 ] as const satisfies readonly OperationDefinition[];
 

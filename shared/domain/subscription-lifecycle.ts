@@ -7,9 +7,12 @@
  *   active (either) ──revoke──▶ canceled (ended_at = ends_at = now)
  *
  * An ended subscription (`ended_at` set) accepts no change: AlreadyCanceledSubscription.
+ *
+ * A customer (the portal) has the stricter transitions of the hosted service's portal: cancel only a
+ * subscription not yet set to cancel, uncancel only one that is (`applyCustomerChange`).
  */
 import type { CancellationReason, SubscriptionRecord } from '../data/records.ts';
-import { AlreadyCanceledSubscription } from './errors.ts';
+import { AlreadyCanceledSubscription, SubscriptionNotScheduledToCancel } from './errors.ts';
 
 export type LifecycleFields = Pick<
   SubscriptionRecord,
@@ -72,4 +75,24 @@ export function applyLifecycle(
     customer_cancellation_reason: change.reason ?? subscription.customer_cancellation_reason,
     customer_cancellation_comment: change.comment ?? subscription.customer_cancellation_comment,
   };
+}
+
+/** What a customer may do to their own subscription in the portal. */
+export type CustomerChange =
+  | { kind: 'cancel'; reason?: CancellationReason | null; comment?: string | null }
+  | { kind: 'uncancel' };
+
+export function applyCustomerChange(
+  subscription: SubscriptionRecord,
+  change: CustomerChange,
+  now: string,
+): LifecycleFields {
+  const ended = subscription.ended_at !== null || subscription.status !== 'active';
+  if (change.kind === 'cancel') {
+    if (ended || subscription.cancel_at_period_end) throw new AlreadyCanceledSubscription();
+    return applyLifecycle(subscription, { ...change, atPeriodEnd: true }, now);
+  }
+  if (ended) throw new AlreadyCanceledSubscription();
+  if (!subscription.cancel_at_period_end) throw new SubscriptionNotScheduledToCancel();
+  return applyLifecycle(subscription, { kind: 'cancel', atPeriodEnd: false }, now);
 }

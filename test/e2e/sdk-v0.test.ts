@@ -641,3 +641,54 @@ describe('List Subscriptions (GET /v1/subscriptions/)', () => {
     expect(active.result.items.map((s) => s.status)).toEqual(['active', 'active', 'active', 'active']);
   });
 });
+
+describe('Customer portal subscriptions (/v1/customer-portal/subscriptions/)', () => {
+  it('list (page iterator), get, cancel, update parse with the strict schemas; the errors', async () => {
+    const customer = await polar.customers.create({ email: `sdk-v0-portal-${Date.now()}@example.com` });
+    const session = await polar.customerSessions.create({ customerId: customer.id });
+    const security = { customerSession: session.token };
+    const created = [];
+    for (let i = 0; i < 3; i++) {
+      created.push(
+        await polar.subscriptions.create({ productId: stack.demo.free_product_id, customerId: customer.id }),
+      );
+    }
+    const pages = [];
+    const iterator = await polar.customerPortal.subscriptions.list(security, {
+      limit: 2,
+      sorting: ['started_at'],
+    });
+    for await (const page of iterator) pages.push(page.result);
+    expect(pages.map((p) => p.items.length)).toEqual([2, 1]);
+    expect(pages.flatMap((p) => p.items.map((s) => s.id))).toEqual(created.map((s) => s.id));
+    const [first] = pages[0]?.items ?? [];
+    expect(first?.product.organization.id).toBe(stack.demo.organization_id);
+    expect(first?.startedAt).toBeInstanceOf(Date);
+    const target = created[0]?.id as string;
+    const read = await polar.customerPortal.subscriptions.get(security, { id: target });
+    expect(read.id).toBe(target);
+    const canceled = await polar.customerPortal.subscriptions.cancel(security, { id: target });
+    expect(canceled).toMatchObject({ status: 'active', cancelAtPeriodEnd: true });
+    const again = await failure(() => polar.customerPortal.subscriptions.cancel(security, { id: target }));
+    expect(again).toBeInstanceOf(AlreadyCanceledSubscription);
+    const back = await polar.customerPortal.subscriptions.update(security, {
+      id: target,
+      customerSubscriptionUpdate: { cancelAtPeriodEnd: false },
+    });
+    expect(back).toMatchObject({ cancelAtPeriodEnd: false, canceledAt: null });
+    // 0.49 predates the hosted service's 409 for an uncancel of one not set to cancel: SDKError.
+    const notScheduled = (await failure(() =>
+      polar.customerPortal.subscriptions.update(security, {
+        id: target,
+        customerSubscriptionUpdate: { cancelAtPeriodEnd: false },
+      }),
+    )) as SDKError;
+    expect(notScheduled).toBeInstanceOf(SDKError);
+    expect(notScheduled.statusCode).toBe(409);
+    expect(JSON.parse(notScheduled.body)).toMatchObject({ error: 'SubscriptionNotScheduledToCancel' });
+    const foreign = await failure(() =>
+      polar.customerPortal.subscriptions.get(security, { id: stack.demo.subscription_id }),
+    );
+    expect(foreign).toBeInstanceOf(ResourceNotFound);
+  });
+});

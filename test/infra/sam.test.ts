@@ -459,6 +459,40 @@ const sampleInvocations = {
       expect(body.items).toMatchObject([{ id: demo.subscription_id }]);
     },
   },
+  'list-customer-subscriptions': {
+    what: "200, the demo customer's live subscriptions, newest first",
+    status: 200,
+    check: (reply: HttpReply) => {
+      const body = reply.body as { items: { id: string; customer_id: string }[] };
+      expect(body.items.map((s) => s.id)).toContain(demo.customer_subscription_id);
+      for (const item of body.items) expect(item.customer_id).toBe(demo.customer_id);
+    },
+  },
+  'get-customer-subscription': {
+    what: "200, the demo customer's subscription, its product embedding the organization",
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        id: demo.customer_subscription_id,
+        product: { id: demo.free_product_id, organization: { id: demo.organization_id } },
+      }),
+  },
+  'cancel-customer-subscription': {
+    what: "200, the demo customer's subscription set to cancel at the end of its period",
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        id: demo.customer_subscription_id,
+        status: 'active',
+        cancel_at_period_end: true,
+      }),
+  },
+  'update-customer-subscription': {
+    what: '200, the cancellation above taken back',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({ id: demo.customer_subscription_id, cancel_at_period_end: false }),
+  },
   'get-subscription': {
     what: 'the demo subscription, with its customer and product',
     status: 200,

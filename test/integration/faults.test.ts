@@ -14,6 +14,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createCustomer,
+  createCustomerSession,
   createPersonalAccessToken,
   createProduct,
   createUser,
@@ -373,6 +374,41 @@ const faultOps = {
       };
     },
   },
+  'list-customer-subscriptions': {
+    success: 200,
+    // Auth, the customer list's segment counts, its one (active) segment, the batch.
+    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      const { customer, session, subscription } = await portalCustomer();
+      return {
+        method: 'GET',
+        url: '/v1/customer-portal/subscriptions/',
+        token: session,
+        async verify(reply) {
+          if (reply.status === 200)
+            expect(reply.body.items.map((s: { id: string }) => s.id)).toEqual([subscription]);
+          expect((await customerList(world.demo.organization_id, customer)).counted).toBe(1);
+        },
+      };
+    },
+  },
+  'get-customer-subscription': {
+    success: 200,
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'GetItemCommand'],
+    async prepare() {
+      const { session, subscription } = await portalCustomer();
+      return {
+        method: 'GET',
+        url: `/v1/customer-portal/subscriptions/${subscription}`,
+        token: session,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.id).toBe(subscription);
+        },
+      };
+    },
+  },
+  'update-customer-subscription': portalCancelFault('PATCH', { cancel_at_period_end: true }),
+  'cancel-customer-subscription': portalCancelFault('DELETE'),
   'get-customer': {
     success: 200,
     calls: ['GetItemCommand', 'GetItemCommand'],
@@ -708,6 +744,51 @@ function endpointFault(
         ...(body ? { body } : {}),
         async verify(_, outcome) {
           countFor(outcome, judge(before, await state(), body) ? 1 : 0);
+        },
+      };
+    },
+  };
+}
+
+/** A fresh customer of the demo organization with a session and one subscription. */
+async function portalCustomer(): Promise<{ customer: string; session: string; subscription: string }> {
+  const customer = await createCustomer(world.admin, {
+    organizationId: world.demo.organization_id,
+    email: `faults+${crypto.randomUUID()}@x.example`,
+  });
+  const { token } = await createCustomerSession(world.admin, { customer });
+  const created = await world.call('POST', '/v1/subscriptions/', {
+    token: world.demo.personal_access_token,
+    body: { product_id: world.demo.free_product_id, customer_id: customer.id },
+  });
+  return { customer: customer.id, session: token, subscription: created.body.id as string };
+}
+
+/**
+ * A portal cancel at period end: the read of the customer, organization and subscription, the
+ * product, then the conditional write with its relisting. The subscription and its list entries are
+ * both canceled or both untouched.
+ */
+function portalCancelFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultOp, 'operationId'> {
+  return {
+    success: 200,
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const { customer, session, subscription } = await portalCustomer();
+      return {
+        method,
+        url: `/v1/customer-portal/subscriptions/${subscription}`,
+        token: session,
+        ...(body === undefined ? {} : { body }),
+        async verify(_, outcome) {
+          const stored = await get(keys.subscription(subscription));
+          const changed = stored?.cancel_at_period_end === true;
+          expect(stored?.ends_at === stored?.current_period_end).toBe(changed);
+          countFor(outcome, changed ? 1 : 0);
+          const listed = await customerList(world.demo.organization_id, customer);
+          expect(listed.counted).toBe(1);
+          expect(listed.entries).toHaveLength(4);
+          for (const entry of listed.entries) expect(entry.cancel_at_period_end).toBe(changed);
         },
       };
     },

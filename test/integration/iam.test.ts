@@ -206,6 +206,57 @@ const scenarios = {
       step('a customer and product list', await list(`?customer_id=${customer}&product_id=${product}`), 200),
     ];
   },
+  'list-customer-subscriptions': async (world) => {
+    await freshSubscription(world);
+    const list = (query: string) =>
+      world.call('GET', `/v1/customer-portal/subscriptions/${query}`, {
+        token: world.demo.customer_session_token,
+      });
+    return [
+      step("the customer's list", await list('?sorting=-status'), 200),
+      step(
+        "the customer's list of one product",
+        await list(`?product_id=${world.demo.free_product_id}`),
+        200,
+      ),
+    ];
+  },
+  'get-customer-subscription': async (world) => {
+    const id = await freshSubscription(world);
+    const get = (subscription: string) =>
+      world.call('GET', `/v1/customer-portal/subscriptions/${subscription}`, {
+        token: world.demo.customer_session_token,
+      });
+    return [
+      step('its own subscription', await get(id), 200),
+      step('an unknown one', await get(randomUUID()), 404),
+    ];
+  },
+  'update-customer-subscription': async (world) => {
+    const id = await freshSubscription(world);
+    const patch = (body: unknown) =>
+      world.call('PATCH', `/v1/customer-portal/subscriptions/${id}`, {
+        token: world.demo.customer_session_token,
+        body,
+      });
+    return [
+      step(
+        'cancel at period end',
+        await patch({ cancel_at_period_end: true, cancellation_reason: 'unused' }),
+        200,
+      ),
+      step('uncancel', await patch({ cancel_at_period_end: false }), 200),
+      step('uncancel again', await patch({ cancel_at_period_end: false }), 409),
+    ];
+  },
+  'cancel-customer-subscription': async (world) => {
+    const id = await freshSubscription(world);
+    const cancel = () =>
+      world.call('DELETE', `/v1/customer-portal/subscriptions/${id}`, {
+        token: world.demo.customer_session_token,
+      });
+    return [step('cancel at period end', await cancel(), 200), step('cancel again', await cancel(), 403)];
+  },
   'get-client': async (world) => {
     const client = await registerClient(world);
     const read = await world.call('GET', `/v1/oauth2/register/${client.client_id}`, {

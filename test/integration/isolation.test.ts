@@ -358,6 +358,55 @@ function endpointRow(method: 'GET' | 'PATCH', suffix = '', body?: unknown): Prob
   };
 }
 
+/** Subscriptions of another customer of the organization and of another organization's customer. */
+async function othersSubscriptions(): Promise<[string, string][]> {
+  const other = world.demo.other_organization;
+  const subscribe = async (token: string, product_id: string, customer_id: string) => {
+    const reply = await world.call('POST', '/v1/subscriptions/', {
+      token,
+      body: { product_id, customer_id },
+    });
+    expect(reply.status).toBe(201);
+    return reply.body.id as string;
+  };
+  return [
+    [
+      'subscription of another customer of the organization',
+      await subscribe(
+        world.demo.personal_access_token,
+        world.demo.free_product_id,
+        world.demo.second_customer_id,
+      ),
+    ],
+    [
+      'subscription of another organization',
+      await subscribe(other.personal_access_token, other.free_product_id, other.customer_id),
+    ],
+  ];
+}
+
+let subscriberless: Promise<string> | undefined;
+/** The session of a fresh customer of the organization, who subscribes to nothing. */
+function subscriberlessSession(): Promise<string> {
+  subscriberless ??= createCustomer(world.admin, {
+    organizationId: world.demo.organization_id,
+    email: `nothing+${randomUUID()}@x.example`,
+  }).then(async (customer) => (await createCustomerSession(world.admin, { customer })).token);
+  return subscriberless;
+}
+
+/** A customer session reads and changes its own customer's subscriptions, nobody else's. */
+function portalRow(method: 'GET' | 'PATCH' | 'DELETE'): Probe {
+  return {
+    ids: othersSubscriptions,
+    send: (id) =>
+      world.call(method, `/v1/customer-portal/subscriptions/${id}`, {
+        token: world.demo.customer_session_token,
+        ...(method === 'PATCH' ? { body: { cancel_at_period_end: true } } : {}),
+      }),
+  };
+}
+
 async function registered(token: string): Promise<{ client_id: string; registration_access_token: string }> {
   const reply = await world.call('POST', '/v1/oauth2/register', {
     token,
@@ -498,6 +547,24 @@ const isolationMatrix = {
         token: world.demo.personal_access_token,
       }),
   },
+  'list-customer-subscriptions': {
+    filters: true,
+    ids: async () => {
+      // Products with subscriptions of other customers, in this organization and in another.
+      await othersSubscriptions();
+      return [
+        ['product of the organization, subscribed by another customer', world.demo.free_product_id],
+        ['product of another organization', world.demo.other_organization.free_product_id],
+      ];
+    },
+    send: async (id) =>
+      world.call('GET', `/v1/customer-portal/subscriptions/?product_id=${id}`, {
+        token: await subscriberlessSession(),
+      }),
+  },
+  'get-customer-subscription': portalRow('GET'),
+  'update-customer-subscription': portalRow('PATCH'),
+  'cancel-customer-subscription': portalRow('DELETE'),
   'create-customer': {
     namesNoResource:
       'a new customer names no existing resource; a foreign organization_id is covered by its own test',

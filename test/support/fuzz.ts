@@ -45,7 +45,7 @@ import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webh
 import type { UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import type { Product, Subscription } from '#shared/generated/api-types.ts';
+import type { CustomerSubscription, Product, Subscription } from '#shared/generated/api-types.ts';
 import type { OperationId } from '#shared/operations.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
@@ -1717,20 +1717,29 @@ function walletsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     });
 }
 
-const SUBSCRIPTION_SORTS = ['started_at', 'current_period_end', 'created_at', 'status', 'amount'].flatMap(
-  (f) => [f, `-${f}`],
-);
-const subscriptionSortRaw = fc.oneof(
-  { weight: 8, arbitrary: fc.constantFrom(...SUBSCRIPTION_SORTS) },
-  {
-    weight: 2,
-    arbitrary: fc.constantFrom('ended_at', '-ends_at', 'customer', 'product', 'discount', 'Status', '', '-'),
-  },
-  { weight: 1, arbitrary: text(0, 10) },
-);
+const signed = (fields: string[]) => fields.flatMap((f) => [f, `-${f}`]);
+const SUBSCRIPTION_SORTS = signed(['started_at', 'current_period_end', 'created_at', 'status', 'amount']);
+const CUSTOMER_SUBSCRIPTION_SORTS = signed(['started_at', 'amount', 'status', 'organization']);
+const sortsRaw = (valid: string[]) =>
+  fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom(...valid) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        'ended_at',
+        '-ends_at',
+        'customer',
+        'product',
+        'discount',
+        'Status',
+        '',
+        '-',
+      ),
+    },
+    { weight: 1, arbitrary: text(0, 10) },
+  );
 /** What reads as a boolean (shared/http/query.ts): `true` and `false` exactly; and what does not. */
 const BOOLEAN_WORDS = ['true', 'false'];
-const ID_FILTERS = ['customer_id', 'product_id', 'organization_id'] as const;
 const SUBSCRIPTION_STATUSES = [
   'incomplete',
   'incomplete_expired',
@@ -1743,8 +1752,21 @@ const SUBSCRIPTION_STATUSES = [
 ];
 const MAX_IDS = 10;
 
-/** List Subscriptions: filters, paging and sorting against an independent reading of the contract. */
-function listSubscriptionsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+type IdFilter = 'customer_id' | 'product_id' | 'organization_id';
+
+/** One of the two subscription lists: the organization's (a PAT) or the portal's (a customer session). */
+interface SubscriptionListSpec {
+  operationId: 'listSubscriptions' | 'listCustomerSubscriptions';
+  path: string;
+  credential: 'pat' | 'session';
+  sorts: string[];
+  idFilters: readonly IdFilter[];
+  /** Whether `status` is a parameter (else it is ignored, as any unknown one). */
+  status: boolean;
+}
+
+/** A list of subscriptions: filters, paging and sorting against an independent reading of the contract. */
+function subscriptionListArb(ctx: FuzzContext, spec: SubscriptionListSpec): fc.Arbitrary<FuzzCase> {
   const { demo } = ctx;
   const other = demo.other_organization;
   const knownIds = [
@@ -1765,28 +1787,31 @@ function listSubscriptionsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   const param = fc.oneof(
     fc.tuple(fc.constant('page'), intRaw),
     fc.tuple(fc.constant('limit'), intRaw),
-    fc.tuple(fc.constant('sorting'), subscriptionSortRaw),
+    fc.tuple(fc.constant('sorting'), sortsRaw(spec.sorts)),
     fc.tuple(fc.constant('active'), booleanRaw),
-    fc.tuple(fc.constantFrom(...ID_FILTERS), idRaw),
+    fc.tuple(fc.constantFrom(...spec.idFilters), idRaw),
     fc.tuple(fc.constant('status'), fc.constantFrom('active', 'canceled', 'trialing', 'Active', 'ended')),
   );
   const params = fc.oneof(
     { weight: 10, arbitrary: fc.array(param, { maxLength: 7 }) },
     {
       weight: 1,
-      arbitrary: fc.array(fc.tuple(fc.constantFrom(...ID_FILTERS), idRaw), { minLength: 9, maxLength: 13 }),
+      arbitrary: fc.array(fc.tuple(fc.constantFrom(...spec.idFilters), idRaw), {
+        minLength: 9,
+        maxLength: 13,
+      }),
     },
   );
+  const { operationId } = spec;
   return fc
-    .tuple(authArb(ctx, 'pat', true), params, queryTail, fc.boolean())
+    .tuple(authArb(ctx, spec.credential, true), params, queryTail, fc.boolean())
     .map(([auth, pairs, tail, slash]): FuzzCase => {
       const query = [...pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`), ...(tail ? [tail] : [])].join(
         '&',
       );
-      const url = `${slash ? '/v1/subscriptions/' : '/v1/subscriptions'}${query ? `?${query}` : ''}`;
+      const url = `${slash ? `${spec.path}/` : spec.path}${query ? `?${query}` : ''}`;
       const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
       const request = { method: 'GET' as const, url, headers };
-      const operationId = 'listSubscriptions' as const;
       const outcome = auth.outcome;
       if (!passed(outcome)) {
         return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
@@ -1797,35 +1822,32 @@ function listSubscriptionsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       }
       const all = (name: string) => pairs.filter(([k]) => k === name).map(([, v]) => v);
       const last = (name: string) => all(name).at(-1);
-      const page =
-        last('page') === undefined
-          ? { valid: true as const, value: 1n }
-          : integerParameter(last('page') as string);
-      const limit =
-        last('limit') === undefined
-          ? { valid: true as const, value: 10n }
-          : integerParameter(last('limit') as string);
+      const integer = (name: string, fallback: bigint): IntVerdict =>
+        last(name) === undefined ? { valid: true, value: fallback } : integerParameter(last(name) as string);
+      const page = integer('page', 1n);
+      const limit = integer('limit', 10n);
       const active = last('active');
-      const activeValue =
-        active === undefined ? undefined : BOOLEAN_WORDS.indexOf(active.trim().toLowerCase());
+      const activeValue = active === undefined ? undefined : BOOLEAN_WORDS.indexOf(active);
+      const statuses = spec.status ? all('status') : [];
       const faults: string[][] = [];
       if (!page.valid) faults.push(['query', 'page']);
       if (!limit.valid) faults.push(['query', 'limit']);
       if (activeValue === -1) faults.push(['query', 'active']);
       all('sorting').forEach((v, i) => {
-        if (!SUBSCRIPTION_SORTS.includes(v)) faults.push(['query', 'sorting', String(i)]);
+        if (!spec.sorts.includes(v)) faults.push(['query', 'sorting', String(i)]);
       });
-      all('status').forEach((v, i) => {
+      statuses.forEach((v, i) => {
         if (!SUBSCRIPTION_STATUSES.includes(v)) faults.push(['query', 'status', String(i)]);
       });
-      for (const name of ID_FILTERS) {
+      for (const name of spec.idFilters) {
         const values = all(name);
         if (values.length > MAX_IDS) faults.push(['query', name]);
         values.forEach((v, i) => {
           if (!isUuid4(v)) faults.push(['query', name, String(i)]);
         });
       }
-      if (faults.length > 0) {
+      // (`!limit.valid` is in `faults` already; it is repeated so that `limit` is known valid below.)
+      if (faults.length > 0 || !limit.valid) {
         const oracle = requestValidation('query');
         return {
           operationId,
@@ -1842,11 +1864,8 @@ function listSubscriptionsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       }
       const ids = (name: string) => all(name).map((v) => v.toLowerCase());
       const organization = outcome.tenant === 'ours' ? demo.organization_id : other.organization_id;
-      const effective = Number(
-        (limit as { value: bigint }).value < 100n ? (limit as { value: bigint }).value : 100n,
-      );
+      const effective = Number(limit.value < 100n ? limit.value : 100n);
       const wantActive = activeValue === undefined ? undefined : activeValue === 0;
-      const statuses = all('status');
       return {
         operationId,
         request,
@@ -1854,19 +1873,21 @@ function listSubscriptionsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
           statuses: [200],
           check: (reply: FuzzReply) => {
             const body = reply.body as {
-              items: Subscription[];
+              items: (Subscription | CustomerSubscription)[];
               pagination: { total_count: number; max_page: number };
             };
             expect(body.pagination.max_page).toBe(Math.ceil(body.pagination.total_count / effective));
             expect(body.items.length).toBeLessThanOrEqual(effective);
             for (const item of body.items) {
-              expect(item.customer.organization_id).toBe(organization);
-              for (const [name, value] of [
-                ['customer_id', item.customer_id],
-                ['product_id', item.product_id],
-                ['organization_id', item.customer.organization_id],
-              ] as const) {
-                if (all(name).length > 0) expect(ids(name)).toContain(value);
+              if (outcome.customerId) expect(item.customer_id).toBe(outcome.customerId);
+              else expect(item.product.organization_id).toBe(organization);
+              const values: Record<IdFilter, string> = {
+                customer_id: item.customer_id,
+                product_id: item.product_id,
+                organization_id: item.product.organization_id,
+              };
+              for (const name of spec.idFilters) {
+                if (all(name).length > 0) expect(ids(name)).toContain(values[name]);
               }
               if (wantActive !== undefined) expect(item.status === 'active').toBe(wantActive);
               if (statuses.length > 0) expect(statuses).toContain(item.status);
@@ -2489,6 +2510,147 @@ function lifecycleArb(
               ? requestValidation('path', ['path', 'id'])
               : postOracle(auth, type, body, (parsed, tenant) =>
                   verdict(id, tenant, parsed as Record<string, unknown>),
+                ),
+        };
+      });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Customer portal: get, cancel or uncancel (PATCH), cancel (DELETE) one's own subscription
+// ---------------------------------------------------------------------------------------------
+
+/** PATCH bodies of the portal: cancel (with a reason and comment) or uncancel, and faults. */
+const portalChangeValueArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 6, arbitrary: fc.boolean().map((b) => ({ cancel_at_period_end: b })) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(fc.constantFrom(...REASONS, null), fc.option(printable(1, 60)))
+      .map(([reason, comment]) => ({
+        cancel_at_period_end: true,
+        cancellation_reason: reason,
+        ...(comment === null ? {} : { cancellation_comment: comment }),
+      })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<unknown>(
+      {},
+      { cancel_at_period_end: null },
+      { cancel_at_period_end: 'yes' },
+      { cancel_at_period_end: true, cancellation_reason: 'bored' },
+      { cancel_at_period_end: true, cancellation_comment: '' },
+      { cancel_at_period_end: true, cancellation_comment: 'bell\u0007' },
+      { cancel_at_period_end: true, cancellation_comment: 'x'.repeat(1001) },
+      { product_id: '3e8f628a-4c31-4a3d-8a76-8e3d6f90a104' },
+      { seats: 2 },
+    ),
+  },
+);
+
+/** An independent reading of the CustomerSubscriptionCancel schema. */
+function portalChangeBodyValid(body: Record<string, unknown>): boolean {
+  if (typeof body.cancel_at_period_end !== 'boolean') return false;
+  const reason = body.cancellation_reason;
+  if (reason !== undefined && reason !== null && !REASONS.includes(reason as string)) return false;
+  const comment = body.cancellation_comment;
+  if (comment !== undefined && comment !== null) {
+    if (typeof comment !== 'string' || [...comment].length < 1 || [...comment].length > 1000) return false;
+    if (hasControl(comment, LINE_BREAKS_AND_TAB)) return false;
+  }
+  return true;
+}
+
+type PortalOperation =
+  | 'getCustomerSubscription'
+  | 'updateCustomerSubscription'
+  | 'cancelCustomerSubscription';
+
+/** A session and a subscription id: its own (answered), anyone else's or unknown (the same 404). */
+function portalSubscriptionArb(ctx: FuzzContext, operationId: PortalOperation): fc.Arbitrary<FuzzCase> {
+  const method = (
+    {
+      getCustomerSubscription: 'GET',
+      updateCustomerSubscription: 'PATCH',
+      cancelCustomerSubscription: 'DELETE',
+    } as const
+  )[operationId];
+  const ownerOf = (tenant: Tenant) =>
+    tenant === 'ours' ? ctx.demo.customer_id : ctx.demo.other_organization.customer_id;
+  const owner = new Map([...ctx.subscriptions].map(([id, tenant]) => [id, ownerOf(tenant)]));
+  const idArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...owner.keys()) },
+    { weight: 1, arbitrary: fc.constantFrom(...owner.keys()).map((id) => id.toUpperCase()) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    {
+      weight: 2,
+      arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0 && !/^\.+$/.test(v)),
+    },
+  );
+  /** The answer once the credential (a live session of `customerId`) and the body have passed. */
+  const verdict = (id: string, customerId: string | undefined, body?: Record<string, unknown>): Oracle => {
+    const sent = toWellFormed(id);
+    if (!isUuid4(sent)) return requestValidation('path', ['path', 'id']);
+    if (body !== undefined && !portalChangeBodyValid(body)) return requestValidation('body');
+    if (owner.get(sent.toLowerCase()) !== customerId) {
+      return {
+        statuses: [404],
+        check: (reply) => expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+      };
+    }
+    if (method === 'GET') {
+      return {
+        statuses: [200],
+        check: (reply) =>
+          expect(reply.body).toMatchObject({ id: sent.toLowerCase(), customer_id: customerId }),
+      };
+    }
+    // Its own: changed, or refused for the state other cases left it in, never anything else.
+    const refusals = [
+      'AlreadyCanceledSubscription',
+      'SubscriptionNotScheduledToCancel',
+      'SubscriptionLocked',
+    ];
+    return {
+      statuses: [200, 403, 409],
+      check: (reply) => {
+        const { error } = reply.body as { error?: string };
+        if (reply.status === 200) expect((reply.body as { id: string }).id).toBe(sent.toLowerCase());
+        else expect(refusals).toContain(error);
+      },
+    };
+  };
+  return fc.tuple(idArb, fc.boolean()).chain(([id, slash]) => {
+    const url = `/v1/customer-portal/subscriptions/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+    if (method !== 'PATCH') {
+      return authArb(ctx, 'session', true).map((auth): FuzzCase => {
+        const headers: Record<string, string> =
+          auth.header !== undefined ? { authorization: auth.header } : {};
+        const request = { method, url, headers };
+        const outcome = auth.outcome;
+        if (!passed(outcome)) {
+          return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
+        }
+        return { operationId, request, oracle: verdict(id, outcome.customerId) };
+      });
+    }
+    return fc
+      .tuple(authArb(ctx, 'session', true), contentTypeArb, bodyArb(portalChangeValueArb))
+      .map(([auth, type, body]): FuzzCase => {
+        const headers: Record<string, string> = {
+          ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+          ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+        };
+        const customerId = passed(auth.outcome) ? auth.outcome.customerId : undefined;
+        return {
+          operationId,
+          request: { method: 'PATCH', url, headers, body: body.bytes ?? body.text },
+          oracle:
+            passed(auth.outcome) && type.json && !isUuid4(toWellFormed(id)) && parsesToNonObject(body)
+              ? requestValidation('path', ['path', 'id'])
+              : postOracle(auth, type, body, (parsed) =>
+                  verdict(id, customerId, parsed as Record<string, unknown>),
                 ),
         };
       });
@@ -3633,7 +3795,25 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     createClient: clientArb(ctx),
     createSubscription: subscriptionArb(ctx),
     listWallets: walletsArb(ctx),
-    listSubscriptions: listSubscriptionsArb(ctx),
+    listSubscriptions: subscriptionListArb(ctx, {
+      operationId: 'listSubscriptions',
+      path: '/v1/subscriptions',
+      credential: 'pat',
+      sorts: SUBSCRIPTION_SORTS,
+      idFilters: ['customer_id', 'product_id', 'organization_id'],
+      status: true,
+    }),
+    listCustomerSubscriptions: subscriptionListArb(ctx, {
+      operationId: 'listCustomerSubscriptions',
+      path: '/v1/customer-portal/subscriptions',
+      credential: 'session',
+      sorts: CUSTOMER_SUBSCRIPTION_SORTS,
+      idFilters: ['product_id'],
+      status: false,
+    }),
+    getCustomerSubscription: portalSubscriptionArb(ctx, 'getCustomerSubscription'),
+    updateCustomerSubscription: portalSubscriptionArb(ctx, 'updateCustomerSubscription'),
+    cancelCustomerSubscription: portalSubscriptionArb(ctx, 'cancelCustomerSubscription'),
     deleteWebhookEndpoint: deleteArb(ctx),
     createCustomerSession: customerSessionArb(ctx),
     getWallet: getWalletArb(ctx),
@@ -4150,9 +4330,10 @@ const writtenKey = (write: ReturnType<typeof listedWrites>[number]): string =>
 /** The list keys (entries and counts) of a subscription as an answer shows it. */
 function listed(body: Record<string, unknown>) {
   const subscription = body as unknown as Subscription;
+  // The portal's subscription embeds no customer; its product names the organization.
   return subscriptionListKeys({
     ...subscription,
-    organization_id: subscription.customer.organization_id,
+    organization_id: subscription.product.organization_id,
   } as unknown as StoredSubscription);
 }
 
@@ -4267,6 +4448,10 @@ const touched: Record<
     status === 201 ? [itemKey(keys.subscription(body.id as string)), ...listed(body).map(itemKey)] : [],
   listWallets: () => [],
   listSubscriptions: () => [],
+  listCustomerSubscriptions: () => [],
+  getCustomerSubscription: () => [],
+  updateCustomerSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
+  cancelCustomerSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
   // Deletable endpoints change in no other way: the state before the batch is the one deleted.
   deleteWebhookEndpoint: (c, _, status, before) => {
     const endpoint = status === 204 && c.deletes ? endpointBefore(before, c.deletes.id) : undefined;
