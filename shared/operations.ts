@@ -512,6 +512,40 @@ export const operations = [
   },
 ] as const satisfies readonly OperationDefinition[];
 
+/**
+ * A function no route reaches: a schedule invokes it. Its table grants are judged like an
+ * operation's (IAM scenario and mutations keyed by its name).
+ */
+export interface ScheduledFunctionDefinition {
+  name: string;
+  entry: string;
+  /** EventBridge schedule expression. */
+  schedule: string;
+  /** Longer than an operation's 10 s: a run works through batches while time is left. */
+  timeoutSeconds: number;
+  access: readonly TableGrant[];
+}
+
+export const scheduledFunctions = [
+  {
+    name: 'subscription-clock',
+    entry: 'functions/subscription-clock/handler.ts',
+    // Every minute: a period ends at most about a minute late, and a missed or failed run is
+    // simply taken up by the next (each change is conditioned on the state it was decided on).
+    schedule: 'rate(1 minute)',
+    timeoutSeconds: 60,
+    access: [
+      // Each shard of the due index (keys only), then the due subscriptions in one batch.
+      { actions: ['dynamodb:Query'], leadingKeys: ['due'], indexes: [indexNames.due] },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription'] },
+      // A renewal moves the `current_period_end` entries; an end moves all of them between segments.
+      ...SUBSCRIPTION_CHANGE,
+    ],
+  },
+] as const satisfies readonly ScheduledFunctionDefinition[];
+
+export type ScheduledFunctionName = (typeof scheduledFunctions)[number]['name'];
+
 export type OperationName = (typeof operations)[number]['name'];
 export type OperationId = (typeof operations)[number]['operationId'];
 

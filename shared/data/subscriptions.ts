@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import type { LifecycleFields } from '../domain/subscription-lifecycle.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
+
+/** Items of one TransactWriteItems. */
+export type TransactItems = Parameters<typeof transact>[1];
+
+import { readMany } from './catalog.ts';
 import {
   type Listing,
   type ListPage,
@@ -20,7 +25,18 @@ import {
   storedSubscription,
   subscriptionRecord,
 } from './records.ts';
-import { gsi1, keys, type ListPartition, ownerKeys, subscriptionListOwners } from './table.ts';
+import {
+  attr,
+  DUE_SHARDS,
+  dueIndex,
+  dueKeys,
+  gsi1,
+  indexNames,
+  keys,
+  type ListPartition,
+  ownerKeys,
+  subscriptionListOwners,
+} from './table.ts';
 
 // ---------------------------------------------------------------------------
 // Lists: every subscription is listed in its organization's list and in the lists of its customer,
@@ -88,6 +104,7 @@ export async function insertSubscription(table: Table, subscription: Subscriptio
           {
             ...keys.subscription(subscription.id),
             ...gsi1.ownedBy(owner, 'SUBSCRIPTION', subscription.created_at, subscription.id),
+            ...dueKeys(subscription.id, subscription.current_period_end),
           },
           'subscription',
           stored,
@@ -133,20 +150,26 @@ export async function getSubscription(table: Table, id: string): Promise<Subscri
  * was lost with the same client token, and a retry that finds its own `change_id` stored is our own
  * write, not a conflict. Answers the subscription as now stored.
  *
- * This one transaction is where a change's webhook events will be written (the outbox): the caller
- * passes them as `also`, so a change and its events are stored together or not at all.
+ * This one transaction is where a change's webhook events will be written (the outbox): `also`
+ * builds them from the subscription as written, so a change and its events are stored together or
+ * not at all.
  */
 export async function writeSubscriptionChange(
   table: Table,
   before: SubscriptionRecord,
   change: Partial<SubscriptionRecord>,
   now: string,
-  also: Parameters<typeof transact>[1] = [],
+  also: (after: SubscriptionRecord) => TransactItems = () => [],
 ): Promise<SubscriptionRecord> {
   const changeId = randomUUID();
   const after: SubscriptionRecord = { ...before, ...change, modified_at: now, change_id: changeId };
   const fields = Object.keys(change) as (keyof SubscriptionRecord)[];
   const values = storedSubscription(after) as unknown as Record<string, unknown>;
+  // The due index holds live subscriptions only, at the end of their current period.
+  const due = after.ended_at === null ? dueKeys(after.id, after.current_period_end) : undefined;
+  const dueUpdate = due
+    ? `, ${attr.gsi2pk} = :duePartition, ${attr.gsi2sk} = :dueSort`
+    : ` REMOVE ${attr.gsi2pk}, ${attr.gsi2sk}`;
   try {
     await transact(table, [
       {
@@ -154,7 +177,7 @@ export async function writeSubscriptionChange(
           TableName: table.name,
           Key: keys.subscription(before.id),
           // `status` is a reserved word: every field goes through a name placeholder.
-          UpdateExpression: `SET modified_at = :now, change_id = :change${fields.map((f) => `, #${f} = :${f}`).join('')}`,
+          UpdateExpression: `SET modified_at = :now, change_id = :change${fields.map((f) => `, #${f} = :${f}`).join('')}${dueUpdate}`,
           ConditionExpression:
             'attribute_exists(PK) AND modified_at = :before AND ' +
             (before.change_id === undefined
@@ -166,6 +189,7 @@ export async function writeSubscriptionChange(
             ':change': changeId,
             ...(before.change_id === undefined ? {} : { ':beforeChange': before.change_id }),
             ...Object.fromEntries(fields.map((f) => [`:${f}`, values[f]])),
+            ...(due ? { ':duePartition': due[attr.gsi2pk], ':dueSort': due[attr.gsi2sk] } : {}),
           },
           ...(fields.length > 0
             ? { ExpressionAttributeNames: Object.fromEntries(fields.map((f) => [`#${f}`, f])) }
@@ -176,7 +200,7 @@ export async function writeSubscriptionChange(
       ...everyListing.flatMap((listing) =>
         relistedWrites(table, listing, storedSubscription(before), storedSubscription(after)),
       ),
-      ...also,
+      ...also(after),
     ]);
   } catch (error) {
     if (!(error instanceof ConditionFailed && error.item?.change_id === changeId)) throw error;
@@ -219,4 +243,47 @@ export async function listSubscriptionPage(
     total: page.total,
     items: page.items.map((entry) => subscriptionRecord(entry as unknown as Record<string, unknown>)),
   };
+}
+
+/** The due index's shards: the clock reads each. */
+export const dueShards = Array.from({ length: DUE_SHARDS }, (_, shard) => shard);
+
+/** Where a reading of one shard of the due index stopped (DynamoDB's LastEvaluatedKey). */
+export type DueCursor = Record<string, unknown>;
+
+/**
+ * Ids of live subscriptions whose current period ended by `now`, from one shard of the due index,
+ * earliest first, at most `limit` of them. The index is eventually consistent: a subscription it
+ * names may have moved on since, so its reader decides on the item itself.
+ */
+export async function findDue(
+  table: Table,
+  shard: number,
+  now: string,
+  limit: number,
+  after?: DueCursor,
+): Promise<{ ids: string[]; next?: DueCursor }> {
+  const result = await run(() =>
+    table.doc.send(
+      new QueryCommand({
+        TableName: table.name,
+        IndexName: indexNames.due,
+        KeyConditionExpression: `${attr.gsi2pk} = :shard AND ${attr.gsi2sk} < :due`,
+        ExpressionAttributeValues: { ':shard': dueIndex.shard(shard), ':due': dueIndex.dueBefore(now) },
+        Limit: limit,
+        ...(after ? { ExclusiveStartKey: after } : {}),
+      }),
+    ),
+  );
+  const ids = (result.Items ?? []).map((stored) => String(stored[attr.gsi2sk]).split('#')[1] ?? '');
+  return { ids, ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}) };
+}
+
+/** Subscriptions by id, strongly consistent, in one batch per 100. */
+export async function getSubscriptions(table: Table, ids: readonly string[]): Promise<SubscriptionRecord[]> {
+  const found = await readMany(
+    table,
+    ids.map((id) => keys.subscription(id)),
+  );
+  return [...found.values()].map(subscriptionRecord);
 }
