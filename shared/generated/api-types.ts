@@ -82,9 +82,9 @@ export interface paths {
          *     combine (all must hold): `organization_id`, `customer_id` and `product_id` each take one or
          *     more ids (any of them); `active=true` keeps trialing, active and past-due subscriptions,
          *     `active=false` the others; `status` takes one or more statuses. An id of another
-         *     organization, or an unknown one, matches nothing. Other filters of the hosted service
-         *     (external customer id, discount, cancellation, dates, metadata) are not offered, and a
-         *     parameter not listed here is ignored. Every combination is answered from lists kept per organization, customer, product
+         *     organization, or an unknown one, matches nothing. The hosted service's other filters
+         *     (external customer id, discount, cancellation, dates, metadata) are refused with a 422
+         *     `PolarRequestValidationError` naming the parameter, never ignored. Every combination is answered from lists kept per organization, customer, product
          *     and customer and product (never by filtering a larger list). Requires the
          *     `subscriptions:read` or `subscriptions:write` scope.
          */
@@ -2353,6 +2353,29 @@ export interface operations {
                  *     (canceled and ended).
                  */
                 active?: boolean;
+                /** @description Not supported (filter by `customer_id`): any value is a 422 `PolarRequestValidationError`. */
+                external_customer_id?: string[];
+                /** @description Not supported (no discounts here): any value is a 422 `PolarRequestValidationError`. */
+                discount_id?: string[];
+                /** @description Not supported (no list is kept by it): any value is a 422 `PolarRequestValidationError`. */
+                cancel_at_period_end?: boolean;
+                /** @description Not supported: any value is a 422 `PolarRequestValidationError`. */
+                customer_cancellation_reason?: string[];
+                /** @description Not supported: any value is a 422 `PolarRequestValidationError`. */
+                canceled_at_after?: string;
+                /** @description Not supported: any value is a 422 `PolarRequestValidationError`. */
+                canceled_at_before?: string;
+                /** @description Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`. */
+                started_after?: string;
+                /** @description Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`. */
+                started_before?: string;
+                /**
+                 * @description Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422
+                 *     `PolarRequestValidationError`.
+                 */
+                metadata?: {
+                    [key: string]: string[];
+                };
                 /** @description Only subscriptions in one of these statuses. */
                 status?: components["schemas"]["SubscriptionStatus"][];
                 /**
@@ -2390,7 +2413,18 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            422: components["responses"]["RequestValidationError"];
+            /**
+             * @description A parameter does not match its schema (`RequestValidationError`), or an unsupported filter of the hosted service was given
+             *     (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2670,6 +2704,11 @@ export interface operations {
             query?: {
                 /** @description Only subscriptions to these products (at most 10 ids). */
                 product_id?: components["schemas"]["Uuid4"][];
+                /**
+                 * @description Not supported (a search of product and organization names cannot be answered from a
+                 *     key): any value is a 422 `PolarRequestValidationError`.
+                 */
+                query?: string;
                 /** @description `true`: only trialing, active and past-due subscriptions; `false`: only the others. */
                 active?: boolean;
                 /** @description Page number, starting at 1; past the end, a 200 with no items. */
@@ -2700,7 +2739,18 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            422: components["responses"]["RequestValidationError"];
+            /**
+             * @description A parameter does not match its schema (`RequestValidationError`), or a `query` search was given
+             *     (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -1995,7 +1995,7 @@ return validate24;
 })();
 
 export const validateListSubscriptionsQuery = /* @__PURE__ */ (() => {
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListSubscriptionsQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' subscriptions (of the caller's organizations)."},"customer_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' subscriptions (at most 10 ids)."},"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others\n(canceled and ended).\n"},"status":{"type":"array","items":{"$ref":"#/$defs/SubscriptionStatus"},"description":"Only subscriptions in one of these statuses."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.\nRemaining ties are broken by ascending subscription id. Statuses sort by name\n(`active` before `canceled`).\n"}},"$defs":{"SubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]},"SubscriptionStatus":{"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListSubscriptionsQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' subscriptions (of the caller's organizations)."},"customer_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' subscriptions (at most 10 ids)."},"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others\n(canceled and ended).\n"},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported (filter by `customer_id`): any value is a 422 `PolarRequestValidationError`.\n"},"discount_id":{"type":"array","items":{"type":"string"},"description":"Not supported (no discounts here): any value is a 422 `PolarRequestValidationError`.\n"},"cancel_at_period_end":{"type":"boolean","description":"Not supported (no list is kept by it): any value is a 422 `PolarRequestValidationError`.\n"},"customer_cancellation_reason":{"type":"array","items":{"type":"string"},"description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_after":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_before":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"started_after":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"started_before":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"status":{"type":"array","items":{"$ref":"#/$defs/SubscriptionStatus"},"description":"Only subscriptions in one of these statuses."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.\nRemaining ties are broken by ascending subscription id. Statuses sort by name\n(`active` before `canceled`).\n"}},"$defs":{"SubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]},"SubscriptionStatus":{"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema137 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const schema140 = {"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]};
 const schema141 = {"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]};
@@ -2217,14 +2217,13 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data7 = data.status;
+if(data.external_customer_id !== undefined){
+let data7 = data.external_customer_id;
 if(Array.isArray(data7)){
 const len3 = data7.length;
 for(let i3=0; i3<len3; i3++){
-let data8 = data7[i3];
-if(typeof data8 !== "string"){
-const err16 = {instancePath:instancePath+"/status/" + i3,schemaPath:"#/$defs/SubscriptionStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data7[i3] !== "string"){
+const err16 = {instancePath:instancePath+"/external_customer_id/" + i3,schemaPath:"#/properties/external_customer_id/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2233,8 +2232,10 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!((((((((data8 === "incomplete") || (data8 === "incomplete_expired")) || (data8 === "trialing")) || (data8 === "active")) || (data8 === "past_due")) || (data8 === "canceled")) || (data8 === "unpaid")) || (data8 === "paused"))){
-const err17 = {instancePath:instancePath+"/status/" + i3,schemaPath:"#/$defs/SubscriptionStatus/enum",keyword:"enum",params:{allowedValues: schema140.enum},message:"must be equal to one of the allowed values"};
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/external_customer_id",schemaPath:"#/properties/external_customer_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2244,9 +2245,13 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.discount_id !== undefined){
+let data9 = data.discount_id;
+if(Array.isArray(data9)){
+const len4 = data9.length;
+for(let i4=0; i4<len4; i4++){
+if(typeof data9[i4] !== "string"){
+const err18 = {instancePath:instancePath+"/discount_id/" + i4,schemaPath:"#/properties/discount_id/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2256,9 +2261,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-let data9 = data.page;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err19 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err19 = {instancePath:instancePath+"/discount_id",schemaPath:"#/properties/discount_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2267,9 +2272,10 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 1 || isNaN(data9)){
-const err20 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.cancel_at_period_end !== undefined){
+if(typeof data.cancel_at_period_end !== "boolean"){
+const err20 = {instancePath:instancePath+"/cancel_at_period_end",schemaPath:"#/properties/cancel_at_period_end/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2279,9 +2285,13 @@ vErrors.push(err20);
 errors++;
 }
 }
-let data10 = data.limit;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err21 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.customer_cancellation_reason !== undefined){
+let data12 = data.customer_cancellation_reason;
+if(Array.isArray(data12)){
+const len5 = data12.length;
+for(let i5=0; i5<len5; i5++){
+if(typeof data12[i5] !== "string"){
+const err21 = {instancePath:instancePath+"/customer_cancellation_reason/" + i5,schemaPath:"#/properties/customer_cancellation_reason/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2290,9 +2300,10 @@ vErrors.push(err21);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 1 || isNaN(data10)){
-const err22 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/properties/customer_cancellation_reason/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2302,13 +2313,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-let data11 = data.sorting;
-if(Array.isArray(data11)){
-const len4 = data11.length;
-for(let i4=0; i4<len4; i4++){
-let data12 = data11[i4];
-if(typeof data12 !== "string"){
-const err23 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/SubscriptionSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.canceled_at_after !== undefined){
+if(typeof data.canceled_at_after !== "string"){
+const err23 = {instancePath:instancePath+"/canceled_at_after",schemaPath:"#/properties/canceled_at_after/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2317,8 +2324,10 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!((((((((((data12 === "started_at") || (data12 === "-started_at")) || (data12 === "current_period_end")) || (data12 === "-current_period_end")) || (data12 === "created_at")) || (data12 === "-created_at")) || (data12 === "status")) || (data12 === "-status")) || (data12 === "amount")) || (data12 === "-amount"))){
-const err24 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/SubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.canceled_at_before !== undefined){
+if(typeof data.canceled_at_before !== "string"){
+const err24 = {instancePath:instancePath+"/canceled_at_before",schemaPath:"#/properties/canceled_at_before/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2328,9 +2337,9 @@ vErrors.push(err24);
 errors++;
 }
 }
-}
-else {
-const err25 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.started_after !== undefined){
+if(typeof data.started_after !== "string"){
+const err25 = {instancePath:instancePath+"/started_after",schemaPath:"#/properties/started_after/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2340,8 +2349,9 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.started_before !== undefined){
+if(typeof data.started_before !== "string"){
+const err26 = {instancePath:instancePath+"/started_before",schemaPath:"#/properties/started_before/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2350,10 +2360,187 @@ vErrors.push(err26);
 }
 errors++;
 }
+}
+if(data.metadata !== undefined){
+let data18 = data.metadata;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key0 in data18){
+let data19 = data18[key0];
+if(Array.isArray(data19)){
+const len6 = data19.length;
+for(let i6=0; i6<len6; i6++){
+if(typeof data19[i6] !== "string"){
+const err27 = {instancePath:instancePath+"/metadata/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i6,schemaPath:"#/properties/metadata/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/metadata/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data21 = data.status;
+if(Array.isArray(data21)){
+const len7 = data21.length;
+for(let i7=0; i7<len7; i7++){
+let data22 = data21[i7];
+if(typeof data22 !== "string"){
+const err30 = {instancePath:instancePath+"/status/" + i7,schemaPath:"#/$defs/SubscriptionStatus/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(!((((((((data22 === "incomplete") || (data22 === "incomplete_expired")) || (data22 === "trialing")) || (data22 === "active")) || (data22 === "past_due")) || (data22 === "canceled")) || (data22 === "unpaid")) || (data22 === "paused"))){
+const err31 = {instancePath:instancePath+"/status/" + i7,schemaPath:"#/$defs/SubscriptionStatus/enum",keyword:"enum",params:{allowedValues: schema140.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+let data23 = data.page;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err33 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 1 || isNaN(data23)){
+const err34 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+let data24 = data.limit;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err35 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
+const err36 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+let data25 = data.sorting;
+if(Array.isArray(data25)){
+const len8 = data25.length;
+for(let i8=0; i8<len8; i8++){
+let data26 = data25[i8];
+if(typeof data26 !== "string"){
+const err37 = {instancePath:instancePath+"/sorting/" + i8,schemaPath:"#/$defs/SubscriptionSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(!((((((((((data26 === "started_at") || (data26 === "-started_at")) || (data26 === "current_period_end")) || (data26 === "-current_period_end")) || (data26 === "created_at")) || (data26 === "-created_at")) || (data26 === "status")) || (data26 === "-status")) || (data26 === "amount")) || (data26 === "-amount"))){
+const err38 = {instancePath:instancePath+"/sorting/" + i8,schemaPath:"#/$defs/SubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
 validate62.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":{"organization_id":true,"customer_id":true,"product_id":true,"active":true,"status":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":{"organization_id":true,"customer_id":true,"product_id":true,"active":true,"external_customer_id":true,"discount_id":true,"cancel_at_period_end":true,"customer_cancellation_reason":true,"canceled_at_after":true,"canceled_at_before":true,"started_after":true,"started_before":true,"metadata":true,"status":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
 return validate62;
 })();
 
@@ -4302,7 +4489,7 @@ return validate65;
 })();
 
 export const validateListCustomerSubscriptionsQuery = /* @__PURE__ */ (() => {
-const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerSubscriptionsQuery","type":"object","properties":{"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1; past the end, a 200 with no items."},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; a leading `-` sorts descending. Every\nsubscription of a customer belongs to one organization, so `organization` orders\nnothing. Remaining ties are broken by ascending subscription id.\n"}},"$defs":{"CustomerSubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerSubscriptionsQuery","type":"object","properties":{"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"query":{"type":"string","description":"Not supported (a search of product and organization names cannot be answered from a\nkey): any value is a 422 `PolarRequestValidationError`.\n"},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1; past the end, a 200 with no items."},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; a leading `-` sorts descending. Every\nsubscription of a customer belongs to one organization, so `organization` orders\nnothing. Remaining ties are broken by ascending subscription id.\n"}},"$defs":{"CustomerSubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema150 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const schema151 = {"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -4389,9 +4576,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.active !== undefined){
-if(typeof data.active !== "boolean"){
-const err5 = {instancePath:instancePath+"/active",schemaPath:"#/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.query !== undefined){
+if(typeof data.query !== "string"){
+const err5 = {instancePath:instancePath+"/query",schemaPath:"#/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4401,9 +4588,9 @@ vErrors.push(err5);
 errors++;
 }
 }
-let data3 = data.page;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err6 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.active !== undefined){
+if(typeof data.active !== "boolean"){
+const err6 = {instancePath:instancePath+"/active",schemaPath:"#/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4412,9 +4599,10 @@ vErrors.push(err6);
 }
 errors++;
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err7 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+let data4 = data.page;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err7 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4423,10 +4611,9 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-let data4 = data.limit;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err8 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err8 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4435,9 +4622,10 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 1 || isNaN(data4)){
-const err9 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+let data5 = data.limit;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err9 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4446,14 +4634,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-let data5 = data.sorting;
-if(Array.isArray(data5)){
-const len1 = data5.length;
-for(let i1=0; i1<len1; i1++){
-let data6 = data5[i1];
-if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err10 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4462,8 +4645,14 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!((((((((data6 === "started_at") || (data6 === "-started_at")) || (data6 === "amount")) || (data6 === "-amount")) || (data6 === "status")) || (data6 === "-status")) || (data6 === "organization")) || (data6 === "-organization"))){
-const err11 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
+}
+let data6 = data.sorting;
+if(Array.isArray(data6)){
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(typeof data7 !== "string"){
+const err11 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4472,10 +4661,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-}
-else {
-const err12 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!((((((((data7 === "started_at") || (data7 === "-started_at")) || (data7 === "amount")) || (data7 === "-amount")) || (data7 === "status")) || (data7 === "-status")) || (data7 === "organization")) || (data7 === "-organization"))){
+const err12 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4485,8 +4672,9 @@ vErrors.push(err12);
 errors++;
 }
 }
+}
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err13 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4495,10 +4683,21 @@ vErrors.push(err13);
 }
 errors++;
 }
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
 validate66.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"product_id":true,"active":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":{"product_id":true,"query":true,"active":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
 return validate66;
 })();
 
@@ -9930,7 +10129,7 @@ return validate81;
 })();
 
 export const validateUpdateCustomerBody = /* @__PURE__ */ (() => {
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
 const schema106 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
 const schema107 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
 const schema108 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
@@ -11363,7 +11562,7 @@ return validate85;
 })();
 
 export const validateUpdateCustomerExternalBody = /* @__PURE__ */ (() => {
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
 const schema118 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
 const schema119 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
 const schema120 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
@@ -12887,13 +13086,13 @@ validate58.evaluated = {"dynamicProps":true,"dynamicItems":false};
 return validate58;
 })();
 
-export const listSubscriptionsQueryShape = {"organization_id":"array","customer_id":"array","product_id":"array","active":"boolean","status":"array","page":"integer","limit":"integer","sorting":"array"};
+export const listSubscriptionsQueryShape = {"organization_id":"array","customer_id":"array","product_id":"array","active":"boolean","external_customer_id":"array","discount_id":"array","cancel_at_period_end":"boolean","customer_cancellation_reason":"array","canceled_at_after":"string","canceled_at_before":"string","started_after":"string","started_before":"string","metadata":"object","status":"array","page":"integer","limit":"integer","sorting":"array"};
 
 export const listWalletsQueryShape = {"page":"integer","limit":"integer","sorting":"array"};
 
 export const listProductsQueryShape = {"organization_id":"array","query":"string","is_archived":"boolean","is_recurring":"boolean","id":"array","benefit_id":"array","visibility":"array","metadata":"object","page":"integer","limit":"integer","sorting":"array"};
 
-export const listCustomerSubscriptionsQueryShape = {"product_id":"array","active":"boolean","page":"integer","limit":"integer","sorting":"array"};
+export const listCustomerSubscriptionsQueryShape = {"product_id":"array","query":"string","active":"boolean","page":"integer","limit":"integer","sorting":"array"};
 
 export const listWebhookEndpointsQueryShape = {"organization_id":"array","page":"integer","limit":"integer","sorting":"array"};
 

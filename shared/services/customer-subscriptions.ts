@@ -25,6 +25,7 @@ import type { Dependencies } from '../runtime.ts';
 import { DEFAULT_SUBSCRIPTION_SORTING, statusFilter, subscriptionLists } from './list-subscriptions.ts';
 import { pageWindow, pagination } from './paging.ts';
 import { presentCustomerSubscription } from './presenters.ts';
+import { refuseUnsupported } from './unsupported-filters.ts';
 import { retryLostRace } from './update-subscription.ts';
 
 /** The session's customer, still live in its organization, and that organization; else the token is dead. */
@@ -63,6 +64,9 @@ export async function listCustomerSubscriptions(
   principal: CustomerPrincipal,
   query: ListCustomerSubscriptionsQuery,
 ): Promise<ListResourceCustomerSubscription> {
+  refuseUnsupported(query, {
+    query: 'Searching subscriptions by product or organization name is not supported.',
+  });
   const { offset, limit } = pageWindow(query);
   const { scope, owners } = subscriptionLists(
     [principal.organizationId],

@@ -14,8 +14,22 @@ import type { ListResourceSubscription, ListSubscriptionsQuery } from '../genera
 import type { Dependencies } from '../runtime.ts';
 import { pageWindow, pagination } from './paging.ts';
 import { presentSubscription } from './presenters.ts';
+import { refuseUnsupported } from './unsupported-filters.ts';
 
 export const DEFAULT_SUBSCRIPTION_SORTING = ['-started_at'];
+
+/** Filters of the hosted service that no subscription list has a key for. */
+const UNSUPPORTED = {
+  external_customer_id: 'Filtering by external customer ID is not supported: filter by customer_id.',
+  discount_id: 'Filtering by discount is not supported.',
+  cancel_at_period_end: 'Filtering by cancel_at_period_end is not supported.',
+  customer_cancellation_reason: 'Filtering by cancellation reason is not supported.',
+  canceled_at_after: 'Filtering by cancellation date is not supported.',
+  canceled_at_before: 'Filtering by cancellation date is not supported.',
+  started_after: 'Filtering by start date is not supported: sort by started_at instead.',
+  started_before: 'Filtering by start date is not supported: sort by started_at instead.',
+  metadata: 'Filtering by metadata is not supported.',
+} as const;
 
 /** Statuses `active=true` keeps (the hosted service's "active" subscriptions); `active=false` keeps the others. */
 const ACTIVE_STATUSES: readonly string[] = ['trialing', 'active', 'past_due'];
@@ -93,6 +107,7 @@ export async function listSubscriptions(
   principal: UserPrincipal,
   query: ListSubscriptionsQuery,
 ): Promise<ListResourceSubscription> {
+  refuseUnsupported(query, UNSUPPORTED);
   const { offset, limit } = pageWindow(query);
   const requested = query.organization_id ? distinct(query.organization_id) : null;
   const organizations = principal.organizationIds.filter((id) => !requested || requested.includes(id));

@@ -108,6 +108,12 @@ describe('GET /v1/customer-portal/subscriptions/', () => {
     const refused = documented('listCustomerSubscriptions', await portal('GET', '?sorting=product'));
     expect(refused.status).toBe(422);
     expect(refused.body.detail[0]).toMatchObject({ loc: ['query', 'sorting', '0'], type: 'enum' });
+    const search = documented('listCustomerSubscriptions', await portal('GET', '?query=pro'));
+    expect(search.status).toBe(422);
+    expect(search.body).toMatchObject({
+      error: 'PolarRequestValidationError',
+      detail: [{ loc: ['query', 'query'], type: 'value_error' }],
+    });
   });
 });
 

@@ -375,6 +375,17 @@ describe('GET /v1/subscriptions/', () => {
       expect(reply.status, query).toBe(422);
       expect(reply.body.detail[0], query).toMatchObject({ loc, type });
     }
+    // The hosted service's other filters are refused, never ignored: each named.
+    const unsupported = documented(
+      await list('?external_customer_id=crm-1&started_after=2026-01-01T00:00:00Z&metadata[plan]=pro'),
+    );
+    expect(unsupported.status).toBe(422);
+    expect(unsupported.body.error).toBe('PolarRequestValidationError');
+    expect(unsupported.body.detail.map((d: { loc: string[] }) => d.loc)).toEqual([
+      ['query', 'external_customer_id'],
+      ['query', 'started_after'],
+      ['query', 'metadata'],
+    ]);
     // `true` and `false` only, as every boolean parameter here (docs/conventions.md).
     expect((await list('?active=true')).status).toBe(200);
     for (const word of ['TRUE', '1', 'yes']) expect((await list(`?active=${word}`)).status).toBe(422);
