@@ -11,9 +11,9 @@ import { keys } from '#shared/data/table.ts';
 import { insertCustomerSession } from '#shared/data/tokens.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '#shared/domain/secrets.ts';
 import type { CustomerSubscription, Subscription } from '#shared/generated/api-types.ts';
-import { expectDocumented } from '../support/contract.ts';
+import { documentedReply as documented } from '../support/contract.ts';
 import { softDelete } from '../support/table-state.ts';
-import { createWorld, type Reply, type World } from '../support/world.ts';
+import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
 let customer: CustomerRecord;
@@ -27,16 +27,6 @@ let foreign: Subscription;
 const PORTAL = '/v1/customer-portal/subscriptions/';
 const portal = (method: string, path: string, options: { token?: string; body?: unknown } = {}) =>
   world.call(method, `${PORTAL}${path}`, { token: options.token ?? session, ...options });
-
-function documented(operationId: string, reply: Reply): Reply {
-  expectDocumented(operationId, {
-    status: reply.status,
-    headers: new Headers(reply.headers),
-    body: reply.body,
-    text: reply.raw ?? '',
-  });
-  return reply;
-}
 
 async function subscribe(customerId: string, token = world.demo.personal_access_token, productId?: string) {
   const reply = await world.call('POST', '/v1/subscriptions/', {

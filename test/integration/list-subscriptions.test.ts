@@ -20,7 +20,7 @@ import type { UserPrincipal } from '#shared/domain/principals.ts';
 import type { Subscription } from '#shared/generated/api-types.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { changeSubscription } from '#shared/services/update-subscription.ts';
-import { expectDocumented } from '../support/contract.ts';
+import { documentedReply } from '../support/contract.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -36,18 +36,9 @@ interface Tenant {
 }
 let tenant: Tenant;
 
+const documented = (reply: Reply): Reply => documentedReply('listSubscriptions', reply);
 const list = (query: string, token = tenant.token) =>
   world.call('GET', `/v1/subscriptions/${query}`, { token });
-
-function documented(reply: Reply): Reply {
-  expectDocumented('listSubscriptions', {
-    status: reply.status,
-    headers: new Headers(reply.headers),
-    body: reply.body,
-    text: reply.raw ?? '',
-  });
-  return reply;
-}
 
 /**
  * A user in two fresh organizations, three customers and three products, and subscriptions created

@@ -2380,19 +2380,37 @@ const REASONS = [
   'other',
 ];
 
+/** A cancel at period end with a reason and a comment, under the names the body gives them. */
+const cancelWithReasonArb = (reasonKey: string, commentKey: string) =>
+  fc.tuple(fc.constantFrom(...REASONS, null), fc.option(printable(1, 60))).map(([reason, comment]) => ({
+    cancel_at_period_end: true,
+    [reasonKey]: reason,
+    ...(comment === null ? {} : { [commentKey]: comment }),
+  }));
+
+/** An independent reading of a cancellation reason (the enum, or null) and comment (1 to 1000, no control characters but line breaks and tab). */
+function reasonAndCommentValid(
+  body: Record<string, unknown>,
+  reasonKey: string,
+  commentKey: string,
+): boolean {
+  const reason = body[reasonKey];
+  if (reason !== undefined && reason !== null && !REASONS.includes(reason as string)) return false;
+  const comment = body[commentKey];
+  if (comment !== undefined && comment !== null) {
+    if (typeof comment !== 'string' || [...comment].length < 1 || [...comment].length > 1000) return false;
+    if (hasControl(comment, LINE_BREAKS_AND_TAB)) return false;
+  }
+  return true;
+}
+
 /** PATCH bodies: valid changes, and the faults the schema refuses. */
 const lifecycleValueArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 6, arbitrary: fc.boolean().map((b) => ({ cancel_at_period_end: b })) },
   { weight: 3, arbitrary: fc.constant({ revoke: true }) },
   {
     weight: 3,
-    arbitrary: fc
-      .tuple(fc.constantFrom(...REASONS, null), fc.option(printable(1, 60)))
-      .map(([reason, comment]) => ({
-        cancel_at_period_end: true,
-        customer_cancellation_reason: reason,
-        ...(comment === null ? {} : { customer_cancellation_comment: comment }),
-      })),
+    arbitrary: cancelWithReasonArb('customer_cancellation_reason', 'customer_cancellation_comment'),
   },
   {
     weight: 3,
@@ -2417,14 +2435,7 @@ function lifecycleBodyValid(body: Record<string, unknown>): boolean {
   if (cancel === revoke) return false;
   if (cancel && typeof body.cancel_at_period_end !== 'boolean') return false;
   if (revoke && body.revoke !== true) return false;
-  const reason = body.customer_cancellation_reason;
-  if (reason !== undefined && reason !== null && !REASONS.includes(reason as string)) return false;
-  const comment = body.customer_cancellation_comment;
-  if (comment !== undefined && comment !== null) {
-    if (typeof comment !== 'string' || [...comment].length < 1 || [...comment].length > 1000) return false;
-    if (hasControl(comment, LINE_BREAKS_AND_TAB)) return false;
-  }
-  return true;
+  return reasonAndCommentValid(body, 'customer_cancellation_reason', 'customer_cancellation_comment');
 }
 
 /** Valid I-JSON within the size limit whose value is not an object. */
@@ -2523,16 +2534,7 @@ function lifecycleArb(
 /** PATCH bodies of the portal: cancel (with a reason and comment) or uncancel, and faults. */
 const portalChangeValueArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 6, arbitrary: fc.boolean().map((b) => ({ cancel_at_period_end: b })) },
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(fc.constantFrom(...REASONS, null), fc.option(printable(1, 60)))
-      .map(([reason, comment]) => ({
-        cancel_at_period_end: true,
-        cancellation_reason: reason,
-        ...(comment === null ? {} : { cancellation_comment: comment }),
-      })),
-  },
+  { weight: 3, arbitrary: cancelWithReasonArb('cancellation_reason', 'cancellation_comment') },
   {
     weight: 3,
     arbitrary: fc.constantFrom<unknown>(
@@ -2552,14 +2554,7 @@ const portalChangeValueArb: fc.Arbitrary<unknown> = fc.oneof(
 /** An independent reading of the CustomerSubscriptionCancel schema. */
 function portalChangeBodyValid(body: Record<string, unknown>): boolean {
   if (typeof body.cancel_at_period_end !== 'boolean') return false;
-  const reason = body.cancellation_reason;
-  if (reason !== undefined && reason !== null && !REASONS.includes(reason as string)) return false;
-  const comment = body.cancellation_comment;
-  if (comment !== undefined && comment !== null) {
-    if (typeof comment !== 'string' || [...comment].length < 1 || [...comment].length > 1000) return false;
-    if (hasControl(comment, LINE_BREAKS_AND_TAB)) return false;
-  }
-  return true;
+  return reasonAndCommentValid(body, 'cancellation_reason', 'cancellation_comment');
 }
 
 type PortalOperation =
