@@ -88,6 +88,8 @@ export interface ApiFunctionProps {
   readonly files?: readonly string[];
   /** The webhook key set; granted (GetSecretValue on it alone) only to `webhookKeySet` operations. */
   readonly webhookKeySet?: WebhookKeySetRef;
+  /** Default 10 s (an API request still running then is stuck, not slow). */
+  readonly timeout?: Duration;
 }
 
 /**
@@ -146,7 +148,7 @@ export class ApiFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: 512,
       // API Gateway gives up after 30 s; a request still running at 10 s is stuck, not slow.
-      timeout: Duration.seconds(10),
+      timeout: props.timeout ?? Duration.seconds(10),
       role: this.role,
       logGroup: this.logGroup,
       // Lambda records the invocation; shared/observability/xray.ts adds a subsegment per DynamoDB call.

@@ -26,10 +26,17 @@ import {
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { type Attribute, AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { type KeyAttribute, tableDefinition } from '../shared/data/table.ts';
+import {
+  type IndexDefinition,
+  type KeyAttribute,
+  projectionTypeOf,
+  tableDefinition,
+} from '../shared/data/table.ts';
 import { SWAGGER_UI_PACKAGE, swaggerUiAssets } from '../shared/http/api-reference.ts';
 import {
   type CorsPolicy,
@@ -49,6 +56,8 @@ import {
   type OperationName,
   operations,
   routeNotFound,
+  type ScheduledFunctionName,
+  scheduledFunctions,
 } from '../shared/operations.ts';
 import { ApiFunction, type WebhookKeySetRef } from './function.ts';
 import { Monitoring } from './monitoring.ts';
@@ -189,6 +198,8 @@ export class CommerceApiStack extends Stack {
   readonly routeNotFound: ApiFunction;
   /** `GET /openapi.json` and `GET /docs`: the API reference, its assets shipped with the function. */
   readonly apiReference: ApiFunction;
+  /** Functions a schedule invokes (the subscription clock), keyed by name. */
+  readonly scheduled: Record<ScheduledFunctionName, ApiFunction>;
   readonly cors: CorsPolicy;
   readonly stage: string;
   /** Prod only: the dashboard and the operation and table alarms. */
@@ -311,6 +322,30 @@ export class CommerceApiStack extends Stack {
       }),
     });
 
+    const scheduled: Partial<Record<ScheduledFunctionName, ApiFunction>> = {};
+    for (const definition of scheduledFunctions) {
+      const fn = new ApiFunction(this, constructId(definition.name), {
+        operation: definition,
+        table: this.table,
+        projectRoot,
+        production,
+        tracing: props.tracing ?? true,
+        environment: telemetry,
+        timeout: Duration.seconds(definition.timeoutSeconds),
+      });
+      // A failed run is not retried: the next scheduled run takes up whatever is still due.
+      fn.function.configureAsyncInvoke({ retryAttempts: 0 });
+      // An EventBridge rule, not EventBridge Scheduler: a fixed rate needs no time zone, window or
+      // one-off schedule, and a rule invokes through the function's resource policy (no role).
+      new Rule(this, `${constructId(definition.name)}Schedule`, {
+        description: `Runs ${definition.name} (${definition.schedule})`,
+        schedule: Schedule.expression(definition.schedule),
+        targets: [new LambdaFunction(fn.function, { retryAttempts: 0 })],
+      });
+      scheduled[definition.name] = fn;
+    }
+    this.scheduled = scheduled as Record<ScheduledFunctionName, ApiFunction>;
+
     if (production) {
       this.createAlarms();
       this.monitoring = new Monitoring(this, 'Monitoring', {
@@ -318,7 +353,7 @@ export class CommerceApiStack extends Stack {
         namespace: metricsNamespaceOf(props.stage),
         api: this.api,
         table: this.table,
-        functions: this.lambdaFunctions(),
+        functions: this.httpFunctions(),
       });
     }
 
@@ -333,13 +368,18 @@ export class CommerceApiStack extends Stack {
     if (props.branch) Tags.of(this).add('branch', props.branch, untaggable);
   }
 
-  /** Every Lambda function of the stack by name: the operations', the reference's, the `$default` route's. */
-  lambdaFunctions(): Record<string, ApiFunction> {
+  /** The functions behind the HTTP API by name: the operations', the reference's, the `$default` route's. */
+  httpFunctions(): Record<string, ApiFunction> {
     return {
       ...this.functions,
       [apiReference.name]: this.apiReference,
       [routeNotFound.name]: this.routeNotFound,
     };
+  }
+
+  /** Every Lambda function of the stack by name: the HTTP API's and the scheduled ones. */
+  lambdaFunctions(): Record<string, ApiFunction> {
+    return { ...this.httpFunctions(), ...this.scheduled };
   }
 
   /** Both spellings of each path (`routeKeysOf`) to the function, through one integration. */
@@ -411,13 +451,13 @@ export class CommerceApiStack extends Stack {
       });
     }
 
-    for (const index of tableDefinition.indexes) {
+    for (const index of tableDefinition.indexes as readonly IndexDefinition[]) {
       if (index.kind === 'global') {
         table.addGlobalSecondaryIndex({
           indexName: index.name,
           partitionKey: attribute(index.partitionKey),
           sortKey: attribute(index.sortKey),
-          projectionType: ProjectionType.ALL,
+          projectionType: ProjectionType[projectionTypeOf(index)],
         });
       } else {
         // An LSI always shares the table's partition key; a definition saying otherwise is a bug.
@@ -446,6 +486,16 @@ export class CommerceApiStack extends Stack {
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+    for (const [name, fn] of Object.entries(this.scheduled)) {
+      new Alarm(this, `${constructId(name)}ErrorsAlarm`, {
+        alarmDescription: `${name}: scheduled runs failed three times in a row (due subscriptions wait)`,
+        metric: fn.function.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 3,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+    }
     for (const [name, fn] of Object.entries(this.lambdaFunctions())) {
       new Alarm(this, `${constructId(name)}ThrottlesAlarm`, {
         alarmDescription: `${name}: Lambda throttled invocations (concurrency exhausted)`,

@@ -81,6 +81,42 @@ const CUSTOMER_DELETE: readonly TableGrant[] = [
   { actions: ['dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
 ];
 
+/** The four lists every subscription is kept in (`shared/data/subscriptions.ts`). */
+const SUBSCRIPTION_LISTS = [
+  'subscriptionList',
+  'subscriptionCustomerList',
+  'subscriptionProductList',
+  'subscriptionCustomerProductList',
+] as const satisfies readonly Partition[];
+
+/**
+ * A subscription change and its relisting, in one transaction: the subscription's conditional update,
+ * its list entries rewritten (deleted when their key moves), the list counts.
+ */
+const SUBSCRIPTION_CHANGE: readonly TableGrant[] = [
+  { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription', ...SUBSCRIPTION_LISTS] },
+  { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: SUBSCRIPTION_LISTS },
+];
+
+/**
+ * A portal read of one subscription: the token and the product it embeds; one batch of the session's
+ * customer (still live?), its organization and the subscription.
+ */
+const CUSTOMER_SUBSCRIPTION_READ: readonly TableGrant[] = [
+  { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'product'] },
+  { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'subscription'] },
+];
+
+/**
+ * A portal change (cancel at period end, uncancel) keeps the subscription active and its period:
+ * its list entries are rewritten in place, never moved, so no list entry is deleted and no count
+ * changes.
+ */
+const CUSTOMER_SUBSCRIPTION_CHANGE: readonly TableGrant[] = [
+  { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
+  { actions: ['dynamodb:PutItem'], leadingKeys: SUBSCRIPTION_LISTS },
+];
+
 export const operations = [
   {
     name: 'create-client',
@@ -101,8 +137,10 @@ export const operations = [
       IDEMPOTENCY,
       // One batch reads the product, the customer and the caller's organizations (default currency).
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'customer', 'organization'] },
-      // One transaction writes the subscription and re-checks the customer and the product.
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['subscription'] },
+      // One transaction writes the subscription and lists it (entries, counts), and re-checks the
+      // customer and the product.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['subscription', ...SUBSCRIPTION_LISTS] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: SUBSCRIPTION_LISTS },
       { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['product', 'customer'] },
     ],
   },
@@ -220,10 +258,10 @@ export const operations = [
     path: '/v1/subscriptions/{id}',
     entry: 'functions/update-subscription/handler.ts',
     access: [
-      // The token and the subscription; the conditional lifecycle write; the embedded customer and
-      // product, read beside the write.
+      // The token and the subscription; the conditional lifecycle write and its relisting; the
+      // embedded customer and product, read beside the write.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
+      ...SUBSCRIPTION_CHANGE,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
@@ -235,7 +273,7 @@ export const operations = [
     entry: 'functions/revoke-subscription/handler.ts',
     access: [
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
+      ...SUBSCRIPTION_CHANGE,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
@@ -417,7 +455,96 @@ export const operations = [
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
     ],
   },
+  {
+    name: 'list-subscriptions',
+    operationId: 'listSubscriptions',
+    method: 'GET',
+    path: '/v1/subscriptions/',
+    entry: 'functions/list-subscriptions/handler.ts',
+    access: [
+      AUTHENTICATE,
+      // Per list: one Query of its segment counts, one per segment read (shared/data/listing.ts).
+      { actions: ['dynamodb:Query'], leadingKeys: SUBSCRIPTION_LISTS },
+      // One batch of the customers and products the page embeds.
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
+    ],
+  },
+  {
+    name: 'list-customer-subscriptions',
+    operationId: 'listCustomerSubscriptions',
+    method: 'GET',
+    path: '/v1/customer-portal/subscriptions/',
+    entry: 'functions/list-customer-subscriptions/handler.ts',
+    access: [
+      AUTHENTICATE,
+      // The customer's list, or its lists per product: segment counts, then segments.
+      {
+        actions: ['dynamodb:Query'],
+        leadingKeys: ['subscriptionCustomerList', 'subscriptionCustomerProductList'],
+      },
+      // The customer (still live?), its organization and the page's products, in one batch.
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'product'] },
+    ],
+  },
+  {
+    name: 'get-customer-subscription',
+    operationId: 'getCustomerSubscription',
+    method: 'GET',
+    path: '/v1/customer-portal/subscriptions/{id}',
+    entry: 'functions/get-customer-subscription/handler.ts',
+    access: [...CUSTOMER_SUBSCRIPTION_READ],
+  },
+  {
+    name: 'cancel-customer-subscription',
+    operationId: 'cancelCustomerSubscription',
+    method: 'DELETE',
+    path: '/v1/customer-portal/subscriptions/{id}',
+    entry: 'functions/cancel-customer-subscription/handler.ts',
+    access: [...CUSTOMER_SUBSCRIPTION_READ, ...CUSTOMER_SUBSCRIPTION_CHANGE],
+  },
+  {
+    name: 'update-customer-subscription',
+    operationId: 'updateCustomerSubscription',
+    method: 'PATCH',
+    path: '/v1/customer-portal/subscriptions/{id}',
+    entry: 'functions/update-customer-subscription/handler.ts',
+    access: [...CUSTOMER_SUBSCRIPTION_READ, ...CUSTOMER_SUBSCRIPTION_CHANGE],
+  },
 ] as const satisfies readonly OperationDefinition[];
+
+/**
+ * A function no route reaches: a schedule invokes it. Its table grants are judged like an
+ * operation's (IAM scenario and mutations keyed by its name).
+ */
+export interface ScheduledFunctionDefinition {
+  name: string;
+  entry: string;
+  /** EventBridge schedule expression. */
+  schedule: string;
+  /** Longer than an operation's 10 s: a run works through batches while time is left. */
+  timeoutSeconds: number;
+  access: readonly TableGrant[];
+}
+
+export const scheduledFunctions = [
+  {
+    name: 'subscription-clock',
+    entry: 'functions/subscription-clock/handler.ts',
+    // Every minute: a period ends at most about a minute late, and a missed or failed run is
+    // simply taken up by the next (each change is conditioned on the state it was decided on).
+    schedule: 'rate(1 minute)',
+    timeoutSeconds: 60,
+    access: [
+      // Each shard of the due index (keys only), then the due subscriptions in one batch.
+      { actions: ['dynamodb:Query'], leadingKeys: ['due'], indexes: [indexNames.due] },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription'] },
+      // A renewal moves the `current_period_end` entries; an end moves all of them between segments.
+      ...SUBSCRIPTION_CHANGE,
+    ],
+  },
+] as const satisfies readonly ScheduledFunctionDefinition[];
+
+export type ScheduledFunctionName = (typeof scheduledFunctions)[number]['name'];
 
 export type OperationName = (typeof operations)[number]['name'];
 export type OperationId = (typeof operations)[number]['operationId'];

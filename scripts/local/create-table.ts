@@ -16,7 +16,12 @@ import {
   type TableDescription,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { type IndexDefinition, type KeyAttribute, tableDefinition } from '../../shared/data/table.ts';
+import {
+  type IndexDefinition,
+  type KeyAttribute,
+  projectionTypeOf,
+  tableDefinition,
+} from '../../shared/data/table.ts';
 
 const keySchema = (partitionKey: KeyAttribute, sortKey: KeyAttribute): KeySchemaElement[] => [
   { AttributeName: partitionKey.name, KeyType: 'HASH' },
@@ -49,14 +54,14 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
       GlobalSecondaryIndexes: global.map((index) => ({
         IndexName: index.name,
         KeySchema: keySchema(index.partitionKey, index.sortKey),
-        Projection: { ProjectionType: 'ALL' },
+        Projection: { ProjectionType: projectionTypeOf(index) },
       })),
     }),
     ...(local.length > 0 && {
       LocalSecondaryIndexes: local.map((index) => ({
         IndexName: index.name,
         KeySchema: keySchema(index.partitionKey, index.sortKey),
-        Projection: { ProjectionType: 'ALL' },
+        Projection: { ProjectionType: projectionTypeOf(index) },
       })),
     }),
   };
@@ -79,7 +84,11 @@ export function tableShapeDifferences(description: TableDescription): string[] {
       KeySchema?: KeySchemaElement[];
       Projection?: { ProjectionType?: string };
     }[] = [],
-    expected: { IndexName?: string; KeySchema?: KeySchemaElement[] }[] = [],
+    expected: {
+      IndexName?: string;
+      KeySchema?: KeySchemaElement[];
+      Projection?: { ProjectionType?: string };
+    }[] = [],
   ) => {
     const byName = new Map(actual.map((index) => [index.IndexName, index]));
     for (const index of expected) {
@@ -90,7 +99,7 @@ export function tableShapeDifferences(description: TableDescription): string[] {
         problems.push(
           `${kind} ${index.IndexName} keyed ${keyText(found.KeySchema)} (expected ${keyText(index.KeySchema)})`,
         );
-      } else if (found.Projection?.ProjectionType !== 'ALL') {
+      } else if (found.Projection?.ProjectionType !== index.Projection?.ProjectionType) {
         problems.push(`${kind} ${index.IndexName} projects ${found.Projection?.ProjectionType}`);
       }
     }

@@ -15,6 +15,7 @@ import {
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
 import type { CustomerRecord, WalletType } from '#shared/data/records.ts';
+import type { UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
@@ -31,6 +32,8 @@ export interface DemoData {
   wallet_id: string;
   /** A subscription of the large customer to the free plan (Get Subscription). */
   subscription_id: string;
+  /** A subscription of the demo customer to the free plan, for its customer session (the portal). */
+  customer_subscription_id: string;
   customer_session_token: string;
   expired_customer_session_token: string;
   second_customer_id: string;
@@ -232,18 +235,23 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
   const paid = await product('Pro plan', { priceAmount: 1500 });
   const oneTime = await product('Free e-book', { recurringInterval: null });
   const archived = await product('Legacy free plan', { archived: true });
-  // Large: the demo customer subscribed to the free plan, as Create Subscription does it.
-  const subscription = await createSubscription(
-    ctx,
-    {
-      kind: 'user',
-      userId: user.id,
-      tokenId: pat.record.token_id,
-      organizationIds: [org.id],
-      scopes: new Set(['subscriptions:write']),
-    },
-    { product_id: free.id, customer_id: large.id, metadata: { source: 'demo seed' } },
-  );
+  // The large and the demo customer subscribed to the free plan, as Create Subscription does it.
+  const subscriber: UserPrincipal = {
+    kind: 'user',
+    userId: user.id,
+    tokenId: pat.record.token_id,
+    organizationIds: [org.id],
+    scopes: new Set(['subscriptions:write']),
+  };
+  const subscription = await createSubscription(ctx, subscriber, {
+    product_id: free.id,
+    customer_id: large.id,
+    metadata: { source: 'demo seed' },
+  });
+  const customerSubscription = await createSubscription(ctx, subscriber, {
+    product_id: free.id,
+    customer_id: customer.id,
+  });
 
   const client = await createClient(
     ctx,
@@ -304,6 +312,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     customer_external_id: DEMO_CUSTOMER_EXTERNAL_ID,
     wallet_id: walletId,
     subscription_id: subscription.id,
+    customer_subscription_id: customerSubscription.id,
     customer_session_token: session.token,
     expired_customer_session_token: expired.token,
     second_customer_id: second.id,

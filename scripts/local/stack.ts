@@ -15,7 +15,12 @@ import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { newKeySetDocument, noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
 import { type CorsPolicy, corsPolicy, DEFAULT_ALLOW_ORIGINS, parseAllowOrigins } from '#shared/http/cors.ts';
-import { TABLE_NAME_ENV, usesWebhookKeySet, WEBHOOK_KEY_SET_ID_ENV } from '#shared/operations.ts';
+import {
+  scheduledFunctions,
+  TABLE_NAME_ENV,
+  usesWebhookKeySet,
+  WEBHOOK_KEY_SET_ID_ENV,
+} from '#shared/operations.ts';
 import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
@@ -50,6 +55,11 @@ export interface LocalStackOptions {
    * receive deliveries on their machine. `npm start` turns it on; off by default, as deployed.
    */
   allowLoopbackWebhooks?: boolean;
+  /**
+   * How often the scheduled functions (the subscription clock) run, as the stack's schedule runs them
+   * on AWS; default `SCHEDULE_INTERVAL_MS` from the environment, else 60 s; 0: never.
+   */
+  scheduleIntervalMs?: number;
 }
 
 export interface LocalStack {
@@ -207,6 +217,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       },
     });
     stops.push(() => server.close());
+    stops.push(
+      await startSchedules(
+        depsFor,
+        options.scheduleIntervalMs ?? Number(process.env.SCHEDULE_INTERVAL_MS ?? 60_000),
+        options.quiet ?? false,
+      ),
+    );
     return {
       demo: {
         ...demoData,
@@ -224,4 +241,46 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await stopAll();
     throw error;
   }
+}
+
+type ScheduledHandler = (event: Record<string, never>) => Promise<unknown>;
+
+/**
+ * The scheduled functions on a timer, each the real handler over its own function's client (its IAM
+ * policy), as the stack's EventBridge rule invokes it; a run still going when the next is due is not
+ * doubled. Answers the function that stops them.
+ */
+async function startSchedules(
+  depsFor: (name: string) => Dependencies,
+  intervalMs: number,
+  quiet: boolean,
+): Promise<() => Promise<void>> {
+  if (!(intervalMs > 0)) return async () => {};
+  const schedules = await Promise.all(
+    scheduledFunctions.map(async (fn) => {
+      const module = (await import(resolve(import.meta.dirname, '../..', fn.entry))) as {
+        createHandler: (deps: Dependencies) => ScheduledHandler;
+      };
+      const handler = module.createHandler(depsFor(fn.name));
+      const schedule: { running?: Promise<void>; timer?: NodeJS.Timeout } = {};
+      schedule.timer = setInterval(() => {
+        if (schedule.running) return;
+        schedule.running = handler({})
+          .then(
+            () => undefined,
+            (error: unknown) => {
+              if (!quiet) console.error(`${fn.name} failed: ${String(error)}`);
+            },
+          )
+          .finally(() => {
+            schedule.running = undefined;
+          });
+      }, intervalMs);
+      return schedule;
+    }),
+  );
+  return async () => {
+    for (const schedule of schedules) clearInterval(schedule.timer);
+    await Promise.allSettled(schedules.map((schedule) => schedule.running));
+  };
 }

@@ -42,6 +42,7 @@ console.log(`
   Customer session token   ${demo.customer_session_token}   (customer ${demo.customer_id}, 1 hour)
   Free product             ${demo.free_product_id}
   Webhook endpoints        ${demo.webhook_endpoint_ids.join(', ')}
+  Subscription clock       every ${Number(process.env.SCHEDULE_INTERVAL_MS ?? 60_000) / 1000} s (SCHEDULE_INTERVAL_MS; 0: off)
   Everything else          .local/demo.json
 
   Try:

@@ -8,6 +8,8 @@ import {
   type ProductRecord,
   productRecord,
   record,
+  type SubscriptionRecord,
+  subscriptionRecord,
 } from './records.ts';
 import { type Key, keys } from './table.ts';
 
@@ -151,11 +153,72 @@ export async function getCustomerAndProduct(
   customerId: string,
   productId: string,
 ): Promise<{ customer?: CustomerRecord; product?: ProductRecord }> {
-  const found = await readMany(table, [keys.customer(customerId), keys.product(productId)]);
+  const { customers, products } = await getCustomersAndProducts(table, [customerId], [productId]);
+  const customer = customers.get(customerId);
+  const product = products.get(productId);
+  return { ...(customer ? { customer } : {}), ...(product ? { product } : {}) };
+}
+
+/** Customers and products by id (those that exist), in one batch per 100 keys. */
+export async function getCustomersAndProducts(
+  table: Table,
+  customerIds: readonly string[],
+  productIds: readonly string[],
+): Promise<{ customers: Map<string, CustomerRecord>; products: Map<string, ProductRecord> }> {
+  const customerKeys = [...new Set(customerIds)].map((id) => keys.customer(id));
+  const productKeys = [...new Set(productIds)].map((id) => keys.product(id));
+  const found = await readMany(table, [...customerKeys, ...productKeys]);
+  const customers = new Map<string, CustomerRecord>();
+  const products = new Map<string, ProductRecord>();
+  for (const key of customerKeys) {
+    const stored = found.get(keyId(key));
+    if (stored) customers.set(String(stored.id), customerRecord(stored));
+  }
+  for (const key of productKeys) {
+    const stored = found.get(keyId(key));
+    if (stored) products.set(String(stored.id), productRecord(stored));
+  }
+  return { customers, products };
+}
+
+/** What a customer-portal request reads besides the subscriptions: the session's customer and organization. */
+export interface PortalContext {
+  customer?: CustomerRecord;
+  organization?: OrganizationRecord;
+  products: Map<string, ProductRecord>;
+  subscription?: SubscriptionRecord;
+}
+
+/**
+ * The session's customer (still live?) and organization, with the products and the subscription a
+ * portal request names, in one batch per 100 keys (strongly consistent: a change is decided on it).
+ */
+export async function readPortalContext(
+  table: Table,
+  customerId: string,
+  organizationId: string,
+  wanted: { productIds?: readonly string[]; subscriptionId?: string },
+): Promise<PortalContext> {
+  const productKeys = [...new Set(wanted.productIds ?? [])].map((id) => keys.product(id));
+  const subscriptionKey = wanted.subscriptionId ? keys.subscription(wanted.subscriptionId) : undefined;
+  const found = await readMany(table, [
+    keys.customer(customerId),
+    keys.organization(organizationId),
+    ...productKeys,
+    ...(subscriptionKey ? [subscriptionKey] : []),
+  ]);
   const customer = found.get(keyId(keys.customer(customerId)));
-  const product = found.get(keyId(keys.product(productId)));
+  const organization = found.get(keyId(keys.organization(organizationId)));
+  const subscription = subscriptionKey ? found.get(keyId(subscriptionKey)) : undefined;
+  const products = new Map<string, ProductRecord>();
+  for (const key of productKeys) {
+    const stored = found.get(keyId(key));
+    if (stored) products.set(String(stored.id), productRecord(stored));
+  }
   return {
     ...(customer ? { customer: customerRecord(customer) } : {}),
-    ...(product ? { product: productRecord(product) } : {}),
+    ...(organization ? { organization: record<OrganizationRecord>(organization) } : {}),
+    ...(subscription ? { subscription: subscriptionRecord(subscription) } : {}),
+    products,
   };
 }

@@ -165,7 +165,7 @@ interface SdkError {
   code?: string;
   $retryable?: unknown;
   $metadata?: Metadata;
-  CancellationReasons?: { Code?: string }[];
+  CancellationReasons?: { Code?: string; Item?: Record<string, AttributeValue> }[];
   Item?: Record<string, AttributeValue>;
 }
 
@@ -220,7 +220,11 @@ function translate(raw: unknown): unknown {
     if (codes.some((code) => code === 'TransactionConflict' || code === 'ThrottlingError')) {
       return new ServiceUnavailable();
     }
-    if (codes.includes('ConditionalCheckFailed')) return new ConditionFailed(codes);
+    if (codes.includes('ConditionalCheckFailed')) {
+      // An item that asked for it (ReturnValuesOnConditionCheckFailure) comes back as it was.
+      const old = (error.CancellationReasons ?? []).find((reason) => reason.Item)?.Item;
+      return new ConditionFailed(codes, old ? unmarshall(old) : undefined);
+    }
   }
   if (isTransient(error)) return new ServiceUnavailable();
   return raw;

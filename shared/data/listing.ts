@@ -25,6 +25,21 @@
  * and a count, in the view of every combination of them it belongs to
  * (`LIST#PRODUCT#<org>#is_archived=false`, `…#is_archived=false#is_recurring=true`, …: 2^n lists for
  * n filters). A filtered page is read from its view exactly as an unfiltered one from the whole list.
+ *
+ * **Segments.** A field with few distinct values (a subscription's `status`, its `amount`) makes huge
+ * tie groups: ordering by it would read whole lists. A listing may instead name such fields as its
+ * `segments`: a list (or view) is then split by their values, each segment with its own entries and
+ * sharded count (`#COUNT#<segment>#<shard>`, which also records the segment and its values):
+ *
+ *     PK = LIST#SUBSCRIPTION#<org>   SK = <segment>#<field>#<value>#<id>
+ *     PK = LIST#SUBSCRIPTION#<org>   SK = #COUNT#<segment>#<shard>          count, segment values
+ *
+ * A page is one Query of the list's counts, then one Query per segment kept (a filter on a segment
+ * field chooses segments, never items) that holds entities, ordered by the remaining criteria; the
+ * segment fields, constant within a segment, order the segments when merged. Entries are written for
+ * the fields that are not segment fields, plus the first segment field, whose entries (constant
+ * value, then id) give the id order within a segment. Cost: offset + limit entries per segment read,
+ * whatever the list's size; the count Query grows with the number of segments.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { run, type Table } from './dynamo.ts';
@@ -58,7 +73,12 @@ export interface Listing<R extends { id: string }, F extends string, V extends s
   fields: { readonly [K in F]: (record: R) => SortValue };
   /** Filters served by views (a short value per record, such as `true`); each one doubles the writes. */
   views?: { readonly [K in V]: (record: R) => string };
+  /** Fields with few values that split a list into segments (see above); none by default. */
+  segments?: readonly F[];
 }
+
+/** Which segments of a segmented listing a page takes, judged by their segment fields' values. */
+export type SegmentFilter<F extends string> = (values: Readonly<Partial<Record<F, SortValue>>>) => boolean;
 
 /** The values a page is filtered on, by view filter name. */
 export type ListFilter<V extends string> = { readonly [K in V]?: string };
@@ -146,6 +166,23 @@ type Write =
 
 type AnyListing<R extends { id: string }> = Listing<R, string, string>;
 
+/** The segment an entity belongs to: its segment fields' full encodings, concatenated ('' when unsegmented). */
+function segmentOf<R extends { id: string }>(listing: AnyListing<R>, entity: R): string {
+  // Each encoding is prefix-free (fixed width, or text ended by TEXT_END), so the concatenation is too.
+  return (listing.segments ?? [])
+    .map((field) => encodeSortValue(listing.fields[field]?.(entity) ?? { text: null }))
+    .join('');
+}
+
+/** Where an entity's entries of one field start: `<field>#`, after `<segment>#` in a segmented listing. */
+function entryPrefix<R extends { id: string }>(
+  listing: AnyListing<R>,
+  segment: string,
+  field: string,
+): string {
+  return listing.segments ? `${segment}#${field}#` : `${field}#`;
+}
+
 function entryKey<R extends { id: string }>(
   listing: AnyListing<R>,
   entity: R,
@@ -154,11 +191,14 @@ function entryKey<R extends { id: string }>(
 ): Key {
   const read = listing.fields[field] as (record: R) => SortValue;
   const value = entryKeyValue(read(entity));
-  return listKeys.entry(listing.partition, listing.owner(entity), `${field}#${value}#${entity.id}`, view);
+  const prefix = entryPrefix(listing, segmentOf(listing, entity), field);
+  return listKeys.entry(listing.partition, listing.owner(entity), `${prefix}${value}#${entity.id}`, view);
 }
 
+/** The fields that have entries: all of them, or in a segmented listing the non-segment ones and the first segment field. */
 function fieldsOf<R extends { id: string }>(listing: AnyListing<R>): string[] {
-  return Object.keys(listing.fields);
+  const segments = listing.segments ?? [];
+  return Object.keys(listing.fields).filter((field) => !segments.includes(field) || field === segments[0]);
 }
 
 /** The view of a filter: its names in order, each with its value. */
@@ -187,20 +227,36 @@ export function countShard(id: string): number {
   return (hash >>> 0) % LIST_COUNT_SHARDS;
 }
 
-function countUpdate(
+/** The entity's shard of its list's (or view's) count, or in a segmented listing of its segment's count. */
+function countUpdate<R extends { id: string }>(
   table: Table,
-  partition: ListPartition,
-  owner: string,
-  id: string,
+  listing: AnyListing<R>,
+  entity: R,
   view: ListView,
   delta: 1 | -1,
 ): Write {
+  const owner = listing.owner(entity);
+  const shard = countShard(entity.id);
+  if (!listing.segments) {
+    return {
+      Update: {
+        TableName: table.name,
+        Key: listKeys.count(listing.partition, owner, shard, view),
+        UpdateExpression: 'ADD entry_count :delta',
+        ExpressionAttributeValues: { ':delta': delta },
+      },
+    };
+  }
+  const segment = segmentOf(listing, entity);
+  const values = Object.fromEntries(
+    listing.segments.map((field) => [field, listing.fields[field]?.(entity)]),
+  );
   return {
     Update: {
       TableName: table.name,
-      Key: listKeys.count(partition, owner, countShard(id), view),
-      UpdateExpression: 'ADD entry_count :delta',
-      ExpressionAttributeValues: { ':delta': delta },
+      Key: listKeys.segmentCount(listing.partition, owner, segment, shard, view),
+      UpdateExpression: 'ADD entry_count :delta SET segment_key = :segment, segment_values = :values',
+      ExpressionAttributeValues: { ':delta': delta, ':segment': segment, ':values': values },
     },
   };
 }
@@ -213,7 +269,7 @@ const put = <R extends { id: string }>(table: Table, listing: AnyListing<R>, key
 function entering<R extends { id: string }>(table: Table, listing: AnyListing<R>, entity: R, view: ListView) {
   return [
     ...fieldsOf(listing).map((field) => put(table, listing, entryKey(listing, entity, field, view), entity)),
-    countUpdate(table, listing.partition, listing.owner(entity), entity.id, view, 1),
+    countUpdate(table, listing, entity, view, 1),
   ];
 }
 
@@ -223,7 +279,7 @@ function leaving<R extends { id: string }>(table: Table, listing: AnyListing<R>,
     ...fieldsOf(listing).map((field) => ({
       Delete: { TableName: table.name, Key: entryKey(listing, entity, field, view) },
     })),
-    countUpdate(table, listing.partition, listing.owner(entity), entity.id, view, -1),
+    countUpdate(table, listing, entity, view, -1),
   ];
 }
 
@@ -239,8 +295,8 @@ export function listedWrites<R extends { id: string }, F extends string, V exten
 
 /**
  * A changed entity (same owner): in a view it stays in, every entry rewritten and those whose key
- * moved deleted; a view it leaves loses its entries and one from its count, a view it enters gains
- * them.
+ * moved deleted; a view (or segment) it leaves loses its entries and one from its count, a view (or
+ * segment) it enters gains them.
  */
 export function relistedWrites<R extends { id: string }, F extends string, V extends string>(
   table: Table,
@@ -252,7 +308,10 @@ export function relistedWrites<R extends { id: string }, F extends string, V ext
   const afterViews = viewsOf(any, after);
   return viewsOf(any, before).flatMap((oldView, index) => {
     const newView = afterViews[index] as ListView;
-    if (JSON.stringify(oldView) !== JSON.stringify(newView)) {
+    if (
+      JSON.stringify(oldView) !== JSON.stringify(newView) ||
+      segmentOf(any, before) !== segmentOf(any, after)
+    ) {
       return [...leaving(table, any, before, oldView), ...entering(table, any, after, newView)];
     }
     const writes: Write[] = [];
@@ -274,6 +333,20 @@ export function delistedWrites<R extends { id: string }, F extends string, V ext
 ): Write[] {
   const any = listing as unknown as AnyListing<R>;
   return viewsOf(any, entity).flatMap((view) => leaving(table, any, entity, view));
+}
+
+/** The keys an entity occupies in a listing: its entries and count shards, in every view. */
+export function listedKeys<R extends { id: string }, F extends string, V extends string>(
+  listing: Listing<R, F, V>,
+  entity: R,
+): Key[] {
+  return listedWrites({ name: '', doc: undefined as never }, listing, entity).map((write) =>
+    'Put' in write
+      ? (write.Put.Item as unknown as Key)
+      : 'Update' in write
+        ? write.Update.Key
+        : write.Delete.Key,
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -303,9 +376,18 @@ export function listComparator<R extends { id: string }, F extends string, V ext
   };
 }
 
+/** One part of a page's source: an owner's list (or view), or one segment of it, with its count. */
+interface Source {
+  owner: string;
+  /** '' in an unsegmented listing. */
+  segment: string;
+  count: number;
+}
+
 /**
  * The entities at positions [offset, offset + limit) of the requested order, across the given
- * organizations' lists (or their views for `filter`), and the total number of entities in them.
+ * organizations' lists (or their views for `filter`; in a segmented listing, their segments that
+ * `segments` keeps), and the total number of entities in them.
  */
 export async function listPage<R extends { id: string }, F extends string, V extends string = never>(
   table: Table,
@@ -315,17 +397,32 @@ export async function listPage<R extends { id: string }, F extends string, V ext
   offset: number,
   limit: number,
   filter: ListFilter<V> = {},
+  segments: SegmentFilter<F> = () => true,
 ): Promise<ListPage<R>> {
   const view = viewOf(filter);
-  const counts = await Promise.all(owners.map((owner) => readCount(table, listing.partition, owner, view)));
-  const total = counts.reduce((sum, count) => sum + count, 0);
+  const sources = (
+    await Promise.all(
+      owners.map((owner) =>
+        listing.segments
+          ? readSegments(table, listing, owner, view, segments)
+          : readCount(table, listing.partition, owner, view).then((count) => [{ owner, segment: '', count }]),
+      ),
+    )
+  ).flat();
+  const total = sources.reduce((sum, source) => sum + source.count, 0);
   if (offset >= total) return { items: [], total };
-  const perOwner = await Promise.all(
-    owners.map((owner, index) =>
-      (counts[index] ?? 0) > 0 ? readOwner(table, listing, owner, view, criteria, offset + limit) : [],
+  // Within a segment its fields are constant: the remaining criteria order it, and when none remain,
+  // the first segment field's entries (one value, then the id) give the id order.
+  const segmentFields: readonly F[] = listing.segments ?? [];
+  const within = criteria.filter((criterion) => !segmentFields.includes(criterion.field));
+  const [idOrder] = segmentFields;
+  const readOrder = within.length > 0 || !idOrder ? within : [{ field: idOrder, descending: false }];
+  const perSource = await Promise.all(
+    sources.map((source) =>
+      source.count > 0 ? readSource(table, listing, source, view, readOrder, offset + limit) : [],
     ),
   );
-  const merged = perOwner.flat().sort(listComparator(listing, criteria));
+  const merged = perSource.flat().sort(listComparator(listing, criteria));
   return { items: merged.slice(offset, offset + limit), total };
 }
 
@@ -458,11 +555,38 @@ async function readCount(
   return (result.Items ?? []).reduce((sum, shard) => sum + Number(shard.entry_count ?? 0), 0);
 }
 
-/** At least the first `needed` entities of one organization's list in the requested order (the boundary tie group completed), in no particular order. */
-async function readOwner<R extends { id: string }, F extends string, V extends string>(
+/**
+ * The segments of an owner's list (or view) that the filter keeps, each with its count summed over its
+ * shards: one Query of the count items (`#COUNT#<segment>#<shard>`).
+ */
+async function readSegments<R extends { id: string }, F extends string, V extends string>(
   table: Table,
   listing: Listing<R, F, V>,
   owner: string,
+  view: ListView,
+  keep: SegmentFilter<F>,
+): Promise<Source[]> {
+  const bySegment = new Map<string, Source>();
+  const counts = await readRange(table, listing, owner, LIST_COUNT_PREFIX, { view });
+  for (const shard of counts as unknown as {
+    segment_key?: string;
+    segment_values?: unknown;
+    entry_count?: number;
+  }[]) {
+    if (!keep((shard.segment_values ?? {}) as Partial<Record<F, SortValue>>)) continue;
+    const segment = String(shard.segment_key ?? '');
+    const source = bySegment.get(segment) ?? { owner, segment, count: 0 };
+    source.count += Number(shard.entry_count ?? 0);
+    bySegment.set(segment, source);
+  }
+  return [...bySegment.values()];
+}
+
+/** At least the first `needed` entities of one list, view or segment in the requested order (the boundary tie group completed), in no particular order. */
+async function readSource<R extends { id: string }, F extends string, V extends string>(
+  table: Table,
+  listing: Listing<R, F, V>,
+  source: Source,
   view: ListView,
   criteria: readonly SortCriterion<F>[],
   needed: number,
@@ -487,8 +611,8 @@ async function readOwner<R extends { id: string }, F extends string, V extends s
           TableName: table.name,
           KeyConditionExpression: 'PK = :pk AND begins_with(SK, :field)',
           ExpressionAttributeValues: {
-            ':pk': listKeys.partition(listing.partition, owner, view),
-            ':field': `${primary.field}#`,
+            ':pk': listKeys.partition(listing.partition, source.owner, view),
+            ':field': entryPrefix(listing as unknown as AnyListing<R>, source.segment, primary.field),
           },
           ScanIndexForward: !primary.descending,
           ConsistentRead: true,

@@ -4,6 +4,7 @@
  */
 import type { RecurringInterval } from '../domain/period.ts';
 import type { RegisteredClient } from '../domain/principals.ts';
+import { LIVE } from '../domain/subscription-lifecycle.ts';
 
 export type Metadata = Record<string, string | number | boolean>;
 
@@ -153,6 +154,8 @@ export interface SubscriptionRecord {
   price_ids: string[];
   metadata: Metadata;
   created_by_user_id: string;
+  /** Random id of the last write (`shared/data/subscriptions.ts`); absent until the first change. */
+  change_id?: string;
 }
 
 export type WalletType = 'usage' | 'billing';
@@ -251,3 +254,27 @@ export const storedProduct = (product: ProductRecord): StoredProduct => ({
   ...product,
   metadata: JSON.stringify(product.metadata),
 });
+
+/** A subscription as the table holds it: metadata as its JSON text (see `subscriptionRecord`). */
+export type StoredSubscription = Omit<SubscriptionRecord, 'metadata'> & { metadata: string };
+
+/**
+ * The attributes a subscription is stored with, in its item and in its list entries: DynamoDB numbers
+ * cannot hold every JSON number (1e300, 1e-200, integers past 2^53 in JavaScript), so client metadata
+ * is kept as its JSON text.
+ */
+export const storedSubscription = (subscription: SubscriptionRecord): StoredSubscription => ({
+  ...subscription,
+  metadata: JSON.stringify(subscription.metadata),
+});
+
+/** A stored subscription (item or list entry), its metadata parsed back; older items read as live ones. */
+export function subscriptionRecord(stored: Record<string, unknown>): SubscriptionRecord {
+  const subscription = record<SubscriptionRecord & { metadata: unknown }>(stored);
+  const { metadata } = subscription;
+  return {
+    ...LIVE,
+    ...subscription,
+    metadata: typeof metadata === 'string' ? JSON.parse(metadata) : metadata,
+  };
+}

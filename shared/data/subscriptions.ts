@@ -1,19 +1,101 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
-import { LIVE, type LifecycleFields } from '../domain/subscription-lifecycle.ts';
+import type { LifecycleFields } from '../domain/subscription-lifecycle.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
-import { item, record, type SubscriptionRecord } from './records.ts';
-import { gsi1, keys, ownerKeys } from './table.ts';
+
+/** Items of one TransactWriteItems. */
+export type TransactItems = Parameters<typeof transact>[1];
+
+import { readMany } from './catalog.ts';
+import {
+  type Listing,
+  type ListPage,
+  listedKeys,
+  listedWrites,
+  listPage,
+  relistedWrites,
+  type SegmentFilter,
+  type SortCriterion,
+} from './listing.ts';
+import {
+  item,
+  type StoredSubscription,
+  type SubscriptionRecord,
+  storedSubscription,
+  subscriptionRecord,
+} from './records.ts';
+import {
+  attr,
+  DUE_SHARDS,
+  dueIndex,
+  dueKeys,
+  gsi1,
+  indexNames,
+  keys,
+  type ListPartition,
+  ownerKeys,
+  subscriptionListOwners,
+} from './table.ts';
+
+// ---------------------------------------------------------------------------
+// Lists: every subscription is listed in its organization's list and in the lists of its customer,
+// its product, and its customer and product together, so that each filter is a key, never a filter
+// over an organization's list. Each list is segmented by status and amount (shared/data/listing.ts):
+// `active` chooses segments, and sorting by status or amount orders segments.
+// ---------------------------------------------------------------------------
+
+export type SubscriptionSortField = 'started_at' | 'current_period_end' | 'created_at' | 'status' | 'amount';
+
+const sortFields: Listing<StoredSubscription, SubscriptionSortField>['fields'] = {
+  started_at: (s) => ({ time: s.started_at }),
+  current_period_end: (s) => ({ time: s.current_period_end }),
+  created_at: (s) => ({ time: s.created_at }),
+  status: (s) => ({ choice: s.status }),
+  amount: (s) => ({ integer: s.amount }),
+};
+
+const subscriptionListing = (
+  partition: ListPartition,
+  owner: (s: StoredSubscription) => string,
+): Listing<StoredSubscription, SubscriptionSortField> => ({
+  partition,
+  entity: 'subscription_entry',
+  owner,
+  fields: sortFields,
+  segments: ['status', 'amount'],
+});
+
+export const subscriptionListings = {
+  organization: subscriptionListing('subscriptionList', (s) => s.organization_id),
+  customer: subscriptionListing('subscriptionCustomerList', (s) =>
+    subscriptionListOwners.customer(s.organization_id, s.customer_id),
+  ),
+  product: subscriptionListing('subscriptionProductList', (s) =>
+    subscriptionListOwners.product(s.organization_id, s.product_id),
+  ),
+  customerProduct: subscriptionListing('subscriptionCustomerProductList', (s) =>
+    subscriptionListOwners.customerProduct(s.organization_id, s.customer_id, s.product_id),
+  ),
+} as const;
+
+export type SubscriptionListScope = keyof typeof subscriptionListings;
+
+const everyListing = Object.values(subscriptionListings);
+
+/** The keys of a subscription's entries and counts in its four lists, in the state given. */
+export const subscriptionListKeys = (subscription: StoredSubscription) =>
+  everyListing.flatMap((listing) => listedKeys(listing, subscription));
 
 /**
- * Writes a subscription in one transaction that re-checks, at write time, what
- * the service read: the customer is live and in the product's organization, the
- * product is live and not archived. A concurrent delete or archive cancels the
- * write instead of leaving a subscription to something gone (ConditionFailed).
+ * Writes a subscription in one transaction that re-checks, at write time, what the service read (the
+ * customer is live and in the product's organization, the product is live and not archived), and
+ * lists it. A concurrent delete or archive cancels the write instead of leaving a subscription to
+ * something gone (ConditionFailed).
  */
 export async function insertSubscription(table: Table, subscription: SubscriptionRecord): Promise<void> {
   const owner = ownerKeys.customer(subscription.customer_id);
+  const stored = storedSubscription(subscription);
   await transact(table, [
     {
       Put: createOnly(
@@ -22,11 +104,10 @@ export async function insertSubscription(table: Table, subscription: Subscriptio
           {
             ...keys.subscription(subscription.id),
             ...gsi1.ownedBy(owner, 'SUBSCRIPTION', subscription.created_at, subscription.id),
+            ...dueKeys(subscription.id, subscription.current_period_end),
           },
           'subscription',
-          // DynamoDB numbers cannot hold every JSON number (1e300, 1e-200, integers past
-          // 2^53 in JavaScript), so client metadata is kept as its JSON text.
-          { ...subscription, metadata: JSON.stringify(subscription.metadata) },
+          stored,
         ),
       ),
     },
@@ -47,58 +128,162 @@ export async function insertSubscription(table: Table, subscription: Subscriptio
         ExpressionAttributeValues: { ':null': null, ':false': false },
       },
     },
+    ...everyListing.flatMap((listing) => listedWrites(table, listing, stored)),
   ]);
 }
 
-/** A stored subscription, its metadata parsed back from the JSON text it is kept as. */
+/** A stored subscription (strongly consistent), its metadata parsed back from the JSON text it is kept as. */
 export async function getSubscription(table: Table, id: string): Promise<SubscriptionRecord | undefined> {
   const result = await run(() =>
-    table.doc.send(new GetCommand({ TableName: table.name, Key: keys.subscription(id) })),
+    table.doc.send(
+      new GetCommand({ TableName: table.name, Key: keys.subscription(id), ConsistentRead: true }),
+    ),
   );
-  if (!result.Item) return undefined;
-  const stored = record<SubscriptionRecord & { metadata: unknown }>(result.Item);
-  const metadata = typeof stored.metadata === 'string' ? JSON.parse(stored.metadata) : stored.metadata;
-  // Subscriptions stored before the lifecycle fields existed read as live ones.
-  return { ...LIVE, ...stored, metadata };
+  return result.Item ? subscriptionRecord(result.Item) : undefined;
 }
 
 /**
- * Writes a lifecycle change, conditioned on the subscription being exactly as it was read
- * (`modified_at` unchanged): of two concurrent changes one wins, the other finds the condition
- * failed and is re-decided on fresh data. Each write carries a random `change_id`, so that the SDK's
- * retry of a write whose answer was lost recognises its own change instead of reporting a conflict.
- * Answers the subscription as now stored.
+ * Writes a change of a subscription and relists it, in one transaction conditioned on the
+ * subscription being exactly as it was read (its `change_id`, a random id every write sets, and its
+ * `modified_at`): of two concurrent changes one wins, the other finds the condition failed
+ * (ConditionFailed) and may be re-decided on fresh data. The SDK retries a transaction whose answer
+ * was lost with the same client token, and a retry that finds its own `change_id` stored is our own
+ * write, not a conflict. Answers the subscription as now stored.
+ *
+ * This one transaction is where a change's webhook events will be written (the outbox): `also`
+ * builds them from the subscription as written, so a change and its events are stored together or
+ * not at all.
  */
-export async function updateSubscriptionLifecycle(
+export async function writeSubscriptionChange(
   table: Table,
   before: SubscriptionRecord,
-  change: LifecycleFields,
+  change: Partial<SubscriptionRecord>,
   now: string,
+  also: (after: SubscriptionRecord) => TransactItems = () => [],
 ): Promise<SubscriptionRecord> {
-  const fields = Object.keys(change) as (keyof LifecycleFields)[];
   const changeId = randomUUID();
+  const after: SubscriptionRecord = { ...before, ...change, modified_at: now, change_id: changeId };
+  const fields = Object.keys(change) as (keyof SubscriptionRecord)[];
+  const values = storedSubscription(after) as unknown as Record<string, unknown>;
+  // The due index holds live subscriptions only, at the end of their current period.
+  const due = after.ended_at === null ? dueKeys(after.id, after.current_period_end) : undefined;
+  const dueUpdate = due
+    ? `, ${attr.gsi2pk} = :duePartition, ${attr.gsi2sk} = :dueSort`
+    : ` REMOVE ${attr.gsi2pk}, ${attr.gsi2sk}`;
   try {
-    await run(() =>
-      table.doc.send(
-        new UpdateCommand({
+    await transact(table, [
+      {
+        Update: {
           TableName: table.name,
           Key: keys.subscription(before.id),
           // `status` is a reserved word: every field goes through a name placeholder.
-          UpdateExpression: `SET modified_at = :now, change_id = :change, ${fields.map((f) => `#${f} = :${f}`).join(', ')}`,
-          ConditionExpression: 'attribute_exists(PK) AND modified_at = :before',
+          UpdateExpression: `SET modified_at = :now, change_id = :change${fields.map((f) => `, #${f} = :${f}`).join('')}${dueUpdate}`,
+          ConditionExpression:
+            'attribute_exists(PK) AND modified_at = :before AND ' +
+            (before.change_id === undefined
+              ? 'attribute_not_exists(change_id)'
+              : 'change_id = :beforeChange'),
           ExpressionAttributeValues: {
             ':now': now,
             ':before': before.modified_at,
             ':change': changeId,
-            ...Object.fromEntries(fields.map((f) => [`:${f}`, change[f]])),
+            ...(before.change_id === undefined ? {} : { ':beforeChange': before.change_id }),
+            ...Object.fromEntries(fields.map((f) => [`:${f}`, values[f]])),
+            ...(due ? { ':duePartition': due[attr.gsi2pk], ':dueSort': due[attr.gsi2sk] } : {}),
           },
-          ExpressionAttributeNames: Object.fromEntries(fields.map((f) => [`#${f}`, f])),
+          ...(fields.length > 0
+            ? { ExpressionAttributeNames: Object.fromEntries(fields.map((f) => [`#${f}`, f])) }
+            : {}),
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+        },
+      },
+      ...everyListing.flatMap((listing) =>
+        relistedWrites(table, listing, storedSubscription(before), storedSubscription(after)),
       ),
-    );
+      ...also(after),
+    ]);
   } catch (error) {
     if (!(error instanceof ConditionFailed && error.item?.change_id === changeId)) throw error;
   }
-  return { ...before, ...change, modified_at: now };
+  return after;
+}
+
+/** A lifecycle change (cancel, uncancel, revoke): `writeSubscriptionChange` of those fields. */
+export const updateSubscriptionLifecycle = (
+  table: Table,
+  before: SubscriptionRecord,
+  change: LifecycleFields,
+  now: string,
+): Promise<SubscriptionRecord> => writeSubscriptionChange(table, before, change, now);
+
+/**
+ * A page of the subscriptions in the given lists (owners of one scope), in the requested order,
+ * with the statuses `statuses` keeps.
+ */
+export async function listSubscriptionPage(
+  table: Table,
+  scope: SubscriptionListScope,
+  owners: readonly string[],
+  criteria: readonly SortCriterion<SubscriptionSortField>[],
+  offset: number,
+  limit: number,
+  statuses: SegmentFilter<SubscriptionSortField>,
+): Promise<ListPage<SubscriptionRecord>> {
+  const page = await listPage(
+    table,
+    subscriptionListings[scope],
+    owners,
+    criteria,
+    offset,
+    limit,
+    {},
+    statuses,
+  );
+  return {
+    total: page.total,
+    items: page.items.map((entry) => subscriptionRecord(entry as unknown as Record<string, unknown>)),
+  };
+}
+
+/** The due index's shards: the clock reads each. */
+export const dueShards = Array.from({ length: DUE_SHARDS }, (_, shard) => shard);
+
+/** Where a reading of one shard of the due index stopped (DynamoDB's LastEvaluatedKey). */
+export type DueCursor = Record<string, unknown>;
+
+/**
+ * Ids of live subscriptions whose current period ended by `now`, from one shard of the due index,
+ * earliest first, at most `limit` of them. The index is eventually consistent: a subscription it
+ * names may have moved on since, so its reader decides on the item itself.
+ */
+export async function findDue(
+  table: Table,
+  shard: number,
+  now: string,
+  limit: number,
+  after?: DueCursor,
+): Promise<{ ids: string[]; next?: DueCursor }> {
+  const result = await run(() =>
+    table.doc.send(
+      new QueryCommand({
+        TableName: table.name,
+        IndexName: indexNames.due,
+        KeyConditionExpression: `${attr.gsi2pk} = :shard AND ${attr.gsi2sk} < :due`,
+        ExpressionAttributeValues: { ':shard': dueIndex.shard(shard), ':due': dueIndex.dueBefore(now) },
+        Limit: limit,
+        ...(after ? { ExclusiveStartKey: after } : {}),
+      }),
+    ),
+  );
+  const ids = (result.Items ?? []).map((stored) => String(stored[attr.gsi2sk]).split('#')[1] ?? '');
+  return { ids, ...(result.LastEvaluatedKey ? { next: result.LastEvaluatedKey } : {}) };
+}
+
+/** Subscriptions by id, strongly consistent, in one batch per 100. */
+export async function getSubscriptions(table: Table, ids: readonly string[]): Promise<SubscriptionRecord[]> {
+  const found = await readMany(
+    table,
+    ids.map((id) => keys.subscription(id)),
+  );
+  return [...found.values()].map(subscriptionRecord);
 }

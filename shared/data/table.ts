@@ -12,6 +12,9 @@ export const attr = {
   sk: 'SK',
   gsi1pk: 'GSI1PK',
   gsi1sk: 'GSI1SK',
+  /** The due index (`GSI2`): set on a live subscription only, so the index holds nothing else. */
+  gsi2pk: 'GSI2PK',
+  gsi2sk: 'GSI2SK',
   /** Wallet sort keys, one per local secondary index (see `walletIndexes`). */
   walletByCreated: 'WCA',
   walletByBalanceCreated: 'WBC',
@@ -24,6 +27,8 @@ export const attr = {
 
 export const indexNames = {
   gsi1: 'GSI1',
+  /** Live subscriptions by the end of their current period (`dueKeys`). */
+  due: 'GSI2',
   walletByCreated: 'LSI-wallet-created',
   walletByBalanceCreated: 'LSI-wallet-balance-created',
   walletByBalanceCreatedDesc: 'LSI-wallet-balance-created-desc',
@@ -48,7 +53,13 @@ export interface IndexDefinition {
   kind: 'global' | 'local';
   partitionKey: KeyAttribute;
   sortKey: KeyAttribute;
+  /** What the index copies: every attribute (default), or only the keys (its readers fetch the items). */
+  projection?: 'all' | 'keys';
 }
+
+/** The index's projection, as CloudFormation and DynamoDB name it. */
+export const projectionTypeOf = (index: IndexDefinition): 'ALL' | 'KEYS_ONLY' =>
+  index.projection === 'keys' ? 'KEYS_ONLY' : 'ALL';
 
 const s = (name: string): KeyAttribute => ({ name, type: 'S' });
 
@@ -59,6 +70,14 @@ export const tableDefinition = {
   timeToLiveAttribute: attr.ttl,
   indexes: [
     { name: indexNames.gsi1, kind: 'global', partitionKey: s(attr.gsi1pk), sortKey: s(attr.gsi1sk) },
+    {
+      name: indexNames.due,
+      kind: 'global',
+      partitionKey: s(attr.gsi2pk),
+      sortKey: s(attr.gsi2sk),
+      // The clock reads the subscriptions themselves, strongly consistent: it needs only their keys.
+      projection: 'keys',
+    },
     {
       name: indexNames.walletByCreated,
       kind: 'local',
@@ -123,11 +142,24 @@ export const partitions = {
   customerList: 'LIST#CUSTOMER#',
   productList: 'LIST#PRODUCT#',
   subscriptionList: 'LIST#SUBSCRIPTION#',
+  /** An organization's subscriptions of one customer, of one product, of one customer to one product. */
+  subscriptionCustomerList: 'LIST#SUBSCRIPTION-CUSTOMER#',
+  subscriptionProductList: 'LIST#SUBSCRIPTION-PRODUCT#',
+  subscriptionCustomerProductList: 'LIST#SUBSCRIPTION-CUSTOMER-PRODUCT#',
+  /** Shards of the due index's partition key (`dueKeys`). */
+  due: 'DUE#',
   webhookEndpointList: 'LIST#WEBHOOK#',
 } as const;
 export type Partition = keyof typeof partitions;
 
-export type ListPartition = 'customerList' | 'productList' | 'subscriptionList' | 'webhookEndpointList';
+export type ListPartition =
+  | 'customerList'
+  | 'productList'
+  | 'subscriptionList'
+  | 'subscriptionCustomerList'
+  | 'subscriptionProductList'
+  | 'subscriptionCustomerProductList'
+  | 'webhookEndpointList';
 
 /** `dynamodb:LeadingKeys` pattern of a partition: `ORG#*`. */
 export const leadingKeyPattern = (partition: Partition): string => `${partitions[partition]}*`;
@@ -218,10 +250,54 @@ export const listKeys = {
     PK: listPartitionKey(partition, organizationId, view),
     SK: `${LIST_COUNT_PREFIX}${shard}`,
   }),
+  /** One shard of the count of one segment of a segmented list (`shared/data/listing.ts`). */
+  segmentCount: (
+    partition: ListPartition,
+    owner: string,
+    segment: string,
+    shard: number,
+    view: ListView = [],
+  ): Key => ({
+    PK: listPartitionKey(partition, owner, view),
+    SK: `${LIST_COUNT_PREFIX}${segment}#${shard}`,
+  }),
+} as const;
+
+/**
+ * Owners of the narrower subscription lists: always under the organization, so that a customer or
+ * product id of another organization names an empty list, never someone else's.
+ */
+export const subscriptionListOwners = {
+  customer: (organizationId: string, customerId: string) => `${organizationId}#${customerId}`,
+  product: (organizationId: string, productId: string) => `${organizationId}#${productId}`,
+  customerProduct: (organizationId: string, customerId: string, productId: string) =>
+    `${organizationId}#${customerId}#${productId}`,
 } as const;
 
 export const LIST_COUNT_PREFIX = '#COUNT#';
 export const LIST_COUNT_SHARDS = 16;
+
+/**
+ * Shards of the due index: live subscriptions spread over this many index partitions by their id, so
+ * that renewals and creations do not all write one index partition; the clock reads each shard.
+ */
+export const DUE_SHARDS = 4;
+
+/**
+ * The due index's keys of a live subscription: its shard, and the end of its current period (fixed
+ * width, so byte order is time order) then its id. An ended subscription has none.
+ */
+export const dueKeys = (subscriptionId: string, periodEnd: string) => ({
+  [attr.gsi2pk]: `${partitions.due}${Number.parseInt(subscriptionId.slice(0, 2), 16) % DUE_SHARDS}`,
+  [attr.gsi2sk]: `${encodeTime(periodEnd)}#${subscriptionId}`,
+});
+
+/** The due index's partition key of one shard, and the sort key bound below which a subscription is due at `now`. */
+export const dueIndex = {
+  shard: (shard: number) => `${partitions.due}${shard}`,
+  // '$' sorts after '#': a period ending exactly now is included.
+  dueBefore: (now: string) => `${encodeTime(now)}$`,
+} as const;
 
 /** GSI1 groups an owner's children, newest last: `ORG#id` → products, customers, webhooks; `USER#id` → tokens, clients. */
 export const gsi1 = {

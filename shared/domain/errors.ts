@@ -84,6 +84,16 @@ export class AlreadyCanceledSubscription extends ApiError {
   }
 }
 
+/** An uncancel of a subscription that is not set to cancel at the end of its period (409). */
+export class SubscriptionNotScheduledToCancel extends ApiError {
+  constructor() {
+    super(409, {
+      error: 'SubscriptionNotScheduledToCancel',
+      detail: 'This subscription is not scheduled to be canceled.',
+    });
+  }
+}
+
 /** Another change to the same subscription won the race (409); the client retries. */
 export class SubscriptionLocked extends ApiError {
   constructor() {

@@ -34,3 +34,28 @@ export function addInterval(start: Date, interval: RecurringInterval, count: num
       return addMonths(start, 12 * count);
   }
 }
+
+/**
+ * The end of the period after the one ending at `currentEnd`, anchored on the subscription's start:
+ * the n-th period ends n × count intervals after `startedAt`, so a subscription started on 31 January
+ * renews on the last day of February and then on 31 March, not on the 28th ever after. A current end
+ * that is no anchored boundary (written by other arithmetic) is followed by the next boundary after it.
+ */
+export function nextPeriodEnd(
+  startedAt: Date,
+  interval: RecurringInterval,
+  count: number,
+  currentEnd: Date,
+): Date {
+  // A first guess at the number of periods elapsed, then exact calendar steps from there.
+  const approximateDays = { day: 1, week: 7, month: 28, year: 365 }[interval] * count;
+  let periods = Math.max(
+    1,
+    Math.floor((currentEnd.getTime() - startedAt.getTime()) / (approximateDays * DAY_MS)) - 1,
+  );
+  while (periods > 1 && addInterval(startedAt, interval, count * periods) > currentEnd) periods--;
+  for (; ; periods++) {
+    const end = addInterval(startedAt, interval, count * periods);
+    if (end.getTime() > currentEnd.getTime()) return end;
+  }
+}

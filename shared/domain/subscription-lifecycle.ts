@@ -7,9 +7,16 @@
  *   active (either) ──revoke──▶ canceled (ended_at = ends_at = now)
  *
  * An ended subscription (`ended_at` set) accepts no change: AlreadyCanceledSubscription.
+ *
+ * Time moves a live subscription at the end of its current period (`atPeriodEnd`): one set to cancel
+ * ends (`canceled`, `ended_at` = `ends_at` = the period's end), a free one renews for the next period.
+ *
+ * A customer (the portal) has the stricter transitions of the hosted service's portal: cancel only a
+ * subscription not yet set to cancel, uncancel only one that is (`applyCustomerChange`).
  */
 import type { CancellationReason, SubscriptionRecord } from '../data/records.ts';
-import { AlreadyCanceledSubscription } from './errors.ts';
+import { AlreadyCanceledSubscription, SubscriptionNotScheduledToCancel } from './errors.ts';
+import { nextPeriodEnd } from './period.ts';
 
 export type LifecycleFields = Pick<
   SubscriptionRecord,
@@ -71,5 +78,69 @@ export function applyLifecycle(
     ended_at: null,
     customer_cancellation_reason: change.reason ?? subscription.customer_cancellation_reason,
     customer_cancellation_comment: change.comment ?? subscription.customer_cancellation_comment,
+  };
+}
+
+/** What a customer may do to their own subscription in the portal. */
+export type CustomerChange =
+  | { kind: 'cancel'; reason?: CancellationReason | null; comment?: string | null }
+  | { kind: 'uncancel' };
+
+export function applyCustomerChange(
+  subscription: SubscriptionRecord,
+  change: CustomerChange,
+  now: string,
+): LifecycleFields {
+  const ended = subscription.ended_at !== null || subscription.status !== 'active';
+  if (change.kind === 'cancel') {
+    if (ended || subscription.cancel_at_period_end) throw new AlreadyCanceledSubscription();
+    return applyLifecycle(subscription, { ...change, atPeriodEnd: true }, now);
+  }
+  if (ended) throw new AlreadyCanceledSubscription();
+  if (!subscription.cancel_at_period_end) throw new SubscriptionNotScheduledToCancel();
+  return applyLifecycle(subscription, { kind: 'cancel', atPeriodEnd: false }, now);
+}
+
+/** What the end of the current period does to a live subscription, if that end has come. */
+export type PeriodEndChange =
+  | { kind: 'ended'; fields: LifecycleFields }
+  | { kind: 'renewed'; fields: Pick<SubscriptionRecord, 'current_period_start' | 'current_period_end'> };
+
+/**
+ * The change due at `now`: none while the period runs, for an ended subscription, or for a paid one
+ * (renewing it needs a charge this API cannot make; it stays due and is reported).
+ */
+export function atPeriodEnd(
+  subscription: SubscriptionRecord,
+  now: Date,
+): PeriodEndChange | 'not due' | 'not free' {
+  const end = new Date(subscription.current_period_end);
+  if (subscription.ended_at !== null || subscription.status !== 'active' || end.getTime() > now.getTime()) {
+    return 'not due';
+  }
+  if (subscription.cancel_at_period_end) {
+    return {
+      kind: 'ended',
+      fields: {
+        status: 'canceled',
+        cancel_at_period_end: true,
+        canceled_at: subscription.canceled_at,
+        ends_at: subscription.current_period_end,
+        ended_at: subscription.current_period_end,
+        customer_cancellation_reason: subscription.customer_cancellation_reason,
+        customer_cancellation_comment: subscription.customer_cancellation_comment,
+      },
+    };
+  }
+  if (subscription.amount !== 0) return 'not free';
+  const next = nextPeriodEnd(
+    new Date(subscription.started_at),
+    subscription.recurring_interval,
+    subscription.recurring_interval_count,
+    end,
+  );
+  return {
+    kind: 'renewed',
+    fields: { current_period_start: subscription.current_period_end, current_period_end: next.toISOString() },
   };
 }

@@ -76,7 +76,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List subscriptions
+         * @description One page of the subscriptions of the caller's organizations, ended ones included. Filters
+         *     combine (all must hold): `organization_id`, `customer_id` and `product_id` each take one or
+         *     more ids (any of them); `active=true` keeps trialing, active and past-due subscriptions,
+         *     `active=false` the others; `status` takes one or more statuses. An id of another
+         *     organization, or an unknown one, matches nothing. The hosted service's other filters
+         *     (external customer id, discount, cancellation, dates, metadata) are refused with a 422
+         *     `PolarRequestValidationError` naming the parameter, never ignored. Every combination is answered from lists kept per organization, customer, product
+         *     and customer and product (never by filtering a larger list). Requires the
+         *     `subscriptions:read` or `subscriptions:write` scope.
+         */
+        get: operations["listSubscriptions"];
         put?: never;
         /**
          * Create a subscription to a free product
@@ -165,6 +177,68 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/customer-portal/subscriptions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the authenticated customer's subscriptions
+         * @description One page of the subscriptions of the customer the session token belongs to, ended ones
+         *     included. `product_id` (repeatable, at most 10) keeps subscriptions to those products;
+         *     `active=true` keeps trialing, active and past-due ones, `active=false` the others.
+         *     Requires the `customer_portal:read` or `customer_portal:write` scope.
+         */
+        get: operations["listCustomerSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customer-portal/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of the authenticated customer's subscriptions
+         * @description A subscription of the customer the session token belongs to. Another customer's
+         *     subscription, whatever its organization, or an unknown id is the same 404. Requires the
+         *     `customer_portal:read` or `customer_portal:write` scope.
+         */
+        get: operations["getCustomerSubscription"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel one of the authenticated customer's subscriptions at the end of its period
+         * @description As `PATCH` with `{"cancel_at_period_end": true}`: the subscription ends when its current
+         *     period does (it is not revoked now). A subscription that has ended or is already set to
+         *     cancel answers 403 `AlreadyCanceledSubscription` and changes nothing. Requires
+         *     `customer_portal:write`.
+         */
+        delete: operations["cancelCustomerSubscription"];
+        options?: never;
+        head?: never;
+        /**
+         * Cancel or uncancel one of the authenticated customer's subscriptions
+         * @description `{"cancel_at_period_end": true}` cancels at the end of the current period, with an
+         *     optional `cancellation_reason` and `cancellation_comment`: the subscription stays
+         *     `active`, `canceled_at` is now and `ends_at` the period's end. `{"cancel_at_period_end":
+         *     false}` takes that back. A subscription that has ended, or (for a cancel) is already set
+         *     to cancel, answers 403 `AlreadyCanceledSubscription`; uncanceling one that is not set to
+         *     cancel answers 409 `SubscriptionNotScheduledToCancel`. Neither changes anything. Plan,
+         *     seat and pause changes are not supported (422). Requires `customer_portal:write`.
+         */
+        patch: operations["updateCustomerSubscription"];
         trace?: never;
     };
     "/v1/products/{id}": {
@@ -923,6 +997,132 @@ export interface components {
             prices: components["schemas"]["SubscriptionPrice"][];
             meters: components["schemas"]["SubscriptionMeter"][];
             pending_update: components["schemas"]["PendingSubscriptionUpdate"] | null;
+        };
+        /** @enum {string} */
+        SubscriptionSortProperty: "started_at" | "-started_at" | "current_period_end" | "-current_period_end" | "created_at" | "-created_at" | "status" | "-status" | "amount" | "-amount";
+        ListResourceSubscription: {
+            items: components["schemas"]["Subscription"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {string} */
+        CustomerSubscriptionSortProperty: "started_at" | "-started_at" | "amount" | "-amount" | "status" | "-status" | "organization" | "-organization";
+        ListResourceCustomerSubscription: {
+            items: components["schemas"]["CustomerSubscription"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description A subscription as its customer sees it in the portal: the organization's Subscription
+         *     without the customer, the metadata and the custom field data, its product embedding the
+         *     organization that sells it.
+         */
+        CustomerSubscription: {
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            id: components["schemas"]["Uuid4"];
+            amount: number;
+            currency: string;
+            recurring_interval: components["schemas"]["RecurringInterval"];
+            recurring_interval_count: number;
+            status: components["schemas"]["SubscriptionStatus"];
+            /** Format: date-time */
+            current_period_start: string;
+            /** Format: date-time */
+            current_period_end: string;
+            current_meter_period_start: string | null;
+            current_meter_period_end: string | null;
+            trial_start: string | null;
+            trial_end: string | null;
+            cancel_at_period_end: boolean;
+            canceled_at: string | null;
+            started_at: string | null;
+            ends_at: string | null;
+            ended_at: string | null;
+            past_due_at?: string | null;
+            pause_at_period_end: boolean;
+            paused_at: string | null;
+            resumes_at: string | null;
+            customer_id: components["schemas"]["Uuid4"];
+            product_id: components["schemas"]["Uuid4"];
+            discount_id: components["schemas"]["Uuid4"] | null;
+            checkout_id: components["schemas"]["Uuid4"] | null;
+            seats?: number | null;
+            units: number | null;
+            customer_cancellation_reason: components["schemas"]["CustomerCancellationReason"] | null;
+            customer_cancellation_comment: string | null;
+            product: components["schemas"]["CustomerSubscriptionProduct"];
+            prices: components["schemas"]["SubscriptionPrice"][];
+            meters: components["schemas"]["SubscriptionMeter"][];
+            pending_update: components["schemas"]["PendingSubscriptionUpdate"] | null;
+        };
+        /** @description The product of a portal subscription, with the organization that sells it. */
+        CustomerSubscriptionProduct: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            trial_interval: components["schemas"]["TrialInterval"] | null;
+            trial_interval_count: number | null;
+            name: string;
+            description: string | null;
+            visibility: components["schemas"]["ProductVisibility"];
+            recurring_interval: components["schemas"]["RecurringInterval"] | null;
+            recurring_interval_count: number | null;
+            meter_interval: components["schemas"]["RecurringInterval"] | null;
+            meter_interval_count: number | null;
+            is_recurring: boolean;
+            is_archived: boolean;
+            organization_id: components["schemas"]["Uuid4"];
+            prices: components["schemas"]["SubscriptionPrice"][];
+            /** @description Always empty here. */
+            benefits: unknown[];
+            medias: components["schemas"]["ProductMediaFileRead"][];
+            organization: components["schemas"]["CustomerOrganization"];
+        };
+        /** @description The organization as its customers see it, with what its portal lets them do. */
+        CustomerOrganization: {
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            id: components["schemas"]["Uuid4"];
+            name: string;
+            slug: string;
+            avatar_url: string | null;
+            /** @enum {string} */
+            proration_behavior: "invoice" | "prorate" | "next_period" | "reset";
+            allow_customer_updates: boolean;
+            customer_portal_settings: {
+                usage: {
+                    show: boolean;
+                };
+                subscription: {
+                    update_seats: boolean;
+                    update_plan: boolean;
+                    update_units?: boolean;
+                    pause?: boolean;
+                };
+                customer?: {
+                    allow_email_change?: boolean;
+                };
+            };
+            organization_features?: {
+                member_model_enabled?: boolean;
+                checkout_localization_enabled?: boolean;
+            };
+        };
+        /**
+         * @description Cancel at the end of the current period (`true`, with an optional reason and comment) or
+         *     take that back (`false`).
+         */
+        CustomerSubscriptionCancel: {
+            cancel_at_period_end: boolean;
+            cancellation_reason?: components["schemas"]["CustomerCancellationReason"] | null;
+            cancellation_comment?: components["schemas"]["CancellationComment"] | null;
+        };
+        SubscriptionNotScheduledToCancel: {
+            /** @constant */
+            error: "SubscriptionNotScheduledToCancel";
+            detail: string;
         };
         /** @enum {string} */
         RecurringInterval: "day" | "week" | "month" | "year";
@@ -1798,6 +1998,19 @@ export interface components {
                 "application/json": components["schemas"]["InsufficientScope"];
             };
         };
+        /**
+         * @description The session lacks `customer_portal:write` (`insufficient_scope`), or the subscription has
+         *     ended or is already set to cancel (`AlreadyCanceledSubscription`).
+         */
+        CustomerSubscriptionForbidden: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InsufficientScope"] | components["schemas"]["AlreadyCanceledSubscription"];
+            };
+        };
         /** @description No such resource among the caller's organizations (or already deleted). */
         NotFound: {
             headers: {
@@ -1899,6 +2112,8 @@ export interface components {
         Limit: number;
         /** @description The `client_id` Create Client issued. */
         ClientId: string;
+        /** @description Id of the subscription. */
+        CustomerSubscriptionId: components["schemas"]["Uuid4"];
         /**
          * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
          *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
@@ -2120,6 +2335,96 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["RegistrationUnauthorized"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Only these organizations' subscriptions (of the caller's organizations). */
+                organization_id?: components["schemas"]["Uuid4"][];
+                /** @description Only these customers' subscriptions (at most 10 ids). */
+                customer_id?: components["schemas"]["Uuid4"][];
+                /** @description Only subscriptions to these products (at most 10 ids). */
+                product_id?: components["schemas"]["Uuid4"][];
+                /**
+                 * @description `true`: only trialing, active and past-due subscriptions; `false`: only the others
+                 *     (canceled and ended).
+                 */
+                active?: boolean;
+                /** @description Not supported (filter by `customer_id`): any value is a 422 `PolarRequestValidationError`. */
+                external_customer_id?: string[];
+                /** @description Not supported (no discounts here): any value is a 422 `PolarRequestValidationError`. */
+                discount_id?: string[];
+                /** @description Not supported (no list is kept by it): any value is a 422 `PolarRequestValidationError`. */
+                cancel_at_period_end?: boolean;
+                /** @description Not supported: any value is a 422 `PolarRequestValidationError`. */
+                customer_cancellation_reason?: string[];
+                /** @description Not supported: any value is a 422 `PolarRequestValidationError`. */
+                canceled_at_after?: string;
+                /** @description Not supported: any value is a 422 `PolarRequestValidationError`. */
+                canceled_at_before?: string;
+                /** @description Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`. */
+                started_after?: string;
+                /** @description Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`. */
+                started_before?: string;
+                /**
+                 * @description Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422
+                 *     `PolarRequestValidationError`.
+                 */
+                metadata?: {
+                    [key: string]: string[];
+                };
+                /** @description Only subscriptions in one of these statuses. */
+                status?: components["schemas"]["SubscriptionStatus"][];
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however
+                 *     long; a page past the end answers 200 with no items. Anything else is a 422.
+                 */
+                page?: number;
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above
+                 *     100 are served as 100. Anything else is a 422.
+                 */
+                limit?: number;
+                /**
+                 * @description Sort criteria, applied in the order given; repeat the parameter for several
+                 *     (`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.
+                 *     Remaining ties are broken by ascending subscription id. Statuses sort by name
+                 *     (`active` before `canceled`).
+                 */
+                sorting?: components["schemas"]["SubscriptionSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceSubscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A parameter does not match its schema (`RequestValidationError`), or an unsupported filter of the hosted service was given
+             *     (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2390,6 +2695,177 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCustomerSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Only subscriptions to these products (at most 10 ids). */
+                product_id?: components["schemas"]["Uuid4"][];
+                /**
+                 * @description Not supported (a search of product and organization names cannot be answered from a
+                 *     key): any value is a 422 `PolarRequestValidationError`.
+                 */
+                query?: string;
+                /** @description `true`: only trialing, active and past-due subscriptions; `false`: only the others. */
+                active?: boolean;
+                /** @description Page number, starting at 1; past the end, a 200 with no items. */
+                page?: number;
+                /** @description Page size; values above 100 are served as 100. */
+                limit?: number;
+                /**
+                 * @description Sort criteria, applied in the order given; a leading `-` sorts descending. Every
+                 *     subscription of a customer belongs to one organization, so `organization` orders
+                 *     nothing. Remaining ties are broken by ascending subscription id.
+                 */
+                sorting?: components["schemas"]["CustomerSubscriptionSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the customer's subscriptions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceCustomerSubscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A parameter does not match its schema (`RequestValidationError`), or a `query` search was given
+             *     (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCustomerSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the subscription. */
+                id: components["parameters"]["CustomerSubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerSubscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelCustomerSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the subscription. */
+                id: components["parameters"]["CustomerSubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, set to cancel at the end of its period. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerSubscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["CustomerSubscriptionForbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description Another change of this subscription won the race; retry. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionLocked"];
+                };
+            };
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCustomerSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the subscription. */
+                id: components["parameters"]["CustomerSubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerSubscriptionCancel"];
+            };
+        };
+        responses: {
+            /** @description The subscription as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerSubscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["CustomerSubscriptionForbidden"];
+            404: components["responses"]["NotFound"];
+            /**
+             * @description An uncancel of a subscription that is not set to cancel
+             *     (`SubscriptionNotScheduledToCancel`), or another change of it won the race
+             *     (`SubscriptionLocked`; retry).
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionNotScheduledToCancel"] | components["schemas"]["SubscriptionLocked"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["RequestValidationError"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3314,6 +3790,15 @@ export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type WebhookEndpointSortProperty = components['schemas']['WebhookEndpointSortProperty'];
 export type ListResourceWebhookEndpoint = components['schemas']['ListResourceWebhookEndpoint'];
 export type Subscription = components['schemas']['Subscription'];
+export type SubscriptionSortProperty = components['schemas']['SubscriptionSortProperty'];
+export type ListResourceSubscription = components['schemas']['ListResourceSubscription'];
+export type CustomerSubscriptionSortProperty = components['schemas']['CustomerSubscriptionSortProperty'];
+export type ListResourceCustomerSubscription = components['schemas']['ListResourceCustomerSubscription'];
+export type CustomerSubscription = components['schemas']['CustomerSubscription'];
+export type CustomerSubscriptionProduct = components['schemas']['CustomerSubscriptionProduct'];
+export type CustomerOrganization = components['schemas']['CustomerOrganization'];
+export type CustomerSubscriptionCancel = components['schemas']['CustomerSubscriptionCancel'];
+export type SubscriptionNotScheduledToCancel = components['schemas']['SubscriptionNotScheduledToCancel'];
 export type RecurringInterval = components['schemas']['RecurringInterval'];
 export type TrialInterval = components['schemas']['TrialInterval'];
 export type SubscriptionStatus = components['schemas']['SubscriptionStatus'];
@@ -3437,10 +3922,16 @@ export type UpdateClientBody = components['schemas']['OAuth2ClientConfigurationU
 export type UpdateClientPath = operations['updateClient']['parameters']['path'];
 export type DeleteClientPath = operations['deleteClient']['parameters']['path'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
+export type ListSubscriptionsQuery = NonNullable<operations['listSubscriptions']['parameters']['query']>;
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type GetWalletPath = operations['getWallet']['parameters']['path'];
 export type CreateProductBody = components['schemas']['ProductCreate'];
 export type ListProductsQuery = NonNullable<operations['listProducts']['parameters']['query']>;
+export type ListCustomerSubscriptionsQuery = NonNullable<operations['listCustomerSubscriptions']['parameters']['query']>;
+export type GetCustomerSubscriptionPath = operations['getCustomerSubscription']['parameters']['path'];
+export type UpdateCustomerSubscriptionBody = components['schemas']['CustomerSubscriptionCancel'];
+export type UpdateCustomerSubscriptionPath = operations['updateCustomerSubscription']['parameters']['path'];
+export type CancelCustomerSubscriptionPath = operations['cancelCustomerSubscription']['parameters']['path'];
 export type GetProductPath = operations['getProduct']['parameters']['path'];
 export type UpdateProductBody = components['schemas']['ProductUpdate'];
 export type UpdateProductPath = operations['updateProduct']['parameters']['path'];

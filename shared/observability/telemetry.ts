@@ -212,3 +212,9 @@ export function logError(message: string, fields: Record<string, unknown>): void
   if (!enabled('error')) return;
   console.error(JSON.stringify({ level: 'error', message, timestamp: new Date().toISOString(), ...fields }));
 }
+
+/** A line of a function that serves no request (the subscription clock's run): its facts, at `info`. */
+export function logInfo(message: string, fields: Record<string, unknown>): void {
+  if (!enabled('info')) return;
+  console.log(JSON.stringify({ level: 'info', message, timestamp: new Date().toISOString(), ...fields }));
+}

@@ -1,12 +1,12 @@
 import { type CustomerSortField, listCustomerPage } from '../data/customers.ts';
 import { parseListSorting } from '../data/listing.ts';
-import { PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { ListCustomersQuery, ListResourceCustomer } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
 import { pageWindow, pagination } from './paging.ts';
 import { presentCustomer } from './presenters.ts';
+import { refuseUnsupported } from './unsupported-filters.ts';
 
 /** Filters of the hosted service that no key of the customer list can answer. */
 const UNSUPPORTED = {
@@ -23,17 +23,7 @@ export async function listCustomers(
   principal: UserPrincipal,
   query: ListCustomersQuery,
 ): Promise<ListResourceCustomer> {
-  const refused = (Object.keys(UNSUPPORTED) as (keyof typeof UNSUPPORTED)[])
-    .filter((name) => query[name] !== undefined)
-    .map(
-      (name): ValidationIssue => ({
-        loc: ['query', name],
-        msg: UNSUPPORTED[name],
-        type: 'value_error',
-        input: query[name],
-      }),
-    );
-  if (refused.length > 0) throw new PolarRequestValidationError(refused);
+  refuseUnsupported(query, UNSUPPORTED);
   const requested = query.organization_id?.map(normalizeId);
   const organizations = requested
     ? principal.organizationIds.filter((id) => requested.includes(id))

@@ -5,6 +5,7 @@
 
 import type {
   CustomerRecord,
+  OrganizationRecord,
   PriceRecord,
   ProductRecord,
   SubscriptionRecord,
@@ -12,6 +13,8 @@ import type {
   WebhookEndpointRecord,
 } from '../data/records.ts';
 import type {
+  CustomerOrganization,
+  CustomerSubscription,
   CustomerWallet,
   Product,
   ProductPrice,
@@ -88,11 +91,8 @@ export function presentProduct(product: ProductRecord): Product {
   } as Product;
 }
 
-export function presentSubscription(
-  subscription: SubscriptionRecord,
-  customer: CustomerRecord,
-  product: ProductRecord,
-): Subscription {
+/** The fields an organization's and a customer's view of a subscription share. */
+function subscriptionFields(subscription: SubscriptionRecord, product: ProductRecord) {
   const billed = new Set(subscription.price_ids);
   return {
     created_at: subscription.created_at,
@@ -125,17 +125,64 @@ export function presentSubscription(
     seats: null,
     customer_cancellation_reason: subscription.customer_cancellation_reason,
     customer_cancellation_comment: subscription.customer_cancellation_comment,
-    metadata: subscription.metadata,
-    custom_field_data: {},
-    customer: presentCustomer(customer),
-    product: presentProduct(product),
-    discount: null,
     prices: product.prices
       .filter((price) => billed.has(price.id))
       .map((price) => presentPrice(price, product)),
     meters: [],
     pending_update: null,
+  };
+}
+
+export function presentSubscription(
+  subscription: SubscriptionRecord,
+  customer: CustomerRecord,
+  product: ProductRecord,
+): Subscription {
+  return {
+    ...subscriptionFields(subscription, product),
+    metadata: subscription.metadata,
+    custom_field_data: {},
+    customer: presentCustomer(customer),
+    product: presentProduct(product),
+    discount: null,
   } as Subscription;
+}
+
+/**
+ * The organization as its customers see it. Its portal offers cancel and uncancel only: no plan,
+ * seat or unit change, no pause, no usage page, no profile changes.
+ */
+export function presentCustomerOrganization(organization: OrganizationRecord): CustomerOrganization {
+  return {
+    created_at: organization.created_at,
+    modified_at: organization.modified_at,
+    id: organization.id,
+    name: organization.name,
+    slug: organization.slug,
+    avatar_url: null,
+    proration_behavior: 'prorate',
+    allow_customer_updates: false,
+    customer_portal_settings: {
+      usage: { show: false },
+      subscription: { update_seats: false, update_plan: false, update_units: false, pause: false },
+      customer: { allow_email_change: false },
+    },
+    organization_features: { member_model_enabled: false, checkout_localization_enabled: false },
+  };
+}
+
+/** A subscription as its customer sees it in the portal: no customer, metadata or custom fields. */
+export function presentCustomerSubscription(
+  subscription: SubscriptionRecord,
+  product: ProductRecord,
+  organization: OrganizationRecord,
+): CustomerSubscription {
+  const { metadata: _metadata, attached_custom_fields: _fields, ...shownProduct } = presentProduct(product);
+  return {
+    ...subscriptionFields(subscription, product),
+    units: null,
+    product: { ...shownProduct, benefits: [], organization: presentCustomerOrganization(organization) },
+  } as CustomerSubscription;
 }
 
 export function presentWallet(wallet: WalletRecord): CustomerWallet {

@@ -11,6 +11,21 @@ import { presentSubscription } from './presenters.ts';
 /** Attempts at a change that keeps losing the race to other changes of the same subscription. */
 const ATTEMPTS = 2;
 
+/**
+ * Runs a read-decide-write attempt again when its conditional write lost the race to another
+ * change (ConditionFailed): the loser is re-decided once on fresh data, then 409 SubscriptionLocked.
+ */
+export async function retryLostRace<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tried = 1; ; tried++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+      if (tried >= ATTEMPTS) throw new SubscriptionLocked();
+    }
+  }
+}
+
 /** The change a PATCH body asks for. */
 export function lifecycleChangeOf(body: UpdateSubscriptionBody): LifecycleChange {
   const details = {
@@ -32,30 +47,25 @@ export function lifecycleChangeOf(body: UpdateSubscriptionBody): LifecycleChange
  * change wins the race. Round trips: auth, the subscription, its customer and product, the
  * conditional write: 4.
  */
-export async function changeSubscription(
+export function changeSubscription(
   deps: Dependencies,
   principal: UserPrincipal,
   id: string,
   change: LifecycleChange,
 ): Promise<Subscription> {
-  for (let attempt = 1; ; attempt++) {
+  return retryLostRace(async () => {
     const before = await getSubscription(deps.table, normalizeId(id));
     if (!before || !principal.organizationIds.includes(before.organization_id)) throw new ResourceNotFound();
     const now = deps.now().toISOString();
     const fields = applyLifecycle(before, change, now);
-    try {
-      // The embedded customer and product first: a failure there leaves the subscription untouched.
-      const { customer, product } = await getCustomerAndProduct(
-        deps.table,
-        before.customer_id,
-        before.product_id,
-      );
-      if (!customer || !product) throw new Error(`subscription ${before.id} refers to a missing item`);
-      const after = await updateSubscriptionLifecycle(deps.table, before, fields, now);
-      return presentSubscription(after, customer, product);
-    } catch (error) {
-      if (!(error instanceof ConditionFailed)) throw error;
-      if (attempt >= ATTEMPTS) throw new SubscriptionLocked();
-    }
-  }
+    // The embedded customer and product first: a failure there leaves the subscription untouched.
+    const { customer, product } = await getCustomerAndProduct(
+      deps.table,
+      before.customer_id,
+      before.product_id,
+    );
+    if (!customer || !product) throw new Error(`subscription ${before.id} refers to a missing item`);
+    const after = await updateSubscriptionLifecycle(deps.table, before, fields, now);
+    return presentSubscription(after, customer, product);
+  });
 }

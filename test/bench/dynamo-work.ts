@@ -99,6 +99,9 @@ async function freshCustomer(world: LocalWorld, i: number): Promise<{ id: string
   return { id: JSON.parse(reply.body ?? '{}').id, externalId };
 }
 
+/** Subscriptions of the demo customer, one per repetition, for the portal's changes. */
+const portalSubscriptions: string[] = [];
+
 /** A fresh client per repetition (RFC 7592 cases), registered outside the measured request. */
 const registrations: { client_id: string; registration_access_token: string }[] = [];
 async function registered(world: LocalWorld) {
@@ -188,6 +191,92 @@ const CASES: Case[] = [
       world.call('get-product', 'GET', `/v1/products/${world.demo.free_product_id}`, {
         token: world.demo.personal_access_token,
       }),
+  },
+  {
+    key: 'list-subscriptions',
+    label: "List Subscriptions (a customer's, page 1)",
+    operation: 'list-subscriptions',
+    status: 200,
+    // Auth, the customer list's segment counts, its active segment, the embedded customer and product.
+    target: 4,
+    send: (world) =>
+      world.call(
+        'list-subscriptions',
+        'GET',
+        `/v1/subscriptions/?customer_id=${world.demo.large_customer_id}`,
+        {
+          token: world.demo.personal_access_token,
+        },
+      ),
+  },
+  {
+    key: 'list-customer-subscriptions',
+    label: "List Customer Subscriptions (the session customer's, page 1)",
+    operation: 'list-customer-subscriptions',
+    status: 200,
+    // Auth, the customer list's counts, its active segment, the customer, organization and product.
+    target: 4,
+    send: (world) =>
+      world.call('list-customer-subscriptions', 'GET', '/v1/customer-portal/subscriptions/?active=true', {
+        token: world.demo.customer_session_token,
+      }),
+  },
+  {
+    key: 'get-customer-subscription',
+    label: 'Get Customer Subscription',
+    operation: 'get-customer-subscription',
+    status: 200,
+    target: 3,
+    send: (world) =>
+      world.call(
+        'get-customer-subscription',
+        'GET',
+        `/v1/customer-portal/subscriptions/${world.demo.customer_subscription_id}`,
+        { token: world.demo.customer_session_token },
+      ),
+  },
+  {
+    key: 'cancel-customer-subscription',
+    label: 'Cancel Customer Subscription (at period end)',
+    operation: 'cancel-customer-subscription',
+    status: 200,
+    target: 4,
+    prepare: async (world, i) => {
+      portalSubscriptions[i] = JSON.parse((await createSubscription(world)).body ?? '{}').id;
+    },
+    send: (world, i) =>
+      world.call(
+        'cancel-customer-subscription',
+        'DELETE',
+        `/v1/customer-portal/subscriptions/${portalSubscriptions[i]}`,
+        {
+          token: world.demo.customer_session_token,
+        },
+      ),
+  },
+  {
+    key: 'update-customer-subscription',
+    label: 'Update Customer Subscription (uncancel)',
+    operation: 'update-customer-subscription',
+    status: 200,
+    target: 4,
+    prepare: async (world, i) => {
+      const id = JSON.parse((await createSubscription(world)).body ?? '{}').id;
+      await world.call('cancel-customer-subscription', 'DELETE', `/v1/customer-portal/subscriptions/${id}`, {
+        token: world.demo.customer_session_token,
+      });
+      portalSubscriptions[i] = id;
+    },
+    send: (world, i) =>
+      world.call(
+        'update-customer-subscription',
+        'PATCH',
+        `/v1/customer-portal/subscriptions/${portalSubscriptions[i]}`,
+        {
+          token: world.demo.customer_session_token,
+          body: { cancel_at_period_end: false },
+        },
+      ),
   },
   {
     key: 'get-subscription',

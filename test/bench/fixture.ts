@@ -352,6 +352,35 @@ const cases = {
     status: 200,
     event: () => buildEvent('GET', `/v1/products/${PRODUCT}`, { token: PAT }),
   },
+  'list-subscriptions': {
+    label: 'List Subscriptions (unknown customer, empty page)',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/subscriptions/?customer_id=${UNKNOWN_ID}`, { token: PAT }),
+  },
+  'list-customer-subscriptions': {
+    label: 'List Customer Subscriptions (portal, empty page)',
+    status: 200,
+    event: () => buildEvent('GET', '/v1/customer-portal/subscriptions/', { token: SESSION }),
+  },
+  'get-customer-subscription': {
+    label: 'Get Customer Subscription (portal, unknown id, 404)',
+    status: 404,
+    event: () => buildEvent('GET', `/v1/customer-portal/subscriptions/${UNKNOWN_ID}`, { token: SESSION }),
+  },
+  'cancel-customer-subscription': {
+    label: 'Cancel Customer Subscription (portal, unknown id, 404)',
+    status: 404,
+    event: () => buildEvent('DELETE', `/v1/customer-portal/subscriptions/${UNKNOWN_ID}`, { token: SESSION }),
+  },
+  'update-customer-subscription': {
+    label: 'Update Customer Subscription (portal, unknown id, 404)',
+    status: 404,
+    event: () =>
+      buildEvent('PATCH', `/v1/customer-portal/subscriptions/${UNKNOWN_ID}`, {
+        token: SESSION,
+        body: { cancel_at_period_end: true, cancellation_reason: 'unused' },
+      }),
+  },
   'get-subscription': {
     label: 'Get Subscription (unknown id, 404)',
     status: 404,

@@ -11,8 +11,10 @@ import { findToken } from '#shared/data/tokens.ts';
 import type { CustomerPrincipal, RegistrationPrincipal, UserPrincipal } from '#shared/domain/principals.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import {
+  listCustomerSubscriptionsQueryShape,
   listCustomersQueryShape,
   listProductsQueryShape,
+  listSubscriptionsQueryShape,
   listWalletsQueryShape,
 } from '#shared/generated/validators.js';
 import { parseQuery } from '#shared/http/query.ts';
@@ -25,6 +27,12 @@ import { createCustomer } from '#shared/services/create-customer.ts';
 import { createCustomerSession } from '#shared/services/create-customer-session.ts';
 import { createProduct } from '#shared/services/create-product.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
+import {
+  changeCustomerSubscription,
+  customerChangeOf,
+  getCustomerSubscription,
+  listCustomerSubscriptions,
+} from '#shared/services/customer-subscriptions.ts';
 import { deleteCustomer } from '#shared/services/delete-customer.ts';
 import { getCustomer } from '#shared/services/get-customer.ts';
 import { getProduct } from '#shared/services/get-product.ts';
@@ -32,6 +40,7 @@ import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
 import { listCustomers } from '#shared/services/list-customers.ts';
 import { listProducts } from '#shared/services/list-products.ts';
+import { listSubscriptions } from '#shared/services/list-subscriptions.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
 import { updateCustomer } from '#shared/services/update-customer.ts';
 import { updateProduct } from '#shared/services/update-product.ts';
@@ -137,6 +146,38 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
       return async (event) => {
         await findToken(deps.table, PAT_HASH);
         return json(200, await getProduct(deps, user, event.pathParameters?.id as string));
+      };
+    case 'list-subscriptions':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        const query = parseQuery(event.rawQueryString, listSubscriptionsQueryShape) as never;
+        return json(200, await listSubscriptions(deps, user, query));
+      };
+    case 'list-customer-subscriptions':
+      return async (event) => {
+        await findToken(deps.table, SESSION_HASH);
+        const query = parseQuery(event.rawQueryString, listCustomerSubscriptionsQueryShape) as never;
+        return json(200, await listCustomerSubscriptions(deps, customer, query));
+      };
+    case 'get-customer-subscription':
+      return async (event) => {
+        await findToken(deps.table, SESSION_HASH);
+        return json(200, await getCustomerSubscription(deps, customer, event.pathParameters?.id as string));
+      };
+    case 'cancel-customer-subscription':
+      return async (event) => {
+        await findToken(deps.table, SESSION_HASH);
+        const id = event.pathParameters?.id as string;
+        return json(200, await changeCustomerSubscription(deps, customer, id, { kind: 'cancel' }));
+      };
+    case 'update-customer-subscription':
+      return async (event) => {
+        await findToken(deps.table, SESSION_HASH);
+        const change = customerChangeOf(JSON.parse(event.body ?? '{}'));
+        return json(
+          200,
+          await changeCustomerSubscription(deps, customer, event.pathParameters?.id as string, change),
+        );
       };
     case 'get-subscription':
       return async (event) => {

@@ -167,10 +167,10 @@ describe('routing, over the routes the stack declares', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: 'NotFound', detail: 'Not Found' });
     expect(unknown.headers.get('content-type')).toMatch(/^application\/json/);
-    const wrong = await fetchJson(`${base}/v1/subscriptions/`, { method: 'GET' });
+    const wrong = await fetchJson(`${base}/v1/subscriptions/`, { method: 'PUT' });
     expect(wrong.status).toBe(405);
     expect(wrong.body).toEqual({ error: 'MethodNotAllowed', detail: 'Method Not Allowed' });
-    expect(wrong.headers.get('allow')).toBe('POST');
+    expect(wrong.headers.get('allow')).toBe('GET, POST');
   });
 });
 

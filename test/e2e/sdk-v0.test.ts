@@ -611,3 +611,84 @@ describe('Webhook endpoints (POST, GET /v1/webhooks/endpoints, GET, PATCH /{id},
     expect(refused).toBeInstanceOf(HTTPValidationError);
   });
 });
+
+describe('List Subscriptions (GET /v1/subscriptions/)', () => {
+  it('subscriptions.list pages through its iterator; every page parses', async () => {
+    const customer = await polar.customers.create({ email: `sdk-v0-list-${Date.now()}@example.com` });
+    const created = [];
+    for (let i = 0; i < 5; i++) {
+      created.push(
+        await polar.subscriptions.create({ productId: stack.demo.free_product_id, customerId: customer.id }),
+      );
+    }
+    await polar.subscriptions.update({ id: created[0]?.id as string, subscriptionUpdate: { revoke: true } });
+    const pages = [];
+    const iterator = await polar.subscriptions.list({
+      customerId: customer.id,
+      limit: 2,
+      sorting: ['-started_at'],
+    });
+    for await (const page of iterator) pages.push(page.result);
+    expect(pages.map((p) => p.items.length)).toEqual([2, 2, 1]);
+    expect(pages.every((p) => p.pagination.totalCount === 5 && p.pagination.maxPage === 3)).toBe(true);
+    const ids = pages.flatMap((p) => p.items.map((s) => s.id));
+    expect(ids).toEqual(created.map((s) => s.id).reverse());
+    for (const subscription of pages.flatMap((p) => p.items)) {
+      expect(subscription.customer.id).toBe(customer.id);
+      expect(subscription.startedAt).toBeInstanceOf(Date);
+    }
+    const active = await polar.subscriptions.list({ customerId: customer.id, active: true, limit: 100 });
+    expect(active.result.items.map((s) => s.status)).toEqual(['active', 'active', 'active', 'active']);
+  });
+});
+
+describe('Customer portal subscriptions (/v1/customer-portal/subscriptions/)', () => {
+  it('list (page iterator), get, cancel, update parse with the strict schemas; the errors', async () => {
+    const customer = await polar.customers.create({ email: `sdk-v0-portal-${Date.now()}@example.com` });
+    const session = await polar.customerSessions.create({ customerId: customer.id });
+    const security = { customerSession: session.token };
+    const created = [];
+    for (let i = 0; i < 3; i++) {
+      created.push(
+        await polar.subscriptions.create({ productId: stack.demo.free_product_id, customerId: customer.id }),
+      );
+    }
+    const pages = [];
+    const iterator = await polar.customerPortal.subscriptions.list(security, {
+      limit: 2,
+      sorting: ['started_at'],
+    });
+    for await (const page of iterator) pages.push(page.result);
+    expect(pages.map((p) => p.items.length)).toEqual([2, 1]);
+    expect(pages.flatMap((p) => p.items.map((s) => s.id))).toEqual(created.map((s) => s.id));
+    const [first] = pages[0]?.items ?? [];
+    expect(first?.product.organization.id).toBe(stack.demo.organization_id);
+    expect(first?.startedAt).toBeInstanceOf(Date);
+    const target = created[0]?.id as string;
+    const read = await polar.customerPortal.subscriptions.get(security, { id: target });
+    expect(read.id).toBe(target);
+    const canceled = await polar.customerPortal.subscriptions.cancel(security, { id: target });
+    expect(canceled).toMatchObject({ status: 'active', cancelAtPeriodEnd: true });
+    const again = await failure(() => polar.customerPortal.subscriptions.cancel(security, { id: target }));
+    expect(again).toBeInstanceOf(AlreadyCanceledSubscription);
+    const back = await polar.customerPortal.subscriptions.update(security, {
+      id: target,
+      customerSubscriptionUpdate: { cancelAtPeriodEnd: false },
+    });
+    expect(back).toMatchObject({ cancelAtPeriodEnd: false, canceledAt: null });
+    // 0.49 predates the hosted service's 409 for an uncancel of one not set to cancel: SDKError.
+    const notScheduled = (await failure(() =>
+      polar.customerPortal.subscriptions.update(security, {
+        id: target,
+        customerSubscriptionUpdate: { cancelAtPeriodEnd: false },
+      }),
+    )) as SDKError;
+    expect(notScheduled).toBeInstanceOf(SDKError);
+    expect(notScheduled.statusCode).toBe(409);
+    expect(JSON.parse(notScheduled.body)).toMatchObject({ error: 'SubscriptionNotScheduledToCancel' });
+    const foreign = await failure(() =>
+      polar.customerPortal.subscriptions.get(security, { id: stack.demo.subscription_id }),
+    );
+    expect(foreign).toBeInstanceOf(ResourceNotFound);
+  });
+});

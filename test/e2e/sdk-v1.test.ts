@@ -703,3 +703,110 @@ describe('Webhook endpoints (POST, GET /v1/webhooks/endpoints, GET, PATCH /{id},
     expect(foreign).toBeInstanceOf(errors.ResourceNotFound);
   });
 });
+
+describe('List Subscriptions (GET /v1/subscriptions/)', () => {
+  it('subscriptions.iterList walks every page of a filtered, sorted list; list() answers documented pages', async () => {
+    const customer = await polar.customers.create({ email: `sdk-v1-list-${Date.now()}@example.com` });
+    const created = [];
+    for (let i = 0; i < 5; i++) {
+      created.push(
+        await polar.subscriptions.create({
+          product_id: stack.demo.free_product_id,
+          customer_id: customer.id,
+        }),
+      );
+    }
+    const revoked = await polar.subscriptions.revoke(created[1]?.id as string);
+    const walked = [];
+    for await (const subscription of polar.subscriptions.iterList({
+      customer_id: customer.id,
+      limit: 2,
+      sorting: ['status', '-started_at'],
+    })) {
+      expectDocumented('listSubscriptions', lastExchange().reply);
+      walked.push(subscription);
+    }
+    const live = created.filter((s) => s.id !== revoked.id).reverse();
+    // Active first (by status name), newest first within; the revoked one last, as ended.
+    expect(walked.map((s) => s.id)).toEqual([...live.map((s) => s.id), revoked.id]);
+    expect(walked.at(-1)).toEqual(revoked);
+    const page = await polar.subscriptions.list({
+      customer_id: [customer.id],
+      product_id: [stack.demo.free_product_id],
+      active: true,
+      limit: 3,
+      page: 2,
+    });
+    expectDocumented('listSubscriptions', lastExchange().reply);
+    expect(page.pagination).toEqual({ total_count: 4, max_page: 2 });
+    expect(page.items).toHaveLength(1);
+    const refused = await failure(() => polar.subscriptions.list({ sorting: ['customer'] }));
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({ detail: [{ loc: ['query', 'sorting', '0'] }] });
+  });
+});
+
+describe('Customer portal subscriptions (/v1/customer-portal/subscriptions/)', () => {
+  it('list, iterList, get, cancel (DELETE), update (uncancel) with a customer session; the error classes', async () => {
+    const customer = await polar.customers.create({ email: `sdk-v1-portal-${Date.now()}@example.com` });
+    const session = await polar.customerSessions.create({ customer_id: customer.id });
+    const as = asSession(session.token);
+    const created = [];
+    for (let i = 0; i < 3; i++) {
+      created.push(
+        await polar.subscriptions.create({
+          product_id: stack.demo.free_product_id,
+          customer_id: customer.id,
+        }),
+      );
+    }
+    const page = await polar.customerPortal.subscriptions.list({ limit: 2 }, as);
+    expectDocumented('listCustomerSubscriptions', lastExchange().reply);
+    expect(page.pagination).toEqual({ total_count: 3, max_page: 2 });
+    const walked = [];
+    for await (const subscription of polar.customerPortal.subscriptions.iterList({ limit: 2 }, as)) {
+      expectDocumented('listCustomerSubscriptions', lastExchange().reply);
+      walked.push(subscription.id);
+    }
+    expect(walked).toEqual(created.map((s) => s.id).reverse());
+    const target = created[0]?.id as string;
+    const read = await polar.customerPortal.subscriptions.get(target, as);
+    expectDocumented('getCustomerSubscription', lastExchange().reply);
+    expect(read.product.organization.id).toBe(stack.demo.organization_id);
+    const canceled = await polar.customerPortal.subscriptions.cancel(target, as);
+    expectDocumented('cancelCustomerSubscription', lastExchange().reply);
+    expect(canceled).toMatchObject({ status: 'active', cancel_at_period_end: true });
+    expect(await failure(() => polar.customerPortal.subscriptions.cancel(target, as))).toBeInstanceOf(
+      errors.AlreadyCanceledSubscription,
+    );
+    const back = await polar.customerPortal.subscriptions.update(target, { cancel_at_period_end: false }, as);
+    expectDocumented('updateCustomerSubscription', lastExchange().reply);
+    expect(back).toMatchObject({ cancel_at_period_end: false, canceled_at: null });
+    // Uncancel of one not set to cancel: the 409 the 1.x client knows by its own class.
+    const notScheduled = await failure(() =>
+      polar.customerPortal.subscriptions.update(target, { cancel_at_period_end: false }, as),
+    );
+    expect(notScheduled).toBeInstanceOf(errors.CustomerPortalSubscriptionsUpdate409Error);
+    expect(lastExchange().reply.body).toMatchObject({ error: 'SubscriptionNotScheduledToCancel' });
+    const reason = await polar.customerPortal.subscriptions.update(
+      target,
+      {
+        cancel_at_period_end: true,
+        cancellation_reason: 'too_complex',
+        cancellation_comment: 'Too many knobs.',
+      },
+      as,
+    );
+    expect(reason).toMatchObject({
+      customer_cancellation_reason: 'too_complex',
+      customer_cancellation_comment: 'Too many knobs.',
+    });
+    const again = await failure(() =>
+      polar.customerPortal.subscriptions.update(target, { cancel_at_period_end: true }, as),
+    );
+    expect(again).toBeInstanceOf(errors.CustomerPortalSubscriptionsUpdate403Error);
+    expect(
+      await failure(() => polar.customerPortal.subscriptions.get(stack.demo.subscription_id, as)),
+    ).toBeInstanceOf(errors.ResourceNotFound);
+  });
+});

@@ -44,7 +44,13 @@ import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { newKeySetDocument } from '#shared/domain/keyring.ts';
 import { swaggerUiAssets } from '#shared/http/api-reference.ts';
 import { DEFAULT_ROUTE_KEY } from '#shared/http/routes.ts';
-import { apiReference, type OperationName, operations, routeNotFound } from '#shared/operations.ts';
+import {
+  apiReference,
+  type OperationName,
+  operations,
+  routeNotFound,
+  scheduledFunctions,
+} from '#shared/operations.ts';
 import { LOCAL_ENDPOINT_ENV, LOCAL_SECRETS_ENDPOINT_ENV } from '../../infra/function.ts';
 import { type CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import { expectDocumented, fetchJson, type HttpReply } from '../support/contract.ts';
@@ -142,7 +148,8 @@ afterAll(async () => {
 const functionIdOf = (name: string) =>
   stack.getLogicalId(stack.lambdaFunctions()[name]?.function.node.defaultChild as CfnElement);
 /** The functions that use the table: the operations' (the $default route's touches none). */
-const tableFunctionIds = () => new Set(operations.map((op) => functionIdOf(op.name)));
+const tableFunctionIds = () =>
+  new Set([...operations, ...scheduledFunctions].map((fn) => functionIdOf(fn.name)));
 const lambdaFunctions = () =>
   Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
 
@@ -338,7 +345,7 @@ describe('events/ and events/env.json', () => {
     expect(file.Parameters).toEqual({ TABLE_NAME: LOCAL_TABLE_NAME });
     const sections = Object.keys(file).filter((key) => key !== 'Parameters');
     expect(sections.sort()).toEqual([...tableFunctionIds()].sort());
-    for (const op of operations) {
+    for (const op of [...operations, ...scheduledFunctions]) {
       const port = new URL(iam?.endpointFor(op.name) ?? '').port;
       expect(file[functionIdOf(op.name)]).toEqual({
         [LOCAL_ENDPOINT_ENV]: `http://host.docker.internal:${port}`,
@@ -449,6 +456,49 @@ const sampleInvocations = {
     status: 200,
     check: (reply: HttpReply) =>
       expect(reply.body).toMatchObject({ id: demo.free_product_id, is_recurring: true }),
+  },
+  'list-subscriptions': {
+    what: "200, the large customer's subscriptions to the free product: the demo subscription",
+    status: 200,
+    check: (reply: HttpReply) => {
+      const body = reply.body as { items: { id: string }[]; pagination: unknown };
+      expect(body.pagination).toEqual({ total_count: 1, max_page: 1 });
+      expect(body.items).toMatchObject([{ id: demo.subscription_id }]);
+    },
+  },
+  'list-customer-subscriptions': {
+    what: "200, the demo customer's live subscriptions, newest first",
+    status: 200,
+    check: (reply: HttpReply) => {
+      const body = reply.body as { items: { id: string; customer_id: string }[] };
+      expect(body.items.map((s) => s.id)).toContain(demo.customer_subscription_id);
+      for (const item of body.items) expect(item.customer_id).toBe(demo.customer_id);
+    },
+  },
+  'get-customer-subscription': {
+    what: "200, the demo customer's subscription, its product embedding the organization",
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        id: demo.customer_subscription_id,
+        product: { id: demo.free_product_id, organization: { id: demo.organization_id } },
+      }),
+  },
+  'cancel-customer-subscription': {
+    what: "200, the demo customer's subscription set to cancel at the end of its period",
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        id: demo.customer_subscription_id,
+        status: 'active',
+        cancel_at_period_end: true,
+      }),
+  },
+  'update-customer-subscription': {
+    what: '200, the cancellation above taken back',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({ id: demo.customer_subscription_id, cancel_at_period_end: false }),
   },
   'get-subscription': {
     what: 'the demo subscription, with its customer and product',
@@ -667,6 +717,22 @@ describe('sam local invoke <function> -e .local/events/<operation>.json --env-va
   );
 });
 
+describe('sam local invoke <the subscription clock> -e .local/events/subscription-clock.json', () => {
+  it('the bundle runs a scheduled event against the local table: a full run, reported in one line', async () => {
+    const event = rendered.get('subscription-clock.json');
+    expect(event).toMatchObject({ source: 'aws.events', 'detail-type': 'Scheduled Event' });
+    const { result, stdout } = await invokeBundle(functionIdOf(scheduledFunctions[0].name), event);
+    // Nothing of the demo is due now; the run reads every shard of the due index and completes.
+    expect(result).toMatchObject({ renewed: 0, ended: 0, complete: true });
+    expect((result as { batches: number }).batches).toBeGreaterThanOrEqual(4);
+    const lines = stdout
+      .split('\n')
+      .filter((text) => text.startsWith('{'))
+      .map((text) => JSON.parse(text) as LogLine);
+    expect(lines.filter((line) => line.message === 'subscription clock')).toHaveLength(1);
+  });
+});
+
 // biome-ignore lint/suspicious/noExplicitAny: JSON log lines, asserted field by field
 type LogLine = Record<string, any>;
 
@@ -770,7 +836,7 @@ describe("the $default route's function, bundled: what API Gateway answers for r
   it.each([
     ['GET', '/v1/nope'],
     ['GET', '/'],
-    ['GET', '/v1/subscriptions/'],
+    ['PUT', '/v1/subscriptions/'],
     ['DELETE', '/v1/customer-portal/wallets'],
     ['PUT', '/v1/webhooks/endpoints/5a1c0e8e-8f0a-4c56-9d0b-7b1c2d3e4f50'],
     ['OPTIONS', '/v1/oauth2/register'],

@@ -6,13 +6,18 @@ import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import { stackRoutes } from '../../scripts/local/apigw.ts';
-import { leadingKeyPattern, tableDefinition } from '../../shared/data/table.ts';
+import {
+  type IndexDefinition,
+  leadingKeyPattern,
+  projectionTypeOf,
+  tableDefinition,
+} from '../../shared/data/table.ts';
 import { corsPolicy } from '../../shared/http/cors.ts';
 import { DEFAULT_ROUTE_KEY } from '../../shared/http/routes.ts';
-import { operations, routeNotFound, type TableGrant } from '../../shared/operations.ts';
+import { operations, routeNotFound, scheduledFunctions, type TableGrant } from '../../shared/operations.ts';
 
 /** One function per operation, the API reference's (`/openapi.json`, `/docs`) and the `$default` route's. */
-const FUNCTION_COUNT = operations.length + 2;
+const FUNCTION_COUNT = operations.length + 2 + scheduledFunctions.length;
 
 // The CLI feeds cdk.json's context (feature flags) to the app; tests must synthesise the same template.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
@@ -68,12 +73,12 @@ const keySchema = (partitionKey: { name: string }, sortKey: { name: string }) =>
   { AttributeName: sortKey.name, KeyType: 'RANGE' },
 ];
 const indexesOfKind = (kind: 'global' | 'local') =>
-  tableDefinition.indexes
+  (tableDefinition.indexes as readonly IndexDefinition[])
     .filter((index) => index.kind === kind)
     .map((index) => ({
       IndexName: index.name,
       KeySchema: keySchema(index.partitionKey, index.sortKey),
-      Projection: { ProjectionType: 'ALL' },
+      Projection: { ProjectionType: projectionTypeOf(index) },
     }));
 
 describe.each([
@@ -86,8 +91,13 @@ describe.each([
       Runtime: 'nodejs22.x',
       Architectures: ['arm64'],
       MemorySize: 512,
-      Timeout: 10,
     });
+    for (const [name, fn] of Object.entries(s.stack.lambdaFunctions())) {
+      const scheduled = scheduledFunctions.find((definition) => definition.name === name);
+      expect(resources(s, 'AWS::Lambda::Function')[logicalId(s, fn.function)]?.Properties.Timeout, name).toBe(
+        scheduled ? scheduled.timeoutSeconds : 10,
+      );
+    }
     for (const op of operations) {
       const fnId = logicalId(s, s.stack.functions[op.name].function);
       expect(resources(s, 'AWS::Lambda::Function')[fnId]?.Properties.Environment.Variables).toEqual({
@@ -363,9 +373,13 @@ describe('prod', () => {
   });
 
   it("alarms per operation on p99 latency and 5xx rate, from the requests' own metrics, and on table throttles", () => {
-    const names = Object.keys(prod.stack.lambdaFunctions());
-    // API 5xx, one throttle alarm per function, latency and error rate per operation, table throttles.
-    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + names.length * 3 + 1);
+    const names = Object.keys(prod.stack.httpFunctions());
+    // API 5xx, one throttle alarm per function, latency and error rate per operation, table throttles;
+    // a scheduled function: its throttles and its failed runs.
+    prod.template.resourceCountIs(
+      'AWS::CloudWatch::Alarm',
+      1 + names.length * 3 + 1 + scheduledFunctions.length * 2,
+    );
     for (const operation of names) {
       prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Threshold: 2000,
@@ -425,7 +439,7 @@ describe('prod', () => {
     ]) {
       expect(body).toContain(title);
     }
-    for (const operation of Object.keys(prod.stack.lambdaFunctions())) {
+    for (const operation of Object.keys(prod.stack.httpFunctions())) {
       expect(body).toContain(`\\"operation\\",\\"${operation}\\"`);
     }
     expect(body).toContain('ConsumedReadCapacityUnits');

@@ -12,7 +12,7 @@ import { getCustomer } from '#shared/data/catalog.ts';
 import { customerListing } from '#shared/data/customers.ts';
 import { readRange } from '#shared/data/listing.ts';
 import { type Key, keys } from '#shared/data/table.ts';
-import { operations } from '#shared/operations.ts';
+import { type OperationName, operations } from '#shared/operations.ts';
 import { documentedReply } from '../support/contract.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -545,9 +545,15 @@ describe('a deleted customer', () => {
     expect(wallets.status).toBe(401);
     const portal = operations.filter((operation) => operation.path.startsWith('/v1/customer-portal/'));
     expect(portal.length).toBeGreaterThanOrEqual(2);
+    // A well-formed body for those that take one: the session is judged, not the request's shape.
+    const bodies: Partial<Record<OperationName, unknown>> = {
+      'update-customer-subscription': { cancel_at_period_end: true },
+    };
     for (const operation of portal) {
+      const body = bodies[operation.name];
       const reply = await world.call(operation.method, operation.path.replace('{id}', randomUUID()), {
         token: session,
+        ...(body === undefined ? {} : { body }),
       });
       expect(reply.status, operation.name).toBe(401);
       expect(reply.body.error, operation.name).toBe('invalid_token');

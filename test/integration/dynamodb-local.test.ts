@@ -17,7 +17,7 @@ import {
   JAVA_REQUIRED_MESSAGE,
   startDynamoDbLocal,
 } from '../../scripts/local/dynamodb-local.ts';
-import { tableDefinition } from '../../shared/data/table.ts';
+import { type IndexDefinition, projectionTypeOf, tableDefinition } from '../../shared/data/table.ts';
 import { freshTable } from '../support/dynamodb.ts';
 
 // Captured at import: handler modules read the endpoint at module scope, so the worker must inherit it.
@@ -109,7 +109,7 @@ describe('startDynamoDbLocal', () => {
         .map((i) => ({ name: i.IndexName, keys: i.KeySchema, projection: i.Projection?.ProjectionType }))
         .sort((a, b) => String(a.name).localeCompare(String(b.name)));
     const expected = (kind: 'global' | 'local') =>
-      tableDefinition.indexes
+      (tableDefinition.indexes as readonly IndexDefinition[])
         .filter((i) => i.kind === kind)
         .map((i) => ({
           name: i.name,
@@ -117,7 +117,7 @@ describe('startDynamoDbLocal', () => {
             { AttributeName: i.partitionKey.name, KeyType: 'HASH' },
             { AttributeName: i.sortKey.name, KeyType: 'RANGE' },
           ],
-          projection: 'ALL',
+          projection: projectionTypeOf(i),
         }))
         .sort((a, b) => a.name.localeCompare(b.name));
     expect(shape(table?.GlobalSecondaryIndexes)).toEqual(expected('global'));

@@ -14,6 +14,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createCustomer,
+  createCustomerSession,
   createPersonalAccessToken,
   createProduct,
   createUser,
@@ -81,6 +82,29 @@ const get = async (key: { PK: string; SK: string }) =>
     )
   ).Item;
 
+/**
+ * A customer's subscriptions as its list holds them: the entries of its customer list, by
+ * subscription id (every entry of a subscription carries the same copy), and the counts' total.
+ */
+async function customerList(organizationId: string, customerId: string) {
+  const items =
+    (
+      await world.table.doc.send(
+        new QueryCommand({
+          TableName: world.table.name,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: { ':pk': `LIST#SUBSCRIPTION-CUSTOMER#${organizationId}#${customerId}` },
+          ConsistentRead: true,
+        }),
+      )
+    ).Items ?? [];
+  const counted = items
+    .filter((i) => String(i.SK).startsWith('#COUNT#'))
+    .reduce((sum, i) => sum + Number(i.entry_count), 0);
+  const entries = items.filter((i) => !String(i.SK).startsWith('#COUNT#'));
+  return { counted, entries };
+}
+
 const countFor = (outcome: Outcome, found: number) => {
   if (outcome === 'done') expect(found).toBe(1);
   else if (outcome === 'not-done') expect(found).toBe(0);
@@ -131,6 +155,10 @@ const faultOps = {
         async verify(reply, outcome) {
           const subscriptions = await query(`CUSTOMER#${customer.id}`, 'SUBSCRIPTION#');
           countFor(outcome, subscriptions.length);
+          // Listed exactly when written: four entries and one count per subscription.
+          const listed = await customerList(world.demo.organization_id, customer.id);
+          expect(listed.counted).toBe(subscriptions.length);
+          expect(listed.entries).toHaveLength(4 * subscriptions.length);
           for (const subscription of subscriptions) {
             // Never a subscription without the items it refers to.
             expect(await get(keys.customer(subscription.customer_id as string))).toBeDefined();
@@ -323,6 +351,64 @@ const faultOps = {
       };
     },
   },
+  'list-subscriptions': {
+    success: 200,
+    // Auth, the customer list's segment counts, its one (active) segment, the embedded items.
+    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      const customer = await createCustomer(world.admin, {
+        organizationId: world.demo.organization_id,
+        email: `faults+${crypto.randomUUID()}@x.example`,
+      });
+      const created = await world.call('POST', '/v1/subscriptions/', {
+        token: world.demo.personal_access_token,
+        body: { product_id: world.demo.free_product_id, customer_id: customer.id },
+      });
+      return {
+        method: 'GET',
+        url: `/v1/subscriptions/?customer_id=${customer.id}`,
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.items).toEqual([created.body]);
+        },
+      };
+    },
+  },
+  'list-customer-subscriptions': {
+    success: 200,
+    // Auth, the customer list's segment counts, its one (active) segment, the batch.
+    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      const { customer, session, subscription } = await portalCustomer();
+      return {
+        method: 'GET',
+        url: '/v1/customer-portal/subscriptions/',
+        token: session,
+        async verify(reply) {
+          if (reply.status === 200)
+            expect(reply.body.items.map((s: { id: string }) => s.id)).toEqual([subscription]);
+          expect((await customerList(world.demo.organization_id, customer)).counted).toBe(1);
+        },
+      };
+    },
+  },
+  'get-customer-subscription': {
+    success: 200,
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'GetItemCommand'],
+    async prepare() {
+      const { session, subscription } = await portalCustomer();
+      return {
+        method: 'GET',
+        url: `/v1/customer-portal/subscriptions/${subscription}`,
+        token: session,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.id).toBe(subscription);
+        },
+      };
+    },
+  },
+  'update-customer-subscription': portalCancelFault('PATCH', { cancel_at_period_end: true }),
+  'cancel-customer-subscription': portalCancelFault('DELETE'),
   'get-customer': {
     success: 200,
     calls: ['GetItemCommand', 'GetItemCommand'],
@@ -580,7 +666,7 @@ function customerChangeFault(
 function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultOp, 'operationId'> {
   return {
     success: 200,
-    calls: ['GetItemCommand', 'GetItemCommand', 'BatchGetItemCommand', 'UpdateItemCommand'],
+    calls: ['GetItemCommand', 'GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       const created = await world.call('POST', '/v1/subscriptions/', {
         token: world.demo.personal_access_token,
@@ -603,6 +689,14 @@ function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultO
             expect(stored?.ended_at !== null && stored?.ended_at !== undefined).toBe(changed);
           }
           countFor(outcome, changed ? 1 : 0);
+          // The lists show the subscription as stored, whichever way the change went.
+          const listed = await customerList(world.demo.organization_id, world.demo.customer_id);
+          const entries = listed.entries.filter((entry) => entry.id === id);
+          expect(entries).toHaveLength(4);
+          for (const entry of entries) {
+            expect(entry.status).toBe(stored?.status);
+            expect(entry.modified_at).toBe(stored?.modified_at);
+          }
         },
       };
     },
@@ -650,6 +744,51 @@ function endpointFault(
         ...(body ? { body } : {}),
         async verify(_, outcome) {
           countFor(outcome, judge(before, await state(), body) ? 1 : 0);
+        },
+      };
+    },
+  };
+}
+
+/** A fresh customer of the demo organization with a session and one subscription. */
+async function portalCustomer(): Promise<{ customer: string; session: string; subscription: string }> {
+  const customer = await createCustomer(world.admin, {
+    organizationId: world.demo.organization_id,
+    email: `faults+${crypto.randomUUID()}@x.example`,
+  });
+  const { token } = await createCustomerSession(world.admin, { customer });
+  const created = await world.call('POST', '/v1/subscriptions/', {
+    token: world.demo.personal_access_token,
+    body: { product_id: world.demo.free_product_id, customer_id: customer.id },
+  });
+  return { customer: customer.id, session: token, subscription: created.body.id as string };
+}
+
+/**
+ * A portal cancel at period end: the read of the customer, organization and subscription, the
+ * product, then the conditional write with its relisting. The subscription and its list entries are
+ * both canceled or both untouched.
+ */
+function portalCancelFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultOp, 'operationId'> {
+  return {
+    success: 200,
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const { customer, session, subscription } = await portalCustomer();
+      return {
+        method,
+        url: `/v1/customer-portal/subscriptions/${subscription}`,
+        token: session,
+        ...(body === undefined ? {} : { body }),
+        async verify(_, outcome) {
+          const stored = await get(keys.subscription(subscription));
+          const changed = stored?.cancel_at_period_end === true;
+          expect(stored?.ends_at === stored?.current_period_end).toBe(changed);
+          countFor(outcome, changed ? 1 : 0);
+          const listed = await customerList(world.demo.organization_id, customer);
+          expect(listed.counted).toBe(1);
+          expect(listed.entries).toHaveLength(4);
+          for (const entry of listed.entries) expect(entry.cancel_at_period_end).toBe(changed);
         },
       };
     },

@@ -134,6 +134,12 @@ const mustReach = {
   createClient: [201, 400, 401, 413, 415, 422],
   createSubscription: [201, 401, 403, 413, 415, 422],
   listWallets: [200, 401, 422],
+  listSubscriptions: [200, 401, 403, 422],
+  listCustomerSubscriptions: [200, 401, 422],
+  getCustomerSubscription: [200, 401, 404, 422],
+  // A change of one's own is a 200, 403 or 409 depending on what earlier cases did: never definite.
+  updateCustomerSubscription: [401, 404, 413, 415, 422],
+  cancelCustomerSubscription: [401, 404, 422],
   deleteWebhookEndpoint: [401, 403, 404, 422],
   createCustomerSession: [201, 401, 403, 413, 415, 422],
   getWallet: [200, 401, 404, 422],

@@ -22,7 +22,12 @@ import { DEMO_CUSTOMER_EXTERNAL_ID } from '#scripts/local/seed.ts';
 import { indexNames } from '#shared/data/table.ts';
 import { SORTING_VALUES } from '#shared/data/wallet-order.ts';
 import { internalErrorBody } from '#shared/domain/errors.ts';
-import { type OperationName, operations } from '#shared/operations.ts';
+import {
+  type OperationName,
+  operations,
+  type ScheduledFunctionName,
+  scheduledFunctions,
+} from '#shared/operations.ts';
 import { stackPolicies } from '../support/dynamodb.ts';
 import { createWorld, type Reply, underPolicies, type World } from '../support/world.ts';
 
@@ -194,6 +199,68 @@ const scenarios = {
       step('a subscription', await get(world.demo.subscription_id), 200),
       step('an unknown subscription', await get(randomUUID()), 404),
     ];
+  },
+  'list-subscriptions': async (world) => {
+    const list = (query: string) =>
+      world.call('GET', `/v1/subscriptions/${query}`, { token: world.demo.personal_access_token });
+    const { large_customer_id: customer, free_product_id: product } = world.demo;
+    return [
+      step("the organization's list", await list('?sorting=status&sorting=-current_period_end'), 200),
+      step("a customer's list", await list(`?customer_id=${customer}&active=true`), 200),
+      step("a product's list", await list(`?product_id=${product}&sorting=amount`), 200),
+      step('a customer and product list', await list(`?customer_id=${customer}&product_id=${product}`), 200),
+    ];
+  },
+  'list-customer-subscriptions': async (world) => {
+    await freshSubscription(world);
+    const list = (query: string) =>
+      world.call('GET', `/v1/customer-portal/subscriptions/${query}`, {
+        token: world.demo.customer_session_token,
+      });
+    return [
+      step("the customer's list", await list('?sorting=-status'), 200),
+      step(
+        "the customer's list of one product",
+        await list(`?product_id=${world.demo.free_product_id}`),
+        200,
+      ),
+    ];
+  },
+  'get-customer-subscription': async (world) => {
+    const id = await freshSubscription(world);
+    const get = (subscription: string) =>
+      world.call('GET', `/v1/customer-portal/subscriptions/${subscription}`, {
+        token: world.demo.customer_session_token,
+      });
+    return [
+      step('its own subscription', await get(id), 200),
+      step('an unknown one', await get(randomUUID()), 404),
+    ];
+  },
+  'update-customer-subscription': async (world) => {
+    const id = await freshSubscription(world);
+    const patch = (body: unknown) =>
+      world.call('PATCH', `/v1/customer-portal/subscriptions/${id}`, {
+        token: world.demo.customer_session_token,
+        body,
+      });
+    return [
+      step(
+        'cancel at period end',
+        await patch({ cancel_at_period_end: true, cancellation_reason: 'unused' }),
+        200,
+      ),
+      step('uncancel', await patch({ cancel_at_period_end: false }), 200),
+      step('uncancel again', await patch({ cancel_at_period_end: false }), 409),
+    ];
+  },
+  'cancel-customer-subscription': async (world) => {
+    const id = await freshSubscription(world);
+    const cancel = () =>
+      world.call('DELETE', `/v1/customer-portal/subscriptions/${id}`, {
+        token: world.demo.customer_session_token,
+      });
+    return [step('cancel at period end', await cancel(), 200), step('cancel again', await cancel(), 403)];
   },
   'get-client': async (world) => {
     const client = await registerClient(world);
@@ -451,11 +518,42 @@ const scenarios = {
       });
     return [step('reset', await reset(), 200), step('reset again', await reset(), 200)];
   },
-} satisfies Record<OperationName, Scenario>;
+  /**
+   * The scheduled clock, invoked as its schedule invokes it, a month and a few days ahead: the fresh
+   * subscription renews (its current_period_end entries move), the one set to cancel ends (its entries
+   * move to the ended segment, both counts change).
+   */
+  'subscription-clock': async (world) => {
+    const renewing = await freshSubscription(world);
+    const ending = await freshSubscription(world);
+    const token = world.demo.personal_access_token;
+    const canceled = await world.call('PATCH', `/v1/subscriptions/${ending}`, {
+      token,
+      body: { cancel_at_period_end: true },
+    });
+    const { createHandler } = await import('#functions/subscription-clock/handler.ts');
+    const clock = createHandler({
+      ...world.depsFor('subscription-clock'),
+      now: () => new Date(Date.now() + 35 * 86_400_000),
+    });
+    const ran = await clock({}).then(
+      () => 'ran',
+      () => 'failed',
+    );
+    const read = async (id: string) => (await world.call('GET', `/v1/subscriptions/${id}`, { token })).body;
+    const [renewed, ended] = await Promise.all([read(renewing), read(ending)]);
+    return [
+      step('cancel one at period end', canceled, 200),
+      { what: 'a run of the clock', got: ran, expected: 'ran' },
+      { what: 'the live one renewed', got: String(renewed.modified_at !== null), expected: 'true' },
+      { what: 'the canceled one ended', got: ended.status, expected: 'canceled' },
+    ];
+  },
+} satisfies Record<OperationName | ScheduledFunctionName, Scenario>;
 
 /** One element of one DynamoDB statement of one function's policy, and the policy without it. */
 interface Element {
-  operation: OperationName;
+  operation: OperationName | ScheduledFunctionName;
   label: string;
   without: StackPolicies;
 }
@@ -476,7 +574,7 @@ function describeResource(resource: unknown): string {
  * an action is taken out of a shared statement into one of its own before its key or resource goes:
  * `ConditionCheckItem for ORG#*` is tested even when it shares a statement with `BatchGetItem`.
  */
-function elementsOf(policies: StackPolicies, operation: OperationName): Element[] {
+function elementsOf(policies: StackPolicies, operation: OperationName | ScheduledFunctionName): Element[] {
   const statements = policies.functions[operation]?.statements ?? [];
   const elements: Element[] = [];
   const replacing = (index: number, replacement: RawStatement[]): StackPolicies => {
@@ -529,7 +627,9 @@ function elementsOf(policies: StackPolicies, operation: OperationName): Element[
   return elements;
 }
 
-const names = operations.map((operation) => operation.name);
+/** Every function with a table grant: the operations', and the scheduled ones (keyed by name alike). */
+const functionsWithGrants = [...operations, ...scheduledFunctions];
+const names = functionsWithGrants.map((fn) => fn.name);
 
 /** One seeded table for every run; each run gets its own proxy and clients under its policies. */
 let shared: World;
@@ -558,7 +658,7 @@ describe('and under nothing less: without any one element of its DynamoDB statem
   );
 
   it('finds elements to remove in every operation that reads the table', () => {
-    for (const operation of operations) {
+    for (const operation of functionsWithGrants) {
       const found = cases.filter(([, element]) => element.operation === operation.name).length;
       expect(found, operation.name).toBeGreaterThanOrEqual(
         operation.access.reduce((n, grant) => n + grant.actions.length, 0),

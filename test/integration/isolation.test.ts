@@ -317,6 +317,8 @@ interface Probe {
   /** The ids that must be indistinguishable from an unknown one, with a label each. */
   ids(): Promise<[string, string][]>;
   send(id: string): Promise<Reply>;
+  /** A list filtered by the id: an unknown id gives an empty page (200), not an error. */
+  filters?: true;
 }
 type Row = Probe | { namesNoResource: string };
 
@@ -352,6 +354,55 @@ function endpointRow(method: 'GET' | 'PATCH', suffix = '', body?: unknown): Prob
       world.call(method, `/v1/webhooks/endpoints/${id}${suffix}`, {
         token: world.demo.personal_access_token,
         ...(body === undefined ? {} : { body }),
+      }),
+  };
+}
+
+/** Subscriptions of another customer of the organization and of another organization's customer. */
+async function othersSubscriptions(): Promise<[string, string][]> {
+  const other = world.demo.other_organization;
+  const subscribe = async (token: string, product_id: string, customer_id: string) => {
+    const reply = await world.call('POST', '/v1/subscriptions/', {
+      token,
+      body: { product_id, customer_id },
+    });
+    expect(reply.status).toBe(201);
+    return reply.body.id as string;
+  };
+  return [
+    [
+      'subscription of another customer of the organization',
+      await subscribe(
+        world.demo.personal_access_token,
+        world.demo.free_product_id,
+        world.demo.second_customer_id,
+      ),
+    ],
+    [
+      'subscription of another organization',
+      await subscribe(other.personal_access_token, other.free_product_id, other.customer_id),
+    ],
+  ];
+}
+
+let subscriberless: Promise<string> | undefined;
+/** The session of a fresh customer of the organization, who subscribes to nothing. */
+function subscriberlessSession(): Promise<string> {
+  subscriberless ??= createCustomer(world.admin, {
+    organizationId: world.demo.organization_id,
+    email: `nothing+${randomUUID()}@x.example`,
+  }).then(async (customer) => (await createCustomerSession(world.admin, { customer })).token);
+  return subscriberless;
+}
+
+/** A customer session reads and changes its own customer's subscriptions, nobody else's. */
+function portalRow(method: 'GET' | 'PATCH' | 'DELETE'): Probe {
+  return {
+    ids: othersSubscriptions,
+    send: (id) =>
+      world.call(method, `/v1/customer-portal/subscriptions/${id}`, {
+        token: world.demo.customer_session_token,
+        ...(method === 'PATCH' ? { body: { cancel_at_period_end: true } } : {}),
       }),
   };
 }
@@ -472,6 +523,48 @@ const isolationMatrix = {
   'delete-client': registrationRow('DELETE'),
   'update-subscription': lifecycleRow('PATCH'),
   'revoke-subscription': lifecycleRow('DELETE'),
+  'list-subscriptions': {
+    filters: true,
+    ids: async () => {
+      // The other organization's customer and product have subscriptions its own members see.
+      const other = world.demo.other_organization;
+      await world.call('POST', '/v1/subscriptions/', {
+        token: other.personal_access_token,
+        body: { product_id: other.free_product_id, customer_id: other.customer_id },
+      });
+      const theirs = await world.call('GET', `/v1/subscriptions/?customer_id=${other.customer_id}`, {
+        token: other.personal_access_token,
+      });
+      expect(theirs.body.pagination.total_count).toBeGreaterThan(0);
+      return [
+        ['customer of another organization', `customer_id=${other.customer_id}`],
+        ['product of another organization', `product_id=${other.free_product_id}`],
+        ['another organization', `organization_id=${other.organization_id}`],
+      ];
+    },
+    send: (filter) =>
+      world.call('GET', `/v1/subscriptions/?${filter.includes('=') ? filter : `customer_id=${filter}`}`, {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  'list-customer-subscriptions': {
+    filters: true,
+    ids: async () => {
+      // Products with subscriptions of other customers, in this organization and in another.
+      await othersSubscriptions();
+      return [
+        ['product of the organization, subscribed by another customer', world.demo.free_product_id],
+        ['product of another organization', world.demo.other_organization.free_product_id],
+      ];
+    },
+    send: async (id) =>
+      world.call('GET', `/v1/customer-portal/subscriptions/?product_id=${id}`, {
+        token: await subscriberlessSession(),
+      }),
+  },
+  'get-customer-subscription': portalRow('GET'),
+  'update-customer-subscription': portalRow('PATCH'),
+  'cancel-customer-subscription': portalRow('DELETE'),
   'create-customer': {
     namesNoResource:
       'a new customer names no existing resource; a foreign organization_id is covered by its own test',
@@ -564,7 +657,12 @@ describe('the isolation matrix: every operation, foreign and deleted ids answere
       }
       const unknown = randomUUID();
       const baseline = await row.send(unknown);
-      expect(baseline.status).toBeGreaterThanOrEqual(400);
+      if (row.filters) {
+        expect(baseline.status).toBe(200);
+        expect(baseline.body.items).toEqual([]);
+      } else {
+        expect(baseline.status).toBeGreaterThanOrEqual(400);
+      }
       const ids = await row.ids();
       expect(ids.length).toBeGreaterThan(0);
       for (const [label, id] of ids) {

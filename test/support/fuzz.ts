@@ -34,16 +34,18 @@ import {
   type PriceRecord,
   productRecord,
   type StoredProduct,
+  type StoredSubscription,
   storedProduct,
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
+import { subscriptionListKeys } from '#shared/data/subscriptions.ts';
 import { keys, LIST_COUNT_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
 import type { UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import type { Product } from '#shared/generated/api-types.ts';
+import type { CustomerSubscription, Product, Subscription } from '#shared/generated/api-types.ts';
 import type { OperationId } from '#shared/operations.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
@@ -1608,6 +1610,27 @@ const sortRaw = fc.oneof(
   { weight: 1, arbitrary: text(0, 10) },
 );
 
+const encode = (s: string) => encodeURIComponent(toWellFormed(s));
+// A raw tail makes the oracle loose, so most queries go without one.
+const queryTail = fc.oneof(
+  { weight: 3, arbitrary: fc.constant('') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '&',
+      '&&page',
+      '%',
+      '%zz',
+      'page=%',
+      'sorting',
+      '=',
+      'limit=1&limit',
+      '+',
+      'page=1#frag',
+    ),
+  },
+);
+
 function walletsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   const param = fc.oneof(
     fc.tuple(fc.constant('page'), intRaw),
@@ -1625,29 +1648,8 @@ function walletsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       arbitrary: fc.array(fc.tuple(fc.constant('sorting'), sortRaw), { minLength: 10, maxLength: 60 }),
     },
   );
-  const encode = (s: string) => encodeURIComponent(toWellFormed(s));
-  // A raw tail makes the oracle loose, so most queries go without one.
-  const garbage = fc.oneof(
-    { weight: 3, arbitrary: fc.constant('') },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom(
-        '&',
-        '&&page',
-        '%',
-        '%zz',
-        'page=%',
-        'sorting',
-        '=',
-        'limit=1&limit',
-        '+',
-        'page=1#frag',
-      ),
-    },
-  );
-
   return fc
-    .tuple(authArb(ctx, 'session', false), params, garbage, fc.boolean())
+    .tuple(authArb(ctx, 'session', false), params, queryTail, fc.boolean())
     .map(([auth, pairs, tail, slash]) => {
       const query = [...pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`), ...(tail ? [tail] : [])].join(
         '&',
@@ -1715,6 +1717,186 @@ function walletsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     });
 }
 
+const signed = (fields: string[]) => fields.flatMap((f) => [f, `-${f}`]);
+const SUBSCRIPTION_SORTS = signed(['started_at', 'current_period_end', 'created_at', 'status', 'amount']);
+const CUSTOMER_SUBSCRIPTION_SORTS = signed(['started_at', 'amount', 'status', 'organization']);
+const sortsRaw = (valid: string[]) =>
+  fc.oneof(
+    { weight: 8, arbitrary: fc.constantFrom(...valid) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        'ended_at',
+        '-ends_at',
+        'customer',
+        'product',
+        'discount',
+        'Status',
+        '',
+        '-',
+      ),
+    },
+    { weight: 1, arbitrary: text(0, 10) },
+  );
+/** What reads as a boolean (shared/http/query.ts): `true` and `false` exactly; and what does not. */
+const BOOLEAN_WORDS = ['true', 'false'];
+const SUBSCRIPTION_STATUSES = [
+  'incomplete',
+  'incomplete_expired',
+  'trialing',
+  'active',
+  'past_due',
+  'canceled',
+  'unpaid',
+  'paused',
+];
+const MAX_IDS = 10;
+
+type IdFilter = 'customer_id' | 'product_id' | 'organization_id';
+
+/** One of the two subscription lists: the organization's (a PAT) or the portal's (a customer session). */
+interface SubscriptionListSpec {
+  operationId: 'listSubscriptions' | 'listCustomerSubscriptions';
+  path: string;
+  credential: 'pat' | 'session';
+  sorts: string[];
+  idFilters: readonly IdFilter[];
+  /** Whether `status` is a parameter (else it is ignored, as any unknown one). */
+  status: boolean;
+}
+
+/** A list of subscriptions: filters, paging and sorting against an independent reading of the contract. */
+function subscriptionListArb(ctx: FuzzContext, spec: SubscriptionListSpec): fc.Arbitrary<FuzzCase> {
+  const { demo } = ctx;
+  const other = demo.other_organization;
+  const knownIds = [
+    demo.customer_id,
+    demo.large_customer_id,
+    demo.free_product_id,
+    demo.organization_id,
+    other.customer_id,
+    other.free_product_id,
+    other.organization_id,
+  ];
+  const idRaw = fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(...knownIds) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    { weight: 1, arbitrary: fc.constantFrom(...knownIds).map((id) => id.toUpperCase()) },
+    { weight: 2, arbitrary: badId.filter((v): v is string => typeof v === 'string') },
+  );
+  const param = fc.oneof(
+    fc.tuple(fc.constant('page'), intRaw),
+    fc.tuple(fc.constant('limit'), intRaw),
+    fc.tuple(fc.constant('sorting'), sortsRaw(spec.sorts)),
+    fc.tuple(fc.constant('active'), booleanRaw),
+    fc.tuple(fc.constantFrom(...spec.idFilters), idRaw),
+    fc.tuple(fc.constant('status'), fc.constantFrom('active', 'canceled', 'trialing', 'Active', 'ended')),
+  );
+  const params = fc.oneof(
+    { weight: 10, arbitrary: fc.array(param, { maxLength: 7 }) },
+    {
+      weight: 1,
+      arbitrary: fc.array(fc.tuple(fc.constantFrom(...spec.idFilters), idRaw), {
+        minLength: 9,
+        maxLength: 13,
+      }),
+    },
+  );
+  const { operationId } = spec;
+  return fc
+    .tuple(authArb(ctx, spec.credential, true), params, queryTail, fc.boolean())
+    .map(([auth, pairs, tail, slash]): FuzzCase => {
+      const query = [...pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`), ...(tail ? [tail] : [])].join(
+        '&',
+      );
+      const url = `${slash ? `${spec.path}/` : spec.path}${query ? `?${query}` : ''}`;
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = { method: 'GET' as const, url, headers };
+      const outcome = auth.outcome;
+      if (!passed(outcome)) {
+        return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
+      }
+      const wellFormed = (v: string) => v === toWellFormed(v);
+      if (tail !== '' || !pairs.every(([k, v]) => wellFormed(k) && wellFormed(v))) {
+        return { operationId, request, oracle: anything([200, 422]) };
+      }
+      const all = (name: string) => pairs.filter(([k]) => k === name).map(([, v]) => v);
+      const last = (name: string) => all(name).at(-1);
+      const integer = (name: string, fallback: bigint): IntVerdict =>
+        last(name) === undefined ? { valid: true, value: fallback } : integerParameter(last(name) as string);
+      const page = integer('page', 1n);
+      const limit = integer('limit', 10n);
+      const active = last('active');
+      const activeValue = active === undefined ? undefined : BOOLEAN_WORDS.indexOf(active);
+      const statuses = spec.status ? all('status') : [];
+      const faults: string[][] = [];
+      if (!page.valid) faults.push(['query', 'page']);
+      if (!limit.valid) faults.push(['query', 'limit']);
+      if (activeValue === -1) faults.push(['query', 'active']);
+      all('sorting').forEach((v, i) => {
+        if (!spec.sorts.includes(v)) faults.push(['query', 'sorting', String(i)]);
+      });
+      statuses.forEach((v, i) => {
+        if (!SUBSCRIPTION_STATUSES.includes(v)) faults.push(['query', 'status', String(i)]);
+      });
+      for (const name of spec.idFilters) {
+        const values = all(name);
+        if (values.length > MAX_IDS) faults.push(['query', name]);
+        values.forEach((v, i) => {
+          if (!isUuid4(v)) faults.push(['query', name, String(i)]);
+        });
+      }
+      // (`!limit.valid` is in `faults` already; it is repeated so that `limit` is known valid below.)
+      if (faults.length > 0 || !limit.valid) {
+        const oracle = requestValidation('query');
+        return {
+          operationId,
+          request,
+          oracle: {
+            ...oracle,
+            check: (reply: FuzzReply) => {
+              oracle.check?.(reply);
+              const locs = (reply.body as { detail: { loc: string[] }[] }).detail.map((d) => d.loc);
+              for (const loc of faults) expect(locs).toContainEqual(loc);
+            },
+          },
+        };
+      }
+      const ids = (name: string) => all(name).map((v) => v.toLowerCase());
+      const organization = outcome.tenant === 'ours' ? demo.organization_id : other.organization_id;
+      const effective = Number(limit.value < 100n ? limit.value : 100n);
+      const wantActive = activeValue === undefined ? undefined : activeValue === 0;
+      return {
+        operationId,
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply: FuzzReply) => {
+            const body = reply.body as {
+              items: (Subscription | CustomerSubscription)[];
+              pagination: { total_count: number; max_page: number };
+            };
+            expect(body.pagination.max_page).toBe(Math.ceil(body.pagination.total_count / effective));
+            expect(body.items.length).toBeLessThanOrEqual(effective);
+            for (const item of body.items) {
+              if (outcome.customerId) expect(item.customer_id).toBe(outcome.customerId);
+              else expect(item.product.organization_id).toBe(organization);
+              const values: Record<IdFilter, string> = {
+                customer_id: item.customer_id,
+                product_id: item.product_id,
+                organization_id: item.product.organization_id,
+              };
+              for (const name of spec.idFilters) {
+                if (all(name).length > 0) expect(ids(name)).toContain(values[name]);
+              }
+              if (wantActive !== undefined) expect(item.status === 'active').toBe(wantActive);
+              if (statuses.length > 0) expect(statuses).toContain(item.status);
+            }
+          },
+        },
+      };
+    });
+}
 // ---------------------------------------------------------------------------------------------
 // Delete Webhook Endpoint
 // ---------------------------------------------------------------------------------------------
@@ -2198,19 +2380,37 @@ const REASONS = [
   'other',
 ];
 
+/** A cancel at period end with a reason and a comment, under the names the body gives them. */
+const cancelWithReasonArb = (reasonKey: string, commentKey: string) =>
+  fc.tuple(fc.constantFrom(...REASONS, null), fc.option(printable(1, 60))).map(([reason, comment]) => ({
+    cancel_at_period_end: true,
+    [reasonKey]: reason,
+    ...(comment === null ? {} : { [commentKey]: comment }),
+  }));
+
+/** An independent reading of a cancellation reason (the enum, or null) and comment (1 to 1000, no control characters but line breaks and tab). */
+function reasonAndCommentValid(
+  body: Record<string, unknown>,
+  reasonKey: string,
+  commentKey: string,
+): boolean {
+  const reason = body[reasonKey];
+  if (reason !== undefined && reason !== null && !REASONS.includes(reason as string)) return false;
+  const comment = body[commentKey];
+  if (comment !== undefined && comment !== null) {
+    if (typeof comment !== 'string' || [...comment].length < 1 || [...comment].length > 1000) return false;
+    if (hasControl(comment, LINE_BREAKS_AND_TAB)) return false;
+  }
+  return true;
+}
+
 /** PATCH bodies: valid changes, and the faults the schema refuses. */
 const lifecycleValueArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 6, arbitrary: fc.boolean().map((b) => ({ cancel_at_period_end: b })) },
   { weight: 3, arbitrary: fc.constant({ revoke: true }) },
   {
     weight: 3,
-    arbitrary: fc
-      .tuple(fc.constantFrom(...REASONS, null), fc.option(printable(1, 60)))
-      .map(([reason, comment]) => ({
-        cancel_at_period_end: true,
-        customer_cancellation_reason: reason,
-        ...(comment === null ? {} : { customer_cancellation_comment: comment }),
-      })),
+    arbitrary: cancelWithReasonArb('customer_cancellation_reason', 'customer_cancellation_comment'),
   },
   {
     weight: 3,
@@ -2235,14 +2435,7 @@ function lifecycleBodyValid(body: Record<string, unknown>): boolean {
   if (cancel === revoke) return false;
   if (cancel && typeof body.cancel_at_period_end !== 'boolean') return false;
   if (revoke && body.revoke !== true) return false;
-  const reason = body.customer_cancellation_reason;
-  if (reason !== undefined && reason !== null && !REASONS.includes(reason as string)) return false;
-  const comment = body.customer_cancellation_comment;
-  if (comment !== undefined && comment !== null) {
-    if (typeof comment !== 'string' || [...comment].length < 1 || [...comment].length > 1000) return false;
-    if (hasControl(comment, LINE_BREAKS_AND_TAB)) return false;
-  }
-  return true;
+  return reasonAndCommentValid(body, 'customer_cancellation_reason', 'customer_cancellation_comment');
 }
 
 /** Valid I-JSON within the size limit whose value is not an object. */
@@ -2328,6 +2521,131 @@ function lifecycleArb(
               ? requestValidation('path', ['path', 'id'])
               : postOracle(auth, type, body, (parsed, tenant) =>
                   verdict(id, tenant, parsed as Record<string, unknown>),
+                ),
+        };
+      });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Customer portal: get, cancel or uncancel (PATCH), cancel (DELETE) one's own subscription
+// ---------------------------------------------------------------------------------------------
+
+/** PATCH bodies of the portal: cancel (with a reason and comment) or uncancel, and faults. */
+const portalChangeValueArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 6, arbitrary: fc.boolean().map((b) => ({ cancel_at_period_end: b })) },
+  { weight: 3, arbitrary: cancelWithReasonArb('cancellation_reason', 'cancellation_comment') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<unknown>(
+      {},
+      { cancel_at_period_end: null },
+      { cancel_at_period_end: 'yes' },
+      { cancel_at_period_end: true, cancellation_reason: 'bored' },
+      { cancel_at_period_end: true, cancellation_comment: '' },
+      { cancel_at_period_end: true, cancellation_comment: 'bell\u0007' },
+      { cancel_at_period_end: true, cancellation_comment: 'x'.repeat(1001) },
+      { product_id: '3e8f628a-4c31-4a3d-8a76-8e3d6f90a104' },
+      { seats: 2 },
+    ),
+  },
+);
+
+/** An independent reading of the CustomerSubscriptionCancel schema. */
+function portalChangeBodyValid(body: Record<string, unknown>): boolean {
+  if (typeof body.cancel_at_period_end !== 'boolean') return false;
+  return reasonAndCommentValid(body, 'cancellation_reason', 'cancellation_comment');
+}
+
+type PortalOperation =
+  | 'getCustomerSubscription'
+  | 'updateCustomerSubscription'
+  | 'cancelCustomerSubscription';
+
+/** A session and a subscription id: its own (answered), anyone else's or unknown (the same 404). */
+function portalSubscriptionArb(ctx: FuzzContext, operationId: PortalOperation): fc.Arbitrary<FuzzCase> {
+  const method = (
+    {
+      getCustomerSubscription: 'GET',
+      updateCustomerSubscription: 'PATCH',
+      cancelCustomerSubscription: 'DELETE',
+    } as const
+  )[operationId];
+  const ownerOf = (tenant: Tenant) =>
+    tenant === 'ours' ? ctx.demo.customer_id : ctx.demo.other_organization.customer_id;
+  const owner = new Map([...ctx.subscriptions].map(([id, tenant]) => [id, ownerOf(tenant)]));
+  const idArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...owner.keys()) },
+    { weight: 1, arbitrary: fc.constantFrom(...owner.keys()).map((id) => id.toUpperCase()) },
+    { weight: 2, arbitrary: fc.uuid({ version: 4 }) },
+    {
+      weight: 2,
+      arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0 && !/^\.+$/.test(v)),
+    },
+  );
+  /** The answer once the credential (a live session of `customerId`) and the body have passed. */
+  const verdict = (id: string, customerId: string | undefined, body?: Record<string, unknown>): Oracle => {
+    const sent = toWellFormed(id);
+    if (!isUuid4(sent)) return requestValidation('path', ['path', 'id']);
+    if (body !== undefined && !portalChangeBodyValid(body)) return requestValidation('body');
+    if (owner.get(sent.toLowerCase()) !== customerId) {
+      return {
+        statuses: [404],
+        check: (reply) => expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+      };
+    }
+    if (method === 'GET') {
+      return {
+        statuses: [200],
+        check: (reply) =>
+          expect(reply.body).toMatchObject({ id: sent.toLowerCase(), customer_id: customerId }),
+      };
+    }
+    // Its own: changed, or refused for the state other cases left it in, never anything else.
+    const refusals = [
+      'AlreadyCanceledSubscription',
+      'SubscriptionNotScheduledToCancel',
+      'SubscriptionLocked',
+    ];
+    return {
+      statuses: [200, 403, 409],
+      check: (reply) => {
+        const { error } = reply.body as { error?: string };
+        if (reply.status === 200) expect((reply.body as { id: string }).id).toBe(sent.toLowerCase());
+        else expect(refusals).toContain(error);
+      },
+    };
+  };
+  return fc.tuple(idArb, fc.boolean()).chain(([id, slash]) => {
+    const url = `/v1/customer-portal/subscriptions/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+    if (method !== 'PATCH') {
+      return authArb(ctx, 'session', true).map((auth): FuzzCase => {
+        const headers: Record<string, string> =
+          auth.header !== undefined ? { authorization: auth.header } : {};
+        const request = { method, url, headers };
+        const outcome = auth.outcome;
+        if (!passed(outcome)) {
+          return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
+        }
+        return { operationId, request, oracle: verdict(id, outcome.customerId) };
+      });
+    }
+    return fc
+      .tuple(authArb(ctx, 'session', true), contentTypeArb, bodyArb(portalChangeValueArb))
+      .map(([auth, type, body]): FuzzCase => {
+        const headers: Record<string, string> = {
+          ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+          ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+        };
+        const customerId = passed(auth.outcome) ? auth.outcome.customerId : undefined;
+        return {
+          operationId,
+          request: { method: 'PATCH', url, headers, body: body.bytes ?? body.text },
+          oracle:
+            passed(auth.outcome) && type.json && !isUuid4(toWellFormed(id)) && parsesToNonObject(body)
+              ? requestValidation('path', ['path', 'id'])
+              : postOracle(auth, type, body, (parsed) =>
+                  verdict(id, customerId, parsed as Record<string, unknown>),
                 ),
         };
       });
@@ -3472,6 +3790,25 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     createClient: clientArb(ctx),
     createSubscription: subscriptionArb(ctx),
     listWallets: walletsArb(ctx),
+    listSubscriptions: subscriptionListArb(ctx, {
+      operationId: 'listSubscriptions',
+      path: '/v1/subscriptions',
+      credential: 'pat',
+      sorts: SUBSCRIPTION_SORTS,
+      idFilters: ['customer_id', 'product_id', 'organization_id'],
+      status: true,
+    }),
+    listCustomerSubscriptions: subscriptionListArb(ctx, {
+      operationId: 'listCustomerSubscriptions',
+      path: '/v1/customer-portal/subscriptions',
+      credential: 'session',
+      sorts: CUSTOMER_SUBSCRIPTION_SORTS,
+      idFilters: ['product_id'],
+      status: false,
+    }),
+    getCustomerSubscription: portalSubscriptionArb(ctx, 'getCustomerSubscription'),
+    updateCustomerSubscription: portalSubscriptionArb(ctx, 'updateCustomerSubscription'),
+    cancelCustomerSubscription: portalSubscriptionArb(ctx, 'cancelCustomerSubscription'),
     deleteWebhookEndpoint: deleteArb(ctx),
     createCustomerSession: customerSessionArb(ctx),
     getWallet: getWalletArb(ctx),
@@ -3985,6 +4322,39 @@ const writtenKey = (write: ReturnType<typeof listedWrites>[number]): string =>
         : write.Delete.Key,
   );
 
+/** The list keys (entries and counts) of a subscription as an answer shows it. */
+function listed(body: Record<string, unknown>) {
+  const subscription = body as unknown as Subscription;
+  // The portal's subscription embeds no customer; its product names the organization.
+  return subscriptionListKeys({
+    ...subscription,
+    organization_id: subscription.product.organization_id,
+  } as unknown as StoredSubscription);
+}
+
+const isCount = (key: { SK: string }) => key.SK.startsWith('#COUNT');
+
+/** What a lifecycle change surely rewrote: the subscription and its entries as they now are. */
+function changedSubscriptionKeys(body: Record<string, string>): string[] {
+  return [
+    itemKey(keys.subscription(body.id as string)),
+    ...listed(body)
+      .filter((k) => !isCount(k))
+      .map(itemKey),
+  ];
+}
+
+/**
+ * Items a successful answer may have changed without having to: the list counts of a lifecycle change
+ * and, had it moved the subscription from the active segment (a revoke), that segment's entries.
+ */
+function subscriptionMayTouch(c: FuzzCase, reply: FuzzReply): string[] {
+  if (reply.status !== 200) return [];
+  if (c.operationId !== 'updateSubscription' && c.operationId !== 'revokeSubscription') return [];
+  const body = reply.body as Record<string, unknown>;
+  return [...listed(body), ...listed({ ...body, status: 'active' })].map(itemKey);
+}
+
 /** The items a customer in this state is written as: the item, its guards, its list entries and count shard. */
 function customerItemKeys(customer: CustomerState): string[] {
   const writes = listedWrites(
@@ -4070,8 +4440,13 @@ const touched: Record<
   createClient: (_, body, status) =>
     status === 201 ? [itemKey(keys.oauthClient(body.client_id as string))] : [],
   createSubscription: (_, body, status) =>
-    status === 201 ? [itemKey(keys.subscription(body.id as string))] : [],
+    status === 201 ? [itemKey(keys.subscription(body.id as string)), ...listed(body).map(itemKey)] : [],
   listWallets: () => [],
+  listSubscriptions: () => [],
+  listCustomerSubscriptions: () => [],
+  getCustomerSubscription: () => [],
+  updateCustomerSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
+  cancelCustomerSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
   // Deletable endpoints change in no other way: the state before the batch is the one deleted.
   deleteWebhookEndpoint: (c, _, status, before) => {
     const endpoint = status === 204 && c.deletes ? endpointBefore(before, c.deletes.id) : undefined;
@@ -4110,10 +4485,8 @@ const touched: Record<
     return customer ? customerItemKeys(customer) : [];
   },
   deleteCustomerExternal: (c, body, status, before) => touched.deleteCustomer(c, body, status, before),
-  updateSubscription: (_, body, status) =>
-    status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
-  revokeSubscription: (_, body, status) =>
-    status === 200 ? [itemKey(keys.subscription(body.id as string))] : [],
+  updateSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
+  revokeSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
   updateClient: (c, _, status) =>
     status === 200 ? [itemKey(keys.oauthClient(decodeURIComponent(registrationIdOf(c))))] : [],
   deleteClient: (c, _, status) =>
@@ -4146,6 +4519,9 @@ export function touchedKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest):
  * write back. Allowed to differ, not required to.
  */
 export function mayTouchKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
+  if (c.operationId === 'updateSubscription' || c.operationId === 'revokeSubscription') {
+    return subscriptionMayTouch(c, reply);
+  }
   if (c.operationId === 'updateProduct' && reply.status === 200) {
     // Archiving moves a product between views, so its count shards may change too.
     const after = storedFromAnswer(reply.body as Product);

@@ -27,6 +27,8 @@ export async function startLocalApi(
           port: await freePort(),
           quiet: true,
           policies: stackPolicies(),
+          // The clock's timer runs only where a test asks for it (test/e2e/subscription-clock.test.ts).
+          scheduleIntervalMs: 0,
           ...options,
           dynamodbEndpoint: endpoint,
           tableName,

@@ -114,7 +114,7 @@ describe("routeRequest: API Gateway's route selection over the stack's routes", 
     for (const [method, path] of [
       ['GET', '/v1/nope'],
       ['GET', '/'],
-      ['GET', '/v1/subscriptions/'],
+      ['PUT', '/v1/subscriptions/'],
       ['POST', '/v1/customer-portal/wallets'],
       ['PUT', `/v1/webhooks/endpoints/${webhookId}`],
       ['GET', '/v1/webhooks'],
@@ -125,8 +125,8 @@ describe("routeRequest: API Gateway's route selection over the stack's routes", 
         pathParameters: {},
       });
     }
-    expect(methodsForPath(operations, '/v1/subscriptions/')).toEqual(['POST']);
-    expect(methodsForPath(operations, '/v1/subscriptions')).toEqual(['POST']);
+    expect(methodsForPath(operations, '/v1/subscriptions/')).toEqual(['GET', 'POST']);
+    expect(methodsForPath(operations, '/v1/subscriptions')).toEqual(['GET', 'POST']);
     expect(methodsForPath(operations, `/v1/webhooks/endpoints/${webhookId}/`)).toEqual([
       'DELETE',
       'GET',
@@ -446,7 +446,7 @@ describe('startApiServer', () => {
       const wrongMethod = await call(server.url, 'PUT', '/v1/subscriptions');
       expect(wrongMethod.status).toBe(405);
       expect(wrongMethod.headers['content-type']).toBe('application/json');
-      expect(wrongMethod.headers.allow).toBe('POST');
+      expect(wrongMethod.headers.allow).toBe('GET, POST');
       expect(JSON.parse(wrongMethod.body)).toEqual({
         error: 'MethodNotAllowed',
         detail: 'Method Not Allowed',

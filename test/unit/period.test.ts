@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addInterval } from '#shared/domain/period.ts';
+import { addInterval, nextPeriodEnd, type RecurringInterval } from '#shared/domain/period.ts';
 
 const at = (iso: string) => new Date(iso);
 const end = (start: string, interval: Parameters<typeof addInterval>[1], count = 1) =>
@@ -41,5 +41,45 @@ describe('billing period arithmetic', () => {
   it('rejects non-positive or fractional counts', () => {
     expect(() => addInterval(at('2026-01-01T00:00:00Z'), 'month', 0)).toThrow(RangeError);
     expect(() => addInterval(at('2026-01-01T00:00:00Z'), 'month', 1.5)).toThrow(RangeError);
+  });
+});
+
+describe('nextPeriodEnd: periods anchored on the start, never drifting', () => {
+  const start = new Date('2027-01-31T09:30:00.000Z');
+  const chain = (interval: RecurringInterval, count: number, n: number) => {
+    const ends: string[] = [];
+    let end = addInterval(start, interval, count);
+    for (let i = 0; i < n; i++) {
+      end = nextPeriodEnd(start, interval, count, end);
+      ends.push(end.toISOString().slice(0, 10));
+    }
+    return ends;
+  };
+
+  it('monthly from 31 January: the last day of short months, the 31st again after them', () => {
+    expect(addInterval(start, 'month', 1).toISOString()).toBe('2027-02-28T09:30:00.000Z');
+    expect(chain('month', 1, 4)).toEqual(['2027-03-31', '2027-04-30', '2027-05-31', '2027-06-30']);
+    expect(chain('month', 2, 2)).toEqual(['2027-05-31', '2027-07-31']);
+  });
+
+  it('leap years: from 29 February 2028, yearly ends on 28 February until the next 29th', () => {
+    const leap = new Date('2028-02-29T00:00:00.000Z');
+    let end = addInterval(leap, 'year', 1);
+    const ends = [end.toISOString().slice(0, 10)];
+    for (let i = 0; i < 4; i++) {
+      end = nextPeriodEnd(leap, 'year', 1, end);
+      ends.push(end.toISOString().slice(0, 10));
+    }
+    expect(ends).toEqual(['2029-02-28', '2030-02-28', '2031-02-28', '2032-02-29', '2033-02-28']);
+  });
+
+  it('days and weeks step by their length; an end that is no boundary is followed by the next one', () => {
+    expect(chain('week', 2, 2)).toEqual(['2027-02-28', '2027-03-14']);
+    expect(nextPeriodEnd(start, 'day', 1, new Date('2027-02-10T12:00:00.000Z')).toISOString()).toBe(
+      '2027-02-11T09:30:00.000Z',
+    );
+    // Ten years of daily periods, exactly.
+    const tenYears = new Date('2037-01-31T09:30:00.000Z');
+    expect(nextPeriodEnd(start, 'day', 1, tenYears).toISOString()).toBe('2037-02-01T09:30:00.000Z');
   });
 });

@@ -1,0 +1,18 @@
+import { validateGetCustomerSubscriptionPath } from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { json } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { getCustomerSubscription } from '#shared/services/customer-subscriptions.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      credential: 'customer_session',
+      scopes: ['customer_portal:read', 'customer_portal:write'],
+      path: validateGetCustomerSubscriptionPath,
+    },
+    async ({ principal, path }) => json(200, await getCustomerSubscription(deps, principal, path.id)),
+  );
+
+export const handler = createHandler(productionDependencies());

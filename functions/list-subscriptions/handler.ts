@@ -1,0 +1,18 @@
+import { listSubscriptionsQueryShape, validateListSubscriptionsQuery } from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { json } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { listSubscriptions } from '#shared/services/list-subscriptions.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      credential: 'personal_access_token',
+      scopes: ['subscriptions:read', 'subscriptions:write'],
+      query: { validate: validateListSubscriptionsQuery, shape: listSubscriptionsQueryShape },
+    },
+    async ({ principal, query }) => json(200, await listSubscriptions(deps, principal, query)),
+  );
+
+export const handler = createHandler(productionDependencies());

@@ -1,0 +1,23 @@
+import {
+  validateUpdateCustomerSubscriptionBody,
+  validateUpdateCustomerSubscriptionPath,
+} from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { json } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { changeCustomerSubscription, customerChangeOf } from '#shared/services/customer-subscriptions.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      credential: 'customer_session',
+      scopes: ['customer_portal:write'],
+      path: validateUpdateCustomerSubscriptionPath,
+      body: validateUpdateCustomerSubscriptionBody,
+    },
+    async ({ principal, path, body }) =>
+      json(200, await changeCustomerSubscription(deps, principal, path.id, customerChangeOf(body))),
+  );
+
+export const handler = createHandler(productionDependencies());

@@ -1,0 +1,152 @@
+/**
+ * The customer portal's subscriptions: a customer session lists, reads, cancels and uncancels its
+ * own customer's subscriptions. Another customer's subscription, of any organization, is the same
+ * 404 as an unknown id; a deleted customer's session stops working at once (401).
+ */
+import { getProduct, type PortalContext, readPortalContext } from '../data/catalog.ts';
+import { parseListSorting } from '../data/listing.ts';
+import type { OrganizationRecord, SubscriptionRecord } from '../data/records.ts';
+import {
+  listSubscriptionPage,
+  type SubscriptionSortField,
+  updateSubscriptionLifecycle,
+} from '../data/subscriptions.ts';
+import { InvalidToken, ResourceNotFound } from '../domain/errors.ts';
+import { normalizeId } from '../domain/ids.ts';
+import type { CustomerPrincipal } from '../domain/principals.ts';
+import { applyCustomerChange, type CustomerChange } from '../domain/subscription-lifecycle.ts';
+import type {
+  CustomerSubscription,
+  ListCustomerSubscriptionsQuery,
+  ListResourceCustomerSubscription,
+  UpdateCustomerSubscriptionBody,
+} from '../generated/api-types.ts';
+import type { Dependencies } from '../runtime.ts';
+import { DEFAULT_SUBSCRIPTION_SORTING, statusFilter, subscriptionLists } from './list-subscriptions.ts';
+import { pageWindow, pagination } from './paging.ts';
+import { presentCustomerSubscription } from './presenters.ts';
+import { refuseUnsupported } from './unsupported-filters.ts';
+import { retryLostRace } from './update-subscription.ts';
+
+/** The session's customer, still live in its organization, and that organization; else the token is dead. */
+function sessionOrganization(principal: CustomerPrincipal, context: PortalContext): OrganizationRecord {
+  const { customer, organization } = context;
+  if (!customer || customer.deleted_at !== null || customer.organization_id !== principal.organizationId) {
+    throw new InvalidToken();
+  }
+  if (!organization) throw new Error(`customer ${customer.id} belongs to a missing organization`);
+  return organization;
+}
+
+/** The subscription, if it is the session customer's; anything else is the 404 of an unknown id. */
+function theirs(
+  principal: CustomerPrincipal,
+  subscription: SubscriptionRecord | undefined,
+): SubscriptionRecord {
+  if (
+    !subscription ||
+    subscription.customer_id !== principal.customerId ||
+    subscription.organization_id !== principal.organizationId
+  ) {
+    throw new ResourceNotFound();
+  }
+  return subscription;
+}
+
+/**
+ * A page of the customer's subscriptions, from the customer's list (or its lists per product when
+ * `product_id` filters). Round trips: auth, the count Query of each list, one Query per segment
+ * read, one batch of the customer, its organization and the page's products (always, so that a
+ * deleted customer's session is refused even for an empty page).
+ */
+export async function listCustomerSubscriptions(
+  deps: Dependencies,
+  principal: CustomerPrincipal,
+  query: ListCustomerSubscriptionsQuery,
+): Promise<ListResourceCustomerSubscription> {
+  refuseUnsupported(query, {
+    query: 'Searching subscriptions by product or organization name is not supported.',
+  });
+  const { offset, limit } = pageWindow(query);
+  const { scope, owners } = subscriptionLists(
+    [principal.organizationId],
+    [principal.customerId],
+    [...new Set((query.product_id ?? []).map(normalizeId))],
+  );
+  // Every subscription of a customer is of one organization: sorting by it orders nothing.
+  const criteria = parseListSorting<SubscriptionSortField | 'organization'>(
+    query.sorting,
+    DEFAULT_SUBSCRIPTION_SORTING,
+  ).filter((c): c is { field: SubscriptionSortField; descending: boolean } => c.field !== 'organization');
+  const page = await listSubscriptionPage(
+    deps.table,
+    scope,
+    owners,
+    criteria,
+    offset,
+    limit,
+    statusFilter(query.active),
+  );
+  const context = await readPortalContext(deps.table, principal.customerId, principal.organizationId, {
+    productIds: page.items.map((s) => s.product_id),
+  });
+  const organization = sessionOrganization(principal, context);
+  return {
+    items: page.items.map((subscription) => {
+      const product = context.products.get(subscription.product_id);
+      if (!product) throw new Error(`subscription ${subscription.id} refers to a missing product`);
+      return presentCustomerSubscription(subscription, product, organization);
+    }),
+    pagination: pagination(page.total, { offset, limit }),
+  };
+}
+
+/** One of the customer's subscriptions. Round trips: auth, the customer, organization and subscription, the product: 3. */
+export async function getCustomerSubscription(
+  deps: Dependencies,
+  principal: CustomerPrincipal,
+  id: string,
+): Promise<CustomerSubscription> {
+  const context = await readPortalContext(deps.table, principal.customerId, principal.organizationId, {
+    subscriptionId: normalizeId(id),
+  });
+  const organization = sessionOrganization(principal, context);
+  const subscription = theirs(principal, context.subscription);
+  const product = await getProduct(deps.table, subscription.product_id);
+  if (!product) throw new Error(`subscription ${subscription.id} refers to a missing product`);
+  return presentCustomerSubscription(subscription, product, organization);
+}
+
+/** The change a portal PATCH body asks for. */
+export function customerChangeOf(body: UpdateCustomerSubscriptionBody): CustomerChange {
+  return body.cancel_at_period_end
+    ? { kind: 'cancel', reason: body.cancellation_reason ?? null, comment: body.cancellation_comment ?? null }
+    : { kind: 'uncancel' };
+}
+
+/**
+ * Cancels (at period end) or uncancels one of the customer's subscriptions, with the portal's
+ * stricter transitions (`applyCustomerChange`); a refused change writes nothing. Round trips: auth,
+ * the customer, organization and subscription, the product, the conditional write with its
+ * relisting: 4.
+ */
+export function changeCustomerSubscription(
+  deps: Dependencies,
+  principal: CustomerPrincipal,
+  id: string,
+  change: CustomerChange,
+): Promise<CustomerSubscription> {
+  return retryLostRace(async () => {
+    const context = await readPortalContext(deps.table, principal.customerId, principal.organizationId, {
+      subscriptionId: normalizeId(id),
+    });
+    const organization = sessionOrganization(principal, context);
+    const before = theirs(principal, context.subscription);
+    const now = deps.now().toISOString();
+    const fields = applyCustomerChange(before, change, now);
+    const product = await getProduct(deps.table, before.product_id);
+    if (!product) throw new Error(`subscription ${before.id} refers to a missing product`);
+    const after = await updateSubscriptionLifecycle(deps.table, before, fields, now);
+    return presentCustomerSubscription(after, product, organization);
+  });
+}

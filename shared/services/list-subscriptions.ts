@@ -1,0 +1,132 @@
+import { getCustomersAndProducts } from '../data/catalog.ts';
+import type { SegmentFilter } from '../data/listing.ts';
+import { parseListSorting } from '../data/listing.ts';
+import type { SubscriptionRecord } from '../data/records.ts';
+import {
+  listSubscriptionPage,
+  type SubscriptionListScope,
+  type SubscriptionSortField,
+} from '../data/subscriptions.ts';
+import { subscriptionListOwners } from '../data/table.ts';
+import { normalizeId } from '../domain/ids.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
+import type { ListResourceSubscription, ListSubscriptionsQuery } from '../generated/api-types.ts';
+import type { Dependencies } from '../runtime.ts';
+import { pageWindow, pagination } from './paging.ts';
+import { presentSubscription } from './presenters.ts';
+import { refuseUnsupported } from './unsupported-filters.ts';
+
+export const DEFAULT_SUBSCRIPTION_SORTING = ['-started_at'];
+
+/** Filters of the hosted service that no subscription list has a key for. */
+const UNSUPPORTED = {
+  external_customer_id: 'Filtering by external customer ID is not supported: filter by customer_id.',
+  discount_id: 'Filtering by discount is not supported.',
+  cancel_at_period_end: 'Filtering by cancel_at_period_end is not supported.',
+  customer_cancellation_reason: 'Filtering by cancellation reason is not supported.',
+  canceled_at_after: 'Filtering by cancellation date is not supported.',
+  canceled_at_before: 'Filtering by cancellation date is not supported.',
+  started_after: 'Filtering by start date is not supported: sort by started_at instead.',
+  started_before: 'Filtering by start date is not supported: sort by started_at instead.',
+  metadata: 'Filtering by metadata is not supported.',
+} as const;
+
+/** Statuses `active=true` keeps (the hosted service's "active" subscriptions); `active=false` keeps the others. */
+const ACTIVE_STATUSES: readonly string[] = ['trialing', 'active', 'past_due'];
+
+/** The segments (statuses) the `active` and `status` filters keep: both must hold. */
+export function statusFilter(
+  active: boolean | null | undefined,
+  statuses?: readonly string[] | null,
+): SegmentFilter<SubscriptionSortField> {
+  return (values) => {
+    const status = values.status && 'choice' in values.status ? (values.status.choice ?? '') : '';
+    if (active !== undefined && active !== null && ACTIVE_STATUSES.includes(status) !== active) return false;
+    return !statuses || statuses.length === 0 || statuses.includes(status);
+  };
+}
+
+const distinct = (ids: readonly string[] | null | undefined) => [...new Set((ids ?? []).map(normalizeId))];
+
+/**
+ * Which lists answer the filters: the narrowest scope they name (customer and product, customer,
+ * product, or the whole organization), one list per combination of the ids given, always under the
+ * caller's organizations.
+ */
+export function subscriptionLists(
+  organizationIds: readonly string[],
+  customerIds: readonly string[],
+  productIds: readonly string[],
+): { scope: SubscriptionListScope; owners: string[] } {
+  const combine = <T>(outer: readonly string[], inner: readonly T[], owner: (o: string, i: T) => string) =>
+    outer.flatMap((o) => inner.map((i) => owner(o, i)));
+  if (customerIds.length > 0 && productIds.length > 0) {
+    const pairs = customerIds.flatMap((c) => productIds.map((p) => [c, p] as const));
+    return {
+      scope: 'customerProduct',
+      owners: combine(organizationIds, pairs, (o, [c, p]) => subscriptionListOwners.customerProduct(o, c, p)),
+    };
+  }
+  if (customerIds.length > 0) {
+    return {
+      scope: 'customer',
+      owners: combine(organizationIds, customerIds, subscriptionListOwners.customer),
+    };
+  }
+  if (productIds.length > 0) {
+    return { scope: 'product', owners: combine(organizationIds, productIds, subscriptionListOwners.product) };
+  }
+  return { scope: 'organization', owners: [...organizationIds] };
+}
+
+/** Subscriptions with the customer and product each embeds, read in one batch for the whole page. */
+export async function presentSubscriptions(deps: Dependencies, subscriptions: readonly SubscriptionRecord[]) {
+  if (subscriptions.length === 0) return [];
+  const { customers, products } = await getCustomersAndProducts(
+    deps.table,
+    subscriptions.map((s) => s.customer_id),
+    subscriptions.map((s) => s.product_id),
+  );
+  return subscriptions.map((subscription) => {
+    const customer = customers.get(subscription.customer_id);
+    const product = products.get(subscription.product_id);
+    // Both are soft-deleted, never removed: a missing one is a broken table, not a client error.
+    if (!customer || !product) throw new Error(`subscription ${subscription.id} refers to a missing item`);
+    return presentSubscription(subscription, customer, product);
+  });
+}
+
+/**
+ * A page of the subscriptions of the caller's organizations. Each filter names lists kept per
+ * organization, customer, product, or customer and product, and `active` their status segments;
+ * round trips: auth, one count Query per list, one entry Query per non-empty segment read, one batch
+ * of the customers and products the page embeds (none past the end).
+ */
+export async function listSubscriptions(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  query: ListSubscriptionsQuery,
+): Promise<ListResourceSubscription> {
+  refuseUnsupported(query, UNSUPPORTED);
+  const { offset, limit } = pageWindow(query);
+  const requested = query.organization_id ? distinct(query.organization_id) : null;
+  const organizations = principal.organizationIds.filter((id) => !requested || requested.includes(id));
+  const { scope, owners } = subscriptionLists(
+    organizations,
+    distinct(query.customer_id),
+    distinct(query.product_id),
+  );
+  const page = await listSubscriptionPage(
+    deps.table,
+    scope,
+    owners,
+    parseListSorting<SubscriptionSortField>(query.sorting, DEFAULT_SUBSCRIPTION_SORTING),
+    offset,
+    limit,
+    statusFilter(query.active, query.status),
+  );
+  return {
+    items: await presentSubscriptions(deps, page.items),
+    pagination: pagination(page.total, { offset, limit }),
+  };
+}

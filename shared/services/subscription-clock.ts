@@ -1,0 +1,141 @@
+/**
+ * The subscription clock: at the end of its current period a live subscription set to cancel ends,
+ * and a free one renews. A scheduled function runs it every minute (`functions/subscription-clock`),
+ * `npm start` on a timer.
+ *
+ * It finds due subscriptions through the due index (GSI2, one of a few shards by id, sorted by the
+ * end of the current period), never a scan, in batches of `batchSize`, and decides on each
+ * subscription as read strongly consistent (the index may lag). Each change is one transaction
+ * (`writeSubscriptionChange`): the subscription, its list entries and its due-index keys, conditioned
+ * on the `change_id` it was decided on. So running twice, or two runs at once, changes nothing twice
+ * (the loser's condition fails and it moves on), and a run that stops anywhere leaves every
+ * subscription either changed in full or untouched, for the next run to take up.
+ */
+import type { SubscriptionRecord } from '../data/records.ts';
+import {
+  type DueCursor,
+  dueShards,
+  findDue,
+  getSubscriptions,
+  type TransactItems,
+  writeSubscriptionChange,
+} from '../data/subscriptions.ts';
+import { ConditionFailed } from '../domain/errors.ts';
+import { atPeriodEnd, type PeriodEndChange } from '../domain/subscription-lifecycle.ts';
+import { logInfo } from '../observability/telemetry.ts';
+import type { Dependencies } from '../runtime.ts';
+
+/** Subscriptions read and changed at a time: one index Query, one batch read, this many transactions. */
+export const CLOCK_BATCH_SIZE = 25;
+
+export interface ClockReport {
+  /** Renewed for one more period (a subscription several periods behind renews once per period). */
+  renewed: number;
+  /** Ended at the end of the period they were set to cancel at. */
+  ended: number;
+  /** Named by the index but not due when read (the index lags), or changed by another run meanwhile. */
+  skipped: number;
+  /** Due but not free: renewing them needs a charge this API cannot make; they stay due. */
+  notFree: string[];
+  /** Index queries made (each reads at most one batch). */
+  batches: number;
+  /** False when the run stopped for time with due subscriptions possibly left for the next run. */
+  complete: boolean;
+}
+
+export interface ClockOptions {
+  batchSize?: number;
+  /** Whether there is time for another batch (the function's remaining time); default: always. */
+  timeLeft?: () => boolean;
+}
+
+/**
+ * OUTBOX HOOK: the webhook events a period-end change emits, written in the change's own transaction.
+ * The outbox (issue 12) will return its event items here: `subscription.cycled` and
+ * `subscription.updated` for a renewal, `subscription.canceled` (and `subscription.updated`) for an
+ * end. Until it exists there are none.
+ */
+export function periodEndEvents(
+  _change: PeriodEndChange,
+  _before: SubscriptionRecord,
+  _after: SubscriptionRecord,
+): TransactItems {
+  return [];
+}
+
+/** One run of the clock at `deps.now()`: every shard, batch after batch, while there is time. */
+export async function runSubscriptionClock(
+  deps: Dependencies,
+  options: ClockOptions = {},
+): Promise<ClockReport> {
+  const now = deps.now();
+  const batchSize = options.batchSize ?? CLOCK_BATCH_SIZE;
+  const report: ClockReport = { renewed: 0, ended: 0, skipped: 0, notFree: [], batches: 0, complete: true };
+  for (const shard of dueShards) {
+    let cursor: DueCursor | undefined;
+    for (;;) {
+      if (options.timeLeft && !options.timeLeft()) {
+        report.complete = false;
+        return report;
+      }
+      const page = await findDue(deps.table, shard, now.toISOString(), batchSize, cursor);
+      report.batches++;
+      const subscriptions = page.ids.length > 0 ? await getSubscriptions(deps.table, page.ids) : [];
+      // Every write of the batch finishes before a failure stops the run: none is left in flight.
+      const settled = await Promise.allSettled(
+        subscriptions.map((subscription) => settle(deps, subscription, now, report)),
+      );
+      const failed = settled.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+      const stillDue = settled.map((result) => result.status === 'fulfilled' && result.value);
+      // On past the ones read; at the end of the shard, once more from its start while a renewal
+      // left a subscription due again (several periods behind): each pass renews it one period.
+      cursor = page.next;
+      if (!cursor && !stillDue.includes(true)) break;
+    }
+  }
+  return report;
+}
+
+/** Applies what the period's end does to one subscription; answers whether it is due again after. */
+async function settle(
+  deps: Dependencies,
+  before: SubscriptionRecord,
+  now: Date,
+  report: ClockReport,
+): Promise<boolean> {
+  const change = atPeriodEnd(before, now);
+  if (change === 'not due') {
+    report.skipped++;
+    return false;
+  }
+  if (change === 'not free') {
+    report.notFree.push(before.id);
+    return false;
+  }
+  try {
+    const after = await writeSubscriptionChange(
+      deps.table,
+      before,
+      change.fields,
+      now.toISOString(),
+      (written) => periodEndEvents(change, before, written),
+    );
+    report[change.kind]++;
+    return after.ended_at === null && Date.parse(after.current_period_end) <= now.getTime();
+  } catch (error) {
+    // Changed since it was read (another run, or a customer's cancel): decided afresh next time.
+    if (!(error instanceof ConditionFailed)) throw error;
+    report.skipped++;
+    return false;
+  }
+}
+
+/** The run's one line: what it did, for the function's logs. */
+export function logClockRun(report: ClockReport, durationMs: number): void {
+  logInfo('subscription clock', {
+    ...report,
+    notFree: report.notFree.length,
+    duration_ms: Math.round(durationMs),
+  });
+}
