@@ -47,6 +47,7 @@ import {
   apiReference,
   CUSTOMER_PORTAL_URL_ENV,
   type OperationName,
+  oauthDiscovery,
   operations,
   routeNotFound,
 } from '../shared/operations.ts';
@@ -189,6 +190,8 @@ export class CommerceApiStack extends Stack {
   readonly routeNotFound: ApiFunction;
   /** `GET /openapi.json` and `GET /docs`: the API reference, its assets shipped with the function. */
   readonly apiReference: ApiFunction;
+  /** `GET /.well-known/oauth-authorization-server` and `/.well-known/openid-configuration`. */
+  readonly oauthDiscovery: ApiFunction;
   readonly cors: CorsPolicy;
   readonly stage: string;
   /** Prod only: the dashboard and the operation and table alarms. */
@@ -295,6 +298,16 @@ export class CommerceApiStack extends Stack {
     });
     this.addRoutes(apiReference.name, this.apiReference, apiReference.routes);
 
+    this.oauthDiscovery = new ApiFunction(this, constructId(oauthDiscovery.name), {
+      operation: { ...oauthDiscovery, access: [] },
+      table: this.table,
+      projectRoot,
+      production,
+      tracing: props.tracing ?? true,
+      environment: telemetry,
+    });
+    this.addRoutes(oauthDiscovery.name, this.oauthDiscovery, oauthDiscovery.routes);
+
     this.routeNotFound = new ApiFunction(this, constructId(routeNotFound.name), {
       operation: { ...routeNotFound, access: [] },
       table: this.table,
@@ -333,11 +346,12 @@ export class CommerceApiStack extends Stack {
     if (props.branch) Tags.of(this).add('branch', props.branch, untaggable);
   }
 
-  /** Every Lambda function of the stack by name: the operations', the reference's, the `$default` route's. */
+  /** Every Lambda function of the stack by name: the operations', the reference's, discovery's, the `$default` route's. */
   lambdaFunctions(): Record<string, ApiFunction> {
     return {
       ...this.functions,
       [apiReference.name]: this.apiReference,
+      [oauthDiscovery.name]: this.oauthDiscovery,
       [routeNotFound.name]: this.routeNotFound,
     };
   }

@@ -450,10 +450,33 @@ export const apiReference = {
   ],
 } as const;
 
-/** Every path-and-method the HTTP API routes to a function (operations and the reference), for 405s. */
+/**
+ * OAuth 2.0 authorization server metadata (RFC 8414) and its OpenID Connect Discovery twin, at the
+ * API's root as both specifications place them (outside `/v1` and outside the OpenAPI document, like
+ * the reference). One function that touches no table and reads no credential.
+ */
+export const oauthDiscovery = {
+  name: 'oauth-discovery',
+  entry: 'functions/oauth-discovery/handler.ts',
+  routes: [
+    { method: 'GET', path: '/.well-known/oauth-authorization-server' },
+    { method: 'GET', path: '/.well-known/openid-configuration' },
+  ],
+} as const;
+
+/** A function behind routes that are not operations of the OpenAPI document: no table, no credential. */
+export interface DocumentFunction {
+  name: string;
+  entry: string;
+  routes: readonly { method: HttpMethod; path: string }[];
+}
+
+export const documentFunctions: readonly DocumentFunction[] = [apiReference, oauthDiscovery];
+
+/** Every path-and-method the HTTP API routes to a function (operations, reference, discovery), for 405s. */
 export const routedPaths: readonly { method: string; path: string }[] = [
   ...operations,
-  ...apiReference.routes,
+  ...documentFunctions.flatMap((fn) => fn.routes),
 ];
 
 export const TABLE_NAME_ENV = 'TABLE_NAME';

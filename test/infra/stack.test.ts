@@ -9,10 +9,11 @@ import { stackRoutes } from '../../scripts/local/apigw.ts';
 import { leadingKeyPattern, tableDefinition } from '../../shared/data/table.ts';
 import { corsPolicy } from '../../shared/http/cors.ts';
 import { DEFAULT_ROUTE_KEY } from '../../shared/http/routes.ts';
-import { operations, routeNotFound, type TableGrant } from '../../shared/operations.ts';
+import { oauthDiscovery, operations, routeNotFound, type TableGrant } from '../../shared/operations.ts';
 
 /** One function per operation, the API reference's (`/openapi.json`, `/docs`) and the `$default` route's. */
-const FUNCTION_COUNT = operations.length + 2;
+/** The operations', the reference's, discovery's and the `$default` route's. */
+const FUNCTION_COUNT = operations.length + 3;
 
 // The CLI feeds cdk.json's context (feature flags) to the app; tests must synthesise the same template.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
@@ -80,7 +81,7 @@ describe.each([
   ['prod', prod],
   ['preview', preview],
 ] as const)('%s stage', (_, s) => {
-  it("has one arm64 Node.js 22 function per operation, plus the API reference's and the $default route's", () => {
+  it("has one arm64 Node.js 22 function per operation, plus the API reference's, discovery's and the $default route's", () => {
     s.template.resourceCountIs('AWS::Lambda::Function', FUNCTION_COUNT);
     s.template.allResourcesProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
@@ -265,15 +266,18 @@ describe.each([
     },
   );
 
-  it("gives the $default route's function its own log group and nothing else", () => {
-    const statements = statementsOf(s, routeNotFound.name);
-    expect(tableActionsOf(statements)).toEqual([]);
-    expect(actionsOf(statements).sort()).toEqual([
-      'logs:CreateLogStream',
-      'logs:PutLogEvents',
-      ...XRAY_ACTIONS,
-    ]);
-  });
+  it.each([routeNotFound.name, oauthDiscovery.name])(
+    'gives %s its own log group and nothing else',
+    (name) => {
+      const statements = statementsOf(s, name);
+      expect(tableActionsOf(statements)).toEqual([]);
+      expect(actionsOf(statements).sort()).toEqual([
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        ...XRAY_ACTIONS,
+      ]);
+    },
+  );
 
   it('gives list-wallets no write action', () => {
     const actions = actionsOf(statementsOf(s, 'list-wallets'));
