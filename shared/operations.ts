@@ -417,6 +417,31 @@ export const operations = [
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
     ],
   },
+  {
+    name: 'authorize',
+    operationId: 'authorize',
+    method: 'GET',
+    path: '/v1/oauth2/authorize',
+    entry: 'functions/authorize/handler.ts',
+    // One batch: the client the request names, the user and their organizations (what the consent shows).
+    access: [
+      AUTHENTICATE,
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['oauthClient', 'user', 'organization'] },
+    ],
+  },
+  {
+    name: 'consent',
+    operationId: 'consent',
+    method: 'POST',
+    path: '/v1/oauth2/consent',
+    entry: 'functions/consent/handler.ts',
+    access: [
+      AUTHENTICATE,
+      IDEMPOTENCY,
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['authorizationCode'] },
+    ],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];

@@ -2,6 +2,8 @@
  * What the table stores for each entity (attribute names are the API's
  * snake_case names). Key attributes are added and stripped by `item`/`record`.
  */
+
+import type { SubType } from '../domain/oauth.ts';
 import type { RecurringInterval } from '../domain/period.ts';
 import type { RegisteredClient } from '../domain/principals.ts';
 
@@ -204,6 +206,28 @@ export interface WebhookEndpointRecord {
 }
 
 export type OAuthClientRecord = RegisteredClient;
+
+/** Who an OAuth authorization acts for, as the consent fixed it. */
+export interface OAuthSubject {
+  sub_type: SubType;
+  /** The consenting user (also for an organization subject: the one who consented). */
+  user_id: string;
+  /** The organizations the tokens act in: the user's at consent, or the one organization. */
+  organization_ids: string[];
+}
+
+/** A code of the authorization code flow, bound to everything the consent fixed (RFC 6749 §4.1.3). */
+export interface AuthorizationCodeRecord extends OAuthSubject {
+  client_id: string;
+  redirect_uri: string;
+  /** The authorization request named the redirect URI, so the token request must repeat it. */
+  redirect_uri_given: boolean;
+  scope: string;
+  /** RFC 7636 S256 challenge. */
+  code_challenge: string;
+  created_at: string;
+  expires_at: string;
+}
 
 const KEY_ATTRIBUTES = /^(PK|SK|GSI\d+PK|GSI\d+SK|W[A-Z]*|entity|expires_ttl)$/;
 

@@ -10,6 +10,12 @@ export const secretPrefixes = {
   clientId: 'polar_ci_',
   clientSecret: 'polar_cs_',
   registrationAccessToken: 'polar_crt_',
+  authorizationCode: 'polar_ac_',
+  /** OAuth access tokens: acting for a user, or for one organization. */
+  userAccessToken: 'polar_at_u_',
+  organizationAccessToken: 'polar_at_o_',
+  userRefreshToken: 'polar_rt_u_',
+  organizationRefreshToken: 'polar_rt_o_',
 } as const;
 
 /** Bytes of a webhook signing secret: 256 bits, inside the Standard Webhooks range (24 to 64). */

@@ -69,6 +69,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth2/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check an authorization request and describe the consent
+         * @description The authorization endpoint of the code flow (RFC 6749 §4.1.1, PKCE per RFC 7636). This
+         *     service has no browser login: the user's agent presents the client's authorization request
+         *     with the user's personal access token and learns what a consent would grant; the consent
+         *     itself is `POST /v1/oauth2/consent`. Nothing is written.
+         *
+         *     Until the client and its redirect URI are known to be good the faults are answered here
+         *     (400): `client_id` missing (`invalid_request`), naming no live client (`invalid_client`),
+         *     `redirect_uri` not exactly one the client registered, or missing while it registered
+         *     several (`invalid_request`), `client_id` or `redirect_uri` repeated. Every later fault is
+         *     sent back to the client (303 to its redirect URI with `error`, `error_description`,
+         *     `state` and `iss`): `response_type` other than `code` (`unsupported_response_type`), a
+         *     missing `code_challenge`, a `code_challenge_method` other than `S256` (`plain` included)
+         *     or a challenge that is not 43 base64url characters, a repeated parameter, a `state` over
+         *     1024 characters (`invalid_request`), a scope the client did not register
+         *     (`invalid_scope`). Without `scope` the client's registered scopes are asked. A user
+         *     delegates only scopes their own token holds: 403 `insufficient_scope` otherwise.
+         */
+        get: operations["authorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Allow or deny an authorization request
+         * @description The user's decision on a client's authorization request, sent with the user's personal
+         *     access token and the request's own parameters (as Authorize takes them, checked the same
+         *     way, with the same answers). `allow` issues a single-use authorization code, valid 120
+         *     seconds, bound to the client, the redirect URI, the scopes, the subject and the PKCE
+         *     challenge; `deny` sends `access_denied`. Either way the answer is 303 to the client's
+         *     redirect URI (with `code` or `error`, and `state` and `iss`), the address also in the body.
+         *
+         *     The tokens act for the user (client `default_sub_type` `user`: in every organization the
+         *     user's token reaches) or for one organization (`organization`: `organization_id`, required
+         *     unless the user belongs to exactly one; an organization outside the token's is 422 like
+         *     an unknown one). A user delegates only scopes their own token holds (403).
+         */
+        post: operations["consent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/": {
         parameters: {
             query?: never;
@@ -1728,6 +1793,80 @@ export interface components {
             /** @constant */
             error?: "insufficient_scope";
         };
+        AuthorizationRedirect: {
+            /** @description The client's redirect URI with the answer in its query. */
+            redirect_to: string;
+        };
+        /** @description An authorization request whose client or redirect URI is in doubt. */
+        AuthorizationRequestError: components["schemas"]["OAuthError"] & {
+            /** @enum {string} */
+            error?: "invalid_request" | "invalid_client";
+        };
+        /**
+         * @description The user's decision and the client's authorization request, with the parameters Authorize
+         *     takes (their RFC faults are answered as Authorize answers them).
+         */
+        OAuth2Consent: {
+            /** @enum {string} */
+            action: "allow" | "deny";
+            /** @description The organization the tokens act for, for a client acting for organizations. */
+            organization_id?: components["schemas"]["Uuid4"];
+            response_type?: string;
+            client_id?: string;
+            redirect_uri?: string;
+            scope?: string;
+            state?: string;
+            code_challenge?: string;
+            code_challenge_method?: string;
+        };
+        /** @description What a consent shows of a client. */
+        OAuth2ClientPublic: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            modified_at: string | null;
+            client_id: string;
+            client_name: string | null;
+            client_uri: string | null;
+            logo_uri: string | null;
+            tos_uri: string | null;
+            policy_uri: string | null;
+        };
+        AuthorizeUser: {
+            id: components["schemas"]["Uuid4"];
+            email: string;
+            avatar_url: string | null;
+        };
+        AuthorizeOrganization: {
+            id: components["schemas"]["Uuid4"];
+            slug: string;
+            avatar_url: string | null;
+        };
+        /** @description A consent for a client acting for the user, in each of the user's organizations. */
+        AuthorizeResponseUser: {
+            client: components["schemas"]["OAuth2ClientPublic"];
+            /** @constant */
+            sub_type: "user";
+            sub: components["schemas"]["AuthorizeUser"] | null;
+            scopes: string[];
+            organizations: components["schemas"]["AuthorizeOrganization"][];
+            /** @constant */
+            requires_single_organization: false;
+        };
+        /**
+         * @description A consent for a client acting for one organization: `sub` is it when the user belongs to
+         *     exactly one, else null (the consent names one of `organizations`).
+         */
+        AuthorizeResponseOrganization: {
+            client: components["schemas"]["OAuth2ClientPublic"];
+            /** @constant */
+            sub_type: "organization";
+            sub: components["schemas"]["AuthorizeOrganization"] | null;
+            scopes: string[];
+            organizations: components["schemas"]["AuthorizeOrganization"][];
+            /** @constant */
+            requires_single_organization: true;
+        };
         /** @description Client metadata rejected (RFC 7591 section 3.2.2). */
         ClientRegistrationError: components["schemas"]["OAuthError"] & {
             /** @enum {string} */
@@ -1756,6 +1895,35 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["GenericError"];
+            };
+        };
+        /**
+         * @description Where the user's agent goes next: the client's redirect URI with the answer in its query
+         *     (`code`, or `error` and `error_description`; `state` when the request had one; `iss`, the
+         *     issuer, RFC 9207). The same address is in `Location` and in the body.
+         */
+        AuthorizationRedirect: {
+            headers: {
+                /** @description The client's redirect URI with the answer. */
+                Location?: string;
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AuthorizationRedirect"];
+            };
+        };
+        /**
+         * @description The client or redirect URI of the request is in doubt (RFC 6749 §4.1.2.1): answered to the
+         *     caller, never sent to the redirect URI.
+         */
+        AuthorizationRequestError: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AuthorizationRequestError"];
             };
         };
         /**
@@ -2120,6 +2288,96 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["RegistrationUnauthorized"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    authorize: {
+        parameters: {
+            query?: {
+                /** @description `code`. */
+                response_type?: string;
+                /** @description The registered client. */
+                client_id?: string;
+                /** @description One of the client's registered redirect URIs, exactly; optional when it registered one. */
+                redirect_uri?: string;
+                /** @description Space-separated; a subset of the client's. */
+                scope?: string;
+                /** @description Returned to the client unchanged (at most 1024 characters). */
+                state?: string;
+                /** @description BASE64URL(SHA-256(code_verifier)), required. */
+                code_challenge?: string;
+                /** @description `S256`, required. */
+                code_challenge_method?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A valid request; what the consent would grant and for whom. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizeResponseUser"] | components["schemas"]["AuthorizeResponseOrganization"];
+                };
+            };
+            303: components["responses"]["AuthorizationRedirect"];
+            400: components["responses"]["AuthorizationRequestError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    consent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OAuth2Consent"];
+            };
+        };
+        responses: {
+            303: components["responses"]["AuthorizationRedirect"];
+            400: components["responses"]["AuthorizationRequestError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description The body does not match its schema (`RequestValidationError`), or `organization_id` is
+             *     missing, unknown, of an organization outside the token's, or sent for a client acting
+             *     for users (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3429,6 +3687,14 @@ export type Unauthorized = components['schemas']['Unauthorized'];
 export type OAuthError = components['schemas']['OAuthError'];
 export type InvalidToken = components['schemas']['InvalidToken'];
 export type InsufficientScope = components['schemas']['InsufficientScope'];
+export type AuthorizationRedirect = components['schemas']['AuthorizationRedirect'];
+export type AuthorizationRequestError = components['schemas']['AuthorizationRequestError'];
+export type OAuth2Consent = components['schemas']['OAuth2Consent'];
+export type OAuth2ClientPublic = components['schemas']['OAuth2ClientPublic'];
+export type AuthorizeUser = components['schemas']['AuthorizeUser'];
+export type AuthorizeOrganization = components['schemas']['AuthorizeOrganization'];
+export type AuthorizeResponseUser = components['schemas']['AuthorizeResponseUser'];
+export type AuthorizeResponseOrganization = components['schemas']['AuthorizeResponseOrganization'];
 export type ClientRegistrationError = components['schemas']['ClientRegistrationError'];
 export type GenericError = components['schemas']['GenericError'];
 export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'];
@@ -3436,6 +3702,8 @@ export type GetClientPath = operations['getClient']['parameters']['path'];
 export type UpdateClientBody = components['schemas']['OAuth2ClientConfigurationUpdate'];
 export type UpdateClientPath = operations['updateClient']['parameters']['path'];
 export type DeleteClientPath = operations['deleteClient']['parameters']['path'];
+export type AuthorizeQuery = NonNullable<operations['authorize']['parameters']['query']>;
+export type ConsentBody = components['schemas']['OAuth2Consent'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type GetWalletPath = operations['getWallet']['parameters']['path'];

@@ -53,6 +53,8 @@ export interface ApiRequest<K extends CredentialKind, Body, Query, Path> {
   query: Query;
   path: Path;
   headers: Record<string, string | undefined>;
+  /** The query string as sent, for operations that read it themselves (repeated parameters). */
+  rawQuery: string;
   deps: Dependencies;
 }
 
@@ -228,6 +230,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
       query: parsed?.query as Query,
       path: parsed?.path as Path,
       headers: event.headers ?? {},
+      rawQuery: event.rawQueryString ?? '',
       deps,
     });
   });

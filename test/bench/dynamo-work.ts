@@ -121,6 +121,17 @@ const registrationCall = (
 };
 let walletToGet = '';
 
+/** An authorization request of the demo client (PKCE S256). */
+const demoAuthorization = (world: LocalWorld) =>
+  new URLSearchParams({
+    response_type: 'code',
+    client_id: world.demo.oauth_client.client_id,
+    redirect_uri: 'http://127.0.0.1:8080/callback',
+    scope: 'openid',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+    code_challenge_method: 'S256',
+  }).toString();
+
 const CASES: Case[] = [
   {
     key: 'create-client',
@@ -509,6 +520,29 @@ const CASES: Case[] = [
     target: 5,
     prepare: (world, i) => createSubscription(world, `bench-${run}-csr-${i}`),
     send: (world, i) => createSubscription(world, `bench-${run}-csr-${i}`),
+  },
+  {
+    key: 'authorize',
+    label: 'Authorize (the demo client)',
+    operation: 'authorize',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call('authorize', 'GET', `/v1/oauth2/authorize?${demoAuthorization(world)}`, {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'consent',
+    label: 'Consent (allow)',
+    operation: 'consent',
+    status: 303,
+    target: 3,
+    send: (world) =>
+      world.call('consent', 'POST', '/v1/oauth2/consent', {
+        token: world.demo.personal_access_token,
+        body: { action: 'allow', ...Object.fromEntries(new URLSearchParams(demoAuthorization(world))) },
+      }),
   },
 ];
 

@@ -63,6 +63,16 @@ export const benchWebhooks: WebhookSettings = {
 };
 /** The fixture customer's external id. */
 const EXTERNAL_ID = 'bench-ada';
+/** An authorization request of the fixture client (PKCE S256). */
+export const AUTHORIZATION_QUERY = new URLSearchParams({
+  response_type: 'code',
+  client_id: CLIENT_ID,
+  redirect_uri: CLIENT_REGISTRATION.redirect_uris[0],
+  scope: 'openid email',
+  state: 'bench',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+  code_challenge_method: 'S256',
+}).toString();
 
 const at = (minutesAgo: number) => new Date(Date.UTC(2026, 0, 1) - minutesAgo * 60_000).toISOString();
 const FAR_FUTURE = '2999-01-01T00:00:00.000Z';
@@ -497,6 +507,20 @@ const cases = {
     label: 'Reset Webhook Endpoint Secret',
     status: 200,
     event: () => buildEvent('PATCH', `/v1/webhooks/endpoints/${WEBHOOK}/secret`, { token: PAT }),
+  },
+  authorize: {
+    label: 'Authorize',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/oauth2/authorize?${AUTHORIZATION_QUERY}`, { token: PAT }),
+  },
+  consent: {
+    label: 'Consent (allow)',
+    status: 303,
+    event: () =>
+      buildEvent('POST', '/v1/oauth2/consent', {
+        token: PAT,
+        body: { action: 'allow', ...Object.fromEntries(new URLSearchParams(AUTHORIZATION_QUERY)) },
+      }),
   },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 

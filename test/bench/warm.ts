@@ -16,10 +16,12 @@ import {
   listWalletsQueryShape,
 } from '#shared/generated/validators.js';
 import { parseQuery } from '#shared/http/query.ts';
-import { json, noContent } from '#shared/http/responses.ts';
+import { json, NO_STORE, noContent, seeOther } from '#shared/http/responses.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
+import { authorize } from '#shared/services/authorize.ts';
 import { getClient, updateClient } from '#shared/services/client-registration.ts';
+import { consent } from '#shared/services/consent.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createCustomer } from '#shared/services/create-customer.ts';
 import { createCustomerSession } from '#shared/services/create-customer-session.ts';
@@ -78,6 +80,8 @@ const customer: CustomerPrincipal = {
   scopes: new Set(['customer_portal:read']),
 };
 const PAT_HASH = hashSecret(PAT);
+/** The fixture user as Authorize and Consent see them: a token holding the scopes the fixture client asks. */
+const delegating: UserPrincipal = { ...user, scopes: new Set(['openid', 'email']) };
 
 /** What registration-token authentication reads: the client item itself. */
 async function registrant(deps: Dependencies): Promise<RegistrationPrincipal> {
@@ -258,6 +262,20 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
         return json(
           200,
           await updateProduct(deps, user, event.pathParameters?.id as string, JSON.parse(event.body ?? '{}')),
+        );
+      };
+    case 'authorize':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        const result = await authorize(deps, delegating, event.rawQueryString, { issuer: 'https://bench' });
+        return 'redirect' in result ? seeOther(result.redirect) : json(200, result.consent, NO_STORE);
+      };
+    case 'consent':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return seeOther(
+          (await consent(deps, delegating, JSON.parse(event.body ?? '{}'), { issuer: 'https://bench' }))
+            .location,
         );
       };
     case 'get-client':

@@ -131,6 +131,18 @@ describe('Create Client (POST /v1/oauth2/register)', () => {
   });
 });
 
+describe('Authorize: oauth2.authorize() sends no authorization request', () => {
+  it('so the 0.49 client gets the RFC 6749 400 for the missing client_id, as an SDKError', async () => {
+    const error = (await failure(() => polar.oauth2.authorize())) as SDKError;
+    expect(error).toBeInstanceOf(SDKError);
+    expect(error.statusCode).toBe(400);
+    expect(JSON.parse(error.body)).toEqual({
+      error: 'invalid_request',
+      error_description: 'client_id is required.',
+    });
+  });
+});
+
 describe('RFC 7592 through oauth2.clients.get / update / delete', () => {
   it('a client built with the registration access token reads, replaces and deletes its registration', async () => {
     // The 0.49 client reports Create Client's 201 as an error carrying the registration (see above).

@@ -169,6 +169,19 @@ describe('RFC 7592 through oauth2.clients.oauth2.getClient / updateClient / dele
   });
 });
 
+describe('Authorize: oauth2.authorize() sends no authorization request', () => {
+  it('so the 1.x client gets the RFC 6749 400 for the missing client_id, as a PolarClientError', async () => {
+    const error = await failure(() => polar.oauth2.authorize());
+    const { reply, url } = lastExchange();
+    expect(url.pathname).toBe('/v1/oauth2/authorize');
+    expect(url.search).toBe('');
+    expectDocumented('authorize', reply);
+    expect(error).toBeInstanceOf(PolarClientError);
+    expect((error as PolarClientError<string>).statusCode).toBe(400);
+    expect(reply.body).toEqual({ error: 'invalid_request', error_description: 'client_id is required.' });
+  });
+});
+
 describe('Create Subscription (POST /v1/subscriptions/)', () => {
   it('subscribes the demo customer to the free product, with metadata', async () => {
     const subscription = await polar.subscriptions.create({

@@ -625,6 +625,26 @@ const sampleInvocations = {
         secret: expect.stringMatching(/^whsec_/),
       }),
   },
+  authorize: {
+    what: "200, what a consent to the demo client's request would grant",
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        client: { client_id: demo.oauth_client.client_id },
+        sub_type: 'organization',
+        scopes: ['openid'],
+      }),
+  },
+  consent: {
+    what: "303 to the demo client's redirect URI with a code",
+    status: 303,
+    check: (reply: HttpReply) => {
+      const location = new URL(reply.headers.get('location') as string);
+      expect(`${location.origin}${location.pathname}`).toBe('http://127.0.0.1:8080/callback');
+      expect(location.searchParams.get('code')).toMatch(/^polar_ac_/);
+      expect(location.searchParams.get('state')).toBe('sam-local');
+    },
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {

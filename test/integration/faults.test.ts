@@ -10,7 +10,7 @@
  * product, no half-deleted endpoint, no duplicate from a retried write).
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createCustomer,
@@ -351,6 +351,21 @@ const faultOps = {
       };
     },
   },
+  authorize: {
+    success: 200,
+    calls: ['GetItemCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: `/v1/oauth2/authorize?${authorizationQuery(world.demo.oauth_client.client_id)}`,
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200)
+            expect(reply.body.client.client_id).toBe(world.demo.oauth_client.client_id);
+        },
+      };
+    },
+  },
   'get-customer-external': {
     success: 200,
     calls: ['GetItemCommand', 'QueryCommand'],
@@ -361,6 +376,31 @@ const faultOps = {
         token: world.demo.personal_access_token,
         async verify(reply) {
           if (reply.status === 200) expect(reply.body.id).toBe(world.demo.customer_id);
+        },
+      };
+    },
+  },
+  consent: {
+    success: 303,
+    calls: ['GetItemCommand', 'GetItemCommand', 'PutItemCommand'],
+    async prepare() {
+      // A client of its own, so that its codes can be counted.
+      const client = await registerClient();
+      return {
+        method: 'POST',
+        url: '/v1/oauth2/consent',
+        token: world.demo.personal_access_token,
+        body: {
+          action: 'allow',
+          ...Object.fromEntries(new URLSearchParams(authorizationQuery(client.client_id))),
+        },
+        async verify(reply, outcome) {
+          const codes = await codesOf(client.client_id);
+          countFor(outcome, codes.length);
+          if (reply.status === 303) {
+            const code = new URL(reply.headers.location as string).searchParams.get('code') as string;
+            expect(codes[0]?.PK).toBe(keys.authorizationCode(hashSecret(code)).PK);
+          }
         },
       };
     },
@@ -570,6 +610,34 @@ function customerChangeFault(
       };
     },
   };
+}
+
+/** An authorization request of a client registered with https://app.example/cb, PKCE S256 included. */
+function authorizationQuery(clientId: string): string {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri:
+      clientId === world.demo.oauth_client.client_id
+        ? 'http://127.0.0.1:8080/callback'
+        : 'https://app.example/cb',
+    scope: 'openid',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+    code_challenge_method: 'S256',
+  }).toString();
+}
+
+/** The authorization codes issued to a client (a scan: a test's view of the whole table). */
+async function codesOf(clientId: string) {
+  const found = await world.table.doc.send(
+    new ScanCommand({
+      TableName: world.table.name,
+      FilterExpression: 'begins_with(PK, :code) AND client_id = :client',
+      ExpressionAttributeValues: { ':code': 'OAUTHCODE#', ':client': clientId },
+      ConsistentRead: true,
+    }),
+  );
+  return found.Items ?? [];
 }
 
 /**

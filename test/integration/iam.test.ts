@@ -451,7 +451,53 @@ const scenarios = {
       });
     return [step('reset', await reset(), 200), step('reset again', await reset(), 200)];
   },
+  authorize: async (world) => {
+    const client = world.demo.oauth_client.client_id;
+    const ask = (clientId: string) =>
+      world.call('GET', `/v1/oauth2/authorize?${authorizationQuery(clientId)}`, {
+        token: world.demo.personal_access_token,
+      });
+    return [
+      step('a valid request', await ask(client), 200),
+      step('an unknown client', await ask(`polar_ci_${'Q'.repeat(48)}`), 400),
+    ];
+  },
+  consent: async (world) => {
+    const allow = (key: string, token: string) =>
+      world.call('POST', '/v1/oauth2/consent', {
+        token,
+        headers: { 'idempotency-key': key },
+        body: {
+          action: 'allow',
+          ...Object.fromEntries(new URLSearchParams(authorizationQuery(world.demo.oauth_client.client_id))),
+        },
+      });
+    const allowed = await allow(key('ok'), world.demo.personal_access_token);
+    const replayed = await allow(key('ok'), world.demo.personal_access_token);
+    // Refused by the service after the key is claimed: a token cannot delegate a scope it lacks.
+    const refused = await allow(key('refused'), world.demo.personal_access_token_without_scopes);
+    const retried = await allow(key('refused'), world.demo.personal_access_token_without_scopes);
+    return [
+      step('allow', allowed, 303),
+      step('replay with the same key', replayed, 303, { reply: allowed, field: 'redirect_to' }),
+      step('refused after claiming its key', refused, 403),
+      step('retry of the refused request', retried, 403),
+    ];
+  },
 } satisfies Record<OperationName, Scenario>;
+
+/** An authorization request of the demo client, PKCE S256 included (its challenge need not match anything). */
+function authorizationQuery(clientId: string): string {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: 'http://127.0.0.1:8080/callback',
+    scope: 'openid',
+    state: 'iam',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+    code_challenge_method: 'S256',
+  }).toString();
+}
 
 /** One element of one DynamoDB statement of one function's policy, and the policy without it. */
 interface Element {

@@ -522,6 +522,35 @@ const isolationMatrix = {
   'get-webhook-endpoint': endpointRow('GET'),
   'update-webhook-endpoint': endpointRow('PATCH', '', { name: 'taken over' }),
   'reset-webhook-endpoint-secret': endpointRow('PATCH', '/secret'),
+  authorize: {
+    // Clients are applications any user may authorize: the id to keep from confirming is a deleted one.
+    ids: async () => {
+      const deleted = await registered(world.demo.personal_access_token);
+      const removed = await world.call('DELETE', `/v1/oauth2/register/${deleted.client_id}`, {
+        token: deleted.registration_access_token,
+      });
+      expect(removed.status).toBe(204);
+      return [['deleted client', deleted.client_id]];
+    },
+    send: (id) =>
+      world.call('GET', `/v1/oauth2/authorize?${authorizationRequest(id)}`, {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  consent: {
+    ids: async () => [['organization the user is not in', world.demo.other_organization.organization_id]],
+    send: async (id) => {
+      consentClient ??= await registered(world.demo.personal_access_token);
+      return world.call('POST', '/v1/oauth2/consent', {
+        token: world.demo.personal_access_token,
+        body: {
+          action: 'allow',
+          organization_id: id,
+          ...Object.fromEntries(new URLSearchParams(authorizationRequest(consentClient.client_id))),
+        },
+      });
+    },
+  },
 } satisfies Record<OperationName, Row>;
 
 /** A change or delete by id: another organization's customer and a deleted one answer as unknown. */
@@ -552,6 +581,19 @@ function externalIdRow(method: 'GET' | 'PATCH' | 'DELETE'): Probe {
         ...(method === 'PATCH' ? { body: { name: 'isolation' } } : {}),
       }),
   };
+}
+
+let consentClient: { client_id: string } | undefined;
+
+function authorizationRequest(clientId: string): URLSearchParams {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: 'https://app.example/cb',
+    scope: 'openid',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+    code_challenge_method: 'S256',
+  });
 }
 
 describe('the isolation matrix: every operation, foreign and deleted ids answered as unknown ones', () => {

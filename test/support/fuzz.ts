@@ -77,12 +77,24 @@ export interface FuzzContext {
   customers: { changeable: PoolCustomer[]; deletable: PoolCustomer[] };
   /** Live monthly products to update: the demo organization's (`ours`, in usd) and the other's (eur). */
   products: Map<string, Tenant>;
+  /** OAuth clients that only the authorization fuzzing uses (nothing changes their registration). */
+  oauthClients: OAuthClientModel[];
+  /** The API's base URL as the requests reach it: the `iss` of authorization answers. */
+  issuer: string;
 }
 
 export interface PoolCustomer {
   id: string;
   externalId: string;
   tenant: Tenant;
+}
+
+/** What a registered client lets an authorization request ask for. */
+export interface OAuthClientModel {
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  subType: 'user' | 'organization';
 }
 
 export interface RegisteredPair {
@@ -97,7 +109,7 @@ export interface RegisteredPair {
 export async function fuzzContext(
   admin: AdminContext,
   demo: DemoData,
-  options: { endpoints: number; label: string; headerSafe: boolean },
+  options: { endpoints: number; label: string; headerSafe: boolean; issuer: string },
 ): Promise<FuzzContext> {
   const endpointPool: string[] = [];
   for (let i = 0; i < options.endpoints; i++) {
@@ -176,6 +188,26 @@ export async function fuzzContext(
     );
     subscriptions.set(created.id, tenant);
   };
+  const oauthClients: OAuthClientModel[] = [];
+  for (const subType of ['user', 'organization'] as const) {
+    const model = {
+      redirectUri: 'https://app.example/cb',
+      scopes: ['openid', 'email', 'products:read'],
+      subType,
+    };
+    const client = await createClient(
+      admin,
+      registrant,
+      {
+        redirect_uris: [model.redirectUri],
+        client_name: `${options.label} authorization ${subType}`,
+        scope: model.scopes.join(' '),
+        default_sub_type: subType,
+      },
+      { baseUrl: 'http://api.test' },
+    );
+    oauthClients.push({ ...model, clientId: client.client_id });
+  }
   for (let i = 0; i < 12; i++) await subscribe('ours');
   const products = new Map<string, Tenant>();
   for (const [tenant, count] of [
@@ -224,6 +256,8 @@ export async function fuzzContext(
     keptEndpoints,
     subscriptions,
     products,
+    oauthClients,
+    issuer: options.issuer,
     clients: {
       keep: await registerPool(4, 'keep'),
       deletable: await registerPool(options.endpoints, 'deletable'),
@@ -2747,6 +2781,237 @@ function getCustomerExternalArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Authorize and Consent: the authorization request of the code flow (RFC 6749 §4.1, RFC 7636)
+// ---------------------------------------------------------------------------------------------
+
+const AUTHORIZATION_FIELDS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+] as const;
+const VALID_CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM';
+
+type AuthorizationVerdict =
+  | { to: 'caller'; error: string }
+  | { to: 'client'; error: string; state: string | null }
+  | { to: 'consent'; client: OAuthClientModel; scopes: string[]; state: string | null };
+
+/**
+ * RFC 6749 §4.1.2.1 as the contract reads it: faults until the client and redirect URI are good go
+ * to the caller, later ones to the client. `values` holds every occurrence of each parameter; an
+ * empty value counts as absent, except that it still repeats a parameter.
+ */
+function authorizationVerdict(ctx: FuzzContext, values: Map<string, string[]>): AuthorizationVerdict {
+  const all = (name: string) => values.get(name) ?? [];
+  const repeated = AUTHORIZATION_FIELDS.filter((name) => all(name).length > 1);
+  const one = (name: string): string | undefined => all(name)[0] || undefined;
+  if (repeated.includes('client_id') || repeated.includes('redirect_uri'))
+    return { to: 'caller', error: 'invalid_request' };
+  const clientId = one('client_id');
+  if (clientId === undefined) return { to: 'caller', error: 'invalid_request' };
+  const client = ctx.oauthClients.find((c) => c.clientId === clientId);
+  if (!client) return { to: 'caller', error: 'invalid_client' };
+  const redirect = one('redirect_uri');
+  if (redirect !== undefined && redirect !== client.redirectUri)
+    return { to: 'caller', error: 'invalid_request' };
+  const rawState = one('state');
+  const stateTooLong = rawState !== undefined && codePoints(rawState) > 1024;
+  const state = rawState === undefined || stateTooLong ? null : rawState;
+  const toClient = (error: string): AuthorizationVerdict => ({ to: 'client', error, state });
+  if (repeated.length > 0) return toClient('invalid_request');
+  if (stateTooLong) return toClient('invalid_request');
+  const responseType = one('response_type');
+  if (responseType === undefined) return toClient('invalid_request');
+  if (responseType !== 'code') return toClient('unsupported_response_type');
+  const challenge = one('code_challenge');
+  if (challenge === undefined) return toClient('invalid_request');
+  if (one('code_challenge_method') !== 'S256') return toClient('invalid_request');
+  if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) return toClient('invalid_request');
+  let scopes = client.scopes;
+  const scope = one('scope');
+  if (scope !== undefined) {
+    if (codePoints(scope) > 4096) return toClient('invalid_scope');
+    const asked = [...new Set(scope.split(/\s+/).filter((s) => s !== ''))];
+    if (asked.length === 0 || asked.some((s) => !client.scopes.includes(s))) return toClient('invalid_scope');
+    scopes = asked;
+  }
+  return { to: 'consent', client, scopes, state };
+}
+
+/** The oracle of an answer at the client's redirect URI: `error` or `code`, `state` echoed, `iss`. */
+function redirectOracle(
+  ctx: FuzzContext,
+  expected: { error?: string; code?: true; state: string | null; uri: string },
+): Oracle {
+  return {
+    statuses: [303],
+    check: (reply) => {
+      const location = reply.headers.location as string;
+      expect(reply.body).toEqual({ redirect_to: location });
+      expect(location.startsWith(`${expected.uri}?`)).toBe(true);
+      const query = new URL(location).searchParams;
+      expect(query.get('iss')).toBe(ctx.issuer);
+      expect(query.get('state')).toBe(expected.state);
+      if (expected.code) expect(query.get('code')).toMatch(/^polar_ac_[A-Za-z0-9]{48}$/);
+      else expect(query.get('error')).toBe(expected.error);
+    },
+  };
+}
+
+function authorizationOracle(
+  ctx: FuzzContext,
+  values: Map<string, string[]>,
+  canDelegate: boolean,
+  onConsent: (verdict: Extract<AuthorizationVerdict, { to: 'consent' }>) => Oracle,
+): Oracle {
+  const verdict = authorizationVerdict(ctx, values);
+  if (verdict.to === 'caller') return { statuses: [400], errors: [verdict.error] };
+  if (verdict.to === 'client') {
+    const uri = ctx.oauthClients.find((c) => c.clientId === values.get('client_id')?.[0])?.redirectUri ?? '';
+    return redirectOracle(ctx, { error: verdict.error, state: verdict.state, uri });
+  }
+  if (!canDelegate) return { statuses: [403], errors: ['insufficient_scope'] };
+  return onConsent(verdict);
+}
+
+/** Parameter values a client, a careless one and an attacker would send. */
+function authorizationValueArb(
+  ctx: FuzzContext,
+  name: (typeof AUTHORIZATION_FIELDS)[number],
+): fc.Arbitrary<string> {
+  const junk = ctx.headerSafe ? latin1(12) : printable(0, 12);
+  const byName: Record<(typeof AUTHORIZATION_FIELDS)[number], fc.Arbitrary<string>> = {
+    response_type: fc.oneof(
+      { weight: 12, arbitrary: fc.constant('code') },
+      { weight: 1, arbitrary: fc.constantFrom('token', 'CODE', '', 'code id_token') },
+    ),
+    client_id: fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(...ctx.oauthClients.map((c) => c.clientId)) },
+      { weight: 1, arbitrary: alnum(48, 48).map((r) => `polar_ci_${r}`) },
+      { weight: 1, arbitrary: fc.constantFrom('x', '', ctx.demo.oauth_client.client_id.toUpperCase()) },
+    ),
+    redirect_uri: fc.oneof(
+      { weight: 12, arbitrary: fc.constant('https://app.example/cb') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          'https://app.example/cb/',
+          'https://APP.example/cb',
+          'https://evil.example/cb',
+          '',
+        ),
+      },
+    ),
+    scope: fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc.constantFrom(
+          'openid',
+          'openid email',
+          'products:read',
+          ' openid  email ',
+          'email\topenid',
+        ),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom('webhooks:write', 'openid admin', '', '   ', 'openid '.repeat(700)),
+      },
+      { weight: 1, arbitrary: junk },
+    ),
+    state: fc.oneof(
+      { weight: 6, arbitrary: junk },
+      { weight: 1, arbitrary: fc.constantFrom(1023, 1024, 1025).map((n) => 'é'.repeat(n)) },
+    ),
+    code_challenge: fc.oneof(
+      { weight: 12, arbitrary: fc.constant(VALID_CHALLENGE) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          VALID_CHALLENGE.slice(1),
+          `${VALID_CHALLENGE}A`,
+          `${VALID_CHALLENGE.slice(1)}=`,
+          `${VALID_CHALLENGE.slice(1)}+`,
+          '',
+        ),
+      },
+    ),
+    code_challenge_method: fc.oneof(
+      { weight: 12, arbitrary: fc.constant('S256') },
+      { weight: 1, arbitrary: fc.constantFrom('plain', 's256', '') },
+    ),
+  };
+  return byName[name];
+}
+
+/** A request: each parameter present (once, sometimes twice) or not, plus unknown ones. */
+function authorizationPairsArb(ctx: FuzzContext): fc.Arbitrary<[string, string][]> {
+  const field = (name: (typeof AUTHORIZATION_FIELDS)[number]) =>
+    fc
+      .tuple(
+        fc.oneof({ weight: 40, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2) }),
+        fc.array(authorizationValueArb(ctx, name), { minLength: 2, maxLength: 2 }),
+      )
+      .map(([times, values]) => values.slice(0, times).map((value): [string, string] => [name, value]));
+  return fc
+    .tuple(
+      ...AUTHORIZATION_FIELDS.map(field),
+      fc.array(fc.tuple(fc.constantFrom('nonce', 'prompt', 'x'), alnum(0, 5)), { maxLength: 2 }),
+    )
+    .chain((groups) => fc.shuffledSubarray(groups.flat(), { minLength: groups.flat().length }));
+}
+
+const valuesOf = (pairs: [string, string][]): Map<string, string[]> => {
+  const values = new Map<string, string[]>();
+  for (const [name, value] of pairs) values.set(name, [...(values.get(name) ?? []), value]);
+  return values;
+};
+
+/** The token that sent the request can delegate what it asks only if it holds the scopes. */
+const delegates = (ctx: FuzzContext, auth: Auth) =>
+  !auth.header?.includes(ctx.demo.personal_access_token_without_scopes);
+
+function authorizeArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(authArb(ctx, 'pat', false), authorizationPairsArb(ctx), fc.boolean())
+    .map(([auth, pairs, slash]): FuzzCase => {
+      const query = new URLSearchParams(
+        pairs.map(([n, v]): [string, string] => [n, toWellFormed(v)]),
+      ).toString();
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = {
+        method: 'GET' as const,
+        url: `/v1/oauth2/authorize${slash ? '/' : ''}?${query}`,
+        headers,
+      };
+      if (!passed(auth.outcome))
+        return {
+          operationId: 'authorize',
+          request,
+          oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+        };
+      const values = new Map([...valuesOf(pairs)].map(([n, vs]) => [n, vs.map(toWellFormed)]));
+      return {
+        operationId: 'authorize',
+        request,
+        oracle: authorizationOracle(ctx, values, delegates(ctx, auth), (verdict) => ({
+          statuses: [200],
+          check: (reply) =>
+            expect(reply.body).toMatchObject({
+              client: { client_id: verdict.client.clientId },
+              sub_type: verdict.client.subType,
+              scopes: verdict.scopes,
+            }),
+        })),
+      };
+    });
+}
+
 const LOCALE = /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/;
 const COUNTRIES = ['FR', 'US', 'DE'];
 
@@ -3467,8 +3732,113 @@ function updateProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     });
 }
 
+/** Consent bodies: the request's parameters as JSON strings (or wrong types), the action, an organization. */
+function consentValueArb(ctx: FuzzContext): fc.Arbitrary<unknown> {
+  const { demo } = ctx;
+  return fc
+    .tuple(
+      authorizationPairsArb(ctx),
+      fc.constantFrom<unknown>('allow', 'allow', 'allow', 'deny', undefined, 'yes', null, 1),
+      fc.oneof(
+        { weight: 6, arbitrary: fc.constant(undefined) },
+        {
+          weight: 3,
+          arbitrary: fc.constantFrom<unknown>(
+            demo.organization_id,
+            demo.organization_id.toUpperCase(),
+            demo.other_organization.organization_id,
+          ),
+        },
+        { weight: 1, arbitrary: fc.constantFrom<unknown>('not-a-uuid', null, 7) },
+        { weight: 1, arbitrary: fc.uuid({ version: 4 }) },
+      ),
+      fc.oneof(
+        { weight: 8, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom(...AUTHORIZATION_FIELDS) },
+      ),
+      fc.constantFrom<unknown>(null, 1, ['code'], 'x'.repeat(5000)),
+    )
+    .map(([pairs, action, organizationId, retyped, wrong]) => {
+      const body: Record<string, unknown> = {};
+      // A JSON body holds each name once: the last occurrence of a pair is the one sent.
+      for (const [name, value] of pairs) body[name] = value;
+      if (action !== undefined) body.action = action;
+      if (organizationId !== undefined) body.organization_id = organizationId;
+      if (retyped !== undefined) body[retyped] = wrong;
+      return body;
+    });
+}
+
+const CONSENT_LIMITS: Record<string, number> = {
+  response_type: 64,
+  client_id: 255,
+  redirect_uri: 2083,
+  scope: 4096,
+  state: 4096,
+  code_challenge: 256,
+  code_challenge_method: 64,
+};
+
+function consentModel(ctx: FuzzContext, auth: Auth): (parsed: unknown, tenant: Tenant) => Oracle {
+  return (parsed, tenant) => {
+    const body = parsed as Record<string, unknown>;
+    if (body.action !== 'allow' && body.action !== 'deny')
+      return requestValidation('body', ['body', 'action']);
+    for (const [field, max] of Object.entries(CONSENT_LIMITS)) {
+      const value = body[field];
+      if (value === undefined) continue;
+      if (typeof value !== 'string' || codePoints(value) > max)
+        return requestValidation('body', ['body', field]);
+    }
+    const organizationId = body.organization_id;
+    if (organizationId !== undefined && !isUuid4(organizationId))
+      return requestValidation('body', ['body', 'organization_id']);
+    const values = new Map(
+      AUTHORIZATION_FIELDS.filter((f) => typeof body[f] === 'string').map((f) => [f, [body[f] as string]]),
+    );
+    const verdict = authorizationVerdict(ctx, values);
+    if (verdict.to === 'consent' && body.action === 'deny') {
+      return redirectOracle(ctx, {
+        error: 'access_denied',
+        state: verdict.state,
+        uri: verdict.client.redirectUri,
+      });
+    }
+    return authorizationOracle(ctx, values, delegates(ctx, auth), (allowed) => {
+      const mine = tenant === 'ours' ? ctx.demo.organization_id : ctx.demo.other_organization.organization_id;
+      const faulty =
+        allowed.client.subType === 'user'
+          ? organizationId !== undefined
+          : organizationId !== undefined && (organizationId as string).toLowerCase() !== mine;
+      if (faulty) return { statuses: [422], errors: ['PolarRequestValidationError'] };
+      return redirectOracle(ctx, { code: true, state: allowed.state, uri: allowed.client.redirectUri });
+    });
+  };
+}
+
+function consentArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(authArb(ctx, 'pat', false), contentTypeArb, bodyArb(consentValueArb(ctx)), fc.boolean(), fc.nat(3))
+    .map(([auth, type, body, slash, encoding]) => ({
+      operationId: 'consent' as const,
+      request: {
+        method: 'POST' as const,
+        url: slash ? '/v1/oauth2/consent/' : '/v1/oauth2/consent',
+        headers: {
+          ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+          ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+        },
+        body: body.bytes ?? body.text,
+        base64: encoding === 0,
+      },
+      oracle: postOracle(auth, type, body, consentModel(ctx, auth)),
+    }));
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
+    authorize: authorizeArb(ctx),
+    consent: consentArb(ctx),
     createClient: clientArb(ctx),
     createSubscription: subscriptionArb(ctx),
     listWallets: walletsArb(ctx),
@@ -4130,6 +4500,11 @@ const touched: Record<
       : [],
   createCustomerSession: (_, body, status) =>
     status === 201 ? [itemKey(keys.token(hashSecret(body.token as string)))] : [],
+  authorize: () => [],
+  consent: (_, body, status) => {
+    const code = status === 303 ? new URL(body.redirect_to as string).searchParams.get('code') : null;
+    return code ? [itemKey(keys.authorizationCode(hashSecret(code)))] : [];
+  },
 };
 
 /** The client id of a registration request's path. */
