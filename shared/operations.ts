@@ -442,6 +442,27 @@ export const operations = [
       { actions: ['dynamodb:PutItem'], leadingKeys: ['authorizationCode'] },
     ],
   },
+  {
+    name: 'request-token',
+    operationId: 'requestToken',
+    method: 'POST',
+    path: '/v1/oauth2/token',
+    entry: 'functions/request-token/handler.ts',
+    access: [
+      // Client authentication; the code or refresh token used; the family, when a replay revokes it.
+      {
+        actions: ['dynamodb:GetItem'],
+        leadingKeys: ['oauthClient', 'authorizationCode', 'token', 'oauthGrant'],
+      },
+      // One transaction per issuance: the code or old refresh token spent, the family and its new
+      // tokens written, the client re-checked and its liveness item written. A code that failed
+      // its PKCE check is deleted alone.
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['authorizationCode'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthGrant', 'token', 'oauthClientLive'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['oauthClient'] },
+    ],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];

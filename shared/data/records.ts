@@ -216,6 +216,54 @@ export interface OAuthSubject {
   organization_ids: string[];
 }
 
+/**
+ * One authorization: what a consent granted and the tokens issued from it since (a token family).
+ * It names the family's one live access token and refresh token, so that revoking the family
+ * revokes exactly those.
+ */
+export interface OAuthGrantRecord extends OAuthSubject {
+  grant_id: string;
+  client_id: string;
+  scope: string;
+  created_at: string;
+  access_token_hash: string;
+  access_expires_at: string;
+  /** Null for a client without the refresh_token grant. */
+  refresh_token_hash: string | null;
+  refresh_expires_at: string | null;
+  refreshed_at: string | null;
+  rotations: number;
+  revoked_at: string | null;
+}
+
+interface OAuthTokenBase extends OAuthSubject {
+  token_id: string;
+  grant_id: string;
+  client_id: string;
+  scope: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+/** An OAuth access token, in the partition the authenticator reads (TOKEN#<sha256>). */
+export interface OAuthAccessTokenRecord extends OAuthTokenBase {
+  kind: 'oauth_access_token';
+}
+
+/** A refresh token: used once, then replaced (rotation); used again, its family is revoked. */
+export interface OAuthRefreshTokenRecord extends OAuthTokenBase {
+  kind: 'oauth_refresh_token';
+  /** Set when a refresh replaced it: any later use is a replay. */
+  rotated_at: string | null;
+  /** The access token issued with it, ended when it is used. */
+  access_token_hash: string;
+  access_expires_at: string;
+}
+
+/** Whatever the token partition holds under a hash. */
+export type StoredToken = TokenRecord | OAuthAccessTokenRecord | OAuthRefreshTokenRecord;
+
 /** A code of the authorization code flow, bound to everything the consent fixed (RFC 6749 §4.1.3). */
 export interface AuthorizationCodeRecord extends OAuthSubject {
   client_id: string;

@@ -134,6 +134,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth2/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a code, or refresh, for tokens
+         * @description The token endpoint (RFC 6749 §3.2). The body is `application/x-www-form-urlencoded`, and
+         *     every answer, errors included, carries `Cache-Control: no-store` and `Pragma: no-cache`.
+         *
+         *     The client authenticates with the method it registered: HTTP Basic
+         *     (`client_secret_basic`, id and secret form-encoded), `client_id` and `client_secret` in
+         *     the form (`client_secret_post`), or `client_id` alone for a public client (`none`). Any
+         *     failure (unknown or deleted client, wrong secret, another method) is 401
+         *     `invalid_client` with `WWW-Authenticate: Basic realm="polar"`.
+         *
+         *     - `grant_type=authorization_code`: `code`, `code_verifier` (PKCE, required) and
+         *       `redirect_uri` (required when the authorization request named it, identical to it). A
+         *       code is single-use and valid 120 seconds; unknown, expired, used, another client's or
+         *       with another redirect URI is `invalid_grant` and changes nothing; a wrong
+         *       `code_verifier` is `invalid_grant` and spends the code.
+         *     - `grant_type=refresh_token`: `refresh_token`, optional `scope` (a subset of the grant's;
+         *       `invalid_scope` otherwise). The refresh token is replaced (rotation) and the access token
+         *       issued with it ends. A refresh token that was already replaced is a replay: `invalid_grant`,
+         *       and every token of its grant is revoked.
+         *
+         *     Other faults: `invalid_request` (a parameter missing, repeated or malformed; two
+         *     authentication methods), `unsupported_grant_type`, `unauthorized_client` (a grant type
+         *     the client did not register). Access tokens live an hour; refresh tokens 30 days from
+         *     their issue, each refresh issuing a new one.
+         */
+        post: operations["requestToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/": {
         parameters: {
             query?: never;
@@ -1867,6 +1909,43 @@ export interface components {
             /** @constant */
             requires_single_organization: true;
         };
+        /**
+         * @description Token request parameters (RFC 6749 §4.1.3, §6; RFC 7636 §4.5), form-encoded. Which are
+         *     required depends on `grant_type`; unknown parameters are ignored, a repeated one or one
+         *     over its length is `invalid_request`.
+         */
+        OAuth2TokenRequest: {
+            /** @description `authorization_code` or `refresh_token`. */
+            grant_type?: string;
+            code?: string;
+            redirect_uri?: string;
+            code_verifier?: string;
+            refresh_token?: string;
+            scope?: string;
+            client_id?: string;
+            client_secret?: string;
+        };
+        /** @description RFC 6749 §5.1. */
+        OAuth2TokenResponse: {
+            /** @description `polar_at_u_…` acting for a user, `polar_at_o_…` for an organization. */
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            /** @description Seconds the access token is valid (3600). */
+            expires_in: number;
+            /** @description `polar_rt_u_…`/`polar_rt_o_…`; only for clients with the `refresh_token` grant. */
+            refresh_token?: string;
+            scope: string;
+        };
+        /** @description An RFC 6749 §5.2 error. */
+        TokenError: components["schemas"]["OAuthError"] & {
+            /** @enum {string} */
+            error?: "invalid_request" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
+        };
+        InvalidClientError: components["schemas"]["OAuthError"] & {
+            /** @constant */
+            error?: "invalid_client";
+        };
         /** @description Client metadata rejected (RFC 7591 section 3.2.2). */
         ClientRegistrationError: components["schemas"]["OAuthError"] & {
             /** @enum {string} */
@@ -1924,6 +2003,53 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["AuthorizationRequestError"];
+            };
+        };
+        /** @description An RFC 6749 §5.2 error of the request or the grant. */
+        TokenRequestError: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                Pragma: components["headers"]["PragmaNoCache"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TokenError"];
+            };
+        };
+        /**
+         * @description Client authentication failed (RFC 6749 §5.2): unknown or deleted client, wrong secret, a
+         *     method other than the registered one, or none at all.
+         */
+        InvalidClient: {
+            headers: {
+                /** @description `Basic realm="polar"`: how a client may authenticate. */
+                "WWW-Authenticate"?: string;
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                Pragma: components["headers"]["PragmaNoCache"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InvalidClientError"];
+            };
+        };
+        /** @description Body larger than 1 MiB (`invalid_request`). */
+        FormTooLarge: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TokenError"];
+            };
+        };
+        /** @description Body not declared as `application/x-www-form-urlencoded` (`invalid_request`). */
+        FormMediaType: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TokenError"];
             };
         };
         /**
@@ -2378,6 +2504,38 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["OAuth2TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description Tokens issued. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuth2TokenResponse"];
+                };
+            };
+            400: components["responses"]["TokenRequestError"];
+            401: components["responses"]["InvalidClient"];
+            413: components["responses"]["FormTooLarge"];
+            415: components["responses"]["FormMediaType"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3695,6 +3853,10 @@ export type AuthorizeUser = components['schemas']['AuthorizeUser'];
 export type AuthorizeOrganization = components['schemas']['AuthorizeOrganization'];
 export type AuthorizeResponseUser = components['schemas']['AuthorizeResponseUser'];
 export type AuthorizeResponseOrganization = components['schemas']['AuthorizeResponseOrganization'];
+export type OAuth2TokenRequest = components['schemas']['OAuth2TokenRequest'];
+export type OAuth2TokenResponse = components['schemas']['OAuth2TokenResponse'];
+export type TokenError = components['schemas']['TokenError'];
+export type InvalidClientError = components['schemas']['InvalidClientError'];
 export type ClientRegistrationError = components['schemas']['ClientRegistrationError'];
 export type GenericError = components['schemas']['GenericError'];
 export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'];
@@ -3704,6 +3866,7 @@ export type UpdateClientPath = operations['updateClient']['parameters']['path'];
 export type DeleteClientPath = operations['deleteClient']['parameters']['path'];
 export type AuthorizeQuery = NonNullable<operations['authorize']['parameters']['query']>;
 export type ConsentBody = components['schemas']['OAuth2Consent'];
+export type RequestTokenBody = components['schemas']['OAuth2TokenRequest'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type GetWalletPath = operations['getWallet']['parameters']['path'];

@@ -8,12 +8,12 @@ import { timingSafeEqual } from 'node:crypto';
 import { findOAuthClient } from '../data/oauth-clients.ts';
 import { findToken } from '../data/tokens.ts';
 import { InsufficientScope, InvalidToken, Unauthorized } from '../domain/errors.ts';
-import type { CredentialKind, Principal } from '../domain/principals.ts';
+import type { BearerCredential, Principal } from '../domain/principals.ts';
 import { grantedScopes, grants } from '../domain/scopes.ts';
 import { hashSecret, hasSecretShape, secretPrefixes } from '../domain/secrets.ts';
 import type { Dependencies } from '../runtime.ts';
 
-const PREFIX: Record<CredentialKind, string> = {
+const PREFIX: Record<BearerCredential, string> = {
   personal_access_token: secretPrefixes.personalAccessToken,
   customer_session: secretPrefixes.customerSession,
   registration_access_token: secretPrefixes.registrationAccessToken,
@@ -55,7 +55,7 @@ async function authenticateRegistration(
 export async function authenticate(
   deps: Dependencies,
   authorization: string | undefined,
-  accepts: CredentialKind,
+  accepts: BearerCredential,
   scopes: readonly string[],
   pathParameters: Record<string, string | undefined> = {},
 ): Promise<Principal> {

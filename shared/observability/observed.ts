@@ -60,6 +60,7 @@ function organizationsOf(principal: Principal): readonly string[] | undefined {
     case 'customer':
       return [principal.organizationId];
     case 'client_registration':
+    case 'oauth_client':
       return undefined;
   }
 }

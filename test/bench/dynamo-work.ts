@@ -3,6 +3,7 @@
  * with a client middleware that injects `ReturnConsumedCapacity: 'TOTAL'` into every command and
  * records round trips and consumed capacity (see `CapacityMeter`).
  */
+import { createHash } from 'node:crypto';
 import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { UNKNOWN_ID } from './fixture.ts';
@@ -120,6 +121,13 @@ const registrationCall = (
   });
 };
 let walletToGet = '';
+
+/** Codes issued by the consent a Request Token repetition prepares, with their verifiers. */
+const codes: { code: string; verifier: string }[] = [];
+const pkceOf = (i: number) => {
+  const verifier = `bench-verifier-${run}-${i}`.padEnd(43, 'v');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+};
 
 /** An authorization request of the demo client (PKCE S256). */
 const demoAuthorization = (world: LocalWorld) =>
@@ -542,6 +550,40 @@ const CASES: Case[] = [
       world.call('consent', 'POST', '/v1/oauth2/consent', {
         token: world.demo.personal_access_token,
         body: { action: 'allow', ...Object.fromEntries(new URLSearchParams(demoAuthorization(world))) },
+      }),
+  },
+  {
+    key: 'request-token',
+    label: 'Request Token (code exchange)',
+    operation: 'request-token',
+    status: 200,
+    target: 3,
+    // The consent that issues each code is prepared outside the measured request.
+    prepare: async (world, i) => {
+      const { verifier, challenge } = pkceOf(i);
+      const reply = await world.call('consent', 'POST', '/v1/oauth2/consent', {
+        token: world.demo.personal_access_token,
+        body: {
+          action: 'allow',
+          ...Object.fromEntries(new URLSearchParams(demoAuthorization(world))),
+          code_challenge: challenge,
+        },
+      });
+      codes[i] = {
+        code: new URL(String(reply.headers.Location)).searchParams.get('code') as string,
+        verifier,
+      };
+    },
+    send: (world, i) =>
+      world.call('request-token', 'POST', '/v1/oauth2/token', {
+        form: {
+          grant_type: 'authorization_code',
+          code: codes[i]?.code as string,
+          code_verifier: codes[i]?.verifier as string,
+          redirect_uri: 'http://127.0.0.1:8080/callback',
+          client_id: world.demo.oauth_client.client_id,
+          client_secret: world.demo.oauth_client.client_secret,
+        },
       }),
   },
 ];

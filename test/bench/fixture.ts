@@ -43,6 +43,7 @@ export const PAT = `polar_pat_${'B'.repeat(48)}`;
 /** An OAuth client of the fixture user, and its RFC 7592 registration access token. */
 export const CLIENT_ID = `polar_ci_${'D'.repeat(48)}`;
 export const REGISTRATION_TOKEN = `polar_crt_${'E'.repeat(48)}`;
+export const CLIENT_SECRET = `polar_cs_${'G'.repeat(48)}`;
 const OTHER_REGISTRATION_TOKEN = `polar_crt_${'F'.repeat(48)}`;
 /** The registration the fixture client keeps (Update Client sends it back unchanged). */
 export const CLIENT_REGISTRATION = {
@@ -265,7 +266,7 @@ export function fixtureItems(): Record<string, unknown>[] {
       'oauth_client',
       {
         client_id: CLIENT_ID,
-        client_secret_hash: hashSecret(`polar_cs_${'G'.repeat(48)}`),
+        client_secret_hash: hashSecret(CLIENT_SECRET),
         registration_token_hash: hashSecret(REGISTRATION_TOKEN),
         client_id_issued_at: Math.floor(Date.parse(at(5_000)) / 1000),
         client_secret_expires_at: 0,
@@ -283,7 +284,12 @@ export function fixtureItems(): Record<string, unknown>[] {
 export function buildEvent(
   method: string,
   url: string,
-  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+  options: {
+    token?: string;
+    body?: unknown;
+    form?: Record<string, string>;
+    headers?: Record<string, string>;
+  } = {},
 ): APIGatewayProxyEventV2 {
   const path = url.split('?')[0] as string;
   const match = routeRequest(method, path);
@@ -294,6 +300,10 @@ export function buildEvent(
   if (options.body !== undefined) {
     body = Buffer.from(JSON.stringify(options.body));
     headers['content-type'] = 'application/json';
+  }
+  if (options.form !== undefined) {
+    body = Buffer.from(new URLSearchParams(options.form).toString());
+    headers['content-type'] = 'application/x-www-form-urlencoded';
   }
   return toApiGatewayEvent(
     {
@@ -520,6 +530,21 @@ const cases = {
       buildEvent('POST', '/v1/oauth2/consent', {
         token: PAT,
         body: { action: 'allow', ...Object.fromEntries(new URLSearchParams(AUTHORIZATION_QUERY)) },
+      }),
+  },
+  'request-token': {
+    // A refresh succeeds once per token; repeated runs measure what every refused one costs: the
+    // client authenticated, the token read.
+    label: 'Request Token (unknown refresh token, 400)',
+    status: 400,
+    event: () =>
+      buildEvent('POST', '/v1/oauth2/token', {
+        form: {
+          grant_type: 'refresh_token',
+          refresh_token: `polar_rt_o_${'H'.repeat(48)}`,
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+        },
       }),
   },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;

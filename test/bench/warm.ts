@@ -35,6 +35,7 @@ import { getWallet } from '#shared/services/get-wallet.ts';
 import { listCustomers } from '#shared/services/list-customers.ts';
 import { listProducts } from '#shared/services/list-products.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
+import { requestToken } from '#shared/services/request-token.ts';
 import { updateCustomer } from '#shared/services/update-customer.ts';
 import { updateProduct } from '#shared/services/update-product.ts';
 import { changeSubscription, lifecycleChangeOf } from '#shared/services/update-subscription.ts';
@@ -277,6 +278,26 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
           (await consent(deps, delegating, JSON.parse(event.body ?? '{}'), { issuer: 'https://bench' }))
             .location,
         );
+      };
+    case 'request-token':
+      return async (event) => {
+        // The same reads: the client (authentication), then the refresh token; then the refusal.
+        const form = Object.fromEntries(new URLSearchParams(event.body ?? ''));
+        const client = await findOAuthClient(deps.table, CLIENT_ID);
+        if (!client) throw new Error('the fixture has no client');
+        try {
+          return json(
+            200,
+            await requestToken(
+              deps,
+              { kind: 'oauth_client', clientId: CLIENT_ID, client, method: 'client_secret_post' },
+              form,
+            ),
+            NO_STORE,
+          );
+        } catch (error) {
+          return json(400, (error as { body: unknown }).body, NO_STORE);
+        }
       };
     case 'get-client':
       return async () => json(200, getClient(await registrant(deps), { baseUrl: 'https://bench' }));

@@ -143,6 +143,51 @@ describe('Authorize: oauth2.authorize() sends no authorization request', () => {
   });
 });
 
+describe('Request Token: oauth2.token()', () => {
+  it('refresh_token grant (client_secret_post): accepted by the strict client, the refresh token rotated', async () => {
+    const { client_id: clientId, client_secret: clientSecret } = stack.demo.oauth_client;
+    const refreshed = await polar.oauth2.token({
+      grantType: 'refresh_token',
+      clientId,
+      clientSecret,
+      refreshToken: stack.demo.oauth_tokens.refresh_token,
+    });
+    expect(refreshed).toMatchObject({ tokenType: 'Bearer', expiresIn: 3600, scope: 'openid email' });
+    expect(refreshed.refreshToken).toMatch(/^polar_rt_o_/);
+    expect(refreshed.refreshToken).not.toBe(stack.demo.oauth_tokens.refresh_token);
+    // The replaced refresh token again: a replay, refused (and its family revoked).
+    const replay = (await failure(() =>
+      polar.oauth2.token({
+        grantType: 'refresh_token',
+        clientId,
+        clientSecret,
+        refreshToken: stack.demo.oauth_tokens.refresh_token,
+      }),
+    )) as SDKError;
+    expect(replay.statusCode).toBe(400);
+    expect(JSON.parse(replay.body)).toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('authorization_code grant: the 0.49 client cannot send code_verifier, and PKCE is required of every client', async () => {
+    const { client_id: clientId, client_secret: clientSecret } = stack.demo.oauth_client;
+    const error = (await failure(() =>
+      polar.oauth2.token({
+        grantType: 'authorization_code',
+        clientId,
+        clientSecret,
+        code: `polar_ac_${'A'.repeat(48)}`,
+        redirectUri: 'http://127.0.0.1:8080/callback',
+      }),
+    )) as SDKError;
+    expect(error).toBeInstanceOf(SDKError);
+    expect(error.statusCode).toBe(400);
+    expect(JSON.parse(error.body)).toEqual({
+      error: 'invalid_request',
+      error_description: 'code_verifier (PKCE is required) is required.',
+    });
+  });
+});
+
 describe('RFC 7592 through oauth2.clients.get / update / delete', () => {
   it('a client built with the registration access token reads, replaces and deletes its registration', async () => {
     // The 0.49 client reports Create Client's 201 as an error carrying the registration (see above).

@@ -182,6 +182,19 @@ describe('Authorize: oauth2.authorize() sends no authorization request', () => {
   });
 });
 
+describe('Request Token: oauth2.requestToken() sends no form', () => {
+  it('so the 1.x client gets the 415 for a JSON request, in RFC 6749 form, as a PolarClientError', async () => {
+    const error = await failure(() => polar.oauth2.requestToken());
+    const { reply, sent } = lastExchange();
+    expect(sent.get('content-type')).toBe('application/json');
+    expectDocumented('requestToken', reply);
+    expect(error).toBeInstanceOf(PolarClientError);
+    expect((error as PolarClientError<string>).statusCode).toBe(415);
+    expect(reply.body).toMatchObject({ error: 'invalid_request' });
+    expect(reply.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
 describe('Create Subscription (POST /v1/subscriptions/)', () => {
   it('subscribes the demo customer to the free product, with metadata', async () => {
     const subscription = await polar.subscriptions.create({

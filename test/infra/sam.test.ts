@@ -645,6 +645,17 @@ const sampleInvocations = {
       expect(location.searchParams.get('state')).toBe('sam-local');
     },
   },
+  'request-token': {
+    what: "200, the demo client's refresh token exchanged for new tokens (rotation)",
+    status: 200,
+    check: (reply: HttpReply) => {
+      expect(reply.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid email' });
+      expect((reply.body as { refresh_token: string }).refresh_token).not.toBe(
+        demo.oauth_tokens.refresh_token,
+      );
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+    },
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {

@@ -27,6 +27,13 @@ import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { expectDocumented } from '../support/contract.ts';
 import { type Fault, type FaultKind, faultyApi, isWrite } from '../support/faults.ts';
+import {
+  authorizationCode,
+  clientRequest,
+  pkce,
+  REDIRECT_URI,
+  registerClient as registerOAuthClient,
+} from '../support/oauth.ts';
 import { expectListedInStep } from '../support/products.ts';
 import { listPartition } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
@@ -48,8 +55,10 @@ type Outcome = 'done' | 'not-done' | 'at-most-once';
 interface Prepared {
   method: string;
   url: string;
-  token: string;
+  /** The bearer credential; none for the endpoints a client authenticates at itself. */
+  token?: string;
   body?: unknown;
+  headers?: Record<string, string>;
   /** Checks the table after the request. */
   verify(reply: Reply, outcome: Outcome): Promise<void>;
 }
@@ -500,6 +509,41 @@ const faultOps = {
       };
     },
   },
+  'request-token': {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const { verifier, challenge } = pkce();
+      const code = await authorizationCode(world.call, world.demo.personal_access_token, client, {
+        challenge,
+      });
+      const request = clientRequest(client, {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT_URI,
+      });
+      return {
+        method: 'POST',
+        url: '/v1/oauth2/token',
+        headers: request.headers as Record<string, string>,
+        body: request.body,
+        async verify(reply, outcome) {
+          // The code is spent exactly when the family and its tokens exist: never one without the other.
+          const spent = (await get(keys.authorizationCode(hashSecret(code)))) === undefined;
+          const families = await familiesOf(client.client_id);
+          expect(families.length).toBe(spent ? 1 : 0);
+          countFor(outcome, families.length);
+          if (reply.status === 200) {
+            const access = await get(keys.token(hashSecret(reply.body.access_token)));
+            expect(access?.grant_id).toBe(families[0]?.grant_id);
+            expect(await get(keys.token(hashSecret(reply.body.refresh_token)))).toBeDefined();
+          }
+        },
+      };
+    },
+  },
   'list-webhook-endpoints': {
     success: 200,
     // The token, the list's count (its shards, one Query), one Query of its entries.
@@ -610,6 +654,19 @@ function customerChangeFault(
       };
     },
   };
+}
+
+/** The token families (grants) of a client. */
+async function familiesOf(clientId: string) {
+  const found = await world.table.doc.send(
+    new ScanCommand({
+      TableName: world.table.name,
+      FilterExpression: 'begins_with(PK, :grant) AND client_id = :client',
+      ExpressionAttributeValues: { ':grant': 'OAUTHGRANT#', ':client': clientId },
+      ConsistentRead: true,
+    }),
+  );
+  return found.Items ?? [];
 }
 
 /** An authorization request of a client registered with https://app.example/cb, PKCE S256 included. */
@@ -744,7 +801,8 @@ async function send(op: FaultOp, fault: Fault | undefined, prepared?: Prepared) 
   const api = faultyApi(world, fault);
   try {
     const reply = await api.call(request.method, request.url, {
-      token: request.token,
+      ...(request.token !== undefined ? { token: request.token } : {}),
+      ...(request.headers !== undefined ? { headers: request.headers } : {}),
       ...(request.body !== undefined ? { body: request.body } : {}),
     });
     return { reply, request, injector: api.injector };

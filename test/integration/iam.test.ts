@@ -24,6 +24,13 @@ import { SORTING_VALUES } from '#shared/data/wallet-order.ts';
 import { internalErrorBody } from '#shared/domain/errors.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { stackPolicies } from '../support/dynamodb.ts';
+import {
+  authorizationCode,
+  pkce,
+  REDIRECT_URI,
+  registerClient as registerOAuthClient,
+  tokenRequest,
+} from '../support/oauth.ts';
 import { createWorld, type Reply, underPolicies, type World } from '../support/world.ts';
 
 /** One request of a scenario: what it answered, and what its full grant must make it answer. */
@@ -482,6 +489,37 @@ const scenarios = {
       step('replay with the same key', replayed, 303, { reply: allowed, field: 'redirect_to' }),
       step('refused after claiming its key', refused, 403),
       step('retry of the refused request', retried, 403),
+    ];
+  },
+  'request-token': async (world) => {
+    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const exchange = async (verifier?: string) => {
+      const { verifier: real, challenge } = pkce();
+      const code = await authorizationCode(world.call, world.demo.personal_access_token, client, {
+        challenge,
+      });
+      return tokenRequest(world.call, client, {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier ?? real,
+        redirect_uri: REDIRECT_URI,
+      });
+    };
+    const refresh = (refreshToken: string) =>
+      tokenRequest(world.call, client, { grant_type: 'refresh_token', refresh_token: refreshToken });
+    const issued = await exchange();
+    const rotated = await refresh(issued.body?.refresh_token);
+    // The replaced refresh token again: its family is revoked.
+    const replayed = await refresh(issued.body?.refresh_token);
+    const afterReplay = await refresh(rotated.body?.refresh_token);
+    // A wrong verifier spends the code.
+    const guessed = await exchange(pkce().verifier);
+    return [
+      step('exchange a code', issued, 200),
+      step('refresh (rotation)', rotated, 200),
+      step('replay the replaced refresh token', replayed, 400),
+      step('the family is revoked: its current refresh token too', afterReplay, 400),
+      step('a wrong code_verifier', guessed, 400),
     ];
   },
 } satisfies Record<OperationName, Scenario>;

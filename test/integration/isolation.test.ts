@@ -21,6 +21,12 @@ import { getCustomer } from '#shared/data/catalog.ts';
 import { keys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
+import {
+  issueTokens,
+  type RegisteredClient,
+  registerClient as registerOAuthClient,
+  tokenRequest,
+} from '../support/oauth.ts';
 import { softDelete } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
@@ -551,6 +557,30 @@ const isolationMatrix = {
       });
     },
   },
+  'request-token': {
+    // Refresh tokens are a client's own: another client's, presented with this client's credentials,
+    // is answered as an unknown one (codes: test/integration/oauth-token.test.ts).
+    ids: async () => {
+      const pat = world.demo.personal_access_token;
+      const otherPat = world.demo.other_organization.personal_access_token;
+      const sibling = await registerOAuthClient(world.call, pat);
+      const foreign = await registerOAuthClient(world.call, otherPat);
+      return [
+        [
+          'refresh token of another client of the same user',
+          (await issueTokens(world.call, pat, sibling)).refresh_token as string,
+        ],
+        [
+          "refresh token of another user's client",
+          (await issueTokens(world.call, otherPat, foreign)).refresh_token as string,
+        ],
+      ];
+    },
+    send: async (id) => {
+      tokenClient ??= await registerOAuthClient(world.call, world.demo.personal_access_token);
+      return tokenRequest(world.call, tokenClient, { grant_type: 'refresh_token', refresh_token: id });
+    },
+  },
 } satisfies Record<OperationName, Row>;
 
 /** A change or delete by id: another organization's customer and a deleted one answer as unknown. */
@@ -583,6 +613,7 @@ function externalIdRow(method: 'GET' | 'PATCH' | 'DELETE'): Probe {
   };
 }
 
+let tokenClient: RegisteredClient | undefined;
 let consentClient: { client_id: string } | undefined;
 
 function authorizationRequest(clientId: string): URLSearchParams {

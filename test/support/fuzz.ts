@@ -13,6 +13,8 @@
  * random positions, duplicate keys, integers beyond ±(2^53−1) and number literals
  * beyond the double range. URI fields get every scheme and authority shape.
  */
+
+import { createHash } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -28,6 +30,8 @@ import { loadOpenApi } from '#scripts/openapi.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { type CustomerState, customerEntry, customerListing } from '#shared/data/customers.ts';
 import { listedWrites } from '#shared/data/listing.ts';
+import { findOAuthClient } from '#shared/data/oauth-clients.ts';
+import { findStoredToken } from '#shared/data/oauth-grants.ts';
 import { productListing } from '#shared/data/products.ts';
 import {
   customerRecord,
@@ -40,17 +44,62 @@ import {
 import { keys, LIST_COUNT_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
-import type { UserPrincipal } from '#shared/domain/principals.ts';
+import type { ClientPrincipal, UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import type { Product } from '#shared/generated/api-types.ts';
 import type { OperationId } from '#shared/operations.ts';
+import type { Dependencies } from '#shared/runtime.ts';
+import { consent } from '#shared/services/consent.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteCustomer } from '#shared/services/delete-customer.ts';
+import { requestToken } from '#shared/services/request-token.ts';
 import { expectDocumented } from './contract.ts';
 import { customerOrder } from './customer-order.ts';
 import { itemKey, type TableDigest } from './table-state.ts';
+
+/** The principal a token-endpoint client authenticates as. */
+async function tokenPrincipal(deps: Dependencies, model: TokenClientModel): Promise<ClientPrincipal> {
+  const client = await findOAuthClient(deps.table, model.clientId);
+  if (!client) throw new Error('fuzz client missing');
+  return { kind: 'oauth_client', clientId: model.clientId, client, method: model.method };
+}
+
+/** Consent and code exchange through the services: a fresh family of `model`'s client. */
+async function seededTokens(
+  deps: Dependencies,
+  owner: UserPrincipal,
+  model: TokenClientModel,
+): Promise<PooledRefresh> {
+  const verifier = 'v'.repeat(43);
+  const { location } = await consent(
+    deps,
+    owner,
+    {
+      action: 'allow',
+      response_type: 'code',
+      client_id: model.clientId,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    },
+    { issuer: 'http://api.test' },
+  );
+  const code = new URL(location).searchParams.get('code') as string;
+  const tokens = await requestToken(deps, await tokenPrincipal(deps, model), {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+  });
+  const stored = await findStoredToken(deps.table, hashSecret(tokens.access_token));
+  return {
+    clientId: model.clientId,
+    refreshToken: tokens.refresh_token as string,
+    accessToken: tokens.access_token,
+    grantId: (stored as { grant_id: string }).grant_id,
+    scope: tokens.scope,
+  };
+}
 
 /** Every operation of the route table: `fuzzArbitraries` does not compile until each has its model. */
 export type { OperationId };
@@ -81,6 +130,26 @@ export interface FuzzContext {
   oauthClients: OAuthClientModel[];
   /** The API's base URL as the requests reach it: the `iss` of authorization answers. */
   issuer: string;
+  /** Clients of the token endpoint, one per authentication method, with their secrets. */
+  tokenClients: TokenClientModel[];
+  /** Fresh refresh tokens, each handed to one case only (then spent); drawn as cases are made. */
+  refreshPool: PooledRefresh[];
+  /** Refresh tokens whose family a replay already revoked: presenting them again changes nothing. */
+  revokedRefreshTokens: { clientId: string; token: string }[];
+}
+
+export interface TokenClientModel {
+  clientId: string;
+  secret?: string;
+  method: 'client_secret_basic' | 'client_secret_post' | 'none';
+}
+
+export interface PooledRefresh {
+  clientId: string;
+  refreshToken: string;
+  accessToken: string;
+  grantId: string;
+  scope: string;
 }
 
 export interface PoolCustomer {
@@ -208,6 +277,40 @@ export async function fuzzContext(
     );
     oauthClients.push({ ...model, clientId: client.client_id });
   }
+  const tokenClients: TokenClientModel[] = [];
+  const refreshPool: PooledRefresh[] = [];
+  const revokedRefreshTokens: { clientId: string; token: string }[] = [];
+  const deps: Dependencies = admin;
+  for (const method of ['client_secret_basic', 'client_secret_post', 'none'] as const) {
+    const registration = await createClient(
+      deps,
+      registrant,
+      {
+        redirect_uris: ['https://app.example/cb'],
+        client_name: `${options.label} tokens ${method}`,
+        scope: 'openid email products:read',
+        token_endpoint_auth_method: method,
+      },
+      { baseUrl: 'http://api.test' },
+    );
+    const model: TokenClientModel = {
+      clientId: registration.client_id,
+      method,
+      ...(registration.client_secret ? { secret: registration.client_secret } : {}),
+    };
+    tokenClients.push(model);
+    const issue = () => seededTokens(deps, { ...registrant, scopes: new Set(ALL_SCOPES) }, model);
+    for (let i = 0; i < 40; i++) refreshPool.push(await issue());
+    // A family revoked by a replay: presenting its tokens again is refused and changes nothing.
+    const revoked = await issue();
+    const principal = await tokenPrincipal(deps, model);
+    await requestToken(deps, principal, { grant_type: 'refresh_token', refresh_token: revoked.refreshToken });
+    await requestToken(deps, principal, {
+      grant_type: 'refresh_token',
+      refresh_token: revoked.refreshToken,
+    }).catch(() => undefined);
+    revokedRefreshTokens.push({ clientId: model.clientId, token: revoked.refreshToken });
+  }
   for (let i = 0; i < 12; i++) await subscribe('ours');
   const products = new Map<string, Tenant>();
   for (const [tenant, count] of [
@@ -258,6 +361,9 @@ export async function fuzzContext(
     products,
     oauthClients,
     issuer: options.issuer,
+    tokenClients,
+    refreshPool,
+    revokedRefreshTokens,
     clients: {
       keep: await registerPool(4, 'keep'),
       deletable: await registerPool(options.endpoints, 'deletable'),
@@ -308,6 +414,8 @@ export interface FuzzCase {
   oracle: Oracle;
   /** The webhook endpoint a delete may remove, and whose organization's credential sent it. */
   deletes?: { id: string; eligible: boolean };
+  /** The pooled refresh token a token request may spend (once). */
+  spends?: PooledRefresh;
 }
 
 /** Lambda's synchronous response limit: a larger answer becomes API Gateway's 500. */
@@ -3835,8 +3943,341 @@ function consentArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     }));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Request Token: a form, client authentication, the grant (RFC 6749 §2.3, §3.2, §4.1.3, §6)
+// ---------------------------------------------------------------------------------------------
+
+const FORM_LIMITS: Record<string, number> = {
+  grant_type: 64,
+  code: 256,
+  redirect_uri: 2083,
+  code_verifier: 256,
+  refresh_token: 256,
+  scope: 4096,
+  client_id: 255,
+  client_secret: 256,
+};
+
+interface FormCase {
+  contentType?: string;
+  /** The body as sent: text, or bytes that are not UTF-8. */
+  body: string | Buffer;
+  authorization?: string;
+  /** The pool refresh token this case may spend. */
+  spends?: PooledRefresh;
+}
+
+/** Form media types as RFC 6749 wants them, in the spellings clients use, and ones it does not. */
+const formTypeArb = fc.oneof(
+  { weight: 20, arbitrary: fc.constant<string | undefined>('application/x-www-form-urlencoded') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<string | undefined>(
+      'application/x-www-form-urlencoded;charset=UTF-8',
+      'Application/X-WWW-Form-Urlencoded; charset="utf-8"',
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<string | undefined>(
+      undefined,
+      'application/json',
+      'text/plain',
+      'application/x-www-form-urlencoded; charset=latin1',
+      'multipart/form-data; boundary=x',
+      '',
+    ),
+  },
+);
+
+/** The contract's reading of a form: every name once, `+` a space, escapes whole UTF-8; empty values absent. */
+function modelForm(text: string): Map<string, string> | 'invalid' {
+  const values = new Map<string, string>();
+  const seen = new Set<string>();
+  for (const pair of text.split('&').filter((p) => p !== '')) {
+    const at = pair.indexOf('=');
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent((at < 0 ? pair : pair.slice(0, at)).replace(/\+/g, ' '));
+      value = at < 0 ? '' : decodeURIComponent(pair.slice(at + 1).replace(/\+/g, ' '));
+    } catch {
+      return 'invalid';
+    }
+    if (seen.has(name)) return 'invalid';
+    seen.add(name);
+    if (value !== '') values.set(name, value);
+  }
+  return values;
+}
+
+const invalidClient: Oracle = { statuses: [401], errors: ['invalid_client'] };
+const tokenError = (status: number, ...errors: string[]): Oracle => ({ statuses: [status], errors });
+
+/** RFC 6749 §2.3: which client authenticated, or the refusal. */
+function clientOf(
+  ctx: FuzzContext,
+  authorization: string | undefined,
+  form: Map<string, string>,
+): TokenClientModel | Oracle {
+  const bodyId = form.get('client_id');
+  const bodySecret = form.get('client_secret');
+  let presented: { id: string; secret?: string; method: TokenClientModel['method'] };
+  if (authorization !== undefined && authorization.trim() !== '') {
+    const encoded = /^\s*Basic\s+([A-Za-z0-9+/]+={0,2})\s*$/i.exec(authorization)?.[1];
+    if (!encoded) return invalidClient;
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return invalidClient;
+    try {
+      const part = (t: string) => decodeURIComponent(t.replace(/\+/g, ' '));
+      presented = {
+        id: part(decoded.slice(0, colon)),
+        secret: part(decoded.slice(colon + 1)),
+        method: 'client_secret_basic',
+      };
+    } catch {
+      return invalidClient;
+    }
+    if (bodySecret !== undefined) return tokenError(400, 'invalid_request');
+    if (bodyId !== undefined && bodyId !== presented.id) return tokenError(400, 'invalid_request');
+  } else if (bodyId === undefined) {
+    return invalidClient;
+  } else {
+    presented =
+      bodySecret === undefined
+        ? { id: bodyId, method: 'none' }
+        : { id: bodyId, secret: bodySecret, method: 'client_secret_post' };
+  }
+  const client = ctx.tokenClients.find((c) => c.clientId === presented.id);
+  if (!client || client.method !== presented.method || client.secret !== presented.secret)
+    return invalidClient;
+  return client;
+}
+
+function tokenOracle(ctx: FuzzContext, c: FormCase): Oracle {
+  const media = /^application\/x-www-form-urlencoded\s*(;\s*charset="?utf-8"?\s*)?$/i;
+  if (!media.test(c.contentType ?? '')) return tokenError(415, 'invalid_request');
+  const bytes = Buffer.isBuffer(c.body) ? c.body : Buffer.from(c.body);
+  if (bytes.length > MAX_BODY_BYTES) return tokenError(413, 'invalid_request');
+  if (!isUtf8(bytes)) return tokenError(400, 'invalid_request');
+  const form = modelForm(bytes.toString());
+  if (form === 'invalid') return tokenError(400, 'invalid_request');
+  const client = clientOf(ctx, c.authorization, form);
+  if ('statuses' in client) return client;
+  for (const [name, max] of Object.entries(FORM_LIMITS)) {
+    const value = form.get(name);
+    if (value !== undefined && codePoints(value) > max) return tokenError(400, 'invalid_request');
+  }
+  const grantType = form.get('grant_type');
+  if (grantType === undefined) return tokenError(400, 'invalid_request');
+  if (grantType !== 'authorization_code' && grantType !== 'refresh_token')
+    return tokenError(400, 'unsupported_grant_type');
+  if (grantType === 'authorization_code') {
+    if (form.get('code') === undefined || form.get('code_verifier') === undefined)
+      return tokenError(400, 'invalid_request');
+    // No code the fuzzer sends was ever issued.
+    return tokenError(400, 'invalid_grant');
+  }
+  const refreshToken = form.get('refresh_token');
+  if (refreshToken === undefined) return tokenError(400, 'invalid_request');
+  const pooled = c.spends && c.spends.refreshToken === refreshToken && c.spends.clientId === client.clientId;
+  if (!pooled) return tokenError(400, 'invalid_grant');
+  const scope = form.get('scope');
+  if (scope !== undefined) {
+    const asked = scope.split(/\s+/).filter((s) => s !== '');
+    const granted = (c.spends as PooledRefresh).scope.split(' ');
+    if (asked.length === 0 || asked.some((s) => !granted.includes(s)))
+      return tokenError(400, 'invalid_scope');
+  }
+  return {
+    statuses: [200],
+    check: (reply) => {
+      const body = reply.body as Record<string, unknown>;
+      expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+      expect(body.access_token).toMatch(/^polar_at_o_/);
+      expect(body.refresh_token).toMatch(/^polar_rt_o_/);
+      expect(reply.headers['cache-control']).toBe('no-store');
+    },
+  };
+}
+
+function requestTokenArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const junk = ctx.headerSafe ? latin1(20) : printable(0, 20);
+  const secretOf = (client: TokenClientModel) => client.secret ?? `polar_cs_${'N'.repeat(48)}`;
+  // How the client authenticates: as registered, by another method, with a wrong secret, not at all.
+  const authArbOf = fc.oneof(
+    { weight: 12, arbitrary: fc.constant('registered' as const) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        'basic',
+        'post',
+        'none',
+        'wrong-secret',
+        'unknown',
+        'anonymous',
+        'both',
+        'bearer',
+        'garbage',
+      ),
+    },
+  );
+  const grantTypeArb = fc.oneof(
+    { weight: 12, arbitrary: fc.constant('refresh_token') },
+    { weight: 3, arbitrary: fc.constant('authorization_code') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('password', 'client_credentials', '', 'x'.repeat(65), 'REFRESH_TOKEN'),
+    },
+  );
+  const which = fc.oneof(
+    { weight: 8, arbitrary: fc.constant('pool' as const) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('revoked', 'other-client', 'unknown', 'missing', 'long', 'access-token'),
+    },
+  );
+  const scopeArb = fc.oneof(
+    { weight: 10, arbitrary: fc.constant(undefined) },
+    { weight: 2, arbitrary: fc.constantFrom('openid', 'openid email', 'products:read  openid') },
+    { weight: 1, arbitrary: fc.constantFrom('webhooks:write', 'openid admin', '   ') },
+  );
+  const rawTail = fc.oneof(
+    { weight: 20, arbitrary: fc.constant('') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '&grant_type=refresh_token',
+        '&x=%zz',
+        '&x=%ff',
+        '&x=%',
+        '&&&',
+        '&x',
+        '&x=a+b',
+        'bytes',
+        `&pad=${'p'.repeat(MAX_BODY_BYTES)}`,
+      ),
+    },
+  );
+  return fc
+    .tuple(
+      fc.constantFrom(...ctx.tokenClients),
+      authArbOf,
+      grantTypeArb,
+      which,
+      scopeArb,
+      fc.tuple(fc.option(alnum(43, 60), { nil: undefined }), fc.option(junk, { nil: undefined })),
+      rawTail,
+      formTypeArb,
+      fc.nat(3),
+      fc.boolean(),
+    )
+    .map(
+      ([
+        client,
+        how,
+        grantType,
+        tokenKind,
+        scope,
+        [verifier, extra],
+        tail,
+        contentType,
+        encoding,
+        slash,
+      ]): FuzzCase => {
+        const form = new URLSearchParams();
+        let authorization: string | undefined;
+        const basic = (id: string, secret: string) =>
+          `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+        const method =
+          how === 'registered'
+            ? client.method
+            : how === 'basic'
+              ? 'client_secret_basic'
+              : how === 'post'
+                ? 'client_secret_post'
+                : how === 'none'
+                  ? 'none'
+                  : client.method;
+        const secret = how === 'wrong-secret' ? `polar_cs_${'W'.repeat(48)}` : secretOf(client);
+        const id = how === 'unknown' ? `polar_ci_${'U'.repeat(48)}` : client.clientId;
+        if (how === 'anonymous') {
+          // no authentication at all
+        } else if (how === 'bearer') {
+          authorization = `Bearer ${ctx.demo.personal_access_token}`;
+        } else if (how === 'garbage') {
+          authorization = 'Basic not-base64!';
+        } else if (method === 'client_secret_basic') {
+          authorization = basic(id, secret);
+          if (how === 'both') form.set('client_secret', secret);
+        } else {
+          form.set('client_id', id);
+          if (method === 'client_secret_post' || how === 'both') form.set('client_secret', secret);
+        }
+        if (grantType !== '') form.set('grant_type', grantType);
+        let spends: PooledRefresh | undefined;
+        if (grantType === 'authorization_code') {
+          form.set('code', `polar_ac_${'C'.repeat(48)}`);
+          if (verifier !== undefined) form.set('code_verifier', verifier);
+        } else if (tokenKind === 'pool') {
+          const index = ctx.refreshPool.findIndex((entry) => entry.clientId === client.clientId);
+          // Each pooled token goes to one case only; an empty pool falls back to an unknown token.
+          spends = index < 0 ? undefined : ctx.refreshPool.splice(index, 1)[0];
+          form.set('refresh_token', spends?.refreshToken ?? `polar_rt_o_${'E'.repeat(48)}`);
+        } else if (tokenKind === 'revoked') {
+          form.set(
+            'refresh_token',
+            ctx.revokedRefreshTokens.find((r) => r.clientId === client.clientId)?.token ?? '',
+          );
+        } else if (tokenKind === 'other-client') {
+          form.set(
+            'refresh_token',
+            ctx.revokedRefreshTokens.find((r) => r.clientId !== client.clientId)?.token ?? '',
+          );
+        } else if (tokenKind === 'unknown') {
+          form.set('refresh_token', `polar_rt_o_${'Q'.repeat(48)}`);
+        } else if (tokenKind === 'long') {
+          form.set('refresh_token', 'r'.repeat(257));
+        } else if (tokenKind === 'access-token') {
+          form.set('refresh_token', ctx.demo.oauth_tokens.access_token);
+        }
+        if (scope !== undefined) form.set('scope', scope);
+        if (extra !== undefined) form.set('resource', extra);
+        const text = form.toString() + (tail === 'bytes' ? '' : tail);
+        // Bytes that are not UTF-8 at the end of the form.
+        const body: string | Buffer =
+          tail === 'bytes' ? Buffer.concat([Buffer.from(`${text}&x=`), Buffer.from([0xff])]) : text;
+        const formCase: FormCase = {
+          body,
+          ...(contentType !== undefined ? { contentType } : {}),
+          ...(authorization !== undefined ? { authorization } : {}),
+          ...(spends ? { spends } : {}),
+        };
+        const headers: Record<string, string> = {
+          ...(authorization !== undefined ? { authorization } : {}),
+          ...(contentType !== undefined ? { 'content-type': contentType } : {}),
+        };
+        return {
+          operationId: 'requestToken',
+          request: {
+            method: 'POST',
+            url: slash ? '/v1/oauth2/token/' : '/v1/oauth2/token',
+            headers,
+            body,
+            // API Gateway delivers form bodies base64-encoded; text sometimes, too.
+            base64: encoding !== 0,
+          },
+          oracle: tokenOracle(ctx, formCase),
+          ...(spends ? { spends } : {}),
+        };
+      },
+    );
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
+    requestToken: requestTokenArb(ctx),
     authorize: authorizeArb(ctx),
     consent: consentArb(ctx),
     createClient: clientArb(ctx),
@@ -4294,6 +4735,9 @@ export function describeCase(c: FuzzCase, reply?: FuzzReply): string {
   return reply ? `${request}\n  → ${reply.status} ${clip(reply.raw)}` : request;
 }
 
+/** The operations a client authenticates at itself (RFC 6749 §2.3): a 401 challenges `Basic`. */
+const CLIENT_AUTHENTICATED: ReadonlySet<string> = new Set(['requestToken', 'revokeToken', 'introspectToken']);
+
 /** The properties every answer has, and what the oracle prescribes for this request. */
 export function checkReply(c: FuzzCase, reply: FuzzReply): void {
   const where = describeCase(c, reply);
@@ -4329,9 +4773,13 @@ export function checkReply(c: FuzzCase, reply: FuzzReply): void {
         text: reply.raw,
       });
     }
-    if (reply.status === 401) expect(reply.headers['www-authenticate']).toMatch(/^Bearer realm="polar"/);
-    // Registration answers are never cacheable, errors included (RFC 7591 §3.2, RFC 6749 §5.1).
-    if (c.operationId === 'createClient') {
+    if (reply.status === 401) {
+      expect(reply.headers['www-authenticate']).toMatch(
+        CLIENT_AUTHENTICATED.has(c.operationId) ? /^Basic realm="polar"$/ : /^Bearer realm="polar"/,
+      );
+    }
+    // Registration and token answers are never cacheable, errors included (RFC 7591 §3.2, RFC 6749 §5.1).
+    if (c.operationId === 'createClient' || CLIENT_AUTHENTICATED.has(c.operationId)) {
       expect(reply.headers['cache-control']).toBe('no-store');
       expect(reply.headers.pragma).toBe('no-cache');
     }
@@ -4505,6 +4953,16 @@ const touched: Record<
     const code = status === 303 ? new URL(body.redirect_to as string).searchParams.get('code') : null;
     return code ? [itemKey(keys.authorizationCode(hashSecret(code)))] : [];
   },
+  requestToken: (c, body, status) =>
+    status === 200 && c.spends
+      ? [
+          itemKey(keys.oauthGrant(c.spends.grantId)),
+          itemKey(keys.token(hashSecret(c.spends.refreshToken))),
+          itemKey(keys.token(hashSecret(c.spends.accessToken))),
+          itemKey(keys.token(hashSecret(body.access_token as string))),
+          itemKey(keys.token(hashSecret(body.refresh_token as string))),
+        ]
+      : [],
 };
 
 /** The client id of a registration request's path. */
