@@ -463,6 +463,35 @@ export const operations = [
       { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['oauthClient'] },
     ],
   },
+  {
+    name: 'revoke-token',
+    operationId: 'revokeToken',
+    method: 'POST',
+    path: '/v1/oauth2/revoke',
+    entry: 'functions/revoke-token/handler.ts',
+    access: [
+      // The client, the token presented, and for a refresh token its grant.
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient', 'token', 'oauthGrant'] },
+      // An access token ended alone; a grant and its live tokens ended in one transaction.
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
+    ],
+  },
+  {
+    name: 'introspect-token',
+    operationId: 'introspectToken',
+    method: 'POST',
+    path: '/v1/oauth2/introspect',
+    entry: 'functions/introspect-token/handler.ts',
+    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient', 'token'] }],
+  },
+  {
+    name: 'userinfo',
+    operationId: 'userinfo',
+    method: 'GET',
+    path: '/v1/oauth2/userinfo',
+    entry: 'functions/userinfo/handler.ts',
+    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'user'] }],
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 export type OperationName = (typeof operations)[number]['name'];

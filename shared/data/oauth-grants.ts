@@ -3,7 +3,12 @@
  * refresh tokens, and the per-client liveness item. Every secret is stored only as its SHA-256 and
  * found by it; codes and tokens carry a TTL a day past their expiry.
  */
-import { DeleteCommand, GetCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
@@ -277,4 +282,23 @@ export async function revokeGrant(table: Table, grantId: string, now: string): P
     }
   }
   throw new ServiceUnavailable();
+}
+
+/** Ends one access token (RFC 7009); one already ended, or gone, stays as it is. */
+export async function revokeAccessToken(table: Table, tokenHash: string, now: string): Promise<void> {
+  try {
+    await run(() =>
+      table.doc.send(
+        new UpdateCommand({
+          TableName: table.name,
+          Key: keys.token(tokenHash),
+          UpdateExpression: 'SET revoked_at = :now',
+          ConditionExpression: 'attribute_exists(PK) AND revoked_at = :null',
+          ExpressionAttributeValues: { ':now': now, ...NULL },
+        }),
+      ),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
 }

@@ -3,7 +3,7 @@
  * for the organizations they belong to) or a customer (customer session, one customer of one
  * organization). Services take these; how a token becomes one is `shared/http/auth.ts`.
  */
-import type { ClientAuthMethod } from './oauth.ts';
+import type { ClientAuthMethod, SubType } from './oauth.ts';
 
 export type CredentialKind =
   | 'personal_access_token'
@@ -21,6 +21,11 @@ export interface UserPrincipal {
   tokenId: string;
   organizationIds: string[];
   scopes: ReadonlySet<string>;
+  /**
+   * Set when the credential is an OAuth access token: the client it was issued to, and whom it acts
+   * for (the user; or `organization`, the one organization of `organizationIds`).
+   */
+  oauth?: { clientId: string; subType: SubType };
 }
 
 export interface CustomerPrincipal {

@@ -176,6 +176,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth2/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a token
+         * @description Token revocation (RFC 7009). A form with `token` (and optionally `token_type_hint`, which
+         *     is not needed: either kind is found). The client authenticates as at the token endpoint,
+         *     public clients included: a public client may revoke its own tokens. An access token ends
+         *     alone; a refresh token ends its whole grant, with the grant's live access token. A token
+         *     that is unknown, already ended, of another shape or another client's is the same 200 and
+         *     changes nothing.
+         */
+        post: operations["revokeToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Introspect a token
+         * @description Token introspection (RFC 7662). A form with `token` (and optionally `token_type_hint`). Only
+         *     confidential clients (`client_secret_basic`, `client_secret_post`) may introspect, and only
+         *     their own tokens: another client's token, an unknown, revoked, expired or replaced one are
+         *     all `{"active": false}`.
+         */
+        post: operations["introspectToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/userinfo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the token acts for
+         * @description OpenID Connect UserInfo. With an OAuth access token acting for a user (or a personal access
+         *     token): `sub`, the user's id, and with the `email` scope `email` and `email_verified`
+         *     (false: this service never verifies an address). With a token acting for an organization:
+         *     `sub`, the organization's id, and with the `profile` scope its `name`. Requires the
+         *     `openid` scope.
+         */
+        get: operations["userinfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/": {
         parameters: {
             query?: never;
@@ -1946,6 +2018,58 @@ export interface components {
             /** @constant */
             error?: "invalid_client";
         };
+        /** @description RFC 7009 §2.1, form-encoded; the client's credentials as at the token endpoint. */
+        OAuth2TokenRevocation: {
+            token?: string;
+            token_type_hint?: string;
+            client_id?: string;
+            client_secret?: string;
+        };
+        /** @description RFC 7662 §2.1, form-encoded; the client's credentials as at the token endpoint. */
+        OAuth2TokenIntrospection: {
+            token?: string;
+            token_type_hint?: string;
+            client_id?: string;
+            client_secret?: string;
+        };
+        /** @description Empty (RFC 7009 §2.2 leaves the body to the server). */
+        RevokeTokenResponse: Record<string, never>;
+        /** @description RFC 7662 §2.2 for any token that is not an active one of this client. */
+        InactiveToken: {
+            /** @constant */
+            active: false;
+        };
+        /** @description An active token of this client (RFC 7662 §2.2). */
+        IntrospectTokenResponse: {
+            /** @constant */
+            active: true;
+            client_id: string;
+            /** @enum {string} */
+            token_type: "access_token" | "refresh_token";
+            scope: string;
+            sub_type: components["schemas"]["SubType"];
+            /** @description The user's or the organization's id. */
+            sub: string;
+            /** @description The organizations the token acts in. */
+            organizations: string[];
+            /** @description The client id. */
+            aud: string;
+            /** @description The issuer (the API's base URL). */
+            iss: string;
+            /** @description Expiry, seconds since the epoch. */
+            exp: number;
+            /** @description Issue time, seconds since the epoch. */
+            iat: number;
+        };
+        UserInfoUser: {
+            sub: string;
+            email?: string;
+            email_verified?: boolean;
+        };
+        UserInfoOrganization: {
+            sub: string;
+            name?: string;
+        };
         /** @description Client metadata rejected (RFC 7591 section 3.2.2). */
         ClientRegistrationError: components["schemas"]["OAuthError"] & {
             /** @enum {string} */
@@ -2536,6 +2660,94 @@ export interface operations {
             401: components["responses"]["InvalidClient"];
             413: components["responses"]["FormTooLarge"];
             415: components["responses"]["FormMediaType"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["OAuth2TokenRevocation"];
+            };
+        };
+        responses: {
+            /** @description The token is no longer valid (or never was one of the client's). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeTokenResponse"];
+                };
+            };
+            400: components["responses"]["TokenRequestError"];
+            401: components["responses"]["InvalidClient"];
+            413: components["responses"]["FormTooLarge"];
+            415: components["responses"]["FormMediaType"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    introspectToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["OAuth2TokenIntrospection"];
+            };
+        };
+        responses: {
+            /** @description Whether the token is active, and if so what it grants. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntrospectTokenResponse"] | components["schemas"]["InactiveToken"];
+                };
+            };
+            400: components["responses"]["TokenRequestError"];
+            401: components["responses"]["InvalidClient"];
+            413: components["responses"]["FormTooLarge"];
+            415: components["responses"]["FormMediaType"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    userinfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subject. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInfoUser"] | components["schemas"]["UserInfoOrganization"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3857,6 +4069,13 @@ export type OAuth2TokenRequest = components['schemas']['OAuth2TokenRequest'];
 export type OAuth2TokenResponse = components['schemas']['OAuth2TokenResponse'];
 export type TokenError = components['schemas']['TokenError'];
 export type InvalidClientError = components['schemas']['InvalidClientError'];
+export type OAuth2TokenRevocation = components['schemas']['OAuth2TokenRevocation'];
+export type OAuth2TokenIntrospection = components['schemas']['OAuth2TokenIntrospection'];
+export type RevokeTokenResponse = components['schemas']['RevokeTokenResponse'];
+export type InactiveToken = components['schemas']['InactiveToken'];
+export type IntrospectTokenResponse = components['schemas']['IntrospectTokenResponse'];
+export type UserInfoUser = components['schemas']['UserInfoUser'];
+export type UserInfoOrganization = components['schemas']['UserInfoOrganization'];
 export type ClientRegistrationError = components['schemas']['ClientRegistrationError'];
 export type GenericError = components['schemas']['GenericError'];
 export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'];
@@ -3867,6 +4086,8 @@ export type DeleteClientPath = operations['deleteClient']['parameters']['path'];
 export type AuthorizeQuery = NonNullable<operations['authorize']['parameters']['query']>;
 export type ConsentBody = components['schemas']['OAuth2Consent'];
 export type RequestTokenBody = components['schemas']['OAuth2TokenRequest'];
+export type RevokeTokenBody = components['schemas']['OAuth2TokenRevocation'];
+export type IntrospectTokenBody = components['schemas']['OAuth2TokenIntrospection'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type GetWalletPath = operations['getWallet']['parameters']['path'];

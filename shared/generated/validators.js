@@ -671,13 +671,13 @@ return validate20;
 })();
 
 export const validateGetClientPath = /* @__PURE__ */ (() => {
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -741,11 +741,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate60;
+validate62.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate62;
 })();
 
 export const validateUpdateClientBody = /* @__PURE__ */ (() => {
@@ -1497,168 +1497,168 @@ return validate21;
 })();
 
 export const validateUpdateClientPath = /* @__PURE__ */ (() => {
-const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
-
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate61.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.client_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.client_id !== undefined){
-let data0 = data.client_id;
-if(typeof data0 === "string"){
-if(func1(data0) > 255){
-const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(func1(data0) < 1){
-const err2 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate61.errors = vErrors;
-return errors === 0;
-}
-validate61.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate61;
-})();
-
-export const validateDeleteClientPath = /* @__PURE__ */ (() => {
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
-const func1 = ucs2length;
-
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate62.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.client_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.client_id !== undefined){
-let data0 = data.client_id;
-if(typeof data0 === "string"){
-if(func1(data0) > 255){
-const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(func1(data0) < 1){
-const err2 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate62.errors = vErrors;
-return errors === 0;
-}
-validate62.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate62;
-})();
-
-export const validateAuthorizeQuery = /* @__PURE__ */ (() => {
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"AuthorizeQuery","type":"object","properties":{"response_type":{"type":"string","description":"`code`."},"client_id":{"type":"string","description":"The registered client."},"redirect_uri":{"type":"string","description":"One of the client's registered redirect URIs, exactly; optional when it registered one."},"scope":{"type":"string","description":"Space-separated; a subset of the client's."},"state":{"type":"string","description":"Returned to the client unchanged (at most 1024 characters)."},"code_challenge":{"type":"string","description":"BASE64URL(SHA-256(code_verifier)), required."},"code_challenge_method":{"type":"string","description":"`S256`, required."}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate63.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.client_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.client_id !== undefined){
+let data0 = data.client_id;
+if(typeof data0 === "string"){
+if(func1(data0) > 255){
+const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err2 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate63.errors = vErrors;
+return errors === 0;
+}
+validate63.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate63;
+})();
+
+export const validateDeleteClientPath = /* @__PURE__ */ (() => {
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const func1 = ucs2length;
+
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate64.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.client_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.client_id !== undefined){
+let data0 = data.client_id;
+if(typeof data0 === "string"){
+if(func1(data0) > 255){
+const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err2 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate64.errors = vErrors;
+return errors === 0;
+}
+validate64.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate64;
+})();
+
+export const validateAuthorizeQuery = /* @__PURE__ */ (() => {
+const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"AuthorizeQuery","type":"object","properties":{"response_type":{"type":"string","description":"`code`."},"client_id":{"type":"string","description":"The registered client."},"redirect_uri":{"type":"string","description":"One of the client's registered redirect URIs, exactly; optional when it registered one."},"scope":{"type":"string","description":"Space-separated; a subset of the client's."},"state":{"type":"string","description":"Returned to the client unchanged (at most 1024 characters)."},"code_challenge":{"type":"string","description":"BASE64URL(SHA-256(code_verifier)), required."},"code_challenge_method":{"type":"string","description":"`S256`, required."}}};
+
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1761,11 +1761,11 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":{"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
-return validate63;
+validate65.evaluated = {"props":{"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
+return validate65;
 })();
 
 export const validateConsentBody = /* @__PURE__ */ (() => {
@@ -2280,20 +2280,286 @@ validate25.evaluated = {"props":{"grant_type":true,"code":true,"redirect_uri":tr
 return validate25;
 })();
 
-export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
-const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateSubscriptionBody","description":"Body of Create Subscription.","type":"object","properties":{"product_id":{"$ref":"#/$defs/Uuid4","description":"A free recurring product."},"customer_id":{"$ref":"#/$defs/Uuid4","description":"An existing customer of the product's organization."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["product_id","customer_id"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema46 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema48 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+export const validateRevokeTokenBody = /* @__PURE__ */ (() => {
+const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeTokenBody","description":"RFC 7009 §2.1, form-encoded; the client's credentials as at the token endpoint.","type":"object","properties":{"token":{"type":"string","maxLength":512},"token_type_hint":{"type":"string","maxLength":64},"client_id":{"type":"string","maxLength":255},"client_secret":{"type":"string","maxLength":256}}};
 const func1 = ucs2length;
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate26.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.token !== undefined){
+let data0 = data.token;
+if(typeof data0 === "string"){
+if(func1(data0) > 512){
+const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.token_type_hint !== undefined){
+let data1 = data.token_type_hint;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err2 = {instancePath:instancePath+"/token_type_hint",schemaPath:"#/properties/token_type_hint/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/token_type_hint",schemaPath:"#/properties/token_type_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.client_id !== undefined){
+let data2 = data.client_id;
+if(typeof data2 === "string"){
+if(func1(data2) > 255){
+const err4 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.client_secret !== undefined){
+let data3 = data.client_secret;
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err6 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate26.errors = vErrors;
+return errors === 0;
+}
+validate26.evaluated = {"props":{"token":true,"token_type_hint":true,"client_id":true,"client_secret":true},"dynamicProps":false,"dynamicItems":false};
+return validate26;
+})();
+
+export const validateIntrospectTokenBody = /* @__PURE__ */ (() => {
+const schema46 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"IntrospectTokenBody","description":"RFC 7662 §2.1, form-encoded; the client's credentials as at the token endpoint.","type":"object","properties":{"token":{"type":"string","maxLength":512},"token_type_hint":{"type":"string","maxLength":64},"client_id":{"type":"string","maxLength":255},"client_secret":{"type":"string","maxLength":256}}};
+const func1 = ucs2length;
+
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate27.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.token !== undefined){
+let data0 = data.token;
+if(typeof data0 === "string"){
+if(func1(data0) > 512){
+const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.token_type_hint !== undefined){
+let data1 = data.token_type_hint;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err2 = {instancePath:instancePath+"/token_type_hint",schemaPath:"#/properties/token_type_hint/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/token_type_hint",schemaPath:"#/properties/token_type_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.client_id !== undefined){
+let data2 = data.client_id;
+if(typeof data2 === "string"){
+if(func1(data2) > 255){
+const err4 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.client_secret !== undefined){
+let data3 = data.client_secret;
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err6 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate27.errors = vErrors;
+return errors === 0;
+}
+validate27.evaluated = {"props":{"token":true,"token_type_hint":true,"client_id":true,"client_secret":true},"dynamicProps":false,"dynamicItems":false};
+return validate27;
+})();
+
+export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
+const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateSubscriptionBody","description":"Body of Create Subscription.","type":"object","properties":{"product_id":{"$ref":"#/$defs/Uuid4","description":"A free recurring product."},"customer_id":{"$ref":"#/$defs/Uuid4","description":"An existing customer of the product's organization."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["product_id","customer_id"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema48 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema50 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const func1 = ucs2length;
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate28.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2615,21 +2881,21 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate26.evaluated = {"props":{"product_id":true,"customer_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
-return validate26;
+validate28.evaluated = {"props":{"product_id":true,"customer_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+return validate28;
 })();
 
 export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
-const schema138 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema140 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2708,7 +2974,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data3 === "created_at") || (data3 === "-created_at")) || (data3 === "balance")) || (data3 === "-balance"))){
-const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema138.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema140.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2740,23 +3006,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate64;
+validate66.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate66;
 })();
 
 export const validateGetWalletPath = /* @__PURE__ */ (() => {
-const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema140 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema142 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2820,29 +3086,29 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate65;
+validate67.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate67;
 })();
 
 export const validateCreateProductBody = /* @__PURE__ */ (() => {
-const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateProductBody","description":"Body of Create Product.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"$ref":"#/$defs/ProductName"},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"$ref":"#/$defs/ProductVisibility","default":"public"},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}],"description":"Billing interval; left out or null for a one-time product."},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}],"description":"For a recurring product, default 1. A one-time product has none (null or left out)."},"prices":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceCreate"},"description":"One price per currency, one of them in the organization's default currency."},"metadata":{"$ref":"#/$defs/MetadataInput"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["name","prices"]}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema53 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema54 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema55 = {"type":"string","enum":["draft","private","public"]};
-const schema52 = {"type":"string","enum":["day","week","month","year"]};
-const schema57 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
-const schema61 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema62 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema50 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
-const schema51 = {"type":"string","enum":["day","week","month","year"]};
+const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateProductBody","description":"Body of Create Product.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"$ref":"#/$defs/ProductName"},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"$ref":"#/$defs/ProductVisibility","default":"public"},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}],"description":"Billing interval; left out or null for a one-time product."},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}],"description":"For a recurring product, default 1. A one-time product has none (null or left out)."},"prices":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceCreate"},"description":"One price per currency, one of them in the organization's default currency."},"metadata":{"$ref":"#/$defs/MetadataInput"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["name","prices"]}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema55 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema56 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema57 = {"type":"string","enum":["draft","private","public"]};
+const schema54 = {"type":"string","enum":["day","week","month","year"]};
+const schema59 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
+const schema63 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema64 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema52 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
+const schema53 = {"type":"string","enum":["day","week","month","year"]};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate28.evaluated;
+const evaluated0 = validate30.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2866,7 +3132,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((data0 === "day") || (data0 === "week")) || (data0 === "month")) || (data0 === "year"))){
-const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema51.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema53.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2980,7 +3246,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "day") || (data2 === "week")) || (data2 === "month")) || (data2 === "year"))){
-const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3193,19 +3459,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
-validate28.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+validate30.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema58 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
-const schema59 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
-const schema60 = {"type":"string","enum":["location","inclusive","exclusive"]};
+const schema60 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
+const schema61 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
+const schema62 = {"type":"string","enum":["location","inclusive","exclusive"]};
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate32.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3411,7 +3677,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data4 === "fixed") || (data4 === "free"))){
-const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema58.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema60.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3434,7 +3700,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "aed") || (data5 === "afn")) || (data5 === "all")) || (data5 === "amd")) || (data5 === "ang")) || (data5 === "aoa")) || (data5 === "ars")) || (data5 === "aud")) || (data5 === "awg")) || (data5 === "azn")) || (data5 === "bam")) || (data5 === "bbd")) || (data5 === "bdt")) || (data5 === "bgn")) || (data5 === "bhd")) || (data5 === "bif")) || (data5 === "bmd")) || (data5 === "bnd")) || (data5 === "bob")) || (data5 === "brl")) || (data5 === "bsd")) || (data5 === "btn")) || (data5 === "bwp")) || (data5 === "byn")) || (data5 === "bzd")) || (data5 === "cad")) || (data5 === "cdf")) || (data5 === "chf")) || (data5 === "clp")) || (data5 === "cny")) || (data5 === "cop")) || (data5 === "crc")) || (data5 === "cuc")) || (data5 === "cup")) || (data5 === "cve")) || (data5 === "czk")) || (data5 === "djf")) || (data5 === "dkk")) || (data5 === "dop")) || (data5 === "dzd")) || (data5 === "egp")) || (data5 === "ern")) || (data5 === "etb")) || (data5 === "eur")) || (data5 === "fjd")) || (data5 === "fkp")) || (data5 === "gbp")) || (data5 === "gel")) || (data5 === "ghs")) || (data5 === "gip")) || (data5 === "gmd")) || (data5 === "gnf")) || (data5 === "gtq")) || (data5 === "gyd")) || (data5 === "hkd")) || (data5 === "hnl")) || (data5 === "hrk")) || (data5 === "htg")) || (data5 === "huf")) || (data5 === "idr")) || (data5 === "ils")) || (data5 === "inr")) || (data5 === "iqd")) || (data5 === "irr")) || (data5 === "isk")) || (data5 === "jmd")) || (data5 === "jod")) || (data5 === "jpy")) || (data5 === "kes")) || (data5 === "kgs")) || (data5 === "khr")) || (data5 === "kmf")) || (data5 === "kpw")) || (data5 === "krw")) || (data5 === "kwd")) || (data5 === "kyd")) || (data5 === "kzt")) || (data5 === "lak")) || (data5 === "lbp")) || (data5 === "lkr")) || (data5 === "lrd")) || (data5 === "lsl")) || (data5 === "lyd")) || (data5 === "mad")) || (data5 === "mdl")) || (data5 === "mga")) || (data5 === "mkd")) || (data5 === "mmk")) || (data5 === "mnt")) || (data5 === "mop")) || (data5 === "mru")) || (data5 === "mur")) || (data5 === "mvr")) || (data5 === "mwk")) || (data5 === "mxn")) || (data5 === "myr")) || (data5 === "mzn")) || (data5 === "nad")) || (data5 === "ngn")) || (data5 === "nio")) || (data5 === "nok")) || (data5 === "npr")) || (data5 === "nzd")) || (data5 === "omr")) || (data5 === "pab")) || (data5 === "pen")) || (data5 === "pgk")) || (data5 === "php")) || (data5 === "pkr")) || (data5 === "pln")) || (data5 === "pyg")) || (data5 === "qar")) || (data5 === "ron")) || (data5 === "rsd")) || (data5 === "rub")) || (data5 === "rwf")) || (data5 === "sar")) || (data5 === "sbd")) || (data5 === "scr")) || (data5 === "sdg")) || (data5 === "sek")) || (data5 === "sgd")) || (data5 === "shp")) || (data5 === "sle")) || (data5 === "sll")) || (data5 === "sos")) || (data5 === "srd")) || (data5 === "ssp")) || (data5 === "stn")) || (data5 === "svc")) || (data5 === "syp")) || (data5 === "szl")) || (data5 === "thb")) || (data5 === "tjs")) || (data5 === "tmt")) || (data5 === "tnd")) || (data5 === "top")) || (data5 === "try")) || (data5 === "ttd")) || (data5 === "twd")) || (data5 === "tzs")) || (data5 === "uah")) || (data5 === "ugx")) || (data5 === "usd")) || (data5 === "uyu")) || (data5 === "uzs")) || (data5 === "ves")) || (data5 === "vnd")) || (data5 === "vuv")) || (data5 === "wst")) || (data5 === "xaf")) || (data5 === "xcd")) || (data5 === "xcg")) || (data5 === "xof")) || (data5 === "xpf")) || (data5 === "yer")) || (data5 === "zar")) || (data5 === "zmw")) || (data5 === "zwg")) || (data5 === "zwl"))){
-const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema59.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3495,7 +3761,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data7 === "location") || (data7 === "inclusive")) || (data7 === "exclusive"))){
-const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema60.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema62.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3552,11 +3818,11 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate32.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate30.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate32.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
@@ -3564,18 +3830,18 @@ const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u")
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate27.evaluated;
+const evaluated0 = validate29.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3731,7 +3997,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "draft") || (data2 === "private")) || (data2 === "public"))){
-const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema55.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema57.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3757,7 +4023,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data3 === "day") || (data3 === "week")) || (data3 === "month")) || (data3 === "year"))){
-const err14 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3902,8 +4168,8 @@ errors++;
 }
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate30(data5[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate32(data5[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
@@ -4217,24 +4483,24 @@ vErrors.push(err47);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":{"name":true,"description":true,"visibility":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"metadata":true,"organization_id":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
-return validate27;
+validate29.evaluated = {"props":{"name":true,"description":true,"visibility":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"metadata":true,"organization_id":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+return validate29;
 })();
 
 export const validateListProductsQuery = /* @__PURE__ */ (() => {
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema142 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema143 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
+const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema144 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema145 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4527,7 +4793,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((((data17 === "created_at") || (data17 === "-created_at")) || (data17 === "name")) || (data17 === "-name")) || (data17 === "price_amount_type")) || (data17 === "-price_amount_type")) || (data17 === "price_amount")) || (data17 === "-price_amount"))){
-const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema143.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema145.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4559,23 +4825,23 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate66;
+validate68.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate68;
 })();
 
 export const validateGetProductPath = /* @__PURE__ */ (() => {
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema145 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema147 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4639,28 +4905,28 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate67;
+validate69.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate69;
 })();
 
 export const validateUpdateProductBody = /* @__PURE__ */ (() => {
-const schema63 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductBody","description":"Body of Update Product; every field is optional and `null` leaves a field as it is.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"anyOf":[{"$ref":"#/$defs/ProductName"},{"type":"null"}]},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"anyOf":[{"$ref":"#/$defs/ProductVisibility"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/MetadataInput"},"is_archived":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}]},"prices":{"anyOf":[{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceUpdate"}},{"type":"null"}]}}}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"ExistingProductPrice":{"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductPriceUpdate":{"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema67 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema68 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema69 = {"type":"string","enum":["draft","private","public"]};
-const schema70 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema66 = {"type":"string","enum":["day","week","month","year"]};
-const schema72 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
-const schema64 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
-const schema65 = {"type":"string","enum":["day","week","month","year"]};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductBody","description":"Body of Update Product; every field is optional and `null` leaves a field as it is.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"anyOf":[{"$ref":"#/$defs/ProductName"},{"type":"null"}]},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"anyOf":[{"$ref":"#/$defs/ProductVisibility"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/MetadataInput"},"is_archived":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}]},"prices":{"anyOf":[{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceUpdate"}},{"type":"null"}]}}}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"ExistingProductPrice":{"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductPriceUpdate":{"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema69 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema70 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema71 = {"type":"string","enum":["draft","private","public"]};
+const schema72 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema68 = {"type":"string","enum":["day","week","month","year"]};
+const schema74 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
+const schema66 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
+const schema67 = {"type":"string","enum":["day","week","month","year"]};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4684,7 +4950,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((data0 === "day") || (data0 === "week")) || (data0 === "month")) || (data0 === "year"))){
-const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema67.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4798,7 +5064,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "day") || (data2 === "week")) || (data2 === "month")) || (data2 === "year"))){
-const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5011,23 +5277,23 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+validate35.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema73 = {"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}};
-const schema75 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema77 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
-const schema78 = {"type":"string","enum":["location","inclusive","exclusive"]};
-const schema74 = {"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]};
+const schema75 = {"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}};
+const schema77 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema79 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
+const schema80 = {"type":"string","enum":["location","inclusive","exclusive"]};
+const schema76 = {"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate38.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5091,17 +5357,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+validate38.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema76 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
+const schema78 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate40.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5307,7 +5573,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data4 === "fixed") || (data4 === "free"))){
-const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema76.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema78.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5330,7 +5596,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "aed") || (data5 === "afn")) || (data5 === "all")) || (data5 === "amd")) || (data5 === "ang")) || (data5 === "aoa")) || (data5 === "ars")) || (data5 === "aud")) || (data5 === "awg")) || (data5 === "azn")) || (data5 === "bam")) || (data5 === "bbd")) || (data5 === "bdt")) || (data5 === "bgn")) || (data5 === "bhd")) || (data5 === "bif")) || (data5 === "bmd")) || (data5 === "bnd")) || (data5 === "bob")) || (data5 === "brl")) || (data5 === "bsd")) || (data5 === "btn")) || (data5 === "bwp")) || (data5 === "byn")) || (data5 === "bzd")) || (data5 === "cad")) || (data5 === "cdf")) || (data5 === "chf")) || (data5 === "clp")) || (data5 === "cny")) || (data5 === "cop")) || (data5 === "crc")) || (data5 === "cuc")) || (data5 === "cup")) || (data5 === "cve")) || (data5 === "czk")) || (data5 === "djf")) || (data5 === "dkk")) || (data5 === "dop")) || (data5 === "dzd")) || (data5 === "egp")) || (data5 === "ern")) || (data5 === "etb")) || (data5 === "eur")) || (data5 === "fjd")) || (data5 === "fkp")) || (data5 === "gbp")) || (data5 === "gel")) || (data5 === "ghs")) || (data5 === "gip")) || (data5 === "gmd")) || (data5 === "gnf")) || (data5 === "gtq")) || (data5 === "gyd")) || (data5 === "hkd")) || (data5 === "hnl")) || (data5 === "hrk")) || (data5 === "htg")) || (data5 === "huf")) || (data5 === "idr")) || (data5 === "ils")) || (data5 === "inr")) || (data5 === "iqd")) || (data5 === "irr")) || (data5 === "isk")) || (data5 === "jmd")) || (data5 === "jod")) || (data5 === "jpy")) || (data5 === "kes")) || (data5 === "kgs")) || (data5 === "khr")) || (data5 === "kmf")) || (data5 === "kpw")) || (data5 === "krw")) || (data5 === "kwd")) || (data5 === "kyd")) || (data5 === "kzt")) || (data5 === "lak")) || (data5 === "lbp")) || (data5 === "lkr")) || (data5 === "lrd")) || (data5 === "lsl")) || (data5 === "lyd")) || (data5 === "mad")) || (data5 === "mdl")) || (data5 === "mga")) || (data5 === "mkd")) || (data5 === "mmk")) || (data5 === "mnt")) || (data5 === "mop")) || (data5 === "mru")) || (data5 === "mur")) || (data5 === "mvr")) || (data5 === "mwk")) || (data5 === "mxn")) || (data5 === "myr")) || (data5 === "mzn")) || (data5 === "nad")) || (data5 === "ngn")) || (data5 === "nio")) || (data5 === "nok")) || (data5 === "npr")) || (data5 === "nzd")) || (data5 === "omr")) || (data5 === "pab")) || (data5 === "pen")) || (data5 === "pgk")) || (data5 === "php")) || (data5 === "pkr")) || (data5 === "pln")) || (data5 === "pyg")) || (data5 === "qar")) || (data5 === "ron")) || (data5 === "rsd")) || (data5 === "rub")) || (data5 === "rwf")) || (data5 === "sar")) || (data5 === "sbd")) || (data5 === "scr")) || (data5 === "sdg")) || (data5 === "sek")) || (data5 === "sgd")) || (data5 === "shp")) || (data5 === "sle")) || (data5 === "sll")) || (data5 === "sos")) || (data5 === "srd")) || (data5 === "ssp")) || (data5 === "stn")) || (data5 === "svc")) || (data5 === "syp")) || (data5 === "szl")) || (data5 === "thb")) || (data5 === "tjs")) || (data5 === "tmt")) || (data5 === "tnd")) || (data5 === "top")) || (data5 === "try")) || (data5 === "ttd")) || (data5 === "twd")) || (data5 === "tzs")) || (data5 === "uah")) || (data5 === "ugx")) || (data5 === "usd")) || (data5 === "uyu")) || (data5 === "uzs")) || (data5 === "ves")) || (data5 === "vnd")) || (data5 === "vuv")) || (data5 === "wst")) || (data5 === "xaf")) || (data5 === "xcd")) || (data5 === "xcg")) || (data5 === "xof")) || (data5 === "xpf")) || (data5 === "yer")) || (data5 === "zar")) || (data5 === "zmw")) || (data5 === "zwg")) || (data5 === "zwl"))){
-const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema79.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5391,7 +5657,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data7 === "location") || (data7 === "inclusive")) || (data7 === "exclusive"))){
-const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema80.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5448,17 +5714,17 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate40.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate38.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate40.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate37.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5494,8 +5760,8 @@ vErrors = null;
 let ifClause0;
 if(_valid0){
 const _errs3 = errors;
-if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs3 === errors;
@@ -5508,12 +5774,12 @@ ifClause0 = "then";
 }
 else {
 const _errs4 = errors;
-if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
 else {
-var props1 = validate38.evaluated.props;
+var props1 = validate40.evaluated.props;
 }
 var _valid0 = _errs4 === errors;
 valid0 = _valid0;
@@ -5597,7 +5863,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((data1 === "fixed") || (data1 === "free"))){
-const err6 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema73.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema75.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5620,7 +5886,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data2 === "aed") || (data2 === "afn")) || (data2 === "all")) || (data2 === "amd")) || (data2 === "ang")) || (data2 === "aoa")) || (data2 === "ars")) || (data2 === "aud")) || (data2 === "awg")) || (data2 === "azn")) || (data2 === "bam")) || (data2 === "bbd")) || (data2 === "bdt")) || (data2 === "bgn")) || (data2 === "bhd")) || (data2 === "bif")) || (data2 === "bmd")) || (data2 === "bnd")) || (data2 === "bob")) || (data2 === "brl")) || (data2 === "bsd")) || (data2 === "btn")) || (data2 === "bwp")) || (data2 === "byn")) || (data2 === "bzd")) || (data2 === "cad")) || (data2 === "cdf")) || (data2 === "chf")) || (data2 === "clp")) || (data2 === "cny")) || (data2 === "cop")) || (data2 === "crc")) || (data2 === "cuc")) || (data2 === "cup")) || (data2 === "cve")) || (data2 === "czk")) || (data2 === "djf")) || (data2 === "dkk")) || (data2 === "dop")) || (data2 === "dzd")) || (data2 === "egp")) || (data2 === "ern")) || (data2 === "etb")) || (data2 === "eur")) || (data2 === "fjd")) || (data2 === "fkp")) || (data2 === "gbp")) || (data2 === "gel")) || (data2 === "ghs")) || (data2 === "gip")) || (data2 === "gmd")) || (data2 === "gnf")) || (data2 === "gtq")) || (data2 === "gyd")) || (data2 === "hkd")) || (data2 === "hnl")) || (data2 === "hrk")) || (data2 === "htg")) || (data2 === "huf")) || (data2 === "idr")) || (data2 === "ils")) || (data2 === "inr")) || (data2 === "iqd")) || (data2 === "irr")) || (data2 === "isk")) || (data2 === "jmd")) || (data2 === "jod")) || (data2 === "jpy")) || (data2 === "kes")) || (data2 === "kgs")) || (data2 === "khr")) || (data2 === "kmf")) || (data2 === "kpw")) || (data2 === "krw")) || (data2 === "kwd")) || (data2 === "kyd")) || (data2 === "kzt")) || (data2 === "lak")) || (data2 === "lbp")) || (data2 === "lkr")) || (data2 === "lrd")) || (data2 === "lsl")) || (data2 === "lyd")) || (data2 === "mad")) || (data2 === "mdl")) || (data2 === "mga")) || (data2 === "mkd")) || (data2 === "mmk")) || (data2 === "mnt")) || (data2 === "mop")) || (data2 === "mru")) || (data2 === "mur")) || (data2 === "mvr")) || (data2 === "mwk")) || (data2 === "mxn")) || (data2 === "myr")) || (data2 === "mzn")) || (data2 === "nad")) || (data2 === "ngn")) || (data2 === "nio")) || (data2 === "nok")) || (data2 === "npr")) || (data2 === "nzd")) || (data2 === "omr")) || (data2 === "pab")) || (data2 === "pen")) || (data2 === "pgk")) || (data2 === "php")) || (data2 === "pkr")) || (data2 === "pln")) || (data2 === "pyg")) || (data2 === "qar")) || (data2 === "ron")) || (data2 === "rsd")) || (data2 === "rub")) || (data2 === "rwf")) || (data2 === "sar")) || (data2 === "sbd")) || (data2 === "scr")) || (data2 === "sdg")) || (data2 === "sek")) || (data2 === "sgd")) || (data2 === "shp")) || (data2 === "sle")) || (data2 === "sll")) || (data2 === "sos")) || (data2 === "srd")) || (data2 === "ssp")) || (data2 === "stn")) || (data2 === "svc")) || (data2 === "syp")) || (data2 === "szl")) || (data2 === "thb")) || (data2 === "tjs")) || (data2 === "tmt")) || (data2 === "tnd")) || (data2 === "top")) || (data2 === "try")) || (data2 === "ttd")) || (data2 === "twd")) || (data2 === "tzs")) || (data2 === "uah")) || (data2 === "ugx")) || (data2 === "usd")) || (data2 === "uyu")) || (data2 === "uzs")) || (data2 === "ves")) || (data2 === "vnd")) || (data2 === "vuv")) || (data2 === "wst")) || (data2 === "xaf")) || (data2 === "xcd")) || (data2 === "xcg")) || (data2 === "xof")) || (data2 === "xpf")) || (data2 === "yer")) || (data2 === "zar")) || (data2 === "zmw")) || (data2 === "zwg")) || (data2 === "zwl"))){
-const err8 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema79.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5681,7 +5947,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data4 === "location") || (data4 === "inclusive")) || (data4 === "exclusive"))){
-const err13 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema80.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5738,28 +6004,28 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate37.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate35.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate37.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate34.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate33(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5937,7 +6203,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "draft") || (data2 === "private")) || (data2 === "public"))){
-const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6264,7 +6530,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((data6 === "day") || (data6 === "week")) || (data6 === "month")) || (data6 === "year"))){
-const err36 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6412,8 +6678,8 @@ errors++;
 }
 const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate35(data8[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data8,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate37(data8[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data8,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
@@ -6476,103 +6742,23 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":{"name":true,"description":true,"visibility":true,"metadata":true,"is_archived":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
-return validate32;
+validate34.evaluated = {"props":{"name":true,"description":true,"visibility":true,"metadata":true,"is_archived":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+return validate34;
 })();
 
 export const validateUpdateProductPath = /* @__PURE__ */ (() => {
-const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema147 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate68.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate68.errors = vErrors;
-return errors === 0;
-}
-validate68.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate68;
-})();
-
-export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema149 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6636,25 +6822,105 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate69;
+validate70.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate70;
+})();
+
+export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema151 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate71.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate71.errors = vErrors;
+return errors === 0;
+}
+validate71.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate71;
 })();
 
 export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
-const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionBody","description":"One change: cancel at period end (or take that back), or revoke now. Exactly one of\n`cancel_at_period_end` and `revoke` is sent.\n","oneOf":[{"$ref":"#/$defs/SubscriptionCancel"},{"$ref":"#/$defs/SubscriptionRevoke"}],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]},"SubscriptionCancel":{"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]},"SubscriptionRevoke":{"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]}}};
-const schema83 = {"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]};
-const schema84 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
-const schema85 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
+const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionBody","description":"One change: cancel at period end (or take that back), or revoke now. Exactly one of\n`cancel_at_period_end` and `revoke` is sent.\n","oneOf":[{"$ref":"#/$defs/SubscriptionCancel"},{"$ref":"#/$defs/SubscriptionRevoke"}],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]},"SubscriptionCancel":{"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]},"SubscriptionRevoke":{"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]}}};
+const schema85 = {"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]};
+const schema86 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
+const schema87 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
 const func1 = ucs2length;
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6700,7 +6966,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema84.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6851,17 +7117,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":{"cancel_at_period_end":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"revoke":true},"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":{"cancel_at_period_end":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"revoke":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema86 = {"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]};
+const schema88 = {"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6907,7 +7173,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema84.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7058,16 +7324,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":{"revoke":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"cancel_at_period_end":true},"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":{"revoke":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"cancel_at_period_end":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7078,8 +7344,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -7093,8 +7359,8 @@ props0.customer_cancellation_comment = true;
 props0.revoke = true;
 }
 const _errs2 = errors;
-if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -7136,104 +7402,24 @@ vErrors = null;
 }
 }
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate41.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate41;
+validate43.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate43;
 })();
 
 export const validateUpdateSubscriptionPath = /* @__PURE__ */ (() => {
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema151 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate70.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate70.errors = vErrors;
-return errors === 0;
-}
-validate70.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate70;
-})();
-
-export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema153 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7297,29 +7483,109 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate71;
+validate72.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate72;
+})();
+
+export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
+const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema155 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate73.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate73.errors = vErrors;
+return errors === 0;
+}
+validate73.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate73;
 })();
 
 export const validateCreateWebhookEndpointBody = /* @__PURE__ */ (() => {
-const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateWebhookEndpointBody","description":"Body of Create Webhook Endpoint.","type":"object","properties":{"url":{"$ref":"#/$defs/WebhookUrl"},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"$ref":"#/$defs/WebhookFormat"},"events":{"$ref":"#/$defs/WebhookEventTypes"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["url","format","events"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
-const schema90 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema91 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema92 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
-const schema95 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateWebhookEndpointBody","description":"Body of Create Webhook Endpoint.","type":"object","properties":{"url":{"$ref":"#/$defs/WebhookUrl"},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"$ref":"#/$defs/WebhookFormat"},"events":{"$ref":"#/$defs/WebhookEventTypes"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["url","format","events"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
+const schema92 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema93 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema94 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
+const schema97 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const schema93 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
-const schema94 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
+const schema95 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
+const schema96 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7341,7 +7607,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
-const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema96.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7362,17 +7628,17 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7552,7 +7818,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data2 === "raw") || (data2 === "discord")) || (data2 === "slack"))){
-const err14 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema92.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7563,8 +7829,8 @@ errors++;
 }
 }
 if(data.events !== undefined){
-if(!(validate47(data.events, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate49(data.events, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -7653,24 +7919,24 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"organization_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate46;
+validate48.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"organization_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate48;
 })();
 
 export const validateListWebhookEndpointsQuery = /* @__PURE__ */ (() => {
-const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
-const schema155 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema156 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
+const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
+const schema157 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema158 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7800,7 +8066,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((data5 === "created_at") || (data5 === "-created_at")) || (data5 === "url")) || (data5 === "-url")) || (data5 === "name")) || (data5 === "-name"))){
-const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema156.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema158.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7832,23 +8098,23 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate72;
+validate74.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate74;
 })();
 
 export const validateGetWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema158 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema160 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7912,27 +8178,27 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate73;
+validate75.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate75;
 })();
 
 export const validateUpdateWebhookEndpointBody = /* @__PURE__ */ (() => {
-const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointBody","description":"Body of Update Webhook Endpoint: the fields to change. `name: null` removes the name;\n`null` for any other field changes nothing.\n","type":"object","properties":{"url":{"anyOf":[{"$ref":"#/$defs/WebhookUrl"},{"type":"null"}]},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"anyOf":[{"$ref":"#/$defs/WebhookFormat"},{"type":"null"}]},"events":{"anyOf":[{"$ref":"#/$defs/WebhookEventTypes"},{"type":"null"}]},"enabled":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"$defs":{"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
-const schema97 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema98 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema99 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
+const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointBody","description":"Body of Update Webhook Endpoint: the fields to change. `name: null` removes the name;\n`null` for any other field changes nothing.\n","type":"object","properties":{"url":{"anyOf":[{"$ref":"#/$defs/WebhookUrl"},{"type":"null"}]},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"anyOf":[{"$ref":"#/$defs/WebhookFormat"},{"type":"null"}]},"events":{"anyOf":[{"$ref":"#/$defs/WebhookEventTypes"},{"type":"null"}]},"enabled":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"$defs":{"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
+const schema99 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema100 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema101 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const schema100 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
-const schema101 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
+const schema102 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
+const schema103 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7954,7 +8220,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
-const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema103.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7975,16 +8241,16 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8176,7 +8442,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data2 === "raw") || (data2 === "discord")) || (data2 === "slack"))){
-const err13 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8227,8 +8493,8 @@ let data3 = data.events;
 const _errs23 = errors;
 let valid7 = false;
 const _errs24 = errors;
-if(!(validate50(data3, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate52(data3, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 var _valid3 = _errs24 === errors;
@@ -8331,176 +8597,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"enabled":true},"dynamicProps":false,"dynamicItems":false};
-return validate49;
+validate51.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"enabled":true},"dynamicProps":false,"dynamicItems":false};
+return validate51;
 })();
 
 export const validateUpdateWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema160 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate74.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate74.errors = vErrors;
-return errors === 0;
-}
-validate74.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate74;
-})();
-
-export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema162 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate75.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate75.errors = vErrors;
-return errors === 0;
-}
-validate75.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate75;
-})();
-
-export const validateResetWebhookEndpointSecretPath = /* @__PURE__ */ (() => {
-const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema164 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -8578,10 +8684,170 @@ validate76.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":
 return validate76;
 })();
 
+export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
+const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema164 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate77.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate77.errors = vErrors;
+return errors === 0;
+}
+validate77.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate77;
+})();
+
+export const validateResetWebhookEndpointSecretPath = /* @__PURE__ */ (() => {
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema166 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate78.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate78.errors = vErrors;
+return errors === 0;
+}
+validate78.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate78;
+})();
+
 export const validateCreateCustomerBody = /* @__PURE__ */ (() => {
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema103 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema104 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema105 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema106 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
 const pattern29 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
@@ -8589,10 +8855,10 @@ const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u")
 const func1 = ucs2length;
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9147,25 +9413,25 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
-return validate52;
+validate54.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+return validate54;
 })();
 
 export const validateListCustomersQuery = /* @__PURE__ */ (() => {
-const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema166 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema167 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
+const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema168 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema169 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const func1 = ucs2length;
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9430,7 +9696,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "email")) || (data11 === "-email")) || (data11 === "name")) || (data11 === "-name"))){
-const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema167.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema169.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9462,23 +9728,23 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate77;
+validate79.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate79;
 })();
 
 export const validateGetCustomerPath = /* @__PURE__ */ (() => {
-const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema169 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema171 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9542,32 +9808,32 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate78;
+validate80.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate80;
 })();
 
 export const validateUpdateCustomerBody = /* @__PURE__ */ (() => {
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema106 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema107 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema108 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema116 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema108 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema109 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema110 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema118 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 const pattern29 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
 const pattern46 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema109 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema110 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema115 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const schema111 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema112 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema117 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9968,7 +10234,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema115.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema117.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9989,16 +10255,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10367,8 +10633,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate54(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate56(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -10702,141 +10968,16 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
-return validate53;
+validate55.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
+return validate55;
 })();
 
 export const validateUpdateCustomerPath = /* @__PURE__ */ (() => {
-const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema171 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate79.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate79.errors = vErrors;
-return errors === 0;
-}
-validate79.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate79;
-})();
-
-export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
-const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
-
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate80.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.anonymize === undefined){
-data.anonymize = false;
-}
-if(typeof data.anonymize !== "boolean"){
-const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate80.errors = vErrors;
-return errors === 0;
-}
-validate80.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate80;
-})();
-
-export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
-const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema174 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema173 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -10914,14 +11055,139 @@ validate81.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":
 return validate81;
 })();
 
-export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
-const func1 = ucs2length;
+export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
+const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate82.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.anonymize === undefined){
+data.anonymize = false;
+}
+if(typeof data.anonymize !== "boolean"){
+const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate82.errors = vErrors;
+return errors === 0;
+}
+validate82.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate82;
+})();
+
+export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema176 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate83.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate83.errors = vErrors;
+return errors === 0;
+}
+validate83.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate83;
+})();
+
+export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const func1 = ucs2length;
+
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10975,32 +11241,32 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate82;
+validate84.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate84;
 })();
 
 export const validateUpdateCustomerExternalBody = /* @__PURE__ */ (() => {
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema118 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema119 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema120 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema128 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema120 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema121 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema122 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema130 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 const pattern29 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
 const pattern46 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema121 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema122 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema127 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const schema123 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema124 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema129 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11401,7 +11667,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema129.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11422,16 +11688,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11800,8 +12066,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate57(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -11999,128 +12265,15 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
-return validate56;
+validate58.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
+return validate58;
 })();
 
 export const validateUpdateCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
-const func1 = ucs2length;
-
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate83.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.external_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "external_id"},message:"must have required property '"+"external_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.external_id !== undefined){
-let data0 = data.external_id;
-if(typeof data0 === "string"){
-if(func1(data0) < 1){
-const err1 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate83.errors = vErrors;
-return errors === 0;
-}
-validate83.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate83;
-})();
-
-export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
-const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
-
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate84.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.anonymize === undefined){
-data.anonymize = false;
-}
-if(typeof data.anonymize !== "boolean"){
-const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate84.errors = vErrors;
-return errors === 0;
-}
-validate84.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate84;
-})();
-
-export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -12187,20 +12340,133 @@ validate85.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynam
 return validate85;
 })();
 
+export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate86.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.anonymize === undefined){
+data.anonymize = false;
+}
+if(typeof data.anonymize !== "boolean"){
+const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate86.errors = vErrors;
+return errors === 0;
+}
+validate86.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate86;
+})();
+
+export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
+const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const func1 = ucs2length;
+
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate87.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.external_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "external_id"},message:"must have required property '"+"external_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.external_id !== undefined){
+let data0 = data.external_id;
+if(typeof data0 === "string"){
+if(func1(data0) < 1){
+const err1 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate87.errors = vErrors;
+return errors === 0;
+}
+validate87.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate87;
+})();
+
 export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
-const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema130 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema131 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
+const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema132 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema133 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats0 = format_uri;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const pattern60 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
 const func1 = ucs2length;
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12499,12 +12765,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate61.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate59.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate59;
+validate61.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate61;
 })();
 
 export const authorizeQueryShape = {"response_type":"string","client_id":"string","redirect_uri":"string","scope":"string","state":"string","code_challenge":"string","code_challenge_method":"string"};

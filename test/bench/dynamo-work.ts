@@ -129,6 +129,38 @@ const pkceOf = (i: number) => {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 };
 
+/** The demo client's credentials, in the form (it registered client_secret_post). */
+const demoClient = (world: LocalWorld) => ({
+  client_id: world.demo.oauth_client.client_id,
+  client_secret: world.demo.oauth_client.client_secret,
+});
+
+/** Tokens of the demo client from a consent and a code exchange, made outside the measured request. */
+const families: { access_token: string; refresh_token: string }[] = [];
+async function demoTokens(world: LocalWorld, i: number) {
+  const { verifier, challenge } = pkceOf(1000 + i);
+  const consented = await world.call('consent', 'POST', '/v1/oauth2/consent', {
+    token: world.demo.personal_access_token,
+    body: {
+      action: 'allow',
+      ...Object.fromEntries(new URLSearchParams(demoAuthorization(world))),
+      code_challenge: challenge,
+    },
+  });
+  const code = new URL(String(consented.headers.Location)).searchParams.get('code') as string;
+  const exchanged = await world.call('request-token', 'POST', '/v1/oauth2/token', {
+    form: {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: 'http://127.0.0.1:8080/callback',
+      ...demoClient(world),
+    },
+  });
+  if (exchanged.status !== 200) throw new Error(`Request Token answered ${exchanged.status}`);
+  return JSON.parse(exchanged.body ?? '{}') as { access_token: string; refresh_token: string };
+}
+
 /** An authorization request of the demo client (PKCE S256). */
 const demoAuthorization = (world: LocalWorld) =>
   new URLSearchParams({
@@ -585,6 +617,41 @@ const CASES: Case[] = [
           client_secret: world.demo.oauth_client.client_secret,
         },
       }),
+  },
+  {
+    key: 'revoke-token',
+    label: 'Revoke Token (an access token)',
+    operation: 'revoke-token',
+    status: 200,
+    target: 3,
+    // A fresh family per repetition, issued outside the measured request.
+    prepare: async (world, i) => {
+      families[i] = await demoTokens(world, i);
+    },
+    send: (world, i) =>
+      world.call('revoke-token', 'POST', '/v1/oauth2/revoke', {
+        form: { token: families[i]?.access_token as string, ...demoClient(world) },
+      }),
+  },
+  {
+    key: 'introspect-token',
+    label: 'Introspect Token (an active access token)',
+    operation: 'introspect-token',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call('introspect-token', 'POST', '/v1/oauth2/introspect', {
+        form: { token: world.demo.oauth_tokens.access_token, ...demoClient(world) },
+      }),
+  },
+  {
+    key: 'userinfo',
+    label: 'UserInfo (with the email scope)',
+    operation: 'userinfo',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call('userinfo', 'GET', '/v1/oauth2/userinfo', { token: world.demo.personal_access_token }),
   },
 ];
 

@@ -547,7 +547,31 @@ const cases = {
         },
       }),
   },
+  'revoke-token': {
+    label: 'Revoke Token (unknown token, 200)',
+    status: 200,
+    event: () =>
+      buildEvent('POST', '/v1/oauth2/revoke', {
+        form: { token: UNKNOWN_ACCESS_TOKEN, client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
+      }),
+  },
+  'introspect-token': {
+    label: 'Introspect Token (unknown token, inactive)',
+    status: 200,
+    event: () =>
+      buildEvent('POST', '/v1/oauth2/introspect', {
+        form: { token: UNKNOWN_ACCESS_TOKEN, client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
+      }),
+  },
+  userinfo: {
+    label: 'UserInfo',
+    status: 200,
+    event: () => buildEvent('GET', '/v1/oauth2/userinfo', { token: PAT }),
+  },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
+
+/** An access token of the fixture client's shape that was never issued. */
+const UNKNOWN_ACCESS_TOKEN = `polar_at_o_${'J'.repeat(48)}_${CLIENT_ID.slice('polar_ci_'.length)}`;
 
 /** One successful request per operation, against `fixtureItems()`; every operation must have one. */
 export const operationCases: OperationCase[] = operations.map((op) => ({ name: op.name, ...cases[op.name] }));

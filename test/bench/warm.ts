@@ -32,13 +32,16 @@ import { getCustomer } from '#shared/services/get-customer.ts';
 import { getProduct } from '#shared/services/get-product.ts';
 import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
+import { introspectToken } from '#shared/services/introspect-token.ts';
 import { listCustomers } from '#shared/services/list-customers.ts';
 import { listProducts } from '#shared/services/list-products.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
 import { requestToken } from '#shared/services/request-token.ts';
+import { revokeToken } from '#shared/services/revoke-token.ts';
 import { updateCustomer } from '#shared/services/update-customer.ts';
 import { updateProduct } from '#shared/services/update-product.ts';
 import { changeSubscription, lifecycleChangeOf } from '#shared/services/update-subscription.ts';
+import { userinfo } from '#shared/services/userinfo.ts';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -298,6 +301,31 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
         } catch (error) {
           return json(400, (error as { body: unknown }).body, NO_STORE);
         }
+      };
+    case 'revoke-token':
+    case 'introspect-token':
+      return async (event) => {
+        const form = Object.fromEntries(new URLSearchParams(event.body ?? ''));
+        const client = await findOAuthClient(deps.table, CLIENT_ID);
+        if (!client) throw new Error('the fixture has no client');
+        const principal = {
+          kind: 'oauth_client',
+          clientId: CLIENT_ID,
+          client,
+          method: 'client_secret_post',
+        } as const;
+        return json(
+          200,
+          name === 'revoke-token'
+            ? await revokeToken(deps, principal, form)
+            : await introspectToken(deps, principal, form, { issuer: 'https://bench' }),
+          NO_STORE,
+        );
+      };
+    case 'userinfo':
+      return async () => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await userinfo(deps, { ...user, scopes: new Set(['openid', 'email']) }));
       };
     case 'get-client':
       return async () => json(200, getClient(await registrant(deps), { baseUrl: 'https://bench' }));

@@ -9,6 +9,7 @@ import { oAuth2ClientConfigurationToJSON } from 'polar-sdk-v0/models/components/
 import { AlreadyCanceledSubscription } from 'polar-sdk-v0/models/errors/alreadycanceledsubscription.js';
 import { HTTPValidationError } from 'polar-sdk-v0/models/errors/httpvalidationerror.js';
 import { ResourceNotFound } from 'polar-sdk-v0/models/errors/resourcenotfound.js';
+import { ResponseValidationError } from 'polar-sdk-v0/models/errors/responsevalidationerror.js';
 import { SDKError } from 'polar-sdk-v0/models/errors/sdkerror.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '#scripts/local/stack.ts';
@@ -139,6 +140,42 @@ describe('Authorize: oauth2.authorize() sends no authorization request', () => {
     expect(JSON.parse(error.body)).toEqual({
       error: 'invalid_request',
       error_description: 'client_id is required.',
+    });
+  });
+});
+
+describe('Introspect and Revoke Token, UserInfo: oauth2.introspect(), oauth2.revoke(), oauth2.userinfo()', () => {
+  const client = () => ({
+    clientId: stack.demo.oauth_client.client_id,
+    clientSecret: stack.demo.oauth_client.client_secret,
+  });
+
+  it('an active token: introspect parses every field; revoke answers {}; then the 0.49 client refuses {"active": false}', async () => {
+    const token = stack.demo.oauth_tokens.access_token;
+    const active = await polar.oauth2.introspect({ token, ...client() });
+    expect(active).toMatchObject({
+      active: true,
+      clientId: stack.demo.oauth_client.client_id,
+      tokenType: 'access_token',
+      subType: 'organization',
+      sub: stack.demo.organization_id,
+      organizations: [stack.demo.organization_id],
+      iss: stack.demo.base_url,
+    });
+    expect(await polar.oauth2.revoke({ token, tokenTypeHint: 'access_token', ...client() })).toEqual({});
+    // RFC 7662 §2.2: an inactive token is `{"active": false}` alone; the 0.49 schema requires every
+    // field of an active one, so the client rejects the (correct) answer.
+    const inactive = await failure(() => polar.oauth2.introspect({ token, ...client() }));
+    expect(inactive).toBeInstanceOf(ResponseValidationError);
+    expect((inactive as ResponseValidationError).rawValue).toEqual({ active: false });
+  });
+
+  it('userinfo with the personal access token: the user, with the e-mail (the email scope)', async () => {
+    const info = await polar.oauth2.userinfo();
+    expect(info).toEqual({
+      sub: expect.any(String),
+      email: expect.stringContaining('@'),
+      emailVerified: false,
     });
   });
 });

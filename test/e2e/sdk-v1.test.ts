@@ -195,6 +195,31 @@ describe('Request Token: oauth2.requestToken() sends no form', () => {
   });
 });
 
+describe('Revoke and Introspect Token: revokeToken() and introspectToken() send no form either', () => {
+  it.each([
+    ['revokeToken', () => polar.oauth2.revokeToken()],
+    ['introspectToken', () => polar.oauth2.introspectToken()],
+  ] as const)('%s: the 415, in RFC 6749 form', async (operationId, call) => {
+    const error = await failure(call);
+    const { reply } = lastExchange();
+    expectDocumented(operationId, reply);
+    expect((error as PolarClientError<string>).statusCode).toBe(415);
+    expect(reply.body).toMatchObject({ error: 'invalid_request' });
+  });
+});
+
+describe('UserInfo: oauth2.userinfo()', () => {
+  it('with the personal access token: the user and, with the email scope, the address', async () => {
+    const info = await polar.oauth2.userinfo();
+    expectDocumented('userinfo', lastExchange().reply);
+    expect(info).toEqual({
+      sub: expect.any(String),
+      email: expect.stringContaining('@'),
+      email_verified: false,
+    });
+  });
+});
+
 describe('Create Subscription (POST /v1/subscriptions/)', () => {
   it('subscribes the demo customer to the free product, with metadata', async () => {
     const subscription = await polar.subscriptions.create({

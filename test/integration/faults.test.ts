@@ -30,6 +30,7 @@ import { type Fault, type FaultKind, faultyApi, isWrite } from '../support/fault
 import {
   authorizationCode,
   clientRequest,
+  issueTokens,
   pkce,
   REDIRECT_URI,
   registerClient as registerOAuthClient,
@@ -561,6 +562,25 @@ const faultOps = {
       };
     },
   },
+  'revoke-token': {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand', 'UpdateItemCommand'],
+    async prepare() {
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
+      const request = clientRequest(client, { token: tokens.access_token });
+      return {
+        method: 'POST',
+        url: '/v1/oauth2/revoke',
+        headers: request.headers as Record<string, string>,
+        body: request.body,
+        async verify(_, outcome) {
+          const access = await get(keys.token(hashSecret(tokens.access_token)));
+          countFor(outcome, access?.revoked_at === null ? 0 : 1);
+        },
+      };
+    },
+  },
   'get-webhook-endpoint': {
     success: 200,
     calls: ['GetItemCommand', 'GetItemCommand'],
@@ -572,6 +592,39 @@ const faultOps = {
         token: world.demo.personal_access_token,
         async verify(reply) {
           if (reply.status === 200) expect(reply.body.id).toBe(id);
+        },
+      };
+    },
+  },
+  'introspect-token': {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand'],
+    async prepare() {
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
+      const request = clientRequest(client, { token: tokens.access_token });
+      return {
+        method: 'POST',
+        url: '/v1/oauth2/introspect',
+        headers: request.headers as Record<string, string>,
+        body: request.body,
+        async verify(reply) {
+          if (reply.status === 200)
+            expect(reply.body).toMatchObject({ active: true, client_id: client.client_id });
+        },
+      };
+    },
+  },
+  userinfo: {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: '/v1/oauth2/userinfo',
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.email).toEqual(expect.stringContaining('@'));
         },
       };
     },

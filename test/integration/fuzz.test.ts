@@ -175,6 +175,9 @@ const mustReach = {
   consent: [303, 400, 401, 403, 413, 415, 422],
   // A success needs a pooled refresh token, each spent once: the first runs may use them all up.
   requestToken: [400, 401, 413, 415],
+  revokeToken: [200, 400, 401, 413, 415],
+  introspectToken: [200, 400, 401, 413, 415],
+  userinfo: [200, 401, 403],
 } satisfies Record<OperationId, number[]>;
 
 describe('fuzzing every operation', () => {

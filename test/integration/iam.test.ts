@@ -26,6 +26,8 @@ import { type OperationName, operations } from '#shared/operations.ts';
 import { stackPolicies } from '../support/dynamodb.ts';
 import {
   authorizationCode,
+  clientRequest,
+  issueTokens,
   pkce,
   REDIRECT_URI,
   registerClient as registerOAuthClient,
@@ -521,6 +523,31 @@ const scenarios = {
       step('the family is revoked: its current refresh token too', afterReplay, 400),
       step('a wrong code_verifier', guessed, 400),
     ];
+  },
+  'revoke-token': async (world) => {
+    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const first = await issueTokens(world.call, world.demo.personal_access_token, client);
+    const second = await issueTokens(world.call, world.demo.personal_access_token, client);
+    const revoke = (token: string) =>
+      world.call('POST', '/v1/oauth2/revoke', clientRequest(client, { token }));
+    return [
+      step('an access token, alone', await revoke(first.access_token), 200),
+      step('a refresh token, with its grant', await revoke(second.refresh_token as string), 200),
+    ];
+  },
+  'introspect-token': async (world) => {
+    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
+    const reply = await world.call(
+      'POST',
+      '/v1/oauth2/introspect',
+      clientRequest(client, { token: tokens.access_token }),
+    );
+    return [step('an active access token', reply, 200)];
+  },
+  userinfo: async (world) => {
+    const reply = await world.call('GET', '/v1/oauth2/userinfo', { token: world.demo.personal_access_token });
+    return [step('the user, with the email scope', reply, 200)];
   },
 } satisfies Record<OperationName, Scenario>;
 

@@ -22,6 +22,7 @@ import { keys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import {
+  clientRequest,
   issueTokens,
   type RegisteredClient,
   registerClient as registerOAuthClient,
@@ -323,6 +324,8 @@ interface Probe {
   /** The ids that must be indistinguishable from an unknown one, with a label each. */
   ids(): Promise<[string, string][]>;
   send(id: string): Promise<Reply>;
+  /** How the answer to an unknown id refuses it; default: a 4xx. */
+  refuses?(reply: Reply): void;
 }
 type Row = Probe | { namesNoResource: string };
 
@@ -581,6 +584,9 @@ const isolationMatrix = {
       return tokenRequest(world.call, tokenClient, { grant_type: 'refresh_token', refresh_token: id });
     },
   },
+  'revoke-token': clientTokenRow('/v1/oauth2/revoke', {}),
+  'introspect-token': clientTokenRow('/v1/oauth2/introspect', { active: false }),
+  userinfo: { namesNoResource: 'it answers who the credential itself acts for' },
 } satisfies Record<OperationName, Row>;
 
 /** A change or delete by id: another organization's customer and a deleted one answer as unknown. */
@@ -613,6 +619,41 @@ function externalIdRow(method: 'GET' | 'PATCH' | 'DELETE'): Probe {
   };
 }
 
+/**
+ * Revocation and introspection of another client's tokens (of the same user, of another user)
+ * answer exactly as an unknown token: RFC 7009's 200 `{}`, RFC 7662's `{"active": false}`.
+ */
+function clientTokenRow(path: string, unknownAnswer: object): Probe {
+  let mine: RegisteredClient | undefined;
+  return {
+    refuses: (reply) => {
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual(unknownAnswer);
+    },
+    ids: async () => {
+      const pat = world.demo.personal_access_token;
+      const otherPat = world.demo.other_organization.personal_access_token;
+      const sibling = await issueTokens(world.call, pat, await registerOAuthClient(world.call, pat));
+      const foreign = await issueTokens(
+        world.call,
+        otherPat,
+        await registerOAuthClient(world.call, otherPat),
+      );
+      return [
+        ['access token of another client of the same user', sibling.access_token],
+        ['refresh token of another client of the same user', sibling.refresh_token as string],
+        ["access token of another user's client", foreign.access_token],
+      ];
+    },
+    send: async (id) => {
+      mine ??= await registerOAuthClient(world.call, world.demo.personal_access_token, {
+        token_endpoint_auth_method: 'client_secret_basic',
+      });
+      return world.call('POST', path, clientRequest(mine, { token: id }));
+    },
+  };
+}
+
 let tokenClient: RegisteredClient | undefined;
 let consentClient: { client_id: string } | undefined;
 
@@ -637,7 +678,8 @@ describe('the isolation matrix: every operation, foreign and deleted ids answere
       }
       const unknown = randomUUID();
       const baseline = await row.send(unknown);
-      expect(baseline.status).toBeGreaterThanOrEqual(400);
+      if (row.refuses) row.refuses(baseline);
+      else expect(baseline.status).toBeGreaterThanOrEqual(400);
       const ids = await row.ids();
       expect(ids.length).toBeGreaterThan(0);
       for (const [label, id] of ids) {

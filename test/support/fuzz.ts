@@ -136,6 +136,8 @@ export interface FuzzContext {
   refreshPool: PooledRefresh[];
   /** Refresh tokens whose family a replay already revoked: presenting them again changes nothing. */
   revokedRefreshTokens: { clientId: string; token: string }[];
+  /** One live family per token client that no case spends or revokes: introspection finds it active. */
+  stableTokens: PooledRefresh[];
 }
 
 export interface TokenClientModel {
@@ -280,6 +282,7 @@ export async function fuzzContext(
   const tokenClients: TokenClientModel[] = [];
   const refreshPool: PooledRefresh[] = [];
   const revokedRefreshTokens: { clientId: string; token: string }[] = [];
+  const stableTokens: PooledRefresh[] = [];
   const deps: Dependencies = admin;
   for (const method of ['client_secret_basic', 'client_secret_post', 'none'] as const) {
     const registration = await createClient(
@@ -301,6 +304,7 @@ export async function fuzzContext(
     tokenClients.push(model);
     const issue = () => seededTokens(deps, { ...registrant, scopes: new Set(ALL_SCOPES) }, model);
     for (let i = 0; i < 40; i++) refreshPool.push(await issue());
+    stableTokens.push(await issue());
     // A family revoked by a replay: presenting its tokens again is refused and changes nothing.
     const revoked = await issue();
     const principal = await tokenPrincipal(deps, model);
@@ -364,6 +368,7 @@ export async function fuzzContext(
     tokenClients,
     refreshPool,
     revokedRefreshTokens,
+    stableTokens,
     clients: {
       keep: await registerPool(4, 'keep'),
       deletable: await registerPool(options.endpoints, 'deletable'),
@@ -416,6 +421,8 @@ export interface FuzzCase {
   deletes?: { id: string; eligible: boolean };
   /** The pooled refresh token a token request may spend (once). */
   spends?: PooledRefresh;
+  /** The items a successful answer writes, when the case knows them in advance. */
+  writes?: string[];
 }
 
 /** Lambda's synchronous response limit: a larger answer becomes API Gateway's 500. */
@@ -4055,7 +4062,16 @@ function clientOf(
   return client;
 }
 
-function tokenOracle(ctx: FuzzContext, c: FormCase): Oracle {
+/**
+ * What a form endpoint answers before its own parameters: media type, size, UTF-8, the form, client
+ * authentication (by `accepted` methods), and the parameters' lengths. The client, or the refusal.
+ */
+function formGate(
+  ctx: FuzzContext,
+  c: FormCase,
+  limits: Record<string, number>,
+  accepted: readonly TokenClientModel['method'][] = ['client_secret_basic', 'client_secret_post', 'none'],
+): { client: TokenClientModel; form: Map<string, string> } | Oracle {
   const media = /^application\/x-www-form-urlencoded\s*(;\s*charset="?utf-8"?\s*)?$/i;
   if (!media.test(c.contentType ?? '')) return tokenError(415, 'invalid_request');
   const bytes = Buffer.isBuffer(c.body) ? c.body : Buffer.from(c.body);
@@ -4065,10 +4081,18 @@ function tokenOracle(ctx: FuzzContext, c: FormCase): Oracle {
   if (form === 'invalid') return tokenError(400, 'invalid_request');
   const client = clientOf(ctx, c.authorization, form);
   if ('statuses' in client) return client;
-  for (const [name, max] of Object.entries(FORM_LIMITS)) {
+  if (!accepted.includes(client.method)) return invalidClient;
+  for (const [name, max] of Object.entries(limits)) {
     const value = form.get(name);
     if (value !== undefined && codePoints(value) > max) return tokenError(400, 'invalid_request');
   }
+  return { client, form };
+}
+
+function tokenOracle(ctx: FuzzContext, c: FormCase): Oracle {
+  const gate = formGate(ctx, c, FORM_LIMITS);
+  if ('statuses' in gate) return gate;
+  const { client, form } = gate;
   const grantType = form.get('grant_type');
   if (grantType === undefined) return tokenError(400, 'invalid_request');
   if (grantType !== 'authorization_code' && grantType !== 'refresh_token')
@@ -4102,27 +4126,107 @@ function tokenOracle(ctx: FuzzContext, c: FormCase): Oracle {
   };
 }
 
+/** How the client authenticates: as registered, by another method, with a wrong secret, not at all. */
+const clientAuthHowArb = fc.oneof(
+  { weight: 12, arbitrary: fc.constant('registered' as const) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'basic',
+      'post',
+      'none',
+      'wrong-secret',
+      'unknown',
+      'anonymous',
+      'both',
+      'bearer',
+      'garbage',
+    ),
+  },
+);
+type ClientAuthHow = typeof clientAuthHowArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Raw text after the form's parameters: another parameter, broken escapes, bytes that are not UTF-8, padding. */
+const rawTailArb = fc.oneof(
+  { weight: 20, arbitrary: fc.constant('') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '&grant_type=refresh_token',
+      '&token=x',
+      '&x=%zz',
+      '&x=%ff',
+      '&x=%',
+      '&&&',
+      '&x',
+      '&x=a+b',
+      'bytes',
+      `&pad=${'p'.repeat(MAX_BODY_BYTES)}`,
+    ),
+  },
+);
+
+/** The client's credentials, as `how` says: into the form, or as the Authorization header returned. */
+function authenticateForm(
+  ctx: FuzzContext,
+  client: TokenClientModel,
+  how: ClientAuthHow,
+  form: URLSearchParams,
+): string | undefined {
+  const basic = (id: string, secret: string) =>
+    `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+  const byName = { basic: 'client_secret_basic', post: 'client_secret_post', none: 'none' } as const;
+  const method = how in byName ? byName[how as keyof typeof byName] : client.method;
+  const secret =
+    how === 'wrong-secret' ? `polar_cs_${'W'.repeat(48)}` : (client.secret ?? `polar_cs_${'N'.repeat(48)}`);
+  const id = how === 'unknown' ? `polar_ci_${'U'.repeat(48)}` : client.clientId;
+  if (how === 'anonymous') return undefined;
+  if (how === 'bearer') return `Bearer ${ctx.demo.personal_access_token}`;
+  if (how === 'garbage') return 'Basic not-base64!';
+  if (method === 'client_secret_basic') {
+    if (how === 'both') form.set('client_secret', secret);
+    return basic(id, secret);
+  }
+  form.set('client_id', id);
+  if (method === 'client_secret_post' || how === 'both') form.set('client_secret', secret);
+  return undefined;
+}
+
+/** The request of a form case, delivered base64-encoded most of the time, as API Gateway delivers forms. */
+function formRequest(
+  path: string,
+  form: URLSearchParams,
+  tail: string,
+  contentType: string | undefined,
+  authorization: string | undefined,
+  encoding: number,
+  slash: boolean,
+): { request: FuzzRequest; formCase: FormCase } {
+  const text = form.toString() + (tail === 'bytes' ? '' : tail);
+  const body: string | Buffer =
+    tail === 'bytes' ? Buffer.concat([Buffer.from(`${text}&x=`), Buffer.from([0xff])]) : text;
+  const headers: Record<string, string> = {
+    ...(authorization !== undefined ? { authorization } : {}),
+    ...(contentType !== undefined ? { 'content-type': contentType } : {}),
+  };
+  return {
+    request: { method: 'POST', url: slash ? `${path}/` : path, headers, body, base64: encoding !== 0 },
+    formCase: {
+      body,
+      ...(contentType !== undefined ? { contentType } : {}),
+      ...(authorization !== undefined ? { authorization } : {}),
+    },
+  };
+}
+
+const drawPool = (ctx: FuzzContext, clientId: string): PooledRefresh | undefined => {
+  const index = ctx.refreshPool.findIndex((entry) => entry.clientId === clientId);
+  // Each pooled family goes to one case only; an empty pool gives none.
+  return index < 0 ? undefined : ctx.refreshPool.splice(index, 1)[0];
+};
+
 function requestTokenArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   const junk = ctx.headerSafe ? latin1(20) : printable(0, 20);
-  const secretOf = (client: TokenClientModel) => client.secret ?? `polar_cs_${'N'.repeat(48)}`;
-  // How the client authenticates: as registered, by another method, with a wrong secret, not at all.
-  const authArbOf = fc.oneof(
-    { weight: 12, arbitrary: fc.constant('registered' as const) },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom(
-        'basic',
-        'post',
-        'none',
-        'wrong-secret',
-        'unknown',
-        'anonymous',
-        'both',
-        'bearer',
-        'garbage',
-      ),
-    },
-  );
   const grantTypeArb = fc.oneof(
     { weight: 12, arbitrary: fc.constant('refresh_token') },
     { weight: 3, arbitrary: fc.constant('authorization_code') },
@@ -4143,87 +4247,30 @@ function requestTokenArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     { weight: 2, arbitrary: fc.constantFrom('openid', 'openid email', 'products:read  openid') },
     { weight: 1, arbitrary: fc.constantFrom('webhooks:write', 'openid admin', '   ') },
   );
-  const rawTail = fc.oneof(
-    { weight: 20, arbitrary: fc.constant('') },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom(
-        '&grant_type=refresh_token',
-        '&x=%zz',
-        '&x=%ff',
-        '&x=%',
-        '&&&',
-        '&x',
-        '&x=a+b',
-        'bytes',
-        `&pad=${'p'.repeat(MAX_BODY_BYTES)}`,
-      ),
-    },
-  );
   return fc
     .tuple(
       fc.constantFrom(...ctx.tokenClients),
-      authArbOf,
+      clientAuthHowArb,
       grantTypeArb,
       which,
       scopeArb,
       fc.tuple(fc.option(alnum(43, 60), { nil: undefined }), fc.option(junk, { nil: undefined })),
-      rawTail,
+      rawTailArb,
       formTypeArb,
       fc.nat(3),
       fc.boolean(),
     )
     .map(
-      ([
-        client,
-        how,
-        grantType,
-        tokenKind,
-        scope,
-        [verifier, extra],
-        tail,
-        contentType,
-        encoding,
-        slash,
-      ]): FuzzCase => {
+      ([client, how, grantType, tokenKind, scope, [verifier, extra], tail, contentType, encoding, slash]) => {
         const form = new URLSearchParams();
-        let authorization: string | undefined;
-        const basic = (id: string, secret: string) =>
-          `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-        const method =
-          how === 'registered'
-            ? client.method
-            : how === 'basic'
-              ? 'client_secret_basic'
-              : how === 'post'
-                ? 'client_secret_post'
-                : how === 'none'
-                  ? 'none'
-                  : client.method;
-        const secret = how === 'wrong-secret' ? `polar_cs_${'W'.repeat(48)}` : secretOf(client);
-        const id = how === 'unknown' ? `polar_ci_${'U'.repeat(48)}` : client.clientId;
-        if (how === 'anonymous') {
-          // no authentication at all
-        } else if (how === 'bearer') {
-          authorization = `Bearer ${ctx.demo.personal_access_token}`;
-        } else if (how === 'garbage') {
-          authorization = 'Basic not-base64!';
-        } else if (method === 'client_secret_basic') {
-          authorization = basic(id, secret);
-          if (how === 'both') form.set('client_secret', secret);
-        } else {
-          form.set('client_id', id);
-          if (method === 'client_secret_post' || how === 'both') form.set('client_secret', secret);
-        }
+        const authorization = authenticateForm(ctx, client, how, form);
         if (grantType !== '') form.set('grant_type', grantType);
         let spends: PooledRefresh | undefined;
         if (grantType === 'authorization_code') {
           form.set('code', `polar_ac_${'C'.repeat(48)}`);
           if (verifier !== undefined) form.set('code_verifier', verifier);
         } else if (tokenKind === 'pool') {
-          const index = ctx.refreshPool.findIndex((entry) => entry.clientId === client.clientId);
-          // Each pooled token goes to one case only; an empty pool falls back to an unknown token.
-          spends = index < 0 ? undefined : ctx.refreshPool.splice(index, 1)[0];
+          spends = drawPool(ctx, client.clientId);
           form.set('refresh_token', spends?.refreshToken ?? `polar_rt_o_${'E'.repeat(48)}`);
         } else if (tokenKind === 'revoked') {
           form.set(
@@ -4244,40 +4291,187 @@ function requestTokenArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
         }
         if (scope !== undefined) form.set('scope', scope);
         if (extra !== undefined) form.set('resource', extra);
-        const text = form.toString() + (tail === 'bytes' ? '' : tail);
-        // Bytes that are not UTF-8 at the end of the form.
-        const body: string | Buffer =
-          tail === 'bytes' ? Buffer.concat([Buffer.from(`${text}&x=`), Buffer.from([0xff])]) : text;
-        const formCase: FormCase = {
-          body,
-          ...(contentType !== undefined ? { contentType } : {}),
-          ...(authorization !== undefined ? { authorization } : {}),
-          ...(spends ? { spends } : {}),
-        };
-        const headers: Record<string, string> = {
-          ...(authorization !== undefined ? { authorization } : {}),
-          ...(contentType !== undefined ? { 'content-type': contentType } : {}),
-        };
+        const { request, formCase } = formRequest(
+          '/v1/oauth2/token',
+          form,
+          tail,
+          contentType,
+          authorization,
+          encoding,
+          slash,
+        );
         return {
-          operationId: 'requestToken',
-          request: {
-            method: 'POST',
-            url: slash ? '/v1/oauth2/token/' : '/v1/oauth2/token',
-            headers,
-            body,
-            // API Gateway delivers form bodies base64-encoded; text sometimes, too.
-            base64: encoding !== 0,
-          },
-          oracle: tokenOracle(ctx, formCase),
+          operationId: 'requestToken' as const,
+          request,
+          oracle: tokenOracle(ctx, { ...formCase, ...(spends ? { spends } : {}) }),
           ...(spends ? { spends } : {}),
         };
       },
     );
 }
 
+const TOKEN_FORM_LIMITS: Record<string, number> = {
+  token: 512,
+  token_type_hint: 64,
+  client_id: 255,
+  client_secret: 256,
+};
+
+type PresentedKind =
+  | 'pool-access'
+  | 'pool-refresh'
+  | 'stable-access'
+  | 'stable-refresh'
+  | 'other-client'
+  | 'revoked'
+  | 'unknown'
+  | 'garbage'
+  | 'missing'
+  | 'long';
+
+/**
+ * Revocation and introspection (RFC 7009, RFC 7662): the same form and client authentication as the
+ * token endpoint, and a token of one of the kinds a client (or an attacker) presents.
+ */
+function clientTokenArb(
+  ctx: FuzzContext,
+  operationId: 'revokeToken' | 'introspectToken',
+): fc.Arbitrary<FuzzCase> {
+  const revoking = operationId === 'revokeToken';
+  const kinds: PresentedKind[] = revoking
+    ? ['pool-access', 'pool-refresh', 'other-client', 'revoked', 'unknown', 'garbage', 'missing', 'long']
+    : ['stable-access', 'stable-refresh', 'other-client', 'revoked', 'unknown', 'garbage', 'missing', 'long'];
+  const kindArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...kinds.slice(0, 2)) },
+    { weight: 3, arbitrary: fc.constantFrom(...kinds.slice(2)) },
+  );
+  const hintArb = fc.constantFrom(undefined, undefined, 'access_token', 'refresh_token', 'x', 'h'.repeat(65));
+  return fc
+    .tuple(
+      fc.constantFrom(...ctx.tokenClients),
+      clientAuthHowArb,
+      kindArb,
+      hintArb,
+      rawTailArb,
+      formTypeArb,
+      fc.nat(3),
+      fc.boolean(),
+    )
+    .map(([client, how, kind, hint, tail, contentType, encoding, slash]) => {
+      const form = new URLSearchParams();
+      const authorization = authenticateForm(ctx, client, how, form);
+      const stable = ctx.stableTokens.find((t) => t.clientId === client.clientId);
+      const other = ctx.stableTokens.find((t) => t.clientId !== client.clientId);
+      const drawn =
+        kind === 'pool-access' || kind === 'pool-refresh' ? drawPool(ctx, client.clientId) : undefined;
+      const presented: Record<PresentedKind, string | undefined> = {
+        'pool-access': drawn?.accessToken ?? `polar_at_o_${'E'.repeat(48)}_${'E'.repeat(48)}`,
+        'pool-refresh': drawn?.refreshToken ?? `polar_rt_o_${'E'.repeat(48)}`,
+        'stable-access': stable?.accessToken,
+        'stable-refresh': stable?.refreshToken,
+        'other-client': other?.accessToken,
+        revoked: ctx.revokedRefreshTokens.find((r) => r.clientId === client.clientId)?.token,
+        unknown: `polar_at_o_${'Q'.repeat(48)}_${client.clientId.slice('polar_ci_'.length)}`,
+        garbage: ctx.demo.personal_access_token,
+        missing: undefined,
+        long: 't'.repeat(513),
+      };
+      const token = presented[kind];
+      if (token !== undefined) form.set('token', token);
+      if (hint !== undefined) form.set('token_type_hint', hint);
+      const { request, formCase } = formRequest(
+        revoking ? '/v1/oauth2/revoke' : '/v1/oauth2/introspect',
+        form,
+        tail,
+        contentType,
+        authorization,
+        encoding,
+        slash,
+      );
+      const accepted: TokenClientModel['method'][] = revoking
+        ? ['client_secret_basic', 'client_secret_post', 'none']
+        : ['client_secret_basic', 'client_secret_post'];
+      const gate = formGate(ctx, formCase, TOKEN_FORM_LIMITS, accepted);
+      if ('statuses' in gate) return { operationId, request, oracle: gate };
+      if (!gate.form.has('token'))
+        return { operationId, request, oracle: tokenError(400, 'invalid_request') };
+      const own = gate.client.clientId === client.clientId;
+      if (revoking) {
+        const writes =
+          own && drawn
+            ? kind === 'pool-access'
+              ? [itemKey(keys.token(hashSecret(drawn.accessToken)))]
+              : [
+                  itemKey(keys.oauthGrant(drawn.grantId)),
+                  itemKey(keys.token(hashSecret(drawn.accessToken))),
+                  itemKey(keys.token(hashSecret(drawn.refreshToken))),
+                ]
+            : [];
+        return {
+          operationId,
+          request,
+          oracle: { statuses: [200], check: (reply) => expect(reply.body).toEqual({}) },
+          writes,
+        };
+      }
+      const active = own && (kind === 'stable-access' || kind === 'stable-refresh');
+      return {
+        operationId,
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply) =>
+            expect(reply.body).toEqual(
+              active
+                ? expect.objectContaining({
+                    active: true,
+                    client_id: client.clientId,
+                    token_type: kind === 'stable-access' ? 'access_token' : 'refresh_token',
+                    iss: ctx.issuer,
+                  })
+                : { active: false },
+            ),
+        },
+      };
+    });
+}
+
+function userinfoArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc.tuple(authArb(ctx, 'pat', true), fc.boolean()).map(([auth, slash]): FuzzCase => {
+    const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+    const request = {
+      method: 'GET' as const,
+      url: slash ? '/v1/oauth2/userinfo/' : '/v1/oauth2/userinfo',
+      headers,
+    };
+    if (!passed(auth.outcome))
+      return {
+        operationId: 'userinfo',
+        request,
+        oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+      };
+    return {
+      operationId: 'userinfo',
+      request,
+      oracle: {
+        statuses: [200],
+        check: (reply) =>
+          expect(reply.body).toEqual({
+            sub: expect.any(String),
+            email: expect.any(String),
+            email_verified: false,
+          }),
+      },
+    };
+  });
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     requestToken: requestTokenArb(ctx),
+    revokeToken: clientTokenArb(ctx, 'revokeToken'),
+    introspectToken: clientTokenArb(ctx, 'introspectToken'),
+    userinfo: userinfoArb(ctx),
     authorize: authorizeArb(ctx),
     consent: consentArb(ctx),
     createClient: clientArb(ctx),
@@ -4963,6 +5157,9 @@ const touched: Record<
           itemKey(keys.token(hashSecret(body.refresh_token as string))),
         ]
       : [],
+  revokeToken: (c, _, status) => (status === 200 ? (c.writes ?? []) : []),
+  introspectToken: () => [],
+  userinfo: () => [],
 };
 
 /** The client id of a registration request's path. */
