@@ -234,10 +234,13 @@ export class CommerceApiStack extends Stack {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        'Every route requires a bearer credential (personal access token or customer session) that the ' +
+        'Every operation requires a credential (personal access token, OAuth access token, customer ' +
+        'session, registration token, or OAuth client authentication at the token endpoints) that the ' +
         "function verifies itself: it looks up the token's SHA-256 in the table, checks its kind, expiry, " +
-        'revocation and scopes, and answers 401/403 in the shapes the API contract defines. A Lambda ' +
-        'authorizer would repeat that lookup on every request and could not produce those error bodies.',
+        'revocation and scopes, and answers 401/403 in the shapes the API contract and the OAuth RFCs ' +
+        'define. A Lambda authorizer would repeat that lookup on every request and could not produce ' +
+        'those error bodies. The OpenAPI document, its reference page and the OAuth discovery documents ' +
+        'are public by design.',
     });
     this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: production ? RetentionDays.ONE_MONTH : RetentionDays.ONE_WEEK,

@@ -58,6 +58,14 @@ export interface OperationDefinition {
 
 /** Authentication reads the token item on every request. */
 const AUTHENTICATE: TableGrant = { actions: ['dynamodb:GetItem'], leadingKeys: ['token'] };
+/**
+ * An OAuth access token is read with its client's liveness item in one batch (shared/http/auth.ts):
+ * every operation that takes a personal access token takes these tokens too.
+ */
+const AUTHENTICATE_OAUTH: TableGrant = {
+  actions: ['dynamodb:BatchGetItem'],
+  leadingKeys: ['token', 'oauthClientLive'],
+};
 /** `Idempotency-Key`: claim (put), complete (update), release after a failure (delete). */
 const IDEMPOTENCY: TableGrant = {
   actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
@@ -88,7 +96,12 @@ export const operations = [
     method: 'POST',
     path: '/v1/oauth2/register',
     entry: 'functions/create-client/handler.ts',
-    access: [AUTHENTICATE, IDEMPOTENCY, { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] }],
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      IDEMPOTENCY,
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] },
+    ],
   },
   {
     name: 'create-subscription',
@@ -98,6 +111,7 @@ export const operations = [
     entry: 'functions/create-subscription/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One batch reads the product, the customer and the caller's organizations (default currency).
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'customer', 'organization'] },
@@ -137,6 +151,7 @@ export const operations = [
       // The token and the endpoint; then one transaction marks it deleted, removes its list entries
       // and lowers the list's count.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
       { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
     ],
@@ -149,6 +164,7 @@ export const operations = [
     entry: 'functions/create-customer-session/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One batch reads the customer (by id) or its external-id guards, and the caller's organizations
       // (for the portal URL's slug); a second batch reads the customer an external id names.
@@ -173,7 +189,7 @@ export const operations = [
     method: 'GET',
     path: '/v1/products/{id}',
     entry: 'functions/get-product/handler.ts',
-    access: [AUTHENTICATE, { actions: ['dynamodb:GetItem'], leadingKeys: ['product'] }],
+    access: [AUTHENTICATE, AUTHENTICATE_OAUTH, { actions: ['dynamodb:GetItem'], leadingKeys: ['product'] }],
   },
   {
     name: 'get-subscription',
@@ -183,6 +199,7 @@ export const operations = [
     entry: 'functions/get-subscription/handler.ts',
     access: [
       // The token and the subscription; then one batch of the customer and product it embeds.
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
@@ -211,7 +228,11 @@ export const operations = [
     method: 'DELETE',
     path: '/v1/oauth2/register/{client_id}',
     entry: 'functions/delete-client/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] }],
+    // One transaction: the client soft-deleted and its liveness item removed (its tokens stop at once).
+    access: [
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['oauthClientLive'] },
+    ],
   },
   {
     name: 'update-subscription',
@@ -222,6 +243,7 @@ export const operations = [
     access: [
       // The token and the subscription; the conditional lifecycle write; the embedded customer and
       // product, read beside the write.
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
@@ -234,6 +256,7 @@ export const operations = [
     path: '/v1/subscriptions/{id}',
     entry: 'functions/revoke-subscription/handler.ts',
     access: [
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
@@ -247,6 +270,7 @@ export const operations = [
     entry: 'functions/create-customer/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One transaction: the customer, its e-mail and external-id guards (in the organization's
       // partition), each created only if absent, and its list entries and the list's count.
@@ -260,7 +284,7 @@ export const operations = [
     method: 'GET',
     path: '/v1/customers/{id}',
     entry: 'functions/get-customer/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }],
+    access: [AUTHENTICATE_OAUTH, { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }],
   },
   {
     name: 'list-customers',
@@ -490,7 +514,11 @@ export const operations = [
     method: 'GET',
     path: '/v1/oauth2/userinfo',
     entry: 'functions/userinfo/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'user'] }],
+    // The token; then the user (email) or, for a token acting for an organization, the organization.
+    access: [
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'user', 'organization'] },
+    ],
   },
 ] as const satisfies readonly OperationDefinition[];
 

@@ -6,7 +6,14 @@ import { authorize } from '#shared/services/authorize.ts';
 
 export const createHandler = (deps: Dependencies) =>
   api(
-    { deps, credential: 'personal_access_token', scopes: [], errorHeaders: NO_STORE },
+    // The user's own consent: a personal access token, never a token delegated to some client.
+    {
+      deps,
+      credential: 'personal_access_token',
+      oauthAccessTokens: false,
+      scopes: [],
+      errorHeaders: NO_STORE,
+    },
     // The service reads the query itself: a repeated parameter is an RFC 6749 fault, not the last one wins.
     async ({ principal, rawQuery, headers }) => {
       const result = await authorize(deps, principal, rawQuery, { issuer: baseUrlOf(headers.host) });

@@ -10,6 +10,8 @@ export const createHandler = (deps: Dependencies) =>
     {
       deps,
       credential: 'personal_access_token',
+      // The user's own consent: a personal access token, never a token delegated to some client.
+      oauthAccessTokens: false,
       scopes: [],
       body: validateConsentBody,
       idempotencyScope: 'consent',

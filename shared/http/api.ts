@@ -85,6 +85,11 @@ export interface ApiOptions<K extends CredentialKind, Body, Query, Path> {
   form?: boolean;
   /** With `credential: 'oauth_client'`: the client authentication methods the endpoint accepts. */
   clientAuthMethods?: readonly ClientAuthMethod[];
+  /**
+   * With `credential: 'personal_access_token'`: whether an OAuth access token may stand for the
+   * user (default yes). The user's own consent takes a personal access token only.
+   */
+  oauthAccessTokens?: boolean;
   /** The query's validator and shape (`validate<Op>Query`, `<op>QueryShape`, both generated). */
   query?: { validate: Validator<Query>; shape: QueryShape };
   path?: Validator<Path>;
@@ -213,6 +218,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
               credential as BearerCredential,
               options.scopes,
               pathParameters,
+              { oauthAccessTokens: options.oauthAccessTokens ?? true },
             );
     },
   };

@@ -161,6 +161,43 @@ async function demoTokens(world: LocalWorld, i: number) {
   return JSON.parse(exchanged.body ?? '{}') as { access_token: string; refresh_token: string };
 }
 
+/** An access token with products:read, of a client registered (once) for it. */
+let productReader: string | undefined;
+async function productReaderToken(world: LocalWorld): Promise<string> {
+  const pat = world.demo.personal_access_token;
+  const registered = await world.call('create-client', 'POST', '/v1/oauth2/register', {
+    token: pat,
+    body: {
+      client_name: 'Bench reader',
+      redirect_uris: ['https://app.example.com/callback'],
+      scope: 'products:read',
+    },
+  });
+  const client = JSON.parse(registered.body ?? '{}') as { client_id: string; client_secret: string };
+  const { verifier, challenge } = pkceOf(9999);
+  const consented = await world.call('consent', 'POST', '/v1/oauth2/consent', {
+    token: pat,
+    body: {
+      action: 'allow',
+      response_type: 'code',
+      client_id: client.client_id,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    },
+  });
+  const code = new URL(String(consented.headers.Location)).searchParams.get('code') as string;
+  const exchanged = await world.call('request-token', 'POST', '/v1/oauth2/token', {
+    form: {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+    },
+  });
+  return (JSON.parse(exchanged.body ?? '{}') as { access_token: string }).access_token;
+}
+
 /** An authorization request of the demo client (PKCE S256). */
 const demoAuthorization = (world: LocalWorld) =>
   new URLSearchParams({
@@ -652,6 +689,21 @@ const CASES: Case[] = [
     target: 2,
     send: (world) =>
       world.call('userinfo', 'GET', '/v1/oauth2/userinfo', { token: world.demo.personal_access_token }),
+  },
+  {
+    key: 'get-product-oauth',
+    label: 'Get Product with an OAuth access token',
+    operation: 'get-product',
+    status: 200,
+    // The token and its client's liveness item are one BatchGetItem: the same 2 as with a PAT.
+    target: 2,
+    prepare: async (world) => {
+      productReader ??= await productReaderToken(world);
+    },
+    send: (world) =>
+      world.call('get-product', 'GET', `/v1/products/${world.demo.free_product_id}`, {
+        token: productReader as string,
+      }),
   },
 ];
 

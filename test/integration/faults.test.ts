@@ -288,18 +288,21 @@ const faultOps = {
   },
   'delete-client': {
     success: 204,
-    calls: ['GetItemCommand', 'UpdateItemCommand'],
+    calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
-      const client = await registerClient();
+      // A client that was issued tokens: it has a liveness item for the delete to remove.
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      await issueTokens(world.call, world.demo.personal_access_token, client);
       return {
         method: 'DELETE',
         url: `/v1/oauth2/register/${client.client_id}`,
         token: client.registration_access_token,
         async verify(_, outcome) {
           const stored = await get(keys.oauthClient(client.client_id));
-          // Deleted and token revoked in one write: never one without the other.
+          // Deleted, registration token revoked and liveness item gone in one write: never one without the others.
           const deleted = stored?.deleted_at !== null;
           expect(stored?.registration_token_hash === undefined).toBe(deleted);
+          expect((await get(keys.oauthClientLive(client.client_id))) === undefined).toBe(deleted);
           countFor(outcome, deleted ? 1 : 0);
         },
       };
@@ -846,6 +849,28 @@ async function registerClient(): Promise<{ client_id: string; registration_acces
 
 /** Every operation of the route table, in its order; a new one does not compile until it has its case. */
 const ops: FaultOp[] = operations.map((op) => ({ operationId: op.operationId, ...faultOps[op.name] }));
+
+/**
+ * And one operation authenticated by an OAuth access token: the token and its client's liveness
+ * item in one batch (the path every operation that takes a PAT takes for these tokens).
+ */
+ops.push({
+  operationId: 'getProduct',
+  success: 200,
+  calls: ['BatchGetItemCommand', 'GetItemCommand'],
+  async prepare() {
+    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const { access_token } = await issueTokens(world.call, world.demo.personal_access_token, client);
+    return {
+      method: 'GET',
+      url: `/v1/products/${world.demo.free_product_id}`,
+      token: access_token,
+      async verify(reply) {
+        if (reply.status === 200) expect(reply.body.id).toBe(world.demo.free_product_id);
+      },
+    };
+  },
+});
 const opNamed = (name: OperationName): FaultOp =>
   ops[operations.findIndex((op) => op.name === name)] as FaultOp;
 

@@ -546,8 +546,12 @@ const scenarios = {
     return [step('an active access token', reply, 200)];
   },
   userinfo: async (world) => {
-    const reply = await world.call('GET', '/v1/oauth2/userinfo', { token: world.demo.personal_access_token });
-    return [step('the user, with the email scope', reply, 200)];
+    const user = await world.call('GET', '/v1/oauth2/userinfo', { token: world.demo.personal_access_token });
+    const organization = await world.call('GET', '/v1/oauth2/userinfo', { token: oauth.organizationToken });
+    return [
+      step('the user, with the email scope', user, 200),
+      step("an organization's OAuth token, with the profile scope", organization, 200),
+    ];
   },
 } satisfies Record<OperationName, Scenario>;
 
@@ -642,10 +646,51 @@ function elementsOf(policies: StackPolicies, operation: OperationName): Element[
 
 const names = operations.map((operation) => operation.name);
 
+/**
+ * OAuth access tokens: a live one acting for the demo organization, and one of a client deleted since.
+ * Every operation that takes a personal access token takes these too, reading the token with its
+ * client's liveness item in one batch; the deleted client's token walks that path to its refusal.
+ */
+const oauth = { organizationToken: '', deletedClientToken: '' };
+
+/** Whether an operation is granted the OAuth authentication batch (token + client liveness). */
+const takesOAuthTokens = (name: OperationName): boolean =>
+  (operations.find((operation) => operation.name === name)?.access ?? []).some(
+    (grant: { actions: readonly string[]; leadingKeys: readonly string[] }) =>
+      grant.actions.includes('dynamodb:BatchGetItem') && grant.leadingKeys.includes('oauthClientLive'),
+  );
+
+/** The operation called with the deleted client's access token: the batch read, then the 401. */
+async function oauthStep(world: World, name: OperationName): Promise<Step[]> {
+  if (!takesOAuthTokens(name)) return [];
+  const operation = operations.find((candidate) => candidate.name === name);
+  if (!operation) return [];
+  const path = operation.path.replace(/\{\w+\}/g, randomUUID());
+  const reply = await world.call(operation.method, path, { token: oauth.deletedClientToken });
+  return [step("a deleted client's OAuth access token", reply, 401)];
+}
+
+/** A scenario and, for the operations that take them, the OAuth access token step. */
+const runScenario = async (name: OperationName, world: World) => [
+  ...(await scenarios[name](world)),
+  ...(await oauthStep(world, name)),
+];
+
 /** One seeded table for every run; each run gets its own proxy and clients under its policies. */
 let shared: World;
 beforeAll(async () => {
   shared = await createWorld('iam');
+  const pat = shared.demo.personal_access_token;
+  const live = await registerOAuthClient(shared.call, pat, { scope: 'openid profile' });
+  oauth.organizationToken = (
+    await issueTokens(shared.call, pat, live, { scope: 'openid profile' })
+  ).access_token;
+  const doomed = await registerOAuthClient(shared.call, pat);
+  oauth.deletedClientToken = (await issueTokens(shared.call, pat, doomed)).access_token;
+  const removed = await shared.call('DELETE', `/v1/oauth2/register/${doomed.client_id}`, {
+    token: doomed.registration_access_token,
+  });
+  if (removed.status !== 204) throw new Error(`Delete Client answered ${removed.status}`);
 });
 afterAll(() => shared?.drop());
 
@@ -654,7 +699,7 @@ describe('each operation runs under the policy its template grants', () => {
     run++;
     const world = await underPolicies(shared, stackPolicies());
     try {
-      const steps = await scenarios[name](world);
+      const steps = await runScenario(name, world);
       expect(steps.filter((s) => s.got !== s.expected)).toEqual([]);
       expect(world.iam.denials).toEqual([]);
     } finally {
@@ -682,7 +727,7 @@ describe('and under nothing less: without any one element of its DynamoDB statem
     const world = await underPolicies(shared, element.without);
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
-      const steps = await scenarios[element.operation](world);
+      const steps = await runScenario(element.operation, world);
       const broken = steps.filter((s) => s.got !== s.expected);
       expect(broken.length, 'some step of the scenario must notice the missing grant').toBeGreaterThan(0);
       expect(world.iam.denials.length).toBeGreaterThan(0);
@@ -701,7 +746,12 @@ describe('Create Subscription under the policy the stack granted before issue 9 
   beforeAll(async () => {
     const policies = structuredClone(stackPolicies());
     const statements = policies.functions['create-subscription']?.statements ?? [];
-    const batch = statements.find((s) => asList(s.Action ?? []).includes('dynamodb:BatchGetItem'));
+    // Its batch of product, customer and organizations (not the OAuth authentication batch).
+    const batch = statements.find(
+      (s) =>
+        asList(s.Action ?? []).includes('dynamodb:BatchGetItem') &&
+        JSON.stringify(s.Condition).includes('PRODUCT#'),
+    );
     const keys = batch?.Condition?.[LEADING_KEYS[0]]?.[LEADING_KEYS[1]];
     expect(keys).toContain('ORG#*');
     (batch?.Condition?.[LEADING_KEYS[0]] as Record<string, string[]>)[LEADING_KEYS[1]] = asList(

@@ -44,12 +44,17 @@ import {
 import { keys, LIST_COUNT_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
-import type { ClientPrincipal, UserPrincipal } from '#shared/domain/principals.ts';
+import type {
+  ClientPrincipal,
+  RegisteredClient as RegisteredClientRecord,
+  UserPrincipal,
+} from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import type { Product } from '#shared/generated/api-types.ts';
 import type { OperationId } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
+import { deleteClient } from '#shared/services/client-registration.ts';
 import { consent } from '#shared/services/consent.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
@@ -71,6 +76,7 @@ async function seededTokens(
   deps: Dependencies,
   owner: UserPrincipal,
   model: TokenClientModel,
+  scope?: string,
 ): Promise<PooledRefresh> {
   const verifier = 'v'.repeat(43);
   const { location } = await consent(
@@ -80,6 +86,7 @@ async function seededTokens(
       action: 'allow',
       response_type: 'code',
       client_id: model.clientId,
+      ...(scope ? { scope } : {}),
       code_challenge: createHash('sha256').update(verifier).digest('base64url'),
       code_challenge_method: 'S256',
     },
@@ -138,6 +145,10 @@ export interface FuzzContext {
   revokedRefreshTokens: { clientId: string; token: string }[];
   /** One live family per token client that no case spends or revokes: introspection finds it active. */
   stableTokens: PooledRefresh[];
+  /** An OAuth access token with `openid` only, acting for the demo organization. */
+  oauthAccessToken: string;
+  /** An access token of a client deleted since: refused like an unknown one. */
+  deletedClientAccessToken: string;
 }
 
 export interface TokenClientModel {
@@ -283,7 +294,29 @@ export async function fuzzContext(
   const refreshPool: PooledRefresh[] = [];
   const revokedRefreshTokens: { clientId: string; token: string }[] = [];
   const stableTokens: PooledRefresh[] = [];
+  let oauthAccessToken = '';
   const deps: Dependencies = admin;
+  const consenting: UserPrincipal = { ...registrant, scopes: new Set<string>(ALL_SCOPES) };
+  // An access token of a client deleted since.
+  const deletedClient = await createClient(
+    deps,
+    registrant,
+    {
+      redirect_uris: ['https://app.example/cb'],
+      client_name: `${options.label} deleted`,
+      token_endpoint_auth_method: 'none',
+    },
+    { baseUrl: 'http://api.test' },
+  );
+  const deletedClientAccessToken = (
+    await seededTokens(deps, consenting, { clientId: deletedClient.client_id, method: 'none' })
+  ).accessToken;
+  await deleteClient(deps, {
+    kind: 'client_registration',
+    clientId: deletedClient.client_id,
+    client: (await findOAuthClient(admin.table, deletedClient.client_id)) as RegisteredClientRecord,
+    tokenHash: hashSecret(deletedClient.registration_access_token),
+  });
   for (const method of ['client_secret_basic', 'client_secret_post', 'none'] as const) {
     const registration = await createClient(
       deps,
@@ -302,9 +335,14 @@ export async function fuzzContext(
       ...(registration.client_secret ? { secret: registration.client_secret } : {}),
     };
     tokenClients.push(model);
-    const issue = () => seededTokens(deps, { ...registrant, scopes: new Set(ALL_SCOPES) }, model);
+    const issue = () => seededTokens(deps, consenting, model);
     for (let i = 0; i < 40; i++) refreshPool.push(await issue());
     stableTokens.push(await issue());
+    if (method === 'client_secret_post') {
+      // Issued as of a day ahead, so that a long `npm run fuzz` does not outlive its hour.
+      const ahead = { ...admin, now: () => new Date(Date.now() + 23 * 3_600_000) };
+      oauthAccessToken = (await seededTokens(ahead, consenting, model, 'openid')).accessToken;
+    }
     // A family revoked by a replay: presenting its tokens again is refused and changes nothing.
     const revoked = await issue();
     const principal = await tokenPrincipal(deps, model);
@@ -369,6 +407,8 @@ export async function fuzzContext(
     refreshPool,
     revokedRefreshTokens,
     stableTokens,
+    oauthAccessToken,
+    deletedClientAccessToken,
     clients: {
       keep: await registerPool(4, 'keep'),
       deletable: await registerPool(options.endpoints, 'deletable'),
@@ -623,9 +663,19 @@ const unauthorized: AuthOutcome = { status: 401, errors: ['Unauthorized'] };
 const invalidToken: AuthOutcome = { status: 401, errors: ['invalid_token'] };
 const any401: AuthOutcome = { status: 401, errors: ['Unauthorized', 'invalid_token'] };
 
-function authArb(ctx: FuzzContext, credential: 'pat' | 'session', scoped: boolean): fc.Arbitrary<Auth> {
+/**
+ * A credential of the operation's kind, or not: `pat` operations take OAuth access tokens too
+ * (unless `oauth` is false: the user's consent), by their scopes; the fuzz token holds `openid` only.
+ */
+function authArb(
+  ctx: FuzzContext,
+  credential: 'pat' | 'session',
+  scoped: boolean,
+  oauth = true,
+): fc.Arbitrary<Auth> {
   const { demo } = ctx;
   const pat = credential === 'pat';
+  const takesOAuth = pat && oauth;
   const right: fc.Arbitrary<{ token: string; outcome: AuthOutcome }> = pat
     ? fc.constant({ token: demo.personal_access_token, outcome: { tenant: 'ours' } })
     : fc
@@ -636,6 +686,31 @@ function authArb(ctx: FuzzContext, credential: 'pat' | 'session', scoped: boolea
   const garbage = ctx.headerSafe ? latin1(60) : text(0, 60);
   return fc.oneof(
     { weight: 30, arbitrary: right.map(({ token, outcome }) => bearer(token, outcome)) },
+    {
+      weight: 4,
+      arbitrary: fc.constant(
+        bearer(
+          ctx.oauthAccessToken,
+          !takesOAuth
+            ? unauthorized
+            : scoped
+              ? { status: 403, errors: ['insufficient_scope'] }
+              : { tenant: 'ours' },
+        ),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom('polar_at_o_', 'polar_at_u_'), alnum(48, 48), alnum(32, 48))
+        .map(([prefix, random, client]) =>
+          bearer(`${prefix}${random}_${client}`, takesOAuth ? invalidToken : unauthorized),
+        ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constant(bearer(ctx.deletedClientAccessToken, takesOAuth ? invalidToken : unauthorized)),
+    },
     {
       weight: 2,
       arbitrary: fc
@@ -2155,7 +2230,7 @@ function registrationAuthArb(ctx: FuzzContext, own: RegisteredPair | undefined):
     {
       weight: 2,
       arbitrary: fc
-        .constantFrom(demo.personal_access_token, demo.customer_session_token)
+        .constantFrom(demo.personal_access_token, demo.customer_session_token, ctx.oauthAccessToken)
         .map((t) => bearer(t, unauthorized)),
     },
     { weight: 1, arbitrary: fc.constant<Auth>({ outcome: unauthorized }) },
@@ -3093,7 +3168,7 @@ const delegates = (ctx: FuzzContext, auth: Auth) =>
 
 function authorizeArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   return fc
-    .tuple(authArb(ctx, 'pat', false), authorizationPairsArb(ctx), fc.boolean())
+    .tuple(authArb(ctx, 'pat', false, false), authorizationPairsArb(ctx), fc.boolean())
     .map(([auth, pairs, slash]): FuzzCase => {
       const query = new URLSearchParams(
         pairs.map(([n, v]): [string, string] => [n, toWellFormed(v)]),
@@ -3933,7 +4008,13 @@ function consentModel(ctx: FuzzContext, auth: Auth): (parsed: unknown, tenant: T
 
 function consentArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   return fc
-    .tuple(authArb(ctx, 'pat', false), contentTypeArb, bodyArb(consentValueArb(ctx)), fc.boolean(), fc.nat(3))
+    .tuple(
+      authArb(ctx, 'pat', false, false),
+      contentTypeArb,
+      bodyArb(consentValueArb(ctx)),
+      fc.boolean(),
+      fc.nat(3),
+    )
     .map(([auth, type, body, slash, encoding]) => ({
       operationId: 'consent' as const,
       request: {
@@ -4444,6 +4525,17 @@ function userinfoArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       url: slash ? '/v1/oauth2/userinfo/' : '/v1/oauth2/userinfo',
       headers,
     };
+    // The fuzz OAuth token holds exactly `openid`: it passes, for the demo organization, with no name.
+    if (auth.header === `Bearer ${ctx.oauthAccessToken}`) {
+      return {
+        operationId: 'userinfo',
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply) => expect(reply.body).toEqual({ sub: ctx.demo.organization_id }),
+        },
+      };
+    }
     if (!passed(auth.outcome))
       return {
         operationId: 'userinfo',
