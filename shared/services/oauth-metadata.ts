@@ -37,6 +37,10 @@ export function authorizationServerMetadata(issuer: string): Record<string, unkn
     grant_types_supported: GRANT_TYPES,
     token_endpoint_auth_methods_supported: TOKEN_ENDPOINT_AUTH_METHODS,
     code_challenge_methods_supported: CODE_CHALLENGE_METHODS,
+    // RFC 9207: every answer at a redirect URI names the issuer, so a client can tell mix-ups.
+    authorization_response_iss_parameter_supported: true,
+    revocation_endpoint_auth_methods_supported: TOKEN_ENDPOINT_AUTH_METHODS,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     subject_types_supported: ['public'],
     claims_supported: ['sub', 'name', 'email', 'email_verified'],
   };
