@@ -293,7 +293,11 @@ export const operations = [
     path: '/v1/customers/',
     entry: 'functions/list-customers/handler.ts',
     // The count's shards and the page's entries (or a filter's key ranges) of each organization's list.
-    access: [AUTHENTICATE, { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
+    ],
   },
   {
     name: 'get-customer-external',
@@ -302,7 +306,11 @@ export const operations = [
     path: '/v1/customers/external/{external_id}',
     entry: 'functions/get-customer-external/handler.ts',
     // The external id's key range of each of the caller's organizations' customer lists.
-    access: [AUTHENTICATE, { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
+    ],
   },
   {
     name: 'update-customer',
@@ -310,7 +318,11 @@ export const operations = [
     method: 'PATCH',
     path: '/v1/customers/{id}',
     entry: 'functions/update-customer/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }, ...CUSTOMER_CHANGE],
+    access: [
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] },
+      ...CUSTOMER_CHANGE,
+    ],
   },
   {
     name: 'update-customer-external',
@@ -318,7 +330,7 @@ export const operations = [
     method: 'PATCH',
     path: '/v1/customers/external/{external_id}',
     entry: 'functions/update-customer-external/handler.ts',
-    access: [AUTHENTICATE, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_CHANGE],
+    access: [AUTHENTICATE, AUTHENTICATE_OAUTH, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_CHANGE],
   },
   {
     name: 'delete-customer',
@@ -326,7 +338,11 @@ export const operations = [
     method: 'DELETE',
     path: '/v1/customers/{id}',
     entry: 'functions/delete-customer/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }, ...CUSTOMER_DELETE],
+    access: [
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] },
+      ...CUSTOMER_DELETE,
+    ],
   },
   {
     name: 'delete-customer-external',
@@ -334,7 +350,7 @@ export const operations = [
     method: 'DELETE',
     path: '/v1/customers/external/{external_id}',
     entry: 'functions/delete-customer-external/handler.ts',
-    access: [AUTHENTICATE, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_DELETE],
+    access: [AUTHENTICATE, AUTHENTICATE_OAUTH, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_DELETE],
   },
   {
     name: 'create-product',

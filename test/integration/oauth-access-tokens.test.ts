@@ -131,7 +131,48 @@ const cases: Record<string, Case> = {
     success: 200,
     unscoped: true,
   },
+  'list-customers': {
+    send: (token) => world.call('GET', '/v1/customers/?limit=2', { token }),
+    success: 200,
+  },
+  'get-customer-external': {
+    send: (token) =>
+      world.call('GET', `/v1/customers/external/${world.demo.customer_external_id}`, { token }),
+    success: 200,
+  },
+  'update-customer': {
+    send: (token) =>
+      world.call('PATCH', `/v1/customers/${world.demo.customer_id}`, { token, body: { name: 'Ada' } }),
+    success: 200,
+  },
+  'update-customer-external': {
+    send: (token) =>
+      world.call('PATCH', `/v1/customers/external/${world.demo.customer_external_id}`, {
+        token,
+        body: { name: 'Ada' },
+      }),
+    success: 200,
+  },
+  'delete-customer': {
+    send: async (token) => world.call('DELETE', `/v1/customers/${(await freshCustomer()).id}`, { token }),
+    success: 204,
+  },
+  'delete-customer-external': {
+    send: async (token) =>
+      world.call('DELETE', `/v1/customers/external/${(await freshCustomer()).external_id}`, { token }),
+    success: 204,
+  },
 };
+
+/** A customer of the demo organization, with an external id, made with the PAT. */
+async function freshCustomer(): Promise<{ id: string; external_id: string }> {
+  const reply = await world.call('POST', '/v1/customers/', {
+    token: world.demo.personal_access_token,
+    body: { email: `gone-${randomUUID()}@example.com`, external_id: `gone-${randomUUID()}` },
+  });
+  expect(reply.status).toBe(201);
+  return reply.body;
+}
 
 /** The operations whose grants include the OAuth authentication batch (token + client liveness). */
 const acceptingOAuth = operations
