@@ -104,6 +104,85 @@ export const operations = [
     ],
   },
   {
+    name: 'authorize',
+    operationId: 'authorize',
+    method: 'GET',
+    path: '/v1/oauth2/authorize',
+    entry: 'functions/authorize/handler.ts',
+    // One batch: the client the request names, the user and their organizations (what the consent shows).
+    access: [
+      AUTHENTICATE,
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['oauthClient', 'user', 'organization'] },
+    ],
+  },
+  {
+    name: 'consent',
+    operationId: 'consent',
+    method: 'POST',
+    path: '/v1/oauth2/consent',
+    entry: 'functions/consent/handler.ts',
+    access: [
+      AUTHENTICATE,
+      IDEMPOTENCY,
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['authorizationCode'] },
+    ],
+  },
+  {
+    name: 'request-token',
+    operationId: 'requestToken',
+    method: 'POST',
+    path: '/v1/oauth2/token',
+    entry: 'functions/request-token/handler.ts',
+    access: [
+      // Client authentication; the code or refresh token used; the family, when a replay revokes it.
+      {
+        actions: ['dynamodb:GetItem'],
+        leadingKeys: ['oauthClient', 'authorizationCode', 'token', 'oauthGrant'],
+      },
+      // One transaction per issuance: the code or old refresh token spent, the family and its new
+      // tokens written, the client re-checked and its liveness item written. A code that failed
+      // its PKCE check is deleted alone.
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['authorizationCode'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthGrant', 'token', 'oauthClientLive'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['oauthClient'] },
+    ],
+  },
+  {
+    name: 'revoke-token',
+    operationId: 'revokeToken',
+    method: 'POST',
+    path: '/v1/oauth2/revoke',
+    entry: 'functions/revoke-token/handler.ts',
+    access: [
+      // The client, the token presented, and for a refresh token its grant.
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient', 'token', 'oauthGrant'] },
+      // An access token ended alone; a grant and its live tokens ended in one transaction.
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
+    ],
+  },
+  {
+    name: 'introspect-token',
+    operationId: 'introspectToken',
+    method: 'POST',
+    path: '/v1/oauth2/introspect',
+    entry: 'functions/introspect-token/handler.ts',
+    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient', 'token'] }],
+  },
+  {
+    name: 'userinfo',
+    operationId: 'userinfo',
+    method: 'GET',
+    path: '/v1/oauth2/userinfo',
+    entry: 'functions/userinfo/handler.ts',
+    // The token; then the user (email) or, for a token acting for an organization, the organization.
+    access: [
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'user', 'organization'] },
+    ],
+  },
+  {
     name: 'create-subscription',
     operationId: 'createSubscription',
     method: 'POST',
@@ -455,85 +534,6 @@ export const operations = [
       // The token and the endpoint; then the endpoint and its list entries (same keys) replaced.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
-    ],
-  },
-  {
-    name: 'authorize',
-    operationId: 'authorize',
-    method: 'GET',
-    path: '/v1/oauth2/authorize',
-    entry: 'functions/authorize/handler.ts',
-    // One batch: the client the request names, the user and their organizations (what the consent shows).
-    access: [
-      AUTHENTICATE,
-      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['oauthClient', 'user', 'organization'] },
-    ],
-  },
-  {
-    name: 'consent',
-    operationId: 'consent',
-    method: 'POST',
-    path: '/v1/oauth2/consent',
-    entry: 'functions/consent/handler.ts',
-    access: [
-      AUTHENTICATE,
-      IDEMPOTENCY,
-      { actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] },
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['authorizationCode'] },
-    ],
-  },
-  {
-    name: 'request-token',
-    operationId: 'requestToken',
-    method: 'POST',
-    path: '/v1/oauth2/token',
-    entry: 'functions/request-token/handler.ts',
-    access: [
-      // Client authentication; the code or refresh token used; the family, when a replay revokes it.
-      {
-        actions: ['dynamodb:GetItem'],
-        leadingKeys: ['oauthClient', 'authorizationCode', 'token', 'oauthGrant'],
-      },
-      // One transaction per issuance: the code or old refresh token spent, the family and its new
-      // tokens written, the client re-checked and its liveness item written. A code that failed
-      // its PKCE check is deleted alone.
-      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['authorizationCode'] },
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthGrant', 'token', 'oauthClientLive'] },
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
-      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['oauthClient'] },
-    ],
-  },
-  {
-    name: 'revoke-token',
-    operationId: 'revokeToken',
-    method: 'POST',
-    path: '/v1/oauth2/revoke',
-    entry: 'functions/revoke-token/handler.ts',
-    access: [
-      // The client, the token presented, and for a refresh token its grant.
-      { actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient', 'token', 'oauthGrant'] },
-      // An access token ended alone; a grant and its live tokens ended in one transaction.
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
-    ],
-  },
-  {
-    name: 'introspect-token',
-    operationId: 'introspectToken',
-    method: 'POST',
-    path: '/v1/oauth2/introspect',
-    entry: 'functions/introspect-token/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient', 'token'] }],
-  },
-  {
-    name: 'userinfo',
-    operationId: 'userinfo',
-    method: 'GET',
-    path: '/v1/oauth2/userinfo',
-    entry: 'functions/userinfo/handler.ts',
-    // The token; then the user (email) or, for a token acting for an organization, the organization.
-    access: [
-      AUTHENTICATE_OAUTH,
-      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'user', 'organization'] },
     ],
   },
 ] as const satisfies readonly OperationDefinition[];

@@ -135,10 +135,9 @@ const demoClient = (world: LocalWorld) => ({
   client_secret: world.demo.oauth_client.client_secret,
 });
 
-/** Tokens of the demo client from a consent and a code exchange, made outside the measured request. */
-const families: { access_token: string; refresh_token: string }[] = [];
-async function demoTokens(world: LocalWorld, i: number) {
-  const { verifier, challenge } = pkceOf(1000 + i);
+/** A code of the demo client from the demo user's consent, with its PKCE verifier. */
+async function demoCode(world: LocalWorld, i: number): Promise<{ code: string; verifier: string }> {
+  const { verifier, challenge } = pkceOf(i);
   const consented = await world.call('consent', 'POST', '/v1/oauth2/consent', {
     token: world.demo.personal_access_token,
     body: {
@@ -147,7 +146,13 @@ async function demoTokens(world: LocalWorld, i: number) {
       code_challenge: challenge,
     },
   });
-  const code = new URL(String(consented.headers.Location)).searchParams.get('code') as string;
+  return { code: new URL(String(consented.headers.Location)).searchParams.get('code') as string, verifier };
+}
+
+/** Tokens of the demo client from a consent and a code exchange, made outside the measured request. */
+const families: { access_token: string; refresh_token: string }[] = [];
+async function demoTokens(world: LocalWorld, i: number) {
+  const { code, verifier } = await demoCode(world, 1000 + i);
   const exchanged = await world.call('request-token', 'POST', '/v1/oauth2/token', {
     form: {
       grant_type: 'authorization_code',
@@ -629,19 +634,7 @@ const CASES: Case[] = [
     target: 3,
     // The consent that issues each code is prepared outside the measured request.
     prepare: async (world, i) => {
-      const { verifier, challenge } = pkceOf(i);
-      const reply = await world.call('consent', 'POST', '/v1/oauth2/consent', {
-        token: world.demo.personal_access_token,
-        body: {
-          action: 'allow',
-          ...Object.fromEntries(new URLSearchParams(demoAuthorization(world))),
-          code_challenge: challenge,
-        },
-      });
-      codes[i] = {
-        code: new URL(String(reply.headers.Location)).searchParams.get('code') as string,
-        verifier,
-      };
+      codes[i] = await demoCode(world, i);
     },
     send: (world, i) =>
       world.call('request-token', 'POST', '/v1/oauth2/token', {

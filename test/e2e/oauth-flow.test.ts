@@ -71,6 +71,16 @@ describe('the authorization code flow, end to end through oauth4webapi', () => {
   let registration: { token: string; uri: string };
 
   const pat = () => stack.demo.personal_access_token;
+  /** RFC 7592: a request to the registration with its registration access token. */
+  const registrationCall = (method: string, body?: unknown) =>
+    oauth.protectedResourceRequest(
+      registration.token,
+      method,
+      new URL(registration.uri),
+      body === undefined ? undefined : new Headers({ 'content-type': 'application/json' }),
+      body === undefined ? undefined : JSON.stringify(body),
+      insecure,
+    );
   const api = (path: string) => new URL(path, stack.demo.base_url);
 
   /** The user's agent: Authorize, then Consent (allow), both with the user's personal access token. */
@@ -170,33 +180,19 @@ describe('the authorization code flow, end to end through oauth4webapi', () => {
   });
 
   it('reads and updates the registration with its registration access token (RFC 7592)', async () => {
-    const read = await oauth.protectedResourceRequest(
-      registration.token,
-      'GET',
-      new URL(registration.uri),
-      undefined,
-      undefined,
-      insecure,
-    );
+    const read = await registrationCall('GET');
     expect(read.status).toBe(200);
     expect(await read.json()).toMatchObject({
       client_id: client.client_id,
       client_name: 'oauth4webapi end to end',
     });
-    const updated = await oauth.protectedResourceRequest(
-      registration.token,
-      'PUT',
-      new URL(registration.uri),
-      new Headers({ 'content-type': 'application/json' }),
-      JSON.stringify({
-        client_id: client.client_id,
-        redirect_uris: [redirectUri],
-        client_name: 'oauth4webapi end to end, renamed',
-        token_endpoint_auth_method: 'client_secret_basic',
-        scope: 'openid email subscriptions:read subscriptions:write',
-      }),
-      insecure,
-    );
+    const updated = await registrationCall('PUT', {
+      client_id: client.client_id,
+      redirect_uris: [redirectUri],
+      client_name: 'oauth4webapi end to end, renamed',
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: 'openid email subscriptions:read subscriptions:write',
+    });
     expect(updated.status).toBe(200);
     expect(await updated.json()).toMatchObject({ client_name: 'oauth4webapi end to end, renamed' });
   });
@@ -315,14 +311,7 @@ describe('the authorization code flow, end to end through oauth4webapi', () => {
     expect(
       (await callApi(live.access_token, 'GET', `/v1/subscriptions/${stack.demo.subscription_id}`)).status,
     ).toBe(200);
-    const deleted = await oauth.protectedResourceRequest(
-      registration.token,
-      'DELETE',
-      new URL(registration.uri),
-      undefined,
-      undefined,
-      insecure,
-    );
+    const deleted = await registrationCall('DELETE');
     expect(deleted.status).toBe(204);
     await expectInvalidToken(() =>
       callApi(live.access_token, 'GET', `/v1/subscriptions/${stack.demo.subscription_id}`),

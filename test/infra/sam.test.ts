@@ -309,7 +309,10 @@ describe('events/ and events/env.json', () => {
         isBase64Encoded: false,
         requestContext: { routeKey: event.routeKey, stage: '$default', http: { method: op.method } },
       });
-      expect(event.headers.authorization).toMatch(/^Bearer polar_(pat|cst|crt)_/);
+      // A bearer credential, or (the token endpoints) the client's own credentials in the form.
+      if (CLIENT_AUTHENTICATED.has(op.name))
+        expect(event.body).toMatch(/client_id=\{\{oauth_client\.client_id\}\}|client_id=polar_ci_/);
+      else expect(event.headers.authorization).toMatch(/^Bearer polar_(pat|cst|crt)_/);
       expect(event.requestContext.http.path).toBe(event.rawPath);
 
       const route = routes.find((r) => r.Properties.RouteKey === event.routeKey);
@@ -682,6 +685,13 @@ const sampleInvocations = {
       }),
   },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
+
+/** The operations a client authenticates at with its own credentials (RFC 6749 §2.3), not a bearer token. */
+const CLIENT_AUTHENTICATED: ReadonlySet<string> = new Set([
+  'request-token',
+  'revoke-token',
+  'introspect-token',
+]);
 
 /** POSTs that only read (RFC 7662 introspection): a form is a POST body, not a write. */
 const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['introspect-token']);

@@ -10,7 +10,7 @@
  * product, no half-deleted endpoint, no duplicate from a retried write).
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createCustomer,
@@ -33,10 +33,12 @@ import {
   issueTokens,
   pkce,
   REDIRECT_URI,
+  type RegisteredClient as RegisteredOAuthClient,
   registerClient as registerOAuthClient,
+  type Tokens,
 } from '../support/oauth.ts';
 import { expectListedInStep } from '../support/products.ts';
-import { listPartition } from '../support/table-state.ts';
+import { listPartition, scanTable } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -565,25 +567,6 @@ const faultOps = {
       };
     },
   },
-  'revoke-token': {
-    success: 200,
-    calls: ['GetItemCommand', 'GetItemCommand', 'UpdateItemCommand'],
-    async prepare() {
-      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
-      const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
-      const request = clientRequest(client, { token: tokens.access_token });
-      return {
-        method: 'POST',
-        url: '/v1/oauth2/revoke',
-        headers: request.headers as Record<string, string>,
-        body: request.body,
-        async verify(_, outcome) {
-          const access = await get(keys.token(hashSecret(tokens.access_token)));
-          countFor(outcome, access?.revoked_at === null ? 0 : 1);
-        },
-      };
-    },
-  },
   'get-webhook-endpoint': {
     success: 200,
     calls: ['GetItemCommand', 'GetItemCommand'],
@@ -599,25 +582,23 @@ const faultOps = {
       };
     },
   },
-  'introspect-token': {
-    success: 200,
-    calls: ['GetItemCommand', 'GetItemCommand'],
-    async prepare() {
-      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
-      const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
-      const request = clientRequest(client, { token: tokens.access_token });
-      return {
-        method: 'POST',
-        url: '/v1/oauth2/introspect',
-        headers: request.headers as Record<string, string>,
-        body: request.body,
-        async verify(reply) {
-          if (reply.status === 200)
-            expect(reply.body).toMatchObject({ active: true, client_id: client.client_id });
-        },
-      };
+  'revoke-token': clientTokenFault(
+    '/v1/oauth2/revoke',
+    ['GetItemCommand', 'GetItemCommand', 'UpdateItemCommand'],
+    {
+      async verify(_, outcome, tokens) {
+        const access = await get(keys.token(hashSecret(tokens.access_token)));
+        countFor(outcome, access?.revoked_at === null ? 0 : 1);
+      },
     },
-  },
+  ),
+  'introspect-token': clientTokenFault('/v1/oauth2/introspect', ['GetItemCommand', 'GetItemCommand'], {
+    async verify(reply, _, tokens, client) {
+      if (reply.status === 200)
+        expect(reply.body).toMatchObject({ active: true, client_id: client.client_id });
+      expect(tokens.access_token).toMatch(/^polar_at_/);
+    },
+  }),
   userinfo: {
     success: 200,
     calls: ['GetItemCommand', 'GetItemCommand'],
@@ -712,17 +693,43 @@ function customerChangeFault(
   };
 }
 
-/** The token families (grants) of a client. */
-async function familiesOf(clientId: string) {
-  const found = await world.table.doc.send(
-    new ScanCommand({
-      TableName: world.table.name,
-      FilterExpression: 'begins_with(PK, :grant) AND client_id = :client',
-      ExpressionAttributeValues: { ':grant': 'OAUTHGRANT#', ':client': clientId },
-      ConsistentRead: true,
-    }),
+/**
+ * A client's request about one of its tokens (revocation, introspection), with a fresh client and a
+ * fresh family each time: the client's read, the token's, and for a revocation the write.
+ */
+function clientTokenFault(
+  path: string,
+  calls: string[],
+  check: {
+    verify(reply: Reply, outcome: Outcome, tokens: Tokens, client: RegisteredOAuthClient): Promise<void>;
+  },
+): Omit<FaultOp, 'operationId'> {
+  return {
+    success: 200,
+    calls,
+    async prepare() {
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
+      const request = clientRequest(client, { token: tokens.access_token });
+      return {
+        method: 'POST',
+        url: path,
+        headers: request.headers as Record<string, string>,
+        body: request.body,
+        verify: (reply, outcome) => check.verify(reply, outcome, tokens, client),
+      };
+    },
+  };
+}
+
+/** The token families (grants) of a client: a full scan, every page (a test's view of the whole table). */
+const familiesOf = (clientId: string) => itemsOf('OAUTHGRANT#', clientId);
+
+/** Items of one partition prefix that belong to a client. */
+async function itemsOf(prefix: string, clientId: string) {
+  return (await scanTable(world.table)).filter(
+    (item) => String(item.PK).startsWith(prefix) && item.client_id === clientId,
   );
-  return found.Items ?? [];
 }
 
 /** An authorization request of a client registered with https://app.example/cb, PKCE S256 included. */
@@ -740,18 +747,8 @@ function authorizationQuery(clientId: string): string {
   }).toString();
 }
 
-/** The authorization codes issued to a client (a scan: a test's view of the whole table). */
-async function codesOf(clientId: string) {
-  const found = await world.table.doc.send(
-    new ScanCommand({
-      TableName: world.table.name,
-      FilterExpression: 'begins_with(PK, :code) AND client_id = :client',
-      ExpressionAttributeValues: { ':code': 'OAUTHCODE#', ':client': clientId },
-      ConsistentRead: true,
-    }),
-  );
-  return found.Items ?? [];
-}
+/** The authorization codes issued to a client. */
+const codesOf = (clientId: string) => itemsOf('OAUTHCODE#', clientId);
 
 /**
  * A lifecycle change of a fresh subscription: the read, the embedded customer and product, then the

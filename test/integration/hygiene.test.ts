@@ -22,6 +22,7 @@ import { hashSecret } from '#shared/domain/secrets.ts';
 import { faultyApi } from '../support/faults.ts';
 import {
   clientRequest,
+  expireItem,
   issueTokens,
   pkce,
   REDIRECT_URI,
@@ -424,14 +425,7 @@ describe('expired and revoked credentials are refused by every operation, and ch
     const oauthClient = await registerClient(world.call, demo.personal_access_token);
     const expiredAccess = (await issueTokens(world.call, demo.personal_access_token, oauthClient))
       .access_token;
-    await world.table.doc.send(
-      new UpdateCommand({
-        TableName: world.table.name,
-        Key: keys.token(hashSecret(expiredAccess)),
-        UpdateExpression: 'SET expires_at = :t',
-        ExpressionAttributeValues: { ':t': new Date(Date.now() - 60_000).toISOString() },
-      }),
-    );
+    await expireItem(world.table, keys.token(hashSecret(expiredAccess)));
     const revokedAccess = (await issueTokens(world.call, demo.personal_access_token, oauthClient))
       .access_token;
     await revoke(revokedAccess);

@@ -4,7 +4,6 @@
  * round trips; revoked, expired and deleted clients' tokens are refused at once.
  */
 import { randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -20,6 +19,7 @@ import { hashSecret } from '#shared/domain/secrets.ts';
 import { operations } from '#shared/operations.ts';
 import {
   clientRequest,
+  expireItem,
   issueTokens,
   type RegisteredClient,
   registerClient,
@@ -251,14 +251,7 @@ describe('refused at once: revoked, expired, a deleted client’s, a refresh tok
   it('expired', async () => {
     const tokens = await issueTokens(world.call, world.demo.personal_access_token, client, { scope: SCOPES });
     expect((await getProduct(tokens.access_token)).status).toBe(200);
-    await world.table.doc.send(
-      new UpdateCommand({
-        TableName: world.table.name,
-        Key: keys.token(hashSecret(tokens.access_token)),
-        UpdateExpression: 'SET expires_at = :past',
-        ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
-      }),
-    );
+    await expireItem(world.table, keys.token(hashSecret(tokens.access_token)));
     expectInvalidToken(await getProduct(tokens.access_token));
   });
 

@@ -16,6 +16,7 @@ import { keys } from '#shared/data/table.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS } from '#shared/domain/oauth.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
+import { registerClient } from '../support/oauth.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -45,19 +46,13 @@ interface Client {
   registration_access_token: string;
 }
 
-async function register(body: Record<string, unknown> = {}): Promise<Client> {
-  const reply = await world.call('POST', '/v1/oauth2/register', {
-    token: world.demo.personal_access_token,
-    body: {
-      redirect_uris: [REDIRECT],
-      client_name: 'Consent app',
-      scope: 'openid email products:read',
-      ...body,
-    },
+const register = (body: Record<string, unknown> = {}): Promise<Client> =>
+  registerClient(world.call, world.demo.personal_access_token, {
+    redirect_uris: [REDIRECT],
+    client_name: 'Consent app',
+    scope: 'openid email products:read',
+    ...body,
   });
-  expect(reply.status).toBe(201);
-  return reply.body;
-}
 
 const verifier = () => randomBytes(32).toString('base64url');
 const challengeOf = (v: string) => createHash('sha256').update(v).digest('base64url');

@@ -2,7 +2,7 @@
  * Revocation (RFC 7009), introspection (RFC 7662) and UserInfo, against DynamoDB Local under each
  * function's deployed policy.
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
@@ -10,6 +10,7 @@ import { ACCESS_TOKEN_TTL_SECONDS } from '#shared/domain/oauth.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import {
   clientRequest,
+  expireItem,
   issueTokens,
   type RegisteredClient,
   registerClient,
@@ -178,14 +179,7 @@ describe('introspection (RFC 7662)', () => {
     const revoked = await tokensOf(confidential);
     expectRevoked(await revoke(confidential, revoked.access_token));
     const expired = await tokensOf(confidential);
-    await world.table.doc.send(
-      new UpdateCommand({
-        TableName: world.table.name,
-        Key: keys.token(hashSecret(expired.access_token)),
-        UpdateExpression: 'SET expires_at = :past',
-        ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
-      }),
-    );
+    await expireItem(world.table, keys.token(hashSecret(expired.access_token)));
     const replaced = await tokensOf(confidential);
     expect(
       (

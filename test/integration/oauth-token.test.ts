@@ -3,7 +3,7 @@
  * with PKCE and the refresh_token grant with rotation and replay detection, every RFC 6749 error in
  * its form, against DynamoDB Local under the function's deployed policy.
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/data/table.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_TOKEN_TTL_SECONDS } from '#shared/domain/oauth.ts';
@@ -11,6 +11,7 @@ import { hashSecret } from '#shared/domain/secrets.ts';
 import {
   authorizationCode,
   clientRequest,
+  expireItem,
   issueTokens,
   pkce,
   REDIRECT_URI,
@@ -210,14 +211,7 @@ describe('the authorization_code grant', () => {
 
     it('expired', async () => {
       const c = await code(confidential);
-      await world.table.doc.send(
-        new UpdateCommand({
-          TableName: world.table.name,
-          Key: keys.authorizationCode(hashSecret(c.code)),
-          UpdateExpression: 'SET expires_at = :past',
-          ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
-        }),
-      );
+      await expireItem(world.table, keys.authorizationCode(hashSecret(c.code)));
       const before = await tableDigest(world.table);
       expectError(await exchange(confidential, c), 400, 'invalid_grant');
       expect(digestChanges(before, await tableDigest(world.table))).toEqual([]);
@@ -327,14 +321,20 @@ describe('the refresh_token grant', () => {
     ).toBe(200);
   });
 
-  it('concurrent refreshes with one token: one succeeds, the others are refused, the family stays', async () => {
+  it('concurrent refreshes with one token: exactly one succeeds; a later one is a replay and ends the family', async () => {
     const first = await issueTokens(world.call, world.demo.personal_access_token, confidential);
     const replies = await Promise.all(
       Array.from({ length: 5 }, () => refresh(first.refresh_token as string)),
     );
     const won = replies.filter((r) => r.status === 200);
     expect(won).toHaveLength(1);
-    expect((await storedToken(won[0]?.body.access_token))?.revoked_at).toBeNull();
+    const lost = replies.filter((r) => r.status !== 200);
+    for (const reply of lost) expectError(reply, 400, 'invalid_grant');
+    // A request that read the token before the winner committed lost the race (the family stays);
+    // one that read it after found it replaced: a replay, which ends the family.
+    const replayed = lost.some((r) => /already used/.test(r.body.error_description));
+    const winner = await storedToken(won[0]?.body.access_token);
+    expect(winner?.revoked_at === null).toBe(!replayed);
   });
 });
 

@@ -5,7 +5,9 @@
  * client would.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
+import type { Table } from '#shared/data/dynamo.ts';
 import type { CallOptions, Reply } from './world.ts';
 
 type Call = (method: string, url: string, options?: CallOptions) => Promise<Reply>;
@@ -115,4 +117,16 @@ export async function issueTokens(
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
   return reply.body;
+}
+
+/** Moves an item's `expires_at` (a code's, a token's) a second into the past, as time would. */
+export async function expireItem(table: Table, key: { PK: string; SK: string }): Promise<void> {
+  await table.doc.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: key,
+      UpdateExpression: 'SET expires_at = :past',
+      ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
+    }),
+  );
 }
