@@ -178,8 +178,8 @@ export const operations = [
     entry: 'functions/userinfo/handler.ts',
     // The token; then the user (email) or, for a token acting for an organization, the organization.
     access: [
-      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'user', 'organization'] },
+      AUTHENTICATE_OAUTH,
     ],
   },
   {
@@ -278,8 +278,8 @@ export const operations = [
     entry: 'functions/get-subscription/handler.ts',
     access: [
       // The token and the subscription; then one batch of the customer and product it embeds.
-      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
@@ -322,8 +322,8 @@ export const operations = [
     access: [
       // The token and the subscription; the conditional lifecycle write; the embedded customer and
       // product, read beside the write.
-      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
@@ -335,8 +335,8 @@ export const operations = [
     path: '/v1/subscriptions/{id}',
     entry: 'functions/revoke-subscription/handler.ts',
     access: [
-      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
@@ -398,8 +398,8 @@ export const operations = [
     path: '/v1/customers/{id}',
     entry: 'functions/update-customer/handler.ts',
     access: [
-      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] },
+      AUTHENTICATE_OAUTH,
       ...CUSTOMER_CHANGE,
     ],
   },
@@ -418,8 +418,8 @@ export const operations = [
     path: '/v1/customers/{id}',
     entry: 'functions/delete-customer/handler.ts',
     access: [
-      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] },
+      AUTHENTICATE_OAUTH,
       ...CUSTOMER_DELETE,
     ],
   },
@@ -440,6 +440,7 @@ export const operations = [
     access: [
       // The token, and the organization (its default currency).
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'organization'] },
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One transaction: the product, its list entries (whole list and views), the lists' counts.
       { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList'] },
@@ -454,6 +455,7 @@ export const operations = [
     entry: 'functions/list-products/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       // Per organization: the count shards of its list (or view), then its entries; both queries.
       { actions: ['dynamodb:Query'], leadingKeys: ['productList'] },
     ],
@@ -466,6 +468,7 @@ export const operations = [
     entry: 'functions/update-product/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       // One batch: the product and the caller's organizations (default currency).
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'organization'] },
       // One transaction: the product (conditioned on its version) and its entries moved in step.
@@ -482,6 +485,7 @@ export const operations = [
     webhookKeySet: true,
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One transaction: the endpoint, its list entries (one per sort field) and the list's count.
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
@@ -497,7 +501,11 @@ export const operations = [
     webhookKeySet: true,
     // Per organization, one query of the list's count shards and one of its entries
     // (shared/data/listing.ts).
-    access: [AUTHENTICATE, { actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
+    ],
   },
   {
     name: 'get-webhook-endpoint',
@@ -506,7 +514,10 @@ export const operations = [
     path: '/v1/webhooks/endpoints/{id}',
     entry: 'functions/get-webhook-endpoint/handler.ts',
     webhookKeySet: true,
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] }],
+    access: [
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      AUTHENTICATE_OAUTH,
+    ],
   },
   {
     name: 'update-webhook-endpoint',
@@ -519,6 +530,7 @@ export const operations = [
       // The token and the endpoint; then one transaction replaces the endpoint (on the revision
       // read) and its list entries, deleting the entries whose sort key moved (url, name).
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
       { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
     ],
@@ -533,6 +545,7 @@ export const operations = [
     access: [
       // The token and the endpoint; then the endpoint and its list entries (same keys) replaced.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
     ],
   },

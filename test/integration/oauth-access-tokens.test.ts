@@ -35,7 +35,7 @@ let access: string;
 let narrow: string;
 
 const SCOPES =
-  'openid email profile products:read subscriptions:read subscriptions:write customers:read customers:write webhooks:write customer_sessions:write';
+  'openid email profile products:read products:write subscriptions:read subscriptions:write customers:read customers:write webhooks:write customer_sessions:write';
 
 beforeAll(async () => {
   world = await createWorld('oauth-access');
@@ -161,6 +161,60 @@ const cases: Record<string, Case> = {
     send: async (token) =>
       world.call('DELETE', `/v1/customers/external/${(await freshCustomer()).external_id}`, { token }),
     success: 204,
+  },
+  'create-product': {
+    send: (token) =>
+      world.call('POST', '/v1/products/', {
+        token,
+        body: {
+          name: `OAuth plan ${randomUUID()}`,
+          recurring_interval: 'month',
+          prices: [{ amount_type: 'fixed', price_amount: 0 }],
+        },
+      }),
+    success: 201,
+  },
+  'list-products': {
+    send: (token) => world.call('GET', '/v1/products/?limit=2', { token }),
+    success: 200,
+  },
+  'update-product': {
+    send: (token) =>
+      world.call('PATCH', `/v1/products/${world.demo.free_product_id}`, {
+        token,
+        body: { description: `Changed ${randomUUID()}` },
+      }),
+    success: 200,
+  },
+  'create-webhook-endpoint': {
+    send: (token) =>
+      world.call('POST', '/v1/webhooks/endpoints', {
+        token,
+        body: { url: 'https://hooks.example.com/oauth', format: 'raw', events: ['customer.created'] },
+      }),
+    success: 201,
+  },
+  'list-webhook-endpoints': {
+    send: (token) => world.call('GET', '/v1/webhooks/endpoints?limit=2', { token }),
+    success: 200,
+  },
+  'get-webhook-endpoint': {
+    send: (token) =>
+      world.call('GET', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[1]}`, { token }),
+    success: 200,
+  },
+  'update-webhook-endpoint': {
+    send: (token) =>
+      world.call('PATCH', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[1]}`, {
+        token,
+        body: { name: `Changed ${randomUUID()}` },
+      }),
+    success: 200,
+  },
+  'reset-webhook-endpoint-secret': {
+    send: (token) =>
+      world.call('PATCH', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[1]}/secret`, { token }),
+    success: 200,
   },
 };
 
