@@ -54,6 +54,7 @@ import {
   apiReference,
   CUSTOMER_PORTAL_URL_ENV,
   type OperationName,
+  oauthDiscovery,
   operations,
   routeNotFound,
   type ScheduledFunctionName,
@@ -200,6 +201,8 @@ export class CommerceApiStack extends Stack {
   readonly apiReference: ApiFunction;
   /** Functions a schedule invokes (the subscription clock), keyed by name. */
   readonly scheduled: Record<ScheduledFunctionName, ApiFunction>;
+  /** `GET /.well-known/oauth-authorization-server` and `/.well-known/openid-configuration`. */
+  readonly oauthDiscovery: ApiFunction;
   readonly cors: CorsPolicy;
   readonly stage: string;
   /** Prod only: the dashboard and the operation and table alarms. */
@@ -242,10 +245,13 @@ export class CommerceApiStack extends Stack {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        'Every route requires a bearer credential (personal access token or customer session) that the ' +
+        'Every operation requires a credential (personal access token, OAuth access token, customer ' +
+        'session, registration token, or OAuth client authentication at the token endpoints) that the ' +
         "function verifies itself: it looks up the token's SHA-256 in the table, checks its kind, expiry, " +
-        'revocation and scopes, and answers 401/403 in the shapes the API contract defines. A Lambda ' +
-        'authorizer would repeat that lookup on every request and could not produce those error bodies.',
+        'revocation and scopes, and answers 401/403 in the shapes the API contract and the OAuth RFCs ' +
+        'define. A Lambda authorizer would repeat that lookup on every request and could not produce ' +
+        'those error bodies. The OpenAPI document, its reference page and the OAuth discovery documents ' +
+        'are public by design.',
     });
     this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: production ? RetentionDays.ONE_MONTH : RetentionDays.ONE_WEEK,
@@ -305,6 +311,16 @@ export class CommerceApiStack extends Stack {
       ),
     });
     this.addRoutes(apiReference.name, this.apiReference, apiReference.routes);
+
+    this.oauthDiscovery = new ApiFunction(this, constructId(oauthDiscovery.name), {
+      operation: { ...oauthDiscovery, access: [] },
+      table: this.table,
+      projectRoot,
+      production,
+      tracing: props.tracing ?? true,
+      environment: telemetry,
+    });
+    this.addRoutes(oauthDiscovery.name, this.oauthDiscovery, oauthDiscovery.routes);
 
     this.routeNotFound = new ApiFunction(this, constructId(routeNotFound.name), {
       operation: { ...routeNotFound, access: [] },
@@ -368,11 +384,12 @@ export class CommerceApiStack extends Stack {
     if (props.branch) Tags.of(this).add('branch', props.branch, untaggable);
   }
 
-  /** The functions behind the HTTP API by name: the operations', the reference's, the `$default` route's. */
+  /** The functions behind the HTTP API by name: the operations', the reference's, discovery's, the `$default` route's. */
   httpFunctions(): Record<string, ApiFunction> {
     return {
       ...this.functions,
       [apiReference.name]: this.apiReference,
+      [oauthDiscovery.name]: this.oauthDiscovery,
       [routeNotFound.name]: this.routeNotFound,
     };
   }

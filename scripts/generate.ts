@@ -22,6 +22,7 @@ import {
   type JsonSchema,
   loadOpenApi,
   operations,
+  requestBodyOf,
   requestSchemas,
   responseSchemaNames,
   schemaFor,
@@ -237,12 +238,13 @@ function requestTypeExpression(name: string): string {
   for (const { operation } of operations()) {
     const base = operation.operationId.charAt(0).toUpperCase() + operation.operationId.slice(1);
     if (name === `${base}Body`) {
-      const schema = operation.requestBody?.content['application/json']?.schema ?? {};
+      const body = requestBodyOf(operation);
+      const schema = body?.schema ?? {};
       const ref =
         typeof schema.$ref === 'string' ? schema.$ref.replace('#/components/schemas/', '') : undefined;
       return ref
         ? `components['schemas']['${ref}']`
-        : `NonNullable<operations['${operation.operationId}']['requestBody']>['content']['application/json']`;
+        : `NonNullable<operations['${operation.operationId}']['requestBody']>['content']['${body?.mediaType}']`;
     }
     if (name === `${base}Query`)
       return `NonNullable<operations['${operation.operationId}']['parameters']['query']>`;

@@ -229,9 +229,21 @@ function parametersSchema(parameters: ParameterObject[]): JsonSchema {
   };
 }
 
+/** The media types a request body may have: JSON, or a form (the OAuth token, revocation and introspection endpoints). */
+export const BODY_MEDIA_TYPES = ['application/json', 'application/x-www-form-urlencoded'] as const;
+
+/** An operation's request body: its one media type and schema. */
+export function requestBodyOf(op: OperationObject): { mediaType: string; schema: JsonSchema } | undefined {
+  for (const mediaType of BODY_MEDIA_TYPES) {
+    const schema = op.requestBody?.content[mediaType]?.schema;
+    if (schema) return { mediaType, schema };
+  }
+  return undefined;
+}
+
 /**
  * The request schemas the API validates, keyed by name: `<OperationId>Body`
- * for JSON bodies, `<OperationId>Query` and `<OperationId>Path` for
+ * for JSON or form bodies, `<OperationId>Query` and `<OperationId>Path` for
  * parameters (an object of the parameters by name). Header parameters are not
  * part of them.
  */
@@ -239,7 +251,7 @@ export function requestSchemas(): Record<string, JsonSchema> {
   const out: Record<string, JsonSchema> = {};
   for (const { operation: op } of operations()) {
     const base = pascalCase(op.operationId);
-    const body = op.requestBody?.content['application/json']?.schema;
+    const body = requestBodyOf(op)?.schema;
     if (body) out[`${base}Body`] = selfContained(`${base}Body`, inlineRef(body));
     const parameters = (op.parameters ?? []).map(resolveParameter);
     for (const [location, suffix] of [

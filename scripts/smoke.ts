@@ -3,7 +3,8 @@
  * must confirm and the rehearsal cannot (moto has no API Gateway v2), without any credential:
  *
  * - every operation's path, in both spellings, reaches its function (which answers its own 401
- *   with `WWW-Authenticate`, not API Gateway's 404): the routes and the `{proxy+}` twins work;
+ *   with `WWW-Authenticate`, Bearer or, where a client authenticates, Basic; not API Gateway's
+ *   404): the routes and the `{proxy+}` twins work;
  * - a real extra segment is the contract's 404 (the twin's function refuses it before auth);
  * - an unknown path is the contract's 404 and a known path with another method its 405 with
  *   `Allow`: the `$default` route and its function work;
@@ -52,6 +53,7 @@ async function probe(
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const FORM = 'application/x-www-form-urlencoded';
 
 export async function smokeChecks(base: string, origin = 'https://smoke.example'): Promise<SmokeCheck[]> {
   const checks: SmokeCheck[] = [];
@@ -61,11 +63,13 @@ export async function smokeChecks(base: string, origin = 'https://smoke.example'
   for (const operation of operations) {
     const path = concrete(operation.path);
     for (const spelling of [path, `${path}/`]) {
-      const reply = await probe(base, operation.method, spelling);
+      // Declared a form so that the endpoints a client authenticates at in the form (the token
+      // endpoint…) reach their client authentication too: every function's first answer is its 401.
+      const reply = await probe(base, operation.method, spelling, { 'content-type': FORM });
       check(
         `${operation.method} ${spelling} reaches ${operation.name} (its 401)`,
         reply,
-        reply.status === 401 && /^Bearer/.test(reply.headers.get('www-authenticate') ?? ''),
+        reply.status === 401 && /^(Bearer|Basic) /.test(reply.headers.get('www-authenticate') ?? ''),
       );
     }
     const extra = await probe(base, operation.method, `${path}/extra/more`);

@@ -58,6 +58,14 @@ export interface OperationDefinition {
 
 /** Authentication reads the token item on every request. */
 const AUTHENTICATE: TableGrant = { actions: ['dynamodb:GetItem'], leadingKeys: ['token'] };
+/**
+ * An OAuth access token is read with its client's liveness item in one batch (shared/http/auth.ts):
+ * every operation that takes a personal access token takes these tokens too.
+ */
+const AUTHENTICATE_OAUTH: TableGrant = {
+  actions: ['dynamodb:BatchGetItem'],
+  leadingKeys: ['token', 'oauthClientLive'],
+};
 /** `Idempotency-Key`: claim (put), complete (update), release after a failure (delete). */
 const IDEMPOTENCY: TableGrant = {
   actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
@@ -124,7 +132,91 @@ export const operations = [
     method: 'POST',
     path: '/v1/oauth2/register',
     entry: 'functions/create-client/handler.ts',
-    access: [AUTHENTICATE, IDEMPOTENCY, { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] }],
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      IDEMPOTENCY,
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] },
+    ],
+  },
+  {
+    name: 'authorize',
+    operationId: 'authorize',
+    method: 'GET',
+    path: '/v1/oauth2/authorize',
+    entry: 'functions/authorize/handler.ts',
+    // One batch: the client the request names, the user and their organizations (what the consent shows).
+    access: [
+      AUTHENTICATE,
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['oauthClient', 'user', 'organization'] },
+    ],
+  },
+  {
+    name: 'consent',
+    operationId: 'consent',
+    method: 'POST',
+    path: '/v1/oauth2/consent',
+    entry: 'functions/consent/handler.ts',
+    access: [
+      AUTHENTICATE,
+      IDEMPOTENCY,
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['authorizationCode'] },
+    ],
+  },
+  {
+    name: 'request-token',
+    operationId: 'requestToken',
+    method: 'POST',
+    path: '/v1/oauth2/token',
+    entry: 'functions/request-token/handler.ts',
+    access: [
+      // Client authentication; the code or refresh token used; the family, when a replay revokes it.
+      {
+        actions: ['dynamodb:GetItem'],
+        leadingKeys: ['oauthClient', 'authorizationCode', 'token', 'oauthGrant'],
+      },
+      // One transaction per issuance: the code or old refresh token spent, the family and its new
+      // tokens written, the client re-checked and its liveness item written. A code that failed
+      // its PKCE check is deleted alone.
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['authorizationCode'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthGrant', 'token', 'oauthClientLive'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['oauthClient'] },
+    ],
+  },
+  {
+    name: 'revoke-token',
+    operationId: 'revokeToken',
+    method: 'POST',
+    path: '/v1/oauth2/revoke',
+    entry: 'functions/revoke-token/handler.ts',
+    access: [
+      // The client, the token presented, and for a refresh token its grant.
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient', 'token', 'oauthGrant'] },
+      // An access token ended alone; a grant and its live tokens ended in one transaction.
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
+    ],
+  },
+  {
+    name: 'introspect-token',
+    operationId: 'introspectToken',
+    method: 'POST',
+    path: '/v1/oauth2/introspect',
+    entry: 'functions/introspect-token/handler.ts',
+    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient', 'token'] }],
+  },
+  {
+    name: 'userinfo',
+    operationId: 'userinfo',
+    method: 'GET',
+    path: '/v1/oauth2/userinfo',
+    entry: 'functions/userinfo/handler.ts',
+    // The token; then the user (email) or, for a token acting for an organization, the organization.
+    access: [
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'user', 'organization'] },
+      AUTHENTICATE_OAUTH,
+    ],
   },
   {
     name: 'create-subscription',
@@ -134,6 +226,7 @@ export const operations = [
     entry: 'functions/create-subscription/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One batch reads the product, the customer and the caller's organizations (default currency).
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'customer', 'organization'] },
@@ -175,6 +268,7 @@ export const operations = [
       // The token and the endpoint; then one transaction marks it deleted, removes its list entries
       // and lowers the list's count.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
       { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
     ],
@@ -187,6 +281,7 @@ export const operations = [
     entry: 'functions/create-customer-session/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One batch reads the customer (by id) or its external-id guards, and the caller's organizations
       // (for the portal URL's slug); a second batch reads the customer an external id names.
@@ -211,7 +306,7 @@ export const operations = [
     method: 'GET',
     path: '/v1/products/{id}',
     entry: 'functions/get-product/handler.ts',
-    access: [AUTHENTICATE, { actions: ['dynamodb:GetItem'], leadingKeys: ['product'] }],
+    access: [AUTHENTICATE, AUTHENTICATE_OAUTH, { actions: ['dynamodb:GetItem'], leadingKeys: ['product'] }],
   },
   {
     name: 'get-subscription',
@@ -222,6 +317,7 @@ export const operations = [
     access: [
       // The token and the subscription; then one batch of the customer and product it embeds.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
@@ -249,7 +345,11 @@ export const operations = [
     method: 'DELETE',
     path: '/v1/oauth2/register/{client_id}',
     entry: 'functions/delete-client/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] }],
+    // One transaction: the client soft-deleted and its liveness item removed (its tokens stop at once).
+    access: [
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['oauthClientLive'] },
+    ],
   },
   {
     name: 'update-subscription',
@@ -261,6 +361,7 @@ export const operations = [
       // The token and the subscription; the conditional lifecycle write and its relisting; the
       // embedded customer and product, read beside the write.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
+      AUTHENTICATE_OAUTH,
       ...SUBSCRIPTION_CHANGE,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
@@ -273,6 +374,7 @@ export const operations = [
     entry: 'functions/revoke-subscription/handler.ts',
     access: [
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
+      AUTHENTICATE_OAUTH,
       ...SUBSCRIPTION_CHANGE,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
@@ -285,6 +387,7 @@ export const operations = [
     entry: 'functions/create-customer/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One transaction: the customer, its e-mail and external-id guards (in the organization's
       // partition), each created only if absent, and its list entries and the list's count.
@@ -298,7 +401,7 @@ export const operations = [
     method: 'GET',
     path: '/v1/customers/{id}',
     entry: 'functions/get-customer/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }],
+    access: [AUTHENTICATE_OAUTH, { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }],
   },
   {
     name: 'list-customers',
@@ -307,7 +410,11 @@ export const operations = [
     path: '/v1/customers/',
     entry: 'functions/list-customers/handler.ts',
     // The count's shards and the page's entries (or a filter's key ranges) of each organization's list.
-    access: [AUTHENTICATE, { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
+    ],
   },
   {
     name: 'get-customer-external',
@@ -316,7 +423,11 @@ export const operations = [
     path: '/v1/customers/external/{external_id}',
     entry: 'functions/get-customer-external/handler.ts',
     // The external id's key range of each of the caller's organizations' customer lists.
-    access: [AUTHENTICATE, { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
+    ],
   },
   {
     name: 'update-customer',
@@ -324,7 +435,11 @@ export const operations = [
     method: 'PATCH',
     path: '/v1/customers/{id}',
     entry: 'functions/update-customer/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }, ...CUSTOMER_CHANGE],
+    access: [
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] },
+      AUTHENTICATE_OAUTH,
+      ...CUSTOMER_CHANGE,
+    ],
   },
   {
     name: 'update-customer-external',
@@ -332,7 +447,7 @@ export const operations = [
     method: 'PATCH',
     path: '/v1/customers/external/{external_id}',
     entry: 'functions/update-customer-external/handler.ts',
-    access: [AUTHENTICATE, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_CHANGE],
+    access: [AUTHENTICATE, AUTHENTICATE_OAUTH, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_CHANGE],
   },
   {
     name: 'delete-customer',
@@ -340,7 +455,11 @@ export const operations = [
     method: 'DELETE',
     path: '/v1/customers/{id}',
     entry: 'functions/delete-customer/handler.ts',
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] }, ...CUSTOMER_DELETE],
+    access: [
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'customer'] },
+      AUTHENTICATE_OAUTH,
+      ...CUSTOMER_DELETE,
+    ],
   },
   {
     name: 'delete-customer-external',
@@ -348,7 +467,7 @@ export const operations = [
     method: 'DELETE',
     path: '/v1/customers/external/{external_id}',
     entry: 'functions/delete-customer-external/handler.ts',
-    access: [AUTHENTICATE, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_DELETE],
+    access: [AUTHENTICATE, AUTHENTICATE_OAUTH, CUSTOMER_BY_EXTERNAL_ID, ...CUSTOMER_DELETE],
   },
   {
     name: 'create-product',
@@ -359,6 +478,7 @@ export const operations = [
     access: [
       // The token, and the organization (its default currency).
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'organization'] },
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One transaction: the product, its list entries (whole list and views), the lists' counts.
       { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList'] },
@@ -373,6 +493,7 @@ export const operations = [
     entry: 'functions/list-products/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       // Per organization: the count shards of its list (or view), then its entries; both queries.
       { actions: ['dynamodb:Query'], leadingKeys: ['productList'] },
     ],
@@ -385,6 +506,7 @@ export const operations = [
     entry: 'functions/update-product/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       // One batch: the product and the caller's organizations (default currency).
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'organization'] },
       // One transaction: the product (conditioned on its version) and its entries moved in step.
@@ -401,6 +523,7 @@ export const operations = [
     webhookKeySet: true,
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One transaction: the endpoint, its list entries (one per sort field) and the list's count.
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
@@ -416,7 +539,11 @@ export const operations = [
     webhookKeySet: true,
     // Per organization, one query of the list's count shards and one of its entries
     // (shared/data/listing.ts).
-    access: [AUTHENTICATE, { actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      { actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
+    ],
   },
   {
     name: 'get-webhook-endpoint',
@@ -425,7 +552,10 @@ export const operations = [
     path: '/v1/webhooks/endpoints/{id}',
     entry: 'functions/get-webhook-endpoint/handler.ts',
     webhookKeySet: true,
-    access: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] }],
+    access: [
+      { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      AUTHENTICATE_OAUTH,
+    ],
   },
   {
     name: 'update-webhook-endpoint',
@@ -438,6 +568,7 @@ export const operations = [
       // The token and the endpoint; then one transaction replaces the endpoint (on the revision
       // read) and its list entries, deleting the entries whose sort key moved (url, name).
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
       { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
     ],
@@ -452,6 +583,7 @@ export const operations = [
     access: [
       // The token and the endpoint; then the endpoint and its list entries (same keys) replaced.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'webhookEndpoint'] },
+      AUTHENTICATE_OAUTH,
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
     ],
   },
@@ -463,6 +595,7 @@ export const operations = [
     entry: 'functions/list-subscriptions/handler.ts',
     access: [
       AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
       // Per list: one Query of its segment counts, one per segment read (shared/data/listing.ts).
       { actions: ['dynamodb:Query'], leadingKeys: SUBSCRIPTION_LISTS },
       // One batch of the customers and products the page embeds.
@@ -577,10 +710,33 @@ export const apiReference = {
   ],
 } as const;
 
-/** Every path-and-method the HTTP API routes to a function (operations and the reference), for 405s. */
+/**
+ * OAuth 2.0 authorization server metadata (RFC 8414) and its OpenID Connect Discovery twin, at the
+ * API's root as both specifications place them (outside `/v1` and outside the OpenAPI document, like
+ * the reference). One function that touches no table and reads no credential.
+ */
+export const oauthDiscovery = {
+  name: 'oauth-discovery',
+  entry: 'functions/oauth-discovery/handler.ts',
+  routes: [
+    { method: 'GET', path: '/.well-known/oauth-authorization-server' },
+    { method: 'GET', path: '/.well-known/openid-configuration' },
+  ],
+} as const;
+
+/** A function behind routes that are not operations of the OpenAPI document: no table, no credential. */
+export interface DocumentFunction {
+  name: string;
+  entry: string;
+  routes: readonly { method: HttpMethod; path: string }[];
+}
+
+export const documentFunctions: readonly DocumentFunction[] = [apiReference, oauthDiscovery];
+
+/** Every path-and-method the HTTP API routes to a function (operations, reference, discovery), for 405s. */
 export const routedPaths: readonly { method: string; path: string }[] = [
   ...operations,
-  ...apiReference.routes,
+  ...documentFunctions.flatMap((fn) => fn.routes),
 ];
 
 export const TABLE_NAME_ENV = 'TABLE_NAME';

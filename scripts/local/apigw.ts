@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { DEFAULT_ROUTE_KEY, type Route, routesOf, selectRoute } from '../../shared/http/routes.ts';
-import { apiReference, operations, routeNotFound } from '../../shared/operations.ts';
+import { documentFunctions, operations, routeNotFound } from '../../shared/operations.ts';
 
 /** API Gateway HTTP APIs reject larger request payloads before invoking anything. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
@@ -49,10 +49,10 @@ export interface LocalFunction {
   entry: string;
 }
 
-/** The routes the stack declares (shared/http/routes.ts), each to its function: the operations', the reference's. */
+/** The routes the stack declares (shared/http/routes.ts), each to its function: the operations', the reference's, discovery's. */
 export const stackRoutes: readonly Route<LocalFunction>[] = [
   ...routesOf(operations),
-  ...routesOf(apiReference.routes).map((route) => ({ ...route, target: apiReference })),
+  ...documentFunctions.flatMap((fn) => routesOf(fn.routes).map((route) => ({ ...route, target: fn }))),
 ];
 
 export interface RoutedRequest {

@@ -2,6 +2,7 @@
  * The demo data set of `npm start` (see docs/local.md), built with
  * the operator commands. Returns what `.local/demo.json` holds.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import {
   type AdminContext,
   addMember,
@@ -14,11 +15,16 @@ import {
   createWallet,
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
+import { findOAuthClient } from '#shared/data/oauth-clients.ts';
 import type { CustomerRecord, WalletType } from '#shared/data/records.ts';
-import type { UserPrincipal } from '#shared/domain/principals.ts';
+import type { ClientPrincipal, RegisteredClient, UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import type { OAuth2ClientRegistration } from '#shared/generated/api-types.ts';
+import type { Dependencies } from '#shared/runtime.ts';
+import { consent } from '#shared/services/consent.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
+import { requestToken } from '#shared/services/request-token.ts';
 
 export interface DemoData {
   base_url: string;
@@ -52,6 +58,8 @@ export interface DemoData {
     registration_access_token: string;
     registration_client_uri: string;
   };
+  /** Tokens the demo client holds for the demo organization (consent, then code exchange). */
+  oauth_tokens: { access_token: string; refresh_token: string };
   other_organization: {
     organization_id: string;
     personal_access_token: string;
@@ -182,6 +190,45 @@ async function largeCustomerWallets(ctx: AdminContext, customer: CustomerRecord)
   );
 }
 
+/**
+ * The demo client's tokens, made as a client gets them: the owner's consent, then the code exchange
+ * with the PKCE verifier, through the same services the operations run.
+ */
+async function demoClientTokens(
+  deps: Dependencies,
+  owner: UserPrincipal,
+  client: OAuth2ClientRegistration,
+  issuer: string,
+): Promise<{ access_token: string; refresh_token: string }> {
+  const verifier = randomBytes(32).toString('base64url');
+  const { location } = await consent(
+    deps,
+    owner,
+    {
+      action: 'allow',
+      response_type: 'code',
+      client_id: client.client_id,
+      scope: client.scope,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    },
+    { issuer },
+  );
+  const code = new URL(location).searchParams.get('code') ?? '';
+  const authenticated: ClientPrincipal = {
+    kind: 'oauth_client',
+    clientId: client.client_id,
+    client: (await findOAuthClient(deps.table, client.client_id)) as RegisteredClient,
+    method: 'client_secret_post',
+  };
+  const tokens = await requestToken(deps, authenticated, {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+  });
+  return { access_token: tokens.access_token, refresh_token: tokens.refresh_token ?? '' };
+}
+
 export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<DemoData> {
   const org = await createOrganization(ctx, { name: 'Acme Demo', defaultCurrency: 'usd' });
   const user = await createUser(ctx, { email: `owner+${org.id.slice(0, 8)}@acme.example` });
@@ -253,18 +300,21 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     customer_id: customer.id,
   });
 
+  const owner: UserPrincipal = {
+    kind: 'user',
+    userId: user.id,
+    tokenId: pat.record.token_id,
+    organizationIds: [org.id],
+    scopes: new Set(ALL_SCOPES),
+  };
   const client = await createClient(
     ctx,
-    {
-      kind: 'user',
-      userId: user.id,
-      tokenId: pat.record.token_id,
-      organizationIds: [org.id],
-      scopes: new Set(),
-    },
+    owner,
     { redirect_uris: ['http://127.0.0.1:8080/callback'], client_name: 'Demo app', scope: 'openid email' },
     { baseUrl },
   );
+
+  const oauthTokens = await demoClientTokens(ctx, owner, client, baseUrl);
 
   const endpoints = [];
   for (const [i, format] of (['raw', 'slack', 'discord'] as const).entries()) {
@@ -324,6 +374,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     one_time_product_id: oneTime.id,
     archived_product_id: archived.id,
     webhook_endpoint_ids: endpoints.map(({ endpoint }) => endpoint.id),
+    oauth_tokens: oauthTokens,
     oauth_client: {
       client_id: client.client_id,
       client_secret: client.client_secret ?? '',

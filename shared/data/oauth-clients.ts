@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, InvalidToken } from '../domain/errors.ts';
-import { putNew, run, type Table } from './dynamo.ts';
+import { putNew, run, type Table, transact } from './dynamo.ts';
 import { item, type OAuthClientRecord, record } from './records.ts';
 import { gsi1, keys, ownerKeys } from './table.ts';
 
@@ -72,9 +72,11 @@ export async function replaceOAuthClientRegistration(
 }
 
 /**
- * Soft delete: the client stays for audit, its registration token hash is removed, so the token
- * stops working in the same write. Of concurrent deletes exactly one succeeds; an SDK retry of the
- * successful one (its answer lost) recognises its own marker.
+ * Soft delete: the client stays for audit, its registration token hash is removed (the token stops
+ * working in the same write) and its liveness item is deleted, so every access token issued to it
+ * is refused from the next request on. One transaction: of concurrent deletes exactly one succeeds;
+ * an SDK retry of the successful one (its answer lost) is the same transaction again, which
+ * DynamoDB recognises by its client request token.
  */
 export async function deleteOAuthClient(
   table: Table,
@@ -82,11 +84,10 @@ export async function deleteOAuthClient(
   tokenHash: string,
   now: string,
 ): Promise<void> {
-  const deletionId = randomUUID();
   try {
-    await run(() =>
-      table.doc.send(
-        new UpdateCommand({
+    await transact(table, [
+      {
+        Update: {
           TableName: table.name,
           Key: keys.oauthClient(clientId),
           UpdateExpression:
@@ -94,19 +95,16 @@ export async function deleteOAuthClient(
           ConditionExpression: STILL_REGISTERED,
           ExpressionAttributeValues: {
             ':now': now,
-            ':deletion': deletionId,
+            ':deletion': randomUUID(),
             ':token': tokenHash,
             ':null': null,
           },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      ),
-    );
+        },
+      },
+      { Delete: { TableName: table.name, Key: keys.oauthClientLive(clientId) } },
+    ]);
   } catch (error) {
-    if (error instanceof ConditionFailed) {
-      if (error.item?.deletion_id === deletionId) return;
-      throw new InvalidToken();
-    }
+    if (error instanceof ConditionFailed) throw new InvalidToken();
     throw error;
   }
 }

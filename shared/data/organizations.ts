@@ -88,6 +88,13 @@ export async function addMembership(table: Table, membership: MembershipRecord):
   ]);
 }
 
+export async function findUser(table: Table, userId: string): Promise<UserRecord | undefined> {
+  const result = await run(() =>
+    table.doc.send(new GetCommand({ TableName: table.name, Key: keys.user(userId) })),
+  );
+  return result.Item ? record<UserRecord>(result.Item) : undefined;
+}
+
 /** An organization (its default currency), strongly consistent. */
 export async function getOrganization(
   table: Table,

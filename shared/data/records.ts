@@ -2,6 +2,8 @@
  * What the table stores for each entity (attribute names are the API's
  * snake_case names). Key attributes are added and stripped by `item`/`record`.
  */
+
+import type { SubType } from '../domain/oauth.ts';
 import type { RecurringInterval } from '../domain/period.ts';
 import type { RegisteredClient } from '../domain/principals.ts';
 import { LIVE } from '../domain/subscription-lifecycle.ts';
@@ -207,6 +209,76 @@ export interface WebhookEndpointRecord {
 }
 
 export type OAuthClientRecord = RegisteredClient;
+
+/** Who an OAuth authorization acts for, as the consent fixed it. */
+export interface OAuthSubject {
+  sub_type: SubType;
+  /** The consenting user (also for an organization subject: the one who consented). */
+  user_id: string;
+  /** The organizations the tokens act in: the user's at consent, or the one organization. */
+  organization_ids: string[];
+}
+
+/**
+ * One authorization: what a consent granted and the tokens issued from it since (a token family).
+ * It names the family's one live access token and refresh token, so that revoking the family
+ * revokes exactly those.
+ */
+export interface OAuthGrantRecord extends OAuthSubject {
+  grant_id: string;
+  client_id: string;
+  scope: string;
+  created_at: string;
+  access_token_hash: string;
+  access_expires_at: string;
+  /** Null for a client without the refresh_token grant. */
+  refresh_token_hash: string | null;
+  refresh_expires_at: string | null;
+  refreshed_at: string | null;
+  rotations: number;
+  revoked_at: string | null;
+}
+
+interface OAuthTokenBase extends OAuthSubject {
+  token_id: string;
+  grant_id: string;
+  client_id: string;
+  scope: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+/** An OAuth access token, in the partition the authenticator reads (TOKEN#<sha256>). */
+export interface OAuthAccessTokenRecord extends OAuthTokenBase {
+  kind: 'oauth_access_token';
+}
+
+/** A refresh token: used once, then replaced (rotation); used again, its family is revoked. */
+export interface OAuthRefreshTokenRecord extends OAuthTokenBase {
+  kind: 'oauth_refresh_token';
+  /** Set when a refresh replaced it: any later use is a replay. */
+  rotated_at: string | null;
+  /** The access token issued with it, ended when it is used. */
+  access_token_hash: string;
+  access_expires_at: string;
+}
+
+/** Whatever the token partition holds under a hash. */
+export type StoredToken = TokenRecord | OAuthAccessTokenRecord | OAuthRefreshTokenRecord;
+
+/** A code of the authorization code flow, bound to everything the consent fixed (RFC 6749 §4.1.3). */
+export interface AuthorizationCodeRecord extends OAuthSubject {
+  client_id: string;
+  redirect_uri: string;
+  /** The authorization request named the redirect URI, so the token request must repeat it. */
+  redirect_uri_given: boolean;
+  scope: string;
+  /** RFC 7636 S256 challenge. */
+  code_challenge: string;
+  created_at: string;
+  expires_at: string;
+}
 
 const KEY_ATTRIBUTES = /^(PK|SK|GSI\d+PK|GSI\d+SK|W[A-Z]*|entity|expires_ttl)$/;
 

@@ -135,6 +135,11 @@ export const partitions = {
   subscription: 'SUBSCRIPTION#',
   webhookEndpoint: 'WEBHOOK#',
   oauthClient: 'OAUTHCLIENT#',
+  /** Present while a client is live and has been issued tokens: read beside each OAuth access token. */
+  oauthClientLive: 'CLIENTLIVE#',
+  authorizationCode: 'OAUTHCODE#',
+  /** One authorization (a consent and the tokens refreshed from it): a token family. */
+  oauthGrant: 'OAUTHGRANT#',
   idempotency: 'IDEMPOTENCY#',
   organizationSlug: 'ORGSLUG#',
   userEmail: 'USEREMAIL#',
@@ -178,7 +183,7 @@ export const keys = {
     PK: ownerKeys.organization(organizationId),
     SK: `MEMBER#${userId}`,
   }),
-  /** Personal access tokens and customer sessions, looked up by the SHA-256 of the secret. */
+  /** Personal access tokens, customer sessions and OAuth tokens, looked up by the SHA-256 of the secret. */
   token: (tokenHash: string): Key => same(`${partitions.token}${tokenHash}`),
   customer: (customerId: string): Key => same(ownerKeys.customer(customerId)),
   wallet: (customerId: string, walletId: string): Key => ({
@@ -194,6 +199,10 @@ export const keys = {
   subscription: (subscriptionId: string): Key => same(`${partitions.subscription}${subscriptionId}`),
   webhookEndpoint: (endpointId: string): Key => same(`${partitions.webhookEndpoint}${endpointId}`),
   oauthClient: (clientId: string): Key => same(`${partitions.oauthClient}${clientId}`),
+  oauthClientLive: (clientId: string): Key => same(`${partitions.oauthClientLive}${clientId}`),
+  /** Authorization codes, looked up by the SHA-256 of the code. */
+  authorizationCode: (codeHash: string): Key => same(`${partitions.authorizationCode}${codeHash}`),
+  oauthGrant: (grantId: string): Key => same(`${partitions.oauthGrant}${grantId}`),
   idempotency: (scope: string, key: string): Key => same(`${partitions.idempotency}${scope}#${key}`),
   /** Uniqueness guards: an item whose key is the unique value. */
   organizationSlug: (slug: string): Key => same(`${partitions.organizationSlug}${slug}`),

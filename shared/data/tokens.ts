@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { keyId, readMany } from './catalog.ts';
 import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
-import { type CustomerSessionRecord, item, record, type TokenRecord } from './records.ts';
+import { type CustomerSessionRecord, item, record, type StoredToken, type TokenRecord } from './records.ts';
 import { attr, gsi1, keys, ownerKeys } from './table.ts';
 
 /** One read: the token item carries everything authentication needs. */
@@ -9,6 +10,22 @@ export async function findToken(table: Table, tokenHash: string): Promise<TokenR
     table.doc.send(new GetCommand({ TableName: table.name, Key: keys.token(tokenHash) })),
   );
   return result.Item ? record<TokenRecord>(result.Item) : undefined;
+}
+
+/**
+ * An OAuth access token and its client's liveness item, in one strongly consistent round trip: the
+ * item Delete Client removes decides, at once, whether the client's tokens still work.
+ */
+export async function findAccessToken(
+  table: Table,
+  tokenHash: string,
+  clientId: string,
+): Promise<{ token: StoredToken | undefined; clientLive: boolean }> {
+  const tokenKey = keys.token(tokenHash);
+  const liveKey = keys.oauthClientLive(clientId);
+  const found = await readMany(table, [tokenKey, liveKey]);
+  const stored = found.get(keyId(tokenKey));
+  return { token: stored ? record<StoredToken>(stored) : undefined, clientLive: found.has(keyId(liveKey)) };
 }
 
 /** The stored item of a token: found by its hash, listed under its owner, removed by TTL when it expires. */

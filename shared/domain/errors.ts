@@ -50,14 +50,14 @@ export class InvalidToken extends ApiError {
 }
 
 export class InsufficientScope extends ApiError {
-  constructor(requiredScopes: readonly string[]) {
+  constructor(
+    requiredScopes: readonly string[],
+    description = `The access token does not have the required scope: ${requiredScopes.join(' or ')}.`,
+  ) {
     const scope = requiredScopes.join(' ');
     super(
       403,
-      {
-        error: 'insufficient_scope',
-        error_description: `The access token does not have the required scope: ${requiredScopes.join(' or ')}.`,
-      },
+      { error: 'insufficient_scope', error_description: description },
       { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
     );
   }
@@ -151,6 +151,39 @@ export class InvalidClientMetadata extends ApiError {
     description: string,
   ) {
     super(400, { error, error_description: description });
+  }
+}
+
+/** The error codes of RFC 6749 §4.1.2.1 and §5.2 (and RFC 7009 §2.2.1) this server answers. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'access_denied';
+
+/** An OAuth 2.0 error answer, `{"error", "error_description"}`, at its RFC status (400 unless said). */
+export class OAuthError extends ApiError {
+  constructor(
+    readonly code: OAuthErrorCode,
+    readonly description: string,
+    statusCode = 400,
+    headers: Record<string, string> = {},
+  ) {
+    super(statusCode, { error: code, error_description: description }, headers);
+  }
+}
+
+/**
+ * Client authentication failed (RFC 6749 §5.2): 401 with a `Basic` challenge, the scheme a client
+ * may authenticate with, whichever one it tried.
+ */
+export class InvalidClient extends OAuthError {
+  constructor(description = 'Client authentication failed.') {
+    super('invalid_client', description, 401, { 'WWW-Authenticate': 'Basic realm="polar"' });
   }
 }
 

@@ -3,8 +3,17 @@
  * for the organizations they belong to) or a customer (customer session, one customer of one
  * organization). Services take these; how a token becomes one is `shared/http/auth.ts`.
  */
+import type { ClientAuthMethod, SubType } from './oauth.ts';
 
-export type CredentialKind = 'personal_access_token' | 'customer_session' | 'registration_access_token';
+export type CredentialKind =
+  | 'personal_access_token'
+  | 'customer_session'
+  | 'registration_access_token'
+  /** OAuth client authentication at the token, revocation and introspection endpoints (RFC 6749 §2.3). */
+  | 'oauth_client';
+
+/** The credentials sent as a bearer token. */
+export type BearerCredential = Exclude<CredentialKind, 'oauth_client'>;
 
 export interface UserPrincipal {
   kind: 'user';
@@ -12,6 +21,11 @@ export interface UserPrincipal {
   tokenId: string;
   organizationIds: string[];
   scopes: ReadonlySet<string>;
+  /**
+   * Set when the credential is an OAuth access token: the client it was issued to, and whom it acts
+   * for (the user; or `organization`, the one organization of `organizationIds`).
+   */
+  oauth?: { clientId: string; subType: SubType };
 }
 
 export interface CustomerPrincipal {
@@ -50,4 +64,12 @@ export interface RegisteredClient {
   deleted_at: string | null;
 }
 
-export type Principal = UserPrincipal | CustomerPrincipal | RegistrationPrincipal;
+/** A registered OAuth client, authenticated by the method it registered (RFC 6749 §2.3). */
+export interface ClientPrincipal {
+  kind: 'oauth_client';
+  clientId: string;
+  client: RegisteredClient;
+  method: ClientAuthMethod;
+}
+
+export type Principal = UserPrincipal | CustomerPrincipal | RegistrationPrincipal | ClientPrincipal;

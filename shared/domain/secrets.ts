@@ -10,6 +10,12 @@ export const secretPrefixes = {
   clientId: 'polar_ci_',
   clientSecret: 'polar_cs_',
   registrationAccessToken: 'polar_crt_',
+  authorizationCode: 'polar_ac_',
+  /** OAuth access tokens: acting for a user, or for one organization. */
+  userAccessToken: 'polar_at_u_',
+  organizationAccessToken: 'polar_at_o_',
+  userRefreshToken: 'polar_rt_u_',
+  organizationRefreshToken: 'polar_rt_o_',
 } as const;
 
 /** Bytes of a webhook signing secret: 256 bits, inside the Standard Webhooks range (24 to 64). */
@@ -43,4 +49,24 @@ export function hasSecretShape(value: string, prefix: string): boolean {
   if (!value.startsWith(prefix)) return false;
   const random = value.slice(prefix.length);
   return random.length >= 32 && random.length <= 128 && /^[A-Za-z0-9_-]+$/.test(random);
+}
+
+/**
+ * An OAuth access token names its client after the random part (`<prefix><random>_<client id's
+ * random part>`), so that authentication reads the token and its client's liveness in one round
+ * trip. The client id is no secret; the hash covers the whole token.
+ */
+export function accessTokenFor(prefix: string, clientId: string): string {
+  return `${generateSecret(prefix)}_${clientId.slice(secretPrefixes.clientId.length)}`;
+}
+
+/** The client id an access token names, when the token has the shape `accessTokenFor` gives. */
+export function clientIdOfAccessToken(token: string, prefix: string): string | undefined {
+  if (!hasSecretShape(token, prefix)) return undefined;
+  const [random, client, ...rest] = token.slice(prefix.length).split('_');
+  if (rest.length > 0 || !random || !client) return undefined;
+  const clientId = `${secretPrefixes.clientId}${client}`;
+  return hasSecretShape(random, '') && hasSecretShape(clientId, secretPrefixes.clientId)
+    ? clientId
+    : undefined;
 }

@@ -69,6 +69,185 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth2/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check an authorization request and describe the consent
+         * @description The authorization endpoint of the code flow (RFC 6749 §4.1.1, PKCE per RFC 7636). This
+         *     service has no browser login: the user's agent presents the client's authorization request
+         *     with the user's personal access token and learns what a consent would grant; the consent
+         *     itself is `POST /v1/oauth2/consent`. Nothing is written.
+         *
+         *     Until the client and its redirect URI are known to be good the faults are answered here
+         *     (400): `client_id` missing (`invalid_request`), naming no live client (`invalid_client`),
+         *     `redirect_uri` not exactly one the client registered, or missing while it registered
+         *     several (`invalid_request`), `client_id` or `redirect_uri` repeated. Every later fault is
+         *     sent back to the client (303 to its redirect URI with `error`, `error_description`,
+         *     `state` and `iss`): `response_type` other than `code` (`unsupported_response_type`), a
+         *     missing `code_challenge`, a `code_challenge_method` other than `S256` (`plain` included)
+         *     or a challenge that is not 43 base64url characters, a repeated parameter, a `state` over
+         *     1024 characters (`invalid_request`), a scope the client did not register
+         *     (`invalid_scope`). Without `scope` the client's registered scopes are asked. A user
+         *     delegates only scopes their own token holds: 403 `insufficient_scope` otherwise.
+         */
+        get: operations["authorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Allow or deny an authorization request
+         * @description The user's decision on a client's authorization request, sent with the user's personal
+         *     access token and the request's own parameters (as Authorize takes them, checked the same
+         *     way, with the same answers). `allow` issues a single-use authorization code, valid 120
+         *     seconds, bound to the client, the redirect URI, the scopes, the subject and the PKCE
+         *     challenge; `deny` sends `access_denied`. Either way the answer is 303 to the client's
+         *     redirect URI (with `code` or `error`, and `state` and `iss`), the address also in the body.
+         *
+         *     The tokens act for the user (client `default_sub_type` `user`: in every organization the
+         *     user's token reaches) or for one organization (`organization`: `organization_id`, required
+         *     unless the user belongs to exactly one; an organization outside the token's is 422 like
+         *     an unknown one). A user delegates only scopes their own token holds (403).
+         */
+        post: operations["consent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a code, or refresh, for tokens
+         * @description The token endpoint (RFC 6749 §3.2). The body is `application/x-www-form-urlencoded`, and
+         *     every answer, errors included, carries `Cache-Control: no-store` and `Pragma: no-cache`.
+         *
+         *     The client authenticates with the method it registered: HTTP Basic
+         *     (`client_secret_basic`, id and secret form-encoded), `client_id` and `client_secret` in
+         *     the form (`client_secret_post`), or `client_id` alone for a public client (`none`). Any
+         *     failure (unknown or deleted client, wrong secret, another method) is 401
+         *     `invalid_client` with `WWW-Authenticate: Basic realm="polar"`.
+         *
+         *     - `grant_type=authorization_code`: `code`, `code_verifier` (PKCE, required) and
+         *       `redirect_uri` (required when the authorization request named it, identical to it). A
+         *       code is single-use and valid 120 seconds; unknown, expired, used, another client's or
+         *       with another redirect URI is `invalid_grant` and changes nothing; a wrong
+         *       `code_verifier` is `invalid_grant` and spends the code.
+         *     - `grant_type=refresh_token`: `refresh_token`, optional `scope` (a subset of the grant's;
+         *       `invalid_scope` otherwise). The refresh token is replaced (rotation) and the access token
+         *       issued with it ends. A refresh token that was already replaced is a replay: `invalid_grant`,
+         *       and every token of its grant is revoked.
+         *
+         *     Other faults: `invalid_request` (a parameter missing, repeated or malformed; two
+         *     authentication methods), `unsupported_grant_type`, `unauthorized_client` (a grant type
+         *     the client did not register). Access tokens live an hour; refresh tokens 30 days from
+         *     their issue, each refresh issuing a new one.
+         */
+        post: operations["requestToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a token
+         * @description Token revocation (RFC 7009). A form with `token` (and optionally `token_type_hint`, which
+         *     is not needed: either kind is found). The client authenticates as at the token endpoint,
+         *     public clients included: a public client may revoke its own tokens. An access token ends
+         *     alone; a refresh token ends its whole grant, with the grant's live access token. A token
+         *     that is unknown, already ended, of another shape or another client's is the same 200 and
+         *     changes nothing.
+         */
+        post: operations["revokeToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Introspect a token
+         * @description Token introspection (RFC 7662). A form with `token` (and optionally `token_type_hint`). Only
+         *     confidential clients (`client_secret_basic`, `client_secret_post`) may introspect, and only
+         *     their own tokens: another client's token, an unknown, revoked, expired or replaced one are
+         *     all `{"active": false}`.
+         */
+        post: operations["introspectToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/userinfo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the token acts for
+         * @description OpenID Connect UserInfo. With an OAuth access token acting for a user (or a personal access
+         *     token): `sub`, the user's id, and with the `email` scope `email` and `email_verified`
+         *     (false: this service never verifies an address). With a token acting for an organization:
+         *     `sub`, the organization's id, and with the `profile` scope its `name`. Requires the
+         *     `openid` scope.
+         */
+        get: operations["userinfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/": {
         parameters: {
             query?: never;
@@ -1928,6 +2107,169 @@ export interface components {
             /** @constant */
             error?: "insufficient_scope";
         };
+        AuthorizationRedirect: {
+            /** @description The client's redirect URI with the answer in its query. */
+            redirect_to: string;
+        };
+        /** @description An authorization request whose client or redirect URI is in doubt. */
+        AuthorizationRequestError: components["schemas"]["OAuthError"] & {
+            /** @enum {string} */
+            error?: "invalid_request" | "invalid_client";
+        };
+        /**
+         * @description The user's decision and the client's authorization request, with the parameters Authorize
+         *     takes (their RFC faults are answered as Authorize answers them).
+         */
+        OAuth2Consent: {
+            /** @enum {string} */
+            action: "allow" | "deny";
+            /** @description The organization the tokens act for, for a client acting for organizations. */
+            organization_id?: components["schemas"]["Uuid4"];
+            response_type?: string;
+            client_id?: string;
+            redirect_uri?: string;
+            scope?: string;
+            state?: string;
+            code_challenge?: string;
+            code_challenge_method?: string;
+        };
+        /** @description What a consent shows of a client. */
+        OAuth2ClientPublic: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            modified_at: string | null;
+            client_id: string;
+            client_name: string | null;
+            client_uri: string | null;
+            logo_uri: string | null;
+            tos_uri: string | null;
+            policy_uri: string | null;
+        };
+        AuthorizeUser: {
+            id: components["schemas"]["Uuid4"];
+            email: string;
+            avatar_url: string | null;
+        };
+        AuthorizeOrganization: {
+            id: components["schemas"]["Uuid4"];
+            slug: string;
+            avatar_url: string | null;
+        };
+        /** @description A consent for a client acting for the user, in each of the user's organizations. */
+        AuthorizeResponseUser: {
+            client: components["schemas"]["OAuth2ClientPublic"];
+            /** @constant */
+            sub_type: "user";
+            sub: components["schemas"]["AuthorizeUser"] | null;
+            scopes: string[];
+            organizations: components["schemas"]["AuthorizeOrganization"][];
+            /** @constant */
+            requires_single_organization: false;
+        };
+        /**
+         * @description A consent for a client acting for one organization: `sub` is it when the user belongs to
+         *     exactly one, else null (the consent names one of `organizations`).
+         */
+        AuthorizeResponseOrganization: {
+            client: components["schemas"]["OAuth2ClientPublic"];
+            /** @constant */
+            sub_type: "organization";
+            sub: components["schemas"]["AuthorizeOrganization"] | null;
+            scopes: string[];
+            organizations: components["schemas"]["AuthorizeOrganization"][];
+            /** @constant */
+            requires_single_organization: true;
+        };
+        /**
+         * @description Token request parameters (RFC 6749 §4.1.3, §6; RFC 7636 §4.5), form-encoded. Which are
+         *     required depends on `grant_type`; unknown parameters are ignored, a repeated one or one
+         *     over its length is `invalid_request`.
+         */
+        OAuth2TokenRequest: {
+            /** @description `authorization_code` or `refresh_token`. */
+            grant_type?: string;
+            code?: string;
+            redirect_uri?: string;
+            code_verifier?: string;
+            refresh_token?: string;
+            scope?: string;
+            client_id?: string;
+            client_secret?: string;
+        };
+        /** @description RFC 6749 §5.1. */
+        OAuth2TokenResponse: {
+            /** @description `polar_at_u_…` acting for a user, `polar_at_o_…` for an organization. */
+            access_token: string;
+            /** @constant */
+            token_type: "Bearer";
+            /** @description Seconds the access token is valid (3600). */
+            expires_in: number;
+            /** @description `polar_rt_u_…`/`polar_rt_o_…`; only for clients with the `refresh_token` grant. */
+            refresh_token?: string;
+            scope: string;
+        };
+        /** @description An RFC 6749 §5.2 error. */
+        TokenError: components["schemas"]["OAuthError"] & {
+            /** @enum {string} */
+            error?: "invalid_request" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope";
+        };
+        InvalidClientError: components["schemas"]["OAuthError"] & {
+            /** @constant */
+            error?: "invalid_client";
+        };
+        /** @description RFC 7009 §2.1, form-encoded; the client's credentials as at the token endpoint. */
+        OAuth2TokenRevocation: {
+            token?: string;
+            token_type_hint?: string;
+            client_id?: string;
+            client_secret?: string;
+        };
+        /** @description RFC 7662 §2.1, form-encoded; the client's credentials as at the token endpoint. */
+        OAuth2TokenIntrospection: {
+            token?: string;
+            token_type_hint?: string;
+            client_id?: string;
+            client_secret?: string;
+        };
+        /** @description Empty (RFC 7009 §2.2 leaves the body to the server). */
+        RevokeTokenResponse: Record<string, never>;
+        /** @description RFC 7662 §2.2 for any token that is not an active one of this client. */
+        InactiveToken: {
+            /** @constant */
+            active: false;
+        };
+        /** @description An active token of this client (RFC 7662 §2.2). */
+        IntrospectTokenResponse: {
+            /** @constant */
+            active: true;
+            client_id: string;
+            /** @enum {string} */
+            token_type: "access_token" | "refresh_token";
+            scope: string;
+            sub_type: components["schemas"]["SubType"];
+            /** @description The user's or the organization's id. */
+            sub: string;
+            /** @description The organizations the token acts in. */
+            organizations: string[];
+            /** @description The client id. */
+            aud: string;
+            /** @description The issuer (the API's base URL). */
+            iss: string;
+            /** @description Expiry, seconds since the epoch. */
+            exp: number;
+            /** @description Issue time, seconds since the epoch. */
+            iat: number;
+        };
+        UserInfoUser: {
+            sub: string;
+            email?: string;
+            email_verified?: boolean;
+        };
+        UserInfoOrganization: {
+            sub: string;
+            name?: string;
+        };
         /** @description Client metadata rejected (RFC 7591 section 3.2.2). */
         ClientRegistrationError: components["schemas"]["OAuthError"] & {
             /** @enum {string} */
@@ -1956,6 +2298,82 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["GenericError"];
+            };
+        };
+        /**
+         * @description Where the user's agent goes next: the client's redirect URI with the answer in its query
+         *     (`code`, or `error` and `error_description`; `state` when the request had one; `iss`, the
+         *     issuer, RFC 9207). The same address is in `Location` and in the body.
+         */
+        AuthorizationRedirect: {
+            headers: {
+                /** @description The client's redirect URI with the answer. */
+                Location?: string;
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AuthorizationRedirect"];
+            };
+        };
+        /**
+         * @description The client or redirect URI of the request is in doubt (RFC 6749 §4.1.2.1): answered to the
+         *     caller, never sent to the redirect URI.
+         */
+        AuthorizationRequestError: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["AuthorizationRequestError"];
+            };
+        };
+        /** @description An RFC 6749 §5.2 error of the request or the grant. */
+        TokenRequestError: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                Pragma: components["headers"]["PragmaNoCache"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TokenError"];
+            };
+        };
+        /**
+         * @description Client authentication failed (RFC 6749 §5.2): unknown or deleted client, wrong secret, a
+         *     method other than the registered one, or none at all.
+         */
+        InvalidClient: {
+            headers: {
+                /** @description `Basic realm="polar"`: how a client may authenticate. */
+                "WWW-Authenticate"?: string;
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                Pragma: components["headers"]["PragmaNoCache"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InvalidClientError"];
+            };
+        };
+        /** @description Body larger than 1 MiB (`invalid_request`). */
+        FormTooLarge: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TokenError"];
+            };
+        };
+        /** @description Body not declared as `application/x-www-form-urlencoded` (`invalid_request`). */
+        FormMediaType: {
+            headers: {
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TokenError"];
             };
         };
         /**
@@ -2335,6 +2753,216 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["RegistrationUnauthorized"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    authorize: {
+        parameters: {
+            query?: {
+                /** @description `code`. */
+                response_type?: string;
+                /** @description The registered client. */
+                client_id?: string;
+                /** @description One of the client's registered redirect URIs, exactly; optional when it registered one. */
+                redirect_uri?: string;
+                /** @description Space-separated; a subset of the client's. */
+                scope?: string;
+                /** @description Returned to the client unchanged (at most 1024 characters). */
+                state?: string;
+                /** @description BASE64URL(SHA-256(code_verifier)), required. */
+                code_challenge?: string;
+                /** @description `S256`, required. */
+                code_challenge_method?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A valid request; what the consent would grant and for whom. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizeResponseUser"] | components["schemas"]["AuthorizeResponseOrganization"];
+                };
+            };
+            303: components["responses"]["AuthorizationRedirect"];
+            400: components["responses"]["AuthorizationRequestError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    consent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OAuth2Consent"];
+            };
+        };
+        responses: {
+            303: components["responses"]["AuthorizationRedirect"];
+            400: components["responses"]["AuthorizationRequestError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description The body does not match its schema (`RequestValidationError`), or `organization_id` is
+             *     missing, unknown, of an organization outside the token's, or sent for a client acting
+             *     for users (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["OAuth2TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description Tokens issued. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuth2TokenResponse"];
+                };
+            };
+            400: components["responses"]["TokenRequestError"];
+            401: components["responses"]["InvalidClient"];
+            413: components["responses"]["FormTooLarge"];
+            415: components["responses"]["FormMediaType"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["OAuth2TokenRevocation"];
+            };
+        };
+        responses: {
+            /** @description The token is no longer valid (or never was one of the client's). */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeTokenResponse"];
+                };
+            };
+            400: components["responses"]["TokenRequestError"];
+            401: components["responses"]["InvalidClient"];
+            413: components["responses"]["FormTooLarge"];
+            415: components["responses"]["FormMediaType"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    introspectToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["OAuth2TokenIntrospection"];
+            };
+        };
+        responses: {
+            /** @description Whether the token is active, and if so what it grants. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Pragma: components["headers"]["PragmaNoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntrospectTokenResponse"] | components["schemas"]["InactiveToken"];
+                };
+            };
+            400: components["responses"]["TokenRequestError"];
+            401: components["responses"]["InvalidClient"];
+            413: components["responses"]["FormTooLarge"];
+            415: components["responses"]["FormMediaType"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    userinfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subject. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserInfoUser"] | components["schemas"]["UserInfoOrganization"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3914,6 +4542,25 @@ export type Unauthorized = components['schemas']['Unauthorized'];
 export type OAuthError = components['schemas']['OAuthError'];
 export type InvalidToken = components['schemas']['InvalidToken'];
 export type InsufficientScope = components['schemas']['InsufficientScope'];
+export type AuthorizationRedirect = components['schemas']['AuthorizationRedirect'];
+export type AuthorizationRequestError = components['schemas']['AuthorizationRequestError'];
+export type OAuth2Consent = components['schemas']['OAuth2Consent'];
+export type OAuth2ClientPublic = components['schemas']['OAuth2ClientPublic'];
+export type AuthorizeUser = components['schemas']['AuthorizeUser'];
+export type AuthorizeOrganization = components['schemas']['AuthorizeOrganization'];
+export type AuthorizeResponseUser = components['schemas']['AuthorizeResponseUser'];
+export type AuthorizeResponseOrganization = components['schemas']['AuthorizeResponseOrganization'];
+export type OAuth2TokenRequest = components['schemas']['OAuth2TokenRequest'];
+export type OAuth2TokenResponse = components['schemas']['OAuth2TokenResponse'];
+export type TokenError = components['schemas']['TokenError'];
+export type InvalidClientError = components['schemas']['InvalidClientError'];
+export type OAuth2TokenRevocation = components['schemas']['OAuth2TokenRevocation'];
+export type OAuth2TokenIntrospection = components['schemas']['OAuth2TokenIntrospection'];
+export type RevokeTokenResponse = components['schemas']['RevokeTokenResponse'];
+export type InactiveToken = components['schemas']['InactiveToken'];
+export type IntrospectTokenResponse = components['schemas']['IntrospectTokenResponse'];
+export type UserInfoUser = components['schemas']['UserInfoUser'];
+export type UserInfoOrganization = components['schemas']['UserInfoOrganization'];
 export type ClientRegistrationError = components['schemas']['ClientRegistrationError'];
 export type GenericError = components['schemas']['GenericError'];
 export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'];
@@ -3921,6 +4568,11 @@ export type GetClientPath = operations['getClient']['parameters']['path'];
 export type UpdateClientBody = components['schemas']['OAuth2ClientConfigurationUpdate'];
 export type UpdateClientPath = operations['updateClient']['parameters']['path'];
 export type DeleteClientPath = operations['deleteClient']['parameters']['path'];
+export type AuthorizeQuery = NonNullable<operations['authorize']['parameters']['query']>;
+export type ConsentBody = components['schemas']['OAuth2Consent'];
+export type RequestTokenBody = components['schemas']['OAuth2TokenRequest'];
+export type RevokeTokenBody = components['schemas']['OAuth2TokenRevocation'];
+export type IntrospectTokenBody = components['schemas']['OAuth2TokenIntrospection'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListSubscriptionsQuery = NonNullable<operations['listSubscriptions']['parameters']['query']>;
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;

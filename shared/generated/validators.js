@@ -671,13 +671,13 @@ return validate20;
 })();
 
 export const validateGetClientPath = /* @__PURE__ */ (() => {
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -741,11 +741,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate59;
+validate63.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate63;
 })();
 
 export const validateUpdateClientBody = /* @__PURE__ */ (() => {
@@ -1497,13 +1497,13 @@ return validate21;
 })();
 
 export const validateUpdateClientPath = /* @__PURE__ */ (() => {
-const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1567,21 +1567,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate60;
+validate64.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate64;
 })();
 
 export const validateDeleteClientPath = /* @__PURE__ */ (() => {
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1645,27 +1645,921 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate61;
+validate65.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate65;
 })();
 
-export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
-const schema42 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateSubscriptionBody","description":"Body of Create Subscription.","type":"object","properties":{"product_id":{"$ref":"#/$defs/Uuid4","description":"A free recurring product."},"customer_id":{"$ref":"#/$defs/Uuid4","description":"An existing customer of the product's organization."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["product_id","customer_id"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+export const validateAuthorizeQuery = /* @__PURE__ */ (() => {
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"AuthorizeQuery","type":"object","properties":{"response_type":{"type":"string","description":"`code`."},"client_id":{"type":"string","description":"The registered client."},"redirect_uri":{"type":"string","description":"One of the client's registered redirect URIs, exactly; optional when it registered one."},"scope":{"type":"string","description":"Space-separated; a subset of the client's."},"state":{"type":"string","description":"Returned to the client unchanged (at most 1024 characters)."},"code_challenge":{"type":"string","description":"BASE64URL(SHA-256(code_verifier)), required."},"code_challenge_method":{"type":"string","description":"`S256`, required."}}};
+
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate66.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.response_type !== undefined){
+if(typeof data.response_type !== "string"){
+const err0 = {instancePath:instancePath+"/response_type",schemaPath:"#/properties/response_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.client_id !== undefined){
+if(typeof data.client_id !== "string"){
+const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.redirect_uri !== undefined){
+if(typeof data.redirect_uri !== "string"){
+const err2 = {instancePath:instancePath+"/redirect_uri",schemaPath:"#/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.scope !== undefined){
+if(typeof data.scope !== "string"){
+const err3 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.state !== undefined){
+if(typeof data.state !== "string"){
+const err4 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.code_challenge !== undefined){
+if(typeof data.code_challenge !== "string"){
+const err5 = {instancePath:instancePath+"/code_challenge",schemaPath:"#/properties/code_challenge/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.code_challenge_method !== undefined){
+if(typeof data.code_challenge_method !== "string"){
+const err6 = {instancePath:instancePath+"/code_challenge_method",schemaPath:"#/properties/code_challenge_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate66.errors = vErrors;
+return errors === 0;
+}
+validate66.evaluated = {"props":{"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
+return validate66;
+})();
+
+export const validateConsentBody = /* @__PURE__ */ (() => {
+const schema42 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ConsentBody","description":"The user's decision and the client's authorization request, with the parameters Authorize\ntakes (their RFC faults are answered as Authorize answers them).\n","type":"object","properties":{"action":{"type":"string","enum":["allow","deny"]},"organization_id":{"description":"The organization the tokens act for, for a client acting for organizations.","$ref":"#/$defs/Uuid4"},"response_type":{"type":"string","maxLength":64},"client_id":{"type":"string","maxLength":255},"redirect_uri":{"type":"string","maxLength":2083},"scope":{"type":"string","maxLength":4096},"state":{"type":"string","maxLength":4096},"code_challenge":{"type":"string","maxLength":256},"code_challenge_method":{"type":"string","maxLength":64}},"required":["action"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema43 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema45 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 const func1 = ucs2length;
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate24.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.action === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.action !== undefined){
+let data0 = data.action;
+if(typeof data0 !== "string"){
+const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!((data0 === "allow") || (data0 === "deny"))){
+const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema42.properties.action.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.organization_id !== undefined){
+let data1 = data.organization_id;
+if(typeof data1 === "string"){
+if(!pattern6.test(data1)){
+const err3 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(formats16.test(data1))){
+const err4 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.response_type !== undefined){
+let data2 = data.response_type;
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+const err6 = {instancePath:instancePath+"/response_type",schemaPath:"#/properties/response_type/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/response_type",schemaPath:"#/properties/response_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.client_id !== undefined){
+let data3 = data.client_id;
+if(typeof data3 === "string"){
+if(func1(data3) > 255){
+const err8 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.redirect_uri !== undefined){
+let data4 = data.redirect_uri;
+if(typeof data4 === "string"){
+if(func1(data4) > 2083){
+const err10 = {instancePath:instancePath+"/redirect_uri",schemaPath:"#/properties/redirect_uri/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/redirect_uri",schemaPath:"#/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.scope !== undefined){
+let data5 = data.scope;
+if(typeof data5 === "string"){
+if(func1(data5) > 4096){
+const err12 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.state !== undefined){
+let data6 = data.state;
+if(typeof data6 === "string"){
+if(func1(data6) > 4096){
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.code_challenge !== undefined){
+let data7 = data.code_challenge;
+if(typeof data7 === "string"){
+if(func1(data7) > 256){
+const err16 = {instancePath:instancePath+"/code_challenge",schemaPath:"#/properties/code_challenge/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/code_challenge",schemaPath:"#/properties/code_challenge/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.code_challenge_method !== undefined){
+let data8 = data.code_challenge_method;
+if(typeof data8 === "string"){
+if(func1(data8) > 64){
+const err18 = {instancePath:instancePath+"/code_challenge_method",schemaPath:"#/properties/code_challenge_method/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/code_challenge_method",schemaPath:"#/properties/code_challenge_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate24.errors = vErrors;
+return errors === 0;
+}
+validate24.evaluated = {"props":{"action":true,"organization_id":true,"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
+return validate24;
+})();
+
+export const validateRequestTokenBody = /* @__PURE__ */ (() => {
+const schema44 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RequestTokenBody","description":"Token request parameters (RFC 6749 §4.1.3, §6; RFC 7636 §4.5), form-encoded. Which are\nrequired depends on `grant_type`; unknown parameters are ignored, a repeated one or one\nover its length is `invalid_request`.\n","type":"object","properties":{"grant_type":{"type":"string","maxLength":64,"description":"`authorization_code` or `refresh_token`."},"code":{"type":"string","maxLength":256},"redirect_uri":{"type":"string","maxLength":2083},"code_verifier":{"type":"string","maxLength":256},"refresh_token":{"type":"string","maxLength":256},"scope":{"type":"string","maxLength":4096},"client_id":{"type":"string","maxLength":255},"client_secret":{"type":"string","maxLength":256}}};
+const func1 = ucs2length;
+
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate25.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.grant_type !== undefined){
+let data0 = data.grant_type;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err0 = {instancePath:instancePath+"/grant_type",schemaPath:"#/properties/grant_type/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath:instancePath+"/grant_type",schemaPath:"#/properties/grant_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+let data1 = data.code;
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+const err2 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.redirect_uri !== undefined){
+let data2 = data.redirect_uri;
+if(typeof data2 === "string"){
+if(func1(data2) > 2083){
+const err4 = {instancePath:instancePath+"/redirect_uri",schemaPath:"#/properties/redirect_uri/maxLength",keyword:"maxLength",params:{limit: 2083},message:"must NOT have more than 2083 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/redirect_uri",schemaPath:"#/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.code_verifier !== undefined){
+let data3 = data.code_verifier;
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err6 = {instancePath:instancePath+"/code_verifier",schemaPath:"#/properties/code_verifier/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/code_verifier",schemaPath:"#/properties/code_verifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.refresh_token !== undefined){
+let data4 = data.refresh_token;
+if(typeof data4 === "string"){
+if(func1(data4) > 256){
+const err8 = {instancePath:instancePath+"/refresh_token",schemaPath:"#/properties/refresh_token/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/refresh_token",schemaPath:"#/properties/refresh_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.scope !== undefined){
+let data5 = data.scope;
+if(typeof data5 === "string"){
+if(func1(data5) > 4096){
+const err10 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.client_id !== undefined){
+let data6 = data.client_id;
+if(typeof data6 === "string"){
+if(func1(data6) > 255){
+const err12 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.client_secret !== undefined){
+let data7 = data.client_secret;
+if(typeof data7 === "string"){
+if(func1(data7) > 256){
+const err14 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate25.errors = vErrors;
+return errors === 0;
+}
+validate25.evaluated = {"props":{"grant_type":true,"code":true,"redirect_uri":true,"code_verifier":true,"refresh_token":true,"scope":true,"client_id":true,"client_secret":true},"dynamicProps":false,"dynamicItems":false};
+return validate25;
+})();
+
+export const validateRevokeTokenBody = /* @__PURE__ */ (() => {
+const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeTokenBody","description":"RFC 7009 §2.1, form-encoded; the client's credentials as at the token endpoint.","type":"object","properties":{"token":{"type":"string","maxLength":512},"token_type_hint":{"type":"string","maxLength":64},"client_id":{"type":"string","maxLength":255},"client_secret":{"type":"string","maxLength":256}}};
+const func1 = ucs2length;
+
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate26.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.token !== undefined){
+let data0 = data.token;
+if(typeof data0 === "string"){
+if(func1(data0) > 512){
+const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.token_type_hint !== undefined){
+let data1 = data.token_type_hint;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err2 = {instancePath:instancePath+"/token_type_hint",schemaPath:"#/properties/token_type_hint/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/token_type_hint",schemaPath:"#/properties/token_type_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.client_id !== undefined){
+let data2 = data.client_id;
+if(typeof data2 === "string"){
+if(func1(data2) > 255){
+const err4 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.client_secret !== undefined){
+let data3 = data.client_secret;
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err6 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate26.errors = vErrors;
+return errors === 0;
+}
+validate26.evaluated = {"props":{"token":true,"token_type_hint":true,"client_id":true,"client_secret":true},"dynamicProps":false,"dynamicItems":false};
+return validate26;
+})();
+
+export const validateIntrospectTokenBody = /* @__PURE__ */ (() => {
+const schema46 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"IntrospectTokenBody","description":"RFC 7662 §2.1, form-encoded; the client's credentials as at the token endpoint.","type":"object","properties":{"token":{"type":"string","maxLength":512},"token_type_hint":{"type":"string","maxLength":64},"client_id":{"type":"string","maxLength":255},"client_secret":{"type":"string","maxLength":256}}};
+const func1 = ucs2length;
+
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate27.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.token !== undefined){
+let data0 = data.token;
+if(typeof data0 === "string"){
+if(func1(data0) > 512){
+const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.token_type_hint !== undefined){
+let data1 = data.token_type_hint;
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err2 = {instancePath:instancePath+"/token_type_hint",schemaPath:"#/properties/token_type_hint/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/token_type_hint",schemaPath:"#/properties/token_type_hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.client_id !== undefined){
+let data2 = data.client_id;
+if(typeof data2 === "string"){
+if(func1(data2) > 255){
+const err4 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.client_secret !== undefined){
+let data3 = data.client_secret;
+if(typeof data3 === "string"){
+if(func1(data3) > 256){
+const err6 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/client_secret",schemaPath:"#/properties/client_secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate27.errors = vErrors;
+return errors === 0;
+}
+validate27.evaluated = {"props":{"token":true,"token_type_hint":true,"client_id":true,"client_secret":true},"dynamicProps":false,"dynamicItems":false};
+return validate27;
+})();
+
+export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
+const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateSubscriptionBody","description":"Body of Create Subscription.","type":"object","properties":{"product_id":{"$ref":"#/$defs/Uuid4","description":"A free recurring product."},"customer_id":{"$ref":"#/$defs/Uuid4","description":"An existing customer of the product's organization."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["product_id","customer_id"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema48 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema50 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const func1 = ucs2length;
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate28.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1858,7 +2752,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern9.test(data3)){
+if(!pattern10.test(data3)){
 const err16 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -1987,25 +2881,25 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate24.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":{"product_id":true,"customer_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
-return validate24;
+validate28.evaluated = {"props":{"product_id":true,"customer_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+return validate28;
 })();
 
 export const validateListSubscriptionsQuery = /* @__PURE__ */ (() => {
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListSubscriptionsQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' subscriptions (of the caller's organizations)."},"customer_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' subscriptions (at most 10 ids)."},"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others\n(canceled and ended).\n"},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported (filter by `customer_id`): any value is a 422 `PolarRequestValidationError`.\n"},"discount_id":{"type":"array","items":{"type":"string"},"description":"Not supported (no discounts here): any value is a 422 `PolarRequestValidationError`.\n"},"cancel_at_period_end":{"type":"boolean","description":"Not supported (no list is kept by it): any value is a 422 `PolarRequestValidationError`.\n"},"customer_cancellation_reason":{"type":"array","items":{"type":"string"},"description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_after":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_before":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"started_after":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"started_before":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"status":{"type":"array","items":{"$ref":"#/$defs/SubscriptionStatus"},"description":"Only subscriptions in one of these statuses."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.\nRemaining ties are broken by ascending subscription id. Statuses sort by name\n(`active` before `canceled`).\n"}},"$defs":{"SubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]},"SubscriptionStatus":{"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema137 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema140 = {"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]};
-const schema141 = {"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]};
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListSubscriptionsQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' subscriptions (of the caller's organizations)."},"customer_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' subscriptions (at most 10 ids)."},"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others\n(canceled and ended).\n"},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported (filter by `customer_id`): any value is a 422 `PolarRequestValidationError`.\n"},"discount_id":{"type":"array","items":{"type":"string"},"description":"Not supported (no discounts here): any value is a 422 `PolarRequestValidationError`.\n"},"cancel_at_period_end":{"type":"boolean","description":"Not supported (no list is kept by it): any value is a 422 `PolarRequestValidationError`.\n"},"customer_cancellation_reason":{"type":"array","items":{"type":"string"},"description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_after":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_before":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"started_after":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"started_before":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"status":{"type":"array","items":{"$ref":"#/$defs/SubscriptionStatus"},"description":"Only subscriptions in one of these statuses."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.\nRemaining ties are broken by ascending subscription id. Statuses sort by name\n(`active` before `canceled`).\n"}},"$defs":{"SubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]},"SubscriptionStatus":{"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema143 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema146 = {"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]};
+const schema147 = {"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2421,7 +3315,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((((((((data22 === "incomplete") || (data22 === "incomplete_expired")) || (data22 === "trialing")) || (data22 === "active")) || (data22 === "past_due")) || (data22 === "canceled")) || (data22 === "unpaid")) || (data22 === "paused"))){
-const err31 = {instancePath:instancePath+"/status/" + i7,schemaPath:"#/$defs/SubscriptionStatus/enum",keyword:"enum",params:{allowedValues: schema140.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/status/" + i7,schemaPath:"#/$defs/SubscriptionStatus/enum",keyword:"enum",params:{allowedValues: schema146.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2505,7 +3399,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!((((((((((data26 === "started_at") || (data26 === "-started_at")) || (data26 === "current_period_end")) || (data26 === "-current_period_end")) || (data26 === "created_at")) || (data26 === "-created_at")) || (data26 === "status")) || (data26 === "-status")) || (data26 === "amount")) || (data26 === "-amount"))){
-const err38 = {instancePath:instancePath+"/sorting/" + i8,schemaPath:"#/$defs/SubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema141.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/sorting/" + i8,schemaPath:"#/$defs/SubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2537,21 +3431,21 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":{"organization_id":true,"customer_id":true,"product_id":true,"active":true,"external_customer_id":true,"discount_id":true,"cancel_at_period_end":true,"customer_cancellation_reason":true,"canceled_at_after":true,"canceled_at_before":true,"started_after":true,"started_before":true,"metadata":true,"status":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate62;
+validate67.evaluated = {"props":{"organization_id":true,"customer_id":true,"product_id":true,"active":true,"external_customer_id":true,"discount_id":true,"cancel_at_period_end":true,"customer_cancellation_reason":true,"canceled_at_after":true,"canceled_at_before":true,"started_after":true,"started_before":true,"metadata":true,"status":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate67;
 })();
 
 export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
-const schema143 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema149 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2630,7 +3524,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data3 === "created_at") || (data3 === "-created_at")) || (data3 === "balance")) || (data3 === "-balance"))){
-const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema143.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema149.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2662,23 +3556,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate63;
+validate68.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate68;
 })();
 
 export const validateGetWalletPath = /* @__PURE__ */ (() => {
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema145 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema151 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2742,29 +3636,29 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate64;
+validate69.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate69;
 })();
 
 export const validateCreateProductBody = /* @__PURE__ */ (() => {
-const schema46 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateProductBody","description":"Body of Create Product.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"$ref":"#/$defs/ProductName"},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"$ref":"#/$defs/ProductVisibility","default":"public"},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}],"description":"Billing interval; left out or null for a one-time product."},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}],"description":"For a recurring product, default 1. A one-time product has none (null or left out)."},"prices":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceCreate"},"description":"One price per currency, one of them in the organization's default currency."},"metadata":{"$ref":"#/$defs/MetadataInput"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["name","prices"]}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema50 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema51 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema52 = {"type":"string","enum":["draft","private","public"]};
-const schema49 = {"type":"string","enum":["day","week","month","year"]};
-const schema54 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
-const schema58 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema59 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema47 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
-const schema48 = {"type":"string","enum":["day","week","month","year"]};
+const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateProductBody","description":"Body of Create Product.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"$ref":"#/$defs/ProductName"},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"$ref":"#/$defs/ProductVisibility","default":"public"},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}],"description":"Billing interval; left out or null for a one-time product."},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}],"description":"For a recurring product, default 1. A one-time product has none (null or left out)."},"prices":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceCreate"},"description":"One price per currency, one of them in the organization's default currency."},"metadata":{"$ref":"#/$defs/MetadataInput"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["name","prices"]}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema55 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema56 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema57 = {"type":"string","enum":["draft","private","public"]};
+const schema54 = {"type":"string","enum":["day","week","month","year"]};
+const schema59 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
+const schema63 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema64 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema52 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
+const schema53 = {"type":"string","enum":["day","week","month","year"]};
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate26.evaluated;
+const evaluated0 = validate30.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2788,7 +3682,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((data0 === "day") || (data0 === "week")) || (data0 === "month")) || (data0 === "year"))){
-const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema53.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2902,7 +3796,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "day") || (data2 === "week")) || (data2 === "month")) || (data2 === "year"))){
-const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3115,19 +4009,19 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
-validate26.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+validate30.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema55 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
-const schema56 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
-const schema57 = {"type":"string","enum":["location","inclusive","exclusive"]};
+const schema60 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
+const schema61 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
+const schema62 = {"type":"string","enum":["location","inclusive","exclusive"]};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate28.evaluated;
+const evaluated0 = validate32.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3333,7 +4227,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data4 === "fixed") || (data4 === "free"))){
-const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema55.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema60.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3356,7 +4250,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "aed") || (data5 === "afn")) || (data5 === "all")) || (data5 === "amd")) || (data5 === "ang")) || (data5 === "aoa")) || (data5 === "ars")) || (data5 === "aud")) || (data5 === "awg")) || (data5 === "azn")) || (data5 === "bam")) || (data5 === "bbd")) || (data5 === "bdt")) || (data5 === "bgn")) || (data5 === "bhd")) || (data5 === "bif")) || (data5 === "bmd")) || (data5 === "bnd")) || (data5 === "bob")) || (data5 === "brl")) || (data5 === "bsd")) || (data5 === "btn")) || (data5 === "bwp")) || (data5 === "byn")) || (data5 === "bzd")) || (data5 === "cad")) || (data5 === "cdf")) || (data5 === "chf")) || (data5 === "clp")) || (data5 === "cny")) || (data5 === "cop")) || (data5 === "crc")) || (data5 === "cuc")) || (data5 === "cup")) || (data5 === "cve")) || (data5 === "czk")) || (data5 === "djf")) || (data5 === "dkk")) || (data5 === "dop")) || (data5 === "dzd")) || (data5 === "egp")) || (data5 === "ern")) || (data5 === "etb")) || (data5 === "eur")) || (data5 === "fjd")) || (data5 === "fkp")) || (data5 === "gbp")) || (data5 === "gel")) || (data5 === "ghs")) || (data5 === "gip")) || (data5 === "gmd")) || (data5 === "gnf")) || (data5 === "gtq")) || (data5 === "gyd")) || (data5 === "hkd")) || (data5 === "hnl")) || (data5 === "hrk")) || (data5 === "htg")) || (data5 === "huf")) || (data5 === "idr")) || (data5 === "ils")) || (data5 === "inr")) || (data5 === "iqd")) || (data5 === "irr")) || (data5 === "isk")) || (data5 === "jmd")) || (data5 === "jod")) || (data5 === "jpy")) || (data5 === "kes")) || (data5 === "kgs")) || (data5 === "khr")) || (data5 === "kmf")) || (data5 === "kpw")) || (data5 === "krw")) || (data5 === "kwd")) || (data5 === "kyd")) || (data5 === "kzt")) || (data5 === "lak")) || (data5 === "lbp")) || (data5 === "lkr")) || (data5 === "lrd")) || (data5 === "lsl")) || (data5 === "lyd")) || (data5 === "mad")) || (data5 === "mdl")) || (data5 === "mga")) || (data5 === "mkd")) || (data5 === "mmk")) || (data5 === "mnt")) || (data5 === "mop")) || (data5 === "mru")) || (data5 === "mur")) || (data5 === "mvr")) || (data5 === "mwk")) || (data5 === "mxn")) || (data5 === "myr")) || (data5 === "mzn")) || (data5 === "nad")) || (data5 === "ngn")) || (data5 === "nio")) || (data5 === "nok")) || (data5 === "npr")) || (data5 === "nzd")) || (data5 === "omr")) || (data5 === "pab")) || (data5 === "pen")) || (data5 === "pgk")) || (data5 === "php")) || (data5 === "pkr")) || (data5 === "pln")) || (data5 === "pyg")) || (data5 === "qar")) || (data5 === "ron")) || (data5 === "rsd")) || (data5 === "rub")) || (data5 === "rwf")) || (data5 === "sar")) || (data5 === "sbd")) || (data5 === "scr")) || (data5 === "sdg")) || (data5 === "sek")) || (data5 === "sgd")) || (data5 === "shp")) || (data5 === "sle")) || (data5 === "sll")) || (data5 === "sos")) || (data5 === "srd")) || (data5 === "ssp")) || (data5 === "stn")) || (data5 === "svc")) || (data5 === "syp")) || (data5 === "szl")) || (data5 === "thb")) || (data5 === "tjs")) || (data5 === "tmt")) || (data5 === "tnd")) || (data5 === "top")) || (data5 === "try")) || (data5 === "ttd")) || (data5 === "twd")) || (data5 === "tzs")) || (data5 === "uah")) || (data5 === "ugx")) || (data5 === "usd")) || (data5 === "uyu")) || (data5 === "uzs")) || (data5 === "ves")) || (data5 === "vnd")) || (data5 === "vuv")) || (data5 === "wst")) || (data5 === "xaf")) || (data5 === "xcd")) || (data5 === "xcg")) || (data5 === "xof")) || (data5 === "xpf")) || (data5 === "yer")) || (data5 === "zar")) || (data5 === "zmw")) || (data5 === "zwg")) || (data5 === "zwl"))){
-const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema56.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3417,7 +4311,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data7 === "location") || (data7 === "inclusive")) || (data7 === "exclusive"))){
-const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema57.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema62.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3474,30 +4368,30 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate32.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate28.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate32.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
+const evaluated0 = validate29.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3582,7 +4476,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern9.test(data1)){
+if(!pattern10.test(data1)){
 const err7 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -3653,7 +4547,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "draft") || (data2 === "private")) || (data2 === "public"))){
-const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema57.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3679,7 +4573,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((data3 === "day") || (data3 === "week")) || (data3 === "month")) || (data3 === "year"))){
-const err14 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3824,8 +4718,8 @@ errors++;
 }
 const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate28(data5[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate32(data5[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data5,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
@@ -3936,7 +4830,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern9.test(data8)){
+if(!pattern10.test(data8)){
 const err33 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -4139,24 +5033,24 @@ vErrors.push(err47);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
-validate25.evaluated = {"props":{"name":true,"description":true,"visibility":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"metadata":true,"organization_id":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
-return validate25;
+validate29.evaluated = {"props":{"name":true,"description":true,"visibility":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"metadata":true,"organization_id":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+return validate29;
 })();
 
 export const validateListProductsQuery = /* @__PURE__ */ (() => {
-const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema147 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema148 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema153 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema154 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4449,7 +5343,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((((data17 === "created_at") || (data17 === "-created_at")) || (data17 === "name")) || (data17 === "-name")) || (data17 === "price_amount_type")) || (data17 === "-price_amount_type")) || (data17 === "price_amount")) || (data17 === "-price_amount"))){
-const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema148.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema154.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4481,24 +5375,24 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate65;
+validate70.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate70;
 })();
 
 export const validateListCustomerSubscriptionsQuery = /* @__PURE__ */ (() => {
-const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerSubscriptionsQuery","type":"object","properties":{"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"query":{"type":"string","description":"Not supported (a search of product and organization names cannot be answered from a\nkey): any value is a 422 `PolarRequestValidationError`.\n"},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1; past the end, a 200 with no items."},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; a leading `-` sorts descending. Every\nsubscription of a customer belongs to one organization, so `organization` orders\nnothing. Remaining ties are broken by ascending subscription id.\n"}},"$defs":{"CustomerSubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema150 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema151 = {"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]};
+const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerSubscriptionsQuery","type":"object","properties":{"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"query":{"type":"string","description":"Not supported (a search of product and organization names cannot be answered from a\nkey): any value is a 422 `PolarRequestValidationError`.\n"},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1; past the end, a 200 with no items."},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; a leading `-` sorts descending. Every\nsubscription of a customer belongs to one organization, so `organization` orders\nnothing. Remaining ties are broken by ascending subscription id.\n"}},"$defs":{"CustomerSubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema156 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema157 = {"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4662,7 +5556,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((((((data7 === "started_at") || (data7 === "-started_at")) || (data7 === "amount")) || (data7 === "-amount")) || (data7 === "status")) || (data7 === "-status")) || (data7 === "organization")) || (data7 === "-organization"))){
-const err12 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema151.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema157.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4694,23 +5588,23 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"product_id":true,"query":true,"active":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate66;
+validate71.evaluated = {"props":{"product_id":true,"query":true,"active":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate71;
 })();
 
 export const validateGetCustomerSubscriptionPath = /* @__PURE__ */ (() => {
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema153 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema159 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4774,24 +5668,24 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate67;
+validate72.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate72;
 })();
 
 export const validateUpdateCustomerSubscriptionBody = /* @__PURE__ */ (() => {
-const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionBody","description":"Cancel at the end of the current period (`true`, with an optional reason and comment) or\ntake that back (`false`).\n","type":"object","properties":{"cancel_at_period_end":{"type":"boolean"},"cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]}},"required":["cancel_at_period_end"],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]}}};
-const schema61 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
-const schema62 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionBody","description":"Cancel at the end of the current period (`true`, with an optional reason and comment) or\ntake that back (`false`).\n","type":"object","properties":{"cancel_at_period_end":{"type":"boolean"},"cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]}},"required":["cancel_at_period_end"],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]}}};
+const schema66 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
+const schema67 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
 const func1 = ucs2length;
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate34.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4837,7 +5731,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4909,7 +5803,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern9.test(data2)){
+if(!pattern10.test(data2)){
 const err8 = {instancePath:instancePath+"/cancellation_comment",schemaPath:"#/$defs/CancellationComment/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -4978,23 +5872,23 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":{"cancel_at_period_end":true,"cancellation_reason":true,"cancellation_comment":true},"dynamicProps":false,"dynamicItems":false};
-return validate30;
+validate34.evaluated = {"props":{"cancel_at_period_end":true,"cancellation_reason":true,"cancellation_comment":true},"dynamicProps":false,"dynamicItems":false};
+return validate34;
 })();
 
 export const validateUpdateCustomerSubscriptionPath = /* @__PURE__ */ (() => {
-const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema155 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema161 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5058,23 +5952,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate68;
+validate73.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate73;
 })();
 
 export const validateCancelCustomerSubscriptionPath = /* @__PURE__ */ (() => {
-const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CancelCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema157 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CancelCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema163 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5138,23 +6032,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate69;
+validate74.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate74;
 })();
 
 export const validateGetProductPath = /* @__PURE__ */ (() => {
-const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema159 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema165 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5218,28 +6112,28 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate70;
+validate75.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate75;
 })();
 
 export const validateUpdateProductBody = /* @__PURE__ */ (() => {
-const schema63 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductBody","description":"Body of Update Product; every field is optional and `null` leaves a field as it is.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"anyOf":[{"$ref":"#/$defs/ProductName"},{"type":"null"}]},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"anyOf":[{"$ref":"#/$defs/ProductVisibility"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/MetadataInput"},"is_archived":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}]},"prices":{"anyOf":[{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceUpdate"}},{"type":"null"}]}}}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"ExistingProductPrice":{"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductPriceUpdate":{"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema67 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema68 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema69 = {"type":"string","enum":["draft","private","public"]};
-const schema70 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema66 = {"type":"string","enum":["day","week","month","year"]};
-const schema72 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
-const schema64 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
-const schema65 = {"type":"string","enum":["day","week","month","year"]};
+const schema68 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductBody","description":"Body of Update Product; every field is optional and `null` leaves a field as it is.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"anyOf":[{"$ref":"#/$defs/ProductName"},{"type":"null"}]},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"anyOf":[{"$ref":"#/$defs/ProductVisibility"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/MetadataInput"},"is_archived":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}]},"prices":{"anyOf":[{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceUpdate"}},{"type":"null"}]}}}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"ExistingProductPrice":{"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductPriceUpdate":{"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema72 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema73 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema74 = {"type":"string","enum":["draft","private","public"]};
+const schema75 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema71 = {"type":"string","enum":["day","week","month","year"]};
+const schema77 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
+const schema69 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
+const schema70 = {"type":"string","enum":["day","week","month","year"]};
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5263,7 +6157,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((data0 === "day") || (data0 === "week")) || (data0 === "month")) || (data0 === "year"))){
-const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5377,7 +6271,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "day") || (data2 === "week")) || (data2 === "month")) || (data2 === "year"))){
-const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5590,23 +6484,23 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+validate36.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema73 = {"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}};
-const schema75 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema77 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
-const schema78 = {"type":"string","enum":["location","inclusive","exclusive"]};
-const schema74 = {"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]};
+const schema78 = {"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}};
+const schema80 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema82 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
+const schema83 = {"type":"string","enum":["location","inclusive","exclusive"]};
+const schema79 = {"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate39.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5670,17 +6564,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+validate39.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema76 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
+const schema81 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate41.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5886,7 +6780,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data4 === "fixed") || (data4 === "free"))){
-const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema76.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema81.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5909,7 +6803,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "aed") || (data5 === "afn")) || (data5 === "all")) || (data5 === "amd")) || (data5 === "ang")) || (data5 === "aoa")) || (data5 === "ars")) || (data5 === "aud")) || (data5 === "awg")) || (data5 === "azn")) || (data5 === "bam")) || (data5 === "bbd")) || (data5 === "bdt")) || (data5 === "bgn")) || (data5 === "bhd")) || (data5 === "bif")) || (data5 === "bmd")) || (data5 === "bnd")) || (data5 === "bob")) || (data5 === "brl")) || (data5 === "bsd")) || (data5 === "btn")) || (data5 === "bwp")) || (data5 === "byn")) || (data5 === "bzd")) || (data5 === "cad")) || (data5 === "cdf")) || (data5 === "chf")) || (data5 === "clp")) || (data5 === "cny")) || (data5 === "cop")) || (data5 === "crc")) || (data5 === "cuc")) || (data5 === "cup")) || (data5 === "cve")) || (data5 === "czk")) || (data5 === "djf")) || (data5 === "dkk")) || (data5 === "dop")) || (data5 === "dzd")) || (data5 === "egp")) || (data5 === "ern")) || (data5 === "etb")) || (data5 === "eur")) || (data5 === "fjd")) || (data5 === "fkp")) || (data5 === "gbp")) || (data5 === "gel")) || (data5 === "ghs")) || (data5 === "gip")) || (data5 === "gmd")) || (data5 === "gnf")) || (data5 === "gtq")) || (data5 === "gyd")) || (data5 === "hkd")) || (data5 === "hnl")) || (data5 === "hrk")) || (data5 === "htg")) || (data5 === "huf")) || (data5 === "idr")) || (data5 === "ils")) || (data5 === "inr")) || (data5 === "iqd")) || (data5 === "irr")) || (data5 === "isk")) || (data5 === "jmd")) || (data5 === "jod")) || (data5 === "jpy")) || (data5 === "kes")) || (data5 === "kgs")) || (data5 === "khr")) || (data5 === "kmf")) || (data5 === "kpw")) || (data5 === "krw")) || (data5 === "kwd")) || (data5 === "kyd")) || (data5 === "kzt")) || (data5 === "lak")) || (data5 === "lbp")) || (data5 === "lkr")) || (data5 === "lrd")) || (data5 === "lsl")) || (data5 === "lyd")) || (data5 === "mad")) || (data5 === "mdl")) || (data5 === "mga")) || (data5 === "mkd")) || (data5 === "mmk")) || (data5 === "mnt")) || (data5 === "mop")) || (data5 === "mru")) || (data5 === "mur")) || (data5 === "mvr")) || (data5 === "mwk")) || (data5 === "mxn")) || (data5 === "myr")) || (data5 === "mzn")) || (data5 === "nad")) || (data5 === "ngn")) || (data5 === "nio")) || (data5 === "nok")) || (data5 === "npr")) || (data5 === "nzd")) || (data5 === "omr")) || (data5 === "pab")) || (data5 === "pen")) || (data5 === "pgk")) || (data5 === "php")) || (data5 === "pkr")) || (data5 === "pln")) || (data5 === "pyg")) || (data5 === "qar")) || (data5 === "ron")) || (data5 === "rsd")) || (data5 === "rub")) || (data5 === "rwf")) || (data5 === "sar")) || (data5 === "sbd")) || (data5 === "scr")) || (data5 === "sdg")) || (data5 === "sek")) || (data5 === "sgd")) || (data5 === "shp")) || (data5 === "sle")) || (data5 === "sll")) || (data5 === "sos")) || (data5 === "srd")) || (data5 === "ssp")) || (data5 === "stn")) || (data5 === "svc")) || (data5 === "syp")) || (data5 === "szl")) || (data5 === "thb")) || (data5 === "tjs")) || (data5 === "tmt")) || (data5 === "tnd")) || (data5 === "top")) || (data5 === "try")) || (data5 === "ttd")) || (data5 === "twd")) || (data5 === "tzs")) || (data5 === "uah")) || (data5 === "ugx")) || (data5 === "usd")) || (data5 === "uyu")) || (data5 === "uzs")) || (data5 === "ves")) || (data5 === "vnd")) || (data5 === "vuv")) || (data5 === "wst")) || (data5 === "xaf")) || (data5 === "xcd")) || (data5 === "xcg")) || (data5 === "xof")) || (data5 === "xpf")) || (data5 === "yer")) || (data5 === "zar")) || (data5 === "zmw")) || (data5 === "zwg")) || (data5 === "zwl"))){
-const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5970,7 +6864,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data7 === "location") || (data7 === "inclusive")) || (data7 === "exclusive"))){
-const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6027,17 +6921,17 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate41.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate37.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate41.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate38.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6073,8 +6967,8 @@ vErrors = null;
 let ifClause0;
 if(_valid0){
 const _errs3 = errors;
-if(!(validate35(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs3 === errors;
@@ -6087,12 +6981,12 @@ ifClause0 = "then";
 }
 else {
 const _errs4 = errors;
-if(!(validate37(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
 else {
-var props1 = validate37.evaluated.props;
+var props1 = validate41.evaluated.props;
 }
 var _valid0 = _errs4 === errors;
 valid0 = _valid0;
@@ -6176,7 +7070,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((data1 === "fixed") || (data1 === "free"))){
-const err6 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema73.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema78.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6199,7 +7093,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data2 === "aed") || (data2 === "afn")) || (data2 === "all")) || (data2 === "amd")) || (data2 === "ang")) || (data2 === "aoa")) || (data2 === "ars")) || (data2 === "aud")) || (data2 === "awg")) || (data2 === "azn")) || (data2 === "bam")) || (data2 === "bbd")) || (data2 === "bdt")) || (data2 === "bgn")) || (data2 === "bhd")) || (data2 === "bif")) || (data2 === "bmd")) || (data2 === "bnd")) || (data2 === "bob")) || (data2 === "brl")) || (data2 === "bsd")) || (data2 === "btn")) || (data2 === "bwp")) || (data2 === "byn")) || (data2 === "bzd")) || (data2 === "cad")) || (data2 === "cdf")) || (data2 === "chf")) || (data2 === "clp")) || (data2 === "cny")) || (data2 === "cop")) || (data2 === "crc")) || (data2 === "cuc")) || (data2 === "cup")) || (data2 === "cve")) || (data2 === "czk")) || (data2 === "djf")) || (data2 === "dkk")) || (data2 === "dop")) || (data2 === "dzd")) || (data2 === "egp")) || (data2 === "ern")) || (data2 === "etb")) || (data2 === "eur")) || (data2 === "fjd")) || (data2 === "fkp")) || (data2 === "gbp")) || (data2 === "gel")) || (data2 === "ghs")) || (data2 === "gip")) || (data2 === "gmd")) || (data2 === "gnf")) || (data2 === "gtq")) || (data2 === "gyd")) || (data2 === "hkd")) || (data2 === "hnl")) || (data2 === "hrk")) || (data2 === "htg")) || (data2 === "huf")) || (data2 === "idr")) || (data2 === "ils")) || (data2 === "inr")) || (data2 === "iqd")) || (data2 === "irr")) || (data2 === "isk")) || (data2 === "jmd")) || (data2 === "jod")) || (data2 === "jpy")) || (data2 === "kes")) || (data2 === "kgs")) || (data2 === "khr")) || (data2 === "kmf")) || (data2 === "kpw")) || (data2 === "krw")) || (data2 === "kwd")) || (data2 === "kyd")) || (data2 === "kzt")) || (data2 === "lak")) || (data2 === "lbp")) || (data2 === "lkr")) || (data2 === "lrd")) || (data2 === "lsl")) || (data2 === "lyd")) || (data2 === "mad")) || (data2 === "mdl")) || (data2 === "mga")) || (data2 === "mkd")) || (data2 === "mmk")) || (data2 === "mnt")) || (data2 === "mop")) || (data2 === "mru")) || (data2 === "mur")) || (data2 === "mvr")) || (data2 === "mwk")) || (data2 === "mxn")) || (data2 === "myr")) || (data2 === "mzn")) || (data2 === "nad")) || (data2 === "ngn")) || (data2 === "nio")) || (data2 === "nok")) || (data2 === "npr")) || (data2 === "nzd")) || (data2 === "omr")) || (data2 === "pab")) || (data2 === "pen")) || (data2 === "pgk")) || (data2 === "php")) || (data2 === "pkr")) || (data2 === "pln")) || (data2 === "pyg")) || (data2 === "qar")) || (data2 === "ron")) || (data2 === "rsd")) || (data2 === "rub")) || (data2 === "rwf")) || (data2 === "sar")) || (data2 === "sbd")) || (data2 === "scr")) || (data2 === "sdg")) || (data2 === "sek")) || (data2 === "sgd")) || (data2 === "shp")) || (data2 === "sle")) || (data2 === "sll")) || (data2 === "sos")) || (data2 === "srd")) || (data2 === "ssp")) || (data2 === "stn")) || (data2 === "svc")) || (data2 === "syp")) || (data2 === "szl")) || (data2 === "thb")) || (data2 === "tjs")) || (data2 === "tmt")) || (data2 === "tnd")) || (data2 === "top")) || (data2 === "try")) || (data2 === "ttd")) || (data2 === "twd")) || (data2 === "tzs")) || (data2 === "uah")) || (data2 === "ugx")) || (data2 === "usd")) || (data2 === "uyu")) || (data2 === "uzs")) || (data2 === "ves")) || (data2 === "vnd")) || (data2 === "vuv")) || (data2 === "wst")) || (data2 === "xaf")) || (data2 === "xcd")) || (data2 === "xcg")) || (data2 === "xof")) || (data2 === "xpf")) || (data2 === "yer")) || (data2 === "zar")) || (data2 === "zmw")) || (data2 === "zwg")) || (data2 === "zwl"))){
-const err8 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6260,7 +7154,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data4 === "location") || (data4 === "inclusive")) || (data4 === "exclusive"))){
-const err13 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6317,28 +7211,28 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate38.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate34.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate38.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate32(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6442,7 +7336,7 @@ vErrors.push(err6);
 }
 errors++;
 }
-if(!pattern9.test(data1)){
+if(!pattern10.test(data1)){
 const err7 = {instancePath:instancePath+"/description",schemaPath:"#/$defs/ProductDescription/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -6516,7 +7410,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "draft") || (data2 === "private")) || (data2 === "public"))){
-const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6657,7 +7551,7 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!pattern9.test(data4)){
+if(!pattern10.test(data4)){
 const err23 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err23];
@@ -6843,7 +7737,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((data6 === "day") || (data6 === "week")) || (data6 === "month")) || (data6 === "year"))){
-const err36 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6991,8 +7885,8 @@ errors++;
 }
 const len0 = data8.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate34(data8[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data8,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate38(data8[i0], {instancePath:instancePath+"/prices/" + i0,parentData:data8,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 }
@@ -7055,23 +7949,23 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
-validate31.evaluated = {"props":{"name":true,"description":true,"visibility":true,"metadata":true,"is_archived":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
-return validate31;
+validate35.evaluated = {"props":{"name":true,"description":true,"visibility":true,"metadata":true,"is_archived":true,"recurring_interval":true,"recurring_interval_count":true,"prices":true,"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
+return validate35;
 })();
 
 export const validateUpdateProductPath = /* @__PURE__ */ (() => {
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema161 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema167 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7135,23 +8029,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate71;
+validate76.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate76;
 })();
 
 export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
-const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema163 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema169 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7215,25 +8109,25 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate72;
+validate77.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate77;
 })();
 
 export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
-const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionBody","description":"One change: cancel at period end (or take that back), or revoke now. Exactly one of\n`cancel_at_period_end` and `revoke` is sent.\n","oneOf":[{"$ref":"#/$defs/SubscriptionCancel"},{"$ref":"#/$defs/SubscriptionRevoke"}],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]},"SubscriptionCancel":{"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]},"SubscriptionRevoke":{"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]}}};
-const schema83 = {"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]};
-const schema84 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
-const schema85 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
+const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionBody","description":"One change: cancel at period end (or take that back), or revoke now. Exactly one of\n`cancel_at_period_end` and `revoke` is sent.\n","oneOf":[{"$ref":"#/$defs/SubscriptionCancel"},{"$ref":"#/$defs/SubscriptionRevoke"}],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]},"SubscriptionCancel":{"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]},"SubscriptionRevoke":{"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]}}};
+const schema88 = {"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]};
+const schema89 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
+const schema90 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
 const func1 = ucs2length;
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7279,7 +8173,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema84.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7351,7 +8245,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern9.test(data2)){
+if(!pattern10.test(data2)){
 const err8 = {instancePath:instancePath+"/customer_cancellation_comment",schemaPath:"#/$defs/CancellationComment/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -7430,17 +8324,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":{"cancel_at_period_end":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"revoke":true},"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":{"cancel_at_period_end":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"revoke":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema86 = {"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]};
+const schema91 = {"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7486,7 +8380,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema84.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7558,7 +8452,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern9.test(data2)){
+if(!pattern10.test(data2)){
 const err8 = {instancePath:instancePath+"/customer_cancellation_comment",schemaPath:"#/$defs/CancellationComment/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -7637,16 +8531,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":{"revoke":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"cancel_at_period_end":true},"dynamicProps":false,"dynamicItems":false};
+validate47.evaluated = {"props":{"revoke":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"cancel_at_period_end":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7657,8 +8551,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate41(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -7672,8 +8566,8 @@ props0.customer_cancellation_comment = true;
 props0.revoke = true;
 }
 const _errs2 = errors;
-if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -7715,24 +8609,24 @@ vErrors = null;
 }
 }
 }
-validate40.errors = vErrors;
+validate44.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate40.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate40;
+validate44.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate44;
 })();
 
 export const validateUpdateSubscriptionPath = /* @__PURE__ */ (() => {
-const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema165 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema171 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7796,23 +8690,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate73;
+validate78.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate78;
 })();
 
 export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
-const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema167 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema173 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7876,29 +8770,29 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate74;
+validate79.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate79;
 })();
 
 export const validateCreateWebhookEndpointBody = /* @__PURE__ */ (() => {
-const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateWebhookEndpointBody","description":"Body of Create Webhook Endpoint.","type":"object","properties":{"url":{"$ref":"#/$defs/WebhookUrl"},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"$ref":"#/$defs/WebhookFormat"},"events":{"$ref":"#/$defs/WebhookEventTypes"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["url","format","events"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
-const schema90 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema91 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema92 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
-const schema95 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateWebhookEndpointBody","description":"Body of Create Webhook Endpoint.","type":"object","properties":{"url":{"$ref":"#/$defs/WebhookUrl"},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"$ref":"#/$defs/WebhookFormat"},"events":{"$ref":"#/$defs/WebhookEventTypes"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["url","format","events"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
+const schema95 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema96 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema97 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
+const schema100 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const schema93 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
-const schema94 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
+const schema98 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
+const schema99 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7920,7 +8814,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
-const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7941,17 +8835,17 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8131,7 +9025,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data2 === "raw") || (data2 === "discord")) || (data2 === "slack"))){
-const err14 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema92.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8142,8 +9036,8 @@ errors++;
 }
 }
 if(data.events !== undefined){
-if(!(validate46(data.events, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate50(data.events, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 }
@@ -8232,24 +9126,24 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"organization_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate45;
+validate49.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"organization_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate49;
 })();
 
 export const validateListWebhookEndpointsQuery = /* @__PURE__ */ (() => {
-const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
-const schema169 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema170 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
+const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
+const schema175 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema176 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8379,7 +9273,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((data5 === "created_at") || (data5 === "-created_at")) || (data5 === "url")) || (data5 === "-url")) || (data5 === "name")) || (data5 === "-name"))){
-const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema170.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema176.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8411,23 +9305,23 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate75;
+validate80.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate80;
 })();
 
 export const validateGetWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema172 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema178 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8491,27 +9385,27 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate76;
+validate81.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate81;
 })();
 
 export const validateUpdateWebhookEndpointBody = /* @__PURE__ */ (() => {
-const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointBody","description":"Body of Update Webhook Endpoint: the fields to change. `name: null` removes the name;\n`null` for any other field changes nothing.\n","type":"object","properties":{"url":{"anyOf":[{"$ref":"#/$defs/WebhookUrl"},{"type":"null"}]},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"anyOf":[{"$ref":"#/$defs/WebhookFormat"},{"type":"null"}]},"events":{"anyOf":[{"$ref":"#/$defs/WebhookEventTypes"},{"type":"null"}]},"enabled":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"$defs":{"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
-const schema97 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema98 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema99 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointBody","description":"Body of Update Webhook Endpoint: the fields to change. `name: null` removes the name;\n`null` for any other field changes nothing.\n","type":"object","properties":{"url":{"anyOf":[{"$ref":"#/$defs/WebhookUrl"},{"type":"null"}]},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"anyOf":[{"$ref":"#/$defs/WebhookFormat"},{"type":"null"}]},"events":{"anyOf":[{"$ref":"#/$defs/WebhookEventTypes"},{"type":"null"}]},"enabled":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"$defs":{"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
+const schema102 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema103 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema104 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const schema100 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
-const schema101 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
+const schema105 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
+const schema106 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8533,7 +9427,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
-const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8554,16 +9448,16 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8755,7 +9649,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data2 === "raw") || (data2 === "discord")) || (data2 === "slack"))){
-const err13 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema104.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8806,8 +9700,8 @@ let data3 = data.events;
 const _errs23 = errors;
 let valid7 = false;
 const _errs24 = errors;
-if(!(validate49(data3, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate53(data3, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 var _valid3 = _errs24 === errors;
@@ -8910,23 +9804,23 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"enabled":true},"dynamicProps":false,"dynamicItems":false};
-return validate48;
+validate52.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"enabled":true},"dynamicProps":false,"dynamicItems":false};
+return validate52;
 })();
 
 export const validateUpdateWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema174 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema180 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8990,23 +9884,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate77;
+validate82.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate82;
 })();
 
 export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema176 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema182 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9070,23 +9964,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate78;
+validate83.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate83;
 })();
 
 export const validateResetWebhookEndpointSecretPath = /* @__PURE__ */ (() => {
-const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema178 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema183 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema184 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9150,28 +10044,28 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate79;
+validate84.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate84;
 })();
 
 export const validateCreateCustomerBody = /* @__PURE__ */ (() => {
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema103 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema104 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const pattern29 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema108 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema109 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const pattern30 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 const func1 = ucs2length;
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9192,7 +10086,7 @@ errors++;
 if(data.email !== undefined){
 let data0 = data.email;
 if(typeof data0 === "string"){
-if(!pattern29.test(data0)){
+if(!pattern30.test(data0)){
 const err1 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -9597,7 +10491,7 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!pattern9.test(data6)){
+if(!pattern10.test(data6)){
 const err32 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err32];
@@ -9726,25 +10620,25 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
-return validate51;
+validate55.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+return validate55;
 })();
 
 export const validateListCustomersQuery = /* @__PURE__ */ (() => {
-const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema180 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema181 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
+const schema185 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema186 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema187 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const func1 = ucs2length;
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10009,7 +10903,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "email")) || (data11 === "-email")) || (data11 === "name")) || (data11 === "-name"))){
-const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema181.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema187.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10041,23 +10935,23 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate80;
+validate85.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate85;
 })();
 
 export const validateGetCustomerPath = /* @__PURE__ */ (() => {
-const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema183 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema188 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema189 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10121,32 +11015,32 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate81;
+validate86.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate86;
 })();
 
 export const validateUpdateCustomerBody = /* @__PURE__ */ (() => {
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema106 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema107 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema108 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema116 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema111 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema112 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema113 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema121 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const pattern29 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
-const pattern46 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema109 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema110 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema115 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern30 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern47 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema114 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema115 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema120 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10547,7 +11441,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema115.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema120.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10568,16 +11462,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10680,7 +11574,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern9.test(data1)){
+if(!pattern10.test(data1)){
 const err8 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -10801,7 +11695,7 @@ errors++;
 if(data.email !== undefined){
 let data2 = data.email;
 if(typeof data2 === "string"){
-if(!pattern29.test(data2)){
+if(!pattern30.test(data2)){
 const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -10946,8 +11840,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate53(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate57(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -11076,7 +11970,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern46.test(data6)){
+if(!pattern47.test(data6)){
 const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -11281,23 +12175,23 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
-return validate52;
+validate56.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
+return validate56;
 })();
 
 export const validateUpdateCustomerPath = /* @__PURE__ */ (() => {
-const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema185 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema190 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema191 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11361,20 +12255,20 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate82;
+validate87.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate87;
 })();
 
 export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
-const schema186 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11406,23 +12300,23 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate83;
+validate88.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate88;
 })();
 
 export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
-const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema188 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema193 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema194 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11486,21 +12380,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate84;
+validate89.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate89;
 })();
 
 export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema189 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11554,32 +12448,32 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate85;
+validate90.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate90;
 })();
 
 export const validateUpdateCustomerExternalBody = /* @__PURE__ */ (() => {
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema118 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema119 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema120 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema128 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema123 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema124 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema125 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema133 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const pattern9 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const pattern29 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
-const pattern46 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema121 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema122 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema127 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern30 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern47 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema126 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema127 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema132 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11980,7 +12874,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema127.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema132.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12001,16 +12895,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12113,7 +13007,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(!pattern9.test(data1)){
+if(!pattern10.test(data1)){
 const err8 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -12234,7 +13128,7 @@ errors++;
 if(data.email !== undefined){
 let data2 = data.email;
 if(typeof data2 === "string"){
-if(!pattern29.test(data2)){
+if(!pattern30.test(data2)){
 const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -12379,8 +13273,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate56(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate60(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -12509,7 +13403,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern46.test(data6)){
+if(!pattern47.test(data6)){
 const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -12578,21 +13472,21 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
-return validate55;
+validate59.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
+return validate59;
 })();
 
 export const validateUpdateCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema190 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12646,20 +13540,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate86;
+validate91.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate91;
 })();
 
 export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
-const schema191 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12691,21 +13585,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate87;
+validate92.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate92;
 })();
 
 export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12759,27 +13653,27 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate88;
+validate93.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate93;
 })();
 
 export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
-const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema130 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema131 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
+const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema135 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema136 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats0 = format_uri;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern60 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
+const pattern61 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
 const func1 = ucs2length;
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12999,7 +13893,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern60.test(data3)){
+if(!pattern61.test(data3)){
 const err14 = {instancePath:instancePath+"/return_url",schemaPath:"#/properties/return_url/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"},message:"must match pattern \""+"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -13078,13 +13972,15 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate62.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate58.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate58;
+validate62.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate62;
 })();
+
+export const authorizeQueryShape = {"response_type":"string","client_id":"string","redirect_uri":"string","scope":"string","state":"string","code_challenge":"string","code_challenge_method":"string"};
 
 export const listSubscriptionsQueryShape = {"organization_id":"array","customer_id":"array","product_id":"array","active":"boolean","external_customer_id":"array","discount_id":"array","cancel_at_period_end":"boolean","customer_cancellation_reason":"array","canceled_at_after":"string","canceled_at_before":"string","started_after":"string","started_before":"string","metadata":"object","status":"array","page":"integer","limit":"integer","sorting":"array"};
 

@@ -2,6 +2,8 @@
  * The one middleware stack every function uses, in middy's documented order:
  * error handler registered first (its onError runs last) → authenticate →
  * content type and size → JSON body parser (UTF-8, I-JSON) → validate → handler.
+ * The OAuth endpoints that take a form (RFC 6749 §3.2) read it before authenticating the client,
+ * whose credentials may be in it: content type and size → form → client authentication → validate.
  * Validators are precompiled (shared/generated); nothing is compiled here.
  */
 import middy from '@middy/core';
@@ -11,13 +13,17 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import {
   ApiError,
   internalErrorBody,
+  OAuthError,
   PayloadTooLarge,
   RequestValidationError,
   ResourceNotFound,
   RouteNotFound,
   UnsupportedMediaType,
 } from '../domain/errors.ts';
+import type { ClientAuthMethod } from '../domain/oauth.ts';
 import type {
+  BearerCredential,
+  ClientPrincipal,
   CredentialKind,
   CustomerPrincipal,
   Principal,
@@ -30,6 +36,8 @@ import { logError, markError } from '../observability/telemetry.ts';
 import { routedPaths } from '../operations.ts';
 import type { Dependencies } from '../runtime.ts';
 import { authenticate } from './auth.ts';
+import { authenticateClient } from './client-auth.ts';
+import { formBody } from './form-body.ts';
 import { idempotency } from './idempotency.ts';
 import { iJsonBody, strictUtf8Body } from './json-body.ts';
 import { parseQuery } from './query.ts';
@@ -45,7 +53,9 @@ export type PrincipalFor<K extends CredentialKind> = K extends 'customer_session
   ? CustomerPrincipal
   : K extends 'registration_access_token'
     ? RegistrationPrincipal
-    : UserPrincipal;
+    : K extends 'oauth_client'
+      ? ClientPrincipal
+      : UserPrincipal;
 
 export interface ApiRequest<K extends CredentialKind, Body, Query, Path> {
   principal: PrincipalFor<K>;
@@ -53,6 +63,8 @@ export interface ApiRequest<K extends CredentialKind, Body, Query, Path> {
   query: Query;
   path: Path;
   headers: Record<string, string | undefined>;
+  /** The query string as sent, for operations that read it themselves (repeated parameters). */
+  rawQuery: string;
   deps: Dependencies;
 }
 
@@ -66,6 +78,18 @@ export interface ApiOptions<K extends CredentialKind, Body, Query, Path> {
   /** Any one of these scopes is enough; empty: no scope required. */
   scopes: readonly string[];
   body?: Validator<Body>;
+  /**
+   * The body is `application/x-www-form-urlencoded` (RFC 6749 §3.2), not JSON: read by
+   * `shared/http/form-body.ts`, and every fault of the body answered as RFC 6749 `invalid_request`.
+   */
+  form?: boolean;
+  /** With `credential: 'oauth_client'`: the client authentication methods the endpoint accepts. */
+  clientAuthMethods?: readonly ClientAuthMethod[];
+  /**
+   * With `credential: 'personal_access_token'`: whether an OAuth access token may stand for the
+   * user (default yes). The user's own consent takes a personal access token only.
+   */
+  oauthAccessTokens?: boolean;
   /** The query's validator and shape (`validate<Op>Query`, `<op>QueryShape`, both generated). */
   query?: { validate: Validator<Query>; shape: QueryShape };
   path?: Validator<Path>;
@@ -111,6 +135,14 @@ function refuseShadowed(event: APIGatewayProxyEventV2): void {
 function check(validator: Validator, part: RequestPart, data: unknown): unknown {
   if (!validator(data)) throw new RequestValidationError(toIssues(validator.errors ?? [], part, data));
   return data;
+}
+
+/** A form parameter off its schema is RFC 6749's `invalid_request`, naming the parameter. */
+function checkForm(validator: Validator, data: unknown): unknown {
+  if (validator(data)) return data;
+  const [first] = toIssues(validator.errors ?? [], 'body', data);
+  const name = first?.loc[1];
+  throw new OAuthError('invalid_request', name ? `${name}: ${first?.msg}.` : 'The form is malformed.');
 }
 
 /** Logs what an operator needs for a 5xx and nothing else: no event, no headers, no body. */
@@ -167,20 +199,35 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
       before: async (request: Request) => {
         if (request.event.pathParameters?.[GREEDY_PARAMETER]) throw new RouteNotFound();
       },
-    })
-    .use({
-      before: async (request: Request) => {
-        stateOf(request.event).principal = await authenticate(
-          deps,
-          request.event.headers?.authorization,
-          options.credential,
-          options.scopes,
-          request.event.pathParameters,
-        );
-      },
     });
+  const authenticating = {
+    before: async (request: Request) => {
+      const { credential } = options;
+      const { headers, pathParameters, body } = request.event;
+      stateOf(request.event).principal =
+        credential === 'oauth_client'
+          ? await authenticateClient(
+              deps,
+              headers?.authorization,
+              body as unknown as Record<string, unknown>,
+              options.clientAuthMethods ?? [],
+            )
+          : await authenticate(
+              deps,
+              headers?.authorization,
+              credential as BearerCredential,
+              options.scopes,
+              pathParameters,
+              { oauthAccessTokens: options.oauthAccessTokens ?? true },
+            );
+    },
+  };
+  // A client may authenticate in the form (client_secret_post, none): the form is read first.
+  if (options.credential !== 'oauth_client') stack.use(authenticating);
 
-  if (options.body) {
+  if (options.form) {
+    stack.use(formBody(MAX_BODY_BYTES));
+  } else if (options.body) {
     stack
       .use({
         before: async (request: Request) => {
@@ -197,6 +244,8 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
       .use(iJsonBody());
   }
 
+  if (options.credential === 'oauth_client') stack.use(authenticating);
+
   stack.use({
     before: async (request: Request) => {
       const parsed: Partial<Record<RequestPart, unknown>> = {};
@@ -212,7 +261,11 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
           parseQuery(request.event.rawQueryString ?? '', options.query.shape),
         );
       }
-      if (options.body) parsed.body = check(options.body, 'body', request.event.body);
+      if (options.body) {
+        parsed.body = options.form
+          ? checkForm(options.body, request.event.body)
+          : check(options.body, 'body', request.event.body);
+      }
       stateOf(request.event).parsed = parsed;
     },
   });
@@ -228,6 +281,7 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
       query: parsed?.query as Query,
       path: parsed?.path as Path,
       headers: event.headers ?? {},
+      rawQuery: event.rawQueryString ?? '',
       deps,
     });
   });

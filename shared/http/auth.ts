@@ -1,23 +1,33 @@
 /**
  * Bearer authentication per the contract's Credentials table: the token's
  * prefix says its kind, only its SHA-256 is looked up, and the lookup is the one
- * read authentication costs.
+ * read authentication costs. Where a personal access token is accepted, an OAuth
+ * access token is too, by its scopes and for its subject.
  */
 
 import { timingSafeEqual } from 'node:crypto';
 import { findOAuthClient } from '../data/oauth-clients.ts';
-import { findToken } from '../data/tokens.ts';
+import { findAccessToken, findToken } from '../data/tokens.ts';
 import { InsufficientScope, InvalidToken, Unauthorized } from '../domain/errors.ts';
-import type { CredentialKind, Principal } from '../domain/principals.ts';
+import type { BearerCredential, Principal, UserPrincipal } from '../domain/principals.ts';
 import { grantedScopes, grants } from '../domain/scopes.ts';
-import { hashSecret, hasSecretShape, secretPrefixes } from '../domain/secrets.ts';
+import { clientIdOfAccessToken, hashSecret, hasSecretShape, secretPrefixes } from '../domain/secrets.ts';
 import type { Dependencies } from '../runtime.ts';
 
-const PREFIX: Record<CredentialKind, string> = {
+const PREFIX: Record<BearerCredential, string> = {
   personal_access_token: secretPrefixes.personalAccessToken,
   customer_session: secretPrefixes.customerSession,
   registration_access_token: secretPrefixes.registrationAccessToken,
 };
+
+/** OAuth access tokens stand for a user wherever a personal access token does (unless an operation says not). */
+const OAUTH_ACCESS_PREFIXES: readonly string[] = [
+  secretPrefixes.userAccessToken,
+  secretPrefixes.organizationAccessToken,
+];
+
+/** Every bearer prefix this API issues, for telling a token of another kind from garbage. */
+const BEARER_PREFIXES = [...Object.values(PREFIX), ...OAUTH_ACCESS_PREFIXES];
 
 /** Extracts the bearer credential; a missing header, another scheme or an empty bearer is 401 Unauthorized. */
 export function bearerToken(authorization: string | undefined): string {
@@ -52,18 +62,57 @@ async function authenticateRegistration(
   return { kind: 'client_registration', clientId, client, tokenHash };
 }
 
+/**
+ * An OAuth access token (`polar_at_u_` / `polar_at_o_`), read with its client's liveness item in one
+ * strongly consistent BatchGetItem: the token names its client, so a deleted client's tokens (whose
+ * liveness item Delete Client removed) fail at once, at no extra round trip.
+ */
+async function authenticateOAuthAccessToken(
+  deps: Dependencies,
+  token: string,
+  scopes: readonly string[],
+): Promise<UserPrincipal> {
+  const prefix = OAUTH_ACCESS_PREFIXES.find((candidate) => token.startsWith(candidate)) as string;
+  const clientId = clientIdOfAccessToken(token, prefix);
+  if (!clientId) throw new InvalidToken();
+  const { token: stored, clientLive } = await findAccessToken(deps.table, hashSecret(token), clientId);
+  if (stored?.kind !== 'oauth_access_token' || stored.client_id !== clientId || !clientLive) {
+    throw new InvalidToken();
+  }
+  if (stored.revoked_at !== null) throw new InvalidToken('The access token has been revoked.');
+  if (Date.parse(stored.expires_at) <= deps.now().getTime())
+    throw new InvalidToken('The access token has expired.');
+  const granted = grantedScopes(stored.scope);
+  if (!grants(granted, scopes)) throw new InsufficientScope(scopes);
+  return {
+    kind: 'user',
+    userId: stored.user_id,
+    tokenId: stored.token_id,
+    organizationIds: stored.organization_ids,
+    scopes: granted,
+    oauth: { clientId, subType: stored.sub_type },
+  };
+}
+
 export async function authenticate(
   deps: Dependencies,
   authorization: string | undefined,
-  accepts: CredentialKind,
+  accepts: BearerCredential,
   scopes: readonly string[],
   pathParameters: Record<string, string | undefined> = {},
+  { oauthAccessTokens = true }: { oauthAccessTokens?: boolean } = {},
 ): Promise<Principal> {
   const token = bearerToken(authorization);
-  const expected = PREFIX[accepts];
-  const wrongKind = Object.values(PREFIX).some((prefix) => prefix !== expected && token.startsWith(prefix));
-  if (wrongKind) throw new Unauthorized();
-  if (!hasSecretShape(token, expected)) throw new InvalidToken();
+  const expected = [
+    PREFIX[accepts],
+    ...(accepts === 'personal_access_token' && oauthAccessTokens ? OAUTH_ACCESS_PREFIXES : []),
+  ];
+  const matched = BEARER_PREFIXES.find((prefix) => token.startsWith(prefix));
+  if (matched !== undefined && !expected.includes(matched)) throw new Unauthorized();
+  if (matched !== undefined && OAUTH_ACCESS_PREFIXES.includes(matched)) {
+    return authenticateOAuthAccessToken(deps, token, scopes);
+  }
+  if (!hasSecretShape(token, PREFIX[accepts])) throw new InvalidToken();
   if (accepts === 'registration_access_token') {
     return authenticateRegistration(deps, token, pathParameters.client_id);
   }

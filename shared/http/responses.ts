@@ -17,5 +17,12 @@ export const noContent = (headers: Record<string, string> = {}): ApiResult => ({
  */
 export const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' } as const;
 
+/**
+ * 303 See Other to where the user's agent goes next (RFC 9700 §4.12: never 307, which would repeat
+ * a POST and its credential there), the address also in a JSON body for agents that do not follow.
+ */
+export const seeOther = (location: string): ApiResult =>
+  json(303, { redirect_to: location }, { Location: location, ...NO_STORE });
+
 /** An error's answer, as `@middy/http-error-handler` renders it for the functions that use the stack. */
 export const errorResult = (error: ApiError): ApiResult => json(error.statusCode, error.body, error.headers);

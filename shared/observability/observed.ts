@@ -6,7 +6,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { Principal } from '../domain/principals.ts';
 import type { ApiResult } from '../http/responses.ts';
 import { DEFAULT_ROUTE_KEY, routeKeysOf } from '../http/routes.ts';
-import { apiReference, operations, routeNotFound } from '../operations.ts';
+import { documentFunctions, operations, routeNotFound } from '../operations.ts';
 import { emitRequest, inRequestScope } from './telemetry.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<ApiResult>;
@@ -14,8 +14,8 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<ApiR
 /** The operation a route key belongs to, from the route table (both spellings of each route). */
 const operationOfRoute = new Map<string, string>([
   ...operations.flatMap((operation) => routeKeysOf(operation).map((key) => [key, operation.name] as const)),
-  ...apiReference.routes.flatMap((route) =>
-    routeKeysOf(route).map((key) => [key, apiReference.name] as const),
+  ...documentFunctions.flatMap((fn) =>
+    fn.routes.flatMap((route) => routeKeysOf(route).map((key) => [key, fn.name] as const)),
   ),
   [DEFAULT_ROUTE_KEY, routeNotFound.name],
 ]);
@@ -60,6 +60,7 @@ function organizationsOf(principal: Principal): readonly string[] | undefined {
     case 'customer':
       return [principal.organizationId];
     case 'client_registration':
+    case 'oauth_client':
       return undefined;
   }
 }

@@ -45,6 +45,9 @@ export const BUSINESS_EVENTS = [
   'OAuthClientsRegistered',
   'CustomersCreated',
   'ProductsCreated',
+  'OAuthTokensIssued',
+  /** Refresh token replays (reuse detection) and refresh token revocations. */
+  'OAuthTokenFamiliesRevoked',
 ] as const;
 export type BusinessEvent = (typeof BUSINESS_EVENTS)[number];
 

@@ -3,6 +3,7 @@
  * with a client middleware that injects `ReturnConsumedCapacity: 'TOTAL'` into every command and
  * records round trips and consumed capacity (see `CapacityMeter`).
  */
+import { createHash } from 'node:crypto';
 import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { UNKNOWN_ID } from './fixture.ts';
@@ -123,6 +124,98 @@ const registrationCall = (
   });
 };
 let walletToGet = '';
+
+/** Codes issued by the consent a Request Token repetition prepares, with their verifiers. */
+const codes: { code: string; verifier: string }[] = [];
+const pkceOf = (i: number) => {
+  const verifier = `bench-verifier-${run}-${i}`.padEnd(43, 'v');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+};
+
+/** The demo client's credentials, in the form (it registered client_secret_post). */
+const demoClient = (world: LocalWorld) => ({
+  client_id: world.demo.oauth_client.client_id,
+  client_secret: world.demo.oauth_client.client_secret,
+});
+
+/** A code of the demo client from the demo user's consent, with its PKCE verifier. */
+async function demoCode(world: LocalWorld, i: number): Promise<{ code: string; verifier: string }> {
+  const { verifier, challenge } = pkceOf(i);
+  const consented = await world.call('consent', 'POST', '/v1/oauth2/consent', {
+    token: world.demo.personal_access_token,
+    body: {
+      action: 'allow',
+      ...Object.fromEntries(new URLSearchParams(demoAuthorization(world))),
+      code_challenge: challenge,
+    },
+  });
+  return { code: new URL(String(consented.headers.Location)).searchParams.get('code') as string, verifier };
+}
+
+/** Tokens of the demo client from a consent and a code exchange, made outside the measured request. */
+const families: { access_token: string; refresh_token: string }[] = [];
+async function demoTokens(world: LocalWorld, i: number) {
+  const { code, verifier } = await demoCode(world, 1000 + i);
+  const exchanged = await world.call('request-token', 'POST', '/v1/oauth2/token', {
+    form: {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: 'http://127.0.0.1:8080/callback',
+      ...demoClient(world),
+    },
+  });
+  if (exchanged.status !== 200) throw new Error(`Request Token answered ${exchanged.status}`);
+  return JSON.parse(exchanged.body ?? '{}') as { access_token: string; refresh_token: string };
+}
+
+/** An access token with products:read, of a client registered (once) for it. */
+let productReader: string | undefined;
+async function productReaderToken(world: LocalWorld): Promise<string> {
+  const pat = world.demo.personal_access_token;
+  const registered = await world.call('create-client', 'POST', '/v1/oauth2/register', {
+    token: pat,
+    body: {
+      client_name: 'Bench reader',
+      redirect_uris: ['https://app.example.com/callback'],
+      scope: 'products:read',
+    },
+  });
+  const client = JSON.parse(registered.body ?? '{}') as { client_id: string; client_secret: string };
+  const { verifier, challenge } = pkceOf(9999);
+  const consented = await world.call('consent', 'POST', '/v1/oauth2/consent', {
+    token: pat,
+    body: {
+      action: 'allow',
+      response_type: 'code',
+      client_id: client.client_id,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    },
+  });
+  const code = new URL(String(consented.headers.Location)).searchParams.get('code') as string;
+  const exchanged = await world.call('request-token', 'POST', '/v1/oauth2/token', {
+    form: {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+    },
+  });
+  return (JSON.parse(exchanged.body ?? '{}') as { access_token: string }).access_token;
+}
+
+/** An authorization request of the demo client (PKCE S256). */
+const demoAuthorization = (world: LocalWorld) =>
+  new URLSearchParams({
+    response_type: 'code',
+    client_id: world.demo.oauth_client.client_id,
+    redirect_uri: 'http://127.0.0.1:8080/callback',
+    scope: 'openid',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+    code_challenge_method: 'S256',
+  }).toString();
 
 const CASES: Case[] = [
   {
@@ -598,6 +691,101 @@ const CASES: Case[] = [
     target: 5,
     prepare: (world, i) => createSubscription(world, `bench-${run}-csr-${i}`),
     send: (world, i) => createSubscription(world, `bench-${run}-csr-${i}`),
+  },
+  {
+    key: 'authorize',
+    label: 'Authorize (the demo client)',
+    operation: 'authorize',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call('authorize', 'GET', `/v1/oauth2/authorize?${demoAuthorization(world)}`, {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'consent',
+    label: 'Consent (allow)',
+    operation: 'consent',
+    status: 303,
+    target: 3,
+    send: (world) =>
+      world.call('consent', 'POST', '/v1/oauth2/consent', {
+        token: world.demo.personal_access_token,
+        body: { action: 'allow', ...Object.fromEntries(new URLSearchParams(demoAuthorization(world))) },
+      }),
+  },
+  {
+    key: 'request-token',
+    label: 'Request Token (code exchange)',
+    operation: 'request-token',
+    status: 200,
+    target: 3,
+    // The consent that issues each code is prepared outside the measured request.
+    prepare: async (world, i) => {
+      codes[i] = await demoCode(world, i);
+    },
+    send: (world, i) =>
+      world.call('request-token', 'POST', '/v1/oauth2/token', {
+        form: {
+          grant_type: 'authorization_code',
+          code: codes[i]?.code as string,
+          code_verifier: codes[i]?.verifier as string,
+          redirect_uri: 'http://127.0.0.1:8080/callback',
+          client_id: world.demo.oauth_client.client_id,
+          client_secret: world.demo.oauth_client.client_secret,
+        },
+      }),
+  },
+  {
+    key: 'revoke-token',
+    label: 'Revoke Token (an access token)',
+    operation: 'revoke-token',
+    status: 200,
+    target: 3,
+    // A fresh family per repetition, issued outside the measured request.
+    prepare: async (world, i) => {
+      families[i] = await demoTokens(world, i);
+    },
+    send: (world, i) =>
+      world.call('revoke-token', 'POST', '/v1/oauth2/revoke', {
+        form: { token: families[i]?.access_token as string, ...demoClient(world) },
+      }),
+  },
+  {
+    key: 'introspect-token',
+    label: 'Introspect Token (an active access token)',
+    operation: 'introspect-token',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call('introspect-token', 'POST', '/v1/oauth2/introspect', {
+        form: { token: world.demo.oauth_tokens.access_token, ...demoClient(world) },
+      }),
+  },
+  {
+    key: 'userinfo',
+    label: 'UserInfo (with the email scope)',
+    operation: 'userinfo',
+    status: 200,
+    target: 2,
+    send: (world) =>
+      world.call('userinfo', 'GET', '/v1/oauth2/userinfo', { token: world.demo.personal_access_token }),
+  },
+  {
+    key: 'get-product-oauth',
+    label: 'Get Product with an OAuth access token',
+    operation: 'get-product',
+    status: 200,
+    // The token and its client's liveness item are one BatchGetItem: the same 2 as with a PAT.
+    target: 2,
+    prepare: async (world) => {
+      productReader ??= await productReaderToken(world);
+    },
+    send: (world) =>
+      world.call('get-product', 'GET', `/v1/products/${world.demo.free_product_id}`, {
+        token: productReader as string,
+      }),
   },
 ];
 

@@ -43,6 +43,7 @@ export const PAT = `polar_pat_${'B'.repeat(48)}`;
 /** An OAuth client of the fixture user, and its RFC 7592 registration access token. */
 export const CLIENT_ID = `polar_ci_${'D'.repeat(48)}`;
 export const REGISTRATION_TOKEN = `polar_crt_${'E'.repeat(48)}`;
+export const CLIENT_SECRET = `polar_cs_${'G'.repeat(48)}`;
 const OTHER_REGISTRATION_TOKEN = `polar_crt_${'F'.repeat(48)}`;
 /** The registration the fixture client keeps (Update Client sends it back unchanged). */
 export const CLIENT_REGISTRATION = {
@@ -63,6 +64,16 @@ export const benchWebhooks: WebhookSettings = {
 };
 /** The fixture customer's external id. */
 const EXTERNAL_ID = 'bench-ada';
+/** An authorization request of the fixture client (PKCE S256). */
+export const AUTHORIZATION_QUERY = new URLSearchParams({
+  response_type: 'code',
+  client_id: CLIENT_ID,
+  redirect_uri: CLIENT_REGISTRATION.redirect_uris[0],
+  scope: 'openid email',
+  state: 'bench',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+  code_challenge_method: 'S256',
+}).toString();
 
 const at = (minutesAgo: number) => new Date(Date.UTC(2026, 0, 1) - minutesAgo * 60_000).toISOString();
 const FAR_FUTURE = '2999-01-01T00:00:00.000Z';
@@ -255,7 +266,7 @@ export function fixtureItems(): Record<string, unknown>[] {
       'oauth_client',
       {
         client_id: CLIENT_ID,
-        client_secret_hash: hashSecret(`polar_cs_${'G'.repeat(48)}`),
+        client_secret_hash: hashSecret(CLIENT_SECRET),
         registration_token_hash: hashSecret(REGISTRATION_TOKEN),
         client_id_issued_at: Math.floor(Date.parse(at(5_000)) / 1000),
         client_secret_expires_at: 0,
@@ -273,7 +284,12 @@ export function fixtureItems(): Record<string, unknown>[] {
 export function buildEvent(
   method: string,
   url: string,
-  options: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+  options: {
+    token?: string;
+    body?: unknown;
+    form?: Record<string, string>;
+    headers?: Record<string, string>;
+  } = {},
 ): APIGatewayProxyEventV2 {
   const path = url.split('?')[0] as string;
   const match = routeRequest(method, path);
@@ -284,6 +300,10 @@ export function buildEvent(
   if (options.body !== undefined) {
     body = Buffer.from(JSON.stringify(options.body));
     headers['content-type'] = 'application/json';
+  }
+  if (options.form !== undefined) {
+    body = Buffer.from(new URLSearchParams(options.form).toString());
+    headers['content-type'] = 'application/x-www-form-urlencoded';
   }
   return toApiGatewayEvent(
     {
@@ -527,7 +547,60 @@ const cases = {
     status: 200,
     event: () => buildEvent('PATCH', `/v1/webhooks/endpoints/${WEBHOOK}/secret`, { token: PAT }),
   },
+  authorize: {
+    label: 'Authorize',
+    status: 200,
+    event: () => buildEvent('GET', `/v1/oauth2/authorize?${AUTHORIZATION_QUERY}`, { token: PAT }),
+  },
+  consent: {
+    label: 'Consent (allow)',
+    status: 303,
+    event: () =>
+      buildEvent('POST', '/v1/oauth2/consent', {
+        token: PAT,
+        body: { action: 'allow', ...Object.fromEntries(new URLSearchParams(AUTHORIZATION_QUERY)) },
+      }),
+  },
+  'request-token': {
+    // A refresh succeeds once per token; repeated runs measure what every refused one costs: the
+    // client authenticated, the token read.
+    label: 'Request Token (unknown refresh token, 400)',
+    status: 400,
+    event: () =>
+      buildEvent('POST', '/v1/oauth2/token', {
+        form: {
+          grant_type: 'refresh_token',
+          refresh_token: `polar_rt_o_${'H'.repeat(48)}`,
+          client_id: CLIENT_ID,
+          client_secret: CLIENT_SECRET,
+        },
+      }),
+  },
+  'revoke-token': {
+    label: 'Revoke Token (unknown token, 200)',
+    status: 200,
+    event: () =>
+      buildEvent('POST', '/v1/oauth2/revoke', {
+        form: { token: UNKNOWN_ACCESS_TOKEN, client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
+      }),
+  },
+  'introspect-token': {
+    label: 'Introspect Token (unknown token, inactive)',
+    status: 200,
+    event: () =>
+      buildEvent('POST', '/v1/oauth2/introspect', {
+        form: { token: UNKNOWN_ACCESS_TOKEN, client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
+      }),
+  },
+  userinfo: {
+    label: 'UserInfo',
+    status: 200,
+    event: () => buildEvent('GET', '/v1/oauth2/userinfo', { token: PAT }),
+  },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
+
+/** An access token of the fixture client's shape that was never issued. */
+const UNKNOWN_ACCESS_TOKEN = `polar_at_o_${'J'.repeat(48)}_${CLIENT_ID.slice('polar_ci_'.length)}`;
 
 /** One successful request per operation, against `fixtureItems()`; every operation must have one. */
 export const operationCases: OperationCase[] = operations.map((op) => ({ name: op.name, ...cases[op.name] }));

@@ -18,10 +18,12 @@ import {
   listWalletsQueryShape,
 } from '#shared/generated/validators.js';
 import { parseQuery } from '#shared/http/query.ts';
-import { json, noContent } from '#shared/http/responses.ts';
+import { json, NO_STORE, noContent, seeOther } from '#shared/http/responses.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
+import { authorize } from '#shared/services/authorize.ts';
 import { getClient, updateClient } from '#shared/services/client-registration.ts';
+import { consent } from '#shared/services/consent.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createCustomer } from '#shared/services/create-customer.ts';
 import { createCustomerSession } from '#shared/services/create-customer-session.ts';
@@ -38,13 +40,17 @@ import { getCustomer } from '#shared/services/get-customer.ts';
 import { getProduct } from '#shared/services/get-product.ts';
 import { getSubscription } from '#shared/services/get-subscription.ts';
 import { getWallet } from '#shared/services/get-wallet.ts';
+import { introspectToken } from '#shared/services/introspect-token.ts';
 import { listCustomers } from '#shared/services/list-customers.ts';
 import { listProducts } from '#shared/services/list-products.ts';
 import { listSubscriptions } from '#shared/services/list-subscriptions.ts';
 import { listWallets } from '#shared/services/list-wallets.ts';
+import { requestToken } from '#shared/services/request-token.ts';
+import { revokeToken } from '#shared/services/revoke-token.ts';
 import { updateCustomer } from '#shared/services/update-customer.ts';
 import { updateProduct } from '#shared/services/update-product.ts';
 import { changeSubscription, lifecycleChangeOf } from '#shared/services/update-subscription.ts';
+import { userinfo } from '#shared/services/userinfo.ts';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -87,6 +93,8 @@ const customer: CustomerPrincipal = {
   scopes: new Set(['customer_portal:read']),
 };
 const PAT_HASH = hashSecret(PAT);
+/** The fixture user as Authorize and Consent see them: a token holding the scopes the fixture client asks. */
+const delegating: UserPrincipal = { ...user, scopes: new Set(['openid', 'email']) };
 
 /** What registration-token authentication reads: the client item itself. */
 async function registrant(deps: Dependencies): Promise<RegistrationPrincipal> {
@@ -300,6 +308,65 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
           200,
           await updateProduct(deps, user, event.pathParameters?.id as string, JSON.parse(event.body ?? '{}')),
         );
+      };
+    case 'authorize':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        const result = await authorize(deps, delegating, event.rawQueryString, { issuer: 'https://bench' });
+        return 'redirect' in result ? seeOther(result.redirect) : json(200, result.consent, NO_STORE);
+      };
+    case 'consent':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return seeOther(
+          (await consent(deps, delegating, JSON.parse(event.body ?? '{}'), { issuer: 'https://bench' }))
+            .location,
+        );
+      };
+    case 'request-token':
+      return async (event) => {
+        // The same reads: the client (authentication), then the refresh token; then the refusal.
+        const form = Object.fromEntries(new URLSearchParams(event.body ?? ''));
+        const client = await findOAuthClient(deps.table, CLIENT_ID);
+        if (!client) throw new Error('the fixture has no client');
+        try {
+          return json(
+            200,
+            await requestToken(
+              deps,
+              { kind: 'oauth_client', clientId: CLIENT_ID, client, method: 'client_secret_post' },
+              form,
+            ),
+            NO_STORE,
+          );
+        } catch (error) {
+          return json(400, (error as { body: unknown }).body, NO_STORE);
+        }
+      };
+    case 'revoke-token':
+    case 'introspect-token':
+      return async (event) => {
+        const form = Object.fromEntries(new URLSearchParams(event.body ?? ''));
+        const client = await findOAuthClient(deps.table, CLIENT_ID);
+        if (!client) throw new Error('the fixture has no client');
+        const principal = {
+          kind: 'oauth_client',
+          clientId: CLIENT_ID,
+          client,
+          method: 'client_secret_post',
+        } as const;
+        return json(
+          200,
+          name === 'revoke-token'
+            ? await revokeToken(deps, principal, form)
+            : await introspectToken(deps, principal, form, { issuer: 'https://bench' }),
+          NO_STORE,
+        );
+      };
+    case 'userinfo':
+      return async () => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await userinfo(deps, { ...user, scopes: new Set(['openid', 'email']) }));
       };
     case 'get-client':
       return async () => json(200, getClient(await registrant(deps), { baseUrl: 'https://bench' }));

@@ -36,7 +36,12 @@ beforeAll(async () => {
     now: () => new Date(),
     webhooks: testWebhooks(stack.keySet),
   };
-  ctx = await fuzzContext(admin, demo, { endpoints: 10, label: 'http-fuzz', headerSafe: true });
+  ctx = await fuzzContext(admin, demo, {
+    endpoints: 10,
+    label: 'http-fuzz',
+    headerSafe: true,
+    issuer: demo.base_url,
+  });
 });
 afterAll(async () => {
   admin?.table.doc.destroy();
@@ -47,6 +52,8 @@ async function send(method: string, url: string, headers: Record<string, string>
   const response = await fetch(`${stack.demo.base_url}${url}`, {
     method,
     headers,
+    // A 303 to a client's redirect URI is the answer under test, not a place to go.
+    redirect: 'manual',
     ...(body !== undefined && method !== 'GET' ? { body } : {}),
   });
   const raw = await response.text();

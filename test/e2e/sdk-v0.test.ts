@@ -9,6 +9,7 @@ import { oAuth2ClientConfigurationToJSON } from 'polar-sdk-v0/models/components/
 import { AlreadyCanceledSubscription } from 'polar-sdk-v0/models/errors/alreadycanceledsubscription.js';
 import { HTTPValidationError } from 'polar-sdk-v0/models/errors/httpvalidationerror.js';
 import { ResourceNotFound } from 'polar-sdk-v0/models/errors/resourcenotfound.js';
+import { ResponseValidationError } from 'polar-sdk-v0/models/errors/responsevalidationerror.js';
 import { SDKError } from 'polar-sdk-v0/models/errors/sdkerror.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '#scripts/local/stack.ts';
@@ -128,6 +129,99 @@ describe('Create Client (POST /v1/oauth2/register)', () => {
     const validation = error as HTTPValidationError;
     expect(validation.statusCode).toBe(422);
     expect(validation.detail?.[0]?.loc).toEqual(['body', 'redirect_uris', '0']);
+  });
+});
+
+describe('Authorize: oauth2.authorize() sends no authorization request', () => {
+  it('so the 0.49 client gets the RFC 6749 400 for the missing client_id, as an SDKError', async () => {
+    const error = (await failure(() => polar.oauth2.authorize())) as SDKError;
+    expect(error).toBeInstanceOf(SDKError);
+    expect(error.statusCode).toBe(400);
+    expect(JSON.parse(error.body)).toEqual({
+      error: 'invalid_request',
+      error_description: 'client_id is required.',
+    });
+  });
+});
+
+describe('Introspect and Revoke Token, UserInfo: oauth2.introspect(), oauth2.revoke(), oauth2.userinfo()', () => {
+  const client = () => ({
+    clientId: stack.demo.oauth_client.client_id,
+    clientSecret: stack.demo.oauth_client.client_secret,
+  });
+
+  it('an active token: introspect parses every field; revoke answers {}; then the 0.49 client refuses {"active": false}', async () => {
+    const token = stack.demo.oauth_tokens.access_token;
+    const active = await polar.oauth2.introspect({ token, ...client() });
+    expect(active).toMatchObject({
+      active: true,
+      clientId: stack.demo.oauth_client.client_id,
+      tokenType: 'access_token',
+      subType: 'organization',
+      sub: stack.demo.organization_id,
+      organizations: [stack.demo.organization_id],
+      iss: stack.demo.base_url,
+    });
+    expect(await polar.oauth2.revoke({ token, tokenTypeHint: 'access_token', ...client() })).toEqual({});
+    // RFC 7662 §2.2: an inactive token is `{"active": false}` alone; the 0.49 schema requires every
+    // field of an active one, so the client rejects the (correct) answer.
+    const inactive = await failure(() => polar.oauth2.introspect({ token, ...client() }));
+    expect(inactive).toBeInstanceOf(ResponseValidationError);
+    expect((inactive as ResponseValidationError).rawValue).toEqual({ active: false });
+  });
+
+  it('userinfo with the personal access token: the user, with the e-mail (the email scope)', async () => {
+    const info = await polar.oauth2.userinfo();
+    expect(info).toEqual({
+      sub: expect.any(String),
+      email: expect.stringContaining('@'),
+      emailVerified: false,
+    });
+  });
+});
+
+describe('Request Token: oauth2.token()', () => {
+  it('refresh_token grant (client_secret_post): accepted by the strict client, the refresh token rotated', async () => {
+    const { client_id: clientId, client_secret: clientSecret } = stack.demo.oauth_client;
+    const refreshed = await polar.oauth2.token({
+      grantType: 'refresh_token',
+      clientId,
+      clientSecret,
+      refreshToken: stack.demo.oauth_tokens.refresh_token,
+    });
+    expect(refreshed).toMatchObject({ tokenType: 'Bearer', expiresIn: 3600, scope: 'openid email' });
+    expect(refreshed.refreshToken).toMatch(/^polar_rt_o_/);
+    expect(refreshed.refreshToken).not.toBe(stack.demo.oauth_tokens.refresh_token);
+    // The replaced refresh token again: a replay, refused (and its family revoked).
+    const replay = (await failure(() =>
+      polar.oauth2.token({
+        grantType: 'refresh_token',
+        clientId,
+        clientSecret,
+        refreshToken: stack.demo.oauth_tokens.refresh_token,
+      }),
+    )) as SDKError;
+    expect(replay.statusCode).toBe(400);
+    expect(JSON.parse(replay.body)).toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('authorization_code grant: the 0.49 client cannot send code_verifier, and PKCE is required of every client', async () => {
+    const { client_id: clientId, client_secret: clientSecret } = stack.demo.oauth_client;
+    const error = (await failure(() =>
+      polar.oauth2.token({
+        grantType: 'authorization_code',
+        clientId,
+        clientSecret,
+        code: `polar_ac_${'A'.repeat(48)}`,
+        redirectUri: 'http://127.0.0.1:8080/callback',
+      }),
+    )) as SDKError;
+    expect(error).toBeInstanceOf(SDKError);
+    expect(error.statusCode).toBe(400);
+    expect(JSON.parse(error.body)).toEqual({
+      error: 'invalid_request',
+      error_description: 'code_verifier (PKCE is required) is required.',
+    });
   });
 });
 

@@ -169,6 +169,57 @@ describe('RFC 7592 through oauth2.clients.oauth2.getClient / updateClient / dele
   });
 });
 
+describe('Authorize: oauth2.authorize() sends no authorization request', () => {
+  it('so the 1.x client gets the RFC 6749 400 for the missing client_id, as a PolarClientError', async () => {
+    const error = await failure(() => polar.oauth2.authorize());
+    const { reply, url } = lastExchange();
+    expect(url.pathname).toBe('/v1/oauth2/authorize');
+    expect(url.search).toBe('');
+    expectDocumented('authorize', reply);
+    expect(error).toBeInstanceOf(PolarClientError);
+    expect((error as PolarClientError<string>).statusCode).toBe(400);
+    expect(reply.body).toEqual({ error: 'invalid_request', error_description: 'client_id is required.' });
+  });
+});
+
+describe('Request Token: oauth2.requestToken() sends no form', () => {
+  it('so the 1.x client gets the 415 for a JSON request, in RFC 6749 form, as a PolarClientError', async () => {
+    const error = await failure(() => polar.oauth2.requestToken());
+    const { reply, sent } = lastExchange();
+    expect(sent.get('content-type')).toBe('application/json');
+    expectDocumented('requestToken', reply);
+    expect(error).toBeInstanceOf(PolarClientError);
+    expect((error as PolarClientError<string>).statusCode).toBe(415);
+    expect(reply.body).toMatchObject({ error: 'invalid_request' });
+    expect(reply.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
+describe('Revoke and Introspect Token: revokeToken() and introspectToken() send no form either', () => {
+  it.each([
+    ['revokeToken', () => polar.oauth2.revokeToken()],
+    ['introspectToken', () => polar.oauth2.introspectToken()],
+  ] as const)('%s: the 415, in RFC 6749 form', async (operationId, call) => {
+    const error = await failure(call);
+    const { reply } = lastExchange();
+    expectDocumented(operationId, reply);
+    expect((error as PolarClientError<string>).statusCode).toBe(415);
+    expect(reply.body).toMatchObject({ error: 'invalid_request' });
+  });
+});
+
+describe('UserInfo: oauth2.userinfo()', () => {
+  it('with the personal access token: the user and, with the email scope, the address', async () => {
+    const info = await polar.oauth2.userinfo();
+    expectDocumented('userinfo', lastExchange().reply);
+    expect(info).toEqual({
+      sub: expect.any(String),
+      email: expect.stringContaining('@'),
+      email_verified: false,
+    });
+  });
+});
+
 describe('Create Subscription (POST /v1/subscriptions/)', () => {
   it('subscribes the demo customer to the free product, with metadata', async () => {
     const subscription = await polar.subscriptions.create({

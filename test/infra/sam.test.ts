@@ -316,7 +316,10 @@ describe('events/ and events/env.json', () => {
         isBase64Encoded: false,
         requestContext: { routeKey: event.routeKey, stage: '$default', http: { method: op.method } },
       });
-      expect(event.headers.authorization).toMatch(/^Bearer polar_(pat|cst|crt)_/);
+      // A bearer credential, or (the token endpoints) the client's own credentials in the form.
+      if (CLIENT_AUTHENTICATED.has(op.name))
+        expect(event.body).toMatch(/client_id=\{\{oauth_client\.client_id\}\}|client_id=polar_ci_/);
+      else expect(event.headers.authorization).toMatch(/^Bearer polar_(pat|cst|crt)_/);
       expect(event.requestContext.http.path).toBe(event.rawPath);
 
       const route = routes.find((r) => r.Properties.RouteKey === event.routeKey);
@@ -675,7 +678,73 @@ const sampleInvocations = {
         secret: expect.stringMatching(/^whsec_/),
       }),
   },
+  authorize: {
+    what: "200, what a consent to the demo client's request would grant",
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toMatchObject({
+        client: { client_id: demo.oauth_client.client_id },
+        sub_type: 'organization',
+        scopes: ['openid'],
+      }),
+  },
+  consent: {
+    what: "303 to the demo client's redirect URI with a code",
+    status: 303,
+    check: (reply: HttpReply) => {
+      const location = new URL(reply.headers.get('location') as string);
+      expect(`${location.origin}${location.pathname}`).toBe('http://127.0.0.1:8080/callback');
+      expect(location.searchParams.get('code')).toMatch(/^polar_ac_/);
+      expect(location.searchParams.get('state')).toBe('sam-local');
+    },
+  },
+  'request-token': {
+    what: "200, the demo client's refresh token exchanged for new tokens (rotation)",
+    status: 200,
+    check: (reply: HttpReply) => {
+      expect(reply.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid email' });
+      expect((reply.body as { refresh_token: string }).refresh_token).not.toBe(
+        demo.oauth_tokens.refresh_token,
+      );
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+    },
+  },
+  // The samples run in the route table's order: by now Request Token has replaced the demo tokens.
+  'revoke-token': {
+    what: "200 {}, the demo client's (replaced) refresh token revoked with its grant",
+    status: 200,
+    check: (reply: HttpReply) => expect(reply.body).toEqual({}),
+  },
+  'introspect-token': {
+    what: "200, whether the demo client's access token is active (ended by the refresh before it)",
+    status: 200,
+    check: (reply: HttpReply) => {
+      const body = reply.body as { active: boolean; client_id?: string };
+      if (body.active) expect(body.client_id).toBe(demo.oauth_client.client_id);
+      else expect(body).toEqual({ active: false });
+    },
+  },
+  userinfo: {
+    what: '200, the demo user as the demo personal access token sees it',
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toEqual({
+        sub: expect.any(String),
+        email: expect.stringContaining('@'),
+        email_verified: false,
+      }),
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
+
+/** The operations a client authenticates at with its own credentials (RFC 6749 §2.3), not a bearer token. */
+const CLIENT_AUTHENTICATED: ReadonlySet<string> = new Set([
+  'request-token',
+  'revoke-token',
+  'introspect-token',
+]);
+
+/** POSTs that only read (RFC 7662 introspection): a form is a POST body, not a write. */
+const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['introspect-token']);
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {
   it.each(operations.map((op) => [op.name, sampleInvocations[op.name].what, op] as const))(
@@ -710,7 +779,7 @@ describe('sam local invoke <function> -e .local/events/<operation>.json --env-va
       expect(line?.DynamoDBRoundTrips).toBe(line?.dynamodb.round_trips);
       expect(line?.dynamodb.read_units).toBeGreaterThan(0);
       // A read-only operation consumed read units only; every write also reads its token first.
-      if (op.method === 'GET') expect(line?.dynamodb.write_units).toBe(0);
+      if (op.method === 'GET' || READ_ONLY_POSTS.has(name)) expect(line?.dynamodb.write_units).toBe(0);
       else expect(line?.dynamodb.write_units).toBeGreaterThan(0);
       expectEmf(line);
     },

@@ -14,10 +14,19 @@ import {
 } from '../../shared/data/table.ts';
 import { corsPolicy } from '../../shared/http/cors.ts';
 import { DEFAULT_ROUTE_KEY } from '../../shared/http/routes.ts';
-import { operations, routeNotFound, scheduledFunctions, type TableGrant } from '../../shared/operations.ts';
+import {
+  oauthDiscovery,
+  operations,
+  routeNotFound,
+  scheduledFunctions,
+  type TableGrant,
+} from '../../shared/operations.ts';
 
-/** One function per operation, the API reference's (`/openapi.json`, `/docs`) and the `$default` route's. */
-const FUNCTION_COUNT = operations.length + 2 + scheduledFunctions.length;
+/**
+ * One function per operation, the API reference's (`/openapi.json`, `/docs`), discovery's, the
+ * `$default` route's and one per scheduled function.
+ */
+const FUNCTION_COUNT = operations.length + 3 + scheduledFunctions.length;
 
 // The CLI feeds cdk.json's context (feature flags) to the app; tests must synthesise the same template.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
@@ -85,7 +94,7 @@ describe.each([
   ['prod', prod],
   ['preview', preview],
 ] as const)('%s stage', (_, s) => {
-  it("has one arm64 Node.js 22 function per operation, plus the API reference's and the $default route's", () => {
+  it("has one arm64 Node.js 22 function per operation, plus the API reference's, discovery's and the $default route's", () => {
     s.template.resourceCountIs('AWS::Lambda::Function', FUNCTION_COUNT);
     s.template.allResourcesProperties('AWS::Lambda::Function', {
       Runtime: 'nodejs22.x',
@@ -275,15 +284,18 @@ describe.each([
     },
   );
 
-  it("gives the $default route's function its own log group and nothing else", () => {
-    const statements = statementsOf(s, routeNotFound.name);
-    expect(tableActionsOf(statements)).toEqual([]);
-    expect(actionsOf(statements).sort()).toEqual([
-      'logs:CreateLogStream',
-      'logs:PutLogEvents',
-      ...XRAY_ACTIONS,
-    ]);
-  });
+  it.each([routeNotFound.name, oauthDiscovery.name])(
+    'gives %s its own log group and nothing else',
+    (name) => {
+      const statements = statementsOf(s, name);
+      expect(tableActionsOf(statements)).toEqual([]);
+      expect(actionsOf(statements).sort()).toEqual([
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        ...XRAY_ACTIONS,
+      ]);
+    },
+  );
 
   it('gives list-wallets no write action', () => {
     const actions = actionsOf(statementsOf(s, 'list-wallets'));

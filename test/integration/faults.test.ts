@@ -28,8 +28,18 @@ import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { expectDocumented } from '../support/contract.ts';
 import { type Fault, type FaultKind, faultyApi, isWrite } from '../support/faults.ts';
+import {
+  authorizationCode,
+  clientRequest,
+  issueTokens,
+  pkce,
+  REDIRECT_URI,
+  type RegisteredClient as RegisteredOAuthClient,
+  registerClient as registerOAuthClient,
+  type Tokens,
+} from '../support/oauth.ts';
 import { expectListedInStep } from '../support/products.ts';
-import { listPartition } from '../support/table-state.ts';
+import { listPartition, scanTable } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -49,8 +59,10 @@ type Outcome = 'done' | 'not-done' | 'at-most-once';
 interface Prepared {
   method: string;
   url: string;
-  token: string;
+  /** The bearer credential; none for the endpoints a client authenticates at itself. */
+  token?: string;
   body?: unknown;
+  headers?: Record<string, string>;
   /** Checks the table after the request. */
   verify(reply: Reply, outcome: Outcome): Promise<void>;
 }
@@ -306,18 +318,21 @@ const faultOps = {
   },
   'delete-client': {
     success: 204,
-    calls: ['GetItemCommand', 'UpdateItemCommand'],
+    calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
-      const client = await registerClient();
+      // A client that was issued tokens: it has a liveness item for the delete to remove.
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      await issueTokens(world.call, world.demo.personal_access_token, client);
       return {
         method: 'DELETE',
         url: `/v1/oauth2/register/${client.client_id}`,
         token: client.registration_access_token,
         async verify(_, outcome) {
           const stored = await get(keys.oauthClient(client.client_id));
-          // Deleted and token revoked in one write: never one without the other.
+          // Deleted, registration token revoked and liveness item gone in one write: never one without the others.
           const deleted = stored?.deleted_at !== null;
           expect(stored?.registration_token_hash === undefined).toBe(deleted);
+          expect((await get(keys.oauthClientLive(client.client_id))) === undefined).toBe(deleted);
           countFor(outcome, deleted ? 1 : 0);
         },
       };
@@ -437,6 +452,21 @@ const faultOps = {
       };
     },
   },
+  authorize: {
+    success: 200,
+    calls: ['GetItemCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: `/v1/oauth2/authorize?${authorizationQuery(world.demo.oauth_client.client_id)}`,
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200)
+            expect(reply.body.client.client_id).toBe(world.demo.oauth_client.client_id);
+        },
+      };
+    },
+  },
   'get-customer-external': {
     success: 200,
     calls: ['GetItemCommand', 'QueryCommand'],
@@ -447,6 +477,31 @@ const faultOps = {
         token: world.demo.personal_access_token,
         async verify(reply) {
           if (reply.status === 200) expect(reply.body.id).toBe(world.demo.customer_id);
+        },
+      };
+    },
+  },
+  consent: {
+    success: 303,
+    calls: ['GetItemCommand', 'GetItemCommand', 'PutItemCommand'],
+    async prepare() {
+      // A client of its own, so that its codes can be counted.
+      const client = await registerClient();
+      return {
+        method: 'POST',
+        url: '/v1/oauth2/consent',
+        token: world.demo.personal_access_token,
+        body: {
+          action: 'allow',
+          ...Object.fromEntries(new URLSearchParams(authorizationQuery(client.client_id))),
+        },
+        async verify(reply, outcome) {
+          const codes = await codesOf(client.client_id);
+          countFor(outcome, codes.length);
+          if (reply.status === 303) {
+            const code = new URL(reply.headers.location as string).searchParams.get('code') as string;
+            expect(codes[0]?.PK).toBe(keys.authorizationCode(hashSecret(code)).PK);
+          }
         },
       };
     },
@@ -546,6 +601,41 @@ const faultOps = {
       };
     },
   },
+  'request-token': {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const { verifier, challenge } = pkce();
+      const code = await authorizationCode(world.call, world.demo.personal_access_token, client, {
+        challenge,
+      });
+      const request = clientRequest(client, {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT_URI,
+      });
+      return {
+        method: 'POST',
+        url: '/v1/oauth2/token',
+        headers: request.headers as Record<string, string>,
+        body: request.body,
+        async verify(reply, outcome) {
+          // The code is spent exactly when the family and its tokens exist: never one without the other.
+          const spent = (await get(keys.authorizationCode(hashSecret(code)))) === undefined;
+          const families = await familiesOf(client.client_id);
+          expect(families.length).toBe(spent ? 1 : 0);
+          countFor(outcome, families.length);
+          if (reply.status === 200) {
+            const access = await get(keys.token(hashSecret(reply.body.access_token)));
+            expect(access?.grant_id).toBe(families[0]?.grant_id);
+            expect(await get(keys.token(hashSecret(reply.body.refresh_token)))).toBeDefined();
+          }
+        },
+      };
+    },
+  },
   'list-webhook-endpoints': {
     success: 200,
     // The token, the list's count (its shards, one Query), one Query of its entries.
@@ -574,6 +664,37 @@ const faultOps = {
         token: world.demo.personal_access_token,
         async verify(reply) {
           if (reply.status === 200) expect(reply.body.id).toBe(id);
+        },
+      };
+    },
+  },
+  'revoke-token': clientTokenFault(
+    '/v1/oauth2/revoke',
+    ['GetItemCommand', 'GetItemCommand', 'UpdateItemCommand'],
+    {
+      async verify(_, outcome, tokens) {
+        const access = await get(keys.token(hashSecret(tokens.access_token)));
+        countFor(outcome, access?.revoked_at === null ? 0 : 1);
+      },
+    },
+  ),
+  'introspect-token': clientTokenFault('/v1/oauth2/introspect', ['GetItemCommand', 'GetItemCommand'], {
+    async verify(reply, _, tokens, client) {
+      if (reply.status === 200)
+        expect(reply.body).toMatchObject({ active: true, client_id: client.client_id });
+      expect(tokens.access_token).toMatch(/^polar_at_/);
+    },
+  }),
+  userinfo: {
+    success: 200,
+    calls: ['GetItemCommand', 'GetItemCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: '/v1/oauth2/userinfo',
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.email).toEqual(expect.stringContaining('@'));
         },
       };
     },
@@ -657,6 +778,63 @@ function customerChangeFault(
     },
   };
 }
+
+/**
+ * A client's request about one of its tokens (revocation, introspection), with a fresh client and a
+ * fresh family each time: the client's read, the token's, and for a revocation the write.
+ */
+function clientTokenFault(
+  path: string,
+  calls: string[],
+  check: {
+    verify(reply: Reply, outcome: Outcome, tokens: Tokens, client: RegisteredOAuthClient): Promise<void>;
+  },
+): Omit<FaultOp, 'operationId'> {
+  return {
+    success: 200,
+    calls,
+    async prepare() {
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
+      const request = clientRequest(client, { token: tokens.access_token });
+      return {
+        method: 'POST',
+        url: path,
+        headers: request.headers as Record<string, string>,
+        body: request.body,
+        verify: (reply, outcome) => check.verify(reply, outcome, tokens, client),
+      };
+    },
+  };
+}
+
+/** The token families (grants) of a client: a full scan, every page (a test's view of the whole table). */
+const familiesOf = (clientId: string) => itemsOf('OAUTHGRANT#', clientId);
+
+/** Items of one partition prefix that belong to a client. */
+async function itemsOf(prefix: string, clientId: string) {
+  return (await scanTable(world.table)).filter(
+    (item) => String(item.PK).startsWith(prefix) && item.client_id === clientId,
+  );
+}
+
+/** An authorization request of a client registered with https://app.example/cb, PKCE S256 included. */
+function authorizationQuery(clientId: string): string {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri:
+      clientId === world.demo.oauth_client.client_id
+        ? 'http://127.0.0.1:8080/callback'
+        : 'https://app.example/cb',
+    scope: 'openid',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+    code_challenge_method: 'S256',
+  }).toString();
+}
+
+/** The authorization codes issued to a client. */
+const codesOf = (clientId: string) => itemsOf('OAUTHCODE#', clientId);
 
 /**
  * A lifecycle change of a fresh subscription: the read, the embedded customer and product, then the
@@ -807,6 +985,28 @@ async function registerClient(): Promise<{ client_id: string; registration_acces
 
 /** Every operation of the route table, in its order; a new one does not compile until it has its case. */
 const ops: FaultOp[] = operations.map((op) => ({ operationId: op.operationId, ...faultOps[op.name] }));
+
+/**
+ * And one operation authenticated by an OAuth access token: the token and its client's liveness
+ * item in one batch (the path every operation that takes a PAT takes for these tokens).
+ */
+ops.push({
+  operationId: 'getProduct',
+  success: 200,
+  calls: ['BatchGetItemCommand', 'GetItemCommand'],
+  async prepare() {
+    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const { access_token } = await issueTokens(world.call, world.demo.personal_access_token, client);
+    return {
+      method: 'GET',
+      url: `/v1/products/${world.demo.free_product_id}`,
+      token: access_token,
+      async verify(reply) {
+        if (reply.status === 200) expect(reply.body.id).toBe(world.demo.free_product_id);
+      },
+    };
+  },
+});
 const opNamed = (name: OperationName): FaultOp =>
   ops[operations.findIndex((op) => op.name === name)] as FaultOp;
 
@@ -815,7 +1015,8 @@ async function send(op: FaultOp, fault: Fault | undefined, prepared?: Prepared) 
   const api = faultyApi(world, fault);
   try {
     const reply = await api.call(request.method, request.url, {
-      token: request.token,
+      ...(request.token !== undefined ? { token: request.token } : {}),
+      ...(request.headers !== undefined ? { headers: request.headers } : {}),
       ...(request.body !== undefined ? { body: request.body } : {}),
     });
     return { reply, request, injector: api.injector };

@@ -20,10 +20,19 @@ import { keys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { faultyApi } from '../support/faults.ts';
+import {
+  clientRequest,
+  expireItem,
+  issueTokens,
+  pkce,
+  REDIRECT_URI,
+  registerClient,
+  tokenRequest,
+} from '../support/oauth.ts';
 import { canonical, digestChanges, scanTable, tableDigest } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
-const SECRET_SHAPE = /polar_(?:pat|cst|cs|whs)_|whsec_/;
+const SECRET_SHAPE = /polar_(?:pat|cst|cs|whs|crt|ac|at_[uo]|rt_[uo])_|whsec_/;
 const CONSOLE = ['log', 'error', 'warn', 'info', 'debug'] as const;
 
 let world: World;
@@ -73,9 +82,11 @@ function leaks(text: string): string[] {
 }
 
 describe('secrets never reach the table, the logs or other answers', () => {
-  const answers: { label: string; reply: Reply; returns?: string }[] = [];
-  const record = (label: string, reply: Reply, returns?: string) => {
-    answers.push({ label, reply, ...(returns ? { returns } : {}) });
+  /** Each answer, with the secrets it exists to hand out (a registration's, a code, tokens). */
+  const answers: { label: string; reply: Reply; returns?: string[] }[] = [];
+  const record = (label: string, reply: Reply, ...returns: (string | undefined)[]) => {
+    const handed = returns.filter((secret): secret is string => secret !== undefined);
+    answers.push({ label, reply, ...(handed.length > 0 ? { returns: handed } : {}) });
     return reply;
   };
 
@@ -137,15 +148,16 @@ describe('secrets never reach the table, the logs or other answers', () => {
         }),
       );
       expect(reply.status).toBe(201);
+      secrets.add(reply.body.registration_access_token);
       if (method !== 'none') {
         expect(reply.body.client_secret).toMatch(/^polar_cs_/);
         secrets.add(reply.body.client_secret);
-        answers[answers.length - 1] = {
-          label: `register ${method}`,
-          reply,
-          returns: reply.body.client_secret,
-        };
       }
+      answers[answers.length - 1] = {
+        label: `register ${method}`,
+        reply,
+        returns: [reply.body.registration_access_token, reply.body.client_secret].filter(Boolean),
+      };
     }
     // A registration replayed with an Idempotency-Key: its stored answer holds a client secret.
     const keyed = await world.call('POST', '/v1/oauth2/register', {
@@ -155,7 +167,109 @@ describe('secrets never reach the table, the logs or other answers', () => {
     });
     expect(keyed.status).toBe(201);
     secrets.add(keyed.body.client_secret);
-    record('register with Idempotency-Key', keyed, keyed.body.client_secret);
+    secrets.add(keyed.body.registration_access_token);
+    record(
+      'register with Idempotency-Key',
+      keyed,
+      keyed.body.client_secret,
+      keyed.body.registration_access_token,
+    );
+
+    // The OAuth flow: a code, tokens, a refresh (rotation), a replay, revocation, introspection, the
+    // tokens on the API; every code and token issued is a secret the table and logs must not hold.
+    const client = await registerClient(world.call, pat, {
+      token_endpoint_auth_method: 'client_secret_post',
+    });
+    secrets.add(client.client_secret as string);
+    secrets.add(client.registration_access_token);
+    const { verifier, challenge } = pkce();
+    const consented = record(
+      'consent',
+      await world.call('POST', '/v1/oauth2/consent', {
+        token: pat,
+        body: {
+          action: 'allow',
+          response_type: 'code',
+          client_id: client.client_id,
+          redirect_uri: REDIRECT_URI,
+          scope: 'openid email products:read',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        },
+      }),
+    );
+    const code = new URL(consented.headers.location as string).searchParams.get('code') as string;
+    secrets.add(code);
+    answers[answers.length - 1] = { label: 'consent', reply: consented, returns: [code] };
+    const exchange = {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT_URI,
+    };
+    const issued = await tokenRequest(world.call, client, exchange);
+    expect(issued.status).toBe(200);
+    secrets.add(issued.body.access_token);
+    secrets.add(issued.body.refresh_token);
+    record('code exchange', issued, issued.body.access_token, issued.body.refresh_token);
+    record('code used twice', await tokenRequest(world.call, client, exchange));
+    const refreshed = await tokenRequest(world.call, client, {
+      grant_type: 'refresh_token',
+      refresh_token: issued.body.refresh_token,
+    });
+    expect(refreshed.status).toBe(200);
+    secrets.add(refreshed.body.access_token);
+    secrets.add(refreshed.body.refresh_token);
+    record('refresh', refreshed, refreshed.body.access_token, refreshed.body.refresh_token);
+    record(
+      'product with an OAuth token',
+      await world.call('GET', `/v1/products/${demo.free_product_id}`, { token: refreshed.body.access_token }),
+    );
+    record(
+      'userinfo',
+      await world.call('GET', '/v1/oauth2/userinfo', { token: refreshed.body.access_token }),
+    );
+    record(
+      'introspect',
+      await world.call(
+        'POST',
+        '/v1/oauth2/introspect',
+        clientRequest(client, { token: refreshed.body.access_token }),
+      ),
+    );
+    record(
+      'replay',
+      await tokenRequest(world.call, client, {
+        grant_type: 'refresh_token',
+        refresh_token: issued.body.refresh_token,
+      }),
+    );
+    record(
+      'revoke',
+      await world.call(
+        'POST',
+        '/v1/oauth2/revoke',
+        clientRequest(client, { token: refreshed.body.refresh_token }),
+      ),
+    );
+    record(
+      'revoked token on the API',
+      await world.call('GET', `/v1/products/${demo.free_product_id}`, { token: refreshed.body.access_token }),
+    );
+    const unknownAccess = `polar_at_o_${'Q'.repeat(48)}_${client.client_id.slice('polar_ci_'.length)}`;
+    secrets.add(unknownAccess);
+    record(
+      'unknown OAuth token',
+      await world.call('GET', `/v1/products/${demo.free_product_id}`, { token: unknownAccess }),
+    );
+    record(
+      'wrong client secret',
+      await world.call(
+        'POST',
+        '/v1/oauth2/token',
+        clientRequest({ ...client, client_secret: `polar_cs_${'W'.repeat(48)}` }, exchange),
+      ),
+    );
 
     const subscribe = (token: string, body: unknown) =>
       world.call('POST', '/v1/subscriptions/', { token, body });
@@ -264,10 +378,9 @@ describe('secrets never reach the table, the logs or other answers', () => {
 
   it('no answer carries a secret, except a registration its own client secret', () => {
     expect(answers.length).toBeGreaterThan(15);
-    for (const { label, reply, returns } of answers) {
-      const text =
-        JSON.stringify(reply.headers) +
-        (returns ? (reply.raw ?? '').split(returns).join('') : (reply.raw ?? ''));
+    for (const { label, reply, returns = [] } of answers) {
+      let text = JSON.stringify(reply.headers) + (reply.raw ?? '');
+      for (const secret of returns) text = text.split(secret).join('');
       expect(leaks(text), label).toEqual([]);
     }
   });
@@ -284,13 +397,13 @@ describe('expired and revoked credentials are refused by every operation, and ch
       }),
     );
 
-  it('PATs expired, expiring now, revoked; customer sessions expired and revoked', async () => {
+  it('PATs expired, expiring now, revoked; OAuth access tokens expired, revoked, of a deleted client; customer sessions expired and revoked', async () => {
     const { demo, admin } = world;
     const owner = await createUser(admin, { email: 'expiry@x.example' });
     await addMember(admin, demo.organization_id, owner.id);
     const scope = ALL_SCOPES.join(' ');
     const now = new Date();
-    const pats = {
+    const pats: Record<string, string> = {
       expired: (
         await createPersonalAccessToken(admin, {
           userId: owner.id,
@@ -302,12 +415,34 @@ describe('expired and revoked credentials are refused by every operation, and ch
         .token,
       revoked: (await createPersonalAccessToken(admin, { userId: owner.id, scope })).token,
     };
-    await revoke(pats.revoked);
+    await revoke(pats.revoked as string);
     const customer = await getCustomer(world.table, demo.customer_id);
     if (!customer) throw new Error('demo data incomplete');
     const revokedSession = (await createCustomerSession(admin, { customer })).token;
     await revoke(revokedSession);
     const sessions = { expired: demo.expired_customer_session_token, revoked: revokedSession };
+    // OAuth access tokens: expired, revoked, and of a client deleted since.
+    const oauthClient = await registerClient(world.call, demo.personal_access_token);
+    const expiredAccess = (await issueTokens(world.call, demo.personal_access_token, oauthClient))
+      .access_token;
+    await expireItem(world.table, keys.token(hashSecret(expiredAccess)));
+    const revokedAccess = (await issueTokens(world.call, demo.personal_access_token, oauthClient))
+      .access_token;
+    await revoke(revokedAccess);
+    const doomed = await registerClient(world.call, demo.personal_access_token);
+    const orphanAccess = (await issueTokens(world.call, demo.personal_access_token, doomed)).access_token;
+    expect(
+      (
+        await world.call('DELETE', `/v1/oauth2/register/${doomed.client_id}`, {
+          token: doomed.registration_access_token,
+        })
+      ).status,
+    ).toBe(204);
+    Object.assign(pats, {
+      'OAuth access token, expired': expiredAccess,
+      'OAuth access token, revoked': revokedAccess,
+      'OAuth access token of a deleted client': orphanAccess,
+    });
 
     const before = await tableDigest(world.table);
     const requests = [

@@ -29,6 +29,15 @@ import {
   scheduledFunctions,
 } from '#shared/operations.ts';
 import { stackPolicies } from '../support/dynamodb.ts';
+import {
+  authorizationCode,
+  clientRequest,
+  issueTokens,
+  pkce,
+  REDIRECT_URI,
+  registerClient as registerOAuthClient,
+  tokenRequest,
+} from '../support/oauth.ts';
 import { createWorld, type Reply, underPolicies, type World } from '../support/world.ts';
 
 /** One request of a scenario: what it answered, and what its full grant must make it answer. */
@@ -549,7 +558,113 @@ const scenarios = {
       { what: 'the canceled one ended', got: ended.status, expected: 'canceled' },
     ];
   },
+  authorize: async (world) => {
+    const client = world.demo.oauth_client.client_id;
+    const ask = (clientId: string) =>
+      world.call('GET', `/v1/oauth2/authorize?${authorizationQuery(clientId)}`, {
+        token: world.demo.personal_access_token,
+      });
+    return [
+      step('a valid request', await ask(client), 200),
+      step('an unknown client', await ask(`polar_ci_${'Q'.repeat(48)}`), 400),
+    ];
+  },
+  consent: async (world) => {
+    const allow = (key: string, token: string) =>
+      world.call('POST', '/v1/oauth2/consent', {
+        token,
+        headers: { 'idempotency-key': key },
+        body: {
+          action: 'allow',
+          ...Object.fromEntries(new URLSearchParams(authorizationQuery(world.demo.oauth_client.client_id))),
+        },
+      });
+    const allowed = await allow(key('ok'), world.demo.personal_access_token);
+    const replayed = await allow(key('ok'), world.demo.personal_access_token);
+    // Refused by the service after the key is claimed: a token cannot delegate a scope it lacks.
+    const refused = await allow(key('refused'), world.demo.personal_access_token_without_scopes);
+    const retried = await allow(key('refused'), world.demo.personal_access_token_without_scopes);
+    return [
+      step('allow', allowed, 303),
+      step('replay with the same key', replayed, 303, { reply: allowed, field: 'redirect_to' }),
+      step('refused after claiming its key', refused, 403),
+      step('retry of the refused request', retried, 403),
+    ];
+  },
+  'request-token': async (world) => {
+    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const exchange = async (verifier?: string) => {
+      const { verifier: real, challenge } = pkce();
+      const code = await authorizationCode(world.call, world.demo.personal_access_token, client, {
+        challenge,
+      });
+      return tokenRequest(world.call, client, {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier ?? real,
+        redirect_uri: REDIRECT_URI,
+      });
+    };
+    const refresh = (refreshToken: string) =>
+      tokenRequest(world.call, client, { grant_type: 'refresh_token', refresh_token: refreshToken });
+    const issued = await exchange();
+    const rotated = await refresh(issued.body?.refresh_token);
+    // The replaced refresh token again: its family is revoked.
+    const replayed = await refresh(issued.body?.refresh_token);
+    const afterReplay = await refresh(rotated.body?.refresh_token);
+    // A wrong verifier spends the code.
+    const guessed = await exchange(pkce().verifier);
+    return [
+      step('exchange a code', issued, 200),
+      step('refresh (rotation)', rotated, 200),
+      step('replay the replaced refresh token', replayed, 400),
+      step('the family is revoked: its current refresh token too', afterReplay, 400),
+      step('a wrong code_verifier', guessed, 400),
+    ];
+  },
+  'revoke-token': async (world) => {
+    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const first = await issueTokens(world.call, world.demo.personal_access_token, client);
+    const second = await issueTokens(world.call, world.demo.personal_access_token, client);
+    const revoke = (token: string) =>
+      world.call('POST', '/v1/oauth2/revoke', clientRequest(client, { token }));
+    return [
+      step('an access token, alone', await revoke(first.access_token), 200),
+      step('a refresh token, with its grant', await revoke(second.refresh_token as string), 200),
+    ];
+  },
+  'introspect-token': async (world) => {
+    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
+    const reply = await world.call(
+      'POST',
+      '/v1/oauth2/introspect',
+      clientRequest(client, { token: tokens.access_token }),
+    );
+    return [step('an active access token', reply, 200)];
+  },
+  userinfo: async (world) => {
+    const user = await world.call('GET', '/v1/oauth2/userinfo', { token: world.demo.personal_access_token });
+    const organization = await world.call('GET', '/v1/oauth2/userinfo', { token: oauth.organizationToken });
+    return [
+      step('the user, with the email scope', user, 200),
+      step("an organization's OAuth token, with the profile scope", organization, 200),
+    ];
+  },
 } satisfies Record<OperationName | ScheduledFunctionName, Scenario>;
+
+/** An authorization request of the demo client, PKCE S256 included (its challenge need not match anything). */
+function authorizationQuery(clientId: string): string {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: 'http://127.0.0.1:8080/callback',
+    scope: 'openid',
+    state: 'iam',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+    code_challenge_method: 'S256',
+  }).toString();
+}
 
 /** One element of one DynamoDB statement of one function's policy, and the policy without it. */
 interface Element {
@@ -631,10 +746,51 @@ function elementsOf(policies: StackPolicies, operation: OperationName | Schedule
 const functionsWithGrants = [...operations, ...scheduledFunctions];
 const names = functionsWithGrants.map((fn) => fn.name);
 
+/**
+ * OAuth access tokens: a live one acting for the demo organization, and one of a client deleted since.
+ * Every operation that takes a personal access token takes these too, reading the token with its
+ * client's liveness item in one batch; the deleted client's token walks that path to its refusal.
+ */
+const oauth = { organizationToken: '', deletedClientToken: '' };
+
+/** Whether an operation is granted the OAuth authentication batch (token + client liveness). */
+const takesOAuthTokens = (name: OperationName | ScheduledFunctionName): boolean =>
+  (operations.find((operation) => operation.name === name)?.access ?? []).some(
+    (grant: { actions: readonly string[]; leadingKeys: readonly string[] }) =>
+      grant.actions.includes('dynamodb:BatchGetItem') && grant.leadingKeys.includes('oauthClientLive'),
+  );
+
+/** The operation called with the deleted client's access token: the batch read, then the 401. */
+async function oauthStep(world: World, name: OperationName | ScheduledFunctionName): Promise<Step[]> {
+  if (!takesOAuthTokens(name)) return [];
+  const operation = operations.find((candidate) => candidate.name === name);
+  if (!operation) return [];
+  const path = operation.path.replace(/\{\w+\}/g, randomUUID());
+  const reply = await world.call(operation.method, path, { token: oauth.deletedClientToken });
+  return [step("a deleted client's OAuth access token", reply, 401)];
+}
+
+/** A scenario and, for the operations that take them, the OAuth access token step. */
+const runScenario = async (name: OperationName | ScheduledFunctionName, world: World) => [
+  ...(await scenarios[name](world)),
+  ...(await oauthStep(world, name)),
+];
+
 /** One seeded table for every run; each run gets its own proxy and clients under its policies. */
 let shared: World;
 beforeAll(async () => {
   shared = await createWorld('iam');
+  const pat = shared.demo.personal_access_token;
+  const live = await registerOAuthClient(shared.call, pat, { scope: 'openid profile' });
+  oauth.organizationToken = (
+    await issueTokens(shared.call, pat, live, { scope: 'openid profile' })
+  ).access_token;
+  const doomed = await registerOAuthClient(shared.call, pat);
+  oauth.deletedClientToken = (await issueTokens(shared.call, pat, doomed)).access_token;
+  const removed = await shared.call('DELETE', `/v1/oauth2/register/${doomed.client_id}`, {
+    token: doomed.registration_access_token,
+  });
+  if (removed.status !== 204) throw new Error(`Delete Client answered ${removed.status}`);
 });
 afterAll(() => shared?.drop());
 
@@ -643,7 +799,7 @@ describe('each operation runs under the policy its template grants', () => {
     run++;
     const world = await underPolicies(shared, stackPolicies());
     try {
-      const steps = await scenarios[name](world);
+      const steps = await runScenario(name, world);
       expect(steps.filter((s) => s.got !== s.expected)).toEqual([]);
       expect(world.iam.denials).toEqual([]);
     } finally {
@@ -671,7 +827,7 @@ describe('and under nothing less: without any one element of its DynamoDB statem
     const world = await underPolicies(shared, element.without);
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
-      const steps = await scenarios[element.operation](world);
+      const steps = await runScenario(element.operation, world);
       const broken = steps.filter((s) => s.got !== s.expected);
       expect(broken.length, 'some step of the scenario must notice the missing grant').toBeGreaterThan(0);
       expect(world.iam.denials.length).toBeGreaterThan(0);
@@ -690,7 +846,12 @@ describe('Create Subscription under the policy the stack granted before issue 9 
   beforeAll(async () => {
     const policies = structuredClone(stackPolicies());
     const statements = policies.functions['create-subscription']?.statements ?? [];
-    const batch = statements.find((s) => asList(s.Action ?? []).includes('dynamodb:BatchGetItem'));
+    // Its batch of product, customer and organizations (not the OAuth authentication batch).
+    const batch = statements.find(
+      (s) =>
+        asList(s.Action ?? []).includes('dynamodb:BatchGetItem') &&
+        JSON.stringify(s.Condition).includes('PRODUCT#'),
+    );
     const keys = batch?.Condition?.[LEADING_KEYS[0]]?.[LEADING_KEYS[1]];
     expect(keys).toContain('ORG#*');
     (batch?.Condition?.[LEADING_KEYS[0]] as Record<string, string[]>)[LEADING_KEYS[1]] = asList(

@@ -21,6 +21,13 @@ import { getCustomer } from '#shared/data/catalog.ts';
 import { keys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
+import {
+  clientRequest,
+  issueTokens,
+  type RegisteredClient,
+  registerClient as registerOAuthClient,
+  tokenRequest,
+} from '../support/oauth.ts';
 import { softDelete } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
@@ -317,10 +324,16 @@ interface Probe {
   /** The ids that must be indistinguishable from an unknown one, with a label each. */
   ids(): Promise<[string, string][]>;
   send(id: string): Promise<Reply>;
-  /** A list filtered by the id: an unknown id gives an empty page (200), not an error. */
-  filters?: true;
+  /** How the answer to an unknown id refuses it; default: a 4xx. */
+  refuses?(reply: Reply): void;
 }
 type Row = Probe | { namesNoResource: string };
+
+/** A list filtered by the id: an unknown id gives an empty page (200), not an error. */
+const emptyPage = (reply: Reply) => {
+  expect(reply.status).toBe(200);
+  expect(reply.body.items).toEqual([]);
+};
 
 /** A subscription of the other organization is changed by nobody but its own members. */
 function lifecycleRow(method: 'PATCH' | 'DELETE'): Probe {
@@ -524,7 +537,7 @@ const isolationMatrix = {
   'update-subscription': lifecycleRow('PATCH'),
   'revoke-subscription': lifecycleRow('DELETE'),
   'list-subscriptions': {
-    filters: true,
+    refuses: emptyPage,
     ids: async () => {
       // The other organization's customer and product have subscriptions its own members see.
       const other = world.demo.other_organization;
@@ -548,7 +561,7 @@ const isolationMatrix = {
       }),
   },
   'list-customer-subscriptions': {
-    filters: true,
+    refuses: emptyPage,
     ids: async () => {
       // Products with subscriptions of other customers, in this organization and in another.
       await othersSubscriptions();
@@ -615,6 +628,62 @@ const isolationMatrix = {
   'get-webhook-endpoint': endpointRow('GET'),
   'update-webhook-endpoint': endpointRow('PATCH', '', { name: 'taken over' }),
   'reset-webhook-endpoint-secret': endpointRow('PATCH', '/secret'),
+  authorize: {
+    // Clients are applications any user may authorize: the id to keep from confirming is a deleted one.
+    ids: async () => {
+      const deleted = await registered(world.demo.personal_access_token);
+      const removed = await world.call('DELETE', `/v1/oauth2/register/${deleted.client_id}`, {
+        token: deleted.registration_access_token,
+      });
+      expect(removed.status).toBe(204);
+      return [['deleted client', deleted.client_id]];
+    },
+    send: (id) =>
+      world.call('GET', `/v1/oauth2/authorize?${authorizationRequest(id)}`, {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  consent: {
+    ids: async () => [['organization the user is not in', world.demo.other_organization.organization_id]],
+    send: async (id) => {
+      consentClient ??= await registered(world.demo.personal_access_token);
+      return world.call('POST', '/v1/oauth2/consent', {
+        token: world.demo.personal_access_token,
+        body: {
+          action: 'allow',
+          organization_id: id,
+          ...Object.fromEntries(new URLSearchParams(authorizationRequest(consentClient.client_id))),
+        },
+      });
+    },
+  },
+  'request-token': {
+    // Refresh tokens are a client's own: another client's, presented with this client's credentials,
+    // is answered as an unknown one (codes: test/integration/oauth-token.test.ts).
+    ids: async () => {
+      const pat = world.demo.personal_access_token;
+      const otherPat = world.demo.other_organization.personal_access_token;
+      const sibling = await registerOAuthClient(world.call, pat);
+      const foreign = await registerOAuthClient(world.call, otherPat);
+      return [
+        [
+          'refresh token of another client of the same user',
+          (await issueTokens(world.call, pat, sibling)).refresh_token as string,
+        ],
+        [
+          "refresh token of another user's client",
+          (await issueTokens(world.call, otherPat, foreign)).refresh_token as string,
+        ],
+      ];
+    },
+    send: async (id) => {
+      tokenClient ??= await registerOAuthClient(world.call, world.demo.personal_access_token);
+      return tokenRequest(world.call, tokenClient, { grant_type: 'refresh_token', refresh_token: id });
+    },
+  },
+  'revoke-token': clientTokenRow('/v1/oauth2/revoke', {}),
+  'introspect-token': clientTokenRow('/v1/oauth2/introspect', { active: false }),
+  userinfo: { namesNoResource: 'it answers who the credential itself acts for' },
 } satisfies Record<OperationName, Row>;
 
 /** A change or delete by id: another organization's customer and a deleted one answer as unknown. */
@@ -647,6 +716,55 @@ function externalIdRow(method: 'GET' | 'PATCH' | 'DELETE'): Probe {
   };
 }
 
+/**
+ * Revocation and introspection of another client's tokens (of the same user, of another user)
+ * answer exactly as an unknown token: RFC 7009's 200 `{}`, RFC 7662's `{"active": false}`.
+ */
+function clientTokenRow(path: string, unknownAnswer: object): Probe {
+  let mine: RegisteredClient | undefined;
+  return {
+    refuses: (reply) => {
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual(unknownAnswer);
+    },
+    ids: async () => {
+      const pat = world.demo.personal_access_token;
+      const otherPat = world.demo.other_organization.personal_access_token;
+      const sibling = await issueTokens(world.call, pat, await registerOAuthClient(world.call, pat));
+      const foreign = await issueTokens(
+        world.call,
+        otherPat,
+        await registerOAuthClient(world.call, otherPat),
+      );
+      return [
+        ['access token of another client of the same user', sibling.access_token],
+        ['refresh token of another client of the same user', sibling.refresh_token as string],
+        ["access token of another user's client", foreign.access_token],
+      ];
+    },
+    send: async (id) => {
+      mine ??= await registerOAuthClient(world.call, world.demo.personal_access_token, {
+        token_endpoint_auth_method: 'client_secret_basic',
+      });
+      return world.call('POST', path, clientRequest(mine, { token: id }));
+    },
+  };
+}
+
+let tokenClient: RegisteredClient | undefined;
+let consentClient: { client_id: string } | undefined;
+
+function authorizationRequest(clientId: string): URLSearchParams {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: 'https://app.example/cb',
+    scope: 'openid',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+    code_challenge_method: 'S256',
+  });
+}
+
 describe('the isolation matrix: every operation, foreign and deleted ids answered as unknown ones', () => {
   it.each(operations.map((op) => [op.name, isolationMatrix[op.name] as Row] as const))(
     '%s',
@@ -657,12 +775,8 @@ describe('the isolation matrix: every operation, foreign and deleted ids answere
       }
       const unknown = randomUUID();
       const baseline = await row.send(unknown);
-      if (row.filters) {
-        expect(baseline.status).toBe(200);
-        expect(baseline.body.items).toEqual([]);
-      } else {
-        expect(baseline.status).toBeGreaterThanOrEqual(400);
-      }
+      if (row.refuses) row.refuses(baseline);
+      else expect(baseline.status).toBeGreaterThanOrEqual(400);
       const ids = await row.ids();
       expect(ids.length).toBeGreaterThan(0);
       for (const [label, id] of ids) {

@@ -13,6 +13,8 @@
  * random positions, duplicate keys, integers beyond ±(2^53−1) and number literals
  * beyond the double range. URI fields get every scheme and authority shape.
  */
+
+import { createHash } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -28,6 +30,8 @@ import { loadOpenApi } from '#scripts/openapi.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { type CustomerState, customerEntry, customerListing } from '#shared/data/customers.ts';
 import { listedWrites } from '#shared/data/listing.ts';
+import { findOAuthClient } from '#shared/data/oauth-clients.ts';
+import { findStoredToken } from '#shared/data/oauth-grants.ts';
 import { productListing } from '#shared/data/products.ts';
 import {
   customerRecord,
@@ -42,17 +46,69 @@ import { subscriptionListKeys } from '#shared/data/subscriptions.ts';
 import { keys, LIST_COUNT_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
-import type { UserPrincipal } from '#shared/domain/principals.ts';
+import type {
+  ClientPrincipal,
+  RegisteredClient as RegisteredClientRecord,
+  UserPrincipal,
+} from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import type { CustomerSubscription, Product, Subscription } from '#shared/generated/api-types.ts';
 import type { OperationId } from '#shared/operations.ts';
+import type { Dependencies } from '#shared/runtime.ts';
+import { deleteClient } from '#shared/services/client-registration.ts';
+import { consent } from '#shared/services/consent.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteCustomer } from '#shared/services/delete-customer.ts';
+import { requestToken } from '#shared/services/request-token.ts';
 import { expectDocumented } from './contract.ts';
 import { customerOrder } from './customer-order.ts';
 import { itemKey, type TableDigest } from './table-state.ts';
+
+/** The principal a token-endpoint client authenticates as. */
+async function tokenPrincipal(deps: Dependencies, model: TokenClientModel): Promise<ClientPrincipal> {
+  const client = await findOAuthClient(deps.table, model.clientId);
+  if (!client) throw new Error('fuzz client missing');
+  return { kind: 'oauth_client', clientId: model.clientId, client, method: model.method };
+}
+
+/** Consent and code exchange through the services: a fresh family of `model`'s client. */
+async function seededTokens(
+  deps: Dependencies,
+  owner: UserPrincipal,
+  model: TokenClientModel,
+  scope?: string,
+): Promise<PooledRefresh> {
+  const verifier = 'v'.repeat(43);
+  const { location } = await consent(
+    deps,
+    owner,
+    {
+      action: 'allow',
+      response_type: 'code',
+      client_id: model.clientId,
+      ...(scope ? { scope } : {}),
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    },
+    { issuer: 'http://api.test' },
+  );
+  const code = new URL(location).searchParams.get('code') as string;
+  const tokens = await requestToken(deps, await tokenPrincipal(deps, model), {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+  });
+  const stored = await findStoredToken(deps.table, hashSecret(tokens.access_token));
+  return {
+    clientId: model.clientId,
+    refreshToken: tokens.refresh_token as string,
+    accessToken: tokens.access_token,
+    grantId: (stored as { grant_id: string }).grant_id,
+    scope: tokens.scope,
+  };
+}
 
 /** Every operation of the route table: `fuzzArbitraries` does not compile until each has its model. */
 export type { OperationId };
@@ -79,12 +135,50 @@ export interface FuzzContext {
   customers: { changeable: PoolCustomer[]; deletable: PoolCustomer[] };
   /** Live monthly products to update: the demo organization's (`ours`, in usd) and the other's (eur). */
   products: Map<string, Tenant>;
+  /** OAuth clients that only the authorization fuzzing uses (nothing changes their registration). */
+  oauthClients: OAuthClientModel[];
+  /** The API's base URL as the requests reach it: the `iss` of authorization answers. */
+  issuer: string;
+  /** Clients of the token endpoint, one per authentication method, with their secrets. */
+  tokenClients: TokenClientModel[];
+  /** Fresh refresh tokens, each handed to one case only (then spent); drawn as cases are made. */
+  refreshPool: PooledRefresh[];
+  /** Refresh tokens whose family a replay already revoked: presenting them again changes nothing. */
+  revokedRefreshTokens: { clientId: string; token: string }[];
+  /** One live family per token client that no case spends or revokes: introspection finds it active. */
+  stableTokens: PooledRefresh[];
+  /** An OAuth access token with `openid` only, acting for the demo organization. */
+  oauthAccessToken: string;
+  /** An access token of a client deleted since: refused like an unknown one. */
+  deletedClientAccessToken: string;
+}
+
+export interface TokenClientModel {
+  clientId: string;
+  secret?: string;
+  method: 'client_secret_basic' | 'client_secret_post' | 'none';
+}
+
+export interface PooledRefresh {
+  clientId: string;
+  refreshToken: string;
+  accessToken: string;
+  grantId: string;
+  scope: string;
 }
 
 export interface PoolCustomer {
   id: string;
   externalId: string;
   tenant: Tenant;
+}
+
+/** What a registered client lets an authorization request ask for. */
+export interface OAuthClientModel {
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  subType: 'user' | 'organization';
 }
 
 export interface RegisteredPair {
@@ -99,7 +193,7 @@ export interface RegisteredPair {
 export async function fuzzContext(
   admin: AdminContext,
   demo: DemoData,
-  options: { endpoints: number; label: string; headerSafe: boolean },
+  options: { endpoints: number; label: string; headerSafe: boolean; issuer: string },
 ): Promise<FuzzContext> {
   const endpointPool: string[] = [];
   for (let i = 0; i < options.endpoints; i++) {
@@ -178,6 +272,89 @@ export async function fuzzContext(
     );
     subscriptions.set(created.id, tenant);
   };
+  const oauthClients: OAuthClientModel[] = [];
+  for (const subType of ['user', 'organization'] as const) {
+    const model = {
+      redirectUri: 'https://app.example/cb',
+      scopes: ['openid', 'email', 'products:read'],
+      subType,
+    };
+    const client = await createClient(
+      admin,
+      registrant,
+      {
+        redirect_uris: [model.redirectUri],
+        client_name: `${options.label} authorization ${subType}`,
+        scope: model.scopes.join(' '),
+        default_sub_type: subType,
+      },
+      { baseUrl: 'http://api.test' },
+    );
+    oauthClients.push({ ...model, clientId: client.client_id });
+  }
+  const tokenClients: TokenClientModel[] = [];
+  const refreshPool: PooledRefresh[] = [];
+  const revokedRefreshTokens: { clientId: string; token: string }[] = [];
+  const stableTokens: PooledRefresh[] = [];
+  let oauthAccessToken = '';
+  const deps: Dependencies = admin;
+  const consenting: UserPrincipal = { ...registrant, scopes: new Set<string>(ALL_SCOPES) };
+  // An access token of a client deleted since.
+  const deletedClient = await createClient(
+    deps,
+    registrant,
+    {
+      redirect_uris: ['https://app.example/cb'],
+      client_name: `${options.label} deleted`,
+      token_endpoint_auth_method: 'none',
+    },
+    { baseUrl: 'http://api.test' },
+  );
+  const deletedClientAccessToken = (
+    await seededTokens(deps, consenting, { clientId: deletedClient.client_id, method: 'none' })
+  ).accessToken;
+  await deleteClient(deps, {
+    kind: 'client_registration',
+    clientId: deletedClient.client_id,
+    client: (await findOAuthClient(admin.table, deletedClient.client_id)) as RegisteredClientRecord,
+    tokenHash: hashSecret(deletedClient.registration_access_token),
+  });
+  for (const method of ['client_secret_basic', 'client_secret_post', 'none'] as const) {
+    const registration = await createClient(
+      deps,
+      registrant,
+      {
+        redirect_uris: ['https://app.example/cb'],
+        client_name: `${options.label} tokens ${method}`,
+        scope: 'openid email products:read',
+        token_endpoint_auth_method: method,
+      },
+      { baseUrl: 'http://api.test' },
+    );
+    const model: TokenClientModel = {
+      clientId: registration.client_id,
+      method,
+      ...(registration.client_secret ? { secret: registration.client_secret } : {}),
+    };
+    tokenClients.push(model);
+    const issue = () => seededTokens(deps, consenting, model);
+    for (let i = 0; i < 40; i++) refreshPool.push(await issue());
+    stableTokens.push(await issue());
+    if (method === 'client_secret_post') {
+      // Issued as of a day ahead, so that a long `npm run fuzz` does not outlive its hour.
+      const ahead = { ...admin, now: () => new Date(Date.now() + 23 * 3_600_000) };
+      oauthAccessToken = (await seededTokens(ahead, consenting, model, 'openid')).accessToken;
+    }
+    // A family revoked by a replay: presenting its tokens again is refused and changes nothing.
+    const revoked = await issue();
+    const principal = await tokenPrincipal(deps, model);
+    await requestToken(deps, principal, { grant_type: 'refresh_token', refresh_token: revoked.refreshToken });
+    await requestToken(deps, principal, {
+      grant_type: 'refresh_token',
+      refresh_token: revoked.refreshToken,
+    }).catch(() => undefined);
+    revokedRefreshTokens.push({ clientId: model.clientId, token: revoked.refreshToken });
+  }
   for (let i = 0; i < 12; i++) await subscribe('ours');
   const products = new Map<string, Tenant>();
   for (const [tenant, count] of [
@@ -226,6 +403,14 @@ export async function fuzzContext(
     keptEndpoints,
     subscriptions,
     products,
+    oauthClients,
+    issuer: options.issuer,
+    tokenClients,
+    refreshPool,
+    revokedRefreshTokens,
+    stableTokens,
+    oauthAccessToken,
+    deletedClientAccessToken,
     clients: {
       keep: await registerPool(4, 'keep'),
       deletable: await registerPool(options.endpoints, 'deletable'),
@@ -276,6 +461,10 @@ export interface FuzzCase {
   oracle: Oracle;
   /** The webhook endpoint a delete may remove, and whose organization's credential sent it. */
   deletes?: { id: string; eligible: boolean };
+  /** The pooled refresh token a token request may spend (once). */
+  spends?: PooledRefresh;
+  /** The items a successful answer writes, when the case knows them in advance. */
+  writes?: string[];
 }
 
 /** Lambda's synchronous response limit: a larger answer becomes API Gateway's 500. */
@@ -476,9 +665,19 @@ const unauthorized: AuthOutcome = { status: 401, errors: ['Unauthorized'] };
 const invalidToken: AuthOutcome = { status: 401, errors: ['invalid_token'] };
 const any401: AuthOutcome = { status: 401, errors: ['Unauthorized', 'invalid_token'] };
 
-function authArb(ctx: FuzzContext, credential: 'pat' | 'session', scoped: boolean): fc.Arbitrary<Auth> {
+/**
+ * A credential of the operation's kind, or not: `pat` operations take OAuth access tokens too
+ * (unless `oauth` is false: the user's consent), by their scopes; the fuzz token holds `openid` only.
+ */
+function authArb(
+  ctx: FuzzContext,
+  credential: 'pat' | 'session',
+  scoped: boolean,
+  oauth = true,
+): fc.Arbitrary<Auth> {
   const { demo } = ctx;
   const pat = credential === 'pat';
+  const takesOAuth = pat && oauth;
   const right: fc.Arbitrary<{ token: string; outcome: AuthOutcome }> = pat
     ? fc.constant({ token: demo.personal_access_token, outcome: { tenant: 'ours' } })
     : fc
@@ -489,6 +688,31 @@ function authArb(ctx: FuzzContext, credential: 'pat' | 'session', scoped: boolea
   const garbage = ctx.headerSafe ? latin1(60) : text(0, 60);
   return fc.oneof(
     { weight: 30, arbitrary: right.map(({ token, outcome }) => bearer(token, outcome)) },
+    {
+      weight: 4,
+      arbitrary: fc.constant(
+        bearer(
+          ctx.oauthAccessToken,
+          !takesOAuth
+            ? unauthorized
+            : scoped
+              ? { status: 403, errors: ['insufficient_scope'] }
+              : { tenant: 'ours' },
+        ),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom('polar_at_o_', 'polar_at_u_'), alnum(48, 48), alnum(32, 48))
+        .map(([prefix, random, client]) =>
+          bearer(`${prefix}${random}_${client}`, takesOAuth ? invalidToken : unauthorized),
+        ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constant(bearer(ctx.deletedClientAccessToken, takesOAuth ? invalidToken : unauthorized)),
+    },
     {
       weight: 2,
       arbitrary: fc
@@ -2188,7 +2412,7 @@ function registrationAuthArb(ctx: FuzzContext, own: RegisteredPair | undefined):
     {
       weight: 2,
       arbitrary: fc
-        .constantFrom(demo.personal_access_token, demo.customer_session_token)
+        .constantFrom(demo.personal_access_token, demo.customer_session_token, ctx.oauthAccessToken)
         .map((t) => bearer(t, unauthorized)),
     },
     { weight: 1, arbitrary: fc.constant<Auth>({ outcome: unauthorized }) },
@@ -3065,6 +3289,237 @@ function getCustomerExternalArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Authorize and Consent: the authorization request of the code flow (RFC 6749 §4.1, RFC 7636)
+// ---------------------------------------------------------------------------------------------
+
+const AUTHORIZATION_FIELDS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+] as const;
+const VALID_CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM';
+
+type AuthorizationVerdict =
+  | { to: 'caller'; error: string }
+  | { to: 'client'; error: string; state: string | null }
+  | { to: 'consent'; client: OAuthClientModel; scopes: string[]; state: string | null };
+
+/**
+ * RFC 6749 §4.1.2.1 as the contract reads it: faults until the client and redirect URI are good go
+ * to the caller, later ones to the client. `values` holds every occurrence of each parameter; an
+ * empty value counts as absent, except that it still repeats a parameter.
+ */
+function authorizationVerdict(ctx: FuzzContext, values: Map<string, string[]>): AuthorizationVerdict {
+  const all = (name: string) => values.get(name) ?? [];
+  const repeated = AUTHORIZATION_FIELDS.filter((name) => all(name).length > 1);
+  const one = (name: string): string | undefined => all(name)[0] || undefined;
+  if (repeated.includes('client_id') || repeated.includes('redirect_uri'))
+    return { to: 'caller', error: 'invalid_request' };
+  const clientId = one('client_id');
+  if (clientId === undefined) return { to: 'caller', error: 'invalid_request' };
+  const client = ctx.oauthClients.find((c) => c.clientId === clientId);
+  if (!client) return { to: 'caller', error: 'invalid_client' };
+  const redirect = one('redirect_uri');
+  if (redirect !== undefined && redirect !== client.redirectUri)
+    return { to: 'caller', error: 'invalid_request' };
+  const rawState = one('state');
+  const stateTooLong = rawState !== undefined && codePoints(rawState) > 1024;
+  const state = rawState === undefined || stateTooLong ? null : rawState;
+  const toClient = (error: string): AuthorizationVerdict => ({ to: 'client', error, state });
+  if (repeated.length > 0) return toClient('invalid_request');
+  if (stateTooLong) return toClient('invalid_request');
+  const responseType = one('response_type');
+  if (responseType === undefined) return toClient('invalid_request');
+  if (responseType !== 'code') return toClient('unsupported_response_type');
+  const challenge = one('code_challenge');
+  if (challenge === undefined) return toClient('invalid_request');
+  if (one('code_challenge_method') !== 'S256') return toClient('invalid_request');
+  if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) return toClient('invalid_request');
+  let scopes = client.scopes;
+  const scope = one('scope');
+  if (scope !== undefined) {
+    if (codePoints(scope) > 4096) return toClient('invalid_scope');
+    const asked = [...new Set(scope.split(/\s+/).filter((s) => s !== ''))];
+    if (asked.length === 0 || asked.some((s) => !client.scopes.includes(s))) return toClient('invalid_scope');
+    scopes = asked;
+  }
+  return { to: 'consent', client, scopes, state };
+}
+
+/** The oracle of an answer at the client's redirect URI: `error` or `code`, `state` echoed, `iss`. */
+function redirectOracle(
+  ctx: FuzzContext,
+  expected: { error?: string; code?: true; state: string | null; uri: string },
+): Oracle {
+  return {
+    statuses: [303],
+    check: (reply) => {
+      const location = reply.headers.location as string;
+      expect(reply.body).toEqual({ redirect_to: location });
+      expect(location.startsWith(`${expected.uri}?`)).toBe(true);
+      const query = new URL(location).searchParams;
+      expect(query.get('iss')).toBe(ctx.issuer);
+      expect(query.get('state')).toBe(expected.state);
+      if (expected.code) expect(query.get('code')).toMatch(/^polar_ac_[A-Za-z0-9]{48}$/);
+      else expect(query.get('error')).toBe(expected.error);
+    },
+  };
+}
+
+function authorizationOracle(
+  ctx: FuzzContext,
+  values: Map<string, string[]>,
+  canDelegate: boolean,
+  onConsent: (verdict: Extract<AuthorizationVerdict, { to: 'consent' }>) => Oracle,
+): Oracle {
+  const verdict = authorizationVerdict(ctx, values);
+  if (verdict.to === 'caller') return { statuses: [400], errors: [verdict.error] };
+  if (verdict.to === 'client') {
+    const uri = ctx.oauthClients.find((c) => c.clientId === values.get('client_id')?.[0])?.redirectUri ?? '';
+    return redirectOracle(ctx, { error: verdict.error, state: verdict.state, uri });
+  }
+  if (!canDelegate) return { statuses: [403], errors: ['insufficient_scope'] };
+  return onConsent(verdict);
+}
+
+/** Parameter values a client, a careless one and an attacker would send. */
+function authorizationValueArb(
+  ctx: FuzzContext,
+  name: (typeof AUTHORIZATION_FIELDS)[number],
+): fc.Arbitrary<string> {
+  const junk = ctx.headerSafe ? latin1(12) : printable(0, 12);
+  const byName: Record<(typeof AUTHORIZATION_FIELDS)[number], fc.Arbitrary<string>> = {
+    response_type: fc.oneof(
+      { weight: 12, arbitrary: fc.constant('code') },
+      { weight: 1, arbitrary: fc.constantFrom('token', 'CODE', '', 'code id_token') },
+    ),
+    client_id: fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(...ctx.oauthClients.map((c) => c.clientId)) },
+      { weight: 1, arbitrary: alnum(48, 48).map((r) => `polar_ci_${r}`) },
+      { weight: 1, arbitrary: fc.constantFrom('x', '', ctx.demo.oauth_client.client_id.toUpperCase()) },
+    ),
+    redirect_uri: fc.oneof(
+      { weight: 12, arbitrary: fc.constant('https://app.example/cb') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          'https://app.example/cb/',
+          'https://APP.example/cb',
+          'https://evil.example/cb',
+          '',
+        ),
+      },
+    ),
+    scope: fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc.constantFrom(
+          'openid',
+          'openid email',
+          'products:read',
+          ' openid  email ',
+          'email\topenid',
+        ),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom('webhooks:write', 'openid admin', '', '   ', 'openid '.repeat(700)),
+      },
+      { weight: 1, arbitrary: junk },
+    ),
+    state: fc.oneof(
+      { weight: 6, arbitrary: junk },
+      { weight: 1, arbitrary: fc.constantFrom(1023, 1024, 1025).map((n) => 'é'.repeat(n)) },
+    ),
+    code_challenge: fc.oneof(
+      { weight: 12, arbitrary: fc.constant(VALID_CHALLENGE) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          VALID_CHALLENGE.slice(1),
+          `${VALID_CHALLENGE}A`,
+          `${VALID_CHALLENGE.slice(1)}=`,
+          `${VALID_CHALLENGE.slice(1)}+`,
+          '',
+        ),
+      },
+    ),
+    code_challenge_method: fc.oneof(
+      { weight: 12, arbitrary: fc.constant('S256') },
+      { weight: 1, arbitrary: fc.constantFrom('plain', 's256', '') },
+    ),
+  };
+  return byName[name];
+}
+
+/** A request: each parameter present (once, sometimes twice) or not, plus unknown ones. */
+function authorizationPairsArb(ctx: FuzzContext): fc.Arbitrary<[string, string][]> {
+  const field = (name: (typeof AUTHORIZATION_FIELDS)[number]) =>
+    fc
+      .tuple(
+        fc.oneof({ weight: 40, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constantFrom(0, 2) }),
+        fc.array(authorizationValueArb(ctx, name), { minLength: 2, maxLength: 2 }),
+      )
+      .map(([times, values]) => values.slice(0, times).map((value): [string, string] => [name, value]));
+  return fc
+    .tuple(
+      ...AUTHORIZATION_FIELDS.map(field),
+      fc.array(fc.tuple(fc.constantFrom('nonce', 'prompt', 'x'), alnum(0, 5)), { maxLength: 2 }),
+    )
+    .chain((groups) => fc.shuffledSubarray(groups.flat(), { minLength: groups.flat().length }));
+}
+
+const valuesOf = (pairs: [string, string][]): Map<string, string[]> => {
+  const values = new Map<string, string[]>();
+  for (const [name, value] of pairs) values.set(name, [...(values.get(name) ?? []), value]);
+  return values;
+};
+
+/** The token that sent the request can delegate what it asks only if it holds the scopes. */
+const delegates = (ctx: FuzzContext, auth: Auth) =>
+  !auth.header?.includes(ctx.demo.personal_access_token_without_scopes);
+
+function authorizeArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(authArb(ctx, 'pat', false, false), authorizationPairsArb(ctx), fc.boolean())
+    .map(([auth, pairs, slash]): FuzzCase => {
+      const query = new URLSearchParams(
+        pairs.map(([n, v]): [string, string] => [n, toWellFormed(v)]),
+      ).toString();
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = {
+        method: 'GET' as const,
+        url: `/v1/oauth2/authorize${slash ? '/' : ''}?${query}`,
+        headers,
+      };
+      if (!passed(auth.outcome))
+        return {
+          operationId: 'authorize',
+          request,
+          oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+        };
+      const values = new Map([...valuesOf(pairs)].map(([n, vs]) => [n, vs.map(toWellFormed)]));
+      return {
+        operationId: 'authorize',
+        request,
+        oracle: authorizationOracle(ctx, values, delegates(ctx, auth), (verdict) => ({
+          statuses: [200],
+          check: (reply) =>
+            expect(reply.body).toMatchObject({
+              client: { client_id: verdict.client.clientId },
+              sub_type: verdict.client.subType,
+              scopes: verdict.scopes,
+            }),
+        })),
+      };
+    });
+}
+
 const LOCALE = /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/;
 const COUNTRIES = ['FR', 'US', 'DE'];
 
@@ -3785,8 +4240,650 @@ function updateProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     });
 }
 
+/** Consent bodies: the request's parameters as JSON strings (or wrong types), the action, an organization. */
+function consentValueArb(ctx: FuzzContext): fc.Arbitrary<unknown> {
+  const { demo } = ctx;
+  return fc
+    .tuple(
+      authorizationPairsArb(ctx),
+      fc.constantFrom<unknown>('allow', 'allow', 'allow', 'deny', undefined, 'yes', null, 1),
+      fc.oneof(
+        { weight: 6, arbitrary: fc.constant(undefined) },
+        {
+          weight: 3,
+          arbitrary: fc.constantFrom<unknown>(
+            demo.organization_id,
+            demo.organization_id.toUpperCase(),
+            demo.other_organization.organization_id,
+          ),
+        },
+        { weight: 1, arbitrary: fc.constantFrom<unknown>('not-a-uuid', null, 7) },
+        { weight: 1, arbitrary: fc.uuid({ version: 4 }) },
+      ),
+      fc.oneof(
+        { weight: 8, arbitrary: fc.constant(undefined) },
+        { weight: 1, arbitrary: fc.constantFrom(...AUTHORIZATION_FIELDS) },
+      ),
+      fc.constantFrom<unknown>(null, 1, ['code'], 'x'.repeat(5000)),
+    )
+    .map(([pairs, action, organizationId, retyped, wrong]) => {
+      const body: Record<string, unknown> = {};
+      // A JSON body holds each name once: the last occurrence of a pair is the one sent.
+      for (const [name, value] of pairs) body[name] = value;
+      if (action !== undefined) body.action = action;
+      if (organizationId !== undefined) body.organization_id = organizationId;
+      if (retyped !== undefined) body[retyped] = wrong;
+      return body;
+    });
+}
+
+const CONSENT_LIMITS: Record<string, number> = {
+  response_type: 64,
+  client_id: 255,
+  redirect_uri: 2083,
+  scope: 4096,
+  state: 4096,
+  code_challenge: 256,
+  code_challenge_method: 64,
+};
+
+function consentModel(ctx: FuzzContext, auth: Auth): (parsed: unknown, tenant: Tenant) => Oracle {
+  return (parsed, tenant) => {
+    const body = parsed as Record<string, unknown>;
+    if (body.action !== 'allow' && body.action !== 'deny')
+      return requestValidation('body', ['body', 'action']);
+    for (const [field, max] of Object.entries(CONSENT_LIMITS)) {
+      const value = body[field];
+      if (value === undefined) continue;
+      if (typeof value !== 'string' || codePoints(value) > max)
+        return requestValidation('body', ['body', field]);
+    }
+    const organizationId = body.organization_id;
+    if (organizationId !== undefined && !isUuid4(organizationId))
+      return requestValidation('body', ['body', 'organization_id']);
+    const values = new Map(
+      AUTHORIZATION_FIELDS.filter((f) => typeof body[f] === 'string').map((f) => [f, [body[f] as string]]),
+    );
+    const verdict = authorizationVerdict(ctx, values);
+    if (verdict.to === 'consent' && body.action === 'deny') {
+      return redirectOracle(ctx, {
+        error: 'access_denied',
+        state: verdict.state,
+        uri: verdict.client.redirectUri,
+      });
+    }
+    return authorizationOracle(ctx, values, delegates(ctx, auth), (allowed) => {
+      const mine = tenant === 'ours' ? ctx.demo.organization_id : ctx.demo.other_organization.organization_id;
+      const faulty =
+        allowed.client.subType === 'user'
+          ? organizationId !== undefined
+          : organizationId !== undefined && (organizationId as string).toLowerCase() !== mine;
+      if (faulty) return { statuses: [422], errors: ['PolarRequestValidationError'] };
+      return redirectOracle(ctx, { code: true, state: allowed.state, uri: allowed.client.redirectUri });
+    });
+  };
+}
+
+function consentArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc
+    .tuple(
+      authArb(ctx, 'pat', false, false),
+      contentTypeArb,
+      bodyArb(consentValueArb(ctx)),
+      fc.boolean(),
+      fc.nat(3),
+    )
+    .map(([auth, type, body, slash, encoding]) => ({
+      operationId: 'consent' as const,
+      request: {
+        method: 'POST' as const,
+        url: slash ? '/v1/oauth2/consent/' : '/v1/oauth2/consent',
+        headers: {
+          ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+          ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+        },
+        body: body.bytes ?? body.text,
+        base64: encoding === 0,
+      },
+      oracle: postOracle(auth, type, body, consentModel(ctx, auth)),
+    }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request Token: a form, client authentication, the grant (RFC 6749 §2.3, §3.2, §4.1.3, §6)
+// ---------------------------------------------------------------------------------------------
+
+const FORM_LIMITS: Record<string, number> = {
+  grant_type: 64,
+  code: 256,
+  redirect_uri: 2083,
+  code_verifier: 256,
+  refresh_token: 256,
+  scope: 4096,
+  client_id: 255,
+  client_secret: 256,
+};
+
+interface FormCase {
+  contentType?: string;
+  /** The body as sent: text, or bytes that are not UTF-8. */
+  body: string | Buffer;
+  authorization?: string;
+  /** The pool refresh token this case may spend. */
+  spends?: PooledRefresh;
+}
+
+/** Form media types as RFC 6749 wants them, in the spellings clients use, and ones it does not. */
+const formTypeArb = fc.oneof(
+  { weight: 20, arbitrary: fc.constant<string | undefined>('application/x-www-form-urlencoded') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom<string | undefined>(
+      'application/x-www-form-urlencoded;charset=UTF-8',
+      'Application/X-WWW-Form-Urlencoded; charset="utf-8"',
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom<string | undefined>(
+      undefined,
+      'application/json',
+      'text/plain',
+      'application/x-www-form-urlencoded; charset=latin1',
+      'multipart/form-data; boundary=x',
+      '',
+    ),
+  },
+);
+
+/** The contract's reading of a form: every name once, `+` a space, escapes whole UTF-8; empty values absent. */
+function modelForm(text: string): Map<string, string> | 'invalid' {
+  const values = new Map<string, string>();
+  const seen = new Set<string>();
+  for (const pair of text.split('&').filter((p) => p !== '')) {
+    const at = pair.indexOf('=');
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent((at < 0 ? pair : pair.slice(0, at)).replace(/\+/g, ' '));
+      value = at < 0 ? '' : decodeURIComponent(pair.slice(at + 1).replace(/\+/g, ' '));
+    } catch {
+      return 'invalid';
+    }
+    if (seen.has(name)) return 'invalid';
+    seen.add(name);
+    if (value !== '') values.set(name, value);
+  }
+  return values;
+}
+
+const invalidClient: Oracle = { statuses: [401], errors: ['invalid_client'] };
+const tokenError = (status: number, ...errors: string[]): Oracle => ({ statuses: [status], errors });
+
+/** RFC 6749 §2.3: which client authenticated, or the refusal. */
+function clientOf(
+  ctx: FuzzContext,
+  authorization: string | undefined,
+  form: Map<string, string>,
+): TokenClientModel | Oracle {
+  const bodyId = form.get('client_id');
+  const bodySecret = form.get('client_secret');
+  let presented: { id: string; secret?: string; method: TokenClientModel['method'] };
+  if (authorization !== undefined && authorization.trim() !== '') {
+    const encoded = /^\s*Basic\s+([A-Za-z0-9+/]+={0,2})\s*$/i.exec(authorization)?.[1];
+    if (!encoded) return invalidClient;
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return invalidClient;
+    try {
+      const part = (t: string) => decodeURIComponent(t.replace(/\+/g, ' '));
+      presented = {
+        id: part(decoded.slice(0, colon)),
+        secret: part(decoded.slice(colon + 1)),
+        method: 'client_secret_basic',
+      };
+    } catch {
+      return invalidClient;
+    }
+    if (bodySecret !== undefined) return tokenError(400, 'invalid_request');
+    if (bodyId !== undefined && bodyId !== presented.id) return tokenError(400, 'invalid_request');
+  } else if (bodyId === undefined) {
+    return invalidClient;
+  } else {
+    presented =
+      bodySecret === undefined
+        ? { id: bodyId, method: 'none' }
+        : { id: bodyId, secret: bodySecret, method: 'client_secret_post' };
+  }
+  const client = ctx.tokenClients.find((c) => c.clientId === presented.id);
+  if (!client || client.method !== presented.method || client.secret !== presented.secret)
+    return invalidClient;
+  return client;
+}
+
+/**
+ * What a form endpoint answers before its own parameters: media type, size, UTF-8, the form, client
+ * authentication (by `accepted` methods), and the parameters' lengths. The client, or the refusal.
+ */
+function formGate(
+  ctx: FuzzContext,
+  c: FormCase,
+  limits: Record<string, number>,
+  accepted: readonly TokenClientModel['method'][] = ['client_secret_basic', 'client_secret_post', 'none'],
+): { client: TokenClientModel; form: Map<string, string> } | Oracle {
+  const media = /^application\/x-www-form-urlencoded\s*(;\s*charset="?utf-8"?\s*)?$/i;
+  if (!media.test(c.contentType ?? '')) return tokenError(415, 'invalid_request');
+  const bytes = Buffer.isBuffer(c.body) ? c.body : Buffer.from(c.body);
+  if (bytes.length > MAX_BODY_BYTES) return tokenError(413, 'invalid_request');
+  if (!isUtf8(bytes)) return tokenError(400, 'invalid_request');
+  const form = modelForm(bytes.toString());
+  if (form === 'invalid') return tokenError(400, 'invalid_request');
+  const client = clientOf(ctx, c.authorization, form);
+  if ('statuses' in client) return client;
+  if (!accepted.includes(client.method)) return invalidClient;
+  for (const [name, max] of Object.entries(limits)) {
+    const value = form.get(name);
+    if (value !== undefined && codePoints(value) > max) return tokenError(400, 'invalid_request');
+  }
+  return { client, form };
+}
+
+function tokenOracle(ctx: FuzzContext, c: FormCase): Oracle {
+  const gate = formGate(ctx, c, FORM_LIMITS);
+  if ('statuses' in gate) return gate;
+  const { client, form } = gate;
+  const grantType = form.get('grant_type');
+  if (grantType === undefined) return tokenError(400, 'invalid_request');
+  if (grantType !== 'authorization_code' && grantType !== 'refresh_token')
+    return tokenError(400, 'unsupported_grant_type');
+  if (grantType === 'authorization_code') {
+    if (form.get('code') === undefined || form.get('code_verifier') === undefined)
+      return tokenError(400, 'invalid_request');
+    // No code the fuzzer sends was ever issued.
+    return tokenError(400, 'invalid_grant');
+  }
+  const refreshToken = form.get('refresh_token');
+  if (refreshToken === undefined) return tokenError(400, 'invalid_request');
+  const pooled = c.spends && c.spends.refreshToken === refreshToken && c.spends.clientId === client.clientId;
+  if (!pooled) return tokenError(400, 'invalid_grant');
+  const scope = form.get('scope');
+  if (scope !== undefined) {
+    const asked = scope.split(/\s+/).filter((s) => s !== '');
+    const granted = (c.spends as PooledRefresh).scope.split(' ');
+    if (asked.length === 0 || asked.some((s) => !granted.includes(s)))
+      return tokenError(400, 'invalid_scope');
+  }
+  return {
+    statuses: [200],
+    check: (reply) => {
+      const body = reply.body as Record<string, unknown>;
+      expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+      expect(body.access_token).toMatch(/^polar_at_o_/);
+      expect(body.refresh_token).toMatch(/^polar_rt_o_/);
+      expect(reply.headers['cache-control']).toBe('no-store');
+    },
+  };
+}
+
+/** How the client authenticates: as registered, by another method, with a wrong secret, not at all. */
+const clientAuthHowArb = fc.oneof(
+  { weight: 12, arbitrary: fc.constant('registered' as const) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'basic',
+      'post',
+      'none',
+      'wrong-secret',
+      'unknown',
+      'anonymous',
+      'both',
+      'bearer',
+      'garbage',
+    ),
+  },
+);
+type ClientAuthHow = typeof clientAuthHowArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Raw text after the form's parameters: another parameter, broken escapes, bytes that are not UTF-8, padding. */
+const rawTailArb = fc.oneof(
+  { weight: 20, arbitrary: fc.constant('') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '&grant_type=refresh_token',
+      '&token=x',
+      '&x=%zz',
+      '&x=%ff',
+      '&x=%',
+      '&&&',
+      '&x',
+      '&x=a+b',
+      'bytes',
+      `&pad=${'p'.repeat(MAX_BODY_BYTES)}`,
+    ),
+  },
+);
+
+/** The client's credentials, as `how` says: into the form, or as the Authorization header returned. */
+function authenticateForm(
+  ctx: FuzzContext,
+  client: TokenClientModel,
+  how: ClientAuthHow,
+  form: URLSearchParams,
+): string | undefined {
+  const basic = (id: string, secret: string) =>
+    `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+  const byName = { basic: 'client_secret_basic', post: 'client_secret_post', none: 'none' } as const;
+  const method = how in byName ? byName[how as keyof typeof byName] : client.method;
+  const secret =
+    how === 'wrong-secret' ? `polar_cs_${'W'.repeat(48)}` : (client.secret ?? `polar_cs_${'N'.repeat(48)}`);
+  const id = how === 'unknown' ? `polar_ci_${'U'.repeat(48)}` : client.clientId;
+  if (how === 'anonymous') return undefined;
+  if (how === 'bearer') return `Bearer ${ctx.demo.personal_access_token}`;
+  if (how === 'garbage') return 'Basic not-base64!';
+  if (method === 'client_secret_basic') {
+    if (how === 'both') form.set('client_secret', secret);
+    return basic(id, secret);
+  }
+  form.set('client_id', id);
+  if (method === 'client_secret_post' || how === 'both') form.set('client_secret', secret);
+  return undefined;
+}
+
+/** The request of a form case, delivered base64-encoded most of the time, as API Gateway delivers forms. */
+function formRequest(
+  path: string,
+  form: URLSearchParams,
+  tail: string,
+  contentType: string | undefined,
+  authorization: string | undefined,
+  encoding: number,
+  slash: boolean,
+): { request: FuzzRequest; formCase: FormCase } {
+  const text = form.toString() + (tail === 'bytes' ? '' : tail);
+  const body: string | Buffer =
+    tail === 'bytes' ? Buffer.concat([Buffer.from(`${text}&x=`), Buffer.from([0xff])]) : text;
+  const headers: Record<string, string> = {
+    ...(authorization !== undefined ? { authorization } : {}),
+    ...(contentType !== undefined ? { 'content-type': contentType } : {}),
+  };
+  return {
+    request: { method: 'POST', url: slash ? `${path}/` : path, headers, body, base64: encoding !== 0 },
+    formCase: {
+      body,
+      ...(contentType !== undefined ? { contentType } : {}),
+      ...(authorization !== undefined ? { authorization } : {}),
+    },
+  };
+}
+
+const drawPool = (ctx: FuzzContext, clientId: string): PooledRefresh | undefined => {
+  const index = ctx.refreshPool.findIndex((entry) => entry.clientId === clientId);
+  // Each pooled family goes to one case only; an empty pool gives none.
+  return index < 0 ? undefined : ctx.refreshPool.splice(index, 1)[0];
+};
+
+function requestTokenArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const junk = ctx.headerSafe ? latin1(20) : printable(0, 20);
+  const grantTypeArb = fc.oneof(
+    { weight: 12, arbitrary: fc.constant('refresh_token') },
+    { weight: 3, arbitrary: fc.constant('authorization_code') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('password', 'client_credentials', '', 'x'.repeat(65), 'REFRESH_TOKEN'),
+    },
+  );
+  const which = fc.oneof(
+    { weight: 8, arbitrary: fc.constant('pool' as const) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('revoked', 'other-client', 'unknown', 'missing', 'long', 'access-token'),
+    },
+  );
+  const scopeArb = fc.oneof(
+    { weight: 10, arbitrary: fc.constant(undefined) },
+    { weight: 2, arbitrary: fc.constantFrom('openid', 'openid email', 'products:read  openid') },
+    { weight: 1, arbitrary: fc.constantFrom('webhooks:write', 'openid admin', '   ') },
+  );
+  return fc
+    .tuple(
+      fc.constantFrom(...ctx.tokenClients),
+      clientAuthHowArb,
+      grantTypeArb,
+      which,
+      scopeArb,
+      fc.tuple(fc.option(alnum(43, 60), { nil: undefined }), fc.option(junk, { nil: undefined })),
+      rawTailArb,
+      formTypeArb,
+      fc.nat(3),
+      fc.boolean(),
+    )
+    .map(
+      ([client, how, grantType, tokenKind, scope, [verifier, extra], tail, contentType, encoding, slash]) => {
+        const form = new URLSearchParams();
+        const authorization = authenticateForm(ctx, client, how, form);
+        if (grantType !== '') form.set('grant_type', grantType);
+        let spends: PooledRefresh | undefined;
+        if (grantType === 'authorization_code') {
+          form.set('code', `polar_ac_${'C'.repeat(48)}`);
+          if (verifier !== undefined) form.set('code_verifier', verifier);
+        } else if (tokenKind === 'pool') {
+          spends = drawPool(ctx, client.clientId);
+          form.set('refresh_token', spends?.refreshToken ?? `polar_rt_o_${'E'.repeat(48)}`);
+        } else if (tokenKind === 'revoked') {
+          form.set(
+            'refresh_token',
+            ctx.revokedRefreshTokens.find((r) => r.clientId === client.clientId)?.token ?? '',
+          );
+        } else if (tokenKind === 'other-client') {
+          form.set(
+            'refresh_token',
+            ctx.revokedRefreshTokens.find((r) => r.clientId !== client.clientId)?.token ?? '',
+          );
+        } else if (tokenKind === 'unknown') {
+          form.set('refresh_token', `polar_rt_o_${'Q'.repeat(48)}`);
+        } else if (tokenKind === 'long') {
+          form.set('refresh_token', 'r'.repeat(257));
+        } else if (tokenKind === 'access-token') {
+          form.set('refresh_token', ctx.demo.oauth_tokens.access_token);
+        }
+        if (scope !== undefined) form.set('scope', scope);
+        if (extra !== undefined) form.set('resource', extra);
+        const { request, formCase } = formRequest(
+          '/v1/oauth2/token',
+          form,
+          tail,
+          contentType,
+          authorization,
+          encoding,
+          slash,
+        );
+        return {
+          operationId: 'requestToken' as const,
+          request,
+          oracle: tokenOracle(ctx, { ...formCase, ...(spends ? { spends } : {}) }),
+          ...(spends ? { spends } : {}),
+        };
+      },
+    );
+}
+
+const TOKEN_FORM_LIMITS: Record<string, number> = {
+  token: 512,
+  token_type_hint: 64,
+  client_id: 255,
+  client_secret: 256,
+};
+
+type PresentedKind =
+  | 'pool-access'
+  | 'pool-refresh'
+  | 'stable-access'
+  | 'stable-refresh'
+  | 'other-client'
+  | 'revoked'
+  | 'unknown'
+  | 'garbage'
+  | 'missing'
+  | 'long';
+
+/**
+ * Revocation and introspection (RFC 7009, RFC 7662): the same form and client authentication as the
+ * token endpoint, and a token of one of the kinds a client (or an attacker) presents.
+ */
+function clientTokenArb(
+  ctx: FuzzContext,
+  operationId: 'revokeToken' | 'introspectToken',
+): fc.Arbitrary<FuzzCase> {
+  const revoking = operationId === 'revokeToken';
+  const kinds: PresentedKind[] = revoking
+    ? ['pool-access', 'pool-refresh', 'other-client', 'revoked', 'unknown', 'garbage', 'missing', 'long']
+    : ['stable-access', 'stable-refresh', 'other-client', 'revoked', 'unknown', 'garbage', 'missing', 'long'];
+  const kindArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...kinds.slice(0, 2)) },
+    { weight: 3, arbitrary: fc.constantFrom(...kinds.slice(2)) },
+  );
+  const hintArb = fc.constantFrom(undefined, undefined, 'access_token', 'refresh_token', 'x', 'h'.repeat(65));
+  return fc
+    .tuple(
+      fc.constantFrom(...ctx.tokenClients),
+      clientAuthHowArb,
+      kindArb,
+      hintArb,
+      rawTailArb,
+      formTypeArb,
+      fc.nat(3),
+      fc.boolean(),
+    )
+    .map(([client, how, kind, hint, tail, contentType, encoding, slash]) => {
+      const form = new URLSearchParams();
+      const authorization = authenticateForm(ctx, client, how, form);
+      const stable = ctx.stableTokens.find((t) => t.clientId === client.clientId);
+      const other = ctx.stableTokens.find((t) => t.clientId !== client.clientId);
+      const drawn =
+        kind === 'pool-access' || kind === 'pool-refresh' ? drawPool(ctx, client.clientId) : undefined;
+      const presented: Record<PresentedKind, string | undefined> = {
+        'pool-access': drawn?.accessToken ?? `polar_at_o_${'E'.repeat(48)}_${'E'.repeat(48)}`,
+        'pool-refresh': drawn?.refreshToken ?? `polar_rt_o_${'E'.repeat(48)}`,
+        'stable-access': stable?.accessToken,
+        'stable-refresh': stable?.refreshToken,
+        'other-client': other?.accessToken,
+        revoked: ctx.revokedRefreshTokens.find((r) => r.clientId === client.clientId)?.token,
+        unknown: `polar_at_o_${'Q'.repeat(48)}_${client.clientId.slice('polar_ci_'.length)}`,
+        garbage: ctx.demo.personal_access_token,
+        missing: undefined,
+        long: 't'.repeat(513),
+      };
+      const token = presented[kind];
+      if (token !== undefined) form.set('token', token);
+      if (hint !== undefined) form.set('token_type_hint', hint);
+      const { request, formCase } = formRequest(
+        revoking ? '/v1/oauth2/revoke' : '/v1/oauth2/introspect',
+        form,
+        tail,
+        contentType,
+        authorization,
+        encoding,
+        slash,
+      );
+      const accepted: TokenClientModel['method'][] = revoking
+        ? ['client_secret_basic', 'client_secret_post', 'none']
+        : ['client_secret_basic', 'client_secret_post'];
+      const gate = formGate(ctx, formCase, TOKEN_FORM_LIMITS, accepted);
+      if ('statuses' in gate) return { operationId, request, oracle: gate };
+      if (!gate.form.has('token'))
+        return { operationId, request, oracle: tokenError(400, 'invalid_request') };
+      const own = gate.client.clientId === client.clientId;
+      if (revoking) {
+        const writes =
+          own && drawn
+            ? kind === 'pool-access'
+              ? [itemKey(keys.token(hashSecret(drawn.accessToken)))]
+              : [
+                  itemKey(keys.oauthGrant(drawn.grantId)),
+                  itemKey(keys.token(hashSecret(drawn.accessToken))),
+                  itemKey(keys.token(hashSecret(drawn.refreshToken))),
+                ]
+            : [];
+        return {
+          operationId,
+          request,
+          oracle: { statuses: [200], check: (reply) => expect(reply.body).toEqual({}) },
+          writes,
+        };
+      }
+      const active = own && (kind === 'stable-access' || kind === 'stable-refresh');
+      return {
+        operationId,
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply) =>
+            expect(reply.body).toEqual(
+              active
+                ? expect.objectContaining({
+                    active: true,
+                    client_id: client.clientId,
+                    token_type: kind === 'stable-access' ? 'access_token' : 'refresh_token',
+                    iss: ctx.issuer,
+                  })
+                : { active: false },
+            ),
+        },
+      };
+    });
+}
+
+function userinfoArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc.tuple(authArb(ctx, 'pat', true), fc.boolean()).map(([auth, slash]): FuzzCase => {
+    const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+    const request = {
+      method: 'GET' as const,
+      url: slash ? '/v1/oauth2/userinfo/' : '/v1/oauth2/userinfo',
+      headers,
+    };
+    // The fuzz OAuth token holds exactly `openid`: it passes, for the demo organization, with no name.
+    if (auth.header === `Bearer ${ctx.oauthAccessToken}`) {
+      return {
+        operationId: 'userinfo',
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply) => expect(reply.body).toEqual({ sub: ctx.demo.organization_id }),
+        },
+      };
+    }
+    if (!passed(auth.outcome))
+      return {
+        operationId: 'userinfo',
+        request,
+        oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+      };
+    return {
+      operationId: 'userinfo',
+      request,
+      oracle: {
+        statuses: [200],
+        check: (reply) =>
+          expect(reply.body).toEqual({
+            sub: expect.any(String),
+            email: expect.any(String),
+            email_verified: false,
+          }),
+      },
+    };
+  });
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
+    requestToken: requestTokenArb(ctx),
+    revokeToken: clientTokenArb(ctx, 'revokeToken'),
+    introspectToken: clientTokenArb(ctx, 'introspectToken'),
+    userinfo: userinfoArb(ctx),
+    authorize: authorizeArb(ctx),
+    consent: consentArb(ctx),
     createClient: clientArb(ctx),
     createSubscription: subscriptionArb(ctx),
     listWallets: walletsArb(ctx),
@@ -4261,6 +5358,9 @@ export function describeCase(c: FuzzCase, reply?: FuzzReply): string {
   return reply ? `${request}\n  → ${reply.status} ${clip(reply.raw)}` : request;
 }
 
+/** The operations a client authenticates at itself (RFC 6749 §2.3): a 401 challenges `Basic`. */
+const CLIENT_AUTHENTICATED: ReadonlySet<string> = new Set(['requestToken', 'revokeToken', 'introspectToken']);
+
 /** The properties every answer has, and what the oracle prescribes for this request. */
 export function checkReply(c: FuzzCase, reply: FuzzReply): void {
   const where = describeCase(c, reply);
@@ -4296,9 +5396,13 @@ export function checkReply(c: FuzzCase, reply: FuzzReply): void {
         text: reply.raw,
       });
     }
-    if (reply.status === 401) expect(reply.headers['www-authenticate']).toMatch(/^Bearer realm="polar"/);
-    // Registration answers are never cacheable, errors included (RFC 7591 §3.2, RFC 6749 §5.1).
-    if (c.operationId === 'createClient') {
+    if (reply.status === 401) {
+      expect(reply.headers['www-authenticate']).toMatch(
+        CLIENT_AUTHENTICATED.has(c.operationId) ? /^Basic realm="polar"$/ : /^Bearer realm="polar"/,
+      );
+    }
+    // Registration and token answers are never cacheable, errors included (RFC 7591 §3.2, RFC 6749 §5.1).
+    if (c.operationId === 'createClient' || CLIENT_AUTHENTICATED.has(c.operationId)) {
       expect(reply.headers['cache-control']).toBe('no-store');
       expect(reply.headers.pragma).toBe('no-cache');
     }
@@ -4503,6 +5607,24 @@ const touched: Record<
       : [],
   createCustomerSession: (_, body, status) =>
     status === 201 ? [itemKey(keys.token(hashSecret(body.token as string)))] : [],
+  authorize: () => [],
+  consent: (_, body, status) => {
+    const code = status === 303 ? new URL(body.redirect_to as string).searchParams.get('code') : null;
+    return code ? [itemKey(keys.authorizationCode(hashSecret(code)))] : [];
+  },
+  requestToken: (c, body, status) =>
+    status === 200 && c.spends
+      ? [
+          itemKey(keys.oauthGrant(c.spends.grantId)),
+          itemKey(keys.token(hashSecret(c.spends.refreshToken))),
+          itemKey(keys.token(hashSecret(c.spends.accessToken))),
+          itemKey(keys.token(hashSecret(body.access_token as string))),
+          itemKey(keys.token(hashSecret(body.refresh_token as string))),
+        ]
+      : [],
+  revokeToken: (c, _, status) => (status === 200 ? (c.writes ?? []) : []),
+  introspectToken: () => [],
+  userinfo: () => [],
 };
 
 /** The client id of a registration request's path. */

@@ -1,0 +1,24 @@
+import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { api } from '#shared/http/api.ts';
+import { json, NO_STORE, seeOther } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { authorize } from '#shared/services/authorize.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    // The user's own consent: a personal access token, never a token delegated to some client.
+    {
+      deps,
+      credential: 'personal_access_token',
+      oauthAccessTokens: false,
+      scopes: [],
+      errorHeaders: NO_STORE,
+    },
+    // The service reads the query itself: a repeated parameter is an RFC 6749 fault, not the last one wins.
+    async ({ principal, rawQuery, headers }) => {
+      const result = await authorize(deps, principal, rawQuery, { issuer: baseUrlOf(headers.host) });
+      return 'redirect' in result ? seeOther(result.redirect) : json(200, result.consent, NO_STORE);
+    },
+  );
+
+export const handler = createHandler(productionDependencies());

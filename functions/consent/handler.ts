@@ -1,0 +1,24 @@
+import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { validateConsentBody } from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { NO_STORE, seeOther } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { consent } from '#shared/services/consent.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      credential: 'personal_access_token',
+      // The user's own consent: a personal access token, never a token delegated to some client.
+      oauthAccessTokens: false,
+      scopes: [],
+      body: validateConsentBody,
+      idempotencyScope: 'consent',
+      errorHeaders: NO_STORE,
+    },
+    async ({ principal, body, headers }) =>
+      seeOther((await consent(deps, principal, body, { issuer: baseUrlOf(headers.host) })).location),
+  );
+
+export const handler = createHandler(productionDependencies());

@@ -1,0 +1,25 @@
+import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { validateIntrospectTokenBody } from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { json, NO_STORE } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { introspectToken } from '#shared/services/introspect-token.ts';
+
+// RFC 7662 §2.1: the caller must authenticate, which a public client cannot. Introspection writes
+// nothing: no Idempotency-Key to keep.
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      credential: 'oauth_client',
+      clientAuthMethods: ['client_secret_basic', 'client_secret_post'],
+      scopes: [],
+      body: validateIntrospectTokenBody,
+      form: true,
+      errorHeaders: NO_STORE,
+    },
+    async ({ principal, body, headers }) =>
+      json(200, await introspectToken(deps, principal, body, { issuer: baseUrlOf(headers.host) }), NO_STORE),
+  );
+
+export const handler = createHandler(productionDependencies());
