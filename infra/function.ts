@@ -232,3 +232,7 @@ function assertLocalEsbuild(projectRoot: string): void {
     );
   }
 }
+
+/** Pascal-cased construct id from a function name, so logical ids stay readable (`CreateClient/Function`). */
+export const constructId = (name: string) =>
+  name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase());

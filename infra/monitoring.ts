@@ -5,7 +5,7 @@
  * saw. The operations are read from the route table: a new operation gets its widgets and alarm.
  */
 
-import { Duration } from 'aws-cdk-lib';
+import { Duration, NestedStack } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm,
@@ -21,15 +21,17 @@ import {
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { BUSINESS_EVENTS, SERVICE } from '../shared/observability/telemetry.ts';
-import type { ApiFunction } from './function.ts';
+import { type ApiFunction, constructId } from './function.ts';
 
 export interface MonitoringProps {
   stage: string;
   namespace: string;
   api: HttpApi;
   table: Table;
-  /** Every function, keyed by operation name (plus the `$default` route's). */
+  /** Every function behind the HTTP API, keyed by operation name (plus the `$default` route's). */
   functions: Record<string, ApiFunction>;
+  /** The functions a schedule invokes, keyed by name. */
+  scheduled: Record<string, ApiFunction>;
 }
 
 const PERIOD = Duration.minutes(5);
@@ -48,12 +50,23 @@ const TABLE_OPERATIONS = [
   Operation.TRANSACT_WRITE_ITEMS,
 ];
 
+/**
+ * The dashboard and the API's 5xx alarm live in the API's stack; the alarms per function (three or
+ * four each) in a nested stack of their own, `alarmStack`, so the API's stack stays under
+ * CloudFormation's 500 resources per template as operations are added. What the nested alarms read
+ * of the parent (function and table names) CDK passes as the nested stack's parameters; nothing of
+ * the HTTP API crosses over.
+ */
 export class Monitoring extends Construct {
   readonly dashboard: Dashboard;
+  readonly alarmStack: NestedStack;
   readonly alarms: Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
+    this.alarmStack = new NestedStack(this, 'Alarms', {
+      description: `commerce-api ${props.stage}: an alarm on each function's latency, errors and throttles`,
+    });
     const operationNames = Object.keys(props.functions).sort();
     const operationMetric = (name: string, operation: string, statistic: string) =>
       new Metric({
@@ -139,7 +152,7 @@ export class Monitoring extends Construct {
     );
 
     const alarm = (alarmId: string, description: string, metric: IMetric, threshold: number, periods = 1) => {
-      const created = new Alarm(this, alarmId, {
+      const created = new Alarm(this.alarmStack, alarmId, {
         alarmDescription: description,
         metric,
         threshold,
@@ -167,5 +180,51 @@ export class Monitoring extends Construct {
       );
     });
     alarm('TableThrottlesAlarm', 'DynamoDB throttled requests on the table', tableThrottles, 0);
+
+    // Alarms without actions for now: they show on the console and can be wired to paging later.
+    const countAlarm = (
+      scope: Construct,
+      alarmId: string,
+      description: string,
+      metric: IMetric,
+      threshold: number,
+      periods = 1,
+    ) =>
+      this.alarms.push(
+        new Alarm(scope, alarmId, {
+          alarmDescription: description,
+          metric,
+          threshold,
+          evaluationPeriods: periods,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    countAlarm(
+      this,
+      'Api5xxAlarm',
+      'HTTP API answered with 5xx responses',
+      props.api.metricServerError({ period: PERIOD, statistic: 'Sum' }),
+      5,
+    );
+    for (const [name, fn] of Object.entries(props.scheduled)) {
+      countAlarm(
+        this.alarmStack,
+        `${constructId(name)}ErrorsAlarm`,
+        `${name}: scheduled runs failed three times in a row (due subscriptions wait)`,
+        fn.function.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+        1,
+        3,
+      );
+    }
+    for (const [name, fn] of Object.entries({ ...props.functions, ...props.scheduled })) {
+      countAlarm(
+        this.alarmStack,
+        `${constructId(name)}ThrottlesAlarm`,
+        `${name}: Lambda throttled invocations (concurrency exhausted)`,
+        fn.function.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
+        1,
+      );
+    }
   }
 }

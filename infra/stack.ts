@@ -24,7 +24,6 @@ import {
   PayloadFormatVersion,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { type Attribute, AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -60,7 +59,10 @@ import {
   type ScheduledFunctionName,
   scheduledFunctions,
 } from '../shared/operations.ts';
-import { ApiFunction, type WebhookKeySetRef } from './function.ts';
+import { ApiFunction, constructId, type WebhookKeySetRef } from './function.ts';
+
+export { constructId } from './function.ts';
+
 import { Monitoring } from './monitoring.ts';
 
 export interface CommerceApiStackProps extends StackProps {
@@ -176,10 +178,6 @@ const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
 /** The webhook key set's name in Secrets Manager: one per stack. */
 export const webhookKeySetName = (stackName: string) => `${stackName}/webhook-key-set`;
-
-/** Pascal-cased construct id from a function name, so logical ids stay readable (`CreateClient/Function`). */
-export const constructId = (name: string) =>
-  name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase());
 
 const attributeTypes = { S: AttributeType.STRING } as const;
 const attribute = (key: KeyAttribute): Attribute => ({ name: key.name, type: attributeTypes[key.type] });
@@ -363,13 +361,15 @@ export class CommerceApiStack extends Stack {
     this.scheduled = scheduled as Record<ScheduledFunctionName, ApiFunction>;
 
     if (production) {
-      this.createAlarms();
+      // A nested stack: the alarms and the dashboard grow with the operations, and the stack's own
+      // resources must stay under CloudFormation's 500 per template.
       this.monitoring = new Monitoring(this, 'Monitoring', {
         stage: props.stage,
         namespace: metricsNamespaceOf(props.stage),
         api: this.api,
         table: this.table,
         functions: this.httpFunctions(),
+        scheduled: this.scheduled,
       });
     }
 
@@ -401,8 +401,12 @@ export class CommerceApiStack extends Stack {
 
   /** Both spellings of each path (`routeKeysOf`) to the function, through one integration. */
   private addRoutes(name: string, fn: ApiFunction, paths: readonly { method: string; path: string }[]): void {
+    // One invoke permission per function for this API, not one per route: the route table decides
+    // which route reaches which function, and a permission per route spelling would double the
+    // stack's largest resource count.
     const integration = new HttpLambdaIntegration(`${constructId(name)}Integration`, fn.function, {
       payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+      scopePermissionToRoute: false,
     });
     for (const routeKey of paths.flatMap(routeKeysOf)) {
       // Children of the API, as `addRoutes` makes them: the API's cdk-nag acknowledgment covers them.
@@ -491,37 +495,5 @@ export class CommerceApiStack extends Stack {
       }
     }
     return table;
-  }
-
-  /** Alarms without actions for now: they show up on the console and can be wired to paging later. */
-  private createAlarms(): void {
-    new Alarm(this, 'Api5xxAlarm', {
-      alarmDescription: 'HTTP API answered with 5xx responses',
-      metric: this.api.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 5,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    for (const [name, fn] of Object.entries(this.scheduled)) {
-      new Alarm(this, `${constructId(name)}ErrorsAlarm`, {
-        alarmDescription: `${name}: scheduled runs failed three times in a row (due subscriptions wait)`,
-        metric: fn.function.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
-        threshold: 1,
-        evaluationPeriods: 3,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-    }
-    for (const [name, fn] of Object.entries(this.lambdaFunctions())) {
-      new Alarm(this, `${constructId(name)}ThrottlesAlarm`, {
-        alarmDescription: `${name}: Lambda throttled invocations (concurrency exhausted)`,
-        metric: fn.function.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
-        threshold: 1,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-    }
   }
 }

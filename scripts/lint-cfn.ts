@@ -10,7 +10,7 @@
  * anything else fails as above.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -66,7 +66,13 @@ async function main(): Promise<number> {
         process.env,
       );
       console.log(`Synthesised ${stack} (${synth.seconds.toFixed(0)} s)`);
-      templates.push(join(out, `${stack}.template.json`));
+      // The stack's own template and its nested ones (prod's monitoring stack).
+      templates.push(
+        join(out, `${stack}.template.json`),
+        ...readdirSync(out)
+          .filter((file) => file.endsWith('.nested.template.json'))
+          .map((file) => join(out, file)),
+      );
     }
 
     console.log(`\n${version.trim()}, ignoring ${IGNORED.join(', ')} (CDK's redundant DependsOn)`);

@@ -28,6 +28,9 @@ import {
  */
 const FUNCTION_COUNT = operations.length + 3 + scheduledFunctions.length;
 
+/** Resources per template; the monitoring stack, nested, counts as one in its parent. */
+const CLOUDFORMATION_RESOURCE_LIMIT = 500;
+
 // The CLI feeds cdk.json's context (feature flags) to the app; tests must synthesise the same template.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
 
@@ -47,6 +50,26 @@ function synth(stage: string, options: { bundle: boolean }) {
 
 const prod = synth('prod', { bundle: true });
 const preview = synth('pr-42', { bundle: false });
+
+/** Prod's alarms per function: the nested stack's own template. */
+const monitoring = (() => {
+  if (!prod.stack.monitoring) throw new Error('prod has no monitoring stack');
+  return Template.fromStack(prod.stack.monitoring.alarmStack);
+})();
+/** The parameters prod passes to the monitoring stack, by name. */
+const monitoringParameters = (): Record<string, unknown> => {
+  const [nested] = Object.values(prod.template.findResources('AWS::CloudFormation::Stack'));
+  return nested?.Properties?.Parameters ?? {};
+};
+/** What each Lambda throttle alarm watches, as the parent stack names it (`{ Ref: <function> }`). */
+const throttleAlarmFunctions = () =>
+  Object.values(monitoring.findResources('AWS::CloudWatch::Alarm'))
+    .filter((alarm) => alarm.Properties.MetricName === 'Throttles')
+    .map((alarm) => {
+      const [dimension] = alarm.Properties.Dimensions as { Name: string; Value: { Ref: string } }[];
+      expect(dimension?.Name).toBe('FunctionName');
+      return monitoringParameters()[dimension?.Value.Ref ?? ''];
+    });
 
 type Synth = typeof prod;
 // biome-ignore lint/suspicious/noExplicitAny: template JSON is untyped; the assertions check its shape.
@@ -93,7 +116,18 @@ const indexesOfKind = (kind: 'global' | 'local') =>
 describe.each([
   ['prod', prod],
   ['preview', preview],
-] as const)('%s stage', (_, s) => {
+] as const)('%s stage', (stage, s) => {
+  it("stays under CloudFormation's 500 resources per template, with one invoke permission per function", () => {
+    const count = Object.keys(s.template.toJSON().Resources).length;
+    const perFunction = count / FUNCTION_COUNT;
+    const room = Math.floor((CLOUDFORMATION_RESOURCE_LIMIT - count) / perFunction);
+    console.log(
+      `${stage}: ${count} resources, ~${perFunction.toFixed(1)} per function, room for ~${room} more`,
+    );
+    expect(count).toBeLessThanOrEqual(CLOUDFORMATION_RESOURCE_LIMIT);
+    s.template.resourceCountIs('AWS::Lambda::Permission', FUNCTION_COUNT);
+  });
+
   it("has one arm64 Node.js 22 function per operation, plus the API reference's, discovery's and the $default route's", () => {
     s.template.resourceCountIs('AWS::Lambda::Function', FUNCTION_COUNT);
     s.template.allResourcesProperties('AWS::Lambda::Function', {
@@ -368,32 +402,40 @@ describe('prod', () => {
     }
   });
 
+  it("keeps the alarms per function in a nested stack, fed the names it watches as parameters, none of the API's", () => {
+    // The API's 5xx alarm and the dashboard stay: moto, the rehearsal's CloudFormation, cannot resolve a
+    // reference to an HTTP API, and a nested stack's parameters must all resolve.
+    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1);
+    prod.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    prod.template.resourceCountIs('AWS::CloudFormation::Stack', 1);
+    expect(JSON.stringify(monitoringParameters())).not.toContain(logicalId(prod, prod.stack.api));
+    // Every parameter the nested template declares is one the parent passes.
+    expect(Object.keys(monitoringParameters()).sort()).toEqual(
+      Object.keys(monitoring.toJSON().Parameters ?? {}).sort(),
+    );
+  });
+
   it('alarms on API 5xx and on throttles of every function', () => {
     const functions = Object.values(prod.stack.lambdaFunctions());
     prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/ApiGateway',
       MetricName: '5xx',
     });
-    for (const fn of functions) {
-      const fnId = logicalId(prod, fn.function);
-      prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        Namespace: 'AWS/Lambda',
-        MetricName: 'Throttles',
-        Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnId } }],
-      });
-    }
+    const watched = throttleAlarmFunctions();
+    for (const fn of functions) expect(watched).toContainEqual({ Ref: logicalId(prod, fn.function) });
+    expect(watched).toHaveLength(functions.length);
   });
 
   it("alarms per operation on p99 latency and 5xx rate, from the requests' own metrics, and on table throttles", () => {
     const names = Object.keys(prod.stack.httpFunctions());
-    // API 5xx, one throttle alarm per function, latency and error rate per operation, table throttles;
-    // a scheduled function: its throttles and its failed runs.
-    prod.template.resourceCountIs(
+    // One throttle alarm per function, latency and error rate per operation, table throttles; a
+    // scheduled function: its throttles and its failed runs. (The API's 5xx alarm is the parent's.)
+    monitoring.resourceCountIs(
       'AWS::CloudWatch::Alarm',
-      1 + names.length * 3 + 1 + scheduledFunctions.length * 2,
+      names.length * 3 + 1 + scheduledFunctions.length * 2,
     );
     for (const operation of names) {
-      prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      monitoring.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Threshold: 2000,
         DatapointsToAlarm: 3,
         EvaluationPeriods: 5,
@@ -410,7 +452,7 @@ describe('prod', () => {
           }),
         ],
       });
-      prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      monitoring.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Threshold: 1,
         Metrics: Match.arrayWith([
           Match.objectLike({
@@ -425,7 +467,7 @@ describe('prod', () => {
         ]),
       });
     }
-    prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+    monitoring.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Metrics: Match.arrayWith([
         Match.objectLike({
           MetricStat: Match.objectLike({
