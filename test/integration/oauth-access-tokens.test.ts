@@ -105,6 +105,11 @@ const cases: Record<string, Case> = {
     send: (token) => world.call('GET', `/v1/subscriptions/${world.demo.subscription_id}`, { token }),
     success: 200,
   },
+  'list-subscriptions': {
+    send: (token) =>
+      world.call('GET', `/v1/subscriptions/?customer_id=${world.demo.customer_id}&limit=5`, { token }),
+    success: 200,
+  },
   'update-subscription': {
     send: async (token) =>
       world.call('PATCH', `/v1/subscriptions/${await subscriptionOfDemo()}`, {
