@@ -8,6 +8,7 @@ const env = {
   // Handler modules wire their production dependencies at import; tests pass their own.
   TABLE_NAME: 'not-used-by-tests',
   WEBHOOK_KEY_SET_ID: 'not-used-by-tests',
+  DELIVERY_QUEUE_URL: 'http://not-used-by-tests',
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',

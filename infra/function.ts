@@ -15,6 +15,9 @@ export const LOCAL_ENDPOINT_ENV = 'AWS_ENDPOINT_URL_DYNAMODB';
 /** The same for Secrets Manager: declared empty on the functions that read the webhook key set. */
 export const LOCAL_SECRETS_ENDPOINT_ENV = 'AWS_ENDPOINT_URL_SECRETS_MANAGER';
 
+/** The same for SQS: declared empty on the webhook pipeline's functions, which use the delivery queue. */
+export const LOCAL_SQS_ENDPOINT_ENV = 'AWS_ENDPOINT_URL_SQS';
+
 /** Replaces the SDK's default credential chain in the bundles (see `bundlingOptions`). */
 export const ENV_CREDENTIALS_MODULE = 'infra/env-credentials.ts';
 
@@ -50,6 +53,10 @@ export const bundlingOptions = {
   // Local esbuild only (see assertLocalEsbuild): there is no Docker engine to fall back to.
   forceDockerBundling: false,
 } satisfies BundlingOptions;
+
+/** Pascal-cased construct id from a function name, so logical ids stay readable (`CreateClient/Function`). */
+export const constructId = (name: string) =>
+  name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase());
 
 /** The functions' NODE_OPTIONS; the cold-start benchmark runs its bundles with the same. */
 export const functionNodeOptions = '--enable-source-maps';
@@ -88,7 +95,7 @@ export interface ApiFunctionProps {
   readonly files?: readonly string[];
   /** The webhook key set; granted (GetSecretValue on it alone) only to `webhookKeySet` operations. */
   readonly webhookKeySet?: WebhookKeySetRef;
-  /** Default 10 s (an API request still running then is stuck, not slow). */
+  /** Default 10 s (an API request); the pipeline's functions take longer batches. */
   readonly timeout?: Duration;
 }
 
@@ -232,7 +239,3 @@ function assertLocalEsbuild(projectRoot: string): void {
     );
   }
 }
-
-/** Pascal-cased construct id from a function name, so logical ids stay readable (`CreateClient/Function`). */
-export const constructId = (name: string) =>
-  name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase());

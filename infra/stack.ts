@@ -24,7 +24,14 @@ import {
   PayloadFormatVersion,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { type Attribute, AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  type Attribute,
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -55,6 +62,7 @@ import {
   type OperationName,
   oauthDiscovery,
   operations,
+  pipelineFunctions,
   routeNotFound,
   type ScheduledFunctionName,
   scheduledFunctions,
@@ -64,6 +72,7 @@ import { ApiFunction, constructId, type WebhookKeySetRef } from './function.ts';
 export { constructId } from './function.ts';
 
 import { Monitoring } from './monitoring.ts';
+import { WebhookPipeline } from './webhooks.ts';
 
 export interface CommerceApiStackProps extends StackProps {
   /** `prod`, or any other name for a disposable preview environment. */
@@ -205,6 +214,8 @@ export class CommerceApiStack extends Stack {
   readonly stage: string;
   /** Prod only: the dashboard and the operation and table alarms. */
   readonly monitoring?: Monitoring;
+  /** The table's stream → relay → delivery queue → deliverer. */
+  readonly webhooks: WebhookPipeline;
 
   constructor(scope: Construct, id: string, props: CommerceApiStackProps) {
     super(scope, id, props);
@@ -320,6 +331,16 @@ export class CommerceApiStack extends Stack {
     });
     this.addRoutes(oauthDiscovery.name, this.oauthDiscovery, oauthDiscovery.routes);
 
+    this.webhooks = new WebhookPipeline(this, 'Webhooks', {
+      table: this.table,
+      webhookKeySet: this.webhookKeySetRef,
+      projectRoot,
+      production,
+      tracing: props.tracing ?? true,
+      namespace: metricsNamespaceOf(props.stage),
+      environment: telemetry,
+    });
+
     this.routeNotFound = new ApiFunction(this, constructId(routeNotFound.name), {
       operation: { ...routeNotFound, access: [] },
       table: this.table,
@@ -394,9 +415,14 @@ export class CommerceApiStack extends Stack {
     };
   }
 
-  /** Every Lambda function of the stack by name: the HTTP API's and the scheduled ones. */
+  /** Every Lambda function of the stack by name: the HTTP API's, the scheduled ones and the webhook pipeline's. */
   lambdaFunctions(): Record<string, ApiFunction> {
-    return { ...this.httpFunctions(), ...this.scheduled };
+    return {
+      ...this.httpFunctions(),
+      ...this.scheduled,
+      [pipelineFunctions[0].name]: this.webhooks.relay,
+      [pipelineFunctions[1].name]: this.webhooks.deliverer,
+    };
   }
 
   /** Both spellings of each path (`routeKeysOf`) to the function, through one integration. */
@@ -458,6 +484,8 @@ export class CommerceApiStack extends Stack {
       sortKey: attribute(tableDefinition.sortKey),
       billingMode: BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: tableDefinition.timeToLiveAttribute,
+      // The outbox's way out: the webhook relay reads new event items from it.
+      stream: StreamViewType[tableDefinition.streamViewType],
       // Preview stacks are disposable: keeping their data would only block the next deploy.
       removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       deletionProtection: production,

@@ -17,6 +17,11 @@
  * `npm run sam:events -- --secrets-manager http://127.0.0.1:5000` puts `npm start`'s key set
  * (`.local/webhook-keys.json`) into the Secrets Manager API at that address (`moto_server -p 5000`)
  * and points those functions at it; without it they answer 500 when they need the key set.
+ *
+ * The webhook pipeline's functions (relay, deliverer) use the delivery queue: `--sqs
+ * http://127.0.0.1:5000` creates one in the SQS API at that address (moto again) and points them at
+ * it. Their events are not API requests: `sam local invoke WebhookRelayFunction…` takes a DynamoDB
+ * stream event, the deliverer an SQS event (the test suite builds both: test/infra/sam.test.ts).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -28,9 +33,11 @@ import {
   ResourceExistsException,
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { LOCAL_SECRETS_ENDPOINT_ENV } from '../infra/function.ts';
+import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { LOCAL_SECRETS_ENDPOINT_ENV, LOCAL_SQS_ENDPOINT_ENV } from '../infra/function.ts';
 import { constructId } from '../infra/stack.ts';
 import { WEBHOOK_KEY_SET_ID_ENV } from '../shared/operations.ts';
+import { DELIVERY_QUEUE_URL_ENV } from '../shared/webhooks/runtime.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const EVENTS_DIR = join(ROOT, 'events');
@@ -58,6 +65,9 @@ export function functionEndpointSections(
     /** Where a local Secrets Manager holds the webhook key set (`--secrets-manager`), and its ARN. */
     secrets_manager_endpoint?: string;
     webhook_key_set_arn?: string;
+    /** A local SQS API and the delivery queue in it, for the webhook pipeline's functions. */
+    sqs_endpoint?: string;
+    delivery_queue_url?: string;
   },
   template: Template,
 ): Record<string, Record<string, string>> {
@@ -83,6 +93,17 @@ export function functionEndpointSections(
       Object.assign(sections[logicalId], {
         [LOCAL_SECRETS_ENDPOINT_ENV]: dockerOrigin(secrets),
         [WEBHOOK_KEY_SET_ID_ENV]: arn,
+      });
+    }
+    const { sqs_endpoint: sqs, delivery_queue_url: queueUrl } = demo;
+    if (
+      sqs &&
+      queueUrl &&
+      Object.hasOwn(resource.Properties?.Environment?.Variables ?? {}, LOCAL_SQS_ENDPOINT_ENV)
+    ) {
+      Object.assign(sections[logicalId], {
+        [LOCAL_SQS_ENDPOINT_ENV]: dockerOrigin(sqs),
+        [DELIVERY_QUEUE_URL_ENV]: queueUrl.replace(new URL(queueUrl).origin, dockerOrigin(sqs)),
       });
     }
   }
@@ -113,6 +134,25 @@ export async function storeKeySet(endpoint: string, keySet: string): Promise<str
     return (
       (await client.send(new PutSecretValueCommand({ SecretId: LOCAL_KEY_SET_NAME, SecretString: keySet })))
         .ARN ?? ''
+    );
+  } finally {
+    client.destroy();
+  }
+}
+
+/** The name of the delivery queue in a local SQS API. */
+export const LOCAL_DELIVERY_QUEUE_NAME = 'commerce-api-local-deliveries';
+
+/** Creates (or finds) the delivery queue in the SQS API at `endpoint` (moto locally); returns its URL. */
+export async function createDeliveryQueue(endpoint: string): Promise<string> {
+  const client = new SQSClient({
+    endpoint,
+    region: process.env.AWS_REGION ?? 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  try {
+    return (
+      (await client.send(new CreateQueueCommand({ QueueName: LOCAL_DELIVERY_QUEUE_NAME }))).QueueUrl ?? ''
     );
   } finally {
     client.destroy();
@@ -206,7 +246,9 @@ export function writeRenderedEvents(
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { 'secrets-manager': { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { 'secrets-manager': { type: 'string' }, sqs: { type: 'string' } },
+  });
   let demo: Record<string, unknown>;
   try {
     demo = JSON.parse(readFileSync(DEMO_FILE, 'utf8'));
@@ -220,6 +262,10 @@ async function main(): Promise<void> {
   if (secrets) {
     demo.secrets_manager_endpoint = secrets;
     demo.webhook_key_set_arn = await storeKeySet(secrets, readFileSync(KEYS_FILE, 'utf8'));
+  }
+  if (values.sqs) {
+    demo.sqs_endpoint = values.sqs;
+    demo.delivery_queue_url = await createDeliveryQueue(values.sqs);
   }
   const written = writeRenderedEvents(
     demo,

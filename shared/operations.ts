@@ -72,21 +72,29 @@ const IDEMPOTENCY: TableGrant = {
   leadingKeys: ['idempotency'],
 };
 
+/** A change's webhook events (the outbox: `shared/data/outbox.ts`), put in the change's own transaction. */
+const OUTBOX: TableGrant = { actions: ['dynamodb:PutItem'], leadingKeys: ['event'] };
+
 /** A customer found by its external id: that key range of each of the caller's organizations' lists. */
 const CUSTOMER_BY_EXTERNAL_ID: TableGrant = { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] };
 /**
  * A customer changed in one transaction: the item (conditioned on being as read), the e-mail and
- * external-id guards that move (released and taken in the organization's partition), and the list
- * entries rewritten, those whose sort key moved deleted.
+ * external-id guards that move (released and taken in the organization's partition), the list
+ * entries rewritten, those whose sort key moved deleted, and its `customer.updated` event.
  */
 const CUSTOMER_CHANGE: readonly TableGrant[] = [
   { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer'] },
   { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
+  OUTBOX,
 ];
-/** A customer soft-deleted in one transaction: the item, both guards, its list entries, the list's count. */
+/**
+ * A customer soft-deleted in one transaction: the item, both guards, its list entries, the list's
+ * count, and its `customer.deleted` event.
+ */
 const CUSTOMER_DELETE: readonly TableGrant[] = [
   { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer', 'customerList'] },
   { actions: ['dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
+  OUTBOX,
 ];
 
 /** The four lists every subscription is kept in (`shared/data/subscriptions.ts`). */
@@ -230,9 +238,9 @@ export const operations = [
       IDEMPOTENCY,
       // One batch reads the product, the customer and the caller's organizations (default currency).
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'customer', 'organization'] },
-      // One transaction writes the subscription and lists it (entries, counts), and re-checks the
-      // customer and the product.
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['subscription', ...SUBSCRIPTION_LISTS] },
+      // One transaction writes the subscription, lists it (entries, counts) and writes its events
+      // (the outbox), and re-checks the customer and the product.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['subscription', ...SUBSCRIPTION_LISTS, 'event'] },
       { actions: ['dynamodb:UpdateItem'], leadingKeys: SUBSCRIPTION_LISTS },
       { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['product', 'customer'] },
     ],
@@ -358,11 +366,12 @@ export const operations = [
     path: '/v1/subscriptions/{id}',
     entry: 'functions/update-subscription/handler.ts',
     access: [
-      // The token and the subscription; the conditional lifecycle write and its relisting; the
-      // embedded customer and product, read beside the write.
+      // The token and the subscription; the conditional lifecycle write, its relisting and its
+      // events (the outbox); the embedded customer and product, read beside the write.
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
       AUTHENTICATE_OAUTH,
       ...SUBSCRIPTION_CHANGE,
+      OUTBOX,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
@@ -376,6 +385,7 @@ export const operations = [
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'subscription'] },
       AUTHENTICATE_OAUTH,
       ...SUBSCRIPTION_CHANGE,
+      OUTBOX,
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] },
     ],
   },
@@ -390,8 +400,9 @@ export const operations = [
       AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
       // One transaction: the customer, its e-mail and external-id guards (in the organization's
-      // partition), each created only if absent, and its list entries and the list's count.
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['customer', 'organization', 'customerList'] },
+      // partition), each created only if absent, its list entries and the list's count, and its
+      // event (the outbox).
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['customer', 'organization', 'customerList', 'event'] },
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customerList'] },
     ],
   },
@@ -480,8 +491,9 @@ export const operations = [
       { actions: ['dynamodb:GetItem'], leadingKeys: ['token', 'organization'] },
       AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
-      // One transaction: the product, its list entries (whole list and views), the lists' counts.
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList'] },
+      // One transaction: the product, its list entries (whole list and views), the lists' counts, and
+      // its `product.created` event.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList', 'event'] },
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['productList'] },
     ],
   },
@@ -509,8 +521,9 @@ export const operations = [
       AUTHENTICATE_OAUTH,
       // One batch: the product and the caller's organizations (default currency).
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'organization'] },
-      // One transaction: the product (conditioned on its version) and its entries moved in step.
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList'] },
+      // One transaction: the product (conditioned on its version), its entries moved in step, and its
+      // `product.updated` event.
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList', 'event'] },
       { actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'], leadingKeys: ['productList'] },
     ],
   },
@@ -633,7 +646,7 @@ export const operations = [
     method: 'DELETE',
     path: '/v1/customer-portal/subscriptions/{id}',
     entry: 'functions/cancel-customer-subscription/handler.ts',
-    access: [...CUSTOMER_SUBSCRIPTION_READ, ...CUSTOMER_SUBSCRIPTION_CHANGE],
+    access: [...CUSTOMER_SUBSCRIPTION_READ, ...CUSTOMER_SUBSCRIPTION_CHANGE, OUTBOX],
   },
   {
     name: 'update-customer-subscription',
@@ -641,7 +654,7 @@ export const operations = [
     method: 'PATCH',
     path: '/v1/customer-portal/subscriptions/{id}',
     entry: 'functions/update-customer-subscription/handler.ts',
-    access: [...CUSTOMER_SUBSCRIPTION_READ, ...CUSTOMER_SUBSCRIPTION_CHANGE],
+    access: [...CUSTOMER_SUBSCRIPTION_READ, ...CUSTOMER_SUBSCRIPTION_CHANGE, OUTBOX],
   },
 ] as const satisfies readonly OperationDefinition[];
 
@@ -670,9 +683,12 @@ export const scheduledFunctions = [
     access: [
       // Each shard of the due index (keys only), then the due subscriptions in one batch.
       { actions: ['dynamodb:Query'], leadingKeys: ['due'], indexes: [indexNames.due] },
-      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription'] },
-      // A renewal moves the `current_period_end` entries; an end moves all of them between segments.
+      // The due subscriptions in one batch, then their customers and products (the events embed them).
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription', 'customer', 'product'] },
+      // A renewal moves the `current_period_end` entries; an end moves all of them between segments;
+      // either writes its events (the outbox).
       ...SUBSCRIPTION_CHANGE,
+      OUTBOX,
     ],
   },
 ] as const satisfies readonly ScheduledFunctionDefinition[];
@@ -680,6 +696,45 @@ export const scheduledFunctions = [
 export type ScheduledFunctionName = (typeof scheduledFunctions)[number]['name'];
 
 export type OperationName = (typeof operations)[number]['name'];
+
+/**
+ * The webhook pipeline's functions, behind no route: the relay (triggered by the table's stream) and
+ * the deliverer (triggered by the delivery queue). Their table grants are judged like the operations'.
+ */
+export const pipelineFunctions = [
+  {
+    name: 'webhook-relay',
+    entry: 'functions/webhook-relay/handler.ts',
+    access: [
+      // The organization's endpoints, from its endpoint list; one webhook event per target.
+      { actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEvent'] },
+    ],
+  },
+  {
+    name: 'webhook-deliverer',
+    entry: 'functions/webhook-deliverer/handler.ts',
+    access: [
+      // The webhook event and its endpoint in one batch (the endpoint again after a lost race); one
+      // transaction of the event's new state, the attempt, its list entries and counts and, when the
+      // attempt changes the endpoint's health, the endpoint and its list entries.
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['webhookEvent', 'webhookEndpoint'] },
+      {
+        actions: ['dynamodb:PutItem'],
+        leadingKeys: ['webhookEvent', 'deliveryList', 'webhookEndpoint', 'webhookEndpointList'],
+      },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEvent', 'deliveryList'] },
+    ],
+    // Opens the endpoint's signing secrets.
+    webhookKeySet: true,
+  },
+] as const satisfies readonly {
+  name: string;
+  entry: string;
+  access: readonly TableGrant[];
+  webhookKeySet?: true;
+}[];
+export type PipelineFunctionName = (typeof pipelineFunctions)[number]['name'];
 export type OperationId = (typeof operations)[number]['operationId'];
 
 /** The route table's entry for an OpenAPI operation id. */
@@ -743,8 +798,10 @@ export const TABLE_NAME_ENV = 'TABLE_NAME';
 /** Name (or ARN) of the Secrets Manager secret holding the webhook key set, given to `webhookKeySet` functions only. */
 export const WEBHOOK_KEY_SET_ID_ENV = 'WEBHOOK_KEY_SET_ID';
 
-/** Whether an operation's function is given the webhook key set. */
+/** Whether a function (an operation's, or the pipeline's) is given the webhook key set. */
 export const usesWebhookKeySet = (name: string): boolean =>
-  operations.some((operation) => operation.name === name && 'webhookKeySet' in operation);
+  [...operations, ...pipelineFunctions].some(
+    (definition) => definition.name === name && 'webhookKeySet' in definition,
+  );
 /** The stack's `customerPortalUrl` setting, where customer-session links point. */
 export const CUSTOMER_PORTAL_URL_ENV = 'CUSTOMER_PORTAL_URL';

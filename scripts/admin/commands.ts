@@ -13,7 +13,6 @@ import {
   insertUser,
   organizationIdsOf,
 } from '#shared/data/organizations.ts';
-import { createProductRecord } from '#shared/data/products.ts';
 import type {
   CustomerRecord,
   CustomerSessionRecord,
@@ -37,7 +36,7 @@ import type { ProductPriceCreate } from '#shared/generated/api-types.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { openCustomerSession } from '#shared/services/create-customer-session.ts';
-import { newProduct } from '#shared/services/create-product.ts';
+import { newProduct, storeNewProduct } from '#shared/services/create-product.ts';
 import { openWebhookEndpoint } from '#shared/services/webhook-endpoints.ts';
 
 /** What operator commands run with: the services' own dependencies (the table, a clock, the webhook key set). */
@@ -155,7 +154,7 @@ export async function createProduct(
     ctx.now(),
   );
   const created = { ...product, is_archived: input.archived ?? false };
-  await createProductRecord(ctx.table, created);
+  await storeNewProduct(ctx.table, created);
   return created;
 }
 

@@ -14,6 +14,7 @@ import {
   ResourceInUseException,
   ResourceNotFoundException,
   type TableDescription,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
@@ -48,6 +49,7 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
+    StreamSpecification: { StreamEnabled: true, StreamViewType: tableDefinition.streamViewType },
     AttributeDefinitions: [...attributes.values()],
     KeySchema: keySchema(tableDefinition.partitionKey, tableDefinition.sortKey),
     ...(global.length > 0 && {
@@ -105,6 +107,10 @@ export function tableShapeDifferences(description: TableDescription): string[] {
     }
     for (const name of byName.keys()) problems.push(`unexpected ${kind} ${name}`);
   };
+  const stream = description.StreamSpecification;
+  if (stream?.StreamEnabled && stream.StreamViewType !== tableDefinition.streamViewType) {
+    problems.push(`stream of ${stream.StreamViewType} (expected ${tableDefinition.streamViewType})`);
+  }
   compare('GSI', description.GlobalSecondaryIndexes, wanted.GlobalSecondaryIndexes);
   compare('LSI', description.LocalSecondaryIndexes, wanted.LocalSecondaryIndexes);
   return problems;
@@ -176,6 +182,16 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     throw new Error(
       `table ${tableName} exists with another shape than shared/data/table.ts (${differences.join('; ')}): delete it or its data directory`,
     );
+  }
+  if (!table.StreamSpecification?.StreamEnabled) {
+    // A table kept from before the webhook pipeline (`--data-dir`): its stream is all it lacks.
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        StreamSpecification: { StreamEnabled: true, StreamViewType: tableDefinition.streamViewType },
+      }),
+    );
+    await waitUntilActive(client, tableName);
   }
   await enableTimeToLive(client, tableName);
   return { created };

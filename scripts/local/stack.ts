@@ -21,12 +21,16 @@ import {
   usesWebhookKeySet,
   WEBHOOK_KEY_SET_ID_ENV,
 } from '#shared/operations.ts';
+import { LocalQueue } from '#shared/queue/local.ts';
 import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
+import { MAX_ATTEMPTS } from '#shared/webhooks/retry.ts';
+import { DELIVERY_QUEUE_URL_ENV } from '#shared/webhooks/runtime.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import type { StackPolicies } from './iam/policy.ts';
 import { startIamProxy } from './iam/proxy.ts';
 import { synthesizePolicies } from './iam/synth.ts';
+import { type LocalPipeline, startLocalPipeline } from './pipeline.ts';
 import { type DemoData, seedDemo } from './seed.ts';
 import { type LambdaHandler, startApiServer } from './server.ts';
 
@@ -60,6 +64,8 @@ export interface LocalStackOptions {
    * on AWS; default `SCHEDULE_INTERVAL_MS` from the environment, else 60 s; 0: never.
    */
   scheduleIntervalMs?: number;
+  /** Run the webhook pipeline (stream poller, relay, deliverer); default true. */
+  webhooks?: boolean;
 }
 
 export interface LocalStack {
@@ -152,6 +158,45 @@ function functionDependencies(
   };
 }
 
+/**
+ * The webhook pipeline over the local table, with the very relay and deliverer handlers the stack
+ * deploys, each under its own IAM policy and with its own webhook settings (the deliverer gets the key
+ * set, as on AWS, and the stack's address policy: `npm start` lets deliveries reach loopback receivers
+ * started with `npm run webhooks:listen`, which the deployed guard refuses); the delivery queue is
+ * the in-process one.
+ */
+async function startWebhookPipeline(
+  dynamodbEndpoint: string,
+  tableName: string,
+  depsFor: (name: string) => Dependencies,
+  quiet: boolean,
+): Promise<LocalPipeline> {
+  // The handler modules wire their production dependencies when they load: give them what they read.
+  process.env[DELIVERY_QUEUE_URL_ENV] ??= 'http://in-process.local/deliveries';
+  const relayModule = await import('#functions/webhook-relay/handler.ts');
+  const delivererModule = await import('#functions/webhook-deliverer/handler.ts');
+  const deadLetter = new LocalQueue({ visibilityTimeoutSeconds: 30 });
+  const queue = new LocalQueue({
+    visibilityTimeoutSeconds: LOCAL_VISIBILITY_SECONDS,
+    maxReceiveCount: MAX_ATTEMPTS + 5,
+    deadLetter,
+  });
+  return startLocalPipeline({
+    dynamodbEndpoint,
+    tableName,
+    region: LOCAL_REGION,
+    queue,
+    relay: relayModule.createHandler({ table: depsFor('webhook-relay').table, queue }),
+    deliver: delivererModule.createHandler({ ...depsFor('webhook-deliverer'), queue }),
+    onError: (error) => {
+      if (!quiet) console.error('[webhooks]', error);
+    },
+  });
+}
+
+/** Local deliveries that crashed come back after this long (the deployed queue: infra/webhooks.ts). */
+const LOCAL_VISIBILITY_SECONDS = 30;
+
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
   if (dataDir) mkdirSync(dataDir, { recursive: true });
@@ -224,6 +269,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         options.quiet ?? false,
       ),
     );
+    if (options.webhooks ?? true) {
+      const pipeline = await startWebhookPipeline(db.endpoint, tableName, depsFor, options.quiet ?? false);
+      stops.push(() => pipeline.stop());
+    }
     return {
       demo: {
         ...demoData,

@@ -43,7 +43,14 @@ console.log(`
   Free product             ${demo.free_product_id}
   Webhook endpoints        ${demo.webhook_endpoint_ids.join(', ')}
   Subscription clock       every ${Number(process.env.SCHEDULE_INTERVAL_MS ?? 60_000) / 1000} s (SCHEDULE_INTERVAL_MS; 0: off)
+  Webhooks                 delivered for real (table stream → relay → in-process queue → deliverer)
   Everything else          .local/demo.json
+
+  Watch deliveries: in another terminal, \`npm run webhooks:listen\` registers an endpoint of the demo
+  organization at http://127.0.0.1:8788/webhooks (every event type), then verifies and prints each
+  delivery; \`-- --status 500\` answers 500 to watch the retries. Create a customer or a subscription:
+
+  curl -s -X POST ${base}/v1/customers/ -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"email":"new@example.com"}'
 
   Try:
   curl -s -X POST ${base}/v1/subscriptions/ -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"product_id":"${demo.free_product_id}","customer_id":"${demo.customer_id}","metadata":{"source":"curl"}}'

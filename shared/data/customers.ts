@@ -187,11 +187,16 @@ async function write(table: Table, labelled: Labelled[]): Promise<void> {
 }
 
 /**
- * A new customer: the item, its guards and its list entries, each created only if absent. A taken
+ * A new customer: the item, its guards, its list entries and `outbox` (its events,
+ * `shared/data/outbox.ts`), each created only if absent. A taken
  * guard is `CustomerTaken` naming the field. The SDK retries a transaction with the same client
  * request token, so a retry of one that was applied succeeds.
  */
-export async function insertCustomer(table: Table, customer: CustomerRecord): Promise<void> {
+export async function insertCustomer(
+  table: Table,
+  customer: CustomerRecord,
+  outbox: readonly TransactItem[] = [],
+): Promise<void> {
   const owner = ownerKeys.organization(customer.organization_id);
   await write(table, [
     {
@@ -212,18 +217,21 @@ export async function insertCustomer(table: Table, customer: CustomerRecord): Pr
     },
     ...guardWrites(table, undefined, customer),
     ...entries(listedWrites(table, customerListing, customerEntry(customer))),
+    ...entries([...outbox]),
   ]);
 }
 
 /**
  * A change of a live customer (never of its organization), in one transaction: the item, the guards
  * whose value moved, and its list entries (rewritten, those whose key moved deleted). A soft delete
- * (`after` carries `deleted_at`) frees both guards and removes the entries and its count.
+ * (`after` carries `deleted_at`) frees both guards and removes the entries and its count. `outbox`:
+ * the change's events (`shared/data/outbox.ts`), in the same transaction.
  */
 export async function writeCustomerChange(
   table: Table,
   before: CustomerState,
   after: CustomerState,
+  outbox: readonly TransactItem[] = [],
 ): Promise<void> {
   const listed =
     after.deleted_at === null
@@ -233,6 +241,7 @@ export async function writeCustomerChange(
     customerUpdate(table, before, after),
     ...guardWrites(table, before, after),
     ...entries(listed),
+    ...entries([...outbox]),
   ]);
 }
 

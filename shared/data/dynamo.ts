@@ -230,7 +230,7 @@ function translate(raw: unknown): unknown {
   return raw;
 }
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** A Put that only creates: it fails with ConditionFailed when the key is already taken. */
 export function createOnly(table: Table, item: Record<string, unknown>) {

@@ -4,7 +4,7 @@
  */
 import { ConditionFailed } from '../domain/errors.ts';
 import { keyId, readMany } from './catalog.ts';
-import { createOnly, type Table, transact } from './dynamo.ts';
+import { createOnly, type Table, type TransactItem, transact } from './dynamo.ts';
 import {
   type ListFilter,
   type Listing,
@@ -68,14 +68,19 @@ const productItem = (product: StoredProduct) =>
   );
 
 /**
- * A new product and its list entries, in one transaction. The SDK retries a transaction with the
+ * A new product, its list entries and `outbox` (its events, `shared/data/outbox.ts`), in one transaction. The SDK retries a transaction with the
  * same client request token, so a retry of one that was applied succeeds.
  */
-export async function createProductRecord(table: Table, product: ProductRecord): Promise<void> {
+export async function createProductRecord(
+  table: Table,
+  product: ProductRecord,
+  outbox: readonly TransactItem[] = [],
+): Promise<void> {
   const stored = storedProduct(product);
   await transact(table, [
     { Put: createOnly(table, productItem(stored)) },
     ...listedWrites(table, productListing, stored),
+    ...outbox,
   ]);
 }
 
@@ -88,7 +93,8 @@ export class ProductChanged extends Error {
 }
 
 /**
- * Replaces a product with its new state and moves its list entries with it, in one transaction,
+ * Replaces a product with its new state and moves its list entries with it (and `outbox`, its
+ * events), in one transaction,
  * conditioned on the product being exactly as read (its `version`): the entries to move are
  * computed from the state read, so a concurrent change must not slip in between.
  */
@@ -96,6 +102,7 @@ export async function updateProductRecord(
   table: Table,
   before: ProductRecord,
   after: ProductRecord,
+  outbox: readonly TransactItem[] = [],
 ): Promise<void> {
   const version = before.version ?? 0;
   const old = storedProduct(before);
@@ -115,9 +122,13 @@ export async function updateProductRecord(
       ...(before.version === undefined
         ? listedWrites(table, productListing, stored)
         : relistedWrites(table, productListing, old, stored)),
+      ...outbox,
     ]);
   } catch (error) {
-    if (error instanceof ConditionFailed) throw new ProductChanged();
+    // The product's own item is the one whose condition can fail (the outbox's ids are fresh).
+    if (error instanceof ConditionFailed && error.reasons[0] === 'ConditionalCheckFailed') {
+      throw new ProductChanged();
+    }
     throw error;
   }
 }

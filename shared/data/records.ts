@@ -208,6 +208,58 @@ export interface WebhookEndpointRecord {
   revision: number;
 }
 
+/** An outbox item: one event of one change, written in the change's own transaction. */
+export interface OutboxEventRecord {
+  id: string;
+  organization_id: string;
+  type: string;
+  /** When it happened (the envelope's `timestamp`). */
+  timestamp: string;
+  /** The exact body endpoints receive (`envelope()`). */
+  payload: string;
+  subject_kind: string;
+  subject_id: string;
+}
+
+export type WebhookEventStatus = 'pending' | 'succeeded' | 'failed' | 'skipped';
+
+/** One event for one endpoint: its id is the `webhook-id` every attempt of it carries. */
+export interface WebhookEventRecord {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  organization_id: string;
+  type: string;
+  payload: string;
+  created_at: string;
+  modified_at: string | null;
+  status: WebhookEventStatus;
+  /** Delivery rounds: the relay starts round 1, each redelivery the next one. */
+  round: number;
+  /** Attempts in the current round (the retry ladder counts these). */
+  attempts: number;
+  last_http_code: number | null;
+}
+
+/** One delivery attempt (the API's `WebhookDelivery`). */
+export interface DeliveryAttemptRecord {
+  id: string;
+  webhook_event_id: string;
+  endpoint_id: string;
+  organization_id: string;
+  type: string;
+  created_at: string;
+  round: number;
+  attempt: number;
+  succeeded: boolean;
+  http_code: number | null;
+  /** A bounded snippet of the answer, or why there was none. */
+  response: string | null;
+  duration_ms: number;
+  /** The webhook event as this attempt left it. */
+  webhook_event: WebhookEventRecord;
+}
+
 export type OAuthClientRecord = RegisteredClient;
 
 /** Who an OAuth authorization acts for, as the consent fixed it. */

@@ -93,7 +93,11 @@ export const subscriptionListKeys = (subscription: StoredSubscription) =>
  * lists it. A concurrent delete or archive cancels the write instead of leaving a subscription to
  * something gone (ConditionFailed).
  */
-export async function insertSubscription(table: Table, subscription: SubscriptionRecord): Promise<void> {
+export async function insertSubscription(
+  table: Table,
+  subscription: SubscriptionRecord,
+  outbox: TransactItems = [],
+): Promise<void> {
   const owner = ownerKeys.customer(subscription.customer_id);
   const stored = storedSubscription(subscription);
   await transact(table, [
@@ -129,6 +133,7 @@ export async function insertSubscription(table: Table, subscription: Subscriptio
       },
     },
     ...everyListing.flatMap((listing) => listedWrites(table, listing, stored)),
+    ...outbox,
   ]);
 }
 
@@ -150,7 +155,7 @@ export async function getSubscription(table: Table, id: string): Promise<Subscri
  * was lost with the same client token, and a retry that finds its own `change_id` stored is our own
  * write, not a conflict. Answers the subscription as now stored.
  *
- * This one transaction is where a change's webhook events will be written (the outbox): `also`
+ * This one transaction is where a change's webhook events are written (the outbox): `also`
  * builds them from the subscription as written, so a change and its events are stored together or
  * not at all.
  */
@@ -214,7 +219,8 @@ export const updateSubscriptionLifecycle = (
   before: SubscriptionRecord,
   change: LifecycleFields,
   now: string,
-): Promise<SubscriptionRecord> => writeSubscriptionChange(table, before, change, now);
+  also?: (after: SubscriptionRecord) => TransactItems,
+): Promise<SubscriptionRecord> => writeSubscriptionChange(table, before, change, now, also);
 
 /**
  * A page of the subscriptions in the given lists (owners of one scope), in the requested order,

@@ -21,7 +21,7 @@ export const attr = {
   walletByBalanceCreatedDesc: 'WBCD',
   walletByBalance: 'WB',
   walletByBalanceDesc: 'WBD',
-  /** Epoch seconds; DynamoDB TTL removes expired sessions and idempotency records. */
+  /** Epoch seconds; DynamoDB TTL removes expired sessions, idempotency records and webhook history. */
   ttl: 'expires_ttl',
 } as const;
 
@@ -68,6 +68,11 @@ export const tableDefinition = {
   partitionKey: s(attr.pk),
   sortKey: s(attr.sk),
   timeToLiveAttribute: attr.ttl,
+  /**
+   * The table's stream carries each new item's image: the webhook relay reads the outbox from it
+   * (inserts of `EVENT#` items only, `outboxStream`). NEW_IMAGE, because nothing reads an old one.
+   */
+  streamViewType: 'NEW_IMAGE',
   indexes: [
     { name: indexNames.gsi1, kind: 'global', partitionKey: s(attr.gsi1pk), sortKey: s(attr.gsi1sk) },
     {
@@ -154,6 +159,12 @@ export const partitions = {
   /** Shards of the due index's partition key (`dueKeys`). */
   due: 'DUE#',
   webhookEndpointList: 'LIST#WEBHOOK#',
+  /** The outbox: one item per event, in the partition of the object it is about (`outboxKeys`). */
+  event: 'EVENT#',
+  /** One event for one endpoint (its `webhook-id`), with its delivery attempts. */
+  webhookEvent: 'WHEVENT#',
+  /** Delivery attempts, listed per organization and per endpoint (`shared/data/deliveries.ts`). */
+  deliveryList: 'LIST#DELIVERY#',
 } as const;
 export type Partition = keyof typeof partitions;
 
@@ -164,7 +175,8 @@ export type ListPartition =
   | 'subscriptionCustomerList'
   | 'subscriptionProductList'
   | 'subscriptionCustomerProductList'
-  | 'webhookEndpointList';
+  | 'webhookEndpointList'
+  | 'deliveryList';
 
 /** `dynamodb:LeadingKeys` pattern of a partition: `ORG#*`. */
 export const leadingKeyPattern = (partition: Partition): string => `${partitions[partition]}*`;
@@ -214,6 +226,24 @@ export const keys = {
   customerExternalId: (organizationId: string, externalId: string): Key => ({
     PK: ownerKeys.organization(organizationId),
     SK: guardSortKey('CUSTOMEREXTERNAL', externalId),
+  }),
+  webhookEvent: (webhookEventId: string): Key => same(`${partitions.webhookEvent}${webhookEventId}`),
+  /** An attempt of a webhook event: per delivery round (a redelivery starts a new one), numbered. */
+  deliveryAttempt: (webhookEventId: string, round: number, attempt: number): Key => ({
+    PK: `${partitions.webhookEvent}${webhookEventId}`,
+    SK: `ATTEMPT#${String(round).padStart(4, '0')}#${String(attempt).padStart(3, '0')}`,
+  }),
+} as const;
+
+/**
+ * Outbox items live in one partition per object (`EVENT#SUBSCRIPTION#<id>`), sorted by time and by
+ * their order within the change: DynamoDB Streams keeps the records of one partition key in write
+ * order, so one object's events reach the relay in the order they happened.
+ */
+export const outboxKeys = {
+  event: (subjectKind: string, subjectId: string, at: string, sequence: number, eventId: string): Key => ({
+    PK: `${partitions.event}${subjectKind.toUpperCase()}#${subjectId}`,
+    SK: `EVENT#${at}#${String(sequence).padStart(2, '0')}#${eventId}`,
   }),
 } as const;
 

@@ -10,12 +10,13 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
-import { createOnly, run, type Table, transact } from './dynamo.ts';
+import { createOnly, run, type Table, type TransactItem, transact } from './dynamo.ts';
 import {
   delistedWrites,
   type Listing,
   listedWrites,
   listPage,
+  readRange,
   relistedWrites,
   type SortCriterion,
 } from './listing.ts';
@@ -91,7 +92,7 @@ function unchangedSince(seen: WebhookEndpointRecord) {
 }
 
 /** A changed write's transaction; the first item is the endpoint's own, the one that can refuse. */
-async function transactChange(table: Table, items: Parameters<typeof transact>[1]): Promise<void> {
+async function transactChange(table: Table, items: TransactItem[]): Promise<void> {
   try {
     await transact(table, items);
   } catch (error) {
@@ -123,16 +124,29 @@ export async function getWebhookEndpoint(
   return result.Item ? webhookEndpointRecord(result.Item) : undefined;
 }
 
+/**
+ * The writes that replace a live endpoint read at `before` by `after` (same id and owner): the
+ * endpoint, conditioned on its revision (the first item, the one that can refuse), and its list
+ * entries. For a transaction of its own (`replaceWebhookEndpoint`) or of the delivery pipeline's.
+ */
+export function endpointReplacement(
+  table: Table,
+  before: WebhookEndpointRecord,
+  after: WebhookEndpointRecord,
+): TransactItem[] {
+  return [
+    { Put: { TableName: table.name, Item: endpointItem(after), ...unchangedSince(before) } },
+    ...relistedWrites(table, webhookEndpointListing, before, after),
+  ];
+}
+
 /** Replaces a live endpoint read at `before` by `after` (same id and owner), its list entries with it. */
 export async function replaceWebhookEndpoint(
   table: Table,
   before: WebhookEndpointRecord,
   after: WebhookEndpointRecord,
 ): Promise<void> {
-  await transactChange(table, [
-    { Put: { TableName: table.name, Item: endpointItem(after), ...unchangedSince(before) } },
-    ...relistedWrites(table, webhookEndpointListing, before, after),
-  ]);
+  await transactChange(table, endpointReplacement(table, before, after));
 }
 
 /**
@@ -175,4 +189,18 @@ export function listWebhookEndpointPage(
   limit: number,
 ) {
   return listPage(table, webhookEndpointListing, organizationIds, criteria, offset, limit);
+}
+
+/**
+ * Every live endpoint of an organization, from its list (the `created_at` entries of
+ * `LIST#WEBHOOK#<organization>`: one strongly consistent Query, paged by DynamoDB): the relay picks
+ * an event's targets among them. Strongly consistent, so an endpoint created or deleted a moment
+ * before an event was relayed is seen as it is.
+ */
+export async function organizationWebhookEndpoints(
+  table: Table,
+  organizationId: string,
+): Promise<WebhookEndpointRecord[]> {
+  const entries = await readRange(table, webhookEndpointListing, organizationId, 'created_at#');
+  return entries.map((entry) => webhookEndpointRecord(entry as unknown as Record<string, unknown>));
 }

@@ -144,3 +144,25 @@ export function atPeriodEnd(
     fields: { current_period_start: subscription.current_period_end, current_period_end: next.toISOString() },
   };
 }
+
+type LifecycleEvent =
+  | 'subscription.updated'
+  | 'subscription.canceled'
+  | 'subscription.uncanceled'
+  | 'subscription.revoked';
+
+/**
+ * The webhook events of a lifecycle change, in the order they are sent: always `updated`, then
+ * `canceled` when the subscription becomes canceled (at period end, or by a revoke of one that was
+ * not canceled yet), `uncanceled` when a cancellation is withdrawn, `revoked` when it ends now.
+ */
+export function lifecycleEventTypes(before: LifecycleFields, after: LifecycleFields): LifecycleEvent[] {
+  const types: LifecycleEvent[] = ['subscription.updated'];
+  const wasCanceled = before.cancel_at_period_end || before.ended_at !== null;
+  const ended = before.ended_at === null && after.ended_at !== null;
+  if (!wasCanceled && (after.cancel_at_period_end || ended)) types.push('subscription.canceled');
+  if (before.cancel_at_period_end && !after.cancel_at_period_end && !ended)
+    types.push('subscription.uncanceled');
+  if (ended) types.push('subscription.revoked');
+  return types;
+}

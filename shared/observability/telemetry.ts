@@ -221,3 +221,30 @@ export function logInfo(message: string, fields: Record<string, unknown>): void 
   if (!enabled('info')) return;
   console.log(JSON.stringify({ level: 'info', message, timestamp: new Date().toISOString(), ...fields }));
 }
+
+/** The deliverer's metrics (`DeliveryAttempts`, `DeliveryFailures`), dimension `service`: the prod failure-rate alarm reads them. */
+export const DELIVERY_METRICS = { attempts: 'DeliveryAttempts', failures: 'DeliveryFailures' } as const;
+
+/** One line per deliverer batch that is also its CloudWatch metrics (EMF), as a request line is. */
+export function emitDeliveries(attempts: number, failures: number): void {
+  console.log(
+    JSON.stringify({
+      _aws: {
+        Timestamp: Date.now(),
+        CloudWatchMetrics: [
+          {
+            Namespace: metricsNamespace(),
+            Dimensions: [['service']],
+            Metrics: [
+              { Name: DELIVERY_METRICS.attempts, Unit: 'Count' },
+              { Name: DELIVERY_METRICS.failures, Unit: 'Count' },
+            ],
+          },
+        ],
+      },
+      service: SERVICE,
+      [DELIVERY_METRICS.attempts]: attempts,
+      [DELIVERY_METRICS.failures]: failures,
+    }),
+  );
+}

@@ -44,6 +44,10 @@ export class LocalQueue implements DeliveryQueue {
     });
   }
 
+  async sendBatch(bodies: readonly string[]): Promise<void> {
+    for (const body of bodies) await this.send(body);
+  }
+
   async receive(options: { max?: number } = {}): Promise<QueueMessage[]> {
     const max = options.max ?? 10;
     const out: QueueMessage[] = [];

@@ -18,6 +18,8 @@ export interface QueueMessage {
 
 export interface DeliveryQueue {
   send(body: string, options?: { delaySeconds?: number }): Promise<void>;
+  /** Several messages, as few calls as the service allows (SQS: ten per SendMessageBatch). */
+  sendBatch(bodies: readonly string[]): Promise<void>;
   receive(options?: { max?: number; waitSeconds?: number }): Promise<QueueMessage[]>;
   delete(receiptHandle: string): Promise<void>;
   changeVisibility(receiptHandle: string, seconds: number): Promise<void>;
@@ -26,3 +28,5 @@ export interface DeliveryQueue {
 /** SQS's limits on the values the pipeline passes. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
 export const MAX_DELAY_SECONDS = 900;
+/** Messages per SendMessageBatch. */
+export const MAX_BATCH_MESSAGES = 10;

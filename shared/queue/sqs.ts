@@ -2,10 +2,14 @@ import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
   ReceiveMessageCommand,
+  SendMessageBatchCommand,
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { DeliveryQueue, QueueMessage } from './queue.ts';
+import { type DeliveryQueue, MAX_BATCH_MESSAGES, type QueueMessage } from './queue.ts';
+
+/** Entries a batch refused (SQS answers per entry) are sent again this many times, then it fails. */
+const BATCH_ATTEMPTS = 3;
 
 /** Amazon SQS (or any service speaking its API): the deployed delivery queue. */
 export function sqsQueue(client: SQSClient, queueUrl: string): DeliveryQueue {
@@ -18,6 +22,23 @@ export function sqsQueue(client: SQSClient, queueUrl: string): DeliveryQueue {
           ...(options.delaySeconds ? { DelaySeconds: options.delaySeconds } : {}),
         }),
       );
+    },
+    async sendBatch(bodies) {
+      for (let offset = 0; offset < bodies.length; offset += MAX_BATCH_MESSAGES) {
+        let entries = bodies
+          .slice(offset, offset + MAX_BATCH_MESSAGES)
+          .map((body, i) => ({ Id: String(i), MessageBody: body }));
+        for (let attempt = 1; entries.length > 0; attempt++) {
+          const result = await client.send(
+            new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }),
+          );
+          const failed = new Set((result.Failed ?? []).map((entry) => entry.Id));
+          entries = entries.filter((entry) => failed.has(entry.Id));
+          if (entries.length > 0 && attempt >= BATCH_ATTEMPTS) {
+            throw new Error(`SendMessageBatch refused ${entries.length} messages ${attempt} times`);
+          }
+        }
+      }
     },
     async receive(options = {}) {
       const result = await client.send(

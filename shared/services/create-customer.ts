@@ -1,4 +1,5 @@
 import { CustomerTaken, insertCustomer } from '../data/customers.ts';
+import { outboxWrites } from '../data/outbox.ts';
 import type { CustomerRecord } from '../data/records.ts';
 import { PolarRequestValidationError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -14,7 +15,8 @@ import { presentCustomer } from './presenters.ts';
  * Creates an individual customer in one of the caller's organizations. E-mail (case-insensitively)
  * and external id are unique within the organization, enforced by guard items written in the
  * customer's own transaction (with its list entries): of concurrent creates with one e-mail exactly
- * one succeeds, the others are the contract's 422.
+ * one succeeds, the others are the contract's 422. Its `customer.created` event is written in the
+ * same transaction (the outbox).
  */
 export async function createCustomer(
   deps: Dependencies,
@@ -50,8 +52,15 @@ export async function createCustomerIn(
     deleted_at: null,
     wallet_count: 0,
   };
+  const events = outboxWrites(
+    deps.table,
+    { kind: 'customer', id: customer.id, organizationId: customer.organization_id },
+    customer.created_at,
+    [{ type: 'customer.created', data: presentCustomer(customer) }],
+    newId,
+  );
   try {
-    await insertCustomer(deps.table, customer);
+    await insertCustomer(deps.table, customer, events);
   } catch (error) {
     if (!(error instanceof CustomerTaken)) throw error;
     throw new PolarRequestValidationError([takenIssue(error.field, body[error.field])]);

@@ -1,4 +1,6 @@
+import type { Table } from '../data/dynamo.ts';
 import { getOrganization } from '../data/organizations.ts';
+import { outboxWrites } from '../data/outbox.ts';
 import { createProductRecord } from '../data/products.ts';
 import type { Metadata, ProductRecord } from '../data/records.ts';
 import { PolarRequestValidationError } from '../domain/errors.ts';
@@ -55,9 +57,36 @@ export function newProduct(
   };
 }
 
+/** A product's event (`product.created`, `product.updated`): the product as the API answers it, at `at`. */
+export const productEvent = (
+  table: Table,
+  type: 'product.created' | 'product.updated',
+  product: ProductRecord,
+  at: string,
+) =>
+  outboxWrites(
+    table,
+    { kind: 'product', id: product.id, organizationId: product.organization_id },
+    at,
+    [{ type, data: presentProduct(product) }],
+    newId,
+  );
+
+/**
+ * Writes a new product with its list entries and its `product.created` event, in one transaction:
+ * Create Product, and the operator CLI and the demo seed.
+ */
+export async function storeNewProduct(table: Table, product: ProductRecord): Promise<void> {
+  await createProductRecord(
+    table,
+    product,
+    productEvent(table, 'product.created', product, product.created_at),
+  );
+}
+
 /**
  * Creates a product of one of the caller's organizations, with its prices, listed in the
- * organization's product list in the same transaction.
+ * organization's product list and with its `product.created` event, in one transaction.
  */
 export async function createProduct(
   deps: Dependencies,
@@ -68,7 +97,7 @@ export async function createProduct(
   const organization = await getOrganization(deps.table, organizationId);
   const currency = organization?.default_currency ?? DEFAULT_CURRENCY;
   const product = newProduct(body, organizationId, currency, deps.now());
-  await createProductRecord(deps.table, product);
+  await storeNewProduct(deps.table, product);
   countBusinessEvent('ProductsCreated');
   return presentProduct(product);
 }

@@ -1,4 +1,5 @@
 import { getSubscriptionInputs } from '../data/catalog.ts';
+import { outboxWrites } from '../data/outbox.ts';
 import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
 import { insertSubscription } from '../data/subscriptions.ts';
 import {
@@ -69,7 +70,7 @@ function qualify(
 
 /**
  * Reads product, customer and the caller's organizations in one batch, checks the rules, then writes in a
- * transaction that re-checks them; if something changed in between, the rules
+ * transaction that re-checks them (with the subscription's webhook events); if something changed in between, the rules
  * are evaluated once more on fresh data so the answer names what changed.
  */
 export async function createSubscription(
@@ -116,10 +117,24 @@ export async function createSubscription(
       metadata: (request.metadata ?? {}) as SubscriptionRecord['metadata'],
       created_by_user_id: principal.userId,
     };
+    // Created free, so active at once: the hosted service's three events, in its order.
+    const presented = presentSubscription(subscription, customer, product);
+    const subject = {
+      kind: 'subscription',
+      id: subscription.id,
+      organizationId: subscription.organization_id,
+    } as const;
+    const events = (['subscription.created', 'subscription.active', 'subscription.updated'] as const).map(
+      (type) => ({ type, data: presented }),
+    );
     try {
-      await insertSubscription(deps.table, subscription);
+      await insertSubscription(
+        deps.table,
+        subscription,
+        outboxWrites(deps.table, subject, start, events, newId),
+      );
       countBusinessEvent('SubscriptionsCreated');
-      return presentSubscription(subscription, customer, product);
+      return presented;
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
       // The rules passed on fresh data twice and the write was refused twice: the customer or

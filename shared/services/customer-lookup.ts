@@ -9,15 +9,17 @@ import {
   findCustomersByExternalId,
   writeCustomerChange,
 } from '../data/customers.ts';
+import { outboxWrites } from '../data/outbox.ts';
 import {
   AmbiguousExternalCustomerId,
   CustomerLocked,
   ResourceNotFound,
   type ValidationIssue,
 } from '../domain/errors.ts';
-import { normalizeId } from '../domain/ids.ts';
+import { newId, normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { Dependencies } from '../runtime.ts';
+import { presentCustomer } from './presenters.ts';
 
 /** A customer as a path names it. */
 export type CustomerLocator = { id: string } | { externalId: string };
@@ -77,22 +79,31 @@ const ATTEMPTS = 3;
 
 /**
  * Reads the customer, decides the change (`decide` returns the customer as it should become, or the
- * customer as it is for no change) and writes it in one transaction; when another change won the
- * race in between, decides again on what that one wrote. A customer deleted meanwhile is then a
- * 404; a change that keeps losing is a 409 to retry.
+ * customer as it is for no change) and writes it in one transaction with its event (`event`, the
+ * customer as changed: `customer.updated` or `customer.deleted`); when another change won the race
+ * in between, decides again on what that one wrote. A customer deleted meanwhile is then a 404; a
+ * change that keeps losing is a 409 to retry. No change, no write and no event.
  */
 export async function changeCustomer(
   deps: Dependencies,
   principal: UserPrincipal,
   locator: CustomerLocator,
+  event: 'customer.updated' | 'customer.deleted',
   decide: (before: CustomerState, now: Date) => CustomerState,
 ): Promise<CustomerState> {
   for (let attempt = 1; ; attempt++) {
     const before = await findLiveCustomer(deps, principal, locator);
     const after = decide(before, deps.now());
     if (after === before) return before;
+    const events = outboxWrites(
+      deps.table,
+      { kind: 'customer', id: after.id, organizationId: after.organization_id },
+      after.modified_at as string,
+      [{ type: event, data: presentCustomer(after) }],
+      newId,
+    );
     try {
-      await writeCustomerChange(deps.table, before, after);
+      await writeCustomerChange(deps.table, before, after, events);
       return after;
     } catch (error) {
       if (!(error instanceof CustomerChanged)) throw error;

@@ -24,9 +24,9 @@ import type {
 import type { Dependencies } from '../runtime.ts';
 import { DEFAULT_SUBSCRIPTION_SORTING, statusFilter, subscriptionLists } from './list-subscriptions.ts';
 import { pageWindow, pagination } from './paging.ts';
-import { presentCustomerSubscription } from './presenters.ts';
+import { presentCustomerSubscription, presentSubscription } from './presenters.ts';
 import { refuseUnsupported } from './unsupported-filters.ts';
-import { retryLostRace } from './update-subscription.ts';
+import { lifecycleOutbox, retryLostRace } from './update-subscription.ts';
 
 /** The session's customer, still live in its organization, and that organization; else the token is dead. */
 function sessionOrganization(principal: CustomerPrincipal, context: PortalContext): OrganizationRecord {
@@ -128,7 +128,7 @@ export function customerChangeOf(body: UpdateCustomerSubscriptionBody): Customer
  * Cancels (at period end) or uncancels one of the customer's subscriptions, with the portal's
  * stricter transitions (`applyCustomerChange`); a refused change writes nothing. Round trips: auth,
  * the customer, organization and subscription, the product, the conditional write with its
- * relisting: 4.
+ * relisting and its webhook events (`subscription.updated`, then `canceled` or `uncanceled`): 4.
  */
 export function changeCustomerSubscription(
   deps: Dependencies,
@@ -146,7 +146,11 @@ export function changeCustomerSubscription(
     const fields = applyCustomerChange(before, change, now);
     const product = await getProduct(deps.table, before.product_id);
     if (!product) throw new Error(`subscription ${before.id} refers to a missing product`);
-    const after = await updateSubscriptionLifecycle(deps.table, before, fields, now);
+    const customer = context.customer;
+    if (!customer) throw new Error(`subscription ${before.id} of a session without its customer`);
+    const after = await updateSubscriptionLifecycle(deps.table, before, fields, now, (written) =>
+      lifecycleOutbox(deps, before, written, presentSubscription(written, customer, product), now),
+    );
     return presentCustomerSubscription(after, product, organization);
   });
 }

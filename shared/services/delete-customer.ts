@@ -31,7 +31,7 @@ export function deletedCustomer(before: CustomerState, now: Date, anonymize: boo
 
 /**
  * Soft-deletes a live customer of the caller's organizations in one transaction: the item, both
- * uniqueness guards (freed at once), its list entries and count. Of concurrent deletes exactly one
+ * uniqueness guards (freed at once), its list entries and count, and its `customer.deleted` event. Of concurrent deletes exactly one
  * succeeds; the others find it deleted (404). Its sessions stop working at once because every
  * customer-portal operation reads the customer; its subscriptions are left as they are.
  */
@@ -41,5 +41,7 @@ export async function deleteCustomer(
   locator: CustomerLocator,
   anonymize: boolean,
 ): Promise<void> {
-  await changeCustomer(deps, principal, locator, (before, now) => deletedCustomer(before, now, anonymize));
+  await changeCustomer(deps, principal, locator, 'customer.deleted', (before, now) =>
+    deletedCustomer(before, now, anonymize),
+  );
 }

@@ -6,12 +6,14 @@
  * It finds due subscriptions through the due index (GSI2, one of a few shards by id, sorted by the
  * end of the current period), never a scan, in batches of `batchSize`, and decides on each
  * subscription as read strongly consistent (the index may lag). Each change is one transaction
- * (`writeSubscriptionChange`): the subscription, its list entries and its due-index keys, conditioned
- * on the `change_id` it was decided on. So running twice, or two runs at once, changes nothing twice
+ * (`writeSubscriptionChange`): the subscription, its list entries, its due-index keys and its webhook
+ * events, conditioned on the `change_id` it was decided on. So running twice, or two runs at once, changes nothing twice
  * (the loser's condition fails and it moves on), and a run that stops anywhere leaves every
  * subscription either changed in full or untouched, for the next run to take up.
  */
-import type { SubscriptionRecord } from '../data/records.ts';
+import { getCustomersAndProducts } from '../data/catalog.ts';
+import { outboxWrites } from '../data/outbox.ts';
+import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
 import {
   type DueCursor,
   dueShards,
@@ -21,9 +23,13 @@ import {
   writeSubscriptionChange,
 } from '../data/subscriptions.ts';
 import { ConditionFailed } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
 import { atPeriodEnd, type PeriodEndChange } from '../domain/subscription-lifecycle.ts';
+import type { Subscription } from '../generated/api-types.ts';
 import { logInfo } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
+import { presentSubscription } from './presenters.ts';
+import { lifecycleOutbox } from './update-subscription.ts';
 
 /** Subscriptions read and changed at a time: one index Query, one batch read, this many transactions. */
 export const CLOCK_BATCH_SIZE = 25;
@@ -50,17 +56,27 @@ export interface ClockOptions {
 }
 
 /**
- * OUTBOX HOOK: the webhook events a period-end change emits, written in the change's own transaction.
- * The outbox (issue 12) will return its event items here: `subscription.cycled` and
- * `subscription.updated` for a renewal, `subscription.canceled` (and `subscription.updated`) for an
- * end. Until it exists there are none.
+ * The webhook events a period-end change emits, in the change's own transaction: a renewal is
+ * `subscription.updated` then `subscription.cycled`; an end is `subscription.updated` then
+ * `subscription.revoked` (its `canceled` went out when it was set to cancel), as
+ * `lifecycleEventTypes` decides for every lifecycle change. `data` is the subscription as the API
+ * answers it, customer and product embedded.
  */
 export function periodEndEvents(
-  _change: PeriodEndChange,
-  _before: SubscriptionRecord,
-  _after: SubscriptionRecord,
+  deps: Pick<Dependencies, 'table'>,
+  change: PeriodEndChange,
+  before: SubscriptionRecord,
+  after: SubscriptionRecord,
+  presented: Subscription,
+  now: string,
 ): TransactItems {
-  return [];
+  if (change.kind === 'ended') return lifecycleOutbox(deps, before, after, presented, now);
+  const subject = { kind: 'subscription', id: after.id, organizationId: after.organization_id } as const;
+  const events = (['subscription.updated', 'subscription.cycled'] as const).map((type) => ({
+    type,
+    data: presented,
+  }));
+  return outboxWrites(deps.table, subject, now, events, newId);
 }
 
 /** One run of the clock at `deps.now()`: every shard, batch after batch, while there is time. */
@@ -81,9 +97,25 @@ export async function runSubscriptionClock(
       const page = await findDue(deps.table, shard, now.toISOString(), batchSize, cursor);
       report.batches++;
       const subscriptions = page.ids.length > 0 ? await getSubscriptions(deps.table, page.ids) : [];
+      // The events embed each subscription's customer and product: one batch for the batch's.
+      const embedded =
+        subscriptions.length > 0
+          ? await getCustomersAndProducts(
+              deps.table,
+              subscriptions.map((s) => s.customer_id),
+              subscriptions.map((s) => s.product_id),
+            )
+          : undefined;
       // Every write of the batch finishes before a failure stops the run: none is left in flight.
       const settled = await Promise.allSettled(
-        subscriptions.map((subscription) => settle(deps, subscription, now, report)),
+        subscriptions.map((subscription) => {
+          const customer = embedded?.customers.get(subscription.customer_id);
+          const product = embedded?.products.get(subscription.product_id);
+          if (!customer || !product) {
+            return Promise.reject(new Error(`subscription ${subscription.id} refers to a missing item`));
+          }
+          return settle(deps, { subscription, customer, product }, now, report);
+        }),
       );
       const failed = settled.find((result) => result.status === 'rejected');
       if (failed) throw failed.reason;
@@ -100,10 +132,11 @@ export async function runSubscriptionClock(
 /** Applies what the period's end does to one subscription; answers whether it is due again after. */
 async function settle(
   deps: Dependencies,
-  before: SubscriptionRecord,
+  read: { subscription: SubscriptionRecord; customer: CustomerRecord; product: ProductRecord },
   now: Date,
   report: ClockReport,
 ): Promise<boolean> {
+  const { subscription: before, customer, product } = read;
   const change = atPeriodEnd(before, now);
   if (change === 'not due') {
     report.skipped++;
@@ -119,7 +152,15 @@ async function settle(
       before,
       change.fields,
       now.toISOString(),
-      (written) => periodEndEvents(change, before, written),
+      (written) =>
+        periodEndEvents(
+          deps,
+          change,
+          before,
+          written,
+          presentSubscription(written, customer, product),
+          now.toISOString(),
+        ),
     );
     report[change.kind]++;
     return after.ended_at === null && Date.parse(after.current_period_end) <= now.getTime();

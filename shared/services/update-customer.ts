@@ -80,7 +80,7 @@ export async function updateCustomer(
   const { external_id, type: _type, ...common } = body as UpdateCustomerBody;
   const changes: UpdateCustomerBody = 'externalId' in locator ? common : { ...common, external_id };
   try {
-    const after = await changeCustomer(deps, principal, locator, (before, now) =>
+    const after = await changeCustomer(deps, principal, locator, 'customer.updated', (before, now) =>
       decideUpdate(before, changes, now),
     );
     return presentCustomer(after);

@@ -11,6 +11,7 @@ import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { Product, UpdateProductBody } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
+import { productEvent } from './create-product.ts';
 import { DEFAULT_CURRENCY } from './organizations.ts';
 import { presentProduct } from './presenters.ts';
 import { replacePrices, unsupportedIssues } from './product-rules.ts';
@@ -65,7 +66,9 @@ function applied(
 /**
  * Updates a live product of one of the caller's organizations (another organization's, a deleted one
  * and an unknown id are the same 404). The write is conditioned on the product being as read; when
- * another update wins in between, this one is applied again on the fresh product.
+ * another update wins in between, this one is applied again on the fresh product. Its
+ * `product.updated` event is written in the same transaction; a body that changes nothing writes
+ * neither.
  */
 export async function updateProduct(
   deps: Dependencies,
@@ -91,7 +94,12 @@ export async function updateProduct(
     if (canonicalJson(changed) === canonicalJson(product)) return presentProduct(product);
     const after = { ...changed, modified_at: now };
     try {
-      await updateProductRecord(deps.table, product, after);
+      await updateProductRecord(
+        deps.table,
+        product,
+        after,
+        productEvent(deps.table, 'product.updated', after, now),
+      );
       return presentProduct(after);
     } catch (error) {
       if (!(error instanceof ProductChanged)) throw error;

@@ -1,12 +1,35 @@
 import { getCustomerAndProduct } from '../data/catalog.ts';
+import { outboxWrites } from '../data/outbox.ts';
+import type { SubscriptionRecord } from '../data/records.ts';
 import { getSubscription, updateSubscriptionLifecycle } from '../data/subscriptions.ts';
 import { ConditionFailed, ResourceNotFound, SubscriptionLocked } from '../domain/errors.ts';
-import { normalizeId } from '../domain/ids.ts';
+import { newId, normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
-import { applyLifecycle, type LifecycleChange } from '../domain/subscription-lifecycle.ts';
+import {
+  applyLifecycle,
+  type LifecycleChange,
+  lifecycleEventTypes,
+} from '../domain/subscription-lifecycle.ts';
 import type { Subscription, UpdateSubscriptionBody } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
+
+/**
+ * The webhook events of a lifecycle change (`lifecycleEventTypes`), for the change's own transaction:
+ * every writer of a subscription's lifecycle (Update and Revoke, the customer portal, the period-end
+ * clock) sends them the same way.
+ */
+export function lifecycleOutbox(
+  deps: Pick<Dependencies, 'table'>,
+  before: SubscriptionRecord,
+  after: SubscriptionRecord,
+  presented: Subscription,
+  now: string,
+) {
+  const subject = { kind: 'subscription', id: after.id, organizationId: after.organization_id } as const;
+  const events = lifecycleEventTypes(before, after).map((type) => ({ type, data: presented }));
+  return outboxWrites(deps.table, subject, now, events, newId);
+}
 
 /** Attempts at a change that keeps losing the race to other changes of the same subscription. */
 const ATTEMPTS = 2;
@@ -44,8 +67,8 @@ export function lifecycleChangeOf(body: UpdateSubscriptionBody): LifecycleChange
 /**
  * Applies a lifecycle change to a subscription of one of the caller's organizations (another
  * organization's is the same 404 as an unknown id), re-deciding on fresh data when a concurrent
- * change wins the race. Round trips: auth, the subscription, its customer and product, the
- * conditional write: 4.
+ * change wins the race. The change and its webhook events are one transaction. Round trips: auth,
+ * the subscription, its customer and product, the conditional write: 4.
  */
 export function changeSubscription(
   deps: Dependencies,
@@ -65,7 +88,9 @@ export function changeSubscription(
       before.product_id,
     );
     if (!customer || !product) throw new Error(`subscription ${before.id} refers to a missing item`);
-    const after = await updateSubscriptionLifecycle(deps.table, before, fields, now);
+    const after = await updateSubscriptionLifecycle(deps.table, before, fields, now, (written) =>
+      lifecycleOutbox(deps, before, written, presentSubscription(written, customer, product), now),
+    );
     return presentSubscription(after, customer, product);
   });
 }

@@ -18,7 +18,10 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { App, type CfnElement } from 'aws-cdk-lib';
+import type { SQSBatchResponse } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AdminContext } from '#scripts/admin/commands.ts';
 import { type Moto, startMoto } from '#scripts/deploy/moto.ts';
@@ -28,19 +31,27 @@ import { ensureTable } from '#scripts/local/create-table.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#scripts/local/dynamodb-local.ts';
 import { type IamProxy, startIamProxy } from '#scripts/local/iam/proxy.ts';
 import { stackPolicies } from '#scripts/local/iam/synth.ts';
+import { sqsEvent } from '#scripts/local/pipeline.ts';
 import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
 import { type ApiServer, type LambdaHandler, startApiServer } from '#scripts/local/server.ts';
 import { LOCAL_REGION, LOCAL_TABLE_NAME } from '#scripts/local/stack.ts';
 import { loadOpenApi } from '#scripts/openapi.ts';
 import {
+  createDeliveryQueue,
   ENV_VARS_FILE,
+  LOCAL_DELIVERY_QUEUE_NAME,
   renderEvents,
   renderTemplate,
   storeKeySet,
   templateVariables,
   writeRenderedEvents,
 } from '#scripts/sam-events.ts';
+import { getWebhookEvent } from '#shared/data/deliveries.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import type { OutboxEventRecord } from '#shared/data/records.ts';
+import { outboxKeys } from '#shared/data/table.ts';
+import { organizationWebhookEndpoints } from '#shared/data/webhooks.ts';
+import { newId } from '#shared/domain/ids.ts';
 import { newKeySetDocument } from '#shared/domain/keyring.ts';
 import { swaggerUiAssets } from '#shared/http/api-reference.ts';
 import { DEFAULT_ROUTE_KEY } from '#shared/http/routes.ts';
@@ -48,10 +59,17 @@ import {
   apiReference,
   type OperationName,
   operations,
+  pipelineFunctions,
   routeNotFound,
   scheduledFunctions,
 } from '#shared/operations.ts';
-import { LOCAL_ENDPOINT_ENV, LOCAL_SECRETS_ENDPOINT_ENV } from '../../infra/function.ts';
+import { sqsQueue } from '#shared/queue/sqs.ts';
+import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
+import {
+  LOCAL_ENDPOINT_ENV,
+  LOCAL_SECRETS_ENDPOINT_ENV,
+  LOCAL_SQS_ENDPOINT_ENV,
+} from '../../infra/function.ts';
 import { type CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import { expectDocumented, fetchJson, type HttpReply } from '../support/contract.ts';
 import { testWebhooks } from '../support/dynamodb.ts';
@@ -67,6 +85,8 @@ type Demo = DemoData & {
   table_name: string;
   secrets_manager_endpoint: string;
   webhook_key_set_arn: string;
+  sqs_endpoint: string;
+  delivery_queue_url: string;
 };
 
 let workDir: string;
@@ -126,6 +146,9 @@ beforeAll(async () => {
     table_name: LOCAL_TABLE_NAME,
     secrets_manager_endpoint: moto.endpoint,
     webhook_key_set_arn: await storeKeySet(moto.endpoint, keySet),
+    // What `npm run sam:events -- --sqs` adds: the delivery queue in moto's SQS API.
+    sqs_endpoint: moto.endpoint,
+    delivery_queue_url: await createDeliveryQueue(moto.endpoint),
   };
   ctx.table.doc.destroy();
   // Rendered to disk and read back, exactly what `npm run sam:events` leaves in .local/events/.
@@ -147,9 +170,9 @@ afterAll(async () => {
 
 const functionIdOf = (name: string) =>
   stack.getLogicalId(stack.lambdaFunctions()[name]?.function.node.defaultChild as CfnElement);
-/** The functions that use the table: the operations' (the $default route's touches none). */
+/** The functions that use the table: the operations', the scheduled ones and the webhook pipeline's (the $default route's touches none). */
 const tableFunctionIds = () =>
-  new Set([...operations, ...scheduledFunctions].map((fn) => functionIdOf(fn.name)));
+  new Set([...operations, ...scheduledFunctions, ...pipelineFunctions].map((fn) => functionIdOf(fn.name)));
 const lambdaFunctions = () =>
   Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
 
@@ -290,7 +313,7 @@ describe('code SAM finds from the template', () => {
     }
   });
 
-  it.each(operations.map((op) => [op.name] as const))(
+  it.each([...operations, ...pipelineFunctions].map((definition) => [definition.name] as const))(
     "%s: the bundle, imported in a fresh process of the runtime's Node 22, exports the named handler function",
     async (name) => {
       const { exported, node } = await invokeBundle(functionIdOf(name));
@@ -359,6 +382,23 @@ describe('events/ and events/env.json', () => {
         }),
       });
     }
+    const sqsPort = new URL(demo.sqs_endpoint).port;
+    for (const fn of pipelineFunctions) {
+      const port = new URL(iam?.endpointFor(fn.name) ?? '').port;
+      expect(file[functionIdOf(fn.name)]).toEqual({
+        [LOCAL_ENDPOINT_ENV]: `http://host.docker.internal:${port}`,
+        // The delivery queue in the local SQS API.
+        [LOCAL_SQS_ENDPOINT_ENV]: `http://host.docker.internal:${sqsPort}`,
+        DELIVERY_QUEUE_URL: demo.delivery_queue_url.replace(
+          new URL(demo.delivery_queue_url).origin,
+          `http://host.docker.internal:${sqsPort}`,
+        ),
+        ...('webhookKeySet' in fn && {
+          [LOCAL_SECRETS_ENDPOINT_ENV]: `http://host.docker.internal:${new URL(demo.secrets_manager_endpoint).port}`,
+          WEBHOOK_KEY_SET_ID: demo.webhook_key_set_arn,
+        }),
+      });
+    }
     // SAM overrides declared variables and silently drops the rest.
     for (const [logicalId, fn] of lambdaFunctions().filter(([id]) => tableFunctionIds().has(id))) {
       for (const name of [...Object.keys(file.Parameters), ...Object.keys(file[logicalId])]) {
@@ -373,6 +413,7 @@ describe('events/ and events/env.json', () => {
     for (const [, fn] of lambdaFunctions().filter(([id]) => tableFunctionIds().has(id))) {
       expect(fn.Properties.Environment.Variables[LOCAL_ENDPOINT_ENV]).toBe('');
       expect(fn.Properties.Environment.Variables[LOCAL_SECRETS_ENDPOINT_ENV] ?? '').toBe('');
+      expect(fn.Properties.Environment.Variables[LOCAL_SQS_ENDPOINT_ENV] ?? '').toBe('');
     }
     vi.stubEnv(LOCAL_ENDPOINT_ENV, '');
     try {
@@ -961,5 +1002,84 @@ describe('the API reference, bundled: its assets ship with the function (no node
     expect(response.statusCode).toBe(200);
     const require = createRequire(import.meta.url);
     expect(text).toBe(readFileSync(require.resolve(`swagger-ui-dist/${file}`), 'utf8'));
+  });
+});
+
+describe('the webhook pipeline, bundled: a stream record through the relay, its messages through the deliverer', () => {
+  it('the relay records a webhook event per subscribed endpoint and queues them; the deliverer opens the secret from Secrets Manager, attempts, records and schedules the retry', async () => {
+    const table = { doc: createDocumentClient({ endpoint: demo.dynamodb_endpoint }), name: LOCAL_TABLE_NAME };
+    const sqs = new SQSClient({
+      endpoint: demo.sqs_endpoint,
+      region: LOCAL_REGION,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    try {
+      // The targets as the relay must find them: live, enabled, subscribed (the demo's subscribe to subscription.created).
+      const targets = (await organizationWebhookEndpoints(table, demo.organization_id)).filter(
+        (endpoint) => endpoint.enabled && endpoint.events.includes('subscription.created'),
+      );
+      expect(targets.length).toBeGreaterThan(0);
+      const at = new Date().toISOString();
+      const subject = newId();
+      const event: OutboxEventRecord = {
+        id: newId(),
+        organization_id: demo.organization_id,
+        type: 'subscription.created',
+        timestamp: at,
+        payload: envelope('subscription.created', at, { id: subject }),
+        subject_kind: 'subscription',
+        subject_id: subject,
+      };
+      const key = outboxKeys.event('subscription', subject, at, 0, event.id);
+      // The record Lambda's DynamoDB stream mapping hands the relay (NEW_IMAGE, an insert).
+      const streamEvent = {
+        Records: [
+          {
+            eventID: '1',
+            eventName: 'INSERT',
+            eventVersion: '1.1',
+            eventSource: 'aws:dynamodb',
+            awsRegion: LOCAL_REGION,
+            dynamodb: {
+              Keys: marshall(key),
+              NewImage: marshall({ ...key, entity: 'outbox_event', ...event }),
+              SequenceNumber: '100000000000000000001',
+              SizeBytes: 512,
+              StreamViewType: 'NEW_IMAGE',
+            },
+            eventSourceARN: `arn:aws:dynamodb:${LOCAL_REGION}:123456789012:table/${LOCAL_TABLE_NAME}/stream/x`,
+          },
+        ],
+      };
+      await invokeBundle(functionIdOf('webhook-relay'), streamEvent);
+      const ids = targets.map((endpoint) => webhookEventId(event.id, endpoint.id)).sort();
+      for (const id of ids) {
+        expect(await getWebhookEvent(table, id)).toMatchObject({ status: 'pending', attempts: 0, round: 1 });
+      }
+
+      const messages = await sqsQueue(sqs, demo.delivery_queue_url).receive({ max: 10, waitSeconds: 1 });
+      expect(messages.map((m) => JSON.parse(m.body).webhook_event_id).sort()).toEqual(ids);
+      const { result, stdout } = await invokeBundle(
+        functionIdOf('webhook-deliverer'),
+        sqsEvent(messages, `arn:aws:sqs:${LOCAL_REGION}:123456789012:${LOCAL_DELIVERY_QUEUE_NAME}`),
+      );
+      // The demo's endpoints are at hooks.*.example, a name no DNS answers: each first attempt fails
+      // and is retried (reported failed, its visibility set by the ladder).
+      expect((result as SQSBatchResponse).batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(
+        messages.map((m) => m.messageId).sort(),
+      );
+      for (const id of ids) {
+        expect(await getWebhookEvent(table, id)).toMatchObject({
+          status: 'pending',
+          attempts: 1,
+          last_http_code: null,
+        });
+      }
+      // Signing needed the key set: opened from Secrets Manager (moto) with the bundle's own grant.
+      expect(stdout).not.toMatch(/"level":"error"/);
+    } finally {
+      sqs.destroy();
+      table.doc.destroy();
+    }
   });
 });

@@ -17,16 +17,18 @@ import { DEFAULT_ROUTE_KEY } from '../../shared/http/routes.ts';
 import {
   oauthDiscovery,
   operations,
+  pipelineFunctions,
   routeNotFound,
   scheduledFunctions,
   type TableGrant,
+  usesWebhookKeySet,
 } from '../../shared/operations.ts';
 
 /**
  * One function per operation, the API reference's (`/openapi.json`, `/docs`), discovery's, the
- * `$default` route's and one per scheduled function.
+ * `$default` route's, one per scheduled function and the webhook pipeline's two.
  */
-const FUNCTION_COUNT = operations.length + 3 + scheduledFunctions.length;
+const FUNCTION_COUNT = operations.length + 3 + scheduledFunctions.length + pipelineFunctions.length;
 
 /** Resources per template; the monitoring stack, nested, counts as one in its parent. */
 const CLOUDFORMATION_RESOURCE_LIMIT = 500;
@@ -125,7 +127,8 @@ describe.each([
       `${stage}: ${count} resources, ~${perFunction.toFixed(1)} per function, room for ~${room} more`,
     );
     expect(count).toBeLessThanOrEqual(CLOUDFORMATION_RESOURCE_LIMIT);
-    s.template.resourceCountIs('AWS::Lambda::Permission', FUNCTION_COUNT);
+    // The pipeline's functions are invoked by event source mappings (their roles), not by a permission.
+    s.template.resourceCountIs('AWS::Lambda::Permission', FUNCTION_COUNT - pipelineFunctions.length);
   });
 
   it("has one arm64 Node.js 22 function per operation, plus the API reference's, discovery's and the $default route's", () => {
@@ -135,10 +138,13 @@ describe.each([
       Architectures: ['arm64'],
       MemorySize: 512,
     });
+    // API functions stop at 10 s; scheduled ones at their own timeout; the pipeline's take a batch
+    // (see infra/webhooks.ts).
+    const pipelineTimeouts: Record<string, number> = { 'webhook-relay': 60, 'webhook-deliverer': 30 };
     for (const [name, fn] of Object.entries(s.stack.lambdaFunctions())) {
       const scheduled = scheduledFunctions.find((definition) => definition.name === name);
       expect(resources(s, 'AWS::Lambda::Function')[logicalId(s, fn.function)]?.Properties.Timeout, name).toBe(
-        scheduled ? scheduled.timeoutSeconds : 10,
+        scheduled ? scheduled.timeoutSeconds : (pipelineTimeouts[name] ?? 10),
       );
     }
     for (const op of operations) {
@@ -227,7 +233,7 @@ describe.each([
       const secretStatements = statementsOf(s, name).filter((statement) =>
         actionsOf([statement]).some((action) => action.startsWith('secretsmanager:')),
       );
-      const needs = operations.some((op) => op.name === name && 'webhookKeySet' in op);
+      const needs = usesWebhookKeySet(name);
       expect(secretStatements, name).toEqual(
         needs
           ? [
@@ -239,12 +245,14 @@ describe.each([
           : [],
       );
     }
-    expect(operations.filter((op) => 'webhookKeySet' in op).map((op) => op.name)).toEqual([
+    expect(Object.keys(s.stack.lambdaFunctions()).filter(usesWebhookKeySet).sort()).toEqual([
       'create-webhook-endpoint',
-      'list-webhook-endpoints',
       'get-webhook-endpoint',
-      'update-webhook-endpoint',
+      'list-webhook-endpoints',
       'reset-webhook-endpoint-secret',
+      'update-webhook-endpoint',
+      // Opens the secrets to sign deliveries.
+      'webhook-deliverer',
     ]);
   });
 
@@ -415,8 +423,9 @@ describe('prod', () => {
     );
   });
 
-  it('alarms on API 5xx and on throttles of every function', () => {
-    const functions = Object.values(prod.stack.lambdaFunctions());
+  it('alarms on API 5xx and on throttles of every function of the API and the schedules', () => {
+    // The webhook pipeline's backlog is watched by its own alarms (dead letters, failure rate).
+    const functions = [...Object.values(prod.stack.httpFunctions()), ...Object.values(prod.stack.scheduled)];
     prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/ApiGateway',
       MetricName: '5xx',
@@ -429,7 +438,8 @@ describe('prod', () => {
   it("alarms per operation on p99 latency and 5xx rate, from the requests' own metrics, and on table throttles", () => {
     const names = Object.keys(prod.stack.httpFunctions());
     // One throttle alarm per function, latency and error rate per operation, table throttles; a
-    // scheduled function: its throttles and its failed runs. (The API's 5xx alarm is the parent's.)
+    // scheduled function: its throttles and its failed runs. (The API's 5xx alarm and the webhook
+    // pipeline's three are the parent's: test/infra/webhooks.test.ts.)
     monitoring.resourceCountIs(
       'AWS::CloudWatch::Alarm',
       names.length * 3 + 1 + scheduledFunctions.length * 2,

@@ -7,10 +7,11 @@
  * at the middleware) and then succeed; a fault that outlasts the retries is the
  * contract's 503 with Retry-After, never a 500; and the table shows each write
  * exactly once or not at all (no subscription without its customer and
- * product, no half-deleted endpoint, no duplicate from a retried write).
+ * product, no half-deleted endpoint, no duplicate from a retried write), and
+ * a change's webhook events (the outbox) exactly when the change is there.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createCustomer,
@@ -23,7 +24,7 @@ import {
 import { customerListing } from '#shared/data/customers.ts';
 import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
 import { productListing } from '#shared/data/products.ts';
-import { indexNames, keys } from '#shared/data/table.ts';
+import { indexNames, type Key, keys, partitions } from '#shared/data/table.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { expectDocumented } from '../support/contract.ts';
@@ -65,6 +66,8 @@ interface Prepared {
   headers?: Record<string, string>;
   /** Checks the table after the request. */
   verify(reply: Reply, outcome: Outcome): Promise<void>;
+  /** Filled by `send`: the keys of the outbox items the request's transactions tried to write. */
+  outbox?: Key[];
 }
 
 interface FaultOp {
@@ -155,6 +158,7 @@ const faultOps = {
         organizationId: world.demo.organization_id,
         email: `faults+${crypto.randomUUID()}@x.example`,
       });
+      const outbox: Key[] = [];
       return {
         method: 'POST',
         url: '/v1/subscriptions/',
@@ -164,6 +168,7 @@ const faultOps = {
           customer_id: customer.id,
           metadata: { via: 'faults' },
         },
+        outbox,
         async verify(reply, outcome) {
           const subscriptions = await query(`CUSTOMER#${customer.id}`, 'SUBSCRIPTION#');
           countFor(outcome, subscriptions.length);
@@ -171,6 +176,7 @@ const faultOps = {
           const listed = await customerList(world.demo.organization_id, customer.id);
           expect(listed.counted).toBe(subscriptions.length);
           expect(listed.entries).toHaveLength(4 * subscriptions.length);
+          await expectEventsWithChange(outbox, subscriptions.length === 1, 3);
           for (const subscription of subscriptions) {
             // Never a subscription without the items it refers to.
             expect(await get(keys.customer(subscription.customer_id as string))).toBeDefined();
@@ -345,13 +351,16 @@ const faultOps = {
     calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       const email = `faults+${crypto.randomUUID()}@x.example`;
+      const outbox: Key[] = [];
       return {
         method: 'POST',
         url: '/v1/customers/',
         token: world.demo.personal_access_token,
         body: { email, external_id: `faults-${email}` },
+        outbox,
         async verify(reply, outcome) {
           const guard = await get(keys.customerEmail(world.demo.organization_id, email));
+          await expectEventsWithChange(outbox, Boolean(guard), 1);
           const external = await get(keys.customerExternalId(world.demo.organization_id, `faults-${email}`));
           // The customer and both guards are written together or not at all.
           const customer = guard ? await get(keys.customer(guard.customer_id as string)) : undefined;
@@ -515,14 +524,17 @@ const faultOps = {
     calls: ['GetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       const name = `faults ${crypto.randomUUID()}`;
+      const outbox: Key[] = [];
       return {
         method: 'POST',
         url: '/v1/products/',
         token: world.demo.personal_access_token,
         body: { name, recurring_interval: 'month', prices: [{ amount_type: 'fixed', price_amount: 0 }] },
+        outbox,
         async verify(reply, outcome) {
           const found = await productsNamed(name);
           countFor(outcome, found.length);
+          await expectEventsWithChange(outbox, found.length === 1, 1);
           // The product and its entries in every list are written together or not at all.
           for (const id of found) await expectListedInStep(world.table, world.demo.organization_id, id);
           if (reply.status === 201) expect(found).toEqual([reply.body.id]);
@@ -557,15 +569,18 @@ const faultOps = {
         priceAmount: 100,
         currency: 'usd',
       });
+      const outbox: Key[] = [];
       return {
         method: 'PATCH',
         url: `/v1/products/${product.id}`,
         token: world.demo.personal_access_token,
         body: { name: `renamed ${product.id}`, is_archived: true, prices: [{ amount_type: 'free' }] },
+        outbox,
         async verify(_, outcome) {
           const stored = await expectListedInStep(world.table, world.demo.organization_id, product.id);
           // Every field changes in one write, the entries moving with them: never some without the others.
           const changed = stored?.name !== product.name;
+          await expectEventsWithChange(outbox, changed, 1);
           expect(stored?.is_archived).toBe(changed);
           expect(stored?.prices.filter((p) => !p.is_archived).map((p) => p.price_amount)).toEqual([
             changed ? 0 : 100,
@@ -750,11 +765,13 @@ function customerChangeFault(
         body: { email, name: 'Before', external_id: externalId },
       });
       const id = created.body.id as string;
+      const outbox: Key[] = [];
       return {
         method,
         url: by === 'id' ? `/v1/customers/${id}` : `/v1/customers/external/${externalId}`,
         token: world.demo.personal_access_token,
         ...(method === 'PATCH' ? { body: { email: next, name: 'After' } } : {}),
+        outbox,
         async verify(_, outcome) {
           const item = await get(keys.customer(id));
           const oldGuard = await get(keys.customerEmail(world.demo.organization_id, email));
@@ -762,6 +779,8 @@ function customerChangeFault(
           const external = await get(keys.customerExternalId(world.demo.organization_id, externalId));
           const entries = (await customerEntries('name#')).filter((entry) => entry.id === id);
           const changed = method === 'PATCH' ? item?.name === 'After' : item?.deleted_at !== null;
+          // customer.updated or customer.deleted: exactly when the change is there.
+          await expectEventsWithChange(outbox, changed, 1);
           expect(Boolean(oldGuard)).toBe(!changed);
           expect(Boolean(external)).toBe(method === 'PATCH' || !changed);
           if (method === 'PATCH') {
@@ -838,8 +857,8 @@ const codesOf = (clientId: string) => itemsOf('OAUTHCODE#', clientId);
 
 /**
  * A lifecycle change of a fresh subscription: the read, the embedded customer and product, then the
- * conditional write. The stored subscription is either unchanged or changed in
- * every field at once.
+ * conditional write with its events in one transaction. The stored subscription is either unchanged
+ * or changed in every field at once, and its events exist exactly when it changed.
  */
 function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultOp, 'operationId'> {
   return {
@@ -851,14 +870,18 @@ function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultO
         body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
       });
       const id = created.body.id as string;
+      const outbox: Key[] = [];
       return {
         method,
         url: `/v1/subscriptions/${id}`,
         token: world.demo.personal_access_token,
         ...(body === undefined ? {} : { body }),
+        outbox,
         async verify(_, outcome) {
           const stored = await get(keys.subscription(id));
           const changed = stored?.modified_at !== null;
+          // PATCH cancels at period end (updated, canceled); DELETE revokes (updated, canceled, revoked).
+          await expectEventsWithChange(outbox, changed, method === 'PATCH' ? 2 : 3);
           if (method === 'PATCH') {
             expect(stored?.cancel_at_period_end === true).toBe(changed);
             expect(stored?.ends_at === stored?.current_period_end).toBe(changed);
@@ -1010,9 +1033,34 @@ ops.push({
 const opNamed = (name: OperationName): FaultOp =>
   ops[operations.findIndex((op) => op.name === name)] as FaultOp;
 
+/** Notes the outbox items (`EVENT#` puts) of every transaction a function sends. */
+function recordOutbox(doc: DynamoDBDocumentClient, into: Key[]): void {
+  doc.middlewareStack.add(
+    (next) => async (args) => {
+      const items = (args.input as { TransactItems?: { Put?: { Item?: Key } }[] }).TransactItems ?? [];
+      for (const { Put } of items) {
+        if (Put?.Item?.PK.startsWith(partitions.event)) into.push({ PK: Put.Item.PK, SK: Put.Item.SK });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'recordOutbox' },
+  );
+}
+
+/**
+ * Every outbox item the request tried to write exists exactly when its change does: never a change
+ * without its events, never an event without its change.
+ */
+async function expectEventsWithChange(outbox: Key[] | undefined, changed: boolean, expected: number) {
+  const keys = [...new Map((outbox ?? []).map((key) => [`${key.PK} ${key.SK}`, key])).values()];
+  if (changed) expect(keys).toHaveLength(expected);
+  for (const key of keys) expect(Boolean(await get(key)), `${key.PK} ${key.SK}`).toBe(changed);
+}
+
 async function send(op: FaultOp, fault: Fault | undefined, prepared?: Prepared) {
   const request = prepared ?? (await op.prepare());
-  const api = faultyApi(world, fault);
+  const outbox = request.outbox;
+  const api = faultyApi(world, fault, outbox ? { configure: (doc) => recordOutbox(doc, outbox) } : {});
   try {
     const reply = await api.call(request.method, request.url, {
       ...(request.token !== undefined ? { token: request.token } : {}),

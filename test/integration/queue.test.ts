@@ -133,4 +133,18 @@ describe.each([
     await sleep(1300);
     expect((await queue.receive()).map((m) => m.body)).toEqual(['later']);
   });
+
+  it('sendBatch sends every message once, more than one batch of ten included', async () => {
+    const { queue } = await makePair();
+    const bodies = Array.from({ length: 23 }, (_, i) => `{"n":${i}}`);
+    await queue.sendBatch(bodies);
+    const received: string[] = [];
+    for (let round = 0; round < 10 && received.length < bodies.length; round++) {
+      for (const message of await queue.receive({ max: 10 })) {
+        received.push(message.body);
+        await queue.delete(message.receiptHandle);
+      }
+    }
+    expect(received.sort()).toEqual([...bodies].sort());
+  });
 });

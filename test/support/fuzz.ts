@@ -43,7 +43,7 @@ import {
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
 import { subscriptionListKeys } from '#shared/data/subscriptions.ts';
-import { keys, LIST_COUNT_PREFIX } from '#shared/data/table.ts';
+import { keys, LIST_COUNT_PREFIX, partitions } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
 import type {
@@ -64,7 +64,7 @@ import { deleteCustomer } from '#shared/services/delete-customer.ts';
 import { requestToken } from '#shared/services/request-token.ts';
 import { expectDocumented } from './contract.ts';
 import { customerOrder } from './customer-order.ts';
-import { itemKey, type TableDigest } from './table-state.ts';
+import { allowedPartition, itemKey, type TableDigest } from './table-state.ts';
 
 /** The principal a token-endpoint client authenticates as. */
 async function tokenPrincipal(deps: Dependencies, model: TokenClientModel): Promise<ClientPrincipal> {
@@ -5641,6 +5641,39 @@ export function touchedKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest):
  * write back. Allowed to differ, not required to.
  */
 export function mayTouchKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
+  return [...mayTouchOwnKeys(c, reply, before), ...outboxKeysOf(c, reply)];
+}
+
+/** The object's outbox partition: its change's events (`allowedPartition`, test/support/table-state.ts). */
+const outboxOf = (kind: string, id: string) =>
+  allowedPartition(`${partitions.event}${kind.toUpperCase()}#${id}`);
+
+/** The operations that write webhook events, the kind of object they are about and their success. */
+const EVENT_SUBJECTS: Partial<Record<OperationId, { kind: string; status: number }>> = {
+  createCustomer: { kind: 'customer', status: 201 },
+  updateCustomer: { kind: 'customer', status: 200 },
+  updateCustomerExternal: { kind: 'customer', status: 200 },
+  deleteCustomer: { kind: 'customer', status: 204 },
+  deleteCustomerExternal: { kind: 'customer', status: 204 },
+  createProduct: { kind: 'product', status: 201 },
+  updateProduct: { kind: 'product', status: 200 },
+  createSubscription: { kind: 'subscription', status: 201 },
+  updateSubscription: { kind: 'subscription', status: 200 },
+  revokeSubscription: { kind: 'subscription', status: 200 },
+};
+
+/**
+ * A successful change may add events to its object's outbox partition (the sort keys are not known
+ * in advance; an update that changes nothing adds none).
+ */
+function outboxKeysOf(c: FuzzCase, reply: FuzzReply): string[] {
+  const subject = EVENT_SUBJECTS[c.operationId];
+  if (!subject || reply.status !== subject.status) return [];
+  const id = reply.status === 204 ? c.deletes?.id : (reply.body as { id?: string }).id;
+  return id ? [outboxOf(subject.kind, id)] : [];
+}
+
+function mayTouchOwnKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
   if (c.operationId === 'updateSubscription' || c.operationId === 'revokeSubscription') {
     return subscriptionMayTouch(c, reply);
   }

@@ -75,6 +75,9 @@ export async function tableDigest(
   return { hash: hash.digest('hex'), count: items.size, items };
 }
 
+/** An `allowed` entry that admits every item of one partition (an object's outbox: its sort keys are not known in advance). */
+export const allowedPartition = (pk: string): string => `${pk}|*`;
+
 /** Keys added, removed or changed between two digests, except the `allowed` ones. */
 export function digestChanges(
   before: TableDigest,
@@ -82,13 +85,14 @@ export function digestChanges(
   allowed: ReadonlySet<string> = new Set(),
 ): string[] {
   const changed: string[] = [];
+  const isAllowed = (key: string) => allowed.has(key) || allowed.has(`${key.slice(0, key.indexOf('|'))}|*`);
   for (const [key, text] of after.items) {
-    if (allowed.has(key)) continue;
+    if (isAllowed(key)) continue;
     if (!before.items.has(key)) changed.push(`added ${key}`);
     else if (before.items.get(key) !== text) changed.push(`changed ${key}`);
   }
   for (const key of before.items.keys()) {
-    if (!allowed.has(key) && !after.items.has(key)) changed.push(`removed ${key}`);
+    if (!isAllowed(key) && !after.items.has(key)) changed.push(`removed ${key}`);
   }
   return changed;
 }

@@ -1,0 +1,21 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { type DelivererDependencies, deliverBatch } from '#shared/webhooks/deliver.ts';
+import { productionQueue, webhookKeyDependencies } from '#shared/webhooks/runtime.ts';
+
+/** SQS → one attempt per message; retries are reported as batch item failures (ReportBatchItemFailures). */
+export const createHandler =
+  (deps: DelivererDependencies) =>
+  async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const messages = event.Records.map((r) => ({
+      messageId: r.messageId,
+      body: r.body,
+      receiptHandle: r.receiptHandle,
+      receiveCount: Number(r.attributes.ApproximateReceiveCount),
+    }));
+    const failed = await deliverBatch(deps, messages);
+    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+
+// The endpoint API's key set (Secrets Manager, read on the first delivery) opens the signing secrets;
+// deliveries go to public addresses only, as deployed.
+export const handler = createHandler({ ...webhookKeyDependencies(), queue: productionQueue() });

@@ -1,0 +1,194 @@
+/**
+ * The webhook delivery pipeline: the table's stream → the relay → the delivery queue → the deliverer,
+ * with a dead-letter queue for messages the deliverer keeps failing on and one for stream batches the
+ * relay keeps failing on; in prod, alarms on both and on the delivery failure rate.
+ */
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  MathExpression,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { DELIVERY_METRICS, SERVICE } from '../shared/observability/telemetry.ts';
+import { pipelineFunctions } from '../shared/operations.ts';
+import { outboxStreamFilter } from '../shared/webhooks/relay.ts';
+import { MAX_ATTEMPTS } from '../shared/webhooks/retry.ts';
+import { DELIVERY_QUEUE_URL_ENV } from '../shared/webhooks/runtime.ts';
+import { ApiFunction, constructId, LOCAL_SQS_ENDPOINT_ENV, type WebhookKeySetRef } from './function.ts';
+
+/** A batch of ten messages sent in parallel, each within send.ts's 10 s deadline, plus the table writes. */
+export const DELIVERER_TIMEOUT_SECONDS = 30;
+/** AWS advises a queue visibility timeout of six times the consumer's timeout. */
+export const DELIVERY_VISIBILITY_SECONDS = 6 * DELIVERER_TIMEOUT_SECONDS;
+/**
+ * Each retry is a receive, so the redrive limit sits above the ladder's attempts: the margin absorbs
+ * receives that ended in a crash or timeout. Past it a message is in the dead-letter queue.
+ */
+export const DELIVERY_MAX_RECEIVES = MAX_ATTEMPTS + 5;
+/** Stream batches the relay fails this often (bisected each time) go to its failure queue. */
+export const RELAY_RETRY_ATTEMPTS = 20;
+/** Delivery failure rate (failed attempts / attempts, 15 min) above which prod alarms. */
+export const DELIVERY_FAILURE_RATE_ALARM_PERCENT = 20;
+
+export interface WebhookPipelineProps {
+  table: Table;
+  /** The endpoint API's key set: the deliverer opens the endpoints' signing secrets with it. */
+  webhookKeySet: WebhookKeySetRef;
+  projectRoot: string;
+  production: boolean;
+  tracing: boolean;
+  namespace: string;
+  environment: Record<string, string>;
+}
+
+export class WebhookPipeline extends Construct {
+  readonly queue: Queue;
+  readonly deadLetterQueue: Queue;
+  readonly relayFailures: Queue;
+  readonly relay: ApiFunction;
+  readonly deliverer: ApiFunction;
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: WebhookPipelineProps) {
+    super(scope, id);
+    const queueDefaults = {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy: props.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    };
+    this.deadLetterQueue = new Queue(this, 'DeliveryDeadLetters', {
+      ...queueDefaults,
+      retentionPeriod: Duration.days(14),
+    });
+    this.queue = new Queue(this, 'Deliveries', {
+      ...queueDefaults,
+      visibilityTimeout: Duration.seconds(DELIVERY_VISIBILITY_SECONDS),
+      // The ladder spans about a day; a message outlives it with room to spare.
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: DELIVERY_MAX_RECEIVES },
+    });
+    this.relayFailures = new Queue(this, 'RelayFailures', {
+      ...queueDefaults,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.relayFailures).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        "It is a dead-letter queue: the relay's event source mapping sends it the stream batches it failed " +
+        'on (on-failure destination), which CloudFormation does not declare as a redrive policy. An alarm ' +
+        'watches it in prod.',
+    });
+
+    const [relayDefinition, delivererDefinition] = pipelineFunctions;
+    const common = {
+      table: props.table,
+      webhookKeySet: props.webhookKeySet,
+      projectRoot: props.projectRoot,
+      production: props.production,
+      tracing: props.tracing,
+      environment: {
+        ...props.environment,
+        [DELIVERY_QUEUE_URL_ENV]: this.queue.queueUrl,
+        // Inert on AWS (the SDK ignores an empty endpoint variable); lets `sam local` point the
+        // functions at a local SQS API, as the DynamoDB and Secrets Manager ones do.
+        [LOCAL_SQS_ENDPOINT_ENV]: '',
+      },
+    };
+    // At the stack's level, named as the operations' functions are (`WebhookRelay/Function` has the
+    // logical id `WebhookRelayFunction…`), so tools that find a function by its name find these too.
+    const stack = Stack.of(this);
+    this.relay = new ApiFunction(stack, constructId(relayDefinition.name), {
+      ...common,
+      operation: relayDefinition,
+      timeout: Duration.seconds(60),
+    });
+    this.queue.grantSendMessages(this.relay.role);
+    Validations.of(this.relay.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'The stream event source mapping needs dynamodb:ListStreams, which takes no resource-level permission ' +
+        '(AWS requires Resource "*"); the stream\'s own read actions are granted on the table\'s stream ARN only.',
+    });
+    this.relay.function.addEventSource(
+      new DynamoEventSource(props.table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        bisectBatchOnError: true,
+        retryAttempts: RELAY_RETRY_ATTEMPTS,
+        onFailure: new SqsDlq(this.relayFailures),
+        filters: [
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual(outboxStreamFilter.eventName),
+            dynamodb: { Keys: { PK: { S: FilterRule.beginsWith(outboxStreamFilter.partitionKeyPrefix) } } },
+          }),
+        ],
+      }),
+    );
+
+    this.deliverer = new ApiFunction(stack, constructId(delivererDefinition.name), {
+      ...common,
+      operation: delivererDefinition,
+      timeout: Duration.seconds(DELIVERER_TIMEOUT_SECONDS),
+    });
+    this.deliverer.function.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        // One slow receiver cannot take every concurrent execution of the account.
+        maxConcurrency: 20,
+      }),
+    );
+
+    if (props.production) this.createAlarms(props.namespace);
+  }
+
+  private createAlarms(namespace: string): void {
+    for (const [name, queue, what] of [
+      ['DeliveryDeadLettersAlarm', this.deadLetterQueue, 'webhook deliveries the deliverer kept failing on'],
+      ['RelayFailuresAlarm', this.relayFailures, 'outbox stream batches the relay kept failing on'],
+    ] as const) {
+      this.alarms.push(
+        new Alarm(this, name, {
+          alarmDescription: `Dead-letter queue holds ${what}`,
+          metric: queue.metricApproximateNumberOfMessagesVisible({
+            period: Duration.minutes(5),
+            statistic: 'Maximum',
+          }),
+          threshold: 1,
+          evaluationPeriods: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+    const metric = (name: string) =>
+      new Metric({
+        namespace,
+        metricName: name,
+        dimensionsMap: { service: SERVICE },
+        statistic: 'Sum',
+        period: Duration.minutes(15),
+      });
+    this.alarms.push(
+      new Alarm(this, 'DeliveryFailureRateAlarm', {
+        alarmDescription: `More than ${DELIVERY_FAILURE_RATE_ALARM_PERCENT} % of webhook delivery attempts failed (15 min, at least 20 attempts)`,
+        metric: new MathExpression({
+          expression: 'IF(a >= 20, 100 * f / a, 0)',
+          usingMetrics: { a: metric(DELIVERY_METRICS.attempts), f: metric(DELIVERY_METRICS.failures) },
+          period: Duration.minutes(15),
+        }),
+        threshold: DELIVERY_FAILURE_RATE_ALARM_PERCENT,
+        evaluationPeriods: 2,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+}

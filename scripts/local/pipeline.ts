@@ -1,0 +1,204 @@
+/**
+ * The webhook pipeline as AWS runs it, in process: DynamoDB Local's stream polled as Lambda's event
+ * source mapping polls a table stream (the same filter: inserts of outbox items), the relay handler
+ * invoked with a Lambda-shaped event, and the deliverer handler fed from an in-process queue with SQS's
+ * semantics as Lambda's SQS mapping feeds it (batches of ten, messages not reported as failed deleted).
+ *
+ * A batch the relay fails is offered again before the stream is read further (Lambda retries a
+ * stream batch until it succeeds); a batch the deliverer fails leaves its messages to come back after
+ * their visibility timeout.
+ */
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { DeliveryQueue, QueueMessage } from '#shared/queue/queue.ts';
+import { outboxStreamFilter } from '#shared/webhooks/relay.ts';
+
+export type RelayHandler = (event: DynamoDBStreamEvent) => Promise<unknown>;
+export type DelivererHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+
+/** Lambda's SQS event source mapping's largest batch for a standard queue without a window. */
+const SQS_BATCH = 10;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const matchesOutboxFilter = (record: StreamRecord): boolean =>
+  record.eventName === outboxStreamFilter.eventName &&
+  Boolean(record.dynamodb?.Keys?.PK?.S?.startsWith(outboxStreamFilter.partitionKeyPrefix));
+
+/** The SQS event Lambda would build for these messages. */
+export function sqsEvent(messages: readonly QueueMessage[], queueArn: string): SQSEvent {
+  return {
+    Records: messages.map((message) => ({
+      messageId: message.messageId,
+      receiptHandle: message.receiptHandle,
+      body: message.body,
+      attributes: {
+        ApproximateReceiveCount: String(message.receiveCount),
+        SentTimestamp: String(Date.now()),
+        SenderId: 'local',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: queueArn,
+      awsRegion: 'us-east-1',
+    })),
+  };
+}
+
+/**
+ * One poll of the queue as Lambda's SQS mapping does it: up to ten messages to the handler, then the
+ * ones it did not report as failed deleted. Answers how many messages it handed over.
+ */
+export async function pumpQueue(
+  queue: DeliveryQueue,
+  deliver: DelivererHandler,
+  queueArn = 'local',
+): Promise<number> {
+  const messages = await queue.receive({ max: SQS_BATCH });
+  if (messages.length === 0) return 0;
+  let failed: Set<string>;
+  try {
+    const result = await deliver(sqsEvent(messages, queueArn));
+    failed = new Set(result.batchItemFailures.map((failure) => failure.itemIdentifier));
+  } catch {
+    return messages.length;
+  }
+  for (const message of messages) {
+    if (!failed.has(message.messageId)) await queue.delete(message.receiptHandle);
+  }
+  return messages.length;
+}
+
+export interface LocalPipelineOptions {
+  /** DynamoDB Local itself (the stream API is not behind the IAM proxy: Lambda's mapping reads it, not the function). */
+  dynamodbEndpoint: string;
+  tableName: string;
+  region: string;
+  relay: RelayHandler;
+  deliver: DelivererHandler;
+  queue: DeliveryQueue;
+  pollMs?: number;
+  /** A relay or deliverer failure (logged by `npm start`; tests inspect them). */
+  onError?: (error: unknown) => void;
+}
+
+export interface LocalPipeline {
+  /** Resolves once the stream has been read past every write made before the call and the queue had nothing visible. */
+  settled(timeoutMs?: number): Promise<void>;
+  /** Stream records handed to the relay so far. */
+  relayed(): number;
+  stop(): Promise<void>;
+}
+
+export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  const db = new DynamoDBClient({ endpoint: options.dynamodbEndpoint, region: options.region, credentials });
+  const streams = new DynamoDBStreamsClient({
+    endpoint: options.dynamodbEndpoint,
+    region: options.region,
+    credentials,
+  });
+  const table = await db.send(new DescribeTableCommand({ TableName: options.tableName }));
+  db.destroy();
+  const streamArn = table.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${options.tableName} has no stream`);
+  const pollMs = options.pollMs ?? 50;
+  let stopped = false;
+  let relayedRecords = 0;
+  /** Rounds of the stream loop that read nothing new, and of the queue loop that found nothing. */
+  let streamQuietRounds = 0;
+  let queueQuietRounds = 0;
+
+  const iterators = new Map<string, string | undefined>();
+  async function discoverShards(): Promise<void> {
+    const description = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+    for (const shard of description.StreamDescription?.Shards ?? []) {
+      const id = shard.ShardId as string;
+      if (iterators.has(id)) continue;
+      const iterator = await streams.send(
+        new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }),
+      );
+      iterators.set(id, iterator.ShardIterator);
+    }
+  }
+
+  async function readStreamOnce(): Promise<boolean> {
+    await discoverShards();
+    let read = false;
+    for (const [shard, iterator] of iterators) {
+      if (!iterator) continue;
+      const result = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+      const records = (result.Records ?? []).filter(matchesOutboxFilter);
+      if ((result.Records ?? []).length > 0) read = true;
+      if (records.length > 0) {
+        const event: DynamoDBStreamEvent = {
+          Records: records.map((r) => ({ ...(r as DynamoDBRecord), eventSourceARN: streamArn })),
+        };
+        // Lambda retries a failed stream batch before reading further: so do we.
+        for (;;) {
+          try {
+            await options.relay(event);
+            relayedRecords += records.length;
+            break;
+          } catch (error) {
+            options.onError?.(error);
+            if (stopped) return read;
+            await sleep(pollMs * 4);
+          }
+        }
+      }
+      iterators.set(shard, result.NextShardIterator);
+    }
+    return read;
+  }
+
+  const streamLoop = (async () => {
+    while (!stopped) {
+      try {
+        streamQuietRounds = (await readStreamOnce()) ? 0 : streamQuietRounds + 1;
+      } catch (error) {
+        if (!stopped) options.onError?.(error);
+      }
+      if (!stopped) await sleep(pollMs);
+    }
+  })();
+  const queueLoop = (async () => {
+    while (!stopped) {
+      try {
+        const handed = await pumpQueue(options.queue, options.deliver);
+        queueQuietRounds = handed > 0 ? 0 : queueQuietRounds + 1;
+        if (handed > 0) continue;
+      } catch (error) {
+        if (!stopped) options.onError?.(error);
+      }
+      if (!stopped) await sleep(pollMs);
+    }
+  })();
+
+  return {
+    async settled(timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      streamQuietRounds = 0;
+      queueQuietRounds = 0;
+      while (streamQuietRounds < 2 || queueQuietRounds < 2) {
+        if (Date.now() > deadline) throw new Error('the local webhook pipeline did not settle');
+        await sleep(pollMs);
+      }
+    },
+    relayed: () => relayedRecords,
+    async stop() {
+      stopped = true;
+      await Promise.all([streamLoop, queueLoop]);
+      streams.destroy();
+    },
+  };
+}

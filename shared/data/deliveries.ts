@@ -1,0 +1,239 @@
+/**
+ * The delivery pipeline's items: which endpoints an event goes to, the webhook event of each (event,
+ * endpoint) pair, its attempts, and the endpoint's delivery health. Every write is conditional, so a
+ * relay or deliverer that runs twice over the same input (a crash, a timeout, SQS delivering a message
+ * twice) changes nothing twice.
+ */
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed } from '../domain/errors.ts';
+import { EVENT_RETENTION_DAYS } from '../webhooks/events.ts';
+import { keyId, readMany } from './catalog.ts';
+import { createOnly, run, type Table, transact } from './dynamo.ts';
+import { type Listing, listedWrites } from './listing.ts';
+import {
+  type DeliveryAttemptRecord,
+  item,
+  record,
+  type WebhookEndpointRecord,
+  type WebhookEventRecord,
+} from './records.ts';
+import { attr, keys } from './table.ts';
+import { endpointReplacement, webhookEndpointRecord } from './webhooks.ts';
+
+const expiresAt = (at: string) => Math.floor(Date.parse(at) / 1000) + EVENT_RETENTION_DAYS * 86_400;
+
+/** Records a webhook event unless it exists: false when an earlier run recorded it already. */
+export async function recordWebhookEvent(table: Table, event: WebhookEventRecord): Promise<boolean> {
+  try {
+    await run(() =>
+      table.doc.send(
+        new PutCommand(
+          createOnly(
+            table,
+            item(
+              { ...keys.webhookEvent(event.id), [attr.ttl]: expiresAt(event.created_at) },
+              'webhook_event',
+              event,
+            ),
+          ),
+        ),
+      ),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
+/** A webhook event and its endpoint, in one strongly consistent batch. */
+export async function deliveryState(
+  table: Table,
+  webhookEventId: string,
+  endpointId: string,
+): Promise<{ event?: WebhookEventRecord; endpoint?: WebhookEndpointRecord }> {
+  const found = await readMany(table, [keys.webhookEvent(webhookEventId), keys.webhookEndpoint(endpointId)]);
+  const event = found.get(keyId(keys.webhookEvent(webhookEventId)));
+  const endpoint = found.get(keyId(keys.webhookEndpoint(endpointId)));
+  return {
+    ...(event ? { event: record<WebhookEventRecord>(event) } : {}),
+    ...(endpoint ? { endpoint: webhookEndpointRecord(endpoint) } : {}),
+  };
+}
+
+/** An endpoint read again (strongly consistent) after a change of it won the race against the deliverer's. */
+export async function rereadEndpoint(
+  table: Table,
+  endpointId: string,
+): Promise<WebhookEndpointRecord | undefined> {
+  const stored = (await readMany(table, [keys.webhookEndpoint(endpointId)])).get(
+    keyId(keys.webhookEndpoint(endpointId)),
+  );
+  return stored ? webhookEndpointRecord(stored) : undefined;
+}
+
+/** A webhook event by id (Redeliver), strongly consistent. */
+export async function getWebhookEvent(table: Table, id: string): Promise<WebhookEventRecord | undefined> {
+  const found = await readMany(table, [keys.webhookEvent(id)]);
+  const stored = found.get(keyId(keys.webhookEvent(id)));
+  return stored ? record<WebhookEventRecord>(stored) : undefined;
+}
+
+/** Delivery attempts, newest first, per organization and per endpoint (`owner` `<org>#<endpoint>`). */
+export const organizationDeliveries: Listing<DeliveryAttemptRecord, 'created_at'> = {
+  partition: 'deliveryList',
+  entity: 'delivery_entry',
+  owner: (attempt) => attempt.organization_id,
+  fields: { created_at: (attempt) => ({ time: attempt.created_at }) },
+};
+export const endpointDeliveries: Listing<DeliveryAttemptRecord, 'created_at'> = {
+  ...organizationDeliveries,
+  owner: (attempt) => endpointDeliveriesOwner(attempt.organization_id, attempt.endpoint_id),
+};
+export const endpointDeliveriesOwner = (organizationId: string, endpointId: string) =>
+  `${organizationId}#${endpointId}`;
+
+/** The condition that `event` is still as the caller read it: same round, same number of attempts. */
+const unchanged = {
+  ConditionExpression: 'attribute_exists(PK) AND #round = :round AND attempts = :attempts',
+  names: { '#round': 'round', '#status': 'status' },
+};
+
+/** What an attempt did to its endpoint: the endpoint as read, and as it is to be written. */
+export interface EndpointChange {
+  before: WebhookEndpointRecord;
+  after: WebhookEndpointRecord;
+}
+
+/**
+ * What recording an attempt came to: recorded; the webhook event had moved on (another deliverer
+ * recorded this attempt first: nothing written); or the endpoint changed since it was read (nothing
+ * written: read it again and decide its change again).
+ */
+export type RecordOutcome = 'recorded' | 'event-changed' | 'endpoint-changed';
+
+/**
+ * One attempt and what it did: the webhook event's new state (conditioned on the event being as
+ * read, so of two deliverers handling the same message only one records), the attempt with its list
+ * entries and, when the attempt changes the endpoint's health (its failure count, or disabling it),
+ * the endpoint and its own list entries conditioned on its revision: all in one transaction.
+ */
+export async function recordAttempt(
+  table: Table,
+  before: WebhookEventRecord,
+  attempt: DeliveryAttemptRecord,
+  endpoint?: EndpointChange,
+): Promise<RecordOutcome> {
+  const after = attempt.webhook_event;
+  const ttl = { [attr.ttl]: expiresAt(attempt.created_at) };
+  const withTtl = (write: ReturnType<typeof listedWrites>[number]) =>
+    'Put' in write ? { Put: { ...write.Put, Item: { ...write.Put.Item, ...ttl } } } : write;
+  const endpointWrites = endpoint ? endpointReplacement(table, endpoint.before, endpoint.after) : [];
+  try {
+    await transact(table, [
+      {
+        Update: {
+          TableName: table.name,
+          Key: keys.webhookEvent(before.id),
+          UpdateExpression:
+            'SET #status = :status, attempts = :next, last_http_code = :code, modified_at = :now',
+          ConditionExpression: unchanged.ConditionExpression,
+          ExpressionAttributeNames: unchanged.names,
+          ExpressionAttributeValues: {
+            ':round': before.round,
+            ':attempts': before.attempts,
+            ':next': after.attempts,
+            ':status': after.status,
+            ':code': after.last_http_code,
+            ':now': after.modified_at,
+          },
+        },
+      },
+      // The endpoint's own item second: its cancellation reason is the transaction's second.
+      ...endpointWrites,
+      {
+        Put: createOnly(
+          table,
+          item(
+            { ...keys.deliveryAttempt(before.id, attempt.round, attempt.attempt), ...ttl },
+            'delivery_attempt',
+            attempt,
+          ),
+        ),
+      },
+      ...listedWrites(table, organizationDeliveries, attempt).map(withTtl),
+      ...listedWrites(table, endpointDeliveries, attempt).map(withTtl),
+    ]);
+    return 'recorded';
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    if (error.reasons[0] === 'ConditionalCheckFailed') return 'event-changed';
+    if (endpoint && error.reasons[1] === 'ConditionalCheckFailed') return 'endpoint-changed';
+    throw error;
+  }
+}
+
+/** Marks a webhook event skipped (its endpoint is gone or disabled), unless it moved on meanwhile. */
+export async function skipWebhookEvent(table: Table, event: WebhookEventRecord, now: string): Promise<void> {
+  try {
+    await run(() =>
+      table.doc.send(
+        new UpdateCommand({
+          TableName: table.name,
+          Key: keys.webhookEvent(event.id),
+          UpdateExpression: 'SET #status = :skipped, modified_at = :now',
+          ConditionExpression: unchanged.ConditionExpression,
+          ExpressionAttributeNames: unchanged.names,
+          ExpressionAttributeValues: {
+            ':skipped': 'skipped',
+            ':now': now,
+            ':round': event.round,
+            ':attempts': event.attempts,
+          },
+        }),
+      ),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+/**
+ * Starts a new delivery round of a webhook event (Redeliver): pending again, no attempts yet.
+ * Answers the new round, or undefined when the event does not exist in `organizationIds`.
+ */
+export async function startRound(
+  table: Table,
+  id: string,
+  organizationIds: readonly string[],
+  now: string,
+): Promise<WebhookEventRecord | undefined> {
+  if (organizationIds.length === 0) return undefined;
+  const orgValues = Object.fromEntries(organizationIds.map((org, i) => [`:org${i}`, org]));
+  try {
+    const result = await run(() =>
+      table.doc.send(
+        new UpdateCommand({
+          TableName: table.name,
+          Key: keys.webhookEvent(id),
+          UpdateExpression:
+            'SET #round = #round + :one, attempts = :zero, #status = :pending, modified_at = :now',
+          ConditionExpression: `attribute_exists(PK) AND organization_id IN (${Object.keys(orgValues).join(', ')})`,
+          ExpressionAttributeNames: { '#round': 'round', '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':zero': 0,
+            ':pending': 'pending',
+            ':now': now,
+            ...orgValues,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return record<WebhookEventRecord>(result.Attributes ?? {});
+  } catch (error) {
+    if (error instanceof ConditionFailed) return undefined;
+    throw error;
+  }
+}

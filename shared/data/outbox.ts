@@ -1,0 +1,39 @@
+/**
+ * The transactional outbox: a change's webhook events are items written in the change's own
+ * TransactWriteItems, so the change and its events exist together or not at all. Every service that
+ * emits events appends `outboxWrites` to its transaction: one item per event, no extra round trip.
+ * The table's stream carries the items to the relay (`shared/webhooks/relay.ts`); TTL removes them
+ * after the retention period.
+ */
+import { type ChangeEvent, EVENT_RETENTION_DAYS, type EventSubject, envelope } from '../webhooks/events.ts';
+import { createOnly, type Table, type TransactItem } from './dynamo.ts';
+import { item, type OutboxEventRecord } from './records.ts';
+import { attr, outboxKeys } from './table.ts';
+
+const expiresAt = (at: string) => Math.floor(Date.parse(at) / 1000) + EVENT_RETENTION_DAYS * 86_400;
+
+/**
+ * The outbox items of one change, in the order the events happened (their sort keys increase).
+ * `newId` names each event; ids must be fresh, as each item is created only if absent.
+ */
+export function outboxWrites(
+  table: Table,
+  subject: EventSubject,
+  at: string,
+  events: readonly ChangeEvent[],
+  newId: () => string,
+): TransactItem[] {
+  return events.map((event, sequence) => {
+    const record: OutboxEventRecord = {
+      id: newId(),
+      organization_id: subject.organizationId,
+      type: event.type,
+      timestamp: at,
+      payload: envelope(event.type, at, event.data),
+      subject_kind: subject.kind,
+      subject_id: subject.id,
+    };
+    const key = outboxKeys.event(subject.kind, subject.id, at, sequence, record.id);
+    return { Put: createOnly(table, item({ ...key, [attr.ttl]: expiresAt(at) }, 'outbox_event', record)) };
+  });
+}

@@ -1,0 +1,211 @@
+/**
+ * The deliverer: one queue message is one attempt at one webhook event.
+ *
+ * At send time it re-reads the webhook event and its endpoint: a message whose event is settled (a
+ * duplicate from SQS or from a re-run relay) or from an earlier delivery round sends nothing; an
+ * endpoint deleted or disabled since the event was queued gets nothing (the event is marked skipped).
+ * Otherwise it signs with every current secret (both keys each), sends once (`send.ts`), and records
+ * the attempt with the event's new state in one conditional transaction. A failure is retried by
+ * making the message visible again after the ladder's delay (`retry.ts`); Lambda deletes the message
+ * when the handler does not report it as failed. A crash anywhere repeats at most the last attempt,
+ * with the same `webhook-id`, which receivers dedupe.
+ *
+ * Endpoint health: a 410 Gone disables the endpoint at once (`endpoint_gone`); an event that exhausts
+ * its retries adds one to the endpoint's `failure_count`, and a delivered event resets it; at
+ * `FAILED_EVENTS_DISABLE_THRESHOLD` the endpoint is disabled (`too_many_failures`). The endpoint's
+ * change is written in the attempt's own transaction, conditioned on the endpoint's revision (with
+ * its list entries, as every endpoint change), so the count cannot be lost between the two.
+ */
+import {
+  deliveryState,
+  type EndpointChange,
+  recordAttempt,
+  rereadEndpoint,
+  skipWebhookEvent,
+} from '../data/deliveries.ts';
+import type { DeliveryAttemptRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
+import { deliveryHeaders } from '../domain/webhook-signature.ts';
+import { emitDeliveries, logError } from '../observability/telemetry.ts';
+import type { DeliveryQueue, QueueMessage } from '../queue/queue.ts';
+import type { Dependencies } from '../runtime.ts';
+import { signingSecrets } from '../services/webhook-endpoints.ts';
+import { addressGuard } from './address-guard.ts';
+import { derivedId } from './events.ts';
+import type { DeliveryMessage } from './relay.ts';
+import { MAX_ATTEMPTS, retryDelaySeconds } from './retry.ts';
+import { type Attempt, sendAttempt } from './send.ts';
+
+/** Events in a row that exhausted every retry before an endpoint is disabled (see README). */
+export const FAILED_EVENTS_DISABLE_THRESHOLD = 5;
+/** Tries at recording an attempt when changes of its endpoint keep winning the race. */
+const ENDPOINT_CHANGE_TRIES = 3;
+
+/**
+ * The table, the clock, the webhook key set (to open the endpoint's secrets) and the address policy
+ * (where a delivery may connect), as every function gets them; and the delivery queue.
+ */
+export interface DelivererDependencies extends Dependencies {
+  queue: DeliveryQueue;
+  random?: () => number;
+  timeoutMs?: number;
+}
+
+export type Outcome = 'delivered' | 'retry' | 'failed' | 'skipped' | 'ignored';
+
+function parse(body: string): DeliveryMessage | undefined {
+  try {
+    const message = JSON.parse(body) as Partial<DeliveryMessage>;
+    const valid =
+      typeof message.webhook_event_id === 'string' &&
+      typeof message.endpoint_id === 'string' &&
+      Number.isSafeInteger(message.round);
+    return valid ? (message as DeliveryMessage) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The webhook event after an attempt. */
+function settle(before: WebhookEventRecord, attempt: Attempt, at: string): WebhookEventRecord {
+  const attempts = before.attempts + 1;
+  const status = attempt.delivered
+    ? 'succeeded'
+    : attempt.status === 410 || attempts >= MAX_ATTEMPTS
+      ? 'failed'
+      : 'pending';
+  return { ...before, attempts, status, last_http_code: attempt.status, modified_at: at };
+}
+
+/**
+ * What a settled event does to its endpoint (as it is now): a success clears its failure count, an
+ * exhausted event raises it and disables it at the threshold, a 410 disables it. Undefined: no change.
+ */
+function health(
+  endpoint: WebhookEndpointRecord,
+  event: WebhookEventRecord,
+  gone: boolean,
+  at: string,
+): WebhookEndpointRecord | undefined {
+  if (endpoint.deleted_at !== null) return undefined;
+  const next = (fields: Partial<WebhookEndpointRecord>) => ({
+    ...endpoint,
+    ...fields,
+    revision: endpoint.revision + 1,
+  });
+  const disabled = (reason: 'endpoint_gone' | 'too_many_failures') =>
+    endpoint.enabled ? { enabled: false, disabled_reason: reason, modified_at: at } : {};
+  if (event.status === 'succeeded')
+    return endpoint.failure_count > 0 ? next({ failure_count: 0 }) : undefined;
+  if (gone) return endpoint.enabled ? next(disabled('endpoint_gone')) : undefined;
+  if (event.status !== 'failed') return undefined;
+  const failureCount = endpoint.failure_count + 1;
+  return next({
+    failure_count: failureCount,
+    ...(failureCount >= FAILED_EVENTS_DISABLE_THRESHOLD ? disabled('too_many_failures') : {}),
+  });
+}
+
+/**
+ * Records the attempt with what it does to the endpoint, reading the endpoint again when one of its
+ * changes won the race (a few times; then the attempt is recorded alone and the miss is logged).
+ * `recorded` false: another deliverer recorded this attempt first, and its outcome stands.
+ */
+async function record(
+  deps: DelivererDependencies,
+  event: WebhookEventRecord,
+  attempt: DeliveryAttemptRecord,
+  endpoint: WebhookEndpointRecord,
+  gone: boolean,
+): Promise<{ recorded: boolean; change?: EndpointChange }> {
+  let current: WebhookEndpointRecord | undefined = endpoint;
+  for (let tries = 1; ; tries++) {
+    const after = current && health(current, attempt.webhook_event, gone, attempt.created_at);
+    const change =
+      current && after && tries <= ENDPOINT_CHANGE_TRIES ? { before: current, after } : undefined;
+    if (after && !change) {
+      logError('webhook endpoint health not recorded: changes of the endpoint kept winning', {
+        endpointId: endpoint.id,
+      });
+    }
+    const outcome = await recordAttempt(deps.table, event, attempt, change);
+    if (outcome === 'recorded') return change ? { recorded: true, change } : { recorded: true };
+    if (outcome === 'event-changed') return { recorded: false };
+    current = await rereadEndpoint(deps.table, endpoint.id);
+  }
+}
+
+/** One message: what happened to it. `retry` means: made visible again later, report it as failed. */
+export async function deliverMessage(deps: DelivererDependencies, message: QueueMessage): Promise<Outcome> {
+  const request = parse(message.body);
+  if (!request) {
+    logError('webhook delivery message unreadable: dropped', { messageId: message.messageId });
+    return 'ignored';
+  }
+  const { event, endpoint } = await deliveryState(deps.table, request.webhook_event_id, request.endpoint_id);
+  if (!event || event.round !== request.round || event.status !== 'pending') return 'ignored';
+  const now = deps.now();
+  if (!endpoint || endpoint.deleted_at !== null || !endpoint.enabled) {
+    await skipWebhookEvent(deps.table, event, now.toISOString());
+    return 'skipped';
+  }
+  const headers = deliveryHeaders(
+    { id: event.id, timestamp: Math.floor(now.getTime() / 1000), payload: event.payload },
+    await signingSecrets(deps, endpoint, now),
+  );
+  const attempt = await sendAttempt(endpoint.url, headers, event.payload, {
+    guard: addressGuard(deps.webhooks.addresses),
+    ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
+  });
+  const at = deps.now().toISOString();
+  const after = settle(event, attempt, at);
+  const attemptRecord: DeliveryAttemptRecord = {
+    id: derivedId('delivery-attempt', event.id, String(event.round), String(after.attempts)),
+    webhook_event_id: event.id,
+    endpoint_id: endpoint.id,
+    organization_id: event.organization_id,
+    type: event.type,
+    created_at: at,
+    round: event.round,
+    attempt: after.attempts,
+    succeeded: attempt.delivered,
+    http_code: attempt.status,
+    response: attempt.error ?? attempt.snippet,
+    duration_ms: attempt.durationMs,
+    webhook_event: after,
+  };
+  const { recorded } = await record(deps, event, attemptRecord, endpoint, attempt.status === 410);
+  // Another deliverer recorded this attempt of the same message first: its outcome stands.
+  if (!recorded) return 'ignored';
+  if (after.status === 'succeeded') return 'delivered';
+  if (after.status === 'failed') return 'failed';
+  const delay = retryDelaySeconds(after.attempts, deps.random) ?? 0;
+  await deps.queue.changeVisibility(message.receiptHandle, delay);
+  return 'retry';
+}
+
+/**
+ * A batch, messages in parallel: the ids of the messages to report as failed (retries, and messages
+ * whose handling failed: those come back after the queue's visibility timeout).
+ */
+export async function deliverBatch(
+  deps: DelivererDependencies,
+  messages: readonly QueueMessage[],
+): Promise<string[]> {
+  const outcomes = await Promise.all(
+    messages.map((message) =>
+      deliverMessage(deps, message).catch((error: unknown) => {
+        logError('webhook delivery failed; the message comes back after its visibility timeout', {
+          messageId: message.messageId,
+          name: (error as Error).name,
+          message: (error as Error).message,
+        });
+        return 'error' as const;
+      }),
+    ),
+  );
+  const sent = outcomes.filter((o) => o === 'delivered' || o === 'retry' || o === 'failed').length;
+  if (sent > 0) emitDeliveries(sent, outcomes.filter((o) => o === 'retry' || o === 'failed').length);
+  return messages
+    .filter((_, i) => outcomes[i] === 'retry' || outcomes[i] === 'error')
+    .map((m) => m.messageId);
+}

@@ -1,0 +1,84 @@
+/**
+ * The relay: outbox items, as the table's stream delivers them, become one webhook event per target
+ * endpoint and one queue message each.
+ *
+ * Targets are the organization's endpoints that are live, enabled and subscribed to the event's type,
+ * chosen when the event is relayed, from the organization's endpoint list (`LIST#WEBHOOK#<org>`,
+ * strongly consistent: one Query per organization per batch). Each webhook event's id derives from (event, endpoint) and is put
+ * only if absent; its message is sent whether or not this run recorded it, because the run that did may
+ * have stopped before sending. So a re-run after a crash or timeout at any step records nothing twice
+ * and loses nothing; the messages it repeats name a webhook event the deliverer has already settled
+ * (skipped) or that the receiver dedupes by `webhook-id`.
+ */
+import { recordWebhookEvent } from '../data/deliveries.ts';
+import type { Table } from '../data/dynamo.ts';
+import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
+import { partitions } from '../data/table.ts';
+import { organizationWebhookEndpoints } from '../data/webhooks.ts';
+import type { DeliveryQueue } from '../queue/queue.ts';
+import { webhookEventId } from './events.ts';
+
+export interface RelayDependencies {
+  table: Table;
+  queue: DeliveryQueue;
+}
+
+/** What the deliverer is told: which webhook event, which endpoint, which delivery round. */
+export interface DeliveryMessage {
+  webhook_event_id: string;
+  endpoint_id: string;
+  round: number;
+}
+
+/** The stream records the relay takes (the event source mapping's filter, and the local poller's). */
+export const outboxStreamFilter = {
+  eventName: 'INSERT',
+  partitionKeyPrefix: partitions.event,
+} as const;
+
+export const isTarget = (endpoint: WebhookEndpointRecord, type: string): boolean =>
+  endpoint.deleted_at === null && endpoint.enabled && endpoint.events.includes(type);
+
+/** Relays events (in stream order); throws when anything failed, so the whole batch is retried. */
+export async function relayEvents(
+  deps: RelayDependencies,
+  events: readonly OutboxEventRecord[],
+): Promise<number> {
+  const endpointsByOrganization = new Map<string, Promise<WebhookEndpointRecord[]>>();
+  const endpointsOf = (organizationId: string) => {
+    let found = endpointsByOrganization.get(organizationId);
+    if (!found) {
+      found = organizationWebhookEndpoints(deps.table, organizationId);
+      endpointsByOrganization.set(organizationId, found);
+    }
+    return found;
+  };
+  const messages: DeliveryMessage[] = [];
+  for (const event of events) {
+    const targets = (await endpointsOf(event.organization_id)).filter((endpoint) =>
+      isTarget(endpoint, event.type),
+    );
+    const webhookEvents = targets.map(
+      (endpoint): WebhookEventRecord => ({
+        id: webhookEventId(event.id, endpoint.id),
+        event_id: event.id,
+        endpoint_id: endpoint.id,
+        organization_id: event.organization_id,
+        type: event.type,
+        payload: event.payload,
+        created_at: event.timestamp,
+        modified_at: null,
+        status: 'pending',
+        round: 1,
+        attempts: 0,
+        last_http_code: null,
+      }),
+    );
+    await Promise.all(webhookEvents.map((webhookEvent) => recordWebhookEvent(deps.table, webhookEvent)));
+    for (const webhookEvent of webhookEvents) {
+      messages.push({ webhook_event_id: webhookEvent.id, endpoint_id: webhookEvent.endpoint_id, round: 1 });
+    }
+  }
+  await deps.queue.sendBatch(messages.map((message) => JSON.stringify(message)));
+  return messages.length;
+}

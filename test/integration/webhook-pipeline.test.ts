@@ -1,0 +1,385 @@
+/**
+ * The webhook pipeline end to end over DynamoDB Local: the API writes events in its transactions, the
+ * table's stream carries them to the relay, the relay fans them out to the subscribed endpoints and
+ * queues one message each, the deliverer signs and sends them to receivers on loopback. Every function
+ * runs under its template policy (IAM proxy); the queue is the in-process one with SQS's semantics.
+ */
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { webhooks } from '@polar-sh/sdk/2026-10';
+import { validateEvent as validateV0 } from 'polar-sdk-v0/webhooks';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { recordWebhookEvent } from '#shared/data/deliveries.ts';
+import type { WebhookEndpointRecord } from '#shared/data/records.ts';
+import { keys } from '#shared/data/table.ts';
+import { getWebhookEndpoint, replaceWebhookEndpoint } from '#shared/data/webhooks.ts';
+import { newId } from '#shared/domain/ids.ts';
+import { FAILED_EVENTS_DISABLE_THRESHOLD } from '#shared/webhooks/deliver.ts';
+import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
+import { MAX_ATTEMPTS } from '#shared/webhooks/retry.ts';
+import { outboxOf } from '../support/outbox.ts';
+import { loopbackEndpoint, startTestPipeline, type TestPipeline, waitFor } from '../support/pipeline.ts';
+import { type Delivery, type Receiver, startReceiver } from '../support/receiver.ts';
+import { createWorld, type World } from '../support/world.ts';
+
+let world: World;
+let pipeline: TestPipeline;
+const receivers: Receiver[] = [];
+/** While set, the deliverer is not called: messages are reported failed and come back later. */
+let holding = false;
+/** Webhook event ids of the messages held back, until one is handed to the deliverer. */
+const held = new Set<string>();
+beforeAll(async () => {
+  world = await createWorld('webhook-pipeline');
+  pipeline = await startTestPipeline(world, {
+    wrapDeliver: (deliver) => async (event) => {
+      const ids = event.Records.map((r) => JSON.parse(r.body).webhook_event_id as string);
+      if (holding) {
+        for (const id of ids) held.add(id);
+        return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
+      }
+      for (const id of ids) held.delete(id);
+      return deliver(event);
+    },
+  });
+  // The demo seed's own events are relayed before any test's endpoint exists.
+  await pipeline.settled();
+});
+afterAll(async () => {
+  await pipeline?.stop();
+  await world?.drop();
+});
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+async function receiver(answer?: Receiver['answer']) {
+  const r = await startReceiver(answer);
+  receivers.push(r);
+  return r;
+}
+
+const token = () => world.demo.personal_access_token;
+async function subscribe(customerId = world.demo.customer_id) {
+  const reply = await world.call('POST', '/v1/subscriptions/', {
+    token: token(),
+    body: { product_id: world.demo.free_product_id, customer_id: customerId },
+  });
+  expect(reply.status).toBe(201);
+  return reply.body as { id: string; created_at: string };
+}
+
+const headersOf = (d: Delivery) =>
+  Object.fromEntries(Object.entries(d.headers).map(([k, v]) => [k, String(v)]));
+const typeOf = (d: Delivery) => JSON.parse(d.body).type as string;
+const ofSubscription = (id: string) => (d: Delivery) => JSON.parse(d.body).data.id === id;
+
+const getItem = async (key: { PK: string; SK: string }) =>
+  (
+    await world.table.doc.send(
+      new GetCommand({ TableName: world.table.name, Key: key, ConsistentRead: true }),
+    )
+  ).Item;
+
+describe('a new subscription reaches the subscribed endpoints', () => {
+  it('each delivery verifies with @polar-sh/sdk 1.x and 0.49 validateEvent and with standardwebhooks', async () => {
+    const r = await receiver();
+    const { endpoint, secret } = await loopbackEndpoint(world, r.url, [
+      'subscription.created',
+      'subscription.active',
+      'subscription.updated',
+    ]);
+    const subscription = await subscribe();
+    await waitFor(
+      () => r.deliveries.filter(ofSubscription(subscription.id)).length === 3,
+      15_000,
+      '3 deliveries',
+    );
+    const mine = r.deliveries.filter(ofSubscription(subscription.id));
+    expect(mine.map(typeOf).sort()).toEqual([
+      'subscription.active',
+      'subscription.created',
+      'subscription.updated',
+    ]);
+    const events = await outboxOf(world.table, 'subscription', subscription.id);
+    for (const delivery of mine) {
+      const headers = headersOf(delivery);
+      const event = events.find((e) => e.type === typeOf(delivery));
+      // The exact stored envelope; the webhook-id is the (event, endpoint) pair's.
+      expect(delivery.body).toBe(event?.payload);
+      expect(headers['webhook-id']).toBe(webhookEventId(event?.id as string, endpoint.id));
+      expect(Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(30);
+      expect(headers['webhook-signature']?.split(' ')).toHaveLength(2);
+      const v1 = await webhooks.validateEvent(delivery.body, headers, secret);
+      expect((v1 as { type: string }).type).toBe(typeOf(delivery));
+      const v0 = validateV0(delivery.body, headers, secret);
+      expect(v0.type).toBe(typeOf(delivery));
+      expect(new Webhook(secret).verify(delivery.body, headers)).toMatchObject({ type: typeOf(delivery) });
+    }
+  });
+
+  it('only enabled, live endpoints of the organization subscribed to the type receive it', async () => {
+    const [subscribed, other, disabled, deleted, tenant] = await Promise.all(
+      [1, 2, 3, 4, 5].map(() => receiver()),
+    );
+    await loopbackEndpoint(world, (subscribed as Receiver).url, ['subscription.created']);
+    await loopbackEndpoint(world, (other as Receiver).url, ['customer.created']);
+    await loopbackEndpoint(world, (disabled as Receiver).url, ['subscription.created'], { enabled: false });
+    await loopbackEndpoint(world, (deleted as Receiver).url, ['subscription.created'], { deleted: true });
+    await loopbackEndpoint(world, (tenant as Receiver).url, ['subscription.created'], {
+      organizationId: world.demo.other_organization.organization_id,
+    });
+    const subscription = await subscribe();
+    await waitFor(() => (subscribed as Receiver).deliveries.length === 1, 15_000, 'the subscribed endpoint');
+    await pipeline.settled();
+    expect(typeOf((subscribed as Receiver).deliveries[0] as Delivery)).toBe('subscription.created');
+    expect(ofSubscription(subscription.id)((subscribed as Receiver).deliveries[0] as Delivery)).toBe(true);
+    for (const r of [other, disabled, deleted, tenant]) expect((r as Receiver).deliveries).toEqual([]);
+  });
+});
+
+describe('retries', () => {
+  it('a first attempt answered 500 is retried within seconds with the same webhook-id; both attempts recorded', async () => {
+    const r = await receiver((n) => (n === 0 ? { status: 500, body: 'try again' } : 200));
+    const { endpoint } = await loopbackEndpoint(world, r.url, ['customer.created']);
+    const created = await world.call('POST', '/v1/customers/', {
+      token: token(),
+      body: { email: `retry-${Date.now()}@example.com` },
+    });
+    expect(created.status).toBe(201);
+    await waitFor(() => r.deliveries.length === 2, 20_000, 'the retry');
+    const [first, second] = r.deliveries as [Delivery, Delivery];
+    expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    expect(second.body).toBe(first.body);
+    const gap = second.at - first.at;
+    expect(gap).toBeGreaterThan(2_000);
+    expect(gap).toBeLessThan(8_000);
+    await pipeline.settled();
+    const id = String(first.headers['webhook-id']);
+    const event = await getItem(keys.webhookEvent(id));
+    expect(event).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+      last_http_code: 200,
+      endpoint_id: endpoint.id,
+    });
+    const attempts = (
+      await world.table.doc.send(
+        new QueryCommand({
+          TableName: world.table.name,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :a)',
+          ExpressionAttributeValues: { ':pk': `WHEVENT#${id}`, ':a': 'ATTEMPT#' },
+        }),
+      )
+    ).Items;
+    expect(attempts?.map((a) => [a.attempt, a.http_code, a.succeeded, a.response])).toEqual([
+      [1, 500, false, 'try again'],
+      [2, 200, true, ''],
+    ]);
+    expect(MAX_ATTEMPTS).toBeGreaterThan(2);
+  });
+});
+
+describe('deleted and disabled endpoints stop at once', () => {
+  it('after the endpoint is deleted, a new subscription delivers nothing to it', async () => {
+    const r = await receiver();
+    const { endpoint } = await loopbackEndpoint(world, r.url, ['subscription.created']);
+    await subscribe();
+    await waitFor(() => r.deliveries.length === 1, 15_000, 'the first delivery');
+    const deleted = await world.call('DELETE', `/v1/webhooks/endpoints/${endpoint.id}`, { token: token() });
+    expect(deleted.status).toBe(204);
+    await subscribe();
+    await pipeline.settled();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(r.deliveries).toHaveLength(1);
+  });
+
+  it('an event already queued is not sent after its endpoint is deleted: it is skipped', async () => {
+    const r = await receiver();
+    const { endpoint } = await loopbackEndpoint(world, r.url, ['customer.created']);
+    holding = true;
+    try {
+      const customer = await world.call('POST', '/v1/customers/', {
+        token: token(),
+        body: { email: `queued-${Date.now()}@example.com` },
+      });
+      const [event] = await outboxOf(world.table, 'customer', customer.body.id);
+      const id = webhookEventId(event?.id as string, endpoint.id);
+      // Relayed and queued, held back from the deliverer.
+      await waitFor(() => held.has(id), 10_000, 'the queued message');
+      expect(await getItem(keys.webhookEvent(id))).toMatchObject({ status: 'pending' });
+      const deleted = await world.call('DELETE', `/v1/webhooks/endpoints/${endpoint.id}`, { token: token() });
+      expect(deleted.status).toBe(204);
+      holding = false;
+      await waitFor(() => !held.has(id), 10_000, 'the message delivered');
+      await pipeline.settled();
+      expect(r.deliveries).toEqual([]);
+      expect(await getItem(keys.webhookEvent(id))).toMatchObject({ status: 'skipped', attempts: 0 });
+    } finally {
+      holding = false;
+    }
+  });
+});
+
+/** The endpoint as the API shows it, by id and in the organization's list (its entries in step). */
+async function shownEndpoint(id: string) {
+  const one = await world.call('GET', `/v1/webhooks/endpoints/${id}`, { token: token() });
+  expect(one.status).toBe(200);
+  const list = await world.call('GET', '/v1/webhooks/endpoints?limit=100', { token: token() });
+  const listed = (list.body.items as { id: string }[]).find((item) => item.id === id);
+  expect(listed).toEqual(one.body);
+  return one.body as { enabled: boolean; disabled_reason: string | null; failure_count: number };
+}
+
+/** An endpoint with `failure_count` set as the deliverer would have left it. */
+async function failingEndpoint(url: string, failureCount: number): Promise<WebhookEndpointRecord> {
+  const { endpoint } = await loopbackEndpoint(world, url, ['customer.created']);
+  const after = { ...endpoint, failure_count: failureCount, revision: endpoint.revision + 1 };
+  await replaceWebhookEndpoint(world.table, endpoint, after);
+  return after;
+}
+
+/**
+ * A webhook event of `endpoint` at its last attempt (the ladder's nine retries spent, as if hours
+ * had passed), queued as the relay queues one.
+ */
+async function lastAttemptOf(endpoint: WebhookEndpointRecord): Promise<string> {
+  const at = new Date().toISOString();
+  const id = webhookEventId(newId(), endpoint.id);
+  await recordWebhookEvent(world.table, {
+    id,
+    event_id: newId(),
+    endpoint_id: endpoint.id,
+    organization_id: endpoint.organization_id,
+    type: 'customer.created',
+    payload: envelope('customer.created', at, { id: newId() }),
+    created_at: at,
+    modified_at: at,
+    status: 'pending',
+    round: 1,
+    attempts: MAX_ATTEMPTS - 1,
+    last_http_code: 500,
+  });
+  await pipeline.queue.send(JSON.stringify({ webhook_event_id: id, endpoint_id: endpoint.id, round: 1 }));
+  return id;
+}
+
+describe('endpoint health', () => {
+  it('a 410 Gone disables the endpoint at once (endpoint_gone), its list entries with it; nothing more is sent', async () => {
+    const r = await receiver(() => 410);
+    const { endpoint } = await loopbackEndpoint(world, r.url, ['customer.created']);
+    const customer = async () =>
+      world.call('POST', '/v1/customers/', {
+        token: token(),
+        body: { email: `gone-${newId()}@example.com` },
+      });
+    expect((await customer()).status).toBe(201);
+    await waitFor(() => r.deliveries.length === 1, 15_000, 'the delivery');
+    await pipeline.settled();
+    expect(await shownEndpoint(endpoint.id)).toMatchObject({
+      enabled: false,
+      disabled_reason: 'endpoint_gone',
+      failure_count: 0,
+    });
+    const id = String((r.deliveries[0] as Delivery).headers['webhook-id']);
+    expect(await getItem(keys.webhookEvent(id))).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      last_http_code: 410,
+    });
+    expect((await customer()).status).toBe(201);
+    await pipeline.settled();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(r.deliveries).toHaveLength(1);
+  });
+
+  it(`each event that exhausts its retries counts; at ${FAILED_EVENTS_DISABLE_THRESHOLD} in a row the endpoint is disabled (too_many_failures)`, async () => {
+    const r = await receiver(() => ({ status: 500, body: 'down' }));
+    const endpoint = await failingEndpoint(r.url, FAILED_EVENTS_DISABLE_THRESHOLD - 2);
+    const first = await lastAttemptOf(endpoint);
+    await waitFor(() => r.deliveries.length === 1, 15_000, 'the last attempt');
+    await pipeline.settled();
+    expect(await getItem(keys.webhookEvent(first))).toMatchObject({
+      status: 'failed',
+      attempts: MAX_ATTEMPTS,
+    });
+    expect(await shownEndpoint(endpoint.id)).toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+      failure_count: FAILED_EVENTS_DISABLE_THRESHOLD - 1,
+    });
+    await lastAttemptOf((await getWebhookEndpoint(world.table, endpoint.id)) as WebhookEndpointRecord);
+    await waitFor(() => r.deliveries.length === 2, 15_000, 'the second last attempt');
+    await pipeline.settled();
+    expect(await shownEndpoint(endpoint.id)).toMatchObject({
+      enabled: false,
+      disabled_reason: 'too_many_failures',
+      failure_count: FAILED_EVENTS_DISABLE_THRESHOLD,
+    });
+    // Enabled again by its owner (at a public URL: the API refuses loopback): reason and count cleared.
+    const enabled = await world.call('PATCH', `/v1/webhooks/endpoints/${endpoint.id}`, {
+      token: token(),
+      body: { enabled: true, url: 'https://hooks.example.com/recovered' },
+    });
+    expect(enabled.body).toMatchObject({ enabled: true, disabled_reason: null, failure_count: 0 });
+  });
+
+  it('a delivered event clears the failure count; a failed attempt that is retried does not count', async () => {
+    const ok = await receiver();
+    const healthy = await failingEndpoint(ok.url, 2);
+    await lastAttemptOf(healthy);
+    await waitFor(() => ok.deliveries.length === 1, 15_000, 'the delivery');
+    await pipeline.settled();
+    expect(await shownEndpoint(healthy.id)).toMatchObject({ enabled: true, failure_count: 0 });
+
+    const flaky = await receiver((n) => (n === 0 ? 500 : 200));
+    const retried = await failingEndpoint(flaky.url, 1);
+    const created = await world.call('POST', '/v1/customers/', {
+      token: token(),
+      body: { email: `flaky-${newId()}@example.com` },
+    });
+    expect(created.status).toBe(201);
+    await waitFor(() => flaky.deliveries.length === 1, 15_000, 'the first attempt');
+    // After the failed first attempt is recorded, before its retry (seconds later): not counted.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const id = String((flaky.deliveries[0] as Delivery).headers['webhook-id']);
+    expect(await getItem(keys.webhookEvent(id))).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(flaky.deliveries).toHaveLength(1);
+    expect((await shownEndpoint(retried.id)).failure_count).toBe(1);
+    await waitFor(() => flaky.deliveries.length === 2, 15_000, 'the retry');
+    await pipeline.settled();
+    expect((await shownEndpoint(retried.id)).failure_count).toBe(0);
+  });
+
+  it("an owner's change of the endpoint during an attempt wins; the deliverer decides again on it", async () => {
+    let endpoint: WebhookEndpointRecord | undefined;
+    // The receiver renames the endpoint while the attempt is in flight: the deliverer's write then
+    // finds a newer revision, reads it again and applies the failure count on top of the rename.
+    const r = await receiver(async () => {
+      const current = (await getWebhookEndpoint(
+        world.table,
+        (endpoint as WebhookEndpointRecord).id,
+      )) as WebhookEndpointRecord;
+      await replaceWebhookEndpoint(world.table, current, {
+        ...current,
+        name: 'renamed meanwhile',
+        revision: current.revision + 1,
+      });
+      return 500;
+    });
+    endpoint = await failingEndpoint(r.url, 0);
+    await lastAttemptOf(endpoint);
+    await waitFor(() => r.deliveries.length === 1, 15_000, 'the attempt');
+    await pipeline.settled();
+    const shown = await shownEndpoint(endpoint.id);
+    expect(shown).toMatchObject({ name: 'renamed meanwhile', enabled: true, failure_count: 1 });
+  });
+});
+
+describe('the run', () => {
+  it('the relay and the deliverer never failed, and nothing reached the dead-letter queue', () => {
+    expect(pipeline.errors).toEqual([]);
+    expect(pipeline.deadLetter.size).toBe(0);
+    expect(pipeline.relayed()).toBeGreaterThan(0);
+  });
+});

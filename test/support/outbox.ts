@@ -1,0 +1,37 @@
+/** Reading the outbox as an operator would: an object's event items, in their stored order. */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Table } from '#shared/data/dynamo.ts';
+import { partitions } from '#shared/data/table.ts';
+
+export interface StoredEvent {
+  SK: string;
+  id: string;
+  type: string;
+  organization_id: string;
+  timestamp: string;
+  payload: string;
+  expires_ttl: number;
+  // biome-ignore lint/suspicious/noExplicitAny: the envelope's data is the API's JSON
+  envelope: { type: string; timestamp: string; data: any };
+}
+
+export async function outboxOf(
+  table: Table,
+  kind: 'customer' | 'product' | 'subscription',
+  id: string,
+): Promise<StoredEvent[]> {
+  const result = await table.doc.send(
+    new QueryCommand({
+      TableName: table.name,
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': `${partitions.event}${kind.toUpperCase()}#${id}` },
+      ConsistentRead: true,
+    }),
+  );
+  return (result.Items ?? []).map((item) => ({
+    ...(item as Omit<StoredEvent, 'envelope'>),
+    envelope: JSON.parse(String(item.payload)),
+  }));
+}
+
+export const typesOf = (events: StoredEvent[]) => events.map((event) => event.type);
