@@ -166,7 +166,8 @@ function validatorsJs(): string {
     helpers.push(inlined);
   }
   if (code.includes('ucs2length')) helpers.push(UCS2LENGTH_SOURCE);
-  const imports = code.includes('fullFormats.') ? `import { fullFormats } from '${FORMATS_MODULE}';\n` : '';
+  // `fullFormats["date-time"]` too: a format whose name is no identifier is written with brackets.
+  const imports = /\bfullFormats\b/.test(code) ? `import { fullFormats } from '${FORMATS_MODULE}';\n` : '';
   if (/\brequire\s*\(/.test(code))
     throw new Error('validators.js would still call require(): extend the post-processing');
   const shapes = Object.entries(queryShapes()).map(
