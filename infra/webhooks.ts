@@ -12,15 +12,16 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DELIVERY_METRICS, SERVICE } from '../shared/observability/telemetry.ts';
 import { pipelineFunctions } from '../shared/operations.ts';
-import { outboxStreamFilter } from '../shared/webhooks/relay.ts';
+import { DELIVERY_QUEUE_URL_ENV } from '../shared/queue/production.ts';
+import { relayStreamFilters } from '../shared/webhooks/relay.ts';
 import { MAX_ATTEMPTS } from '../shared/webhooks/retry.ts';
-import { DELIVERY_QUEUE_URL_ENV } from '../shared/webhooks/runtime.ts';
 import { ApiFunction, constructId, LOCAL_SQS_ENDPOINT_ENV, type WebhookKeySetRef } from './function.ts';
 
 /** A batch of ten messages sent in parallel, each within send.ts's 10 s deadline, plus the table writes. */
@@ -109,13 +110,14 @@ export class WebhookPipeline extends Construct {
       operation: relayDefinition,
       timeout: Duration.seconds(60),
     });
-    this.queue.grantSendMessages(this.relay.role);
+    this.connectSender(this.relay);
     Validations.of(this.relay.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'The stream event source mapping needs dynamodb:ListStreams, which takes no resource-level permission ' +
         '(AWS requires Resource "*"); the stream\'s own read actions are granted on the table\'s stream ARN only.',
     });
+    const { outbox, expiredDelivery } = relayStreamFilters;
     this.relay.function.addEventSource(
       new DynamoEventSource(props.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -124,9 +126,20 @@ export class WebhookPipeline extends Construct {
         retryAttempts: RELAY_RETRY_ATTEMPTS,
         onFailure: new SqsDlq(this.relayFailures),
         filters: [
+          // New outbox items: the events to relay.
           FilterCriteria.filter({
-            eventName: FilterRule.isEqual(outboxStreamFilter.eventName),
-            dynamodb: { Keys: { PK: { S: FilterRule.beginsWith(outboxStreamFilter.partitionKeyPrefix) } } },
+            eventName: FilterRule.isEqual(outbox.eventName),
+            dynamodb: { Keys: { PK: { S: FilterRule.beginsWith(outbox.partitionKeyPrefix) } } },
+          }),
+          // Delivery list entries removed by their TTL: taken off their list's count.
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual(expiredDelivery.eventName),
+            dynamodb: {
+              Keys: {
+                PK: { S: FilterRule.beginsWith(expiredDelivery.partitionKeyPrefix) },
+                SK: { S: FilterRule.beginsWith(expiredDelivery.sortKeyPrefix) },
+              },
+            },
           }),
         ],
       }),
@@ -147,6 +160,23 @@ export class WebhookPipeline extends Construct {
     );
 
     if (props.production) this.createAlarms(props.namespace);
+  }
+
+  /**
+   * A function that sends to the delivery queue (the relay; Redeliver): `sqs:SendMessage` on this
+   * queue alone (SendMessageBatch needs no other action), its URL, and the empty SQS endpoint
+   * variable `sam local` can override.
+   */
+  connectSender(fn: ApiFunction): void {
+    fn.role.addToPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['sqs:SendMessage'],
+        resources: [this.queue.queueArn],
+      }),
+    );
+    fn.function.addEnvironment(DELIVERY_QUEUE_URL_ENV, this.queue.queueUrl);
+    fn.function.addEnvironment(LOCAL_SQS_ENDPOINT_ENV, '');
   }
 
   private createAlarms(namespace: string): void {

@@ -54,6 +54,11 @@ export interface OperationDefinition {
    * (`WEBHOOK_KEY_SET_ID_ENV`); locally only these functions are given the key set.
    */
   webhookKeySet?: true;
+  /**
+   * The function sends to the webhook delivery queue: the stack grants it `sqs:SendMessage` on that
+   * queue and passes its URL (`DELIVERY_QUEUE_URL`); locally it is given the in-process queue.
+   */
+  deliveryQueue?: true;
 }
 
 /** Authentication reads the token item on every request. */
@@ -656,6 +661,36 @@ export const operations = [
     entry: 'functions/update-customer-subscription/handler.ts',
     access: [...CUSTOMER_SUBSCRIPTION_READ, ...CUSTOMER_SUBSCRIPTION_CHANGE, OUTBOX],
   },
+  {
+    name: 'list-webhook-deliveries',
+    operationId: 'listWebhookDeliveries',
+    method: 'GET',
+    path: '/v1/webhooks/deliveries',
+    entry: 'functions/list-webhook-deliveries/handler.ts',
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      // Per list (the organization's, or an endpoint's; or their view by outcome): its count's
+      // shards, then its entries; both queries.
+      { actions: ['dynamodb:Query'], leadingKeys: ['deliveryList'] },
+    ],
+  },
+  {
+    name: 'redeliver-webhook-event',
+    operationId: 'redeliverWebhookEvent',
+    method: 'POST',
+    path: '/v1/webhooks/events/{id}/redeliver',
+    entry: 'functions/redeliver-webhook-event/handler.ts',
+    access: [
+      AUTHENTICATE,
+      AUTHENTICATE_OAUTH,
+      IDEMPOTENCY,
+      // One conditional write starts the event's next delivery round (its organization one of the
+      // caller's); then one message to the delivery queue.
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEvent'] },
+    ],
+    deliveryQueue: true,
+  },
 ] as const satisfies readonly OperationDefinition[];
 
 /**
@@ -706,9 +741,11 @@ export const pipelineFunctions = [
     name: 'webhook-relay',
     entry: 'functions/webhook-relay/handler.ts',
     access: [
-      // The organization's endpoints, from its endpoint list; one webhook event per target.
+      // The organization's endpoints, from its endpoint list; one webhook event per target. An
+      // expired delivery list entry: a tombstone and the list's count down, in one transaction.
       { actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
-      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEvent'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEvent', 'deliveryList'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['deliveryList'] },
     ],
   },
   {
@@ -797,6 +834,10 @@ export const routedPaths: readonly { method: string; path: string }[] = [
 export const TABLE_NAME_ENV = 'TABLE_NAME';
 /** Name (or ARN) of the Secrets Manager secret holding the webhook key set, given to `webhookKeySet` functions only. */
 export const WEBHOOK_KEY_SET_ID_ENV = 'WEBHOOK_KEY_SET_ID';
+
+/** Whether an operation's function sends to the webhook delivery queue. */
+export const usesDeliveryQueue = (name: string): boolean =>
+  operations.some((operation) => operation.name === name && 'deliveryQueue' in operation);
 
 /** Whether a function (an operation's, or the pipeline's) is given the webhook key set. */
 export const usesWebhookKeySet = (name: string): boolean =>

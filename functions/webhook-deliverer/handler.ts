@@ -1,6 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { productionQueue } from '#shared/queue/production.ts';
 import { type DelivererDependencies, deliverBatch } from '#shared/webhooks/deliver.ts';
-import { productionQueue, webhookKeyDependencies } from '#shared/webhooks/runtime.ts';
+import { webhookKeyDependencies } from '#shared/webhooks/runtime.ts';
 
 /** SQS → one attempt per message; retries are reported as batch item failures (ReportBatchItemFailures). */
 export const createHandler =

@@ -1,27 +1,35 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { forgetExpiredEntries } from '#shared/data/deliveries.ts';
 import { type OutboxEventRecord, record } from '#shared/data/records.ts';
+import type { Key } from '#shared/data/table.ts';
+import { productionQueue } from '#shared/queue/production.ts';
 import { productionDependencies } from '#shared/runtime.ts';
-import { outboxStreamFilter, type RelayDependencies, relayEvents } from '#shared/webhooks/relay.ts';
-import { productionQueue } from '#shared/webhooks/runtime.ts';
+import { type RelayDependencies, relayEvents, relayRecordKind } from '#shared/webhooks/relay.ts';
 
 /** The outbox items of a stream batch, in stream order (the mapping's filter already chose them). */
 const outboxEvents = (records: DynamoDBRecord[]): OutboxEventRecord[] =>
   records
-    .filter(
-      (r) =>
-        r.eventName === outboxStreamFilter.eventName &&
-        r.dynamodb?.Keys?.PK?.S?.startsWith(outboxStreamFilter.partitionKeyPrefix) &&
-        r.dynamodb.NewImage,
-    )
+    .filter((r) => relayRecordKind(r) === 'outbox' && r.dynamodb?.NewImage)
     .map((r) =>
       record<OutboxEventRecord>(unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>)),
     );
 
-/** DynamoDB Streams → webhook events and queue messages; a failure retries the batch (idempotent). */
+/** The keys of the delivery list entries DynamoDB's TTL removed. */
+const expiredEntries = (records: DynamoDBRecord[]): Key[] =>
+  records
+    .filter((r) => relayRecordKind(r) === 'expiredDelivery')
+    .map((r) => unmarshall(r.dynamodb?.Keys as Record<string, AttributeValue>) as Key);
+
+/**
+ * DynamoDB Streams → webhook events and queue messages, and expired delivery entries off their
+ * lists' counts; a failure retries the batch (both are idempotent).
+ */
 export const createHandler = (deps: RelayDependencies) => async (event: DynamoDBStreamEvent) => {
   await relayEvents(deps, outboxEvents(event.Records));
+  await forgetExpiredEntries(deps.table, expiredEntries(event.Records), deps.now());
 };
 
-export const handler = createHandler({ table: productionDependencies().table, queue: productionQueue() });
+const { table, now } = productionDependencies();
+export const handler = createHandler({ table, now, queue: productionQueue() });

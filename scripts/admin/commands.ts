@@ -6,6 +6,8 @@
  * hashes or ciphertext.
  */
 
+import { randomUUID } from 'node:crypto';
+import { recordAttempt, recordWebhookEvent } from '#shared/data/deliveries.ts';
 import {
   addMembership,
   getOrganization,
@@ -24,6 +26,7 @@ import type {
   WalletRecord,
   WalletType,
   WebhookEndpointRecord,
+  WebhookEventRecord,
   WebhookFormat,
 } from '#shared/data/records.ts';
 import { insertToken } from '#shared/data/tokens.ts';
@@ -38,6 +41,7 @@ import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { openCustomerSession } from '#shared/services/create-customer-session.ts';
 import { newProduct, storeNewProduct } from '#shared/services/create-product.ts';
 import { openWebhookEndpoint } from '#shared/services/webhook-endpoints.ts';
+import { derivedId, envelope, webhookEventId } from '#shared/webhooks/events.ts';
 
 /** What operator commands run with: the services' own dependencies (the table, a clock, the webhook key set). */
 export type AdminContext = Dependencies;
@@ -187,6 +191,58 @@ export async function createWebhookEndpoint(
     format: input.format ?? 'raw',
     events: input.events ?? ['subscription.created'],
   });
+}
+
+/**
+ * A webhook event of an endpoint, as the relay records it, delivered at its first attempt (the
+ * attempt and its list entries recorded as the deliverer records them): something for List Webhook
+ * Deliveries to show and Redeliver to send again without running the pipeline (the demo seed, tests).
+ */
+export async function recordDeliveredWebhookEvent(
+  ctx: Pick<AdminContext, 'table'>,
+  input: { organizationId: string; endpointId: string; at?: Date },
+): Promise<WebhookEventRecord> {
+  const eventId = randomUUID();
+  const at = (input.at ?? new Date()).toISOString();
+  const pending: WebhookEventRecord = {
+    id: webhookEventId(eventId, input.endpointId),
+    event_id: eventId,
+    endpoint_id: input.endpointId,
+    organization_id: input.organizationId,
+    type: 'customer.created',
+    payload: envelope('customer.created', at, { id: randomUUID() }),
+    created_at: at,
+    modified_at: null,
+    status: 'pending',
+    round: 1,
+    attempts: 0,
+    last_http_code: null,
+  };
+  if (!(await recordWebhookEvent(ctx.table, pending))) throw new Error('webhook event already recorded');
+  const delivered: WebhookEventRecord = {
+    ...pending,
+    modified_at: at,
+    status: 'succeeded',
+    attempts: 1,
+    last_http_code: 200,
+  };
+  const outcome = await recordAttempt(ctx.table, pending, {
+    id: derivedId('delivery-attempt', pending.id, '1', '1'),
+    webhook_event_id: pending.id,
+    endpoint_id: input.endpointId,
+    organization_id: input.organizationId,
+    type: pending.type,
+    created_at: at,
+    round: 1,
+    attempt: 1,
+    succeeded: true,
+    http_code: 200,
+    response: '',
+    duration_ms: 5,
+    webhook_event: delivered,
+  });
+  if (outcome !== 'recorded') throw new Error(`delivery attempt not recorded: ${outcome}`);
+  return delivered;
 }
 
 export async function createCustomerSession(

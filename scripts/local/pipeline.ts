@@ -1,6 +1,6 @@
 /**
  * The webhook pipeline as AWS runs it, in process: DynamoDB Local's stream polled as Lambda's event
- * source mapping polls a table stream (the same filter: inserts of outbox items), the relay handler
+ * source mapping polls a table stream (the same filters: inserts of outbox items, removals of delivery list entries), the relay handler
  * invoked with a Lambda-shaped event, and the deliverer handler fed from an in-process queue with SQS's
  * semantics as Lambda's SQS mapping feeds it (batches of ten, messages not reported as failed deleted).
  *
@@ -18,7 +18,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeliveryQueue, QueueMessage } from '#shared/queue/queue.ts';
-import { outboxStreamFilter } from '#shared/webhooks/relay.ts';
+import { relayRecordKind } from '#shared/webhooks/relay.ts';
 
 export type RelayHandler = (event: DynamoDBStreamEvent) => Promise<unknown>;
 export type DelivererHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -28,9 +28,8 @@ const SQS_BATCH = 10;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export const matchesOutboxFilter = (record: StreamRecord): boolean =>
-  record.eventName === outboxStreamFilter.eventName &&
-  Boolean(record.dynamodb?.Keys?.PK?.S?.startsWith(outboxStreamFilter.partitionKeyPrefix));
+/** What the relay's event source mapping hands it (`relayStreamFilters`). */
+export const matchesRelayFilter = (record: StreamRecord): boolean => relayRecordKind(record) !== undefined;
 
 /** The SQS event Lambda would build for these messages. */
 export function sqsEvent(messages: readonly QueueMessage[], queueArn: string): SQSEvent {
@@ -137,7 +136,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     for (const [shard, iterator] of iterators) {
       if (!iterator) continue;
       const result = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
-      const records = (result.Records ?? []).filter(matchesOutboxFilter);
+      const records = (result.Records ?? []).filter(matchesRelayFilter);
       if ((result.Records ?? []).length > 0) read = true;
       if (records.length > 0) {
         const event: DynamoDBStreamEvent = {

@@ -14,6 +14,7 @@ import {
   createUser,
   createWallet,
   createWebhookEndpoint,
+  recordDeliveredWebhookEvent,
 } from '#scripts/admin/commands.ts';
 import { findOAuthClient } from '#shared/data/oauth-clients.ts';
 import type { CustomerRecord, WalletType } from '#shared/data/records.ts';
@@ -51,6 +52,8 @@ export interface DemoData {
   one_time_product_id: string;
   archived_product_id: string;
   webhook_endpoint_ids: string[];
+  /** A webhook event of the second demo endpoint, delivered once (List Webhook Deliveries, Redeliver). */
+  webhook_event_id: string;
   /** An OAuth client the demo user registered through Create Client, with its RFC 7592 credentials. */
   oauth_client: {
     client_id: string;
@@ -353,6 +356,11 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     url: 'https://hooks.other.example/polar',
   });
 
+  const webhookEvent = await recordDeliveredWebhookEvent(ctx, {
+    organizationId: org.id,
+    endpointId: endpoints[1]?.endpoint.id as string,
+  });
+
   return {
     base_url: baseUrl,
     organization_id: org.id,
@@ -375,6 +383,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     archived_product_id: archived.id,
     webhook_endpoint_ids: endpoints.map(({ endpoint }) => endpoint.id),
     oauth_tokens: oauthTokens,
+    webhook_event_id: webhookEvent.id,
     oauth_client: {
       client_id: client.client_id,
       client_secret: client.client_secret ?? '',

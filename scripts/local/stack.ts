@@ -18,13 +18,15 @@ import { type CorsPolicy, corsPolicy, DEFAULT_ALLOW_ORIGINS, parseAllowOrigins }
 import {
   scheduledFunctions,
   TABLE_NAME_ENV,
+  usesDeliveryQueue,
   usesWebhookKeySet,
   WEBHOOK_KEY_SET_ID_ENV,
 } from '#shared/operations.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
+import { DELIVERY_QUEUE_URL_ENV } from '#shared/queue/production.ts';
+import type { DeliveryQueue } from '#shared/queue/queue.ts';
 import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
 import { MAX_ATTEMPTS } from '#shared/webhooks/retry.ts';
-import { DELIVERY_QUEUE_URL_ENV } from '#shared/webhooks/runtime.ts';
 import { ensureTable } from './create-table.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
 import type { StackPolicies } from './iam/policy.ts';
@@ -95,6 +97,7 @@ function localAwsEnvironment(endpoint: string, tableName: string): void {
   // Handler modules wire their AWS dependencies when they load, as on Lambda; each is then built
   // over the local ones (the key set is passed in, never read from Secrets Manager here).
   process.env[WEBHOOK_KEY_SET_ID_ENV] ??= 'local';
+  process.env[DELIVERY_QUEUE_URL_ENV] ??= 'http://in-process.local/deliveries';
 }
 
 /** The webhook key set: kept beside persistent data, else made per run. */
@@ -136,11 +139,15 @@ async function renewSessions(ctx: AdminContext, demo: DemoData): Promise<DemoDat
   };
 }
 
-/** Each function's own client, on its own endpoint of the IAM proxy: its policy judges every call. */
+/**
+ * Each function's own client, on its own endpoint of the IAM proxy: its policy judges every call; the
+ * delivery queue only for the functions the stack lets send to it.
+ */
 function functionDependencies(
   endpointFor: (name: string) => string,
   tableName: string,
   webhooks: WebhookSettings,
+  deliveryQueue: DeliveryQueue,
 ): (name: string) => Dependencies {
   const deps = new Map<string, Dependencies>();
   return (name) => {
@@ -151,6 +158,7 @@ function functionDependencies(
         table: { doc, name: tableName },
         now: () => new Date(),
         webhooks: functionWebhookSettings(name, webhooks),
+        ...(usesDeliveryQueue(name) ? { deliveryQueue } : {}),
       };
       deps.set(name, found);
     }
@@ -169,24 +177,17 @@ async function startWebhookPipeline(
   dynamodbEndpoint: string,
   tableName: string,
   depsFor: (name: string) => Dependencies,
+  queue: LocalQueue,
   quiet: boolean,
 ): Promise<LocalPipeline> {
-  // The handler modules wire their production dependencies when they load: give them what they read.
-  process.env[DELIVERY_QUEUE_URL_ENV] ??= 'http://in-process.local/deliveries';
   const relayModule = await import('#functions/webhook-relay/handler.ts');
   const delivererModule = await import('#functions/webhook-deliverer/handler.ts');
-  const deadLetter = new LocalQueue({ visibilityTimeoutSeconds: 30 });
-  const queue = new LocalQueue({
-    visibilityTimeoutSeconds: LOCAL_VISIBILITY_SECONDS,
-    maxReceiveCount: MAX_ATTEMPTS + 5,
-    deadLetter,
-  });
   return startLocalPipeline({
     dynamodbEndpoint,
     tableName,
     region: LOCAL_REGION,
     queue,
-    relay: relayModule.createHandler({ table: depsFor('webhook-relay').table, queue }),
+    relay: relayModule.createHandler({ ...depsFor('webhook-relay'), queue }),
     deliver: delivererModule.createHandler({ ...depsFor('webhook-deliverer'), queue }),
     onError: (error) => {
       if (!quiet) console.error('[webhooks]', error);
@@ -245,7 +246,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       region: LOCAL_REGION,
     });
     stops.push(() => iam.stop());
-    const depsFor = functionDependencies(iam.endpointFor, tableName, ctx.webhooks);
+    // The delivery queue, in process with SQS's semantics (redrive after MAX_ATTEMPTS + 5 receives, as
+    // deployed): Redeliver sends to it; the pipeline, when it runs, pumps it.
+    const queue = new LocalQueue({
+      visibilityTimeoutSeconds: LOCAL_VISIBILITY_SECONDS,
+      maxReceiveCount: MAX_ATTEMPTS + 5,
+      deadLetter: new LocalQueue({ visibilityTimeoutSeconds: 30 }),
+    });
+    const depsFor = functionDependencies(iam.endpointFor, tableName, ctx.webhooks, queue);
     const server = await startApiServer({
       port: options.port,
       host,
@@ -270,7 +278,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ),
     );
     if (options.webhooks ?? true) {
-      const pipeline = await startWebhookPipeline(db.endpoint, tableName, depsFor, options.quiet ?? false);
+      const pipeline = await startWebhookPipeline(
+        db.endpoint,
+        tableName,
+        depsFor,
+        queue,
+        options.quiet ?? false,
+      );
       stops.push(() => pipeline.stop());
     }
     return {

@@ -4,12 +4,13 @@
  * relay or deliverer that runs twice over the same input (a crash, a timeout, SQS delivering a message
  * twice) changes nothing twice.
  */
+import { randomUUID } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import { EVENT_RETENTION_DAYS } from '../webhooks/events.ts';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
-import { type Listing, listedWrites } from './listing.ts';
+import { countShard, type Listing, listedWrites, listPage, type SortCriterion } from './listing.ts';
 import {
   type DeliveryAttemptRecord,
   item,
@@ -17,7 +18,7 @@ import {
   type WebhookEndpointRecord,
   type WebhookEventRecord,
 } from './records.ts';
-import { attr, keys } from './table.ts';
+import { attr, type Key, keys, LIST_COUNT_PREFIX } from './table.ts';
 import { endpointReplacement, webhookEndpointRecord } from './webhooks.ts';
 
 const expiresAt = (at: string) => Math.floor(Date.parse(at) / 1000) + EVENT_RETENTION_DAYS * 86_400;
@@ -56,7 +57,7 @@ export async function deliveryState(
   const event = found.get(keyId(keys.webhookEvent(webhookEventId)));
   const endpoint = found.get(keyId(keys.webhookEndpoint(endpointId)));
   return {
-    ...(event ? { event: record<WebhookEventRecord>(event) } : {}),
+    ...(event ? { event: webhookEventRecord(event) } : {}),
     ...(endpoint ? { endpoint: webhookEndpointRecord(endpoint) } : {}),
   };
 }
@@ -76,22 +77,100 @@ export async function rereadEndpoint(
 export async function getWebhookEvent(table: Table, id: string): Promise<WebhookEventRecord | undefined> {
   const found = await readMany(table, [keys.webhookEvent(id)]);
   const stored = found.get(keyId(keys.webhookEvent(id)));
-  return stored ? record<WebhookEventRecord>(stored) : undefined;
+  return stored ? webhookEventRecord(stored) : undefined;
 }
 
-/** Delivery attempts, newest first, per organization and per endpoint (`owner` `<org>#<endpoint>`). */
-export const organizationDeliveries: Listing<DeliveryAttemptRecord, 'created_at'> = {
+/**
+ * Delivery attempts, listed per organization (`LIST#DELIVERY#<org>`) and per endpoint
+ * (`LIST#DELIVERY#<org>#<endpoint>`), each also in a view by outcome (`…#succeeded=true|false`):
+ * one entry (sorted by `created_at`) and a count per list, written with the attempt. Entries expire
+ * with the attempt (TTL); the relay takes each expiry from the stream off its list's count
+ * (`forgetExpiredEntries`), so counts stay those of the entries there.
+ */
+export const organizationDeliveries: Listing<DeliveryAttemptRecord, 'created_at', 'succeeded'> = {
   partition: 'deliveryList',
   entity: 'delivery_entry',
   owner: (attempt) => attempt.organization_id,
   fields: { created_at: (attempt) => ({ time: attempt.created_at }) },
+  views: { succeeded: (attempt) => String(attempt.succeeded) },
 };
-export const endpointDeliveries: Listing<DeliveryAttemptRecord, 'created_at'> = {
+export const endpointDeliveries: Listing<DeliveryAttemptRecord, 'created_at', 'succeeded'> = {
   ...organizationDeliveries,
   owner: (attempt) => endpointDeliveriesOwner(attempt.organization_id, attempt.endpoint_id),
 };
 export const endpointDeliveriesOwner = (organizationId: string, endpointId: string) =>
   `${organizationId}#${endpointId}`;
+
+/**
+ * A page of delivery attempts: of these organizations, or only of these endpoints of them (their
+ * own lists: an endpoint of another organization has no list in the caller's), or only those that
+ * succeeded or failed (a view): the lists' counts, then `offset + limit` entries of each.
+ */
+export function listDeliveryPage(
+  table: Table,
+  organizationIds: readonly string[],
+  filter: { endpointIds?: readonly string[]; succeeded?: boolean },
+  criteria: readonly SortCriterion<'created_at'>[],
+  offset: number,
+  limit: number,
+) {
+  const owners = filter.endpointIds
+    ? organizationIds.flatMap(
+        (org) => filter.endpointIds?.map((endpoint) => endpointDeliveriesOwner(org, endpoint)) ?? [],
+      )
+    : organizationIds;
+  return listPage(
+    table,
+    organizationDeliveries,
+    owners,
+    criteria,
+    offset,
+    limit,
+    filter.succeeded === undefined ? {} : { succeeded: String(filter.succeeded) },
+  );
+}
+
+/** The delivery list entries whose expiry (TTL) the relay counts: one per attempt and list. */
+export const expiringEntryPrefix = 'created_at#';
+
+/**
+ * Takes entries DynamoDB's TTL removed off their list's count, once each: a tombstone (kept two days,
+ * longer than the stream retries a batch) is created with the decrement in one transaction, so a
+ * stream batch handled twice decrements nothing twice.
+ */
+export async function forgetExpiredEntries(table: Table, removed: readonly Key[], now: Date): Promise<void> {
+  const tombstoneTtl = Math.floor(now.getTime() / 1000) + 2 * 86_400;
+  await Promise.all(
+    removed.map(async (key) => {
+      const id = key.SK.slice(key.SK.lastIndexOf('#') + 1);
+      try {
+        await transact(table, [
+          {
+            Put: createOnly(table, {
+              PK: key.PK,
+              SK: `${EXPIRED_PREFIX}${key.SK}`,
+              entity: 'delivery_entry_expired',
+              [attr.ttl]: tombstoneTtl,
+            }),
+          },
+          {
+            Update: {
+              TableName: table.name,
+              Key: { PK: key.PK, SK: `${LIST_COUNT_PREFIX}${countShard(id)}` },
+              UpdateExpression: 'ADD entry_count :minus',
+              ExpressionAttributeValues: { ':minus': -1 },
+            },
+          },
+        ]);
+      } catch (error) {
+        if (!(error instanceof ConditionFailed)) throw error;
+      }
+    }),
+  );
+}
+
+/** Tombstones of expired entries: beside the entries and counts, matched by neither's prefix. */
+const EXPIRED_PREFIX = '#EXPIRED#';
 
 /** The condition that `event` is still as the caller read it: same round, same number of attempts. */
 const unchanged = {
@@ -200,7 +279,8 @@ export async function skipWebhookEvent(table: Table, event: WebhookEventRecord, 
 
 /**
  * Starts a new delivery round of a webhook event (Redeliver): pending again, no attempts yet.
- * Answers the new round, or undefined when the event does not exist in `organizationIds`.
+ * Answers the new round, or undefined when the event does not exist in `organizationIds` or is past
+ * its retention (TTL removes items some time after they expire; until then they must not answer).
  */
 export async function startRound(
   table: Table,
@@ -210,6 +290,9 @@ export async function startRound(
 ): Promise<WebhookEventRecord | undefined> {
   if (organizationIds.length === 0) return undefined;
   const orgValues = Object.fromEntries(organizationIds.map((org, i) => [`:org${i}`, org]));
+  // The SDK retries a write whose answer was lost, even when it was applied: the request's own mark
+  // makes that retry fail its condition and find the round it started, instead of starting another.
+  const request = randomUUID();
   try {
     const result = await run(() =>
       table.doc.send(
@@ -217,23 +300,40 @@ export async function startRound(
           TableName: table.name,
           Key: keys.webhookEvent(id),
           UpdateExpression:
-            'SET #round = #round + :one, attempts = :zero, #status = :pending, modified_at = :now',
-          ConditionExpression: `attribute_exists(PK) AND organization_id IN (${Object.keys(orgValues).join(', ')})`,
-          ExpressionAttributeNames: { '#round': 'round', '#status': 'status' },
+            'SET #round = #round + :one, attempts = :zero, #status = :pending, modified_at = :now, #request = :request',
+          ConditionExpression: `attribute_exists(PK) AND #ttl > :epoch AND organization_id IN (${Object.keys(orgValues).join(', ')}) AND (attribute_not_exists(#request) OR #request <> :request)`,
+          ExpressionAttributeNames: {
+            '#round': 'round',
+            '#status': 'status',
+            '#ttl': attr.ttl,
+            '#request': ROUND_REQUEST,
+          },
           ExpressionAttributeValues: {
+            ':epoch': Math.floor(Date.parse(now) / 1000),
             ':one': 1,
             ':zero': 0,
             ':pending': 'pending',
             ':now': now,
+            ':request': request,
             ...orgValues,
           },
           ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       ),
     );
-    return record<WebhookEventRecord>(result.Attributes ?? {});
+    return webhookEventRecord(result.Attributes ?? {});
   } catch (error) {
-    if (error instanceof ConditionFailed) return undefined;
-    throw error;
+    if (!(error instanceof ConditionFailed)) throw error;
+    return error.item?.[ROUND_REQUEST] === request ? webhookEventRecord(error.item) : undefined;
   }
+}
+
+/** The attribute naming the Redeliver request that started the event's current round. */
+const ROUND_REQUEST = 'round_request';
+
+/** A stored webhook event as a record (without the mark of the request that started its round). */
+function webhookEventRecord(stored: Record<string, unknown>): WebhookEventRecord {
+  const { [ROUND_REQUEST]: _, ...rest } = record<WebhookEventRecord & { [ROUND_REQUEST]?: string }>(stored);
+  return rest;
 }

@@ -588,6 +588,61 @@ export interface paths {
         patch: operations["resetWebhookEndpointSecret"];
         trace?: never;
     };
+    "/v1/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook deliveries
+         * @description One page of the delivery attempts of the caller's organizations' webhook events, newest
+         *     first unless `sorting` says otherwise (ties broken by ascending attempt id). Each attempt
+         *     carries its answer (status, the first 1 KiB of the body, or why there was none) and its
+         *     webhook event as the attempt left it; the event's `id` is the `webhook-id` every delivery
+         *     of it carries and what Redeliver takes. Answered from the keys of the organization's
+         *     delivery list: `endpoint_id` (repeatable) reads those endpoints' lists, `succeeded` a view
+         *     of them; `start_timestamp`, `end_timestamp`, `query`, `http_code_class` and `event_type`
+         *     cannot be answered from a key and are refused (422 `PolarRequestValidationError`). An
+         *     endpoint of another organization matches nothing. Attempts are kept 90 days. In one page,
+         *     event payloads beyond 4 MB in all are shown as `null` (the answer must fit a Lambda
+         *     response). Requires the `webhooks:read` or `webhooks:write` scope.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/events/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver a webhook event
+         * @description Sends a webhook event to its endpoint again, whatever became of it (delivered, failed,
+         *     skipped): a new delivery round of up to ten attempts on the retry ladder, with the same
+         *     `webhook-id` and the same body. The answer comes once it is queued (202, body `null`).
+         *     An endpoint deleted or disabled by then gets nothing (the event is marked skipped). An
+         *     event of another organization, or older than 90 days, is a 404. No body. Requires the
+         *     `webhooks:write` scope.
+         */
+        post: operations["redeliverWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customers/": {
         parameters: {
             query?: never;
@@ -1122,6 +1177,45 @@ export interface components {
         };
         /** @enum {string} */
         WebhookEndpointSortProperty: "created_at" | "-created_at" | "url" | "-url" | "name" | "-name";
+        /** @enum {string} */
+        WebhookDeliverySortProperty: "created_at" | "-created_at";
+        /** @description One event for one endpoint (its `id` is the `webhook-id` header of every delivery of it). */
+        WebhookEvent: {
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            id: components["schemas"]["Uuid4"];
+            /** @description The last attempt's HTTP status; null before any attempt or when the endpoint did not answer. */
+            last_http_code: number | null;
+            /** @description Delivered (`true`), given up (`false`), or null while attempts remain or after a skip. */
+            succeeded: boolean | null;
+            /** @description Not sent because the endpoint was deleted or disabled. */
+            skipped: boolean;
+            /** @enum {string} */
+            api_version: "2026-10";
+            /** @description The exact body sent (`{"type","timestamp","data"}`); null when a page's payload budget is spent. */
+            payload: string | null;
+            type: string;
+            /** @description Always `false`; events are removed, not archived, after 90 days. */
+            is_archived: boolean;
+        };
+        /** @description One delivery attempt of a webhook event. */
+        WebhookDelivery: {
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            id: components["schemas"]["Uuid4"];
+            succeeded: boolean;
+            /** @description The answer's HTTP status; null when the endpoint did not answer. */
+            http_code: number | null;
+            /** @description The first 1 KiB of the answer's body, or why there was no answer (`timeout`, `address refused`, …). */
+            response: string | null;
+            webhook_event: components["schemas"]["WebhookEvent"];
+        };
+        ListResourceWebhookDelivery: {
+            items: components["schemas"]["WebhookDelivery"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         ListResourceWebhookEndpoint: {
             items: components["schemas"]["WebhookEndpoint"][];
             pagination: components["schemas"]["Pagination"];
@@ -3957,6 +4051,114 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Only attempts to these endpoints (repeatable, at most 20). */
+                endpoint_id?: components["schemas"]["Uuid4"][];
+                /** @description Only successful (`true`) or failed (`false`) attempts. */
+                succeeded?: boolean;
+                /** @description Not supported (a time range's count cannot be read from a key); any value is a 422 `PolarRequestValidationError`. */
+                start_timestamp?: string;
+                /** @description Not supported; any value is a 422 `PolarRequestValidationError`. */
+                end_timestamp?: string;
+                /** @description Not supported (a substring search needs a scan); any value is a 422 `PolarRequestValidationError`. */
+                query?: string;
+                /** @description Not supported; any value is a 422 `PolarRequestValidationError`. */
+                http_code_class?: "2xx" | "3xx" | "4xx" | "5xx";
+                /** @description Not supported; any value is a 422 `PolarRequestValidationError`. */
+                event_type?: string[];
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a
+                 *     page past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,
+                 *     `1e2`) is a 422.
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are
+                 *     served as 100. Anything else is a 422.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description `created_at` or `-created_at` (the default), repeatable; remaining ties are broken by
+                 *     ascending attempt id.
+                 */
+                sorting?: components["schemas"]["WebhookDeliverySortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of delivery attempts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceWebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A parameter does not match its schema (`RequestValidationError`), or a filter that
+             *     cannot be answered from a key was given (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Id of the webhook event (its `webhook-id`). */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued for delivery. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": null;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listCustomers: {
         parameters: {
             query?: {
@@ -4416,6 +4618,10 @@ export type WebhookEndpointUpdate = components['schemas']['WebhookEndpointUpdate
 export type WebhookDisabledReason = components['schemas']['WebhookDisabledReason'];
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type WebhookEndpointSortProperty = components['schemas']['WebhookEndpointSortProperty'];
+export type WebhookDeliverySortProperty = components['schemas']['WebhookDeliverySortProperty'];
+export type WebhookEvent = components['schemas']['WebhookEvent'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type ListResourceWebhookDelivery = components['schemas']['ListResourceWebhookDelivery'];
 export type ListResourceWebhookEndpoint = components['schemas']['ListResourceWebhookEndpoint'];
 export type Subscription = components['schemas']['Subscription'];
 export type SubscriptionSortProperty = components['schemas']['SubscriptionSortProperty'];
@@ -4598,6 +4804,8 @@ export type UpdateWebhookEndpointBody = components['schemas']['WebhookEndpointUp
 export type UpdateWebhookEndpointPath = operations['updateWebhookEndpoint']['parameters']['path'];
 export type DeleteWebhookEndpointPath = operations['deleteWebhookEndpoint']['parameters']['path'];
 export type ResetWebhookEndpointSecretPath = operations['resetWebhookEndpointSecret']['parameters']['path'];
+export type ListWebhookDeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
+export type RedeliverWebhookEventPath = operations['redeliverWebhookEvent']['parameters']['path'];
 export type CreateCustomerBody = components['schemas']['CustomerCreate'];
 export type ListCustomersQuery = NonNullable<operations['listCustomers']['parameters']['query']>;
 export type GetCustomerPath = operations['getCustomer']['parameters']['path'];

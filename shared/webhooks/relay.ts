@@ -10,7 +10,7 @@
  * and loses nothing; the messages it repeats name a webhook event the deliverer has already settled
  * (skipped) or that the receiver dedupes by `webhook-id`.
  */
-import { recordWebhookEvent } from '../data/deliveries.ts';
+import { expiringEntryPrefix, recordWebhookEvent } from '../data/deliveries.ts';
 import type { Table } from '../data/dynamo.ts';
 import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
 import { partitions } from '../data/table.ts';
@@ -21,6 +21,7 @@ import { webhookEventId } from './events.ts';
 export interface RelayDependencies {
   table: Table;
   queue: DeliveryQueue;
+  now: () => Date;
 }
 
 /** What the deliverer is told: which webhook event, which endpoint, which delivery round. */
@@ -30,11 +31,38 @@ export interface DeliveryMessage {
   round: number;
 }
 
-/** The stream records the relay takes (the event source mapping's filter, and the local poller's). */
-export const outboxStreamFilter = {
-  eventName: 'INSERT',
-  partitionKeyPrefix: partitions.event,
+/**
+ * The stream records the relay takes (the event source mapping's filters, and the local poller's):
+ * inserts of outbox items, and removals of delivery list entries (their TTL expiry, which the
+ * relay takes off the list's count).
+ */
+export const relayStreamFilters = {
+  outbox: { eventName: 'INSERT', partitionKeyPrefix: partitions.event },
+  expiredDelivery: {
+    eventName: 'REMOVE',
+    partitionKeyPrefix: partitions.deliveryList,
+    sortKeyPrefix: expiringEntryPrefix,
+  },
 } as const;
+
+/** A stream record's kind for the relay, by the filters above; undefined for anything else. */
+export function relayRecordKind(record: {
+  eventName?: string;
+  dynamodb?: { Keys?: Record<string, { S?: string } | undefined> };
+}): keyof typeof relayStreamFilters | undefined {
+  const pk = record.dynamodb?.Keys?.PK?.S ?? '';
+  const sk = record.dynamodb?.Keys?.SK?.S ?? '';
+  const { outbox, expiredDelivery } = relayStreamFilters;
+  if (record.eventName === outbox.eventName && pk.startsWith(outbox.partitionKeyPrefix)) return 'outbox';
+  if (
+    record.eventName === expiredDelivery.eventName &&
+    pk.startsWith(expiredDelivery.partitionKeyPrefix) &&
+    sk.startsWith(expiredDelivery.sortKeyPrefix)
+  ) {
+    return 'expiredDelivery';
+  }
+  return undefined;
+}
 
 export const isTarget = (endpoint: WebhookEndpointRecord, type: string): boolean =>
   endpoint.deleted_at === null && endpoint.enabled && endpoint.events.includes(type);

@@ -2,13 +2,10 @@
  * Production wiring of the functions that seal or open webhook signing secrets (the endpoint API and
  * the pipeline's deliverer): the usual dependencies plus the key set in Secrets Manager, named by the
  * secret name the stack passes only to them. Imported by those handlers alone, so no other bundle
- * carries the Secrets Manager client. The pipeline's functions also reach the delivery queue.
+ * carries the Secrets Manager client.
  */
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { secretsManagerKeyring } from '../data/webhook-keys.ts';
 import { WEBHOOK_KEY_SET_ID_ENV } from '../operations.ts';
-import type { DeliveryQueue } from '../queue/queue.ts';
-import { sqsQueue } from '../queue/sqs.ts';
 import { type Dependencies, productionDependencies, requireEnv } from '../runtime.ts';
 
 export function webhookKeyDependencies(): Dependencies {
@@ -17,11 +14,4 @@ export function webhookKeyDependencies(): Dependencies {
     ...deps,
     webhooks: { ...deps.webhooks, keyring: secretsManagerKeyring(requireEnv(WEBHOOK_KEY_SET_ID_ENV)) },
   };
-}
-
-/** The delivery queue's URL, given by the stack to every function that sends to it or receives from it. */
-export const DELIVERY_QUEUE_URL_ENV = 'DELIVERY_QUEUE_URL';
-
-export function productionQueue(): DeliveryQueue {
-  return sqsQueue(new SQSClient({}), requireEnv(DELIVERY_QUEUE_URL_ENV));
 }

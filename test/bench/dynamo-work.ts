@@ -648,6 +648,31 @@ const CASES: Case[] = [
       ),
   },
   {
+    key: 'list-webhook-deliveries',
+    label: 'List Webhook Deliveries (page 1)',
+    operation: 'list-webhook-deliveries',
+    status: 200,
+    target: 3,
+    send: (world) =>
+      world.call('list-webhook-deliveries', 'GET', '/v1/webhooks/deliveries?limit=10', {
+        token: world.demo.personal_access_token,
+      }),
+  },
+  {
+    key: 'redeliver-webhook-event',
+    label: 'Redeliver Webhook Event',
+    operation: 'redeliver-webhook-event',
+    status: 202,
+    target: 2,
+    send: (world) =>
+      world.call(
+        'redeliver-webhook-event',
+        'POST',
+        `/v1/webhooks/events/${world.demo.webhook_event_id}/redeliver`,
+        { token: world.demo.personal_access_token },
+      ),
+  },
+  {
     key: 'delete-unknown',
     label: 'Delete Webhook Endpoint, unknown id (404)',
     operation: 'delete-webhook-endpoint',

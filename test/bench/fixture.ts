@@ -28,6 +28,7 @@ import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
 import { seal } from '#shared/domain/secret-box.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
+import type { DeliveryQueue } from '#shared/queue/queue.ts';
 import type { WebhookSettings } from '#shared/runtime.ts';
 import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-guard.ts';
 
@@ -61,6 +62,16 @@ const KEY_SET = JSON.stringify({ current: 'k1', k1: 'H'.repeat(64) });
 export const benchWebhooks: WebhookSettings = {
   keyring: staticKeyring(KEY_SET),
   addresses: DEPLOYED_ADDRESS_POLICY,
+};
+/** A webhook event of the fixture endpoint (Redeliver; the fake table answers its write as done). */
+const WEBHOOK_EVENT = '6a1f3c2e-9b8d-4e7f-a6c5-b4d3e2f1a0b9';
+/** The delivery queue of the functions that send to it: messages are dropped (nothing delivers here). */
+export const benchQueue: DeliveryQueue = {
+  send: async () => {},
+  sendBatch: async () => {},
+  receive: async () => [],
+  delete: async () => {},
+  changeVisibility: async () => {},
 };
 /** The fixture customer's external id. */
 const EXTERNAL_ID = 'bench-ada';
@@ -596,6 +607,16 @@ const cases = {
     label: 'UserInfo',
     status: 200,
     event: () => buildEvent('GET', '/v1/oauth2/userinfo', { token: PAT }),
+  },
+  'list-webhook-deliveries': {
+    label: 'List Webhook Deliveries',
+    status: 200,
+    event: () => buildEvent('GET', '/v1/webhooks/deliveries', { token: PAT }),
+  },
+  'redeliver-webhook-event': {
+    label: 'Redeliver Webhook Event',
+    status: 202,
+    event: () => buildEvent('POST', `/v1/webhooks/events/${WEBHOOK_EVENT}/redeliver`, { token: PAT }),
   },
 } satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
 

@@ -14,7 +14,7 @@ import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
-import { benchWebhooks, buildEvent } from './fixture.ts';
+import { benchQueue, benchWebhooks, buildEvent } from './fixture.ts';
 import { type Handler, handlerFactory, lambdaContext } from './handlers.ts';
 
 const REGION = 'us-east-1';
@@ -135,7 +135,12 @@ export async function createLocalWorld(prefix: string): Promise<LocalWorld> {
   const meter = new CapacityMeter();
   meter.install(doc);
   const table: Table = { doc, name: tableName };
-  const deps: Dependencies = { table, now: () => new Date(), webhooks: benchWebhooks };
+  const deps: Dependencies = {
+    table,
+    now: () => new Date(),
+    webhooks: benchWebhooks,
+    deliveryQueue: benchQueue,
+  };
   const handlers = new Map<OperationName, Handler>();
   return {
     endpoint: db.endpoint,

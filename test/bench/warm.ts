@@ -51,6 +51,7 @@ import { updateCustomer } from '#shared/services/update-customer.ts';
 import { updateProduct } from '#shared/services/update-product.ts';
 import { changeSubscription, lifecycleChangeOf } from '#shared/services/update-subscription.ts';
 import { userinfo } from '#shared/services/userinfo.ts';
+import { listWebhookDeliveries, redeliverWebhookEvent } from '#shared/services/webhook-deliveries.ts';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
@@ -61,6 +62,7 @@ import {
 } from '#shared/services/webhook-endpoints.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
 import {
+  benchQueue,
   benchWebhooks,
   CLIENT_ID,
   fixture,
@@ -223,6 +225,16 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
       return async (event) => {
         await findToken(deps.table, PAT_HASH);
         return json(200, await resetWebhookEndpointSecret(deps, user, event.pathParameters?.id as string));
+      };
+    case 'list-webhook-deliveries':
+      return async () => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await listWebhookDeliveries(deps, user, {}));
+      };
+    case 'redeliver-webhook-event':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        return json(202, await redeliverWebhookEvent(deps, user, event.pathParameters?.id as string));
       };
     case 'update-subscription':
       return async (event) => {
@@ -441,6 +453,7 @@ export async function warmOverhead(options: {
       table: { doc: fakeDocumentClient(table), name: 'bench' },
       now: () => new Date(),
       webhooks: benchWebhooks,
+      deliveryQueue: benchQueue,
     };
     const handler: Handler = (await handlerFactory(c.name))(deps);
     const bare = bareHandler(c.name, deps);

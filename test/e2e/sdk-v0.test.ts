@@ -786,3 +786,40 @@ describe('Customer portal subscriptions (/v1/customer-portal/subscriptions/)', (
     expect(foreign).toBeInstanceOf(ResourceNotFound);
   });
 });
+
+describe('Webhook deliveries (GET /v1/webhooks/deliveries, POST /v1/webhooks/events/{id}/redeliver)', () => {
+  it('listWebhookDeliveries: the page iterator walks every page; the strict schemas accept each attempt', async () => {
+    const endpointId = stack.demo.webhook_endpoint_ids[1] as string;
+    const iterator = await polar.webhooks.listWebhookDeliveries({ endpointId, limit: 1 });
+    const eventIds: string[] = [];
+    let total = -1;
+    for await (const page of iterator) {
+      total = page.result.pagination.totalCount;
+      for (const delivery of page.result.items) {
+        expect(delivery.createdAt).toBeInstanceOf(Date);
+        expect(typeof delivery.succeeded).toBe('boolean');
+        eventIds.push(delivery.webhookEvent.id);
+      }
+    }
+    expect(total).toBeGreaterThan(0);
+    expect(eventIds).toHaveLength(total);
+    expect(eventIds).toContain(stack.demo.webhook_event_id);
+  });
+
+  it('redeliverWebhookEvent resolves (202, null); an unknown event is ResourceNotFound', async () => {
+    await expect(
+      polar.webhooks.redeliverWebhookEvent({ id: stack.demo.webhook_event_id }),
+    ).resolves.toBeNull();
+    const missing = await failure(() => polar.webhooks.redeliverWebhookEvent({ id: crypto.randomUUID() }));
+    expect(missing).toBeInstanceOf(ResourceNotFound);
+  });
+
+  it('a filter no key answers (http_code_class) is HTTPValidationError', async () => {
+    const refused = await failure(async () => {
+      for await (const _ of await polar.webhooks.listWebhookDeliveries({ httpCodeClass: '5xx' })) {
+        // the first page already fails
+      }
+    });
+    expect(refused).toBeInstanceOf(HTTPValidationError);
+  });
+});

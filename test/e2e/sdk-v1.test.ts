@@ -861,3 +861,43 @@ describe('Customer portal subscriptions (/v1/customer-portal/subscriptions/)', (
     ).toBeInstanceOf(errors.ResourceNotFound);
   });
 });
+
+describe('Webhook deliveries (GET /v1/webhooks/deliveries, POST /v1/webhooks/events/{id}/redeliver)', () => {
+  it('listWebhookDeliveries pages and iterListWebhookDeliveries walks every page of an endpoint', async () => {
+    const endpointId = stack.demo.webhook_endpoint_ids[1] as string;
+    const page = await polar.webhooks.listWebhookDeliveries({ endpoint_id: endpointId, limit: 1 });
+    expect(lastExchange().url.pathname).toBe('/v1/webhooks/deliveries');
+    expectDocumented('listWebhookDeliveries', lastExchange().reply);
+    const total = page.pagination.total_count;
+    expect(total).toBeGreaterThan(0);
+    expect(page.pagination.max_page).toBe(total);
+    const seen: string[] = [];
+    for await (const delivery of polar.webhooks.iterListWebhookDeliveries({
+      endpoint_id: [endpointId],
+      limit: 1,
+    })) {
+      expectDocumented('listWebhookDeliveries', lastExchange().reply);
+      seen.push(delivery.webhook_event.id);
+    }
+    expect(seen).toHaveLength(total);
+    expect(seen).toContain(stack.demo.webhook_event_id);
+  });
+
+  it('redeliverWebhookEvent: 202 with a null body; an unknown event errors.ResourceNotFound', async () => {
+    await expect(polar.webhooks.redeliverWebhookEvent(stack.demo.webhook_event_id)).resolves.toBeNull();
+    expect(lastExchange().url.pathname).toBe(`/v1/webhooks/events/${stack.demo.webhook_event_id}/redeliver`);
+    expect(lastExchange().reply.status).toBe(202);
+    expectDocumented('redeliverWebhookEvent', lastExchange().reply);
+    const unknown = await failure(() => polar.webhooks.redeliverWebhookEvent(crypto.randomUUID()));
+    expect(unknown).toBeInstanceOf(errors.ResourceNotFound);
+  });
+
+  it('a filter no key answers (event_type) is errors.HTTPValidationError naming it', async () => {
+    const refused = await failure(() => polar.webhooks.listWebhookDeliveries({ event_type: 'order.paid' }));
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({
+      error: 'PolarRequestValidationError',
+      detail: [{ loc: ['query', 'event_type'] }],
+    });
+  });
+});

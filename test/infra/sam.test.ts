@@ -775,6 +775,23 @@ const sampleInvocations = {
         email_verified: false,
       }),
   },
+  'list-webhook-deliveries': {
+    what: '200, the attempts of one demo endpoint, newest first',
+    status: 200,
+    check: (reply: HttpReply) => {
+      const page = reply.body as {
+        items: { webhook_event: { id: string } }[];
+        pagination: { total_count: number };
+      };
+      expect(page.pagination.total_count).toBeGreaterThan(0);
+      expect(page.items.map((item) => item.webhook_event.id)).toContain(demo.webhook_event_id);
+    },
+  },
+  'redeliver-webhook-event': {
+    what: "202, the demo webhook event's next round queued (SQS in moto)",
+    status: 202,
+    check: (reply: HttpReply) => expect(reply.body).toBeNull(),
+  },
 } satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
 
 /** The operations a client authenticates at with its own credentials (RFC 6749 §2.3), not a bearer token. */

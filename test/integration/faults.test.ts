@@ -39,6 +39,7 @@ import {
   registerClient as registerOAuthClient,
   type Tokens,
 } from '../support/oauth.ts';
+import { seedWebhookEvent } from '../support/outbox.ts';
 import { expectListedInStep } from '../support/products.ts';
 import { listPartition, scanTable } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
@@ -727,6 +728,52 @@ const faultOps = {
     for (const entry of after.entries) expect(entry.secret_ciphertext).toBe(after.item?.secret_ciphertext);
     return reset;
   }),
+  'list-webhook-deliveries': {
+    success: 200,
+    // The token, the list's count (its shards, one Query), one Query of its entries.
+    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand'],
+    async prepare() {
+      await seedWebhookEvent(
+        world.table,
+        world.demo.organization_id,
+        world.demo.webhook_endpoint_ids[1] as string,
+      );
+      return {
+        method: 'GET',
+        url: '/v1/webhooks/deliveries?limit=2',
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.items.length).toBeGreaterThan(0);
+        },
+      };
+    },
+  },
+  'redeliver-webhook-event': {
+    success: 202,
+    // The token, then one conditional write starting the next round (the queue is not DynamoDB).
+    calls: ['GetItemCommand', 'UpdateItemCommand'],
+    async prepare() {
+      const event = await seedWebhookEvent(
+        world.table,
+        world.demo.organization_id,
+        world.demo.webhook_endpoint_ids[1] as string,
+      );
+      return {
+        method: 'POST',
+        url: `/v1/webhooks/events/${event.id}/redeliver`,
+        token: world.demo.personal_access_token,
+        async verify(_, outcome) {
+          // A retried write (a lost answer) starts the round once: never a round skipped.
+          const stored = await get(keys.webhookEvent(event.id));
+          const started = Number(stored?.round) - event.round;
+          countFor(outcome, started);
+          expect(stored).toMatchObject(
+            started === 1 ? { status: 'pending', attempts: 0 } : { status: 'succeeded', attempts: 1 },
+          );
+        },
+      };
+    },
+  },
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
 
 /** Ids of the demo organization's products of this name (read from the name order of its list). */

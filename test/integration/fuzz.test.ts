@@ -173,6 +173,8 @@ const mustReach = {
   // A change of one of ours is a 200 or, under concurrent changes, a 409: never definite.
   updateWebhookEndpoint: [401, 403, 404, 413, 415, 422],
   resetWebhookEndpointSecret: [401, 403, 404, 422],
+  listWebhookDeliveries: [200, 401, 403, 422],
+  redeliverWebhookEvent: [202, 401, 403, 404, 422],
   getClient: [200, 401],
   updateClient: [200, 400, 401, 413, 415, 422],
   // A delete's success cannot be told in advance (another case of the batch may delete first).

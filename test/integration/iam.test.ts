@@ -38,6 +38,7 @@ import {
   registerClient as registerOAuthClient,
   tokenRequest,
 } from '../support/oauth.ts';
+import { seedWebhookEvent } from '../support/outbox.ts';
 import { createWorld, type Reply, underPolicies, type World } from '../support/world.ts';
 
 /** One request of a scenario: what it answered, and what its full grant must make it answer. */
@@ -649,6 +650,40 @@ const scenarios = {
     return [
       step('the user, with the email scope', user, 200),
       step("an organization's OAuth token, with the profile scope", organization, 200),
+    ];
+  },
+  'list-webhook-deliveries': async (world) => {
+    const list = (query: string) =>
+      world.call('GET', `/v1/webhooks/deliveries${query}`, { token: world.demo.personal_access_token });
+    const endpointId = world.demo.webhook_endpoint_ids[1] as string;
+    return [
+      step("the organization's list, newest first", await list('?limit=2'), 200),
+      step(
+        "an endpoint's failures (its list's view)",
+        await list(`?endpoint_id=${endpointId}&succeeded=false`),
+        200,
+      ),
+      step('past the end (counts only)', await list('?page=50'), 200),
+    ];
+  },
+  'redeliver-webhook-event': async (world) => {
+    const event = await seedWebhookEvent(
+      world.table,
+      world.demo.organization_id,
+      world.demo.webhook_endpoint_ids[1] as string,
+    );
+    const redeliver = (idempotencyKey: string, id: string) =>
+      world.call('POST', `/v1/webhooks/events/${id}/redeliver`, {
+        token: world.demo.personal_access_token,
+        headers: { 'idempotency-key': idempotencyKey },
+      });
+    const unknown = randomUUID();
+    return [
+      step('redeliver', await redeliver(key('redeliver'), event.id), 202),
+      step('replay with the same key', await redeliver(key('redeliver'), event.id), 202),
+      // Refused after the key is claimed: the claim is released, so the retry runs again.
+      step('an unknown event, refused after claiming its key', await redeliver(key('unknown'), unknown), 404),
+      step('retry of the refused request', await redeliver(key('unknown'), unknown), 404),
     ];
   },
 } satisfies Record<OperationName | ScheduledFunctionName, Scenario>;

@@ -28,6 +28,7 @@ import {
   registerClient as registerOAuthClient,
   tokenRequest,
 } from '../support/oauth.ts';
+import { seedWebhookEvent } from '../support/outbox.ts';
 import { softDelete } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
@@ -684,6 +685,29 @@ const isolationMatrix = {
   'revoke-token': clientTokenRow('/v1/oauth2/revoke', {}),
   'introspect-token': clientTokenRow('/v1/oauth2/introspect', { active: false }),
   userinfo: { namesNoResource: 'it answers who the credential itself acts for' },
+  'list-webhook-deliveries': {
+    namesNoResource:
+      "lists the caller's organizations' attempts only; an endpoint_id of another organization matches nothing (webhook-deliveries.test.ts)",
+  },
+  'redeliver-webhook-event': {
+    ids: async () => {
+      const other = world.demo.other_organization;
+      const theirs = await seedWebhookEvent(world.table, other.organization_id, other.webhook_endpoint_id);
+      // Past the 90 days of retention, not yet removed by TTL.
+      const expired = await seedWebhookEvent(
+        world.table,
+        world.demo.organization_id,
+        world.demo.webhook_endpoint_ids[1] as string,
+        new Date(Date.now() - 91 * 86_400_000),
+      );
+      return [
+        ['webhook event of another organization', theirs.id],
+        ['webhook event past its retention', expired.id],
+      ];
+    },
+    send: (id) =>
+      world.call('POST', `/v1/webhooks/events/${id}/redeliver`, { token: world.demo.personal_access_token }),
+  },
 } satisfies Record<OperationName, Row>;
 
 /** A change or delete by id: another organization's customer and a deleted one answer as unknown. */

@@ -64,6 +64,7 @@ import { deleteCustomer } from '#shared/services/delete-customer.ts';
 import { requestToken } from '#shared/services/request-token.ts';
 import { expectDocumented } from './contract.ts';
 import { customerOrder } from './customer-order.ts';
+import { seedWebhookEvent } from './outbox.ts';
 import { allowedPartition, itemKey, type TableDigest } from './table-state.ts';
 
 /** The principal a token-endpoint client authenticates as. */
@@ -151,6 +152,8 @@ export interface FuzzContext {
   oauthAccessToken: string;
   /** An access token of a client deleted since: refused like an unknown one. */
   deletedClientAccessToken: string;
+  /** Delivered webhook events (each with its attempt) to redeliver: of kept endpoints of both organizations. */
+  webhookEvents: Map<string, Tenant>;
 }
 
 export interface TokenClientModel {
@@ -396,11 +399,17 @@ export async function fuzzContext(
     changeable: [...(await pool('keep', 'ours', 8)), ...(await pool('keep', 'theirs', 2))],
     deletable: [...(await pool('gone', 'ours', options.endpoints)), ...(await pool('gone', 'theirs', 6))],
   };
+  const webhookEvents = new Map<string, Tenant>();
+  for (const [endpointId, tenant] of keptEndpoints) {
+    const organizationId = tenant === 'ours' ? demo.organization_id : demo.other_organization.organization_id;
+    webhookEvents.set((await seedWebhookEvent(admin.table, organizationId, endpointId)).id, tenant);
+  }
   return {
     customers,
     demo,
     endpointPool,
     keptEndpoints,
+    webhookEvents,
     subscriptions,
     products,
     oauthClients,
@@ -2354,6 +2363,8 @@ function getByIdArb(
   operationId: OperationId,
   prefix: string,
   owners: Map<string, Tenant>,
+  /** An action on the resource instead of a read: POST to `<prefix><id><suffix>`, answered `status` and `null`. */
+  action?: { suffix: string; status: number },
 ): fc.Arbitrary<FuzzCase> {
   const idArb = fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom(...owners.keys()) },
@@ -2363,9 +2374,9 @@ function getByIdArb(
   );
   return fc.tuple(authArb(ctx, 'pat', true), idArb, fc.boolean()).map(([auth, rawId, slash]) => {
     const id = ctx.headerSafe && /^\.+$/.test(rawId) ? `x${rawId}` : rawId;
-    const url = `${prefix}${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+    const url = `${prefix}${encodeURIComponent(toWellFormed(id))}${action?.suffix ?? ''}${slash ? '/' : ''}`;
     const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
-    const request = { method: 'GET' as const, url, headers };
+    const request = { method: action ? ('POST' as const) : ('GET' as const), url, headers };
     const outcome = auth.outcome;
     if (!passed(outcome))
       return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
@@ -2375,10 +2386,12 @@ function getByIdArb(
       return {
         operationId,
         request,
-        oracle: {
-          statuses: [200],
-          check: (reply: FuzzReply) => expect((reply.body as { id: string }).id).toBe(sent.toLowerCase()),
-        },
+        oracle: action
+          ? { statuses: [action.status], check: (reply: FuzzReply) => expect(reply.body).toBeNull() }
+          : {
+              statuses: [200],
+              check: (reply: FuzzReply) => expect((reply.body as { id: string }).id).toBe(sent.toLowerCase()),
+            },
       };
     }
     return {
@@ -4956,6 +4969,17 @@ export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitr
     getWebhookEndpoint: endpointChangeArb(ctx, 'getWebhookEndpoint'),
     updateWebhookEndpoint: endpointChangeArb(ctx, 'updateWebhookEndpoint'),
     resetWebhookEndpointSecret: endpointChangeArb(ctx, 'resetWebhookEndpointSecret'),
+    listWebhookDeliveries: listWebhookDeliveriesArb(ctx),
+    redeliverWebhookEvent: getByIdArb(
+      ctx,
+      'redeliverWebhookEvent',
+      '/v1/webhooks/events/',
+      ctx.webhookEvents,
+      {
+        suffix: '/redeliver',
+        status: 202,
+      },
+    ),
   };
 }
 
@@ -5243,6 +5267,135 @@ function listWebhookEndpointsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     });
 }
 
+/** Filters of the hosted service List Webhook Deliveries refuses (no key answers them), with values of their schema. */
+const REFUSED_DELIVERY_FILTERS: Record<string, string[]> = {
+  start_timestamp: ['2026-01-01T00:00:00Z', 'yesterday'],
+  end_timestamp: ['2026-01-01T00:00:00Z'],
+  query: ['abc', ''],
+  http_code_class: ['2xx', '5xx'],
+  event_type: ['customer.created', 'order.paid'],
+};
+
+function listWebhookDeliveriesArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const refused = Object.entries(REFUSED_DELIVERY_FILTERS).map(([name, values]) =>
+    fc.tuple(fc.constant(name), fc.constantFrom(...values)),
+  );
+  const param = fc.oneof(
+    { weight: 3, arbitrary: fc.tuple(fc.constant('page'), intRaw) },
+    { weight: 3, arbitrary: fc.tuple(fc.constant('limit'), intRaw) },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(
+        fc.constant('sorting'),
+        fc.oneof(fc.constantFrom('created_at', '-created_at'), fc.constantFrom('url', 'Created_at', '')),
+      ),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(
+        fc.constant('endpoint_id'),
+        fc.oneof(
+          fc.constantFrom(...ctx.keptEndpoints.keys()),
+          fc.constantFrom(...ctx.keptEndpoints.keys()).map((id) => id.toUpperCase()),
+          fc.uuid({ version: 4 }),
+          fc.constant('nope'),
+        ),
+      ),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(fc.constant('succeeded'), fc.constantFrom('true', 'false', 'yes', '1')),
+    },
+    { weight: 1, arbitrary: fc.tuple(fc.constant('http_code_class'), fc.constant('6xx')) },
+    { weight: 1, arbitrary: fc.oneof(...refused) },
+  );
+  return fc
+    .tuple(authArb(ctx, 'pat', true), fc.array(param, { maxLength: 5 }), fc.boolean())
+    .map(([auth, pairs, slash]): FuzzCase => {
+      const operationId = 'listWebhookDeliveries';
+      const query = pairs.map(([k, v]) => `${k}=${encodeURIComponent(toWellFormed(v))}`).join('&');
+      const url = `/v1/webhooks/deliveries${slash ? '/' : ''}${query ? `?${query}` : ''}`;
+      const request = {
+        method: 'GET' as const,
+        url,
+        headers: (auth.header !== undefined ? { authorization: auth.header } : {}) as Record<string, string>,
+      };
+      const outcome = auth.outcome;
+      if (!passed(outcome)) {
+        return { operationId, request, oracle: { statuses: [outcome.status], errors: outcome.errors } };
+      }
+      const last = (name: string) => pairs.filter(([k]) => k === name).at(-1)?.[1];
+      const page =
+        last('page') === undefined
+          ? ({ valid: true, value: 1n } as IntVerdict)
+          : integerParameter(last('page') as string);
+      const limit =
+        last('limit') === undefined
+          ? ({ valid: true, value: 10n } as IntVerdict)
+          : integerParameter(last('limit') as string);
+      // Arrays: every value counts; a single-valued parameter given twice: the last one.
+      const succeededRaw = last('succeeded');
+      const codeClass = last('http_code_class');
+      const valid =
+        pairs.every(
+          ([k, v]) =>
+            (k !== 'sorting' || ['created_at', '-created_at'].includes(v)) &&
+            (k !== 'endpoint_id' || isUuid4(v)),
+        ) &&
+        (succeededRaw === undefined || ['true', 'false'].includes(succeededRaw)) &&
+        (codeClass === undefined || ['2xx', '3xx', '4xx', '5xx'].includes(codeClass));
+      if (!page.valid || !limit.valid || !valid) {
+        return { operationId, request, oracle: requestValidation('query') };
+      }
+      const names = new Set(pairs.map(([k]) => k).filter((k) => k in REFUSED_DELIVERY_FILTERS));
+      if (names.size > 0) {
+        return {
+          operationId,
+          request,
+          oracle: {
+            statuses: [422],
+            errors: ['PolarRequestValidationError'],
+            check: (reply) => {
+              const detail = (reply.body as { detail: { loc: string[] }[] }).detail;
+              expect(new Set(detail.map((item) => item.loc.join('.')))).toEqual(
+                new Set([...names].map((name) => `query.${name}`)),
+              );
+            },
+          },
+        };
+      }
+      const filters = pairs.filter(([k]) => k === 'endpoint_id').map(([, v]) => v.toLowerCase());
+      // Only the caller's endpoints have lists in its organization: any other matches nothing.
+      const visible =
+        filters.length === 0 || filters.some((id) => ctx.keptEndpoints.get(id) === outcome.tenant);
+      const effective = Number(limit.value < 100n ? limit.value : 100n);
+      return {
+        operationId,
+        request,
+        oracle: {
+          statuses: [200],
+          check: (reply) => {
+            const body = reply.body as {
+              items: { succeeded: boolean; webhook_event: { id: string } }[];
+              pagination: { total_count: number; max_page: number };
+            };
+            const { total_count: total, max_page: maxPage } = body.pagination;
+            if (!visible) expect(total).toBe(0);
+            expect(maxPage).toBe(Math.ceil(total / effective));
+            const skipped = (page.value - 1n) * BigInt(effective);
+            expect(body.items).toHaveLength(
+              skipped >= BigInt(total) ? 0 : Math.min(effective, total - Number(skipped)),
+            );
+            const succeeded = last('succeeded');
+            for (const item of body.items) {
+              if (succeeded !== undefined) expect(String(item.succeeded)).toBe(succeeded);
+            }
+          },
+        },
+      };
+    });
+}
+
 /** Get, update or reset one of the kept endpoints (or a foreign, unknown or malformed id). */
 function endpointChangeArb(
   ctx: FuzzContext,
@@ -5373,7 +5526,8 @@ export function checkReply(c: FuzzCase, reply: FuzzReply): void {
       expect(reply.raw).toBe('');
     } else {
       expect(reply.headers['content-type']).toMatch(/^application\/json/);
-      expect(isObject(reply.body)).toBe(true);
+      // JSON `null` only as a success that documents it (Redeliver's 202); every error is an object.
+      expect(isObject(reply.body) || (reply.status < 300 && reply.body === null)).toBe(true);
       if (reply.status >= 400) {
         const body = reply.body as Record<string, unknown>;
         expect(typeof body.error).toBe('string');
@@ -5568,6 +5722,9 @@ const touched: Record<
       : [],
   resetWebhookEndpointSecret: (c, _, status) =>
     status === 200 ? [itemKey(keys.webhookEndpoint(pathId(c)))] : [],
+  listWebhookDeliveries: () => [],
+  // A new delivery round: the event's state (nothing is sent: the pipeline does not run under fuzz).
+  redeliverWebhookEvent: (c, _, status) => (status === 202 ? [itemKey(keys.webhookEvent(pathId(c)))] : []),
   getWallet: () => [],
   getProduct: () => [],
   getClient: () => [],
@@ -5660,6 +5817,8 @@ const EVENT_SUBJECTS: Partial<Record<OperationId, { kind: string; status: number
   createSubscription: { kind: 'subscription', status: 201 },
   updateSubscription: { kind: 'subscription', status: 200 },
   revokeSubscription: { kind: 'subscription', status: 200 },
+  cancelCustomerSubscription: { kind: 'subscription', status: 200 },
+  updateCustomerSubscription: { kind: 'subscription', status: 200 },
 };
 
 /**

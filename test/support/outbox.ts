@@ -1,5 +1,6 @@
 /** Reading the outbox as an operator would: an object's event items, in their stored order. */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { recordDeliveredWebhookEvent } from '#scripts/admin/commands.ts';
 import type { Table } from '#shared/data/dynamo.ts';
 import { partitions } from '#shared/data/table.ts';
 
@@ -35,3 +36,7 @@ export async function outboxOf(
 }
 
 export const typesOf = (events: StoredEvent[]) => events.map((event) => event.type);
+
+/** A delivered webhook event with its attempt, straight in the table (`recordDeliveredWebhookEvent`). */
+export const seedWebhookEvent = (table: Table, organizationId: string, endpointId: string, at = new Date()) =>
+  recordDeliveredWebhookEvent({ table }, { organizationId, endpointId, at });

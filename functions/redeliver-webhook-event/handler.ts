@@ -1,0 +1,20 @@
+import { validateRedeliverWebhookEventPath } from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { json } from '#shared/http/responses.ts';
+import { productionQueue } from '#shared/queue/production.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { redeliverWebhookEvent } from '#shared/services/webhook-deliveries.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      credential: 'personal_access_token',
+      idempotencyScope: 'redeliver-webhook-event',
+      scopes: ['webhooks:write'],
+      path: validateRedeliverWebhookEventPath,
+    },
+    async ({ principal, path }) => json(202, await redeliverWebhookEvent(deps, principal, path.id)),
+  );
+
+export const handler = createHandler({ ...productionDependencies(), deliveryQueue: productionQueue() });

@@ -1,0 +1,134 @@
+/**
+ * Webhook deliveries as the API shows them: the attempts of the caller's organizations' webhook
+ * events (List Webhook Deliveries), and a new delivery round of one event (Redeliver).
+ */
+import { listDeliveryPage, startRound } from '../data/deliveries.ts';
+import { parseListSorting } from '../data/listing.ts';
+import type { DeliveryAttemptRecord, WebhookEventRecord } from '../data/records.ts';
+import { PolarRequestValidationError, ResourceNotFound, type ValidationIssue } from '../domain/errors.ts';
+import { normalizeId } from '../domain/ids.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
+import type {
+  ListResourceWebhookDelivery,
+  ListWebhookDeliveriesQuery,
+  WebhookDelivery,
+  WebhookEvent,
+} from '../generated/api-types.ts';
+import type { Dependencies } from '../runtime.ts';
+import type { DeliveryMessage } from '../webhooks/relay.ts';
+import { pageWindow, pagination } from './paging.ts';
+
+/** Filters of the hosted service that no key of the delivery lists can answer. */
+const UNSUPPORTED = {
+  start_timestamp: 'Filtering deliveries by time is not supported.',
+  end_timestamp: 'Filtering deliveries by time is not supported.',
+  query: 'Searching deliveries is not supported.',
+  http_code_class: 'Filtering deliveries by HTTP status class is not supported.',
+  event_type: 'Filtering deliveries by event type is not supported.',
+} as const;
+
+/**
+ * Event payloads shown in one page, in characters: beyond it a payload is `null`, so that a page of
+ * 100 attempts of events about the largest objects (a product at every limit is about 150 kB) still
+ * fits a Lambda response (6 MB).
+ */
+export const PAGE_PAYLOAD_BUDGET = 4_000_000;
+
+/** A webhook event as the API shows it (`payload` null when not shown). */
+export function presentWebhookEvent(event: WebhookEventRecord, showPayload = true): WebhookEvent {
+  return {
+    created_at: event.created_at,
+    modified_at: event.modified_at,
+    id: event.id,
+    last_http_code: event.last_http_code,
+    succeeded: event.status === 'succeeded' ? true : event.status === 'failed' ? false : null,
+    skipped: event.status === 'skipped',
+    api_version: '2026-10',
+    payload: showPayload ? event.payload : null,
+    type: event.type,
+    is_archived: false,
+  };
+}
+
+export function presentWebhookDelivery(attempt: DeliveryAttemptRecord, showPayload = true): WebhookDelivery {
+  return {
+    created_at: attempt.created_at,
+    modified_at: null,
+    id: attempt.id,
+    succeeded: attempt.succeeded,
+    http_code: attempt.http_code,
+    response: attempt.response,
+    webhook_event: presentWebhookEvent(attempt.webhook_event, showPayload),
+  };
+}
+
+/**
+ * A page of the delivery attempts of the caller's organizations (or of the endpoints `endpoint_id`
+ * names: an endpoint of another organization matches nothing), newest first unless `sorting` says
+ * otherwise, ties by ascending attempt id.
+ */
+export async function listWebhookDeliveries(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  query: ListWebhookDeliveriesQuery,
+): Promise<ListResourceWebhookDelivery> {
+  const refused = (Object.keys(UNSUPPORTED) as (keyof typeof UNSUPPORTED)[])
+    .filter((name) => query[name] !== undefined && query[name] !== null)
+    .map(
+      (name): ValidationIssue => ({
+        loc: ['query', name],
+        msg: UNSUPPORTED[name],
+        type: 'value_error',
+        input: query[name],
+      }),
+    );
+  if (refused.length > 0) throw new PolarRequestValidationError(refused);
+  const window = pageWindow(query);
+  const endpointIds = query.endpoint_id ? [...new Set(query.endpoint_id.map(normalizeId))] : undefined;
+  const page = await listDeliveryPage(
+    deps.table,
+    principal.organizationIds,
+    {
+      ...(endpointIds ? { endpointIds } : {}),
+      ...(typeof query.succeeded === 'boolean' ? { succeeded: query.succeeded } : {}),
+    },
+    parseListSorting<'created_at'>(query.sorting, ['-created_at']),
+    window.offset,
+    window.limit,
+  );
+  let budget = PAGE_PAYLOAD_BUDGET;
+  const items = page.items.map((attempt) => {
+    budget -= attempt.webhook_event.payload.length;
+    return presentWebhookDelivery(attempt, budget >= 0);
+  });
+  return { items, pagination: pagination(page.total, window) };
+}
+
+/**
+ * Starts a new delivery round of a webhook event of one of the caller's organizations (one
+ * conditional write: another organization's event and an unknown or expired one are the same 404)
+ * and queues its first attempt. The deliverer sends it whatever became of the event before, unless
+ * its endpoint is deleted or disabled by then (skipped).
+ */
+export async function redeliverWebhookEvent(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  id: string,
+): Promise<null> {
+  const queue = deps.deliveryQueue;
+  if (!queue) throw new Error('redeliver-webhook-event needs the delivery queue');
+  const event = await startRound(
+    deps.table,
+    normalizeId(id),
+    principal.organizationIds,
+    deps.now().toISOString(),
+  );
+  if (!event) throw new ResourceNotFound();
+  const message: DeliveryMessage = {
+    webhook_event_id: event.id,
+    endpoint_id: event.endpoint_id,
+    round: event.round,
+  };
+  await queue.send(JSON.stringify(message));
+  return null;
+}
