@@ -1023,14 +1023,18 @@ function portalCancelFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<Fau
     calls: ['GetItemCommand', 'BatchGetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       const { customer, session, subscription } = await portalCustomer();
+      const outbox: Key[] = [];
       return {
         method,
         url: `/v1/customer-portal/subscriptions/${subscription}`,
         token: session,
         ...(body === undefined ? {} : { body }),
+        outbox,
         async verify(_, outcome) {
           const stored = await get(keys.subscription(subscription));
           const changed = stored?.cancel_at_period_end === true;
+          // Canceled at period end: updated, canceled, in the change's own transaction.
+          await expectEventsWithChange(outbox, changed, 2);
           expect(stored?.ends_at === stored?.current_period_end).toBe(changed);
           countFor(outcome, changed ? 1 : 0);
           const listed = await customerList(world.demo.organization_id, customer);

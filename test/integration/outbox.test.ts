@@ -153,6 +153,62 @@ async function addedTo(kind: 'customer' | 'product', id: string, change: () => P
   return { reply, events: (await outboxOf(world.table, kind, id)).slice(before) };
 }
 
+describe('Customer portal: cancel and uncancel', () => {
+  const portal = (method: 'DELETE' | 'PATCH', id: string, body?: unknown) =>
+    world.call(method, `/v1/customer-portal/subscriptions/${id}`, {
+      token: world.demo.customer_session_token,
+      ...(body === undefined ? {} : { body }),
+    });
+  const read = async (id: string) =>
+    (await world.call('GET', `/v1/subscriptions/${id}`, { token: token() })).body;
+
+  it("cancel (DELETE): updated, canceled; uncancel (PATCH): updated, uncanceled; data is the API's Subscription", async () => {
+    const { id } = await subscribe();
+    const cancel = await added(id, () => portal('DELETE', id));
+    expect(cancel.reply.status).toBe(200);
+    expect(typesOf(cancel.events)).toEqual(['subscription.updated', 'subscription.canceled']);
+    const canceled = await read(id);
+    for (const event of cancel.events) expectEnvelope(event, canceled, canceled.modified_at);
+    const uncancel = await added(id, () => portal('PATCH', id, { cancel_at_period_end: false }));
+    expect(uncancel.reply.status).toBe(200);
+    expect(typesOf(uncancel.events)).toEqual(['subscription.updated', 'subscription.uncanceled']);
+    const live = await read(id);
+    for (const event of uncancel.events) expectEnvelope(event, live, live.modified_at);
+  });
+
+  it('a refused change (canceling twice) writes no event', async () => {
+    const { id } = await subscribe();
+    await portal('DELETE', id);
+    const again = await added(id, () => portal('DELETE', id));
+    expect(again.reply.status).toBeGreaterThanOrEqual(400);
+    expect(again.events).toEqual([]);
+  });
+});
+
+describe('Subscription clock', () => {
+  it('a renewal: updated, cycled; an end at period end: updated, revoked; data is the Subscription as changed', async () => {
+    const renewing = await subscribe();
+    const ending = await subscribe();
+    await patch(ending.id, { cancel_at_period_end: true });
+    const before = {
+      renewing: (await outboxOf(world.table, 'subscription', renewing.id)).length,
+      ending: (await outboxOf(world.table, 'subscription', ending.id)).length,
+    };
+    const at = new Date(Date.now() + 35 * 86_400_000);
+    const { createHandler } = await import('#functions/subscription-clock/handler.ts');
+    await createHandler({ ...world.depsFor('subscription-clock'), now: () => at })({});
+    const renewed = (await outboxOf(world.table, 'subscription', renewing.id)).slice(before.renewing);
+    const ended = (await outboxOf(world.table, 'subscription', ending.id)).slice(before.ending);
+    expect(typesOf(renewed)).toEqual(['subscription.updated', 'subscription.cycled']);
+    expect(typesOf(ended)).toEqual(['subscription.updated', 'subscription.revoked']);
+    const renewedNow = await world.call('GET', `/v1/subscriptions/${renewing.id}`, { token: token() });
+    const endedNow = await world.call('GET', `/v1/subscriptions/${ending.id}`, { token: token() });
+    expect(endedNow.body.status).toBe('canceled');
+    for (const event of renewed) expectEnvelope(event, renewedNow.body, at.toISOString());
+    for (const event of ended) expectEnvelope(event, endedNow.body, at.toISOString());
+  });
+});
+
 describe('Update Customer, by id and by external id', () => {
   it.each(['id', 'external id'] as const)(
     'by %s: customer.updated with the answer as data, in the same 3 round trips',
