@@ -380,6 +380,14 @@ describe('events/ and events/env.json', () => {
           [LOCAL_SECRETS_ENDPOINT_ENV]: `http://host.docker.internal:${new URL(demo.secrets_manager_endpoint).port}`,
           WEBHOOK_KEY_SET_ID: demo.webhook_key_set_arn,
         }),
+        // The functions that send to the delivery queue (Redeliver): the queue in the local SQS API.
+        ...('deliveryQueue' in op && {
+          [LOCAL_SQS_ENDPOINT_ENV]: `http://host.docker.internal:${new URL(demo.sqs_endpoint).port}`,
+          DELIVERY_QUEUE_URL: demo.delivery_queue_url.replace(
+            new URL(demo.delivery_queue_url).origin,
+            `http://host.docker.internal:${new URL(demo.sqs_endpoint).port}`,
+          ),
+        }),
       });
     }
     const sqsPort = new URL(demo.sqs_endpoint).port;
@@ -1075,7 +1083,10 @@ describe('the webhook pipeline, bundled: a stream record through the relay, its 
       }
 
       const messages = await sqsQueue(sqs, demo.delivery_queue_url).receive({ max: 10, waitSeconds: 1 });
-      expect(messages.map((m) => JSON.parse(m.body).webhook_event_id).sort()).toEqual(ids);
+      // The relay's, and the one the Redeliver sample invocation (above) queued for the demo event.
+      expect(messages.map((m) => JSON.parse(m.body).webhook_event_id).sort()).toEqual(
+        [...ids, demo.webhook_event_id].sort(),
+      );
       const { result, stdout } = await invokeBundle(
         functionIdOf('webhook-deliverer'),
         sqsEvent(messages, `arn:aws:sqs:${LOCAL_REGION}:123456789012:${LOCAL_DELIVERY_QUEUE_NAME}`),
@@ -1092,6 +1103,12 @@ describe('the webhook pipeline, bundled: a stream record through the relay, its 
           last_http_code: null,
         });
       }
+      // The redelivered one: its second round's first attempt.
+      expect(await getWebhookEvent(table, demo.webhook_event_id)).toMatchObject({
+        status: 'pending',
+        round: 2,
+        attempts: 1,
+      });
       // Signing needed the key set: opened from Secrets Manager (moto) with the bundle's own grant.
       expect(stdout).not.toMatch(/"level":"error"/);
     } finally {

@@ -161,6 +161,11 @@ describe.each([
           WEBHOOK_KEY_SET_ID: `CommerceApi-${s.stack.stage}/webhook-key-set`,
           AWS_ENDPOINT_URL_SECRETS_MANAGER: '',
         }),
+        // Only the functions that send to the delivery queue (Redeliver) learn its URL.
+        ...('deliveryQueue' in op && {
+          DELIVERY_QUEUE_URL: { Ref: logicalId(s, s.stack.webhooks.queue) },
+          AWS_ENDPOINT_URL_SQS: '',
+        }),
       });
     }
     // The $default route's function touches no table: no table name, no endpoint to override.
@@ -308,13 +313,19 @@ describe.each([
       expect([...new Set(written)].sort()).toEqual([...new Set(declared)].sort());
 
       // Anything else is logging, only into the function's own log group, X-Ray's two actions
-      // (which take no resource-level permission), and for the functions that seal or open webhook
-      // secrets the key set (its own test, below).
+      // (which take no resource-level permission), for the functions that seal or open webhook
+      // secrets the key set (its own test, below), and for those that send to the delivery queue
+      // `sqs:SendMessage` on that queue alone.
       const logGroupId = logicalId(s, s.stack.functions[name].logGroup);
       const others = statements.filter((st) => !tableStatements.includes(st));
-      expect(others).toHaveLength('webhookKeySet' in op ? 3 : 2);
+      expect(others).toHaveLength(2 + ('webhookKeySet' in op ? 1 : 0) + ('deliveryQueue' in op ? 1 : 0));
       for (const statement of others) {
         if (asArray(statement.Action).some((action) => action.startsWith('secretsmanager:'))) continue;
+        if (asArray(statement.Action).some((action) => action.startsWith('sqs:'))) {
+          expect(statement.Action).toBe('sqs:SendMessage');
+          expect(statement.Resource).toEqual({ 'Fn::GetAtt': [logicalId(s, s.stack.webhooks.queue), 'Arn'] });
+          continue;
+        }
         if (asArray(statement.Action).some((action) => action.startsWith('xray:'))) {
           expect(asArray(statement.Action).sort()).toEqual(XRAY_ACTIONS);
           expect(statement.Resource).toBe('*');
@@ -412,8 +423,9 @@ describe('prod', () => {
 
   it("keeps the alarms per function in a nested stack, fed the names it watches as parameters, none of the API's", () => {
     // The API's 5xx alarm and the dashboard stay: moto, the rehearsal's CloudFormation, cannot resolve a
-    // reference to an HTTP API, and a nested stack's parameters must all resolve.
-    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1);
+    // reference to an HTTP API, and a nested stack's parameters must all resolve. So do the webhook
+    // pipeline's three (its dead-letter queues and its failure rate: test/infra/webhooks.test.ts).
+    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3);
     prod.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     prod.template.resourceCountIs('AWS::CloudFormation::Stack', 1);
     expect(JSON.stringify(monitoringParameters())).not.toContain(logicalId(prod, prod.stack.api));
