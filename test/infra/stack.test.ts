@@ -424,7 +424,7 @@ describe('prod', () => {
   it("keeps the alarms per function in a nested stack, fed the names it watches as parameters, none of the API's", () => {
     // The API's 5xx alarm and the dashboard stay: moto, the rehearsal's CloudFormation, cannot resolve a
     // reference to an HTTP API, and a nested stack's parameters must all resolve. So do the webhook
-    // pipeline's three (its dead-letter queues and its failure rate: test/infra/webhooks.test.ts).
+    // pipeline's three (its dead-letter queues and its failure rate: "the webhook pipeline", below).
     prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3);
     prod.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     prod.template.resourceCountIs('AWS::CloudFormation::Stack', 1);
@@ -451,7 +451,7 @@ describe('prod', () => {
     const names = Object.keys(prod.stack.httpFunctions());
     // One throttle alarm per function, latency and error rate per operation, table throttles; a
     // scheduled function: its throttles and its failed runs. (The API's 5xx alarm and the webhook
-    // pipeline's three are the parent's: test/infra/webhooks.test.ts.)
+    // pipeline's three are the parent's: "the webhook pipeline", below.)
     monitoring.resourceCountIs(
       'AWS::CloudWatch::Alarm',
       names.length * 3 + 1 + scheduledFunctions.length * 2,
@@ -659,5 +659,59 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
     }
     const [api] = Object.values(template.findResources('AWS::ApiGatewayV2::Api')) as Resource[];
     expect(api?.Properties.Tags).toMatchObject({ stage: 'pr-123', branch: 'feature/sam-local' });
+  });
+});
+
+describe('the webhook pipeline (prod)', () => {
+  it("the relay reads the table's stream only: its stream actions on the stream ARN, ListStreams alone on *", () => {
+    const stream = { 'Fn::GetAtt': [logicalId(prod, prod.stack.table), 'StreamArn'] };
+    const statements = statementsOf(prod, 'webhook-relay');
+    const reads = statements.filter((st) => asArray(st.Action).includes('dynamodb:GetRecords'));
+    expect(reads).toHaveLength(1);
+    expect(asArray(reads[0]?.Action).sort()).toEqual([
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+    ]);
+    expect(reads[0]?.Resource).toEqual(stream);
+    const list = statements.filter((st) => asArray(st.Action).includes('dynamodb:ListStreams'));
+    // CDK merges it with X-Ray's two actions, which take no resource-level permission either.
+    expect(list.map((st) => [asArray(st.Action).sort(), st.Resource])).toEqual([
+      [['dynamodb:ListStreams', ...XRAY_ACTIONS], '*'],
+    ]);
+  });
+
+  it('maps the stream to the relay (outbox inserts, expired delivery entries; bisect, DLQ) and the queue to the deliverer', () => {
+    const mappings = Object.values(resources(prod, 'AWS::Lambda::EventSourceMapping'));
+    expect(mappings).toHaveLength(2);
+    const relay = mappings.find((m) => m.Properties.StartingPosition === 'TRIM_HORIZON');
+    expect(relay?.Properties).toMatchObject({
+      BatchSize: 100,
+      BisectBatchOnFunctionError: true,
+      FunctionName: { Ref: logicalId(prod, prod.stack.webhooks.relay.function) },
+    });
+    const patterns = ((relay?.Properties.FilterCriteria?.Filters ?? []) as { Pattern: string }[]).map((f) =>
+      JSON.parse(f.Pattern),
+    );
+    expect(patterns.map((p) => p.eventName)).toEqual([['INSERT'], ['REMOVE']]);
+    const deliverer = mappings.find((m) => m !== relay);
+    expect(deliverer?.Properties).toMatchObject({
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 20 },
+      FunctionName: { Ref: logicalId(prod, prod.stack.webhooks.deliverer.function) },
+    });
+  });
+
+  it('alarms on either dead-letter queue holding a message and on the delivery failure rate', () => {
+    const alarms = Object.values(resources(prod, 'AWS::CloudWatch::Alarm'));
+    const onQueues = alarms.filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(onQueues.map((a) => a.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).sort()).toEqual(
+      [
+        logicalId(prod, prod.stack.webhooks.deadLetterQueue),
+        logicalId(prod, prod.stack.webhooks.relayFailures),
+      ].sort(),
+    );
+    expect(alarms.filter((a) => a.Properties.Metrics !== undefined)).toHaveLength(1);
   });
 });

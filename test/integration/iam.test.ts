@@ -14,20 +14,30 @@
  * does not compile until it has one, and its statements are then mutated like the others'.
  */
 import { randomUUID } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createHandler as createDeliverer } from '#functions/webhook-deliverer/handler.ts';
+import { createHandler as createRelay } from '#functions/webhook-relay/handler.ts';
 import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import type { RawStatement, StackPolicies } from '#scripts/local/iam/policy.ts';
+import { sqsEvent } from '#scripts/local/pipeline.ts';
 import { DEMO_CUSTOMER_EXTERNAL_ID } from '#scripts/local/seed.ts';
-import { indexNames } from '#shared/data/table.ts';
+import { endpointDeliveriesOwner, getWebhookEvent, recordWebhookEvent } from '#shared/data/deliveries.ts';
+import { indexNames, listKeys, partitions } from '#shared/data/table.ts';
 import { SORTING_VALUES } from '#shared/data/wallet-order.ts';
 import { internalErrorBody } from '#shared/domain/errors.ts';
 import {
   type OperationName,
   operations,
+  type PipelineFunctionName,
+  pipelineFunctions,
   type ScheduledFunctionName,
   scheduledFunctions,
 } from '#shared/operations.ts';
+import { LocalQueue } from '#shared/queue/local.ts';
+import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
 import { stackPolicies } from '../support/dynamodb.ts';
 import {
   authorizationCode,
@@ -39,7 +49,12 @@ import {
   tokenRequest,
 } from '../support/oauth.ts';
 import { seedWebhookEvent } from '../support/outbox.ts';
+import { loopbackEndpoint } from '../support/pipeline.ts';
+import { startReceiver } from '../support/receiver.ts';
 import { createWorld, type Reply, underPolicies, type World } from '../support/world.ts';
+
+/** The functions whose grants are proven here: the operations', the scheduled and the pipeline's. */
+type FunctionName = OperationName | ScheduledFunctionName | PipelineFunctionName;
 
 /** One request of a scenario: what it answered, and what its full grant must make it answer. */
 interface Step {
@@ -686,7 +701,10 @@ const scenarios = {
       step('retry of the refused request', await redeliver(key('unknown'), unknown), 404),
     ];
   },
-} satisfies Record<OperationName | ScheduledFunctionName, Scenario>;
+  // The webhook pipeline's functions, driven as their event source mappings drive them.
+  'webhook-relay': relayScenario,
+  'webhook-deliverer': delivererScenario,
+} satisfies Record<FunctionName, Scenario>;
 
 /** An authorization request of the demo client, PKCE S256 included (its challenge need not match anything). */
 function authorizationQuery(clientId: string): string {
@@ -701,15 +719,172 @@ function authorizationQuery(clientId: string): string {
   }).toString();
 }
 
+/**
+ * The relay, given one stream batch as its event source mapping gives it: the insert of a fresh
+ * customer's `customer.created` outbox item (its organization's endpoint list read, one webhook event
+ * recorded per subscribed endpoint, the messages queued) and the TTL removal of a delivery list entry
+ * (a tombstone and the list's count down, in one transaction).
+ */
+async function relayScenario(world: World): Promise<Step[]> {
+  const { endpoint } = await createWebhookEndpoint(world.admin, {
+    organizationId: world.demo.organization_id,
+    url: `https://hooks.example/iam-relay/${run}`,
+    events: ['customer.created'],
+  });
+  const customer = await freshCustomer(world);
+  const [outboxItem] = await outboxItems(world.table, 'customer', customer.id);
+  const delivered = await seedWebhookEvent(world.table, world.demo.organization_id, endpoint.id);
+  const [entry] = await deliveryEntries(world, endpoint.id);
+  if (!outboxItem || !entry) throw new Error('the relay scenario found nothing to relay');
+  // What DynamoDB's TTL does; the stream then carries the removal.
+  await world.table.doc.send(
+    new DeleteCommand({ TableName: world.table.name, Key: { PK: entry.PK, SK: entry.SK } }),
+  );
+  const queue = new LocalQueue({ visibilityTimeoutSeconds: 30 });
+  const relay = createRelay({ ...world.depsFor('webhook-relay'), queue });
+  const ran = await relay({
+    Records: [
+      {
+        eventName: 'INSERT',
+        dynamodb: {
+          Keys: marshall({ PK: outboxItem.PK, SK: outboxItem.SK }),
+          NewImage: marshall(outboxItem),
+        },
+      },
+      { eventName: 'REMOVE', dynamodb: { Keys: marshall({ PK: entry.PK, SK: entry.SK }) } },
+    ],
+  } as DynamoDBStreamEvent).then(
+    () => 'ran',
+    () => 'failed',
+  );
+  const recorded = await getWebhookEvent(world.table, webhookEventId(String(outboxItem.id), endpoint.id));
+  const counted = (await list(world, `?endpoint_id=${endpoint.id}`)).body.pagination?.total_count;
+  return [
+    { what: 'a stream batch relayed', got: ran, expected: 'ran' },
+    { what: 'a webhook event for the endpoint', got: String(recorded?.status), expected: 'pending' },
+    {
+      what: 'its message queued',
+      got: String((await queue.receive({ max: 10 })).length > 0),
+      expected: 'true',
+    },
+    { what: "the expired entry off its list's count", got: String(counted), expected: '0' },
+    { what: 'the delivered event untouched', got: String(delivered.status), expected: 'succeeded' },
+  ];
+}
+
+/**
+ * The deliverer, given one SQS message as its event source mapping gives it: the webhook event and
+ * its endpoint read in one batch, the secret opened, the POST answered `410 Gone`, and the attempt
+ * recorded with the endpoint disabled (its item and list entries) in one transaction.
+ */
+async function delivererScenario(world: World): Promise<Step[]> {
+  const receiver = await startReceiver(() => ({ status: 410, body: 'gone' }));
+  try {
+    const { endpoint } = await loopbackEndpoint(world, receiver.url, ['customer.created']);
+    const eventId = randomUUID();
+    const at = new Date().toISOString();
+    const webhookEvent = {
+      id: webhookEventId(eventId, endpoint.id),
+      event_id: eventId,
+      endpoint_id: endpoint.id,
+      organization_id: world.demo.organization_id,
+      type: 'customer.created',
+      payload: envelope('customer.created', at, { id: randomUUID() }),
+      created_at: at,
+      modified_at: null,
+      status: 'pending' as const,
+      round: 1,
+      attempts: 0,
+      last_http_code: null,
+    };
+    await recordWebhookEvent(world.table, webhookEvent);
+    const queue = new LocalQueue({ visibilityTimeoutSeconds: 30 });
+    await queue.send(
+      JSON.stringify({ webhook_event_id: webhookEvent.id, endpoint_id: endpoint.id, round: 1 }),
+    );
+    const deps = world.depsFor('webhook-deliverer');
+    const deliver = createDeliverer({
+      ...deps,
+      webhooks: { ...deps.webhooks, addresses: { allowLoopback: true } },
+      queue,
+      timeoutMs: 2_000,
+    });
+    const result = await deliver(sqsEvent(await queue.receive({ max: 10 }), 'arn:aws:sqs:local:0:iam')).catch(
+      () => undefined,
+    );
+    const after = await getWebhookEvent(world.table, webhookEvent.id);
+    const stored = await world.call('GET', `/v1/webhooks/endpoints/${endpoint.id}`, {
+      token: world.demo.personal_access_token,
+    });
+    return [
+      { what: 'the batch handled', got: String(result?.batchItemFailures.length), expected: '0' },
+      { what: 'the receiver reached', got: String(receiver.deliveries.length), expected: '1' },
+      {
+        what: 'the attempt recorded',
+        got: `${after?.status} ${after?.last_http_code}`,
+        expected: 'failed 410',
+      },
+      {
+        what: 'the endpoint disabled (410 Gone)',
+        got: String(stored.body.disabled_reason),
+        expected: 'endpoint_gone',
+      },
+    ];
+  } finally {
+    await receiver.close();
+  }
+}
+
+/** Items of an object's outbox partition, as stored (the relay's stream image). */
+async function outboxItems(table: World['table'], kind: string, id: string) {
+  const result = await table.doc.send(
+    new QueryCommand({
+      TableName: table.name,
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': `${partitions.event}${kind.toUpperCase()}#${id}` },
+      ConsistentRead: true,
+    }),
+  );
+  return result.Items ?? [];
+}
+
+/** The `created_at` entries of an endpoint's delivery list. */
+async function deliveryEntries(world: World, endpointId: string) {
+  const result = await world.table.doc.send(
+    new QueryCommand({
+      TableName: world.table.name,
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :f)',
+      ExpressionAttributeValues: {
+        ':pk': listKeys.partition(
+          'deliveryList',
+          endpointDeliveriesOwner(world.demo.organization_id, endpointId),
+        ),
+        ':f': 'created_at#',
+      },
+      ConsistentRead: true,
+    }),
+  );
+  return (result.Items ?? []) as { PK: string; SK: string }[];
+}
+
+const list = (world: World, query: string) =>
+  world.call('GET', `/v1/webhooks/deliveries${query}`, { token: world.demo.personal_access_token });
+
 /** One element of one DynamoDB statement of one function's policy, and the policy without it. */
 interface Element {
-  operation: OperationName | ScheduledFunctionName;
+  operation: FunctionName;
   label: string;
   without: StackPolicies;
 }
 
 const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 const LEADING_KEYS = ['ForAllValues:StringLike', 'dynamodb:LeadingKeys'] as const;
+const STREAM_ACTIONS = [
+  'dynamodb:DescribeStream',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:ListStreams',
+];
 
 /** The resource's own words: an index name for an index ARN, else `the table`. */
 function describeResource(resource: unknown): string {
@@ -724,7 +899,7 @@ function describeResource(resource: unknown): string {
  * an action is taken out of a shared statement into one of its own before its key or resource goes:
  * `ConditionCheckItem for ORG#*` is tested even when it shares a statement with `BatchGetItem`.
  */
-function elementsOf(policies: StackPolicies, operation: OperationName | ScheduledFunctionName): Element[] {
+function elementsOf(policies: StackPolicies, operation: FunctionName): Element[] {
   const statements = policies.functions[operation]?.statements ?? [];
   const elements: Element[] = [];
   const replacing = (index: number, replacement: RawStatement[]): StackPolicies => {
@@ -735,6 +910,10 @@ function elementsOf(policies: StackPolicies, operation: OperationName | Schedule
   for (const [index, statement] of statements.entries()) {
     const actions = asList(statement.Action ?? []);
     if (statement.Effect !== 'Allow' || !actions.every((action) => action.startsWith('dynamodb:'))) continue;
+    // The relay's stream reads are made by its event source mapping (AWS's poller, under the
+    // function's role), never by its code: no scenario can show them, so none is mutated here
+    // (test/infra/webhooks.test.ts pins them to the table's stream).
+    if (actions.every((action) => STREAM_ACTIONS.includes(action))) continue;
     const resources = asList(statement.Resource);
     const keys = asList(statement.Condition?.[LEADING_KEYS[0]]?.[LEADING_KEYS[1]] ?? []);
     const on = [...new Set(resources.map(describeResource))].join(', ');
@@ -777,8 +956,8 @@ function elementsOf(policies: StackPolicies, operation: OperationName | Schedule
   return elements;
 }
 
-/** Every function with a table grant: the operations', and the scheduled ones (keyed by name alike). */
-const functionsWithGrants = [...operations, ...scheduledFunctions];
+/** Every function with a table grant: the operations', the scheduled ones and the webhook pipeline's (keyed by name alike). */
+const functionsWithGrants = [...operations, ...scheduledFunctions, ...pipelineFunctions];
 const names = functionsWithGrants.map((fn) => fn.name);
 
 /**
@@ -789,14 +968,14 @@ const names = functionsWithGrants.map((fn) => fn.name);
 const oauth = { organizationToken: '', deletedClientToken: '' };
 
 /** Whether an operation is granted the OAuth authentication batch (token + client liveness). */
-const takesOAuthTokens = (name: OperationName | ScheduledFunctionName): boolean =>
+const takesOAuthTokens = (name: FunctionName): boolean =>
   (operations.find((operation) => operation.name === name)?.access ?? []).some(
     (grant: { actions: readonly string[]; leadingKeys: readonly string[] }) =>
       grant.actions.includes('dynamodb:BatchGetItem') && grant.leadingKeys.includes('oauthClientLive'),
   );
 
 /** The operation called with the deleted client's access token: the batch read, then the 401. */
-async function oauthStep(world: World, name: OperationName | ScheduledFunctionName): Promise<Step[]> {
+async function oauthStep(world: World, name: FunctionName): Promise<Step[]> {
   if (!takesOAuthTokens(name)) return [];
   const operation = operations.find((candidate) => candidate.name === name);
   if (!operation) return [];
@@ -806,7 +985,7 @@ async function oauthStep(world: World, name: OperationName | ScheduledFunctionNa
 }
 
 /** A scenario and, for the operations that take them, the OAuth access token step. */
-const runScenario = async (name: OperationName | ScheduledFunctionName, world: World) => [
+const runScenario = async (name: FunctionName, world: World) => [
   ...(await scenarios[name](world)),
   ...(await oauthStep(world, name)),
 ];
