@@ -19,8 +19,14 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { BUSINESS_EVENTS, SERVICE } from '../shared/observability/telemetry.ts';
+import {
+  BUSINESS_EVENTS,
+  DELIVERY_METRICS,
+  SERVICE,
+  WEBHOOK_METRICS,
+} from '../shared/observability/telemetry.ts';
 import { type ApiFunction, constructId } from './function.ts';
 
 export interface MonitoringProps {
@@ -32,6 +38,8 @@ export interface MonitoringProps {
   functions: Record<string, ApiFunction>;
   /** The functions a schedule invokes, keyed by name. */
   scheduled: Record<string, ApiFunction>;
+  /** The webhook pipeline's dead-letter queues: their depth on the dashboard. */
+  webhookDeadLetters: { deliveries: IQueue; relayFailures: IQueue };
 }
 
 const PERIOD = Duration.minutes(5);
@@ -139,13 +147,35 @@ export class Monitoring extends Construct {
       graph('DynamoDB throttled requests', [tableThrottles]),
       graph('Business events', business),
     );
+    const serviceMetric = (name: string) =>
+      new Metric({
+        namespace: props.namespace,
+        metricName: name,
+        dimensionsMap: { service: SERVICE },
+        statistic: 'Sum',
+        period: PERIOD,
+        label: name,
+      });
+    const depth = (label: string, queue: IQueue) =>
+      queue.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum', label });
+    this.dashboard.addWidgets(
+      graph('Webhook dead-letter queues (messages)', [
+        depth('deliveries given up by the deliverer', props.webhookDeadLetters.deliveries),
+        depth('stream batches the relay failed', props.webhookDeadLetters.relayFailures),
+      ]),
+      graph('Webhook deliveries', [
+        serviceMetric(DELIVERY_METRICS.attempts),
+        serviceMetric(DELIVERY_METRICS.failures),
+        ...Object.values(WEBHOOK_METRICS).map(serviceMetric),
+      ]),
+    );
     this.dashboard.addWidgets(
       new TextWidget({
         markdown:
-          '**Webhook deliveries** (dead-letter queue depth, deliveries succeeded and failed) join this ' +
-          'dashboard with the delivery pipeline. Metrics: namespace `' +
+          'Metrics: namespace `' +
           props.namespace +
-          '`, dimensions `service`, `operation`, `error_type`.',
+          "`, dimensions `service`, `operation`, `error_type`; the webhook deliverer's per batch, " +
+          'dimension `service`.',
         width: 24,
         height: 2,
       }),

@@ -397,6 +397,10 @@ export class CommerceApiStack extends Stack {
         table: this.table,
         functions: this.httpFunctions(),
         scheduled: this.scheduled,
+        webhookDeadLetters: {
+          deliveries: this.webhooks.deadLetterQueue,
+          relayFailures: this.webhooks.relayFailures,
+        },
       });
     }
 

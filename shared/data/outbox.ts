@@ -3,8 +3,11 @@
  * TransactWriteItems, so the change and its events exist together or not at all. Every service that
  * emits events appends `outboxWrites` to its transaction: one item per event, no extra round trip.
  * The table's stream carries the items to the relay (`shared/webhooks/relay.ts`); TTL removes them
- * after the retention period.
+ * after the retention period. Each carries the request's correlation id (API Gateway's request id,
+ * from the request's telemetry scope, like its round-trip counters), which the relay and the
+ * deliverer log.
  */
+import { currentTelemetry } from '../observability/telemetry.ts';
 import { type ChangeEvent, EVENT_RETENTION_DAYS, type EventSubject, envelope } from '../webhooks/events.ts';
 import { createOnly, type Table, type TransactItem } from './dynamo.ts';
 import { item, type OutboxEventRecord } from './records.ts';
@@ -32,6 +35,7 @@ export function outboxWrites(
       payload: envelope(event.type, at, event.data),
       subject_kind: subject.kind,
       subject_id: subject.id,
+      correlation_id: currentTelemetry()?.requestId ?? null,
     };
     const key = outboxKeys.event(subject.kind, subject.id, at, sequence, record.id);
     return { Put: createOnly(table, item({ ...key, [attr.ttl]: expiresAt(at) }, 'outbox_event', record)) };

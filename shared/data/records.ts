@@ -219,6 +219,8 @@ export interface OutboxEventRecord {
   payload: string;
   subject_kind: string;
   subject_id: string;
+  /** The id of the request that made the change (API Gateway's), null for a scheduled change. */
+  correlation_id?: string | null;
 }
 
 export type WebhookEventStatus = 'pending' | 'succeeded' | 'failed' | 'skipped';
@@ -239,6 +241,8 @@ export interface WebhookEventRecord {
   /** Attempts in the current round (the retry ladder counts these). */
   attempts: number;
   last_http_code: number | null;
+  /** The change's correlation id (its outbox item's), logged with every attempt. */
+  correlation_id?: string | null;
 }
 
 /** One delivery attempt (the API's `WebhookDelivery`). */

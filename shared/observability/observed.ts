@@ -30,7 +30,10 @@ export function observed(
     const started = performance.now();
     const cold = coldStart;
     coldStart = false;
-    const { telemetry, result } = inRequestScope(() => handler(event, context));
+    const { telemetry, result } = inRequestScope(
+      () => handler(event, context),
+      event.requestContext?.requestId,
+    );
     const response = await result;
     const principal = principalOf(event);
     emitRequest(

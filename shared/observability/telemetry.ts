@@ -58,11 +58,19 @@ export interface RequestTelemetry {
   idempotentReplay: boolean;
   errorType?: string;
   business: Partial<Record<BusinessEvent, number>>;
+  /**
+   * API Gateway's request id: the correlation id a change's webhook events carry (`outboxWrites`),
+   * which the relay and the deliverer log with each event, so one id follows a change to its receiver.
+   */
+  requestId?: string;
 }
 
 const scope = new AsyncLocalStorage<RequestTelemetry>();
 
-export function inRequestScope<T>(work: () => Promise<T>): {
+export function inRequestScope<T>(
+  work: () => Promise<T>,
+  requestId?: string,
+): {
   telemetry: RequestTelemetry;
   result: Promise<T>;
 } {
@@ -72,6 +80,7 @@ export function inRequestScope<T>(work: () => Promise<T>): {
     writeUnits: 0,
     idempotentReplay: false,
     business: {},
+    ...(requestId ? { requestId } : {}),
   };
   return { telemetry, result: scope.run(telemetry, work) };
 }
@@ -225,8 +234,23 @@ export function logInfo(message: string, fields: Record<string, unknown>): void 
 /** The deliverer's metrics (`DeliveryAttempts`, `DeliveryFailures`), dimension `service`: the prod failure-rate alarm reads them. */
 export const DELIVERY_METRICS = { attempts: 'DeliveryAttempts', failures: 'DeliveryFailures' } as const;
 
+/** The deliverer's business metrics: events delivered, events given up, endpoints it disabled. */
+export const WEBHOOK_METRICS = {
+  succeeded: 'WebhookDeliveriesSucceeded',
+  failed: 'WebhookDeliveriesFailed',
+  disabled: 'WebhookEndpointsDisabled',
+} as const;
+
 /** One line per deliverer batch that is also its CloudWatch metrics (EMF), as a request line is. */
-export function emitDeliveries(attempts: number, failures: number): void {
+export function emitDeliveries(
+  attempts: number,
+  failures: number,
+  outcomes: { succeeded: number; failed: number; disabled: number } = {
+    succeeded: 0,
+    failed: 0,
+    disabled: 0,
+  },
+): void {
   console.log(
     JSON.stringify({
       _aws: {
@@ -238,6 +262,7 @@ export function emitDeliveries(attempts: number, failures: number): void {
             Metrics: [
               { Name: DELIVERY_METRICS.attempts, Unit: 'Count' },
               { Name: DELIVERY_METRICS.failures, Unit: 'Count' },
+              ...Object.values(WEBHOOK_METRICS).map((name) => ({ Name: name, Unit: 'Count' })),
             ],
           },
         ],
@@ -245,6 +270,9 @@ export function emitDeliveries(attempts: number, failures: number): void {
       service: SERVICE,
       [DELIVERY_METRICS.attempts]: attempts,
       [DELIVERY_METRICS.failures]: failures,
+      [WEBHOOK_METRICS.succeeded]: outcomes.succeeded,
+      [WEBHOOK_METRICS.failed]: outcomes.failed,
+      [WEBHOOK_METRICS.disabled]: outcomes.disabled,
     }),
   );
 }

@@ -25,7 +25,7 @@ import {
 } from '../data/deliveries.ts';
 import type { DeliveryAttemptRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
 import { deliveryHeaders } from '../domain/webhook-signature.ts';
-import { emitDeliveries, logError } from '../observability/telemetry.ts';
+import { emitDeliveries, logError, logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue, QueueMessage } from '../queue/queue.ts';
 import type { Dependencies } from '../runtime.ts';
 import { signingSecrets } from '../services/webhook-endpoints.ts';
@@ -134,8 +134,17 @@ async function record(
   }
 }
 
+/** What a batch did, for its metrics line: endpoints the deliverer disabled. */
+export interface BatchStats {
+  disabled: number;
+}
+
 /** One message: what happened to it. `retry` means: made visible again later, report it as failed. */
-export async function deliverMessage(deps: DelivererDependencies, message: QueueMessage): Promise<Outcome> {
+export async function deliverMessage(
+  deps: DelivererDependencies,
+  message: QueueMessage,
+  stats: BatchStats = { disabled: 0 },
+): Promise<Outcome> {
   const request = parse(message.body);
   if (!request) {
     logError('webhook delivery message unreadable: dropped', { messageId: message.messageId });
@@ -173,11 +182,27 @@ export async function deliverMessage(deps: DelivererDependencies, message: Queue
     duration_ms: attempt.durationMs,
     webhook_event: after,
   };
-  const { recorded } = await record(deps, event, attemptRecord, endpoint, attempt.status === 410);
+  const { recorded, change } = await record(deps, event, attemptRecord, endpoint, attempt.status === 410);
   // Another deliverer recorded this attempt of the same message first: its outcome stands.
   if (!recorded) return 'ignored';
-  if (after.status === 'succeeded') return 'delivered';
-  if (after.status === 'failed') return 'failed';
+  const disabled = Boolean(change?.before.enabled && !change.after.enabled);
+  if (disabled) stats.disabled++;
+  const outcome: Outcome =
+    after.status === 'succeeded' ? 'delivered' : after.status === 'failed' ? 'failed' : 'retry';
+  // The change's correlation id with each attempt: one id from the API request to the receiver.
+  logInfo('webhook delivery attempt', {
+    correlation_id: event.correlation_id ?? null,
+    webhook_event_id: event.id,
+    endpoint_id: endpoint.id,
+    type: event.type,
+    round: event.round,
+    attempt: after.attempts,
+    http_code: attempt.status,
+    duration_ms: attempt.durationMs,
+    outcome,
+    ...(disabled ? { endpoint_disabled: change?.after.disabled_reason } : {}),
+  });
+  if (outcome !== 'retry') return outcome;
   const delay = retryDelaySeconds(after.attempts, deps.random) ?? 0;
   await deps.queue.changeVisibility(message.receiptHandle, delay);
   return 'retry';
@@ -191,9 +216,10 @@ export async function deliverBatch(
   deps: DelivererDependencies,
   messages: readonly QueueMessage[],
 ): Promise<string[]> {
+  const stats: BatchStats = { disabled: 0 };
   const outcomes = await Promise.all(
     messages.map((message) =>
-      deliverMessage(deps, message).catch((error: unknown) => {
+      deliverMessage(deps, message, stats).catch((error: unknown) => {
         logError('webhook delivery failed; the message comes back after its visibility timeout', {
           messageId: message.messageId,
           name: (error as Error).name,
@@ -204,7 +230,14 @@ export async function deliverBatch(
     ),
   );
   const sent = outcomes.filter((o) => o === 'delivered' || o === 'retry' || o === 'failed').length;
-  if (sent > 0) emitDeliveries(sent, outcomes.filter((o) => o === 'retry' || o === 'failed').length);
+  const count = (outcome: Outcome) => outcomes.filter((o) => o === outcome).length;
+  if (sent > 0) {
+    emitDeliveries(sent, count('retry') + count('failed'), {
+      succeeded: count('delivered'),
+      failed: count('failed'),
+      disabled: stats.disabled,
+    });
+  }
   return messages
     .filter((_, i) => outcomes[i] === 'retry' || outcomes[i] === 'error')
     .map((m) => m.messageId);

@@ -15,6 +15,7 @@ import type { Table } from '../data/dynamo.ts';
 import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
 import { partitions } from '../data/table.ts';
 import { organizationWebhookEndpoints } from '../data/webhooks.ts';
+import { logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue } from '../queue/queue.ts';
 import { webhookEventId } from './events.ts';
 
@@ -100,12 +101,20 @@ export async function relayEvents(
         round: 1,
         attempts: 0,
         last_http_code: null,
+        correlation_id: event.correlation_id ?? null,
       }),
     );
     await Promise.all(webhookEvents.map((webhookEvent) => recordWebhookEvent(deps.table, webhookEvent)));
     for (const webhookEvent of webhookEvents) {
       messages.push({ webhook_event_id: webhookEvent.id, endpoint_id: webhookEvent.endpoint_id, round: 1 });
     }
+    logInfo('webhook event relayed', {
+      correlation_id: event.correlation_id ?? null,
+      event_id: event.id,
+      type: event.type,
+      organization_id: event.organization_id,
+      webhook_event_ids: webhookEvents.map((webhookEvent) => webhookEvent.id),
+    });
   }
   await deps.queue.sendBatch(messages.map((message) => JSON.stringify(message)));
   return messages.length;

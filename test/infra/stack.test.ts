@@ -500,7 +500,7 @@ describe('prod', () => {
     });
   });
 
-  it('has a dashboard: latency p99 and 5xx rate per operation, throttles, DynamoDB capacity and throttles', () => {
+  it('has a dashboard: latency p99 and 5xx rate per operation, throttles, DynamoDB capacity and throttles, webhook DLQ depth and deliveries', () => {
     const dashboards = Object.values(prod.template.findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
     // CloudFormation refuses Tags on a dashboard (cfn-lint E3002): the stage tags skip it.
@@ -520,6 +520,20 @@ describe('prod', () => {
     }
     expect(body).toContain('ConsumedReadCapacityUnits');
     expect(body).toContain('ConsumedWriteCapacityUnits');
+    // The webhook pipeline: both dead-letter queues' depth, and the deliverer's metrics.
+    expect(body).toContain('Webhook dead-letter queues (messages)');
+    for (const queue of [prod.stack.webhooks.deadLetterQueue, prod.stack.webhooks.relayFailures]) {
+      expect(body).toContain(logicalId(prod, queue));
+    }
+    for (const metric of [
+      'DeliveryAttempts',
+      'DeliveryFailures',
+      'WebhookDeliveriesSucceeded',
+      'WebhookDeliveriesFailed',
+      'WebhookEndpointsDisabled',
+    ]) {
+      expect(body).toContain(`\\"${metric}\\"`);
+    }
   });
 
   it('bundles each handler locally as ESM and records asset metadata for SAM', () => {

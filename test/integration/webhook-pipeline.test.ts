@@ -8,7 +8,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { webhooks } from '@polar-sh/sdk/2026-10';
 import { validateEvent as validateV0 } from 'polar-sdk-v0/webhooks';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { recordWebhookEvent } from '#shared/data/deliveries.ts';
 import type { WebhookEndpointRecord } from '#shared/data/records.ts';
 import { keys } from '#shared/data/table.ts';
@@ -373,6 +373,92 @@ describe('endpoint health', () => {
     await pipeline.settled();
     const shown = await shownEndpoint(endpoint.id);
     expect(shown).toMatchObject({ name: 'renamed meanwhile', enabled: true, failure_count: 1 });
+  });
+});
+
+describe('observability (issue 14)', () => {
+  it("one correlation id from the request to the receiver: the outbox item, the relay's and the deliverer's lines; the deliverer's business metrics", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((text: unknown) => {
+      try {
+        lines.push(JSON.parse(String(text)));
+      } catch {
+        // not a JSON line
+      }
+    });
+    try {
+      const r = await receiver();
+      const { endpoint } = await loopbackEndpoint(world, r.url, ['customer.created']);
+      const created = await world.call('POST', '/v1/customers/', {
+        token: token(),
+        body: { email: `correlated-${newId()}@example.com` },
+      });
+      expect(created.status).toBe(201);
+      await waitFor(() => r.deliveries.length === 1, 15_000, 'the delivery');
+      await pipeline.settled();
+      const request = lines.find((l) => l.message === 'request' && l.operation === 'create-customer');
+      const correlationId = request?.request_id;
+      expect(correlationId).toEqual(expect.any(String));
+      const [stored] = await outboxOf(world.table, 'customer', created.body.id);
+      expect((stored as unknown as { correlation_id: string }).correlation_id).toBe(correlationId);
+      const webhookEventIdOf = String(r.deliveries[0]?.headers['webhook-id']);
+      const relayed = lines.find(
+        (l) => l.message === 'webhook event relayed' && l.correlation_id === correlationId,
+      );
+      expect(relayed?.webhook_event_ids).toContain(webhookEventIdOf);
+      const attempt = lines.find(
+        (l) => l.message === 'webhook delivery attempt' && l.webhook_event_id === webhookEventIdOf,
+      );
+      expect(attempt).toMatchObject({
+        correlation_id: correlationId,
+        endpoint_id: endpoint.id,
+        outcome: 'delivered',
+      });
+      // The deliverer's batch line is its EMF document: the business metrics by name, counted.
+      const metrics = lines.filter((l) => 'WebhookDeliveriesSucceeded' in l);
+      expect(metrics.length).toBeGreaterThan(0);
+      const names = (
+        metrics[0] as { _aws: { CloudWatchMetrics: { Metrics: { Name: string }[] }[] } }
+      )._aws.CloudWatchMetrics[0]?.Metrics.map((m) => m.Name);
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'WebhookDeliveriesSucceeded',
+          'WebhookDeliveriesFailed',
+          'WebhookEndpointsDisabled',
+        ]),
+      );
+      expect(metrics.reduce((n, l) => n + Number(l.WebhookDeliveriesSucceeded), 0)).toBeGreaterThanOrEqual(1);
+    } finally {
+      log.mockRestore();
+    }
+  });
+
+  it('an endpoint disabled by a 410 counts once in WebhookEndpointsDisabled', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((text: unknown) => {
+      try {
+        lines.push(JSON.parse(String(text)));
+      } catch {
+        // not a JSON line
+      }
+    });
+    try {
+      const r = await receiver(() => ({ status: 410, body: 'gone' }));
+      const { endpoint } = await loopbackEndpoint(world, r.url, ['customer.created']);
+      await world.call('POST', '/v1/customers/', {
+        token: token(),
+        body: { email: `gone-${newId()}@example.com` },
+      });
+      await waitFor(() => r.deliveries.length === 1, 15_000, 'the delivery');
+      await pipeline.settled();
+      const attempt = lines.find(
+        (l) => l.message === 'webhook delivery attempt' && l.endpoint_id === endpoint.id,
+      );
+      expect(attempt).toMatchObject({ http_code: 410, endpoint_disabled: 'endpoint_gone' });
+      expect(lines.reduce((n, l) => n + Number(l.WebhookEndpointsDisabled ?? 0), 0)).toBe(1);
+    } finally {
+      log.mockRestore();
+    }
   });
 });
 
