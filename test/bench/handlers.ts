@@ -17,6 +17,7 @@ export type Handler = (
 export function benchEnvironment(): void {
   process.env.TABLE_NAME ??= 'bench';
   process.env.WEBHOOK_KEY_SET_ID ??= 'bench';
+  process.env.DELIVERY_QUEUE_URL ??= 'http://in-process.local/deliveries';
   process.env.AWS_REGION ??= 'us-east-1';
   process.env.AWS_ACCESS_KEY_ID ??= 'local';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'local';

@@ -7,7 +7,7 @@
  *   npm run bench -- --quick           fewer repetitions, 5 s of HTTP load (BENCH_QUICK=1 too)
  *   BENCH_HTTP_SECONDS=10 npm run bench -- --only http
  *
- * Sections: cold, dynamo, scaling, warm, http, cost.
+ * Sections: cold, dynamo, scaling, webhooks, warm, http, cost.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, freemem, release, totalmem } from 'node:os';
@@ -22,8 +22,9 @@ import { createLocalWorld, type LocalWorld, stopDynamoDbLocal } from './local-ta
 import { markdownSection, printSection, type SectionResult, verdicts } from './report.ts';
 import { scaling } from './scaling.ts';
 import { type WarmFigures, warmOverhead } from './warm.ts';
+import { webhookPipeline } from './webhooks.ts';
 
-const SECTIONS = ['cold', 'dynamo', 'scaling', 'warm', 'http', 'cost'] as const;
+const SECTIONS = ['cold', 'dynamo', 'scaling', 'webhooks', 'warm', 'http', 'cost'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -52,6 +53,7 @@ const settings = {
   warmInvocations: quick ? 5_000 : 20_000,
   httpSeconds: Number(process.env.BENCH_HTTP_SECONDS ?? (quick ? 5 : 30)),
   httpConnections: 8,
+  webhooks: { writes: quick ? 50 : 200, deliveries: quick ? 100 : 300 },
 };
 
 benchEnvironment();
@@ -94,6 +96,7 @@ try {
   }
   if (selected('scaling'))
     show(await scaling(await localWorld(), { repetitions: settings.scalingRepetitions }));
+  if (selected('webhooks')) show(await webhookPipeline(await localWorld(), settings.webhooks));
   if (world) {
     await world.drop();
     world = undefined;
@@ -108,7 +111,7 @@ try {
   await stopDynamoDbLocal();
 }
 
-// Report in section order (1-6), whatever order they ran in.
+// Report in section order (1-7), whatever order they ran in.
 results.sort((a, b) => SECTIONS.indexOf(a.id as Section) - SECTIONS.indexOf(b.id as Section));
 const minutes = (Date.now() - started) / 60_000;
 console.log('\n== Summary ==');
