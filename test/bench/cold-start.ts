@@ -99,7 +99,9 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
     const needsSecrets = new Set(
       operations.filter((op) => 'webhookKeySet' in op && op.webhookKeySet).map((op) => op.name),
     );
-    for (const c of operationCases.filter((x) => !needsSecrets.has(x.name))) {
+    // Likewise those whose first request sends to the delivery queue (Redeliver): SQS is not stubbed.
+    const needsQueue = new Set<string>(operations.filter((op) => 'deliveryQueue' in op).map((op) => op.name));
+    for (const c of operationCases.filter((x) => !needsSecrets.has(x.name) && !needsQueue.has(x.name))) {
       const operation = operations.find((op) => op.name === c.name);
       if (!operation) throw new Error(`unknown operation ${c.name}`);
       const calls = await recordCalls(c.name);
@@ -268,6 +270,7 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
         'Of what remains ours at init, @middy/core imports node:stream/web, node:stream/promises and node:timers eagerly (~3 ms here); each bundle now holds only its own validator, and the `uri` format without the rest of ajv-formats.',
         "Create Client's first invocation also compiles ajv-formats' full RFC 3986 `uri` regular expression (~3 ms here).",
         `Not measured here (their first request reads the webhook key set from Secrets Manager, which the stub does not answer): ${[...needsSecrets].join(', ')}.`,
+        `Nor (its first request sends to the delivery queue, which the stub does not answer either): ${[...needsQueue].join(', ')}.`,
       ],
     };
   } finally {
