@@ -221,6 +221,15 @@ const cases: Record<string, Case> = {
       world.call('PATCH', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[1]}/secret`, { token }),
     success: 200,
   },
+  'list-webhook-deliveries': {
+    send: (token) => world.call('GET', '/v1/webhooks/deliveries?limit=2', { token }),
+    success: 200,
+  },
+  'redeliver-webhook-event': {
+    send: (token) =>
+      world.call('POST', `/v1/webhooks/events/${world.demo.webhook_event_id}/redeliver`, { token }),
+    success: 202,
+  },
 };
 
 /** A customer of the demo organization, with an external id, made with the PAT. */
