@@ -31,7 +31,12 @@ const keySchema = (partitionKey: KeyAttribute, sortKey: KeyAttribute): KeySchema
 
 const indexes = tableDefinition.indexes as readonly IndexDefinition[];
 
-export function createTableInput(tableName: string): CreateTableCommandInput {
+/** `stream: false`: no stream (tests that run no pipeline: DynamoDB Local keeps stream records for every write). */
+export interface TableOptions {
+  stream?: boolean;
+}
+
+export function createTableInput(tableName: string, options: TableOptions = {}): CreateTableCommandInput {
   const attributes = new Map<string, AttributeDefinition>();
   for (const key of [
     tableDefinition.partitionKey,
@@ -49,7 +54,9 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
-    StreamSpecification: { StreamEnabled: true, StreamViewType: tableDefinition.streamViewType },
+    ...(options.stream !== false && {
+      StreamSpecification: { StreamEnabled: true, StreamViewType: tableDefinition.streamViewType },
+    }),
     AttributeDefinitions: [...attributes.values()],
     KeySchema: keySchema(tableDefinition.partitionKey, tableDefinition.sortKey),
     ...(global.length > 0 && {
@@ -168,10 +175,14 @@ async function enableTimeToLive(client: DynamoDBClient, tableName: string): Prom
  * An existing table of another shape (say, an old `--data-dir`) is an error:
  * the handlers would fail later in far more confusing ways.
  */
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<{ created: boolean }> {
+export async function ensureTable(
+  client: DynamoDBClient,
+  tableName: string,
+  options: TableOptions = {},
+): Promise<{ created: boolean }> {
   let created = false;
   try {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    await client.send(new CreateTableCommand(createTableInput(tableName, options)));
     created = true;
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
@@ -183,18 +194,25 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
       `table ${tableName} exists with another shape than shared/data/table.ts (${differences.join('; ')}): delete it or its data directory`,
     );
   }
-  if (!table.StreamSpecification?.StreamEnabled) {
-    // A table kept from before the webhook pipeline (`--data-dir`): its stream is all it lacks.
-    await client.send(
-      new UpdateTableCommand({
-        TableName: tableName,
-        StreamSpecification: { StreamEnabled: true, StreamViewType: tableDefinition.streamViewType },
-      }),
-    );
-    await waitUntilActive(client, tableName);
-  }
+  // A table kept from before the webhook pipeline (`--data-dir`): its stream is all it lacks.
+  if (options.stream !== false) await enableStream(client, table);
   await enableTimeToLive(client, tableName);
   return { created };
+}
+
+/** Turns on the table's stream (the outbox's way out) unless it is on; returns the stream's ARN. */
+export async function enableStream(client: DynamoDBClient, table: TableDescription): Promise<string> {
+  const tableName = table.TableName as string;
+  if (table.StreamSpecification?.StreamEnabled && table.LatestStreamArn) return table.LatestStreamArn;
+  await client.send(
+    new UpdateTableCommand({
+      TableName: tableName,
+      StreamSpecification: { StreamEnabled: true, StreamViewType: tableDefinition.streamViewType },
+    }),
+  );
+  const updated = await waitUntilActive(client, tableName);
+  if (!updated.LatestStreamArn) throw new Error(`table ${tableName} has no stream after enabling it`);
+  return updated.LatestStreamArn;
 }
 
 export async function deleteTable(client: DynamoDBClient, tableName: string): Promise<void> {

@@ -19,6 +19,7 @@ import {
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeliveryQueue, QueueMessage } from '#shared/queue/queue.ts';
 import { relayRecordKind } from '#shared/webhooks/relay.ts';
+import { enableStream } from './create-table.ts';
 
 export type RelayHandler = (event: DynamoDBStreamEvent) => Promise<unknown>;
 export type DelivererHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -107,9 +108,10 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     credentials,
   });
   const table = await db.send(new DescribeTableCommand({ TableName: options.tableName }));
-  db.destroy();
-  const streamArn = table.Table?.LatestStreamArn;
-  if (!streamArn) throw new Error(`table ${options.tableName} has no stream`);
+  if (!table.Table) throw new Error(`no table ${options.tableName}`);
+  // Tests create their tables without a stream (DynamoDB Local would record every write of every
+  // suite); a pipeline turns on the stream of the table it relays. `npm start`'s table has one.
+  const streamArn = await enableStream(db, table.Table).finally(() => db.destroy());
   const pollMs = options.pollMs ?? 50;
   let stopped = false;
   let relayedRecords = 0;

@@ -117,7 +117,9 @@ export async function freshTable(prefix = 'test'): Promise<FreshTable> {
     endpoint,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  await ensureTable(base, tableName);
+  // No stream: DynamoDB Local would keep a stream record of every write of every suite, and a whole
+  // run slowed to timeouts. A test pipeline turns on its table's stream (startLocalPipeline).
+  await ensureTable(base, tableName, { stream: false });
   const client = DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true } });
   return {
     client,
