@@ -128,6 +128,10 @@ async function scenario(step: Step): Promise<void> {
     const [event] = await outboxOf(world.table, 'customer', created.body.id);
     const id = webhookEventId(event?.id as string, endpoint.id);
     await waitFor(() => receiver.deliveries.length > (firstFails ? 1 : 0), 20_000, 'a delivery');
+    // Every case ends delivered: the queue drains once the outcome is recorded. settled() alone does
+    // not wait for a message in flight (a deliverer that crashed after sending holds one until its
+    // visibility timeout ends).
+    await waitFor(() => pipeline.queue.size === 0, 20_000, 'the delivery queue to drain');
     await pipeline.settled();
     const stored =
       (
