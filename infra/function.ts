@@ -8,7 +8,8 @@ import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { leadingKeyPattern } from '../shared/data/table.ts';
-import { TABLE_NAME_ENV, type TableGrant, WEBHOOK_KEY_SET_ID_ENV } from '../shared/operations.ts';
+import { TABLE_NAME_ENV, WEBHOOK_KEY_SET_ID_ENV } from '../shared/env.ts';
+import type { TableGrant } from '../shared/operations.ts';
 
 /** The AWS SDK's per-service endpoint override; SAM local sets it to DynamoDB Local (events/env.json). */
 export const LOCAL_ENDPOINT_ENV = 'AWS_ENDPOINT_URL_DYNAMODB';

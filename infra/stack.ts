@@ -43,6 +43,7 @@ import {
   projectionTypeOf,
   tableDefinition,
 } from '../shared/data/table.ts';
+import { CUSTOMER_PORTAL_URL_ENV } from '../shared/env.ts';
 import { SWAGGER_UI_PACKAGE, swaggerUiAssets } from '../shared/http/api-reference.ts';
 import {
   type CorsPolicy,
@@ -58,7 +59,6 @@ import {
 } from '../shared/observability/telemetry.ts';
 import {
   apiReference,
-  CUSTOMER_PORTAL_URL_ENV,
   type OperationName,
   oauthDiscovery,
   operations,

@@ -5,6 +5,8 @@
  *   validators.d.ts   their types
  *   api-types.ts      TypeScript types (openapi-typescript) plus named aliases
  *   openapi.json      the document itself, as JSON: what `GET /openapi.json` serves
+ * and, from the route table (shared/operations.ts):
+ *   routes.ts         what a function needs to know of the other routes, as plain data
  *
  * `npm run generate` writes them; `npm run generate -- --check` writes nothing
  * and exits 1 when a file on disk differs from what would be generated.
@@ -17,6 +19,13 @@ import { _ } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { DEFAULT_ROUTE_KEY, routeKeysOf, shadowedVariables } from '../shared/http/routes.ts';
+import {
+  documentFunctions,
+  routedPaths,
+  routeNotFound,
+  operations as routeTable,
+} from '../shared/operations.ts';
 import {
   createSchemaAjv,
   type JsonSchema,
@@ -273,6 +282,31 @@ async function apiTypesTs(): Promise<string> {
   return `// ${HEADER}\n${astToString(ast).trimEnd()}\n${aliases.join('\n')}`;
 }
 
+/**
+ * The two lookups every function makes against the whole route table, computed here rather than at
+ * each cold start (and without bundling the table, grants and all, into every function).
+ */
+function routesTs(): string {
+  const functionOfRouteKey = Object.fromEntries([
+    ...routeTable.flatMap((operation) => routeKeysOf(operation).map((key) => [key, operation.name])),
+    ...documentFunctions.flatMap((fn) =>
+      fn.routes.flatMap((route) => routeKeysOf(route).map((key) => [key, fn.name])),
+    ),
+    [DEFAULT_ROUTE_KEY, routeNotFound.name],
+  ]);
+  const shadowed = Object.fromEntries(shadowedVariables(routedPaths.map((route) => route.path)));
+  return [
+    `// ${HEADER.replace('shared/openapi/commerce-api.yaml', 'shared/operations.ts')}`,
+    '',
+    '/** The function behind each route key (both spellings of each path), `$default` included. */',
+    `export const functionOfRouteKey: Readonly<Record<string, string>> = ${JSON.stringify(functionOfRouteKey, null, 2)};`,
+    '',
+    '/** Per route template: path variables another route names literally there (`/v1/customers/{id}` is never `external`). */',
+    `export const shadowedPathVariables: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = ${JSON.stringify(shadowed, null, 2)};`,
+    '',
+  ].join('\n');
+}
+
 /** Every generated file with the contents it should have; writes nothing. */
 export async function generate(): Promise<GeneratedFile[]> {
   return [
@@ -282,6 +316,7 @@ export async function generate(): Promise<GeneratedFile[]> {
     { path: join(GENERATED_DIR, 'api-types.ts'), contents: await apiTypesTs() },
     // The served document is the YAML parsed, nothing added: clients read what the validators enforce.
     { path: join(GENERATED_DIR, 'openapi.json'), contents: `${JSON.stringify(loadOpenApi(), null, 2)}\n` },
+    { path: join(GENERATED_DIR, 'routes.ts'), contents: routesTs() },
   ];
 }
 

@@ -36,7 +36,7 @@ import {
 import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_SECRETS_ENDPOINT_ENV, LOCAL_SQS_ENDPOINT_ENV } from '../infra/function.ts';
 import { constructId } from '../infra/stack.ts';
-import { WEBHOOK_KEY_SET_ID_ENV } from '../shared/operations.ts';
+import { WEBHOOK_KEY_SET_ID_ENV } from '../shared/env.ts';
 import { DELIVERY_QUEUE_URL_ENV } from '../shared/queue/production.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -831,10 +831,6 @@ export const routedPaths: readonly { method: string; path: string }[] = [
   ...documentFunctions.flatMap((fn) => fn.routes),
 ];
 
-export const TABLE_NAME_ENV = 'TABLE_NAME';
-/** Name (or ARN) of the Secrets Manager secret holding the webhook key set, given to `webhookKeySet` functions only. */
-export const WEBHOOK_KEY_SET_ID_ENV = 'WEBHOOK_KEY_SET_ID';
-
 /** Whether an operation's function sends to the webhook delivery queue. */
 export const usesDeliveryQueue = (name: string): boolean =>
   operations.some((operation) => operation.name === name && 'deliveryQueue' in operation);
@@ -844,5 +840,3 @@ export const usesWebhookKeySet = (name: string): boolean =>
   [...operations, ...pipelineFunctions].some(
     (definition) => definition.name === name && 'webhookKeySet' in definition,
   );
-/** The stack's `customerPortalUrl` setting, where customer-session links point. */
-export const CUSTOMER_PORTAL_URL_ENV = 'CUSTOMER_PORTAL_URL';

@@ -5,7 +5,7 @@
  */
 import { createDocumentClient, type Table } from './data/dynamo.ts';
 import { type Keyring, noKeyring } from './domain/keyring.ts';
-import { TABLE_NAME_ENV } from './operations.ts';
+import { TABLE_NAME_ENV } from './env.ts';
 import type { DeliveryQueue } from './queue/queue.ts';
 import { type AddressPolicy, DEPLOYED_ADDRESS_POLICY } from './webhooks/address-guard.ts';
 

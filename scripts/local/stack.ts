@@ -14,14 +14,9 @@ import { type AdminContext, createCustomerSession } from '#scripts/admin/command
 import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { newKeySetDocument, noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
+import { TABLE_NAME_ENV, WEBHOOK_KEY_SET_ID_ENV } from '#shared/env.ts';
 import { type CorsPolicy, corsPolicy, DEFAULT_ALLOW_ORIGINS, parseAllowOrigins } from '#shared/http/cors.ts';
-import {
-  scheduledFunctions,
-  TABLE_NAME_ENV,
-  usesDeliveryQueue,
-  usesWebhookKeySet,
-  WEBHOOK_KEY_SET_ID_ENV,
-} from '#shared/operations.ts';
+import { scheduledFunctions, usesDeliveryQueue, usesWebhookKeySet } from '#shared/operations.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
 import { DELIVERY_QUEUE_URL_ENV } from '#shared/queue/production.ts';
 import type { DeliveryQueue } from '#shared/queue/queue.ts';

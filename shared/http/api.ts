@@ -30,10 +30,10 @@ import type {
   RegistrationPrincipal,
   UserPrincipal,
 } from '../domain/principals.ts';
+import { shadowedPathVariables } from '../generated/routes.ts';
 import type { QueryShape } from '../generated/validators.js';
 import { observed } from '../observability/observed.ts';
 import { logError, markError } from '../observability/telemetry.ts';
-import { routedPaths } from '../operations.ts';
 import type { Dependencies } from '../runtime.ts';
 import { authenticate } from './auth.ts';
 import { authenticateClient } from './client-auth.ts';
@@ -42,7 +42,7 @@ import { idempotency } from './idempotency.ts';
 import { iJsonBody, strictUtf8Body } from './json-body.ts';
 import { parseQuery } from './query.ts';
 import type { ApiResult } from './responses.ts';
-import { GREEDY_PARAMETER, shadowedVariables, templateOfRouteKey } from './routes.ts';
+import { GREEDY_PARAMETER, templateOfRouteKey } from './routes.ts';
 import { type RequestPart, toIssues, type Validator } from './validation.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -120,12 +120,13 @@ const stateOf = (event: APIGatewayProxyEventV2): RequestState => {
   return state;
 };
 
-/** Path variables another route names literally (`/v1/customers/{id}` is never `external`). */
-const SHADOWED = shadowedVariables(routedPaths.map((route) => route.path));
-
 /** A path naming another family's literal where this route takes a variable: that family's unknown resource. */
 function refuseShadowed(event: APIGatewayProxyEventV2): void {
-  const shadowed = SHADOWED.get(templateOfRouteKey(event.routeKey ?? ''));
+  const template = templateOfRouteKey(event.routeKey ?? '');
+  // Path variables another route names literally (generated from the route table).
+  const shadowed = Object.hasOwn(shadowedPathVariables, template)
+    ? shadowedPathVariables[template]
+    : undefined;
   for (const [name, literals] of Object.entries(shadowed ?? {})) {
     const value = event.pathParameters?.[name];
     if (value !== undefined && literals.includes(value)) throw new ResourceNotFound();

@@ -4,21 +4,15 @@
  */
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { Principal } from '../domain/principals.ts';
+import { functionOfRouteKey } from '../generated/routes.ts';
 import type { ApiResult } from '../http/responses.ts';
-import { DEFAULT_ROUTE_KEY, routeKeysOf } from '../http/routes.ts';
-import { documentFunctions, operations, routeNotFound } from '../operations.ts';
 import { emitRequest, inRequestScope } from './telemetry.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<ApiResult>;
 
-/** The operation a route key belongs to, from the route table (both spellings of each route). */
-const operationOfRoute = new Map<string, string>([
-  ...operations.flatMap((operation) => routeKeysOf(operation).map((key) => [key, operation.name] as const)),
-  ...documentFunctions.flatMap((fn) =>
-    fn.routes.flatMap((route) => routeKeysOf(route).map((key) => [key, fn.name] as const)),
-  ),
-  [DEFAULT_ROUTE_KEY, routeNotFound.name],
-]);
+/** The function a route key belongs to (both spellings of each route), generated from the route table. */
+const operationOfRoute = (routeKey: string): string =>
+  Object.hasOwn(functionOfRouteKey, routeKey) ? (functionOfRouteKey[routeKey] as string) : 'unknown';
 
 let coldStart = true;
 
@@ -38,7 +32,7 @@ export function observed(
     const principal = principalOf(event);
     emitRequest(
       {
-        operation: operationOfRoute.get(event.routeKey) ?? 'unknown',
+        operation: operationOfRoute(event.routeKey),
         method: event.requestContext?.http?.method ?? '',
         route: event.routeKey,
         status: response?.statusCode ?? 500,

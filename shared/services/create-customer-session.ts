@@ -18,9 +18,9 @@ import { newId, normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import { CUSTOMER_SESSION_SCOPE } from '../domain/scopes.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '../domain/secrets.ts';
+import { CUSTOMER_PORTAL_URL_ENV } from '../env.ts';
 import type { CreateCustomerSessionBody, CustomerSession } from '../generated/api-types.ts';
 import { countBusinessEvent } from '../observability/telemetry.ts';
-import { CUSTOMER_PORTAL_URL_ENV } from '../operations.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentCustomer } from './presenters.ts';
 

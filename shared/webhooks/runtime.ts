@@ -5,7 +5,7 @@
  * carries the Secrets Manager client.
  */
 import { secretsManagerKeyring } from '../data/webhook-keys.ts';
-import { WEBHOOK_KEY_SET_ID_ENV } from '../operations.ts';
+import { WEBHOOK_KEY_SET_ID_ENV } from '../env.ts';
 import { type Dependencies, productionDependencies, requireEnv } from '../runtime.ts';
 
 export function webhookKeyDependencies(): Dependencies {
