@@ -4,36 +4,26 @@
  * The other demo organization is used for exact counts: nothing else delivers there.
  */
 import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointDeliveriesOwner } from '#shared/data/deliveries.ts';
 import { keys, listKeys } from '#shared/data/table.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { loopbackEndpoint, startTestPipeline, type TestPipeline, waitFor } from '../support/pipeline.ts';
-import { type Delivery, type Receiver, startReceiver } from '../support/receiver.ts';
+import { type Delivery, receiversClosedAfterEach } from '../support/receiver.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
 let pipeline: TestPipeline;
-const receivers: Receiver[] = [];
 beforeAll(async () => {
   world = await createWorld('webhook-deliveries');
+  // Its stream starts with the pipeline: the demo seed's writes are not relayed.
   pipeline = await startTestPipeline(world);
-  // The demo seed's own events are relayed before any endpoint of these tests exists.
-  await pipeline.settled();
 });
 afterAll(async () => {
   await pipeline?.stop();
   await world?.drop();
 });
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-
-async function receiver(answer?: Receiver['answer']) {
-  const r = await startReceiver(answer);
-  receivers.push(r);
-  return r;
-}
+const receiver = receiversClosedAfterEach();
 
 const other = () => world.demo.other_organization;
 const list = (query = '', token = other().personal_access_token) =>

@@ -8,7 +8,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { webhooks } from '@polar-sh/sdk/2026-10';
 import { validateEvent as validateV0 } from 'polar-sdk-v0/webhooks';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { recordWebhookEvent } from '#shared/data/deliveries.ts';
 import type { WebhookEndpointRecord } from '#shared/data/records.ts';
 import { keys } from '#shared/data/table.ts';
@@ -19,18 +19,18 @@ import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
 import { MAX_ATTEMPTS } from '#shared/webhooks/retry.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { loopbackEndpoint, startTestPipeline, type TestPipeline, waitFor } from '../support/pipeline.ts';
-import { type Delivery, type Receiver, startReceiver } from '../support/receiver.ts';
+import { type Delivery, type Receiver, receiversClosedAfterEach } from '../support/receiver.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
 let pipeline: TestPipeline;
-const receivers: Receiver[] = [];
 /** While set, the deliverer is not called: messages are reported failed and come back later. */
 let holding = false;
 /** Webhook event ids of the messages held back, until one is handed to the deliverer. */
 const held = new Set<string>();
 beforeAll(async () => {
   world = await createWorld('webhook-pipeline');
+  // Its stream starts with the pipeline: the demo seed's writes are not relayed.
   pipeline = await startTestPipeline(world, {
     wrapDeliver: (deliver) => async (event) => {
       const ids = event.Records.map((r) => JSON.parse(r.body).webhook_event_id as string);
@@ -42,22 +42,12 @@ beforeAll(async () => {
       return deliver(event);
     },
   });
-  // The demo seed's own events are relayed before any test's endpoint exists.
-  await pipeline.settled();
 });
 afterAll(async () => {
   await pipeline?.stop();
   await world?.drop();
 });
-afterEach(async () => {
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-
-async function receiver(answer?: Receiver['answer']) {
-  const r = await startReceiver(answer);
-  receivers.push(r);
-  return r;
-}
+const receiver = receiversClosedAfterEach();
 
 const token = () => world.demo.personal_access_token;
 async function subscribe(customerId = world.demo.customer_id) {

@@ -1,6 +1,7 @@
 /** A webhook receiver on loopback: records every delivery, answers as told. */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 
 export interface Delivery {
   headers: IncomingHttpHeaders;
@@ -43,4 +44,17 @@ export async function startReceiver(answer: Receiver['answer'] = () => 204): Pro
       server.closeAllConnections();
     });
   return receiver;
+}
+
+/** Starts receivers for a test file, each closed after the test that started it. */
+export function receiversClosedAfterEach(): (answer?: Receiver['answer']) => Promise<Receiver> {
+  const open: Receiver[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((r) => r.close()));
+  });
+  return async (answer) => {
+    const started = await startReceiver(answer);
+    open.push(started);
+    return started;
+  };
 }
