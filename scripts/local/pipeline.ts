@@ -99,6 +99,8 @@ export interface LocalPipeline {
   stop(): Promise<void>;
 }
 
+const SHARD_DISCOVERY_MS = 1_000;
+
 export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   const db = new DynamoDBClient({ endpoint: options.dynamodbEndpoint, region: options.region, credentials });
@@ -120,7 +122,11 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   let queueQuietRounds = 0;
 
   const iterators = new Map<string, string | undefined>();
+  /** Shards are looked for once a second and whenever one closes, not on every poll. */
+  let nextDiscovery = 0;
   async function discoverShards(): Promise<void> {
+    if (Date.now() < nextDiscovery) return;
+    nextDiscovery = Date.now() + SHARD_DISCOVERY_MS;
     const description = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
     for (const shard of description.StreamDescription?.Shards ?? []) {
       const id = shard.ShardId as string;
@@ -158,6 +164,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
         }
       }
       iterators.set(shard, result.NextShardIterator);
+      // A closed shard: its children are to be found at once.
+      if (!result.NextShardIterator) nextDiscovery = 0;
     }
     return read;
   }
