@@ -6,8 +6,9 @@
  * Why not Powertools Logger and Metrics: measured here (21 interleaved fresh imports of minified
  * esbuild bundles, medians), Logger alone adds 23 kB and about 9 ms of module initialisation to an
  * empty bundle; this file and `xray.ts` add 3.8 kB and about 0.4 ms beyond `node:crypto`, which every
- * function loads anyway. The floor (a bundle that only builds the DynamoDB client) initialises in
- * 50–55 ms, so Logger alone would be a sixth of the cold-start budget (≤ 1.25× the floor).
+ * function loads anyway. The floor (a bundle that only builds the DynamoDB client) initialised in
+ * 50–55 ms on that machine (25–26 ms on a quicker one), so Logger alone would take most or all of
+ * the cold-start budget (≤ 1.25× the floor: 6–14 ms over it).
  *
  * The request's counters live in an AsyncLocalStorage scope, so the DynamoDB client's middleware
  * (`countDynamoCall`) and services (`countBusinessEvent`) add to the right request even when one
