@@ -66,7 +66,6 @@ import {
   routeNotFound,
   type ScheduledFunctionName,
   scheduledFunctions,
-  usesDeliveryQueue,
 } from '../shared/operations.ts';
 import { ApiFunction, constructId, type WebhookKeySetRef } from './function.ts';
 
@@ -341,11 +340,6 @@ export class CommerceApiStack extends Stack {
       namespace: metricsNamespaceOf(props.stage),
       environment: telemetry,
     });
-
-    // Redeliver queues a delivery round's first attempt.
-    for (const operation of operations) {
-      if (usesDeliveryQueue(operation.name)) this.webhooks.connectSender(this.functions[operation.name]);
-    }
 
     this.routeNotFound = new ApiFunction(this, constructId(routeNotFound.name), {
       operation: { ...routeNotFound, access: [] },

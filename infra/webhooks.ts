@@ -117,7 +117,7 @@ export class WebhookPipeline extends Construct {
         'The stream event source mapping needs dynamodb:ListStreams, which takes no resource-level permission ' +
         '(AWS requires Resource "*"); the stream\'s own read actions are granted on the table\'s stream ARN only.',
     });
-    const { outbox, expiredDelivery } = relayStreamFilters;
+    const { outbox, redelivery, expiredDelivery } = relayStreamFilters;
     this.relay.function.addEventSource(
       new DynamoEventSource(props.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -130,6 +130,16 @@ export class WebhookPipeline extends Construct {
           FilterCriteria.filter({
             eventName: FilterRule.isEqual(outbox.eventName),
             dynamodb: { Keys: { PK: { S: FilterRule.beginsWith(outbox.partitionKeyPrefix) } } },
+          }),
+          // Redeliver requests: their round's first attempt to queue.
+          FilterCriteria.filter({
+            eventName: FilterRule.isEqual(redelivery.eventName),
+            dynamodb: {
+              Keys: {
+                PK: { S: FilterRule.beginsWith(redelivery.partitionKeyPrefix) },
+                SK: { S: FilterRule.beginsWith(redelivery.sortKeyPrefix) },
+              },
+            },
           }),
           // Delivery list entries removed by their TTL: taken off their list's count.
           FilterCriteria.filter({
@@ -163,11 +173,12 @@ export class WebhookPipeline extends Construct {
   }
 
   /**
-   * A function that sends to the delivery queue (the relay; Redeliver): `sqs:SendMessage` on this
-   * queue alone (SendMessageBatch needs no other action), its URL, and the empty SQS endpoint
-   * variable `sam local` can override.
+   * The one function that sends to the delivery queue (the relay: no API function does, Redeliver
+   * included; what they queue leaves through the table's stream): `sqs:SendMessage` on this queue
+   * alone (SendMessageBatch needs no other action), its URL, and the empty SQS endpoint variable
+   * `sam local` can override.
    */
-  connectSender(fn: ApiFunction): void {
+  private connectSender(fn: ApiFunction): void {
     fn.role.addToPolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,

@@ -54,11 +54,6 @@ export interface OperationDefinition {
    * (`WEBHOOK_KEY_SET_ID_ENV`); locally only these functions are given the key set.
    */
   webhookKeySet?: true;
-  /**
-   * The function sends to the webhook delivery queue: the stack grants it `sqs:SendMessage` on that
-   * queue and passes its URL (`DELIVERY_QUEUE_URL`); locally it is given the in-process queue.
-   */
-  deliveryQueue?: true;
 }
 
 /** Authentication reads the token item on every request. */
@@ -685,11 +680,10 @@ export const operations = [
       AUTHENTICATE,
       AUTHENTICATE_OAUTH,
       IDEMPOTENCY,
-      // One conditional write starts the event's next delivery round (its organization one of the
-      // caller's); then one message to the delivery queue.
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEvent'] },
+      // One transaction: the event's next delivery round (its organization one of the caller's) and
+      // the request's redelivery item, from which the relay queues the round's first attempt.
+      { actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem'], leadingKeys: ['webhookEvent'] },
     ],
-    deliveryQueue: true,
   },
 ] as const satisfies readonly OperationDefinition[];
 
@@ -741,9 +735,11 @@ export const pipelineFunctions = [
     name: 'webhook-relay',
     entry: 'functions/webhook-relay/handler.ts',
     access: [
-      // The organization's endpoints, from its endpoint list; one webhook event per target. An
-      // expired delivery list entry: a tombstone and the list's count down, in one transaction.
+      // The organization's endpoints, from its endpoint list; one webhook event per target. A
+      // Redeliver request: its event's round, in one batch. An expired delivery list entry: a
+      // tombstone and the list's count down, in one transaction.
       { actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['webhookEvent'] },
       { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEvent', 'deliveryList'] },
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['deliveryList'] },
     ],
@@ -830,10 +826,6 @@ export const routedPaths: readonly { method: string; path: string }[] = [
   ...operations,
   ...documentFunctions.flatMap((fn) => fn.routes),
 ];
-
-/** Whether an operation's function sends to the webhook delivery queue. */
-export const usesDeliveryQueue = (name: string): boolean =>
-  operations.some((operation) => operation.name === name && 'deliveryQueue' in operation);
 
 /** Whether a function (an operation's, or the pipeline's) is given the webhook key set. */
 export const usesWebhookKeySet = (name: string): boolean =>

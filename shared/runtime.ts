@@ -6,7 +6,6 @@
 import { createDocumentClient, type Table } from './data/dynamo.ts';
 import { type Keyring, noKeyring } from './domain/keyring.ts';
 import { TABLE_NAME_ENV } from './env.ts';
-import type { DeliveryQueue } from './queue/queue.ts';
 import { type AddressPolicy, DEPLOYED_ADDRESS_POLICY } from './webhooks/address-guard.ts';
 
 export interface WebhookSettings {
@@ -20,11 +19,6 @@ export interface Dependencies {
   table: Table;
   now: () => Date;
   webhooks: WebhookSettings;
-  /**
-   * The webhook delivery queue, given only to the functions that send to it (`deliveryQueue` in the
-   * route table; the stack grants them `sqs:SendMessage` on it alone).
-   */
-  deliveryQueue?: DeliveryQueue;
 }
 
 export function requireEnv(name: string): string {

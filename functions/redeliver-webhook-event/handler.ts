@@ -1,7 +1,6 @@
 import { validateRedeliverWebhookEventPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
-import { productionQueue } from '#shared/queue/production.ts';
 import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
 import { redeliverWebhookEvent } from '#shared/services/webhook-deliveries.ts';
 
@@ -17,4 +16,4 @@ export const createHandler = (deps: Dependencies) =>
     async ({ principal, path }) => json(202, await redeliverWebhookEvent(deps, principal, path.id)),
   );
 
-export const handler = createHandler({ ...productionDependencies(), deliveryQueue: productionQueue() });
+export const handler = createHandler(productionDependencies());

@@ -16,10 +16,9 @@ import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { newKeySetDocument, noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
 import { TABLE_NAME_ENV, WEBHOOK_KEY_SET_ID_ENV } from '#shared/env.ts';
 import { type CorsPolicy, corsPolicy, DEFAULT_ALLOW_ORIGINS, parseAllowOrigins } from '#shared/http/cors.ts';
-import { scheduledFunctions, usesDeliveryQueue, usesWebhookKeySet } from '#shared/operations.ts';
+import { scheduledFunctions, usesWebhookKeySet } from '#shared/operations.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
 import { DELIVERY_QUEUE_URL_ENV } from '#shared/queue/production.ts';
-import type { DeliveryQueue } from '#shared/queue/queue.ts';
 import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
 import { MAX_ATTEMPTS } from '#shared/webhooks/retry.ts';
 import { ensureTable } from './create-table.ts';
@@ -134,15 +133,11 @@ async function renewSessions(ctx: AdminContext, demo: DemoData): Promise<DemoDat
   };
 }
 
-/**
- * Each function's own client, on its own endpoint of the IAM proxy: its policy judges every call; the
- * delivery queue only for the functions the stack lets send to it.
- */
+/** Each function's own client, on its own endpoint of the IAM proxy: its policy judges every call. */
 function functionDependencies(
   endpointFor: (name: string) => string,
   tableName: string,
   webhooks: WebhookSettings,
-  deliveryQueue: DeliveryQueue,
 ): (name: string) => Dependencies {
   const deps = new Map<string, Dependencies>();
   return (name) => {
@@ -153,7 +148,6 @@ function functionDependencies(
         table: { doc, name: tableName },
         now: () => new Date(),
         webhooks: functionWebhookSettings(name, webhooks),
-        ...(usesDeliveryQueue(name) ? { deliveryQueue } : {}),
       };
       deps.set(name, found);
     }
@@ -242,13 +236,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     stops.push(() => iam.stop());
     // The delivery queue, in process with SQS's semantics (redrive after MAX_ATTEMPTS + 5 receives, as
-    // deployed): Redeliver sends to it; the pipeline, when it runs, pumps it.
+    // deployed): the relay sends to it (no API function does); the pipeline, when it runs, pumps it.
     const queue = new LocalQueue({
       visibilityTimeoutSeconds: LOCAL_VISIBILITY_SECONDS,
       maxReceiveCount: MAX_ATTEMPTS + 5,
       deadLetter: new LocalQueue({ visibilityTimeoutSeconds: 30 }),
     });
-    const depsFor = functionDependencies(iam.endpointFor, tableName, ctx.webhooks, queue);
+    const depsFor = functionDependencies(iam.endpointFor, tableName, ctx.webhooks);
     const server = await startApiServer({
       port: options.port,
       host,

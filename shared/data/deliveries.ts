@@ -278,25 +278,32 @@ export async function skipWebhookEvent(table: Table, event: WebhookEventRecord, 
 }
 
 /**
- * Starts a new delivery round of a webhook event (Redeliver): pending again, no attempts yet.
- * Answers the new round, or undefined when the event does not exist in `organizationIds` or is past
- * its retention (TTL removes items some time after they expire; until then they must not answer).
+ * Starts a new delivery round of a webhook event (Redeliver): pending again, no attempts yet, and,
+ * in the same transaction, the request's redelivery item, whose stream record the relay turns into
+ * the round's first queue message (`redeliveryMessages`). So the round and its message are one
+ * write: there is no round started that nothing will send.
+ *
+ * False when the event does not exist in `organizationIds` or is past its retention (TTL removes
+ * items some time after they expire; until then they must not answer).
  */
 export async function startRound(
   table: Table,
   id: string,
   organizationIds: readonly string[],
   now: string,
-): Promise<WebhookEventRecord | undefined> {
-  if (organizationIds.length === 0) return undefined;
+  correlationId: string | null,
+): Promise<boolean> {
+  if (organizationIds.length === 0) return false;
   const orgValues = Object.fromEntries(organizationIds.map((org, i) => [`:org${i}`, org]));
-  // The SDK retries a write whose answer was lost, even when it was applied: the request's own mark
-  // makes that retry fail its condition and find the round it started, instead of starting another.
+  const epoch = Math.floor(Date.parse(now) / 1000);
+  // The SDK retries a transaction whose answer was lost, even when it was applied: the request's
+  // own mark makes that retry fail its condition and find the round it started, instead of
+  // starting another (DynamoDB also dedupes it by the SDK's ClientRequestToken, for 10 minutes).
   const request = randomUUID();
   try {
-    const result = await run(() =>
-      table.doc.send(
-        new UpdateCommand({
+    await transact(table, [
+      {
+        Update: {
           TableName: table.name,
           Key: keys.webhookEvent(id),
           UpdateExpression:
@@ -309,7 +316,7 @@ export async function startRound(
             '#request': ROUND_REQUEST,
           },
           ExpressionAttributeValues: {
-            ':epoch': Math.floor(Date.parse(now) / 1000),
+            ':epoch': epoch,
             ':one': 1,
             ':zero': 0,
             ':pending': 'pending',
@@ -317,16 +324,58 @@ export async function startRound(
             ':request': request,
             ...orgValues,
           },
-          ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      ),
-    );
-    return webhookEventRecord(result.Attributes ?? {});
+        },
+      },
+      {
+        Put: {
+          TableName: table.name,
+          Item: {
+            ...keys.redelivery(id, request),
+            entity: 'redelivery',
+            webhook_event_id: id,
+            request,
+            created_at: now,
+            correlation_id: correlationId,
+            // It only has to reach the stream (kept 24 hours); a day later TTL removes it.
+            [attr.ttl]: epoch + 86_400,
+          },
+        },
+      },
+    ]);
+    return true;
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
-    return error.item?.[ROUND_REQUEST] === request ? webhookEventRecord(error.item) : undefined;
+    return error.item?.[ROUND_REQUEST] === request;
   }
+}
+
+/** A Redeliver request as its stream record carries it (`keys.redelivery`). */
+export interface Redelivery {
+  webhook_event_id: string;
+  request: string;
+  correlation_id?: string | null;
+}
+
+/**
+ * The queue messages of Redeliver requests (the relay): each names its event's current round, if
+ * that round is still the one the request started; a request a later one superseded sends nothing,
+ * the later one's own record sends that round. One strongly consistent batch read.
+ */
+export async function redeliveryMessages(
+  table: Table,
+  redeliveries: readonly Redelivery[],
+): Promise<{ webhook_event_id: string; endpoint_id: string; round: number }[]> {
+  if (redeliveries.length === 0) return [];
+  // One key per event (a batch read refuses a key twice): two requests for one event can share a batch.
+  const ids = [...new Set(redeliveries.map((r) => r.webhook_event_id))];
+  const found = await readMany(table, ids.map(keys.webhookEvent));
+  return redeliveries.flatMap((r) => {
+    const stored = found.get(keyId(keys.webhookEvent(r.webhook_event_id)));
+    if (!stored || stored[ROUND_REQUEST] !== r.request) return [];
+    const event = webhookEventRecord(stored);
+    return [{ webhook_event_id: event.id, endpoint_id: event.endpoint_id, round: event.round }];
+  });
 }
 
 /** The attribute naming the Redeliver request that started the event's current round. */

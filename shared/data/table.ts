@@ -233,7 +233,18 @@ export const keys = {
     PK: `${partitions.webhookEvent}${webhookEventId}`,
     SK: `ATTEMPT#${String(round).padStart(4, '0')}#${String(attempt).padStart(3, '0')}`,
   }),
+  /**
+   * A Redeliver request, written with the round it starts: its stream record is the relay's cue to
+   * queue the round's first attempt (`relayStreamFilters.redelivery`).
+   */
+  redelivery: (webhookEventId: string, request: string): Key => ({
+    PK: `${partitions.webhookEvent}${webhookEventId}`,
+    SK: `${REDELIVERY_SORT_KEY_PREFIX}${request}`,
+  }),
 } as const;
+
+/** The sort keys of Redeliver requests, in their webhook event's partition. */
+export const REDELIVERY_SORT_KEY_PREFIX = 'REDELIVERY#';
 
 /**
  * Outbox items live in one partition per object (`EVENT#SUBSCRIPTION#<id>`), sorted by time and by

@@ -14,8 +14,8 @@ import type {
   WebhookDelivery,
   WebhookEvent,
 } from '../generated/api-types.ts';
+import { currentTelemetry } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
-import type { DeliveryMessage } from '../webhooks/relay.ts';
 import { pageWindow, pagination } from './paging.ts';
 
 /** Filters of the hosted service that no key of the delivery lists can answer. */
@@ -105,30 +105,24 @@ export async function listWebhookDeliveries(
 }
 
 /**
- * Starts a new delivery round of a webhook event of one of the caller's organizations (one
- * conditional write: another organization's event and an unknown or expired one are the same 404)
- * and queues its first attempt. The deliverer sends it whatever became of the event before, unless
- * its endpoint is deleted or disabled by then (skipped).
+ * Starts a new delivery round of a webhook event of one of the caller's organizations: one
+ * transaction (another organization's event and an unknown or expired one are the same 404) that
+ * also records the request, from which the relay queues the round's first attempt. The deliverer
+ * sends it whatever became of the event before, unless its endpoint is deleted or disabled by then
+ * (skipped).
  */
 export async function redeliverWebhookEvent(
   deps: Dependencies,
   principal: UserPrincipal,
   id: string,
 ): Promise<null> {
-  const queue = deps.deliveryQueue;
-  if (!queue) throw new Error('redeliver-webhook-event needs the delivery queue');
-  const event = await startRound(
+  const started = await startRound(
     deps.table,
     normalizeId(id),
     principal.organizationIds,
     deps.now().toISOString(),
+    currentTelemetry()?.requestId ?? null,
   );
-  if (!event) throw new ResourceNotFound();
-  const message: DeliveryMessage = {
-    webhook_event_id: event.id,
-    endpoint_id: event.endpoint_id,
-    round: event.round,
-  };
-  await queue.send(JSON.stringify(message));
+  if (!started) throw new ResourceNotFound();
   return null;
 }

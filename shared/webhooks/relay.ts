@@ -10,10 +10,15 @@
  * and loses nothing; the messages it repeats name a webhook event the deliverer has already settled
  * (skipped) or that the receiver dedupes by `webhook-id`.
  */
-import { expiringEntryPrefix, recordWebhookEvent } from '../data/deliveries.ts';
+import {
+  expiringEntryPrefix,
+  type Redelivery,
+  recordWebhookEvent,
+  redeliveryMessages,
+} from '../data/deliveries.ts';
 import type { Table } from '../data/dynamo.ts';
 import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
-import { partitions } from '../data/table.ts';
+import { partitions, REDELIVERY_SORT_KEY_PREFIX } from '../data/table.ts';
 import { organizationWebhookEndpoints } from '../data/webhooks.ts';
 import { logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue } from '../queue/queue.ts';
@@ -34,11 +39,16 @@ export interface DeliveryMessage {
 
 /**
  * The stream records the relay takes (the event source mapping's filters, and the local poller's):
- * inserts of outbox items, and removals of delivery list entries (their TTL expiry, which the
- * relay takes off the list's count).
+ * inserts of outbox items and of Redeliver requests, and removals of delivery list entries (their
+ * TTL expiry, which the relay takes off the list's count).
  */
 export const relayStreamFilters = {
   outbox: { eventName: 'INSERT', partitionKeyPrefix: partitions.event },
+  redelivery: {
+    eventName: 'INSERT',
+    partitionKeyPrefix: partitions.webhookEvent,
+    sortKeyPrefix: REDELIVERY_SORT_KEY_PREFIX,
+  },
   expiredDelivery: {
     eventName: 'REMOVE',
     partitionKeyPrefix: partitions.deliveryList,
@@ -53,14 +63,19 @@ export function relayRecordKind(record: {
 }): keyof typeof relayStreamFilters | undefined {
   const pk = record.dynamodb?.Keys?.PK?.S ?? '';
   const sk = record.dynamodb?.Keys?.SK?.S ?? '';
-  const { outbox, expiredDelivery } = relayStreamFilters;
+  const { outbox, redelivery, expiredDelivery } = relayStreamFilters;
   if (record.eventName === outbox.eventName && pk.startsWith(outbox.partitionKeyPrefix)) return 'outbox';
-  if (
-    record.eventName === expiredDelivery.eventName &&
-    pk.startsWith(expiredDelivery.partitionKeyPrefix) &&
-    sk.startsWith(expiredDelivery.sortKeyPrefix)
-  ) {
-    return 'expiredDelivery';
+  for (const [kind, filter] of [
+    ['redelivery', redelivery],
+    ['expiredDelivery', expiredDelivery],
+  ] as const) {
+    if (
+      record.eventName === filter.eventName &&
+      pk.startsWith(filter.partitionKeyPrefix) &&
+      sk.startsWith(filter.sortKeyPrefix)
+    ) {
+      return kind;
+    }
   }
   return undefined;
 }
@@ -114,6 +129,28 @@ export async function relayEvents(
       type: event.type,
       organization_id: event.organization_id,
       webhook_event_ids: webhookEvents.map((webhookEvent) => webhookEvent.id),
+    });
+  }
+  await deps.queue.sendBatch(messages.map((message) => JSON.stringify(message)));
+  return messages.length;
+}
+
+/**
+ * Queues the first attempt of each Redeliver request's round (the round and the request were one
+ * transaction, `startRound`); throws when anything failed, so the whole batch is retried (a message
+ * sent twice names a round the deliverer settles once).
+ */
+export async function relayRedeliveries(
+  deps: RelayDependencies,
+  redeliveries: readonly Redelivery[],
+): Promise<number> {
+  const messages = await redeliveryMessages(deps.table, redeliveries);
+  for (const message of messages) {
+    const request = redeliveries.find((r) => r.webhook_event_id === message.webhook_event_id);
+    logInfo('webhook event redelivery relayed', {
+      correlation_id: request?.correlation_id ?? null,
+      webhook_event_id: message.webhook_event_id,
+      round: message.round,
     });
   }
   await deps.queue.sendBatch(messages.map((message) => JSON.stringify(message)));

@@ -99,7 +99,6 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
     const unmeasured = new Map<string, string>(
       operations.flatMap((op): [string, string][] => {
         if ('webhookKeySet' in op) return [[op.name, 'the webhook key set in Secrets Manager']];
-        if ('deliveryQueue' in op) return [[op.name, 'the SQS delivery queue']];
         return [];
       }),
     );

@@ -28,7 +28,6 @@ import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
 import { seal } from '#shared/domain/secret-box.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
-import type { DeliveryQueue } from '#shared/queue/queue.ts';
 import type { WebhookSettings } from '#shared/runtime.ts';
 import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-guard.ts';
 
@@ -65,14 +64,6 @@ export const benchWebhooks: WebhookSettings = {
 };
 /** A webhook event of the fixture endpoint (Redeliver; the fake table answers its write as done). */
 const WEBHOOK_EVENT = '6a1f3c2e-9b8d-4e7f-a6c5-b4d3e2f1a0b9';
-/** The delivery queue of the functions that send to it: messages are dropped (nothing delivers here). */
-export const benchQueue: DeliveryQueue = {
-  send: async () => {},
-  sendBatch: async () => {},
-  receive: async () => [],
-  delete: async () => {},
-  changeVisibility: async () => {},
-};
 /** The fixture customer's external id. */
 const EXTERNAL_ID = 'bench-ada';
 /** An authorization request of the fixture client (PKCE S256). */

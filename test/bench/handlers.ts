@@ -7,7 +7,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { type OperationName, operations } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { FakeTable, fakeDocumentClient, type RecordedCall } from './fake-table.ts';
-import { benchQueue, benchWebhooks, fixtureItems, operationCases } from './fixture.ts';
+import { benchWebhooks, fixtureItems, operationCases } from './fixture.ts';
 
 export type Handler = (
   event: APIGatewayProxyEventV2,
@@ -54,7 +54,6 @@ export async function recordCalls(name: OperationName): Promise<RecordedCall[]> 
     table: { doc: fakeDocumentClient(table, (call) => calls.push(structuredClone(call))), name: 'bench' },
     now: () => new Date(),
     webhooks: benchWebhooks,
-    deliveryQueue: benchQueue,
   };
   const handler = (await handlerFactory(name))(deps);
   const c = operationCases.find((x) => x.name === name);

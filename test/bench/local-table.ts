@@ -14,7 +14,7 @@ import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
-import { benchQueue, benchWebhooks, buildEvent } from './fixture.ts';
+import { benchWebhooks, buildEvent } from './fixture.ts';
 import { type Handler, handlerFactory, lambdaContext } from './handlers.ts';
 
 const REGION = 'us-east-1';
@@ -139,7 +139,6 @@ export async function createLocalWorld(prefix: string): Promise<LocalWorld> {
     table,
     now: () => new Date(),
     webhooks: benchWebhooks,
-    deliveryQueue: benchQueue,
   };
   const handlers = new Map<OperationName, Handler>();
   return {

@@ -62,7 +62,6 @@ import {
 } from '#shared/services/webhook-endpoints.ts';
 import { FakeTable, fakeDocumentClient, startStubEndpoint } from './fake-table.ts';
 import {
-  benchQueue,
   benchWebhooks,
   CLIENT_ID,
   fixture,
@@ -453,7 +452,6 @@ export async function warmOverhead(options: {
       table: { doc: fakeDocumentClient(table), name: 'bench' },
       now: () => new Date(),
       webhooks: benchWebhooks,
-      deliveryQueue: benchQueue,
     };
     const handler: Handler = (await handlerFactory(c.name))(deps);
     const bare = bareHandler(c.name, deps);

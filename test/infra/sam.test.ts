@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import type { SQSBatchResponse } from 'aws-lambda';
@@ -49,7 +50,7 @@ import {
 import { getWebhookEvent } from '#shared/data/deliveries.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import type { OutboxEventRecord } from '#shared/data/records.ts';
-import { outboxKeys } from '#shared/data/table.ts';
+import { keys, outboxKeys, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { organizationWebhookEndpoints } from '#shared/data/webhooks.ts';
 import { newId } from '#shared/domain/ids.ts';
 import { newKeySetDocument } from '#shared/domain/keyring.ts';
@@ -379,14 +380,6 @@ describe('events/ and events/env.json', () => {
         ...('webhookKeySet' in op && {
           [LOCAL_SECRETS_ENDPOINT_ENV]: `http://host.docker.internal:${new URL(demo.secrets_manager_endpoint).port}`,
           WEBHOOK_KEY_SET_ID: demo.webhook_key_set_arn,
-        }),
-        // The functions that send to the delivery queue (Redeliver): the queue in the local SQS API.
-        ...('deliveryQueue' in op && {
-          [LOCAL_SQS_ENDPOINT_ENV]: `http://host.docker.internal:${new URL(demo.sqs_endpoint).port}`,
-          DELIVERY_QUEUE_URL: demo.delivery_queue_url.replace(
-            new URL(demo.delivery_queue_url).origin,
-            `http://host.docker.internal:${new URL(demo.sqs_endpoint).port}`,
-          ),
         }),
       });
     }
@@ -796,7 +789,7 @@ const sampleInvocations = {
     },
   },
   'redeliver-webhook-event': {
-    what: "202, the demo webhook event's next round queued (SQS in moto)",
+    what: "202, the demo webhook event's next round started (the relay queues it, below)",
     status: 202,
     check: (reply: HttpReply) => expect(reply.body).toBeNull(),
   },
@@ -1056,25 +1049,39 @@ describe('the webhook pipeline, bundled: a stream record through the relay, its 
         subject_id: subject,
       };
       const key = outboxKeys.event('subscription', subject, at, 0, event.id);
-      // The record Lambda's DynamoDB stream mapping hands the relay (NEW_IMAGE, an insert).
+      // The Redeliver sample invocation (above) recorded its request beside the demo event's new round.
+      const redeliveries = await table.doc.send(
+        new QueryCommand({
+          TableName: LOCAL_TABLE_NAME,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)',
+          ExpressionAttributeValues: {
+            ':pk': keys.webhookEvent(demo.webhook_event_id).PK,
+            ':sk': REDELIVERY_SORT_KEY_PREFIX,
+          },
+        }),
+      );
+      expect(redeliveries.Items).toHaveLength(1);
+      // The records Lambda's DynamoDB stream mapping hands the relay (NEW_IMAGE, inserts): the
+      // outbox item, and the Redeliver request.
       const streamEvent = {
         Records: [
-          {
-            eventID: '1',
-            eventName: 'INSERT',
-            eventVersion: '1.1',
-            eventSource: 'aws:dynamodb',
-            awsRegion: LOCAL_REGION,
-            dynamodb: {
-              Keys: marshall(key),
-              NewImage: marshall({ ...key, entity: 'outbox_event', ...event }),
-              SequenceNumber: '100000000000000000001',
-              SizeBytes: 512,
-              StreamViewType: 'NEW_IMAGE',
-            },
-            eventSourceARN: `arn:aws:dynamodb:${LOCAL_REGION}:123456789012:table/${LOCAL_TABLE_NAME}/stream/x`,
+          { ...key, entity: 'outbox_event', ...event },
+          redeliveries.Items?.[0] as Record<string, unknown>,
+        ].map((image, i) => ({
+          eventID: String(i + 1),
+          eventName: 'INSERT',
+          eventVersion: '1.1',
+          eventSource: 'aws:dynamodb',
+          awsRegion: LOCAL_REGION,
+          dynamodb: {
+            Keys: marshall({ PK: image.PK, SK: image.SK }),
+            NewImage: marshall(image),
+            SequenceNumber: `10000000000000000000${i + 1}`,
+            SizeBytes: 512,
+            StreamViewType: 'NEW_IMAGE',
           },
-        ],
+          eventSourceARN: `arn:aws:dynamodb:${LOCAL_REGION}:123456789012:table/${LOCAL_TABLE_NAME}/stream/x`,
+        })),
       };
       await invokeBundle(functionIdOf('webhook-relay'), streamEvent);
       const ids = targets.map((endpoint) => webhookEventId(event.id, endpoint.id)).sort();
@@ -1083,7 +1090,7 @@ describe('the webhook pipeline, bundled: a stream record through the relay, its 
       }
 
       const messages = await sqsQueue(sqs, demo.delivery_queue_url).receive({ max: 10, waitSeconds: 1 });
-      // The relay's, and the one the Redeliver sample invocation (above) queued for the demo event.
+      // The relay's: one per target, and the demo event's second round.
       expect(messages.map((m) => JSON.parse(m.body).webhook_event_id).sort()).toEqual(
         [...ids, demo.webhook_event_id].sort(),
       );

@@ -23,6 +23,7 @@ import {
   type TableGrant,
   usesWebhookKeySet,
 } from '../../shared/operations.ts';
+import { relayStreamFilters } from '../../shared/webhooks/relay.ts';
 
 /**
  * One function per operation, the API reference's (`/openapi.json`, `/docs`), discovery's, the
@@ -160,11 +161,6 @@ describe.each([
         ...('webhookKeySet' in op && {
           WEBHOOK_KEY_SET_ID: `CommerceApi-${s.stack.stage}/webhook-key-set`,
           AWS_ENDPOINT_URL_SECRETS_MANAGER: '',
-        }),
-        // Only the functions that send to the delivery queue (Redeliver) learn its URL.
-        ...('deliveryQueue' in op && {
-          DELIVERY_QUEUE_URL: { Ref: logicalId(s, s.stack.webhooks.queue) },
-          AWS_ENDPOINT_URL_SQS: '',
         }),
       });
     }
@@ -313,19 +309,14 @@ describe.each([
       expect([...new Set(written)].sort()).toEqual([...new Set(declared)].sort());
 
       // Anything else is logging, only into the function's own log group, X-Ray's two actions
-      // (which take no resource-level permission), for the functions that seal or open webhook
-      // secrets the key set (its own test, below), and for those that send to the delivery queue
-      // `sqs:SendMessage` on that queue alone.
+      // (which take no resource-level permission), and for the functions that seal or open webhook
+      // secrets the key set (its own test, below). No operation sends to the delivery queue (what
+      // one queues, Redeliver's round, leaves through the table's stream): no `sqs:` action.
       const logGroupId = logicalId(s, s.stack.functions[name].logGroup);
       const others = statements.filter((st) => !tableStatements.includes(st));
-      expect(others).toHaveLength(2 + ('webhookKeySet' in op ? 1 : 0) + ('deliveryQueue' in op ? 1 : 0));
+      expect(others).toHaveLength(2 + ('webhookKeySet' in op ? 1 : 0));
       for (const statement of others) {
         if (asArray(statement.Action).some((action) => action.startsWith('secretsmanager:'))) continue;
-        if (asArray(statement.Action).some((action) => action.startsWith('sqs:'))) {
-          expect(statement.Action).toBe('sqs:SendMessage');
-          expect(statement.Resource).toEqual({ 'Fn::GetAtt': [logicalId(s, s.stack.webhooks.queue), 'Arn'] });
-          continue;
-        }
         if (asArray(statement.Action).some((action) => action.startsWith('xray:'))) {
           expect(asArray(statement.Action).sort()).toEqual(XRAY_ACTIONS);
           expect(statement.Resource).toBe('*');
@@ -695,7 +686,7 @@ describe('the webhook pipeline (prod)', () => {
     ]);
   });
 
-  it('maps the stream to the relay (outbox inserts, expired delivery entries; bisect, DLQ) and the queue to the deliverer', () => {
+  it('maps the stream to the relay (outbox and Redeliver inserts, expired delivery entries; bisect, DLQ) and the queue to the deliverer', () => {
     const mappings = Object.values(resources(prod, 'AWS::Lambda::EventSourceMapping'));
     expect(mappings).toHaveLength(2);
     const relay = mappings.find((m) => m.Properties.StartingPosition === 'TRIM_HORIZON');
@@ -707,7 +698,23 @@ describe('the webhook pipeline (prod)', () => {
     const patterns = ((relay?.Properties.FilterCriteria?.Filters ?? []) as { Pattern: string }[]).map((f) =>
       JSON.parse(f.Pattern),
     );
-    expect(patterns.map((p) => p.eventName)).toEqual([['INSERT'], ['REMOVE']]);
+    // Exactly the records `relayRecordKind` takes, no more (each costs an invocation), no fewer.
+    const { outbox, redelivery, expiredDelivery } = relayStreamFilters;
+    expect(patterns).toEqual([
+      {
+        eventName: [outbox.eventName],
+        dynamodb: { Keys: { PK: { S: [{ prefix: outbox.partitionKeyPrefix }] } } },
+      },
+      ...[redelivery, expiredDelivery].map((filter) => ({
+        eventName: [filter.eventName],
+        dynamodb: {
+          Keys: {
+            PK: { S: [{ prefix: filter.partitionKeyPrefix }] },
+            SK: { S: [{ prefix: filter.sortKeyPrefix }] },
+          },
+        },
+      })),
+    ]);
     const deliverer = mappings.find((m) => m !== relay);
     expect(deliverer?.Properties).toMatchObject({
       BatchSize: 10,

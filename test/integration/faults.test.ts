@@ -24,7 +24,7 @@ import {
 import { customerListing } from '#shared/data/customers.ts';
 import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
 import { productListing } from '#shared/data/products.ts';
-import { indexNames, type Key, keys, partitions } from '#shared/data/table.ts';
+import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { expectDocumented } from '../support/contract.ts';
@@ -750,8 +750,8 @@ const faultOps = {
   },
   'redeliver-webhook-event': {
     success: 202,
-    // The token, then one conditional write starting the next round (the queue is not DynamoDB).
-    calls: ['GetItemCommand', 'UpdateItemCommand'],
+    // The token, then one transaction: the next round and the request's redelivery item.
+    calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       const event = await seedWebhookEvent(
         world.table,
@@ -770,11 +770,31 @@ const faultOps = {
           expect(stored).toMatchObject(
             started === 1 ? { status: 'pending', attempts: 0 } : { status: 'succeeded', attempts: 1 },
           );
+          // The round and what queues it are one write: a redelivery item exactly when a round
+          // started, and it is the one the round names (the relay sends only for that one).
+          const requests = await redeliveryRequests(event.id);
+          expect(requests).toEqual(started === 1 ? [stored?.round_request] : []);
         },
       };
     },
   },
 } satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
+
+/** The Redeliver requests recorded in a webhook event's partition (`keys.redelivery`). */
+async function redeliveryRequests(webhookEventId: string): Promise<unknown[]> {
+  const found = await world.table.doc.send(
+    new QueryCommand({
+      TableName: world.table.name,
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)',
+      ExpressionAttributeValues: {
+        ':pk': keys.webhookEvent(webhookEventId).PK,
+        ':sk': REDELIVERY_SORT_KEY_PREFIX,
+      },
+      ConsistentRead: true,
+    }),
+  );
+  return (found.Items ?? []).map((item) => item.request);
+}
 
 /** Ids of the demo organization's products of this name (read from the name order of its list). */
 async function productsNamed(name: string): Promise<string[]> {

@@ -24,8 +24,13 @@ import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import type { RawStatement, StackPolicies } from '#scripts/local/iam/policy.ts';
 import { sqsEvent } from '#scripts/local/pipeline.ts';
 import { DEMO_CUSTOMER_EXTERNAL_ID } from '#scripts/local/seed.ts';
-import { endpointDeliveriesOwner, getWebhookEvent, recordWebhookEvent } from '#shared/data/deliveries.ts';
-import { indexNames, listKeys, partitions } from '#shared/data/table.ts';
+import {
+  endpointDeliveriesOwner,
+  getWebhookEvent,
+  recordWebhookEvent,
+  startRound,
+} from '#shared/data/deliveries.ts';
+import { indexNames, keys, listKeys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { SORTING_VALUES } from '#shared/data/wallet-order.ts';
 import { internalErrorBody } from '#shared/domain/errors.ts';
 import {
@@ -38,6 +43,7 @@ import {
 } from '#shared/operations.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
 import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
+import type { DeliveryMessage } from '#shared/webhooks/relay.ts';
 import { stackPolicies } from '../support/dynamodb.ts';
 import {
   authorizationCode,
@@ -722,8 +728,9 @@ function authorizationQuery(clientId: string): string {
 /**
  * The relay, given one stream batch as its event source mapping gives it: the insert of a fresh
  * customer's `customer.created` outbox item (its organization's endpoint list read, one webhook event
- * recorded per subscribed endpoint, the messages queued) and the TTL removal of a delivery list entry
- * (a tombstone and the list's count down, in one transaction).
+ * recorded per subscribed endpoint, the messages queued), the insert of a Redeliver request (its
+ * event's round read, its message queued) and the TTL removal of a delivery list entry (a tombstone
+ * and the list's count down, in one transaction).
  */
 async function relayScenario(world: World): Promise<Step[]> {
   const { endpoint } = await createWebhookEndpoint(world.admin, {
@@ -735,7 +742,22 @@ async function relayScenario(world: World): Promise<Step[]> {
   const [outboxItem] = await outboxItems(world.table, 'customer', customer.id);
   const delivered = await seedWebhookEvent(world.table, world.demo.organization_id, endpoint.id);
   const [entry] = await deliveryEntries(world, endpoint.id);
-  if (!outboxItem || !entry) throw new Error('the relay scenario found nothing to relay');
+  // A Redeliver of the delivered event, as the API writes it: its next round and the request.
+  await startRound(world.table, delivered.id, [world.demo.organization_id], new Date().toISOString(), null);
+  const [redelivery] =
+    (
+      await world.table.doc.send(
+        new QueryCommand({
+          TableName: world.table.name,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)',
+          ExpressionAttributeValues: {
+            ':pk': keys.webhookEvent(delivered.id).PK,
+            ':sk': REDELIVERY_SORT_KEY_PREFIX,
+          },
+        }),
+      )
+    ).Items ?? [];
+  if (!outboxItem || !entry || !redelivery) throw new Error('the relay scenario found nothing to relay');
   // What DynamoDB's TTL does; the stream then carries the removal.
   await world.table.doc.send(
     new DeleteCommand({ TableName: world.table.name, Key: { PK: entry.PK, SK: entry.SK } }),
@@ -751,24 +773,30 @@ async function relayScenario(world: World): Promise<Step[]> {
           NewImage: marshall(outboxItem),
         },
       },
+      {
+        eventName: 'INSERT',
+        dynamodb: {
+          Keys: marshall({ PK: redelivery.PK, SK: redelivery.SK }),
+          NewImage: marshall(redelivery),
+        },
+      },
       { eventName: 'REMOVE', dynamodb: { Keys: marshall({ PK: entry.PK, SK: entry.SK }) } },
     ],
   } as DynamoDBStreamEvent).then(
     () => 'ran',
     () => 'failed',
   );
-  const recorded = await getWebhookEvent(world.table, webhookEventId(String(outboxItem.id), endpoint.id));
+  const recordedId = webhookEventId(String(outboxItem.id), endpoint.id);
+  const recorded = await getWebhookEvent(world.table, recordedId);
   const counted = (await list(world, `?endpoint_id=${endpoint.id}`)).body.pagination?.total_count;
+  const queued = (await queue.receive({ max: 10 })).map((m) => JSON.parse(m.body) as DeliveryMessage);
+  const roundOf = (id: string) => queued.find((m) => m.webhook_event_id === id)?.round;
   return [
     { what: 'a stream batch relayed', got: ran, expected: 'ran' },
     { what: 'a webhook event for the endpoint', got: String(recorded?.status), expected: 'pending' },
-    {
-      what: 'its message queued',
-      got: String((await queue.receive({ max: 10 })).length > 0),
-      expected: 'true',
-    },
+    { what: 'its message queued', got: String(roundOf(recordedId)), expected: '1' },
+    { what: "the redelivered event's new round queued", got: String(roundOf(delivered.id)), expected: '2' },
     { what: "the expired entry off its list's count", got: String(counted), expected: '0' },
-    { what: 'the delivered event untouched', got: String(delivered.status), expected: 'succeeded' },
   ];
 }
 

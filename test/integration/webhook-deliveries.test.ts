@@ -5,8 +5,8 @@
  */
 import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointDeliveriesOwner } from '#shared/data/deliveries.ts';
-import { keys, listKeys } from '#shared/data/table.ts';
+import { endpointDeliveriesOwner, type Redelivery, redeliveryMessages } from '#shared/data/deliveries.ts';
+import { keys, listKeys, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { loopbackEndpoint, startTestPipeline, type TestPipeline, waitFor } from '../support/pipeline.ts';
 import { type Delivery, receiversClosedAfterEach } from '../support/receiver.ts';
@@ -27,9 +27,9 @@ const receiver = receiversClosedAfterEach();
 
 const other = () => world.demo.other_organization;
 const list = (query = '', token = other().personal_access_token) =>
-  pipeline.call('GET', `/v1/webhooks/deliveries${query}`, { token });
+  world.call('GET', `/v1/webhooks/deliveries${query}`, { token });
 const redeliver = (id: string, token = other().personal_access_token, headers?: Record<string, string>) =>
-  pipeline.call('POST', `/v1/webhooks/events/${id}/redeliver`, { token, ...(headers ? { headers } : {}) });
+  world.call('POST', `/v1/webhooks/events/${id}/redeliver`, { token, ...(headers ? { headers } : {}) });
 const ids = (reply: Reply) => (reply.body.items as { id: string }[]).map((item) => item.id);
 const webhookIdOf = (d: Delivery) => String(d.headers['webhook-id']);
 
@@ -40,7 +40,7 @@ async function scene() {
   const organizationId = other().organization_id;
   const endpointA = (await loopbackEndpoint(world, a.url, ['customer.created'], { organizationId })).endpoint;
   const endpointB = (await loopbackEndpoint(world, b.url, ['customer.created'], { organizationId })).endpoint;
-  const created = await pipeline.call('POST', '/v1/customers/', {
+  const created = await world.call('POST', '/v1/customers/', {
     token: other().personal_access_token,
     body: { email: `deliveries-${Date.now()}@example.com` },
   });
@@ -146,7 +146,7 @@ describe('List Webhook Deliveries (GET /v1/webhooks/deliveries)', () => {
       expect(reply.body.error, query).toBe('RequestValidationError');
     }
     expect((await list('', world.demo.personal_access_token_without_scopes)).status).toBe(403);
-    expect((await pipeline.call('GET', '/v1/webhooks/deliveries')).status).toBe(401);
+    expect((await world.call('GET', '/v1/webhooks/deliveries')).status).toBe(401);
   });
 
   it("an entry removed by its TTL leaves its list's count once, however often the stream hands it over", async () => {
@@ -194,7 +194,7 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
     const { endpoint } = await loopbackEndpoint(world, b.url, ['customer.created'], {
       organizationId: other().organization_id,
     });
-    await pipeline.call('POST', '/v1/customers/', {
+    await world.call('POST', '/v1/customers/', {
       token: other().personal_access_token,
       body: { email: `redeliver-${Date.now()}@example.com` },
     });
@@ -205,7 +205,7 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
     const reply = await redeliver(id);
     expect(reply.status).toBe(202);
     expect(reply.raw).toBe('null');
-    // The token, the conditional round write (no idempotency key: no record).
+    // The token, the round's transaction (no idempotency key: no record). The relay queues it.
     expect(world.roundTrips()).toBe(2);
     await waitFor(() => b.deliveries.length === 2, 15_000, 'the redelivery');
     await pipeline.settled();
@@ -223,7 +223,7 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
   it('with an Idempotency-Key, a retry answers the same and starts no second round', async () => {
     const b = await receiver();
     await loopbackEndpoint(world, b.url, ['customer.created'], { organizationId: other().organization_id });
-    await pipeline.call('POST', '/v1/customers/', {
+    await world.call('POST', '/v1/customers/', {
       token: other().personal_access_token,
       body: { email: `idem-${Date.now()}@example.com` },
     });
@@ -238,18 +238,52 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
     expect(b.deliveries).toHaveLength(2);
   });
 
+  it('two Redelivers in a row: the relay queues the latest round only, once, from both requests in one batch', async () => {
+    const b = await receiver();
+    await loopbackEndpoint(world, b.url, ['customer.created'], { organizationId: other().organization_id });
+    await world.call('POST', '/v1/customers/', {
+      token: other().personal_access_token,
+      body: { email: `twice-${Date.now()}@example.com` },
+    });
+    await waitFor(() => b.deliveries.length === 1, 15_000, 'the delivery');
+    await pipeline.settled();
+    const id = webhookIdOf(b.deliveries[0] as Delivery);
+    expect((await redeliver(id)).status).toBe(202);
+    expect((await redeliver(id)).status).toBe(202);
+    const found = await world.table.doc.send(
+      new QueryCommand({
+        TableName: world.table.name,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)',
+        ExpressionAttributeValues: { ':pk': keys.webhookEvent(id).PK, ':sk': REDELIVERY_SORT_KEY_PREFIX },
+        ConsistentRead: true,
+      }),
+    );
+    const requests = (found.Items ?? []) as Redelivery[];
+    expect(requests).toHaveLength(2);
+    // Both requests' stream records in one batch (the same event twice in one batch read), as the
+    // relay may get them: one message, for round 3; the superseded round 2 sends nothing.
+    const messages = await redeliveryMessages(world.table, requests);
+    expect(messages).toEqual([{ webhook_event_id: id, endpoint_id: expect.any(String), round: 3 }]);
+    await waitFor(() => b.deliveries.length >= 2, 15_000, 'the redelivery');
+    await pipeline.settled();
+    const stored = (
+      await world.table.doc.send(new GetCommand({ TableName: world.table.name, Key: keys.webhookEvent(id) }))
+    ).Item;
+    expect(stored).toMatchObject({ round: 3, attempts: 1, status: 'succeeded' });
+  });
+
   it('to an endpoint deleted since: nothing is sent, the event is skipped', async () => {
     const b = await receiver();
     const { endpoint } = await loopbackEndpoint(world, b.url, ['customer.created'], {
       organizationId: other().organization_id,
     });
-    await pipeline.call('POST', '/v1/customers/', {
+    await world.call('POST', '/v1/customers/', {
       token: other().personal_access_token,
       body: { email: `skipped-${Date.now()}@example.com` },
     });
     await waitFor(() => b.deliveries.length === 1, 15_000, 'the delivery');
     const id = webhookIdOf(b.deliveries[0] as Delivery);
-    const deleted = await pipeline.call('DELETE', `/v1/webhooks/endpoints/${endpoint.id}`, {
+    const deleted = await world.call('DELETE', `/v1/webhooks/endpoints/${endpoint.id}`, {
       token: other().personal_access_token,
     });
     expect(deleted.status).toBe(204);
@@ -266,7 +300,7 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
   it("another organization's event and an unknown id are the same 404; nothing is queued or changed", async () => {
     const b = await receiver();
     await loopbackEndpoint(world, b.url, ['customer.created'], { organizationId: other().organization_id });
-    await pipeline.call('POST', '/v1/customers/', {
+    await world.call('POST', '/v1/customers/', {
       token: other().personal_access_token,
       body: { email: `tenant-${Date.now()}@example.com` },
     });

@@ -43,7 +43,7 @@ import {
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
 import { subscriptionListKeys } from '#shared/data/subscriptions.ts';
-import { keys, LIST_COUNT_PREFIX, partitions } from '#shared/data/table.ts';
+import { keys, LIST_COUNT_PREFIX, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
 import type {
@@ -65,7 +65,7 @@ import { requestToken } from '#shared/services/request-token.ts';
 import { expectDocumented } from './contract.ts';
 import { customerOrder } from './customer-order.ts';
 import { seedWebhookEvent } from './outbox.ts';
-import { allowedPartition, itemKey, type TableDigest } from './table-state.ts';
+import { allowedPartition, allowedSortKeys, itemKey, type TableDigest } from './table-state.ts';
 
 /** The principal a token-endpoint client authenticates as. */
 async function tokenPrincipal(deps: Dependencies, model: TokenClientModel): Promise<ClientPrincipal> {
@@ -5798,7 +5798,7 @@ export function touchedKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest):
  * write back. Allowed to differ, not required to.
  */
 export function mayTouchKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
-  return [...mayTouchOwnKeys(c, reply, before), ...outboxKeysOf(c, reply)];
+  return [...mayTouchOwnKeys(c, reply, before), ...outboxKeysOf(c, reply), ...redeliveryKeysOf(c, reply)];
 }
 
 /** The object's outbox partition: its change's events (`allowedPartition`, test/support/table-state.ts). */
@@ -5825,6 +5825,12 @@ const EVENT_SUBJECTS: Partial<Record<OperationId, { kind: string; status: number
  * A successful change may add events to its object's outbox partition (the sort keys are not known
  * in advance; an update that changes nothing adds none).
  */
+/** A Redeliver's request item, beside the round it started (its sort key holds a fresh request id). */
+function redeliveryKeysOf(c: FuzzCase, reply: FuzzReply): string[] {
+  if (c.operationId !== 'redeliverWebhookEvent' || reply.status !== 202) return [];
+  return [allowedSortKeys(keys.webhookEvent(pathId(c)).PK, REDELIVERY_SORT_KEY_PREFIX)];
+}
+
 function outboxKeysOf(c: FuzzCase, reply: FuzzReply): string[] {
   const subject = EVENT_SUBJECTS[c.operationId];
   if (!subject || reply.status !== subject.status) return [];

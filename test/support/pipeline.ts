@@ -8,14 +8,13 @@ import { createHandler as createRelay } from '#functions/webhook-relay/handler.t
 import { type LocalPipeline, startLocalPipeline } from '#scripts/local/pipeline.ts';
 import type { WebhookEndpointRecord } from '#shared/data/records.ts';
 import { replaceWebhookEndpoint, softDeleteWebhookEndpoint } from '#shared/data/webhooks.ts';
-import { usesDeliveryQueue } from '#shared/operations.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
 import type { DeliveryQueue } from '#shared/queue/queue.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { openWebhookEndpoint } from '#shared/services/webhook-endpoints.ts';
 import type { DelivererDependencies } from '#shared/webhooks/deliver.ts';
 import { dynamodbEndpoint, LOCAL_REGION } from './dynamodb.ts';
-import { type DepsFor, inProcessApi, type World } from './world.ts';
+import type { DepsFor, World } from './world.ts';
 
 export interface TestPipeline extends LocalPipeline {
   queue: LocalQueue;
@@ -23,8 +22,6 @@ export interface TestPipeline extends LocalPipeline {
   errors: unknown[];
   relay: ReturnType<typeof createRelay>;
   deliver: ReturnType<typeof createDeliverer>;
-  /** `world.call`, with Redeliver queueing on this pipeline's queue. */
-  call: World['call'];
 }
 
 export interface TestPipelineOptions {
@@ -75,11 +72,7 @@ export async function startTestPipeline(
     pollMs: 25,
     onError: (error) => errors.push(error),
   });
-  // The API with Redeliver sending to this pipeline's queue.
-  const call = inProcessApi((name) =>
-    usesDeliveryQueue(name) ? { ...depsFor(name), deliveryQueue: queue } : depsFor(name),
-  );
-  return { ...pipeline, queue, deadLetter, errors, relay, deliver, call };
+  return { ...pipeline, queue, deadLetter, errors, relay, deliver };
 }
 
 /**

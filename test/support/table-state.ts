@@ -77,6 +77,8 @@ export async function tableDigest(
 
 /** An `allowed` entry that admits every item of one partition (an object's outbox: its sort keys are not known in advance). */
 export const allowedPartition = (pk: string): string => `${pk}|*`;
+/** An `allowed` entry that admits the items of one partition whose sort keys start with `skPrefix`. */
+export const allowedSortKeys = (pk: string, skPrefix: string): string => `${pk}|${skPrefix}*`;
 
 /** Keys added, removed or changed between two digests, except the `allowed` ones. */
 export function digestChanges(
@@ -85,7 +87,8 @@ export function digestChanges(
   allowed: ReadonlySet<string> = new Set(),
 ): string[] {
   const changed: string[] = [];
-  const isAllowed = (key: string) => allowed.has(key) || allowed.has(`${key.slice(0, key.indexOf('|'))}|*`);
+  const prefixes = [...allowed].filter((entry) => entry.endsWith('*')).map((entry) => entry.slice(0, -1));
+  const isAllowed = (key: string) => allowed.has(key) || prefixes.some((prefix) => key.startsWith(prefix));
   for (const [key, text] of after.items) {
     if (isAllowed(key)) continue;
     if (!before.items.has(key)) changed.push(`added ${key}`);

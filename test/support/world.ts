@@ -17,9 +17,6 @@ import { type IamProxy, startIamProxy } from '#scripts/local/iam/proxy.ts';
 import type { DemoData } from '#scripts/local/seed.ts';
 import { functionWebhookSettings } from '#scripts/local/stack.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
-import { usesDeliveryQueue } from '#shared/operations.ts';
-import { LocalQueue } from '#shared/queue/local.ts';
-import type { DeliveryQueue } from '#shared/queue/queue.ts';
 import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
 import {
   dynamodbEndpoint,
@@ -140,8 +137,6 @@ export interface FunctionClientsOptions {
   now?: () => Date;
   /** The key set and address policy; each function gets the key set only if the stack grants it. */
   webhooks: WebhookSettings;
-  /** The delivery queue of the functions the stack lets send to it (default: an in-process one nothing pumps). */
-  deliveryQueue?: DeliveryQueue;
 }
 
 export interface FunctionClients {
@@ -155,7 +150,6 @@ export interface FunctionClients {
  */
 export function functionClients(options: FunctionClientsOptions): FunctionClients {
   const deps = new Map<string, Dependencies>();
-  const deliveryQueue = options.deliveryQueue ?? new LocalQueue({ visibilityTimeoutSeconds: 30 });
   return {
     depsFor: (name) => {
       let found = deps.get(name);
@@ -171,7 +165,6 @@ export function functionClients(options: FunctionClientsOptions): FunctionClient
           table: { doc, name: options.tableName },
           now: options.now ?? (() => new Date()),
           webhooks: functionWebhookSettings(name, options.webhooks),
-          ...(usesDeliveryQueue(name) ? { deliveryQueue } : {}),
         };
         deps.set(name, found);
       }
