@@ -198,6 +198,8 @@ export async function deliverMessage(
     round: event.round,
     attempt: after.attempts,
     http_code: attempt.status,
+    // Why no status: a fixed word (`ECONNREFUSED`, `address refused`, `no answer within …`), never the URL.
+    ...(attempt.error ? { error: attempt.error } : {}),
     duration_ms: attempt.durationMs,
     outcome,
     ...(disabled ? { endpoint_disabled: change?.after.disabled_reason } : {}),

@@ -4,6 +4,9 @@
  * queues one message each, the deliverer signs and sends them to receivers on loopback. Every function
  * runs under its template policy (IAM proxy); the queue is the in-process one with SQS's semantics.
  */
+
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { webhooks } from '@polar-sh/sdk/2026-10';
 import { validateEvent as validateV0 } from 'polar-sdk-v0/webhooks';
@@ -12,7 +15,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { recordWebhookEvent } from '#shared/data/deliveries.ts';
 import type { WebhookEndpointRecord } from '#shared/data/records.ts';
 import { keys } from '#shared/data/table.ts';
-import { getWebhookEndpoint, replaceWebhookEndpoint } from '#shared/data/webhooks.ts';
+import {
+  getWebhookEndpoint,
+  replaceWebhookEndpoint,
+  softDeleteWebhookEndpoint,
+} from '#shared/data/webhooks.ts';
 import { newId } from '#shared/domain/ids.ts';
 import { FAILED_EVENTS_DISABLE_THRESHOLD } from '#shared/webhooks/deliver.ts';
 import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
@@ -446,6 +453,46 @@ describe('observability (issue 14)', () => {
       );
       expect(attempt).toMatchObject({ http_code: 410, endpoint_disabled: 'endpoint_gone' });
       expect(lines.reduce((n, l) => n + Number(l.WebhookEndpointsDisabled ?? 0), 0)).toBe(1);
+    } finally {
+      log.mockRestore();
+    }
+  });
+});
+
+describe('an attempt that got no answer', () => {
+  it("names why in the deliverer's line (a refused connection), and the endpoint's URL nowhere", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = vi.spyOn(console, 'log').mockImplementation((text: unknown) => {
+      try {
+        lines.push(JSON.parse(String(text)));
+      } catch {
+        // not a JSON line
+      }
+    });
+    try {
+      // A loopback port nothing listens on any more: the connection is refused.
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise((resolve) => closed.close(resolve));
+      const url = `http://127.0.0.1:${port}/hooks?token=do-not-log`;
+      const { endpoint } = await loopbackEndpoint(world, url, ['customer.created']);
+      await world.call('POST', '/v1/customers/', {
+        token: token(),
+        body: { email: `refused-${newId()}@example.com` },
+      });
+      const attemptOf = () =>
+        lines.find((l) => l.message === 'webhook delivery attempt' && l.endpoint_id === endpoint.id);
+      await waitFor(() => attemptOf() !== undefined, 15_000, 'the attempt');
+      expect(attemptOf()).toMatchObject({
+        http_code: null,
+        error: 'ECONNREFUSED',
+        outcome: 'retry',
+        attempt: 1,
+      });
+      expect(JSON.stringify(attemptOf())).not.toContain('do-not-log');
+      // No more attempts: its retry finds the endpoint deleted and sends nothing.
+      await softDeleteWebhookEndpoint(world.table, endpoint, new Date().toISOString());
     } finally {
       log.mockRestore();
     }
