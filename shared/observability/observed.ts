@@ -14,12 +14,13 @@ type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<ApiR
 const operationOfRoute = (routeKey: string): string =>
   Object.hasOwn(functionOfRouteKey, routeKey) ? (functionOfRouteKey[routeKey] as string) : 'unknown';
 
-let coldStart = true;
-
 export function observed(
   handler: Handler,
   principalOf: (event: APIGatewayProxyEventV2) => Principal | undefined = () => undefined,
 ): Handler {
+  // Per handler, not per module: on Lambda one process holds one handler, but `npm start` serves
+  // every function from one process, and each function's first request is its own cold start.
+  let coldStart = true;
   return async (event, context) => {
     const started = performance.now();
     const cold = coldStart;
