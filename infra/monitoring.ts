@@ -5,7 +5,7 @@
  * saw. The operations are read from the route table: a new operation gets its widgets and alarm.
  */
 
-import { Duration, NestedStack } from 'aws-cdk-lib';
+import { Aws, Duration, NestedStack } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   Alarm,
@@ -18,7 +18,11 @@ import {
   TextWidget,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
@@ -40,6 +44,8 @@ export interface MonitoringProps {
   scheduled: Record<string, ApiFunction>;
   /** The webhook pipeline's dead-letter queues: their depth on the dashboard. */
   webhookDeadLetters: { deliveries: IQueue; relayFailures: IQueue };
+  /** Addresses the alarm topic mails (each confirms its subscription once); none: subscribe later. */
+  alarmEmails?: readonly string[];
 }
 
 const PERIOD = Duration.minutes(5);
@@ -69,9 +75,12 @@ export class Monitoring extends Construct {
   readonly dashboard: Dashboard;
   readonly alarmStack: NestedStack;
   readonly alarms: Alarm[] = [];
+  /** Every alarm of the stack notifies this topic when it fires and when it recovers. */
+  readonly alarmTopic: Topic;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
+    this.alarmTopic = this.createAlarmTopic(props);
     this.alarmStack = new NestedStack(this, 'Alarms', {
       description: `commerce-api ${props.stage}: an alarm on each function's latency, errors and throttles`,
     });
@@ -211,7 +220,6 @@ export class Monitoring extends Construct {
     });
     alarm('TableThrottlesAlarm', 'DynamoDB throttled requests on the table', tableThrottles, 0);
 
-    // Alarms without actions for now: they show on the console and can be wired to paging later.
     const countAlarm = (
       scope: Construct,
       alarmId: string,
@@ -256,5 +264,47 @@ export class Monitoring extends Construct {
         1,
       );
     }
+    this.notify(this.alarms);
+  }
+
+  /** Alarms made elsewhere in the stack (the webhook pipeline's) notify the same topic. */
+  notify(alarms: readonly Alarm[]): void {
+    const action = new SnsAction(this.alarmTopic);
+    for (const alarm of alarms) {
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+    }
+  }
+
+  /**
+   * One topic for every alarm: subscribe a mailbox (`-c alarmEmail=…`), a chat or paging service's
+   * endpoint, or a function. Only CloudWatch alarms of this account publish to it, over TLS.
+   */
+  private createAlarmTopic(props: MonitoringProps): Topic {
+    const topic = new Topic(this, 'AlarmTopic', {
+      topicName: `commerce-api-${props.stage}-alarms`,
+      displayName: `commerce-api ${props.stage} alarms`,
+      enforceSSL: true,
+    });
+    // The topic's policy replaces SNS's default one: CloudWatch alarms need their own allowance.
+    topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsPublish',
+        effect: Effect.ALLOW,
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+          ArnLike: {
+            'aws:SourceArn': `arn:${Aws.PARTITION}:cloudwatch:${Aws.REGION}:${Aws.ACCOUNT_ID}:alarm:*`,
+          },
+        },
+      }),
+    );
+    for (const email of props.alarmEmails ?? []) topic.addSubscription(new EmailSubscription(email));
+    // Not encrypted at rest: CloudWatch alarms cannot publish to a topic under the AWS-managed SNS
+    // key, and the messages are alarm states (names, thresholds, values), no customer data or secret.
+    return topic;
   }
 }

@@ -89,6 +89,8 @@ export interface CommerceApiStackProps extends StackProps {
   readonly logLevel?: string;
   /** X-Ray active tracing on every function; default on. */
   readonly tracing?: boolean;
+  /** Mailboxes the prod alarm topic notifies (each confirms once); default none. */
+  readonly alarmEmails?: readonly string[];
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
@@ -142,6 +144,17 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
   if (tracing !== undefined && !['true', 'false', true, false].includes(tracing)) {
     throw new Error(`tracing must be true or false: ${tracing}`);
   }
+  // `-c alarmEmail=ops@example.com[,oncall@example.com]`, or `-c alarmEmail:<stage>=…` for one stage.
+  const alarmEmail: string | undefined =
+    app.node.tryGetContext(`alarmEmail:${stage}`) ?? app.node.tryGetContext('alarmEmail');
+  const alarmEmails = alarmEmail
+    ?.split(',')
+    .map((email) => email.trim())
+    .filter(Boolean);
+  for (const email of alarmEmails ?? []) {
+    if (!/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(email))
+      throw new Error(`alarmEmail: not an e-mail address: ${email}`);
+  }
   if (portal !== undefined && !/^https:\/\/[^/?#]+(\/[^?#]*)?$/.test(portal)) {
     throw new Error(`customerPortalUrl must be an https URL without query or fragment: ${portal}`);
   }
@@ -152,6 +165,7 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
     ...(portal !== undefined ? { customerPortalUrl: portal } : {}),
     ...(logLevel !== undefined ? { logLevel } : {}),
     ...(tracing !== undefined ? { tracing: String(tracing) === 'true' } : {}),
+    ...(alarmEmails?.length ? { alarmEmails } : {}),
     ...(env ? { env } : {}),
   });
 }
@@ -395,7 +409,10 @@ export class CommerceApiStack extends Stack {
           deliveries: this.webhooks.deadLetterQueue,
           relayFailures: this.webhooks.relayFailures,
         },
+        ...(props.alarmEmails ? { alarmEmails: props.alarmEmails } : {}),
       });
+      this.monitoring.notify(this.webhooks.alarms);
+      new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.alarmTopic.topicArn });
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url });

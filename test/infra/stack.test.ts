@@ -426,6 +426,62 @@ describe('prod', () => {
     );
   });
 
+  it('every alarm, in the stack and in the nested one, notifies the alarm topic when it fires and when it recovers', () => {
+    const topicId = logicalId(
+      prod,
+      (prod.stack.monitoring as NonNullable<typeof prod.stack.monitoring>).alarmTopic,
+    );
+    // The nested stack receives the topic's ARN as a parameter: each of its alarms names that parameter.
+    const [topicParameter] = Object.entries(monitoringParameters()).filter(
+      ([, value]) => JSON.stringify(value) === JSON.stringify({ Ref: topicId }),
+    );
+    expect(topicParameter).toBeDefined();
+    const alarms = [
+      ...Object.values(prod.template.findResources('AWS::CloudWatch::Alarm')).map((alarm) => ({
+        alarm,
+        topic: { Ref: topicId },
+      })),
+      ...Object.values(monitoring.findResources('AWS::CloudWatch::Alarm')).map((alarm) => ({
+        alarm,
+        topic: { Ref: topicParameter?.[0] },
+      })),
+    ];
+    expect(alarms.length).toBeGreaterThan(3 * operations.length);
+    for (const { alarm, topic } of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([topic]);
+      expect(alarm.Properties.OKActions).toEqual([topic]);
+    }
+    prod.template.hasOutput('AlarmTopicArn', { Value: { Ref: topicId } });
+  });
+
+  it('the alarm topic takes CloudWatch alarms of this account only, over TLS only, and mails no one unless told', () => {
+    prod.template.resourceCountIs('AWS::SNS::Topic', 1);
+    prod.template.hasResourceProperties('AWS::SNS::Topic', { TopicName: 'commerce-api-prod-alarms' });
+    prod.template.resourceCountIs('AWS::SNS::Subscription', 0);
+    const [policy, ...others] = Object.values(resources(prod, 'AWS::SNS::TopicPolicy')) as Resource[];
+    expect(others).toEqual([]);
+    const statements = (policy as Resource).Properties.PolicyDocument as Json as {
+      Statement: Record<string, Json>[];
+    };
+    expect(statements.Statement).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Effect: 'Allow',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: 'sns:Publish',
+          Condition: expect.objectContaining({
+            StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+          }),
+        }),
+        expect.objectContaining({
+          Effect: 'Deny',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      ]),
+    );
+    expect(statements.Statement.filter((statement) => statement.Effect === 'Allow')).toHaveLength(1);
+  });
+
   it('alarms on API 5xx and on throttles of every function of the API and the schedules', () => {
     // The webhook pipeline's backlog is watched by its own alarms (dead letters, failure rate).
     const functions = [...Object.values(prod.stack.httpFunctions()), ...Object.values(prod.stack.scheduled)];
@@ -565,6 +621,7 @@ describe('preview', () => {
 
   it('has no alarms', () => {
     preview.template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+    preview.template.resourceCountIs('AWS::SNS::Topic', 0);
   });
 });
 
@@ -600,6 +657,24 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'commerce-api-pr-123' });
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
     template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+  });
+
+  it('mails the alarm topic to the addresses the context gives, per stage or for every stage', () => {
+    const mailed = (context: Record<string, string>) =>
+      Object.values(fromContext(context).template.findResources('AWS::SNS::Subscription')).map(
+        (subscription) => [subscription.Properties.Protocol, subscription.Properties.Endpoint],
+      );
+    expect(mailed({})).toEqual([]);
+    expect(mailed({ alarmEmail: 'ops@example.com, oncall@example.com' })).toEqual([
+      ['email', 'ops@example.com'],
+      ['email', 'oncall@example.com'],
+    ]);
+    expect(mailed({ alarmEmail: 'all@example.com', 'alarmEmail:prod': 'prod@example.com' })).toEqual([
+      ['email', 'prod@example.com'],
+    ]);
+    expect(() => fromContext({ alarmEmail: 'ops@example.com,not an address' })).toThrow(
+      /alarmEmail: not an e-mail address: not an address/,
+    );
   });
 
   it('takes the allowed CORS origins from the context, per stage or for every stage', () => {
