@@ -6,12 +6,14 @@
  * once against a loopback stub of DynamoDB; bundles are interleaved, run after run.
  */
 import { execFile } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { BuildOptions } from 'esbuild';
 import { functionNodeOptions } from '#infra/function.ts';
+import { DAEMON_ADDRESS_ENV, TRACE_HEADER_ENV } from '#shared/observability/xray.ts';
 import { operations } from '#shared/operations.ts';
 import { type Bundle, bundle } from './bundle.ts';
 import { FakeTable, type RecordedCall, startStubEndpoint } from './fake-table.ts';
@@ -40,7 +42,31 @@ interface Subject {
   event?: () => unknown;
   eventFile: string;
   bundle?: Bundle;
+  /** Environment added to the Lambda-like one (the traced runs' trace header). */
+  env?: Record<string, string>;
   samples: Sample[];
+}
+
+/**
+ * A sampled X-Ray trace header as Lambda sets it for a traced invocation, its root id naming the
+ * subject so that the subsegments the daemon stand-in receives can be counted per subject.
+ */
+function sampledTraceHeader(subjectIndex: number): { header: string; traceId: string } {
+  const traceId = `1-${Math.floor(Date.now() / 1000).toString(16)}-${subjectIndex.toString(16).padStart(24, '0')}`;
+  return { header: `Root=${traceId};Parent=53995c3f42cd8ad8;Sampled=1`, traceId };
+}
+
+/** A stand-in for the X-Ray daemon on loopback: counts the subsegments received per trace id. */
+async function startDaemon(): Promise<{ address: string; received: Map<string, number>; close(): void }> {
+  const received = new Map<string, number>();
+  const socket = createSocket('udp4');
+  socket.on('message', (message) => {
+    // One datagram: the daemon's header line, then the segment document.
+    const document = JSON.parse(message.toString('utf8').split('\n')[1] ?? '{}') as { trace_id?: string };
+    if (document.trace_id) received.set(document.trace_id, (received.get(document.trace_id) ?? 0) + 1);
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return { address: `127.0.0.1:${socket.address().port}`, received, close: () => socket.close() };
 }
 
 /** Schema compilation at init would need Ajv's compiler (ajv/dist/core, compile/*) or `new Function`. */
@@ -85,6 +111,7 @@ const CHILD = join(import.meta.dirname, 'cold-child.mjs');
 export async function coldStart(options: { runs: number }): Promise<SectionResult> {
   const work = mkdtempSync(join(tmpdir(), 'commerce-bench-cold-'));
   const stub = await startStubEndpoint(new FakeTable(fixtureItems()));
+  const daemon = await startDaemon();
   try {
     const baseline: Subject = {
       name: 'baseline: client + 1 GetItem',
@@ -93,7 +120,7 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
       eventFile: '',
       samples: [],
     };
-    const pairs: { fn: Subject; twin: Subject }[] = [];
+    const pairs: { fn: Subject; twin: Subject; traced: Subject; traceId: string; calls: number }[] = [];
     // Functions whose first request calls a service the stub endpoint does not speak are measured
     // without, and named in the notes with what they call.
     const unmeasured = new Map<string, string>(
@@ -106,15 +133,27 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
       const operation = operations.find((op) => op.name === c.name);
       if (!operation) throw new Error(`unknown operation ${c.name}`);
       const calls = await recordCalls(c.name);
+      const fn: Subject = {
+        name: c.name,
+        entry: operation.entry,
+        status: c.status,
+        event: c.event,
+        eventFile: '',
+        samples: [],
+      };
+      const trace = sampledTraceHeader(pairs.length + 1);
       pairs.push({
-        fn: {
-          name: c.name,
-          entry: operation.entry,
-          status: c.status,
-          event: c.event,
-          eventFile: '',
+        fn,
+        // The same bundle in a sampled invocation of a function with active tracing: the trace
+        // header Lambda sets and the daemon's address, so each DynamoDB call sends its subsegment.
+        traced: {
+          ...fn,
+          name: `${c.name} traced`,
+          env: { [TRACE_HEADER_ENV]: trace.header, [DAEMON_ADDRESS_ENV]: daemon.address },
           samples: [],
         },
+        traceId: trace.traceId,
+        calls: calls.length,
         twin: {
           name: `${c.name} SDK twin`,
           entry: { contents: twinSource(calls, c.status) },
@@ -135,9 +174,12 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
       eventFile: '',
       samples: [],
     };
-    const subjects = [baseline, previous, ...pairs.flatMap((pair) => [pair.fn, pair.twin])];
+    const subjects = [baseline, previous, ...pairs.flatMap((pair) => [pair.fn, pair.twin, pair.traced])];
+    const traced = new Map(pairs.map((pair) => [pair.traced, pair.fn]));
     for (const [i, subject] of subjects.entries()) {
-      subject.bundle = await bundle(`b${i}`, subject.entry, work, subject.overrides);
+      // A traced subject runs its function's own bundle (built just before it).
+      const untraced = traced.get(subject);
+      subject.bundle = untraced?.bundle ?? (await bundle(`b${i}`, subject.entry, work, subject.overrides));
       // By reference, not by name: `get-customer` is a prefix of `get-customer-external`.
       const event = subject.event ?? operationCases[2]?.event;
       subject.eventFile = join(work, `b${i}.event.json`);
@@ -163,7 +205,7 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
         process.execPath,
         [CHILD, subject.bundle?.file as string, subject.eventFile],
         {
-          env,
+          env: { ...env, ...subject.env },
           timeout: 30_000,
         },
       );
@@ -212,6 +254,23 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
         pair ? verdict(cold(s) <= limit * cold(pair.twin)) : '',
       ];
     });
+    // Each traced request's DynamoDB calls, one subsegment each (the recording run counted them).
+    const tracedRows = pairs.map((pair) => {
+      const requests = pair.traced.samples.length + 1; // the discarded warm-up round included
+      const subsegments = (daemon.received.get(pair.traceId) ?? 0) / requests;
+      return [
+        pair.fn.name,
+        fmt(init(pair.traced), 1),
+        ratio(init(pair.traced), init(pair.fn)),
+        ratio(init(pair.traced), init(baseline)),
+        verdict(init(pair.traced) <= limit * init(baseline)),
+        `${fmt(cold(pair.traced), 1)} [${spread(pair.traced)}]`,
+        ratio(cold(pair.traced), cold(pair.fn)),
+        `${fmt(subsegments, 1)} / ${pair.calls}`,
+        verdict(subsegments === pair.calls),
+      ];
+    });
+    const tracedCost = pairs.map((pair) => cold(pair.traced) - cold(pair.fn));
     const sizeRows = [baseline, previous, ...pairs.map((p) => p.fn)].map((subject) => {
       const built = subject.bundle as Bundle;
       const check = compilationCheck(built);
@@ -259,6 +318,22 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
           rows: coldRows,
         },
         {
+          title: 'Traced: the same bundle in a sampled invocation (X-Ray active tracing)',
+          note: `init target as above; trace header and daemon address as Lambda sets them, a UDP daemon stand-in on loopback`,
+          columns: [
+            'bundle',
+            'init',
+            'vs untraced',
+            'vs baseline',
+            'verdict',
+            'init+invoke [min–p90]',
+            'vs untraced',
+            'subsegments / DynamoDB calls per request',
+            'verdict',
+          ],
+          rows: tracedRows,
+        },
+        {
           title: 'Bundle size and schema compilation at init',
           note: 'kB = 1000 B, minified, AWS SDK bundled; target ≤ 350 kB. Compilation: Ajv compiler modules / `new Function(` / `.compile(`,`new Ajv` in the bundle, all 0',
           columns: ['bundle', 'kB', 'vs baseline', 'verdict', 'compiler / new Function / compile', 'verdict'],
@@ -270,10 +345,12 @@ export async function coldStart(options: { runs: number }): Promise<SectionResul
         `The pre-issue-5 floor (${fmt((previous.bundle?.bytes ?? 0) / 1000, 1)} kB) inits in ${ratio(init(previous), init(baseline))} the time of today's: the bundles now carry only the environment-variable step of the SDK's credential chain (infra/env-credentials.ts: −135 kB) and no sources in their maps (Node parses the map at every cold start with --enable-source-maps).`,
         'Of what remains ours at init, @middy/core imports node:stream/web, node:stream/promises and node:timers eagerly (~3 ms here); each bundle now holds only its own validator, and the `uri` format without the rest of ajv-formats.',
         "Create Client's first invocation also compiles ajv-formats' full RFC 3986 `uri` regular expression (~3 ms here).",
+        `Tracing adds nothing at init (node:dgram and the socket are loaded on the first traced DynamoDB call) and ${fmt(median(tracedCost), 1)} ms median to a sampled cold request (range ${fmt(Math.min(...tracedCost), 1)} to ${fmt(Math.max(...tracedCost), 1)} ms over the functions, run-to-run noise included); the last column checks that each traced request sent one subsegment per DynamoDB call. Lambda's own share of active tracing (its segment, the daemon) is outside any bundle and not measured here.`,
         `Not measured here (the first request calls what the stub does not answer): ${[...unmeasured].map(([name, what]) => `${name} (${what})`).join(', ')}.`,
       ],
     };
   } finally {
+    daemon.close();
     await stub.close();
     rmSync(work, { recursive: true, force: true });
   }
