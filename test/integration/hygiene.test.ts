@@ -29,6 +29,8 @@ import {
   registerClient,
   tokenRequest,
 } from '../support/oauth.ts';
+import { loopbackEndpoint, startTestPipeline, type TestPipeline, waitFor } from '../support/pipeline.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { canonical, digestChanges, scanTable, tableDigest } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
@@ -40,6 +42,14 @@ const logged: string[] = [];
 const spies: { mockRestore(): void }[] = [];
 /** Every secret issued during the test, as issued. */
 const secrets = new Set<string>();
+/**
+ * Values sent only inside request bodies (metadata values, a name, an e-mail address): the webhook
+ * payloads carry them to receivers, no log line may.
+ */
+const BODY_VALUES = ['metadata-value-7c1e93', 'Body Marker Ada', 'body-marker-5a0d@x.example'] as const;
+let pipeline: TestPipeline;
+/** Receivers of the pipeline's deliveries: one answers 204, one 500 (its attempts are retried). */
+const receivers: Receiver[] = [];
 
 beforeAll(async () => {
   for (const method of CONSOLE) {
@@ -52,6 +62,18 @@ beforeAll(async () => {
     );
   }
   world = await createWorld('hygiene');
+  // The webhook pipeline runs beside the operations: its relay's and deliverer's lines are scanned too.
+  pipeline = await startTestPipeline(world);
+  for (const status of [204, 500]) {
+    const receiver = await startReceiver(() => status);
+    receivers.push(receiver);
+    const { secret } = await loopbackEndpoint(world, receiver.url, [
+      'customer.created',
+      'subscription.created',
+      'subscription.updated',
+    ]);
+    secrets.add(secret);
+  }
   const { demo } = world;
   for (const token of [
     demo.personal_access_token,
@@ -82,6 +104,11 @@ function leaks(text: string): string[] {
 }
 
 describe('secrets never reach the table, the logs or other answers', () => {
+  // Stopped before the next suite, which needs a table no retry writes to.
+  afterAll(async () => {
+    await pipeline?.stop();
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+  });
   /** Each answer, with the secrets it exists to hand out (a registration's, a code, tokens). */
   const answers: { label: string; reply: Reply; returns?: string[] }[] = [];
   const record = (label: string, reply: Reply, ...returns: (string | undefined)[]) => {
@@ -275,6 +302,22 @@ describe('secrets never reach the table, the logs or other answers', () => {
       world.call('POST', '/v1/subscriptions/', { token, body });
     const good = { product_id: demo.free_product_id, customer_id: demo.customer_id, metadata: { note: 'x' } };
     expect(record('subscribe', await subscribe(pat, good)).status).toBe(201);
+    // Values only bodies hold, through a customer and a subscription (and so their webhook events).
+    const [metadataValue, name, email] = BODY_VALUES;
+    const marked = record(
+      'create customer with marked values',
+      await world.call('POST', '/v1/customers/', {
+        token: pat,
+        body: { email, name, metadata: { source: metadataValue } },
+      }),
+    );
+    expect(marked.status).toBe(201);
+    expect(
+      record(
+        'subscribe with a marked metadata value',
+        await subscribe(pat, { ...good, customer_id: marked.body.id, metadata: { note: metadataValue } }),
+      ).status,
+    ).toBe(201);
     expect(record('subscribe as second user', await subscribe(userPat.token, good)).status).toBe(201);
     record('subscribe paid', await subscribe(pat, { ...good, product_id: demo.paid_product_id }));
     // A token pasted into the body: refused, echoed to its sender (the 422's input), stored nowhere.
@@ -361,9 +404,28 @@ describe('secrets never reach the table, the logs or other answers', () => {
     }
   });
 
+  it("the webhook pipeline delivered the run's events: the marked values reached a receiver, signed", async () => {
+    const [delivered] = receivers;
+    const carries = (value: string) => delivered?.deliveries.some((d) => d.body.includes(value)) ?? false;
+    await waitFor(() => BODY_VALUES.every(carries), 20_000, 'the marked events delivered');
+    await pipeline.settled();
+    expect(pipeline.errors).toEqual([]);
+    // The receiver answering 500 got them too, and its failed attempts were logged.
+    expect(receivers[1]?.deliveries.length).toBeGreaterThan(0);
+  });
+
   it('nothing logged holds a secret', () => {
     expect(logged.length).toBeGreaterThan(0);
     expect(logged.flatMap(leaks)).toEqual([]);
+  });
+
+  it("nothing logged holds a value only a request body held, the webhook pipeline's lines included", () => {
+    const pipelineLines = logged.filter((line) =>
+      /"message":"webhook (event relayed|delivery attempt)"/.test(line),
+    );
+    expect(pipelineLines.some((line) => line.includes('"outcome":"delivered"'))).toBe(true);
+    expect(pipelineLines.some((line) => line.includes('"outcome":"retry"'))).toBe(true);
+    expect(BODY_VALUES.filter((value) => logged.some((line) => line.includes(value)))).toEqual([]);
   });
 
   it('the request lines were among what was scanned: at least one per recorded answer, none without its operation', () => {
