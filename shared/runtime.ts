@@ -6,7 +6,7 @@
 import { createDocumentClient, type Table } from './data/dynamo.ts';
 import { type Keyring, noKeyring } from './domain/keyring.ts';
 import { TABLE_NAME_ENV } from './env.ts';
-import { type AddressPolicy, DEPLOYED_ADDRESS_POLICY } from './webhooks/address-guard.ts';
+import { type AddressPolicy, DEPLOYED_ADDRESS_POLICY } from './webhooks/address-policy.ts';
 
 export interface WebhookSettings {
   /** The key set sealing webhook signing secrets; only the functions that need it are given one. */

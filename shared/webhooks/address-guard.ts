@@ -17,14 +17,7 @@
  */
 import { isIP } from 'node:net';
 import { authorityProblem } from '../domain/client-uris.ts';
-
-export interface AddressPolicy {
-  /** Loopback addresses and `localhost` names pass (a developer's receiver on 127.0.0.1). */
-  allowLoopback: boolean;
-}
-
-/** What the deployed stack enforces, and the default everywhere. */
-export const DEPLOYED_ADDRESS_POLICY: AddressPolicy = Object.freeze({ allowLoopback: false });
+import { type AddressPolicy, DEPLOYED_ADDRESS_POLICY } from './address-policy.ts';
 
 export type AddressClass =
   | 'public'

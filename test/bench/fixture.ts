@@ -29,7 +29,7 @@ import { seal } from '#shared/domain/secret-box.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import type { WebhookSettings } from '#shared/runtime.ts';
-import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-guard.ts';
+import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-policy.ts';
 
 /** Fixed ids and secrets so every process (parent, cold-start children) agrees on the data. */
 const ORG = '0b5c3f57-1f0e-4d0a-9d43-5b0a3c6d7e01';

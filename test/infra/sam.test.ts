@@ -314,6 +314,37 @@ describe('code SAM finds from the template', () => {
     }
   });
 
+  it('carries no module the function does not run: the route table in no operation, the address guard only where an endpoint URL is checked or sent to', () => {
+    // The modules of each bundle, by function name, as its source map lists them.
+    const modules = Object.fromEntries(
+      Object.keys(stack.lambdaFunctions()).map((name) => {
+        const { file } = codeOf(functionIdOf(name));
+        const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+        return [name, map.sources];
+      }),
+    );
+    // Sources are relative to wherever CDK bundled: a module is known by its path from the repository's root.
+    const holds = (sources: string[] | undefined, module: string) =>
+      (sources ?? []).some((source) => source.endsWith(`/${module}`) && !source.includes('node_modules/'));
+    const holding = (module: string) =>
+      Object.entries(modules)
+        .filter(([, sources]) => holds(sources, module))
+        .map(([name]) => name)
+        .sort();
+    expect(holds(modules['list-wallets'], 'shared/http/api.ts')).toBe(true);
+    // Every grant of every operation: read at synth, never at an operation's cold start. Only the two
+    // functions that answer from the route table itself hold it (a 405's `Allow`, discovery's endpoints).
+    expect(holding('shared/operations.ts')).toEqual(['oauth-discovery', 'route-not-found']);
+    // The special-purpose ranges, parsed at load: only the webhook endpoint API (whose service checks
+    // URLs as they are saved) and the deliverer (which checks each address it connects to) hold them.
+    expect(holding('shared/webhooks/address-guard.ts')).toEqual(
+      [
+        ...operations.filter((op) => op.path.startsWith('/v1/webhooks/endpoints')).map((op) => op.name),
+        'webhook-deliverer',
+      ].sort(),
+    );
+  });
+
   it.each([...operations, ...pipelineFunctions].map((definition) => [definition.name] as const))(
     "%s: the bundle, imported in a fresh process of the runtime's Node 22, exports the named handler function",
     async (name) => {

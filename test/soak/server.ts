@@ -9,7 +9,7 @@ import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import { startLocalStack } from '#scripts/local/stack.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { staticKeyring } from '#shared/domain/keyring.ts';
-import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-guard.ts';
+import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-policy.ts';
 
 const ENDPOINTS = Number(process.env.SOAK_ENDPOINTS ?? 300);
 

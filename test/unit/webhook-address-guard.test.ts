@@ -10,8 +10,8 @@ import {
   addressGuard,
   checkWebhookUrl,
   classifyAddress,
-  DEPLOYED_ADDRESS_POLICY,
 } from '#shared/webhooks/address-guard.ts';
+import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-policy.ts';
 
 const ADDRESSES: [string, string][] = [
   // Public unicast: allowed.
