@@ -4,6 +4,7 @@
  * lookup, then the same service function with the same repositories) without middy, authentication
  * or validation. Interleaved blocks, many invocations, per-invocation percentiles.
  */
+import { closeSync, openSync, writeSync } from 'node:fs';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { findOAuthClient } from '#shared/data/oauth-clients.ts';
@@ -105,6 +106,27 @@ async function registrant(deps: Dependencies): Promise<RegistrationPrincipal> {
 }
 const REGISTRATION_HASH = hashSecret(REGISTRATION_TOKEN);
 const SESSION_HASH = hashSecret(SESSION);
+
+/** A form body as the API receives it: HTTP APIs base64-encode `application/x-www-form-urlencoded`. */
+const formOf = (event: APIGatewayProxyEventV2): Record<string, string> =>
+  Object.fromEntries(
+    new URLSearchParams(
+      event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? ''),
+    ),
+  );
+
+/** A refusal the service throws (401, 404, 422 …) answered as its body, as the real handler's error handler does. */
+const answered =
+  (bare: Bare): Bare =>
+  async (event) => {
+    try {
+      return await bare(event);
+    } catch (error) {
+      const { statusCode, body } = error as { statusCode?: unknown; body?: unknown };
+      if (typeof statusCode !== 'number') throw error;
+      return json(statusCode, body);
+    }
+  };
 
 /** The same data calls as the real handler: the token read, then the service over the same repositories. */
 function bareHandler(name: OperationName, deps: Dependencies): Bare {
@@ -337,7 +359,7 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
     case 'request-token':
       return async (event) => {
         // The same reads: the client (authentication), then the refresh token; then the refusal.
-        const form = Object.fromEntries(new URLSearchParams(event.body ?? ''));
+        const form = formOf(event);
         const client = await findOAuthClient(deps.table, CLIENT_ID);
         if (!client) throw new Error('the fixture has no client');
         try {
@@ -357,7 +379,7 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare {
     case 'revoke-token':
     case 'introspect-token':
       return async (event) => {
-        const form = Object.fromEntries(new URLSearchParams(event.body ?? ''));
+        const form = formOf(event);
         const client = await findOAuthClient(deps.table, CLIENT_ID);
         if (!client) throw new Error('the fixture has no client');
         const principal = {
@@ -446,52 +468,67 @@ export async function warmOverhead(options: {
 }): Promise<{ result: SectionResult; figures: WarmFigures[] }> {
   const figures: WarmFigures[] = [];
   const block = 500;
-  for (const c of operationCases) {
-    const table = new FakeTable(fixtureItems());
-    const deps: Dependencies = {
-      table: { doc: fakeDocumentClient(table), name: 'bench' },
-      now: () => new Date(),
-      webhooks: benchWebhooks,
-    };
-    const handler: Handler = (await handlerFactory(c.name))(deps);
-    const bare = bareHandler(c.name, deps);
-    const invokeHandler = (event: APIGatewayProxyEventV2) => handler(event, lambdaContext());
-    const template = c.event();
+  // Each invocation writes its request line, as on Lambda (a write to stdout, counted in the figures);
+  // into /dev/null here rather than onto the screen.
+  const devNull = openSync('/dev/null', 'w');
+  const print = console.log;
+  console.log = (...args: unknown[]) => {
+    writeSync(devNull, `${args.join(' ')}\n`);
+  };
+  try {
+    await measureEach();
+  } finally {
+    console.log = print;
+    closeSync(devNull);
+  }
+  async function measureEach() {
+    for (const c of operationCases) {
+      const table = new FakeTable(fixtureItems());
+      const deps: Dependencies = {
+        table: { doc: fakeDocumentClient(table), name: 'bench' },
+        now: () => new Date(),
+        webhooks: benchWebhooks,
+      };
+      const handler: Handler = (await handlerFactory(c.name))(deps);
+      const bare = answered(bareHandler(c.name, deps));
+      const invokeHandler = (event: APIGatewayProxyEventV2) => handler(event, lambdaContext());
+      const template = c.event();
 
-    // Warm-up: let the JIT settle on both paths.
-    for (let i = 0; i < 4; i++) {
-      await timeBlock(invokeHandler, template, c.status, block, undefined);
-      await timeBlock(bare, template, c.status, block, undefined);
-    }
-    const ours: number[] = [];
-    const baseline: number[] = [];
-    const noTimer: number[] = [];
-    const invokeNoTimer = (event: APIGatewayProxyEventV2) => handler(event, lambdaContext(false));
-    let oursCpu = 0;
-    let bareCpu = 0;
-    for (let done = 0; done < options.invocations; done += block) {
-      const n = Math.min(block, options.invocations - done);
-      // Alternate which goes first so neither always follows a GC of the other.
-      if ((done / block) % 2 === 0) {
-        oursCpu += await timeBlock(invokeHandler, template, c.status, n, ours);
-        bareCpu += await timeBlock(bare, template, c.status, n, baseline);
-      } else {
-        bareCpu += await timeBlock(bare, template, c.status, n, baseline);
-        oursCpu += await timeBlock(invokeHandler, template, c.status, n, ours);
+      // Warm-up: let the JIT settle on both paths.
+      for (let i = 0; i < 4; i++) {
+        await timeBlock(invokeHandler, template, c.status, block, undefined);
+        await timeBlock(bare, template, c.status, block, undefined);
       }
-      if ((done / block) % 4 === 0) await timeBlock(invokeNoTimer, template, c.status, n, noTimer);
+      const ours: number[] = [];
+      const baseline: number[] = [];
+      const noTimer: number[] = [];
+      const invokeNoTimer = (event: APIGatewayProxyEventV2) => handler(event, lambdaContext(false));
+      let oursCpu = 0;
+      let bareCpu = 0;
+      for (let done = 0; done < options.invocations; done += block) {
+        const n = Math.min(block, options.invocations - done);
+        // Alternate which goes first so neither always follows a GC of the other.
+        if ((done / block) % 2 === 0) {
+          oursCpu += await timeBlock(invokeHandler, template, c.status, n, ours);
+          bareCpu += await timeBlock(bare, template, c.status, n, baseline);
+        } else {
+          bareCpu += await timeBlock(bare, template, c.status, n, baseline);
+          oursCpu += await timeBlock(invokeHandler, template, c.status, n, ours);
+        }
+        if ((done / block) % 4 === 0) await timeBlock(invokeNoTimer, template, c.status, n, noTimer);
+      }
+      figures.push({
+        operation: c.name,
+        label: c.label,
+        p50: percentile(ours, 50),
+        p50NoTimer: percentile(noTimer, 50),
+        p99: percentile(ours, 99),
+        cpuMean: oursCpu / ours.length,
+        bareP50: percentile(baseline, 50),
+        bareP99: percentile(baseline, 99),
+        bareCpuMean: bareCpu / baseline.length,
+      });
     }
-    figures.push({
-      operation: c.name,
-      label: c.label,
-      p50: percentile(ours, 50),
-      p50NoTimer: percentile(noTimer, 50),
-      p99: percentile(ours, 99),
-      cpuMean: oursCpu / ours.length,
-      bareP50: percentile(baseline, 50),
-      bareP99: percentile(baseline, 99),
-      bareCpuMean: bareCpu / baseline.length,
-    });
   }
   const us = (ms: number) => fmt(ms * 1000, 0);
   const rows = figures.map((f) => [
