@@ -66,6 +66,19 @@ async function subscribe(customerId = world.demo.customer_id) {
   return reply.body as { id: string; created_at: string };
 }
 
+/** The JSON lines the functions write from now until `restore()`. */
+function captureLines(): { lines: Record<string, unknown>[]; restore(): void } {
+  const lines: Record<string, unknown>[] = [];
+  const spy = vi.spyOn(console, 'log').mockImplementation((text: unknown) => {
+    try {
+      lines.push(JSON.parse(String(text)));
+    } catch {
+      // not a JSON line
+    }
+  });
+  return { lines, restore: () => spy.mockRestore() };
+}
+
 const headersOf = (d: Delivery) =>
   Object.fromEntries(Object.entries(d.headers).map(([k, v]) => [k, String(v)]));
 const typeOf = (d: Delivery) => JSON.parse(d.body).type as string;
@@ -337,9 +350,14 @@ describe('endpoint health', () => {
     });
     expect(created.status).toBe(201);
     await waitFor(() => flaky.deliveries.length === 1, 15_000, 'the first attempt');
-    // After the failed first attempt is recorded, before its retry (seconds later): not counted.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // After the failed first attempt is recorded, before its retry (seconds later; the deliverer
+    // records an attempt before it sets when the message comes back): not counted.
     const id = String((flaky.deliveries[0] as Delivery).headers['webhook-id']);
+    await waitFor(
+      async () => (await getItem(keys.webhookEvent(id)))?.attempts === 1,
+      15_000,
+      'the first attempt recorded',
+    );
     expect(await getItem(keys.webhookEvent(id))).toMatchObject({ status: 'pending', attempts: 1 });
     expect(flaky.deliveries).toHaveLength(1);
     expect((await shownEndpoint(retried.id)).failure_count).toBe(1);
@@ -375,14 +393,7 @@ describe('endpoint health', () => {
 
 describe('observability (issue 14)', () => {
   it("one correlation id from the request to the receiver: the outbox item, the relay's and the deliverer's lines; the deliverer's business metrics", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((text: unknown) => {
-      try {
-        lines.push(JSON.parse(String(text)));
-      } catch {
-        // not a JSON line
-      }
-    });
+    const { lines, restore } = captureLines();
     try {
       const r = await receiver();
       const { endpoint } = await loopbackEndpoint(world, r.url, ['customer.created']);
@@ -426,19 +437,12 @@ describe('observability (issue 14)', () => {
       );
       expect(metrics.reduce((n, l) => n + Number(l.WebhookDeliveriesSucceeded), 0)).toBeGreaterThanOrEqual(1);
     } finally {
-      log.mockRestore();
+      restore();
     }
   });
 
   it('an endpoint disabled by a 410 counts once in WebhookEndpointsDisabled', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((text: unknown) => {
-      try {
-        lines.push(JSON.parse(String(text)));
-      } catch {
-        // not a JSON line
-      }
-    });
+    const { lines, restore } = captureLines();
     try {
       const r = await receiver(() => ({ status: 410, body: 'gone' }));
       const { endpoint } = await loopbackEndpoint(world, r.url, ['customer.created']);
@@ -454,21 +458,14 @@ describe('observability (issue 14)', () => {
       expect(attempt).toMatchObject({ http_code: 410, endpoint_disabled: 'endpoint_gone' });
       expect(lines.reduce((n, l) => n + Number(l.WebhookEndpointsDisabled ?? 0), 0)).toBe(1);
     } finally {
-      log.mockRestore();
+      restore();
     }
   });
 });
 
 describe('an attempt that got no answer', () => {
   it("names why in the deliverer's line (a refused connection), and the endpoint's URL nowhere", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((text: unknown) => {
-      try {
-        lines.push(JSON.parse(String(text)));
-      } catch {
-        // not a JSON line
-      }
-    });
+    const { lines, restore } = captureLines();
     try {
       // A loopback port nothing listens on any more: the connection is refused.
       const closed = createServer();
@@ -494,7 +491,7 @@ describe('an attempt that got no answer', () => {
       // No more attempts: its retry finds the endpoint deleted and sends nothing.
       await softDeleteWebhookEndpoint(world.table, endpoint, new Date().toISOString());
     } finally {
-      log.mockRestore();
+      restore();
     }
   });
 });

@@ -111,9 +111,13 @@ export async function loopbackEndpoint(
   return { endpoint, secret: opened.secret };
 }
 
-export const waitFor = async (check: () => boolean, timeoutMs = 15_000, what = 'condition') => {
+export const waitFor = async (
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 15_000,
+  what = 'condition',
+) => {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
