@@ -5,6 +5,7 @@
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { waitFor } from '../support/pipeline.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -45,6 +46,7 @@ describe('X-Ray subsegments for DynamoDB calls', () => {
     world.resetCount();
     const reply = await getProduct();
     expect(reply.status).toBe(200);
+    await waitFor(() => received.length >= world.roundTrips(), 5_000, 'a subsegment per round trip');
     await settle();
     expect(received).toHaveLength(world.roundTrips());
     expect(received.map((s) => (s.aws as { operation: string }).operation)).toEqual(['GetItem', 'GetItem']);
@@ -70,6 +72,7 @@ describe('X-Ray subsegments for DynamoDB calls', () => {
       token: world.demo.personal_access_token,
     });
     expect(reply.status).toBe(404);
+    await waitFor(() => received.length > 0, 5_000, 'a subsegment');
     await settle();
     expect(received.length).toBeGreaterThan(0);
     expect(received.every((segment) => segment.error === undefined && segment.fault === undefined)).toBe(
