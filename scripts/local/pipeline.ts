@@ -8,18 +8,10 @@
  * stream batch until it succeeds); a batch the deliverer fails leaves its messages to come back after
  * their visibility timeout.
  */
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  DescribeStreamCommand,
-  DynamoDBStreamsClient,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-  type _Record as StreamRecord,
-} from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeliveryQueue, QueueMessage } from '#shared/queue/queue.ts';
 import { relayRecordKind } from '#shared/webhooks/relay.ts';
-import { enableStream } from './create-table.ts';
+import { openStreamReader, type StreamRecord } from './stream-reader.ts';
 
 export type RelayHandler = (event: DynamoDBStreamEvent) => Promise<unknown>;
 export type DelivererHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -99,21 +91,17 @@ export interface LocalPipeline {
   stop(): Promise<void>;
 }
 
+/** Shards are looked for once a second (and whenever one closes), not on every poll. */
 const SHARD_DISCOVERY_MS = 1_000;
 
 export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
-  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-  const db = new DynamoDBClient({ endpoint: options.dynamodbEndpoint, region: options.region, credentials });
-  const streams = new DynamoDBStreamsClient({
-    endpoint: options.dynamodbEndpoint,
+  const stream = await openStreamReader({
+    dynamodbEndpoint: options.dynamodbEndpoint,
     region: options.region,
-    credentials,
+    tableName: options.tableName,
+    from: 'TRIM_HORIZON',
+    discoveryMs: SHARD_DISCOVERY_MS,
   });
-  const table = await db.send(new DescribeTableCommand({ TableName: options.tableName }));
-  if (!table.Table) throw new Error(`no table ${options.tableName}`);
-  // Tests create their tables without a stream (DynamoDB Local would record every write of every
-  // suite); a pipeline turns on the stream of the table it relays. `npm start`'s table has one.
-  const streamArn = await enableStream(db, table.Table).finally(() => db.destroy());
   const pollMs = options.pollMs ?? 50;
   let stopped = false;
   let relayedRecords = 0;
@@ -121,59 +109,32 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   let streamQuietRounds = 0;
   let queueQuietRounds = 0;
 
-  const iterators = new Map<string, string | undefined>();
-  /** Shards are looked for once a second and whenever one closes, not on every poll. */
-  let nextDiscovery = 0;
-  async function discoverShards(): Promise<void> {
-    if (Date.now() < nextDiscovery) return;
-    nextDiscovery = Date.now() + SHARD_DISCOVERY_MS;
-    const description = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
-    for (const shard of description.StreamDescription?.Shards ?? []) {
-      const id = shard.ShardId as string;
-      if (iterators.has(id)) continue;
-      const iterator = await streams.send(
-        new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }),
-      );
-      iterators.set(id, iterator.ShardIterator);
-    }
-  }
-
-  async function readStreamOnce(): Promise<boolean> {
-    await discoverShards();
-    let read = false;
-    for (const [shard, iterator] of iterators) {
-      if (!iterator) continue;
-      const result = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
-      const records = (result.Records ?? []).filter(matchesRelayFilter);
-      if ((result.Records ?? []).length > 0) read = true;
-      if (records.length > 0) {
-        const event: DynamoDBStreamEvent = {
-          Records: records.map((r) => ({ ...(r as DynamoDBRecord), eventSourceARN: streamArn })),
-        };
-        // Lambda retries a failed stream batch before reading further: so do we.
-        for (;;) {
-          try {
-            await options.relay(event);
-            relayedRecords += records.length;
-            break;
-          } catch (error) {
-            options.onError?.(error);
-            if (stopped) return read;
-            await sleep(pollMs * 4);
-          }
-        }
+  /** A page of the stream to the relay, as its mapping would hand it over. */
+  async function relayPage(page: StreamRecord[]): Promise<void> {
+    const records = page.filter(matchesRelayFilter);
+    if (records.length === 0) return;
+    const event: DynamoDBStreamEvent = {
+      Records: records.map((r) => ({ ...(r as DynamoDBRecord), eventSourceARN: stream.streamArn })),
+    };
+    // Lambda retries a failed stream batch before reading further: so do we (the reader stays
+    // on this page while this throws).
+    for (;;) {
+      try {
+        await options.relay(event);
+        relayedRecords += records.length;
+        return;
+      } catch (error) {
+        options.onError?.(error);
+        if (stopped) throw error;
+        await sleep(pollMs * 4);
       }
-      iterators.set(shard, result.NextShardIterator);
-      // A closed shard: its children are to be found at once.
-      if (!result.NextShardIterator) nextDiscovery = 0;
     }
-    return read;
   }
 
   const streamLoop = (async () => {
     while (!stopped) {
       try {
-        streamQuietRounds = (await readStreamOnce()) ? 0 : streamQuietRounds + 1;
+        streamQuietRounds = (await stream.readOnce(relayPage)) > 0 ? 0 : streamQuietRounds + 1;
       } catch (error) {
         if (!stopped) options.onError?.(error);
       }
@@ -207,7 +168,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     async stop() {
       stopped = true;
       await Promise.all([streamLoop, queueLoop]);
-      streams.destroy();
+      stream.close();
     },
   };
 }

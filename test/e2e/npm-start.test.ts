@@ -7,7 +7,6 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 import { freePort } from '#scripts/local/dynamodb-local.ts';
 
@@ -50,12 +49,16 @@ it('serves the demo, writes .local/demo.json and stops cleanly on Ctrl-C', { tim
   // As package.json's `start` runs it: one Node process with tsx's loader (`node --import tsx`), so Ctrl-C
   // reaches the script itself. tsx's CLI relays signals to a child and SIGKILLs it (exit 130, the
   // JVM left running) when the child does not answer within 60 ms, as happened on a loaded CI machine.
-  const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
-  child = spawn(process.execPath, ['--import', loader, join(root, 'scripts/local/start.ts'), '--quiet'], {
-    cwd,
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // `tsx` resolved here, as npm resolves it in the project: the process runs in a fresh directory.
+  child = spawn(
+    process.execPath,
+    ['--import', import.meta.resolve('tsx'), join(root, 'scripts/local/start.ts'), '--quiet'],
+    {
+      cwd,
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let errors = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     errors += chunk.toString();

@@ -29,9 +29,10 @@ import {
   registerClient,
   tokenRequest,
 } from '../support/oauth.ts';
-import { loopbackEndpoint, startTestPipeline, type TestPipeline, waitFor } from '../support/pipeline.ts';
+import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../support/pipeline.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { canonical, digestChanges, scanTable, tableDigest } from '../support/table-state.ts';
+import { waitFor } from '../support/wait.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 const SECRET_SHAPE = /polar_(?:pat|cst|cs|whs|crt|ac|at_[uo]|rt_[uo])_|whsec_/;

@@ -5,7 +5,7 @@
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { waitFor } from '../support/pipeline.ts';
+import { waitFor } from '../support/wait.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointDeliveriesOwner, type Redelivery, redeliveryMessages } from '#shared/data/deliveries.ts';
 import { keys, listKeys, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { outboxOf } from '../support/outbox.ts';
-import { loopbackEndpoint, startTestPipeline, type TestPipeline, waitFor } from '../support/pipeline.ts';
+import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../support/pipeline.ts';
 import { type Delivery, receiversClosedAfterEach } from '../support/receiver.ts';
+import { waitFor } from '../support/wait.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;

@@ -17,8 +17,9 @@ import { keys } from '#shared/data/table.ts';
 import type { DeliveryQueue } from '#shared/queue/queue.ts';
 import { webhookEventId } from '#shared/webhooks/events.ts';
 import { outboxOf } from '../support/outbox.ts';
-import { loopbackEndpoint, startTestPipeline, waitFor } from '../support/pipeline.ts';
+import { loopbackEndpoint, startTestPipeline } from '../support/pipeline.ts';
 import { startReceiver } from '../support/receiver.ts';
+import { waitFor } from '../support/wait.ts';
 import { createWorld, functionClients } from '../support/world.ts';
 
 type Step =

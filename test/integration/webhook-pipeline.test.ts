@@ -25,8 +25,9 @@ import { FAILED_EVENTS_DISABLE_THRESHOLD } from '#shared/webhooks/deliver.ts';
 import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
 import { MAX_ATTEMPTS } from '#shared/webhooks/retry.ts';
 import { outboxOf } from '../support/outbox.ts';
-import { loopbackEndpoint, startTestPipeline, type TestPipeline, waitFor } from '../support/pipeline.ts';
+import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../support/pipeline.ts';
 import { type Delivery, type Receiver, receiversClosedAfterEach } from '../support/receiver.ts';
+import { waitFor } from '../support/wait.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;

@@ -110,15 +110,3 @@ export async function loopbackEndpoint(
   if (options.deleted) await softDeleteWebhookEndpoint(world.table, endpoint, new Date().toISOString());
   return { endpoint, secret: opened.secret };
 }
-
-export const waitFor = async (
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 15_000,
-  what = 'condition',
-) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};

@@ -4,20 +4,12 @@
  * nothing but the items it was allowed to touch. `followTable` keeps that digest
  * from the table's stream, for suites that compare it after every batch.
  */
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  DescribeStreamCommand,
-  DynamoDBStreamsClient,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-  type _Record as StreamRecord,
-} from '@aws-sdk/client-dynamodb-streams';
 import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { enableStream } from '#scripts/local/create-table.ts';
+import { openStreamReader, type StreamRecord } from '#scripts/local/stream-reader.ts';
 import type { Table } from '#shared/data/dynamo.ts';
 import { LIST_COUNT_PREFIX, type ListPartition, listKeys } from '#shared/data/table.ts';
-import { dynamodbEndpoint, LOCAL_CREDENTIALS, LOCAL_REGION } from './dynamodb.ts';
+import { dynamodbEndpoint, LOCAL_REGION } from './dynamodb.ts';
 
 export type Item = Record<string, unknown>;
 
@@ -101,53 +93,27 @@ export interface FollowedTable {
  * suite time out late in a CI run (DynamoDB Local slowed as the stream grew), so it still scans.
  */
 export async function followTable(table: Table): Promise<FollowedTable> {
-  const endpoint = dynamodbEndpoint();
-  const options = { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-  const db = new DynamoDBClient(options);
-  const described = await db.send(new DescribeTableCommand({ TableName: table.name }));
-  const streamArn = await enableStream(db, described.Table ?? {}).finally(() => db.destroy());
-  const streams = new DynamoDBStreamsClient(options);
-
-  /** Open iterators by shard, in the order the shards were found (a parent before its children). */
-  const iterators = new Map<string, string | undefined>();
-  const discover = async (start: 'LATEST' | 'TRIM_HORIZON') => {
-    const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
-    for (const shard of StreamDescription?.Shards ?? []) {
-      const id = shard.ShardId as string;
-      // At the start only the open shards matter: the Scan below holds what the closed ones wrote.
-      if (iterators.has(id) || (start === 'LATEST' && shard.SequenceNumberRange?.EndingSequenceNumber))
-        continue;
-      const { ShardIterator } = await streams.send(
-        new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: start }),
-      );
-      iterators.set(id, ShardIterator);
-    }
-  };
-  await discover('LATEST');
+  const stream = await openStreamReader({
+    dynamodbEndpoint: dynamodbEndpoint(),
+    region: LOCAL_REGION,
+    tableName: table.name,
+    from: 'LATEST',
+  });
   const items = (await tableDigest(table)).items;
 
-  const apply = (record: StreamRecord) => {
-    const change = record.dynamodb;
-    if (record.eventName === 'REMOVE') {
-      items.delete(itemKey(unmarshall(change?.Keys ?? {}) as Item));
-      return;
-    }
-    const image = unmarshall(change?.NewImage ?? {}) as Item;
-    items.set(itemKey(image), canonical(image));
-  };
-  /** Every record written so far: each shard read until it has no more (or closes). */
-  const catchUp = async () => {
-    await discover('TRIM_HORIZON');
-    for (const [shard, start] of iterators) {
-      let iterator = start;
-      while (iterator) {
-        const page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
-        for (const record of page.Records ?? []) apply(record);
-        iterator = page.NextShardIterator;
-        iterators.set(shard, iterator);
-        if ((page.Records ?? []).length === 0) break;
+  const apply = (records: StreamRecord[]) => {
+    for (const { eventName, dynamodb: change } of records) {
+      if (eventName === 'REMOVE') {
+        items.delete(itemKey(unmarshall(change?.Keys ?? {}) as Item));
+        continue;
       }
+      const image = unmarshall(change?.NewImage ?? {}) as Item;
+      items.set(itemKey(image), canonical(image));
     }
+  };
+  /** Every record written so far: rounds of reads until one reads nothing. */
+  const catchUp = async () => {
+    while ((await stream.readOnce(apply)) > 0);
   };
   const snapshot = (): TableDigest => ({ count: items.size, items: new Map(items) });
 
@@ -159,13 +125,13 @@ export async function followTable(table: Table): Promise<FollowedTable> {
     async verify() {
       await catchUp();
       const scanned = await tableDigest(table);
-      const differences = digestChanges(snapshot(), scanned);
+      const differences = digestChanges({ count: items.size, items }, scanned);
       if (differences.length > 0)
         throw new Error(
           `the stream-kept digest differs from a full Scan: ${differences.slice(0, 10).join(', ')}`,
         );
     },
-    close: () => streams.destroy(),
+    close: () => stream.close(),
   };
 }
 

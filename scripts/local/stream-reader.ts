@@ -1,0 +1,112 @@
+/**
+ * A table's stream read from DynamoDB Local as Lambda's event source mapping reads one: every shard,
+ * each shard's records in order, a parent shard to its end before its children. The local webhook
+ * pipeline relays what it reads; the tests' table follower (test/support/table-state.ts) applies it.
+ */
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamRecord,
+} from '@aws-sdk/client-dynamodb-streams';
+import { enableStream } from './create-table.ts';
+
+export type { StreamRecord };
+
+export interface StreamReaderOptions {
+  dynamodbEndpoint: string;
+  region: string;
+  tableName: string;
+  /**
+   * Where the shards open now are read from: their oldest record (a relay, which owes every
+   * write), or the next one written (a reader that has just scanned the table). Shards found
+   * later are read from their oldest record.
+   */
+  from: 'TRIM_HORIZON' | 'LATEST';
+  /** Shards are looked for at most this often, and at once when one closes (default: every read). */
+  discoveryMs?: number;
+}
+
+export interface StreamReader {
+  streamArn: string;
+  /**
+   * One page (GetRecords) from each shard that may be read now. `handle` gets each non-empty page
+   * in order; the shard moves past it only when `handle` returns, so a page it throws on is read
+   * again. Answers how many records were read.
+   */
+  readOnce(handle: (records: StreamRecord[]) => Promise<void> | void): Promise<number>;
+  close(): void;
+}
+
+interface Shard {
+  /** Undefined once the shard is closed and read to its end. */
+  iterator: string | undefined;
+  parent: string | undefined;
+}
+
+/** Opens the table's stream (turning it on if it is off) and a reader of it. */
+export async function openStreamReader(options: StreamReaderOptions): Promise<StreamReader> {
+  const client = {
+    endpoint: options.dynamodbEndpoint,
+    region: options.region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  };
+  const db = new DynamoDBClient(client);
+  const streamArn = await db
+    .send(new DescribeTableCommand({ TableName: options.tableName }))
+    .then(({ Table }) => {
+      if (!Table) throw new Error(`no table ${options.tableName}`);
+      // Tests create their tables without a stream (DynamoDB Local would record every write of every
+      // suite); reading one turns it on. `npm start`'s table has one.
+      return enableStream(db, Table);
+    })
+    .finally(() => db.destroy());
+  const streams = new DynamoDBStreamsClient(client);
+  const shards = new Map<string, Shard>();
+  let nextDiscovery = 0;
+
+  async function discover(start: 'TRIM_HORIZON' | 'LATEST'): Promise<void> {
+    if (Date.now() < nextDiscovery) return;
+    nextDiscovery = Date.now() + (options.discoveryMs ?? 0);
+    const { StreamDescription } = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+    for (const shard of StreamDescription?.Shards ?? []) {
+      const id = shard.ShardId as string;
+      if (shards.has(id)) continue;
+      // From the latest record, a shard already closed holds nothing to read.
+      if (start === 'LATEST' && shard.SequenceNumberRange?.EndingSequenceNumber) continue;
+      const { ShardIterator } = await streams.send(
+        new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: start }),
+      );
+      shards.set(id, { iterator: ShardIterator, parent: shard.ParentShardId });
+    }
+  }
+  await discover(options.from);
+
+  /** A child waits until its parent, if this reader follows it, is read to its end. */
+  const readable = (shard: Shard) =>
+    shard.iterator !== undefined && !shards.get(shard.parent ?? '')?.iterator;
+
+  return {
+    streamArn,
+    async readOnce(handle) {
+      await discover('TRIM_HORIZON');
+      let read = 0;
+      for (const shard of shards.values()) {
+        if (!readable(shard)) continue;
+        const page = await streams.send(
+          new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: 1000 }),
+        );
+        const records = page.Records ?? [];
+        if (records.length > 0) await handle(records);
+        read += records.length;
+        shard.iterator = page.NextShardIterator;
+        // A closed shard: its children are to be found at once.
+        if (!shard.iterator) nextDiscovery = 0;
+      }
+      return read;
+    },
+    close: () => streams.destroy(),
+  };
+}
