@@ -70,6 +70,13 @@ async function send(method: string, url: string, headers: Record<string, string>
   return { status: response.status, headers: Object.fromEntries(response.headers), raw, body: parsed };
 }
 
+/** An HTTP API's quota on the request line and header values together. */
+const HTTP_API_HEAD_LIMIT = 10_240;
+/** The request line and headers the case sends (fetch adds a few of its own). */
+const headBytes = ({ request }: FuzzCase) =>
+  Buffer.byteLength(`${request.method} ${request.url} HTTP/1.1`) +
+  Object.entries(request.headers).reduce((n, [name, value]) => n + Buffer.byteLength(`${name}: ${value}`), 0);
+
 /** The table before and after a batch, kept from its stream (a full Scan proves it after each operation). */
 async function runBatch(cases: FuzzCase[]): Promise<void> {
   const before = await followed.digest();
@@ -84,9 +91,19 @@ async function runBatch(cases: FuzzCase[]): Promise<void> {
   );
   checkDeletes(cases, replies, deleted);
   cases.forEach((c, i) => {
-    checkReply(c, replies[i] as FuzzReply);
+    const reply = replies[i] as FuzzReply;
+    // Node's HTTP parser refuses a head over 16 KB (431, before any handler). An HTTP API refuses one
+    // over 10,240 bytes, so such a request never reaches the functions deployed; the in-process fuzz
+    // suite checks what they would answer. A 431 for a smaller head is still a failure.
+    if (reply.status === 431) {
+      expect(headBytes(c), `431 for ${c.request.method} ${c.request.url.slice(0, 100)}`).toBeGreaterThan(
+        HTTP_API_HEAD_LIMIT,
+      );
+      return;
+    }
+    checkReply(c, reply);
     // Deployed HTTP APIs stamp every answer with a request id; the local one does too.
-    expect((replies[i] as FuzzReply).headers['apigw-requestid']).toBeTruthy();
+    expect(reply.headers['apigw-requestid']).toBeTruthy();
   });
   expect(digestChanges(before, await followed.digest(), allowed)).toEqual([]);
 }
