@@ -1,9 +1,33 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 /**
- * Test layers, split by what they need (see README "Tests"):
- * unit (no I/O), integration (DynamoDB Local), e2e (the local HTTP API), infra (synthesised template).
+ * Two tiers (docs/testing.md).
+ *
+ * The fast tier is `npm test`: the projects unit (no I/O), integration (DynamoDB Local), e2e (the
+ * local HTTP API) and infra (the synthesised templates), minus the long suites' files.
+ *
+ * Each long suite is a project of its own, run by `npm run test:<name>`; `npm run test:all` runs
+ * every project. A long suite's file is listed here once: the fast projects exclude exactly these.
  */
+export const longSuites = {
+  /** Property-based fuzzing at full length, in process and over HTTP. */
+  fuzz: { needs: 'dynamodb', files: ['test/integration/fuzz-full.test.ts', 'test/e2e/fuzz-http.test.ts'] },
+  /** Every grant element removed in turn, every scenario run again under the mutated policy. */
+  'iam-mutations': { needs: 'dynamodb', files: ['test/integration/iam-mutations.test.ts'] },
+  /** Every kind of DynamoDB fault at every call of every operation, with the SDK's real back-off. */
+  faults: { needs: 'dynamodb', files: ['test/integration/faults-matrix.test.ts'] },
+  /** Every bundled function run on the Lambda runtime's Node (`npm run lambda-node` first). */
+  bundles: { needs: 'synth', files: ['test/infra/bundles.test.ts'] },
+  /** Headless Chromium: CORS from a page, the rendered API reference. */
+  browser: { needs: 'dynamodb', files: ['test/e2e/cors.test.ts', 'test/e2e/api-reference.test.ts'] },
+  /** `npm start` as a process, stopped with Ctrl-C, as a newcomer runs it. */
+  process: { needs: 'none', files: ['test/e2e/npm-start.test.ts'] },
+  /** The delivery queue's scenarios against Amazon SQS's API (moto), in real time. */
+  sqs: { needs: 'none', files: ['test/integration/queue-sqs.test.ts'] },
+} as const satisfies Record<string, { needs: 'dynamodb' | 'synth' | 'none'; files: readonly string[] }>;
+
+const longFiles = Object.values(longSuites).flatMap((suite) => suite.files);
+
 const env = {
   // Handler modules wire their production dependencies at import; tests pass their own.
   TABLE_NAME: 'not-used-by-tests',
@@ -19,6 +43,17 @@ const env = {
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??=
   env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
 
+/** One DynamoDB Local and one demo seed per run, shared by every project that asks for them. */
+const dynamodb = { globalSetup: ['test/support/dynamodb.ts'], testTimeout: 30_000, hookTimeout: 180_000 };
+const synth = { testTimeout: 120_000, hookTimeout: 300_000 };
+const none = { testTimeout: 120_000, hookTimeout: 180_000 };
+const setups = { dynamodb, synth, none } as const;
+
+const fast = (name: string, include: string, setup: object): TestProjectInlineConfiguration => ({
+  extends: true,
+  test: { name, include: [include], exclude: longFiles, ...setup },
+});
+
 export default defineConfig({
   test: {
     env,
@@ -29,36 +64,16 @@ export default defineConfig({
     onConsoleLog: (log) =>
       !/^\{"(?:level":"info","message":"(?:request|webhook [a-z ]+|subscription clock)|_aws)"/.test(log),
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      {
-        extends: true,
-        test: {
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/support/dynamodb.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 120_000,
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'e2e',
-          include: ['test/e2e/**/*.test.ts'],
-          globalSetup: ['test/support/dynamodb.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 180_000,
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'infra',
-          include: ['test/infra/**/*.test.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
-        },
-      },
+      fast('unit', 'test/unit/**/*.test.ts', {}),
+      fast('integration', 'test/integration/**/*.test.ts', dynamodb),
+      fast('e2e', 'test/e2e/**/*.test.ts', dynamodb),
+      fast('infra', 'test/infra/**/*.test.ts', synth),
+      ...Object.entries(longSuites).map(
+        ([name, suite]): TestProjectInlineConfiguration => ({
+          extends: true,
+          test: { name, include: [...suite.files], ...setups[suite.needs] },
+        }),
+      ),
     ],
   },
 });

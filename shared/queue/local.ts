@@ -90,6 +90,11 @@ export class LocalQueue implements DeliveryQueue {
     return this.messages.size;
   }
 
+  /** Every message's body, visible or not: local inspection (tests, `npm start`), which SQS has no call for. */
+  bodies(): string[] {
+    return [...this.messages.values()].map((stored) => stored.body);
+  }
+
   private byReceipt(receiptHandle: string): Stored | undefined {
     const messageId = receiptHandle.split('#')[0] ?? '';
     const stored = this.messages.get(messageId);

@@ -10,6 +10,7 @@ import { DEPLOYED_WEBHOOK_SETTINGS } from '#shared/runtime.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb.ts';
 import { startLocalApi } from '../support/local-api.ts';
+import { waitFor } from '../support/wait.ts';
 
 let stack: LocalStack;
 beforeAll(async () => {
@@ -40,17 +41,17 @@ it('renews a subscription whose period has ended, within a tick of the timer', a
   doc.destroy();
   expect(Date.parse(String(subscription.current_period_end))).toBeLessThan(Date.now());
   let current = subscription;
-  for (
-    let tries = 0;
-    tries < 50 && current.current_period_start === subscription.current_period_start;
-    tries++
-  ) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const reply = await fetch(`${demo.base_url}/v1/subscriptions/${subscription.id}`, {
-      headers: { authorization: `Bearer ${demo.personal_access_token}` },
-    });
-    current = (await reply.json()) as typeof subscription;
-  }
+  await waitFor(
+    async () => {
+      const reply = await fetch(`${demo.base_url}/v1/subscriptions/${subscription.id}`, {
+        headers: { authorization: `Bearer ${demo.personal_access_token}` },
+      });
+      current = (await reply.json()) as typeof subscription;
+      return current.current_period_start !== subscription.current_period_start;
+    },
+    20_000,
+    'the clock to renew the subscription',
+  );
   expect(current).toMatchObject({
     status: 'active',
     current_period_start: subscription.current_period_end,

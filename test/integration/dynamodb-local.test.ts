@@ -19,6 +19,7 @@ import {
 } from '../../scripts/local/dynamodb-local.ts';
 import { type IndexDefinition, projectionTypeOf, tableDefinition } from '../../shared/data/table.ts';
 import { freshTable } from '../support/dynamodb.ts';
+import { waitFor } from '../support/wait.ts';
 
 // Captured at import: handler modules read the endpoint at module scope, so the worker must inherit it.
 const endpointAtImport = process.env.AWS_ENDPOINT_URL_DYNAMODB;
@@ -41,15 +42,6 @@ function dynamoDbLocalJvms(port: number): string[] {
     (line) =>
       line.includes('DynamoDBLocal.jar') && line.includes(`-port ${port}`) && !/^\s*\d+\s+Z/.test(line),
   );
-}
-
-async function eventually(check: () => boolean, timeoutMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
 }
 
 const clientFor = (endpoint: string) =>
@@ -191,14 +183,14 @@ ${ending === 'exit' ? 'process.exit(0);' : 'setInterval(() => {}, 1000);'}
     expect(processAlive(jvm.pid)).toBe(true);
     child.kill(signal);
     await exited;
-    expect(await eventually(() => !processAlive(jvm.pid))).toBe(true);
+    await waitFor(() => !processAlive(jvm.pid), 10_000, 'the JVM to exit');
     expect(dynamoDbLocalJvms(jvm.port)).toEqual([]);
   });
 
   it('is killed when the parent exits without stop()', async () => {
     const { exited, jvm } = await parentThat('exit');
     expect(await exited).toBe(0);
-    expect(await eventually(() => !processAlive(jvm.pid))).toBe(true);
+    await waitFor(() => !processAlive(jvm.pid), 10_000, 'the JVM to exit');
   });
 });
 

@@ -18,6 +18,10 @@ beforeAll(async () => {
   world = await createWorld('tracing');
   daemon = createSocket('udp4');
   daemon.on('message', (message) => {
+    if (message.toString('utf8') === MARKER) {
+      markersSeen += 1;
+      return;
+    }
     const [header, body] = message.toString('utf8').split('\n');
     expect(JSON.parse(header ?? '')).toEqual({ format: 'json', version: 1 });
     received.push(JSON.parse(body ?? ''));
@@ -33,7 +37,25 @@ afterEach(() => {
   received.length = 0;
 });
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+/**
+ * Everything sent to the daemon so far has arrived: a marker datagram sent now is received after
+ * whatever the handler sent before it (loopback delivers in the order sent), so "nothing more" is
+ * waited for as a state, not for a fixed time.
+ */
+const MARKER = 'marker';
+let markersSeen = 0;
+async function settle(): Promise<void> {
+  const expected = markersSeen + 1;
+  const sender = createSocket('udp4');
+  try {
+    await new Promise<void>((resolve, reject) =>
+      sender.send(MARKER, daemon.address().port, '127.0.0.1', (error) => (error ? reject(error) : resolve())),
+    );
+    await waitFor(() => markersSeen >= expected, 5_000, 'the marker datagram');
+  } finally {
+    sender.close();
+  }
+}
 const getProduct = () =>
   world.call('GET', `/v1/products/${world.demo.free_product_id}`, {
     token: world.demo.personal_access_token,

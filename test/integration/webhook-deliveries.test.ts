@@ -234,8 +234,7 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
     const [one, two] = [await redeliver(id, undefined, key), await redeliver(id, undefined, key)];
     expect([one.status, two.status]).toEqual([202, 202]);
     await waitFor(() => b.deliveries.length === 2, 15_000, 'the redelivery');
-    await pipeline.settled();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await pipeline.drained({ webhookEventId: id });
     expect(b.deliveries).toHaveLength(2);
   });
 
@@ -289,8 +288,7 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
     });
     expect(deleted.status).toBe(204);
     expect((await redeliver(id)).status).toBe(202);
-    await pipeline.settled();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await pipeline.drained({ endpointId: endpoint.id });
     expect(b.deliveries).toHaveLength(1);
     const stored = (
       await world.table.doc.send(new GetCommand({ TableName: world.table.name, Key: keys.webhookEvent(id) }))

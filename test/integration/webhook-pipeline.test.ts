@@ -200,8 +200,7 @@ describe('deleted and disabled endpoints stop at once', () => {
     const deleted = await world.call('DELETE', `/v1/webhooks/endpoints/${endpoint.id}`, { token: token() });
     expect(deleted.status).toBe(204);
     await subscribe();
-    await pipeline.settled();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await pipeline.drained({ endpointId: endpoint.id });
     expect(r.deliveries).toHaveLength(1);
   });
 
@@ -299,8 +298,7 @@ describe('endpoint health', () => {
       last_http_code: 410,
     });
     expect((await customer()).status).toBe(201);
-    await pipeline.settled();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await pipeline.drained({ endpointId: endpoint.id });
     expect(r.deliveries).toHaveLength(1);
   });
 

@@ -38,7 +38,24 @@ export function setLocalAwsEnv(endpoint?: string): void {
   if (endpoint) process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
 }
 
-export default async function setup({ provide }: Pick<TestProject, 'provide'>): Promise<() => Promise<void>> {
+interface SharedSetup {
+  endpoint: string;
+  policies: StackPolicies;
+  seed: SeedSnapshot;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every project of a run that needs DynamoDB (integration, e2e, the long suites) calls this setup in
+ * vitest's main process, each through its own module instance: the one engine, policies and seed are
+ * kept on `globalThis` and counted, so a run starts one JVM and seeds once, and the last project's
+ * teardown stops it.
+ */
+const SHARED = Symbol.for('commerce-api.test.dynamodb');
+type Holder = { setup: Promise<SharedSetup>; users: number };
+const holder = globalThis as typeof globalThis & { [SHARED]?: Holder };
+
+async function startShared(): Promise<SharedSetup> {
   // The JVM starts while CDK synthesises (synthesis blocks this thread, not the other process).
   const starting = startDynamoDbLocal();
   starting.catch(() => {});
@@ -51,15 +68,35 @@ export default async function setup({ provide }: Pick<TestProject, 'provide'>): 
   }
   const db = await starting;
   setLocalAwsEnv(db.endpoint);
-  provide('dynamodbEndpoint', db.endpoint);
-  provide('stackPolicies', policies);
   try {
-    provide('seedSnapshot', await seedOnce());
+    return { endpoint: db.endpoint, policies, seed: await seedOnce(), stop: () => db.stop() };
   } catch (error) {
     await db.stop();
     throw error;
   }
-  return () => db.stop();
+}
+
+export default async function setup({ provide }: Pick<TestProject, 'provide'>): Promise<() => Promise<void>> {
+  holder[SHARED] ??= { setup: startShared(), users: 0 };
+  const shared = holder[SHARED];
+  shared.users += 1;
+  let ready: SharedSetup;
+  try {
+    ready = await shared.setup;
+  } catch (error) {
+    delete holder[SHARED];
+    throw error;
+  }
+  setLocalAwsEnv(ready.endpoint);
+  provide('dynamodbEndpoint', ready.endpoint);
+  provide('stackPolicies', ready.policies);
+  provide('seedSnapshot', ready.seed);
+  return async () => {
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete holder[SHARED];
+    await ready.stop();
+  };
 }
 
 async function seedOnce(): Promise<SeedSnapshot> {

@@ -14,9 +14,16 @@ import type { Dependencies } from '#shared/runtime.ts';
 import { openWebhookEndpoint } from '#shared/services/webhook-endpoints.ts';
 import type { DelivererDependencies } from '#shared/webhooks/deliver.ts';
 import { dynamodbEndpoint, LOCAL_REGION } from './dynamodb.ts';
+import { waitFor } from './wait.ts';
 import type { DepsFor, World } from './world.ts';
 
 export interface TestPipeline extends LocalPipeline {
+  /**
+   * Settled, and no message for this endpoint (or webhook event) left in the queue, visible or
+   * delayed: nothing more can be sent to it until something new is written. What "nothing more is
+   * sent" checks wait for, never a fixed time. Other tests' endpoints may still be retrying.
+   */
+  drained(of: { endpointId?: string; webhookEventId?: string }, timeoutMs?: number): Promise<void>;
   queue: LocalQueue;
   deadLetter: LocalQueue;
   errors: unknown[];
@@ -72,7 +79,19 @@ export async function startTestPipeline(
     pollMs: 25,
     onError: (error) => errors.push(error),
   });
-  return { ...pipeline, queue, deadLetter, errors, relay, deliver };
+  const drained: TestPipeline['drained'] = async (of, timeoutMs = 20_000) => {
+    await pipeline.settled(timeoutMs);
+    const pending = () =>
+      queue.bodies().some((body) => {
+        const message = JSON.parse(body) as { endpoint_id?: string; webhook_event_id?: string };
+        return (
+          (of.endpointId !== undefined && message.endpoint_id === of.endpointId) ||
+          (of.webhookEventId !== undefined && message.webhook_event_id === of.webhookEventId)
+        );
+      });
+    await waitFor(() => !pending(), timeoutMs, `no queued message for ${JSON.stringify(of)}`);
+  };
+  return { ...pipeline, drained, queue, deadLetter, errors, relay, deliver };
 }
 
 /**
