@@ -493,7 +493,7 @@ export class CommerceApiStack extends Stack {
       reason:
         'Rotation is by key version, not by replacing the value: an operator adds k2 to the key set and ' +
         'makes it current; endpoints sealed under k1 stay readable, and new or reset secrets are sealed ' +
-        'under k2 (README "Webhook signing secrets"). A rotation Lambda replacing the value would make ' +
+        'under k2 (docs/webhooks.md, "Signing secrets"). A rotation Lambda replacing the value would make ' +
         'every stored secret unreadable.',
     });
     return secret;

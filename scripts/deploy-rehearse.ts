@@ -230,7 +230,7 @@ function printResources(report: ResourceReport, template: Template, outputs: Sta
     ].filter(Boolean);
     if (what.length > 0) {
       say(`    Not rehearsed, then: ${what.join(' and ')};`);
-      say('    the first real deployment proves them (README, "First real deployment").');
+      say('    the first real deployment proves them (docs/deploying.md, "First real deployment").');
     }
   }
   const declared = Object.keys(template.Outputs ?? {});

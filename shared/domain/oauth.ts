@@ -1,6 +1,6 @@
 /**
  * The authorization server's fixed choices: lifetimes, the methods it supports, and the shapes of
- * the secrets it hands out. Plain data; every decision is explained in the README ("OAuth 2.0").
+ * the secrets it hands out. Plain data; every decision is explained in docs/oauth.md.
  */
 
 /** An access token works for an hour; a client refreshes it. */

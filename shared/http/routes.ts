@@ -106,7 +106,7 @@ export interface Selected<Target> {
  * falls back to `$default`). A method-specific route beats `ANY`.
  *
  * `/wallets/<id>/` matches both `/wallets/{proxy+}` (List Wallets' twin) and `/wallets/{id}/{proxy+}`
- * (Get Wallet's): the longer prefix is the more specific. The README's first-deployment checklist
+ * (Get Wallet's): the longer prefix is the more specific. docs/deploying.md's first-deployment checklist
  * has a `curl` that confirms API Gateway agrees.
  */
 export function selectRoute<Target>(

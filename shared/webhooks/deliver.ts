@@ -35,7 +35,7 @@ import type { DeliveryMessage } from './relay.ts';
 import { MAX_ATTEMPTS, retryDelaySeconds } from './retry.ts';
 import { type Attempt, sendAttempt } from './send.ts';
 
-/** Events in a row that exhausted every retry before an endpoint is disabled (see README). */
+/** Events in a row that exhausted every retry before an endpoint is disabled (see docs/webhooks.md). */
 export const FAILED_EVENTS_DISABLE_THRESHOLD = 5;
 /** Tries at recording an attempt when changes of its endpoint keep winning the race. */
 const ENDPOINT_CHANGE_TRIES = 3;

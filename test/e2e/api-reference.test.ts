@@ -5,7 +5,7 @@
  * another origin and log no error (a Content-Security-Policy violation is one).
  *
  * Each run leaves a screenshot in `.local/test-output/api-reference.png`; `UPDATE_DOCS_SCREENSHOT=1`
- * writes it to `docs/images/api-reference.png`, the one the README shows.
+ * writes it to `docs/images/api-reference.png`, the one docs/architecture.md shows.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';

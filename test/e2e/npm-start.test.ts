@@ -1,7 +1,7 @@
 /**
  * `npm start` as a newcomer runs it: a separate process in a fresh directory,
- * which must print the banner, write .local/demo.json, serve the two curl flows
- * of the README, and leave no process behind after Ctrl-C (SIGINT).
+ * which must print the banner, write .local/demo.json, serve the curl flows of
+ * docs/local.md (Create Subscription, List Wallets), and leave no process behind after Ctrl-C (SIGINT).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,6 +22,11 @@ describe('README and docs/ link only inside the repository', () => {
         'docs/api.md',
         'docs/conventions.md',
         'docs/local.md',
+        'docs/operations.md',
+        'docs/oauth.md',
+        'docs/webhooks.md',
+        'docs/data-model.md',
+        'docs/testing.md',
       ]),
     );
     // The README links into docs/ and to the OpenAPI document: the check reads real links.
@@ -31,6 +36,23 @@ describe('README and docs/ link only inside the repository', () => {
     expect(
       problems.map(({ file, line, target, problem }) => `${file}:${line} ${target}: ${problem}`),
     ).toEqual([]);
+  });
+});
+
+describe('the README', () => {
+  it('stays a map: at most 12,000 bytes, its first code block the two commands, every topic a link into docs/', () => {
+    const readme = readFileSync(join(root, 'README.md'));
+    expect(readme.byteLength).toBeLessThanOrEqual(12_000);
+    const text = readme.toString('utf8');
+    const firstBlock = text.split('```')[1] ?? '';
+    expect(firstBlock).toMatch(/^bash\nnpm ci && npm start +#/);
+    expect(firstBlock).toMatch(/\nnpm test +#/);
+    // Every page of docs/ is reachable from the README (docs/README.md and the images aside).
+    const linked = new Set(linksOf('README.md', text).map((link) => link.target.split('#')[0]));
+    const pages = documentationFiles(root).filter(
+      (file) => file.startsWith('docs/') && file !== 'docs/README.md',
+    );
+    expect(pages.filter((page) => !linked.has(page))).toEqual([]);
   });
 });
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { GENERATED_DIR, staleFiles } from '#scripts/generate.ts';
+import { GENERATED_DIR, generate, OPERATIONS_DOC, staleFiles } from '#scripts/generate.ts';
 import {
   componentValidators,
   createSchemaAjv,
@@ -12,13 +12,45 @@ import {
   responseSchemaNames,
   schemaFor,
 } from '#scripts/openapi.ts';
+import { operationsMarkdown } from '#scripts/operations-doc.ts';
 
 const UUID = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 const NOW = '2026-11-22T08:00:00.000Z';
 
 describe('generated files', () => {
+  // Generating takes seconds (Ajv standalone, openapi-typescript): once for the whole file.
+  let generated: ReturnType<typeof generate> | undefined;
+  const generatedOnce = () => {
+    generated ??= generate();
+    return generated;
+  };
+
   it('are up to date with the OpenAPI document', async () => {
-    expect(await staleFiles()).toEqual([]);
+    expect(await staleFiles(await generatedOnce())).toEqual([]);
+  }, 60_000);
+
+  it('docs/operations.md is among them: a changed summary in the document makes the check fail', async () => {
+    const files = await generatedOnce();
+    const page = files.find((file) => file.path === OPERATIONS_DOC);
+    expect(page?.contents).toBe(readFileSync(OPERATIONS_DOC, 'utf8'));
+    // Every operation is on the page, by its operationId, method and path.
+    for (const { method, path, operation } of operations()) {
+      expect(page?.contents).toContain(
+        `(\`${operation.operationId}\`) | \`${method.toUpperCase()} ${path}\``,
+      );
+    }
+    // The YAML as it would be after editing one summary, the page left as committed.
+    const edited = structuredClone(loadOpenApi());
+    const createSubscription = edited.paths['/v1/subscriptions/']?.post;
+    if (!createSubscription) throw new Error('no createSubscription in the document');
+    createSubscription.summary = 'Subscribe a customer to a free product';
+    const regenerated = files.map((file) =>
+      file.path === OPERATIONS_DOC ? { ...file, contents: operationsMarkdown(edited) } : file,
+    );
+    expect(await staleFiles(regenerated)).toEqual(['docs/operations.md']);
+    expect(operationsMarkdown(edited)).toContain(
+      '| Subscribe a customer to a free product (`createSubscription`)',
+    );
   }, 60_000);
 
   it('validators.js is pure ESM and bundles with esbuild', async () => {
