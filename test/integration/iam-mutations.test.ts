@@ -66,7 +66,10 @@ describe('without any one element of its DynamoDB statements, its re-run fails, 
       'some step of the scenario must notice the missing grant',
     ).toBeGreaterThan(0);
     expect(run.denials.length).toBeGreaterThan(0);
-    expect(new Set(run.denials.map((denial) => denial.functionName))).toEqual(new Set([element.operation]));
+    expect(
+      new Set(run.denials.map((denial) => denial.functionName)),
+      JSON.stringify(run.denials.map(({ functionName, context }) => ({ functionName, ...context }))),
+    ).toEqual(new Set([element.operation]));
 
     // The offline judge agrees: it refused a recorded request, and the re-run's first refusal is one of those.
     expect(predicted.length > 0, 'the offline judge refuses a recorded request too').toBe(
