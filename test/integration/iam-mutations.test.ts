@@ -8,7 +8,7 @@
  * the refusal seen by the IAM proxy, for that function only.
  *
  * And the offline method is proven here: each re-run must agree with what the offline judge
- * (`offlineRefusals`, the proxy's evaluator over the requests recorded in one clean run) predicted:
+ * (`refusedWithout`, the proxy's evaluator over the requests recorded in one clean run) predicted:
  * a refusal offline if and only if one in the re-run, and the re-run's first refused request
  * (action on resource) among those the offline judge refused.
  */
@@ -21,7 +21,7 @@ import {
   elementsOf,
   type FunctionName,
   names,
-  offlineRefusals,
+  refusedWithout,
   runUnder,
   type ScenarioRun,
 } from '../support/iam-scenarios.ts';
@@ -53,7 +53,7 @@ describe('without any one element of its DynamoDB statements, its re-run fails, 
   it.each(cases)('%s', async (_, element) => {
     const clean = recorded.get(element.operation);
     if (!clean) throw new Error(`${element.operation}: its scenario did not run clean (above)`);
-    const predicted = offlineRefusals(clean, element).map(describeContext);
+    const predicted = refusedWithout(clean, element).map(describeContext);
     const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     let run: ScenarioRun;
     try {

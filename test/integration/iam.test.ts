@@ -31,6 +31,7 @@ import {
   LEADING_KEYS,
   names,
   offlineRefusals,
+  refusedWithout,
   runUnder,
   type ScenarioRun,
 } from '../support/iam-scenarios.ts';
@@ -70,10 +71,14 @@ describe('and under nothing less: without any one element of its DynamoDB statem
   it.each(names)('%s: no element of its grants goes unused', (name) => {
     const run = recorded.get(name);
     if (!run) throw new Error(`${name}: its scenario did not run clean under the template policy (above)`);
+    // The offline judge sees what the proxy saw: under the template policy it refuses none of them.
+    expect(offlineRefusals(run, stackPolicies(), name), 'refused offline under the template policy').toEqual(
+      [],
+    );
     const elements = elementsOf(stackPolicies(), name);
     expect(elements.length).toBeGreaterThan(0);
     const unused = elements
-      .filter((element) => offlineRefusals(run, element).length === 0)
+      .filter((element) => refusedWithout(run, element).length === 0)
       .map((element) => element.label);
     expect(unused, 'grant elements no recorded request needs').toEqual([]);
   });

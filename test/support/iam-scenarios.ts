@@ -1078,20 +1078,28 @@ export async function runUnder(
 }
 
 /**
- * The recorded requests of `element.operation` that the policy without `element` refuses, judged
- * offline by the proxy's own evaluator. Only that function's requests: the other functions a
- * scenario calls keep their policies.
+ * The recorded requests of `functionName` that `policies` refuse, judged offline by the proxy's own
+ * evaluator and statement resolution. Only that function's requests: the other functions a scenario
+ * calls keep their policies.
  */
-export function offlineRefusals(recorded: ScenarioRun, element: Element): RequestContext[] {
-  const statements = resolvedStatements(element.without, element.operation, {
+export function offlineRefusals(
+  recorded: ScenarioRun,
+  policies: StackPolicies,
+  functionName: FunctionName,
+): RequestContext[] {
+  const statements = resolvedStatements(policies, functionName, {
     tableName: recorded.tableName,
     region: LOCAL_REGION,
   });
   return recorded.verdicts
-    .filter((verdict) => verdict.functionName === element.operation)
+    .filter((verdict) => verdict.functionName === functionName)
     .map((verdict) => verdict.context)
     .filter((context) => !decide(statements, context).allowed);
 }
+
+/** The recorded requests of the element's function that its policy without the element refuses. */
+export const refusedWithout = (recorded: ScenarioRun, element: Element): RequestContext[] =>
+  offlineRefusals(recorded, element.without, element.operation);
 
 /** A request context in words that do not depend on a run's fresh ids: `dynamodb:GetItem on <arn>`. */
 export const describeContext = (context: RequestContext): string =>
