@@ -13,7 +13,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { AdminContext } from '#scripts/admin/commands.ts';
 import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import type { StackPolicies } from '#scripts/local/iam/policy.ts';
-import { type IamProxy, startIamProxy } from '#scripts/local/iam/proxy.ts';
+import { type IamProxy, type IamProxyOptions, startIamProxy } from '#scripts/local/iam/proxy.ts';
 import type { DemoData } from '#scripts/local/seed.ts';
 import { functionWebhookSettings } from '#scripts/local/stack.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
@@ -254,12 +254,17 @@ export async function createWorld(prefix: string, policies: StackPolicies = stac
  * The same table and data, with the functions under other policies: a fresh IAM proxy and fresh
  * clients over the world's table, without another seed. `drop()` stops only what this added.
  */
-export async function underPolicies(world: World, policies: StackPolicies): Promise<World> {
+export async function underPolicies(
+  world: World,
+  policies: StackPolicies,
+  options: Pick<IamProxyOptions, 'onVerdict'> = {},
+): Promise<World> {
   const iam = await startIamProxy({
     upstream: dynamodbEndpoint(),
     tableName: world.table.name,
     policies,
     region: LOCAL_REGION,
+    ...options,
   });
   const clients = functionClients({
     endpointFor: iam.endpointFor,

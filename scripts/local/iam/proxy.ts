@@ -87,14 +87,33 @@ function awsError(type: string, message: string) {
   };
 }
 
+const localResolveContext = (policies: StackPolicies, tableName: string, region: string): ResolveContext => ({
+  region,
+  accountId: LOCAL_ACCOUNT_ID,
+  partition: LOCAL_PARTITION,
+  tableLogicalId: policies.tableLogicalId,
+  tableName,
+});
+
+/**
+ * The statements a function's requests are judged by: its policy resolved against a concrete table.
+ * Pure, and the proxy's own: `decide()` over these judges a recorded request context offline exactly
+ * as the proxy judged it live (the IAM suite's "no more than needed" check does so under mutated
+ * policies, without re-running any handler).
+ */
+export function resolvedStatements(
+  policies: StackPolicies,
+  functionName: string,
+  table: { tableName: string; region: string },
+): ResolvedStatement[] {
+  const fn = policies.functions[functionName];
+  if (!fn) throw new Error(`the stack has no function named ${functionName}`);
+  const context = localResolveContext(policies, table.tableName, table.region);
+  return fn.statements.map((s) => ({ ...s, Resource: resolve(s.Resource, context) }));
+}
+
 export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy> {
-  const resolveContext: ResolveContext = {
-    region: options.region,
-    accountId: LOCAL_ACCOUNT_ID,
-    partition: LOCAL_PARTITION,
-    tableLogicalId: options.policies.tableLogicalId,
-    tableName: options.tableName,
-  };
+  const resolveContext = localResolveContext(options.policies, options.tableName, options.region);
   const arnOf = (table: string) => (table.startsWith('arn:') ? table : tableArn(resolveContext, table));
   const upstream = new URL(options.upstream);
   const agent = new Agent({ keepAlive: true });
@@ -194,7 +213,7 @@ export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy>
       const server = serve({
         name,
         role: fn.roleLogicalId,
-        statements: fn.statements.map((s) => ({ ...s, Resource: resolve(s.Resource, resolveContext) })),
+        statements: resolvedStatements(options.policies, name, options),
       });
       servers.push(server);
       await new Promise<void>((done, fail) => {
