@@ -5,7 +5,9 @@
  *   validators.d.ts   their types
  *   api-types.ts      TypeScript types (openapi-typescript) plus named aliases
  *   openapi.json      the document itself, as JSON: what `GET /openapi.json` serves
- * and, from the route table (shared/operations.ts):
+ * and the route table, from the document and the services' access declarations:
+ *   operations.ts     every operation: method, path, function, credential, scopes, table grants
+ *   security.ts       per operation, its credential and scopes, for its handler
  *   routes.ts         what a function needs to know of the other routes, as plain data
  * and, from the document again, outside shared/generated/:
  *   docs/operations.md  the operations reference (scripts/operations-doc.ts)
@@ -13,7 +15,7 @@
  * `npm run generate` writes them; `npm run generate -- --check` writes nothing
  * and exits 1 when a file on disk differs from what would be generated.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -21,21 +23,19 @@ import { _ } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import openapiTS, { astToString } from 'openapi-typescript';
+import type { FunctionAccess, OperationAccess } from '../shared/data/grants.ts';
+import { documentFunctions, routeNotFound } from '../shared/document-functions.ts';
 import { DEFAULT_ROUTE_KEY, routeKeysOf, shadowedVariables } from '../shared/http/routes.ts';
-import {
-  documentFunctions,
-  routedPaths,
-  routeNotFound,
-  operations as routeTable,
-} from '../shared/operations.ts';
 import {
   createSchemaAjv,
   type JsonSchema,
   loadOpenApi,
   operations,
+  type RouteOperation,
   requestBodyOf,
   requestSchemas,
   responseSchemaNames,
+  routeOperations,
   schemaFor,
 } from './openapi.ts';
 import { operationsMarkdown } from './operations-doc.ts';
@@ -286,18 +286,162 @@ async function apiTypesTs(): Promise<string> {
   return `// ${HEADER}\n${astToString(ast).trimEnd()}\n${aliases.join('\n')}`;
 }
 
+// ---------------------------------------------------------------------------
+// Route table: shared/generated/operations.ts and shared/generated/security.ts.
+// Method, path, function and scopes come from the document; each function's table grants from the
+// `operationAccess` (keyed by operationId) and `functionAccess` (keyed by function name) its service
+// declares, composed of the `access` patterns of the data modules it uses (shared/data/grants.ts).
+// ---------------------------------------------------------------------------
+
+/** Where access declarations live: modules exporting `operationAccess` or `functionAccess`. */
+const ACCESS_DIRS = ['shared/services', 'shared/webhooks'];
+
+export interface AccessDeclarations {
+  /** Per operationId, with the module that declares it. */
+  operations: Record<string, FunctionAccess & { declaredIn: string }>;
+  /** Per function name (functions behind no route). */
+  functions: Record<string, FunctionAccess & { declaredIn: string }>;
+}
+
+/** Every access declaration; throws when an operation or function is declared twice. */
+export async function accessDeclarations(): Promise<AccessDeclarations> {
+  const found: AccessDeclarations = { operations: {}, functions: {} };
+  for (const dir of ACCESS_DIRS) {
+    for (const file of readdirSync(join(ROOT, dir))
+      .filter((f) => f.endsWith('.ts'))
+      .sort()) {
+      const path = join(ROOT, dir, file);
+      // Only modules that declare access are loaded (a cheap textual test).
+      if (!/^export const (operationAccess|functionAccess)\b/m.test(readFileSync(path, 'utf8'))) continue;
+      const module = (await import(pathToFileURL(path).href)) as {
+        operationAccess?: OperationAccess;
+        functionAccess?: OperationAccess;
+      };
+      const declaredIn = `${dir}/${file}`;
+      for (const [kind, declared] of [
+        ['operations', module.operationAccess],
+        ['functions', module.functionAccess],
+      ] as const) {
+        for (const [key, access] of Object.entries(declared ?? {})) {
+          const earlier = found[kind][key];
+          if (earlier) throw new Error(`${key}: access declared in ${earlier.declaredIn} and ${declaredIn}`);
+          found[kind][key] = { ...access, declaredIn };
+        }
+      }
+    }
+  }
+  return found;
+}
+
+/** The route table: the document's operations, each with the access its service declares. */
+export function routeTable(
+  routes: readonly RouteOperation[],
+  declarations: AccessDeclarations,
+): (RouteOperation & FunctionAccess)[] {
+  const undeclared = routes.filter((route) => !declarations.operations[route.operationId]);
+  if (undeclared.length > 0)
+    throw new Error(
+      `No access declared (\`operationAccess\` in its service) for ${undeclared.map((r) => r.operationId).join(', ')}`,
+    );
+  const unknown = Object.keys(declarations.operations).filter(
+    (id) => !routes.some((route) => route.operationId === id),
+  );
+  if (unknown.length > 0) throw new Error(`Access declared for operations not in the document: ${unknown}`);
+  return routes.map((route) => {
+    const { table, webhookKeySet } = declarations.operations[route.operationId] as FunctionAccess;
+    return { ...route, table, ...(webhookKeySet && { webhookKeySet }) };
+  });
+}
+
+const literal = (value: unknown): string => JSON.stringify(value, null, 2);
+
+function operationsTs(
+  table: readonly (RouteOperation & FunctionAccess)[],
+  declarations: AccessDeclarations,
+): string {
+  const entries = table.map(({ table: access, webhookKeySet, credential, ...route }) => ({
+    name: route.name,
+    operationId: route.operationId,
+    method: route.method,
+    path: route.path,
+    entry: route.entry,
+    credential,
+    scopes: route.scopes,
+    access,
+    ...(webhookKeySet && { webhookKeySet }),
+  }));
+  const functions = Object.fromEntries(
+    Object.entries(declarations.functions)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, { table: access, webhookKeySet }]) => [
+        name,
+        { access, ...(webhookKeySet && { webhookKeySet }) },
+      ]),
+  );
+  return [
+    `// ${HEADER.replace('.yaml', '.yaml and the access declarations of shared/services/ and shared/webhooks/')}`,
+    '',
+    '/** One entry per operation of the OpenAPI document (= one Lambda function), in document order. */',
+    `export const operations = ${literal(entries)} as const;`,
+    '',
+    '/** The access of the functions behind no route (a schedule, the table stream, a queue), by name. */',
+    `export const functionAccess = ${literal(functions)} as const;`,
+    '',
+  ].join('\n');
+}
+
+/** `createCustomerSecurity`: what `api()` checks for an operation (its credential, its scopes). */
+const securityName = (operationId: string): string => `${operationId}Security`;
+
+function securityTs(routes: readonly RouteOperation[]): string {
+  return [
+    `// ${HEADER}`,
+    '',
+    '// Per operation, from its `security`: the credential (the scheme it names) and the scopes, any',
+    '// one of which is enough. A handler spreads its own into `api()` (one export each: a bundle keeps',
+    '// only its own).',
+    ...routes.map(
+      ({ operationId, credential, scopes }) =>
+        `export const ${securityName(operationId)} = ${JSON.stringify({ credential, scopes })} as const;`,
+    ),
+    '',
+  ].join('\n');
+}
+
+/** The route table's generated files. */
+async function routeTableFiles(): Promise<{
+  files: GeneratedFile[];
+  table: (RouteOperation & FunctionAccess)[];
+}> {
+  const routes = routeOperations();
+  const declarations = await accessDeclarations();
+  const table = routeTable(routes, declarations);
+  return {
+    table,
+    files: [
+      { path: join(GENERATED_DIR, 'operations.ts'), contents: operationsTs(table, declarations) },
+      { path: join(GENERATED_DIR, 'security.ts'), contents: securityTs(routes) },
+    ],
+  };
+}
+
+// ---------------------------------------------------------------------------
+// End of the route table.
+// ---------------------------------------------------------------------------
+
 /**
  * The two lookups every function makes against the whole route table, computed here rather than at
  * each cold start (and without bundling the table, grants and all, into every function).
  */
-function routesTs(): string {
+function routesTs(table: readonly { method: string; path: string; name: string }[]): string {
   const functionOfRouteKey = Object.fromEntries([
-    ...routeTable.flatMap((operation) => routeKeysOf(operation).map((key) => [key, operation.name])),
+    ...table.flatMap((operation) => routeKeysOf(operation).map((key) => [key, operation.name])),
     ...documentFunctions.flatMap((fn) =>
       fn.routes.flatMap((route) => routeKeysOf(route).map((key) => [key, fn.name])),
     ),
     [DEFAULT_ROUTE_KEY, routeNotFound.name],
   ]);
+  const routedPaths = [...table, ...documentFunctions.flatMap((fn) => fn.routes)];
   const shadowed = Object.fromEntries(shadowedVariables(routedPaths.map((route) => route.path)));
   return [
     `// ${HEADER.replace('shared/openapi/commerce-api.yaml', 'shared/operations.ts')}`,
@@ -313,6 +457,7 @@ function routesTs(): string {
 
 /** Every generated file with the contents it should have; writes nothing. */
 export async function generate(): Promise<GeneratedFile[]> {
+  const routeTableOutput = await routeTableFiles();
   return [
     { path: join(GENERATED_DIR, 'schemas.json'), contents: schemasJson() },
     { path: join(GENERATED_DIR, 'validators.js'), contents: validatorsJs() },
@@ -320,7 +465,8 @@ export async function generate(): Promise<GeneratedFile[]> {
     { path: join(GENERATED_DIR, 'api-types.ts'), contents: await apiTypesTs() },
     // The served document is the YAML parsed, nothing added: clients read what the validators enforce.
     { path: join(GENERATED_DIR, 'openapi.json'), contents: `${JSON.stringify(loadOpenApi(), null, 2)}\n` },
-    { path: join(GENERATED_DIR, 'routes.ts'), contents: routesTs() },
+    { path: join(GENERATED_DIR, 'routes.ts'), contents: routesTs(routeTableOutput.table) },
+    ...routeTableOutput.files,
     { path: OPERATIONS_DOC, contents: operationsMarkdown(loadOpenApi()) },
   ];
 }

@@ -350,3 +350,57 @@ export function createSchemaAjv(options: Options = {}): Ajv2020 {
   addFormats(ajv, { mode: 'full', formats: ['uri', 'uuid', 'date-time'] });
   return ajv;
 }
+
+// ---------------------------------------------------------------------------
+// The route table's source: each operation's method, path, function and security, from the document.
+// ---------------------------------------------------------------------------
+
+/** The credential each security scheme of the document stands for (shared/domain/principals.ts). */
+export const CREDENTIAL_OF_SCHEME = {
+  pat: 'personal_access_token',
+  registration: 'registration_access_token',
+  customer_session: 'customer_session',
+  client_basic: 'oauth_client',
+} as const;
+
+export interface RouteOperation {
+  operationId: string;
+  method: string;
+  path: string;
+  /** Folder under `functions/`: `x-function`, or the kebab-case of the operationId. */
+  name: string;
+  entry: string;
+  /** From the operation's `security`: the one scheme it names (an empty requirement `{}` aside). */
+  credential: (typeof CREDENTIAL_OF_SCHEME)[keyof typeof CREDENTIAL_OF_SCHEME];
+  /** Any one of these scopes is enough (the requirements are alternatives); empty: none required. */
+  scopes: string[];
+}
+
+const kebabCase = (id: string): string => id.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+
+/** Every operation of a document (this one by default) as the route table lists it, in document order. */
+export function routeOperations(document: OpenApiDocument = loadOpenApi()): RouteOperation[] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => {
+      const { operationId } = operation;
+      const requirements = (operation.security ?? document.security ?? []) as Record<string, string[]>[];
+      const schemes = [...new Set(requirements.flatMap((requirement) => Object.keys(requirement)))];
+      const [scheme] = schemes;
+      if (schemes.length !== 1 || !scheme || !(scheme in CREDENTIAL_OF_SCHEME))
+        throw new Error(
+          `${operationId}: security must name one scheme of ${Object.keys(CREDENTIAL_OF_SCHEME)}`,
+        );
+      const name =
+        typeof operation['x-function'] === 'string' ? operation['x-function'] : kebabCase(operationId);
+      return {
+        operationId,
+        method: method.toUpperCase(),
+        path,
+        name,
+        entry: `functions/${name}/handler.ts`,
+        credential: CREDENTIAL_OF_SCHEME[scheme as keyof typeof CREDENTIAL_OF_SCHEME],
+        scopes: [...new Set(requirements.flatMap((requirement) => requirement[scheme] ?? []))],
+      };
+    }),
+  );
+}

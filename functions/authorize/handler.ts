@@ -1,4 +1,5 @@
 import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { authorizeSecurity } from '#shared/generated/security.ts';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE, seeOther } from '#shared/http/responses.ts';
 import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
@@ -9,9 +10,8 @@ export const createHandler = (deps: Dependencies) =>
     // The user's own consent: a personal access token, never a token delegated to some client.
     {
       deps,
-      credential: 'personal_access_token',
       oauthAccessTokens: false,
-      scopes: [],
+      ...authorizeSecurity,
       errorHeaders: NO_STORE,
     },
     // The service reads the query itself: a repeated parameter is an RFC 6749 fault, not the last one wins.

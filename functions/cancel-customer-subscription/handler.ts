@@ -1,3 +1,4 @@
+import { cancelCustomerSubscriptionSecurity } from '#shared/generated/security.ts';
 import { validateCancelCustomerSubscriptionPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'customer_session',
-      scopes: ['customer_portal:write'],
+      ...cancelCustomerSubscriptionSecurity,
       path: validateCancelCustomerSubscriptionPath,
     },
     async ({ principal, path }) =>

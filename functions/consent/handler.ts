@@ -1,4 +1,5 @@
 import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { consentSecurity } from '#shared/generated/security.ts';
 import { validateConsentBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { NO_STORE, seeOther } from '#shared/http/responses.ts';
@@ -9,10 +10,9 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
       // The user's own consent: a personal access token, never a token delegated to some client.
       oauthAccessTokens: false,
-      scopes: [],
+      ...consentSecurity,
       body: validateConsentBody,
       idempotencyScope: 'consent',
       errorHeaders: NO_STORE,

@@ -1,4 +1,5 @@
 import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { createClientSecurity } from '#shared/generated/security.ts';
 import { validateCreateClientBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE } from '#shared/http/responses.ts';
@@ -9,9 +10,8 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
       idempotencyScope: 'create-client',
-      scopes: [],
+      ...createClientSecurity,
       body: validateCreateClientBody,
       errorHeaders: NO_STORE,
     },

@@ -1,3 +1,4 @@
+import { createCustomerSessionSecurity } from '#shared/generated/security.ts';
 import { validateCreateCustomerSessionBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -11,9 +12,8 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
       idempotencyScope: 'create-customer-session',
-      scopes: ['customer_sessions:write'],
+      ...createCustomerSessionSecurity,
       body: validateCreateCustomerSessionBody,
     },
     async ({ principal, body, headers }) =>

@@ -1,3 +1,4 @@
+import { createCustomerSecurity } from '#shared/generated/security.ts';
 import { validateCreateCustomerBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,9 +9,8 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
       idempotencyScope: 'create-customer',
-      scopes: ['customers:write'],
+      ...createCustomerSecurity,
       body: validateCreateCustomerBody,
     },
     async ({ principal, body }) => json(201, await createCustomer(deps, principal, body)),

@@ -1,3 +1,4 @@
+import { createProductSecurity } from '#shared/generated/security.ts';
 import { validateCreateProductBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,9 +9,8 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
       idempotencyScope: 'create-product',
-      scopes: ['products:write'],
+      ...createProductSecurity,
       body: validateCreateProductBody,
     },
     async ({ principal, body }) => json(201, await createProduct(deps, principal, body)),

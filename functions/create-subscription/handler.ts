@@ -1,3 +1,4 @@
+import { createSubscriptionSecurity } from '#shared/generated/security.ts';
 import { validateCreateSubscriptionBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,9 +9,8 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
       idempotencyScope: 'create-subscription',
-      scopes: ['subscriptions:write'],
+      ...createSubscriptionSecurity,
       body: validateCreateSubscriptionBody,
     },
     async ({ principal, body }) => json(201, await createSubscription(deps, principal, body)),

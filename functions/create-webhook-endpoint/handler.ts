@@ -1,3 +1,4 @@
+import { createWebhookEndpointSecurity } from '#shared/generated/security.ts';
 import { validateCreateWebhookEndpointBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE } from '#shared/http/responses.ts';
@@ -9,9 +10,8 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
       idempotencyScope: 'create-webhook-endpoint',
-      scopes: ['webhooks:write'],
+      ...createWebhookEndpointSecurity,
       body: validateCreateWebhookEndpointBody,
     },
     async ({ principal, body }) => json(201, await createWebhookEndpoint(deps, principal, body), NO_STORE),

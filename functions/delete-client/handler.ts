@@ -1,3 +1,4 @@
+import { deleteClientSecurity } from '#shared/generated/security.ts';
 import { validateDeleteClientPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { NO_STORE, noContent } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'registration_access_token',
-      scopes: [],
+      ...deleteClientSecurity,
       path: validateDeleteClientPath,
       errorHeaders: NO_STORE,
     },

@@ -1,3 +1,4 @@
+import { deleteCustomerExternalSecurity } from '#shared/generated/security.ts';
 import {
   deleteCustomerExternalQueryShape,
   validateDeleteCustomerExternalPath,
@@ -12,8 +13,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['customers:write'],
+      ...deleteCustomerExternalSecurity,
       path: validateDeleteCustomerExternalPath,
       query: { validate: validateDeleteCustomerExternalQuery, shape: deleteCustomerExternalQueryShape },
     },

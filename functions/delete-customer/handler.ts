@@ -1,3 +1,4 @@
+import { deleteCustomerSecurity } from '#shared/generated/security.ts';
 import {
   deleteCustomerQueryShape,
   validateDeleteCustomerPath,
@@ -12,8 +13,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['customers:write'],
+      ...deleteCustomerSecurity,
       path: validateDeleteCustomerPath,
       query: { validate: validateDeleteCustomerQuery, shape: deleteCustomerQueryShape },
     },

@@ -1,3 +1,4 @@
+import { deleteWebhookEndpointSecurity } from '#shared/generated/security.ts';
 import { validateDeleteWebhookEndpointPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { noContent } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['webhooks:write'],
+      ...deleteWebhookEndpointSecurity,
       path: validateDeleteWebhookEndpointPath,
     },
     async ({ principal, path }) => {

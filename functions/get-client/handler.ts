@@ -1,4 +1,5 @@
 import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { getClientSecurity } from '#shared/generated/security.ts';
 import { validateGetClientPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE } from '#shared/http/responses.ts';
@@ -9,8 +10,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'registration_access_token',
-      scopes: [],
+      ...getClientSecurity,
       path: validateGetClientPath,
       errorHeaders: NO_STORE,
     },

@@ -1,3 +1,4 @@
+import { getCustomerSubscriptionSecurity } from '#shared/generated/security.ts';
 import { validateGetCustomerSubscriptionPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'customer_session',
-      scopes: ['customer_portal:read', 'customer_portal:write'],
+      ...getCustomerSubscriptionSecurity,
       path: validateGetCustomerSubscriptionPath,
     },
     async ({ principal, path }) => json(200, await getCustomerSubscription(deps, principal, path.id)),

@@ -1,3 +1,4 @@
+import { getCustomerSecurity } from '#shared/generated/security.ts';
 import { validateGetCustomerPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['customers:read', 'customers:write'],
+      ...getCustomerSecurity,
       path: validateGetCustomerPath,
     },
     async ({ principal, path }) => json(200, await getCustomer(deps, principal, { id: path.id })),

@@ -1,3 +1,4 @@
+import { getProductSecurity } from '#shared/generated/security.ts';
 import { validateGetProductPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['products:read', 'products:write'],
+      ...getProductSecurity,
       path: validateGetProductPath,
     },
     async ({ principal, path }) => json(200, await getProduct(deps, principal, path.id)),

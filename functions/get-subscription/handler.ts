@@ -1,3 +1,4 @@
+import { getSubscriptionSecurity } from '#shared/generated/security.ts';
 import { validateGetSubscriptionPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['subscriptions:read', 'subscriptions:write'],
+      ...getSubscriptionSecurity,
       path: validateGetSubscriptionPath,
     },
     async ({ principal, path }) => json(200, await getSubscription(deps, principal, path.id)),

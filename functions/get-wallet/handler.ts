@@ -1,3 +1,4 @@
+import { getWalletSecurity } from '#shared/generated/security.ts';
 import { validateGetWalletPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'customer_session',
-      scopes: ['customer_portal:read', 'customer_portal:write'],
+      ...getWalletSecurity,
       path: validateGetWalletPath,
     },
     async ({ principal, path }) => json(200, await getWallet(deps, principal, path.id)),

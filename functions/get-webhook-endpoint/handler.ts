@@ -1,3 +1,4 @@
+import { getWebhookEndpointSecurity } from '#shared/generated/security.ts';
 import { validateGetWebhookEndpointPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE } from '#shared/http/responses.ts';
@@ -9,8 +10,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['webhooks:read', 'webhooks:write'],
+      ...getWebhookEndpointSecurity,
       path: validateGetWebhookEndpointPath,
     },
     async ({ principal, path }) => json(200, await getWebhookEndpoint(deps, principal, path.id), NO_STORE),

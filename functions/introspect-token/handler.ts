@@ -1,4 +1,5 @@
 import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { introspectTokenSecurity } from '#shared/generated/security.ts';
 import { validateIntrospectTokenBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE } from '#shared/http/responses.ts';
@@ -11,9 +12,8 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'oauth_client',
       clientAuthMethods: ['client_secret_basic', 'client_secret_post'],
-      scopes: [],
+      ...introspectTokenSecurity,
       body: validateIntrospectTokenBody,
       form: true,
       errorHeaders: NO_STORE,

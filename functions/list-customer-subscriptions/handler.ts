@@ -1,3 +1,4 @@
+import { listCustomerSubscriptionsSecurity } from '#shared/generated/security.ts';
 import {
   listCustomerSubscriptionsQueryShape,
   validateListCustomerSubscriptionsQuery,
@@ -11,8 +12,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'customer_session',
-      scopes: ['customer_portal:read', 'customer_portal:write'],
+      ...listCustomerSubscriptionsSecurity,
       query: { validate: validateListCustomerSubscriptionsQuery, shape: listCustomerSubscriptionsQueryShape },
     },
     async ({ principal, query }) => json(200, await listCustomerSubscriptions(deps, principal, query)),

@@ -1,3 +1,4 @@
+import { listCustomersSecurity } from '#shared/generated/security.ts';
 import { listCustomersQueryShape, validateListCustomersQuery } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['customers:read', 'customers:write'],
+      ...listCustomersSecurity,
       query: { validate: validateListCustomersQuery, shape: listCustomersQueryShape },
     },
     async ({ principal, query }) => json(200, await listCustomers(deps, principal, query)),

@@ -1,3 +1,4 @@
+import { listProductsSecurity } from '#shared/generated/security.ts';
 import { listProductsQueryShape, validateListProductsQuery } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['products:read', 'products:write'],
+      ...listProductsSecurity,
       query: { validate: validateListProductsQuery, shape: listProductsQueryShape },
     },
     async ({ principal, query }) => json(200, await listProducts(deps, principal, query)),

@@ -1,3 +1,4 @@
+import { listSubscriptionsSecurity } from '#shared/generated/security.ts';
 import { listSubscriptionsQueryShape, validateListSubscriptionsQuery } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['subscriptions:read', 'subscriptions:write'],
+      ...listSubscriptionsSecurity,
       query: { validate: validateListSubscriptionsQuery, shape: listSubscriptionsQueryShape },
     },
     async ({ principal, query }) => json(200, await listSubscriptions(deps, principal, query)),

@@ -1,3 +1,4 @@
+import { listWalletsSecurity } from '#shared/generated/security.ts';
 import { listWalletsQueryShape, validateListWalletsQuery } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'customer_session',
-      scopes: ['customer_portal:read', 'customer_portal:write'],
+      ...listWalletsSecurity,
       query: { validate: validateListWalletsQuery, shape: listWalletsQueryShape },
     },
     async ({ principal, query }) => json(200, await listWallets(deps, principal, query)),

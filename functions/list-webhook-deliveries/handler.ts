@@ -1,3 +1,4 @@
+import { listWebhookDeliveriesSecurity } from '#shared/generated/security.ts';
 import {
   listWebhookDeliveriesQueryShape,
   validateListWebhookDeliveriesQuery,
@@ -11,8 +12,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['webhooks:read', 'webhooks:write'],
+      ...listWebhookDeliveriesSecurity,
       query: { validate: validateListWebhookDeliveriesQuery, shape: listWebhookDeliveriesQueryShape },
     },
     async ({ principal, query }) => json(200, await listWebhookDeliveries(deps, principal, query)),

@@ -1,3 +1,4 @@
+import { listWebhookEndpointsSecurity } from '#shared/generated/security.ts';
 import {
   listWebhookEndpointsQueryShape,
   validateListWebhookEndpointsQuery,
@@ -12,8 +13,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['webhooks:read', 'webhooks:write'],
+      ...listWebhookEndpointsSecurity,
       query: { validate: validateListWebhookEndpointsQuery, shape: listWebhookEndpointsQueryShape },
     },
     async ({ principal, query }) => json(200, await listWebhookEndpoints(deps, principal, query), NO_STORE),

@@ -1,3 +1,4 @@
+import { redeliverWebhookEventSecurity } from '#shared/generated/security.ts';
 import { validateRedeliverWebhookEventPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,9 +9,8 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
       idempotencyScope: 'redeliver-webhook-event',
-      scopes: ['webhooks:write'],
+      ...redeliverWebhookEventSecurity,
       path: validateRedeliverWebhookEventPath,
     },
     async ({ principal, path }) => json(202, await redeliverWebhookEvent(deps, principal, path.id)),

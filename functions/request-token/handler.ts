@@ -1,4 +1,5 @@
 import { TOKEN_ENDPOINT_AUTH_METHODS } from '#shared/domain/oauth.ts';
+import { requestTokenSecurity } from '#shared/generated/security.ts';
 import { validateRequestTokenBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE } from '#shared/http/responses.ts';
@@ -11,9 +12,8 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'oauth_client',
       clientAuthMethods: TOKEN_ENDPOINT_AUTH_METHODS,
-      scopes: [],
+      ...requestTokenSecurity,
       body: validateRequestTokenBody,
       form: true,
       errorHeaders: NO_STORE,

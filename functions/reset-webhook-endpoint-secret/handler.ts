@@ -1,3 +1,4 @@
+import { resetWebhookEndpointSecretSecurity } from '#shared/generated/security.ts';
 import { validateResetWebhookEndpointSecretPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE } from '#shared/http/responses.ts';
@@ -9,8 +10,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['webhooks:write'],
+      ...resetWebhookEndpointSecretSecurity,
       path: validateResetWebhookEndpointSecretPath,
     },
     async ({ principal, path }) =>

@@ -1,3 +1,4 @@
+import { revokeSubscriptionSecurity } from '#shared/generated/security.ts';
 import { validateRevokeSubscriptionPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json } from '#shared/http/responses.ts';
@@ -8,8 +9,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['subscriptions:write'],
+      ...revokeSubscriptionSecurity,
       path: validateRevokeSubscriptionPath,
     },
     async ({ principal, path }) =>

@@ -1,4 +1,5 @@
 import { baseUrlOf } from '#shared/domain/base-url.ts';
+import { updateClientSecurity } from '#shared/generated/security.ts';
 import { validateUpdateClientBody, validateUpdateClientPath } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE } from '#shared/http/responses.ts';
@@ -9,8 +10,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'registration_access_token',
-      scopes: [],
+      ...updateClientSecurity,
       path: validateUpdateClientPath,
       body: validateUpdateClientBody,
       errorHeaders: NO_STORE,

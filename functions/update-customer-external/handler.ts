@@ -1,3 +1,4 @@
+import { updateCustomerExternalSecurity } from '#shared/generated/security.ts';
 import {
   validateUpdateCustomerExternalBody,
   validateUpdateCustomerExternalPath,
@@ -11,8 +12,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['customers:write'],
+      ...updateCustomerExternalSecurity,
       path: validateUpdateCustomerExternalPath,
       body: validateUpdateCustomerExternalBody,
     },

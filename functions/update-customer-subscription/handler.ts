@@ -1,3 +1,4 @@
+import { updateCustomerSubscriptionSecurity } from '#shared/generated/security.ts';
 import {
   validateUpdateCustomerSubscriptionBody,
   validateUpdateCustomerSubscriptionPath,
@@ -11,8 +12,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'customer_session',
-      scopes: ['customer_portal:write'],
+      ...updateCustomerSubscriptionSecurity,
       path: validateUpdateCustomerSubscriptionPath,
       body: validateUpdateCustomerSubscriptionBody,
     },

@@ -1,3 +1,4 @@
+import { updateSubscriptionSecurity } from '#shared/generated/security.ts';
 import {
   validateUpdateSubscriptionBody,
   validateUpdateSubscriptionPath,
@@ -11,8 +12,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['subscriptions:write'],
+      ...updateSubscriptionSecurity,
       path: validateUpdateSubscriptionPath,
       body: validateUpdateSubscriptionBody,
     },

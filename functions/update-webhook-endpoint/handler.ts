@@ -1,3 +1,4 @@
+import { updateWebhookEndpointSecurity } from '#shared/generated/security.ts';
 import {
   validateUpdateWebhookEndpointBody,
   validateUpdateWebhookEndpointPath,
@@ -12,8 +13,7 @@ export const createHandler = (deps: Dependencies) =>
   api(
     {
       deps,
-      credential: 'personal_access_token',
-      scopes: ['webhooks:write'],
+      ...updateWebhookEndpointSecurity,
       path: validateUpdateWebhookEndpointPath,
       body: validateUpdateWebhookEndpointBody,
     },

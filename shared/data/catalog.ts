@@ -1,6 +1,7 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '../domain/errors.ts';
 import { run, type Table } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import {
   type CustomerRecord,
   customerRecord,
@@ -222,3 +223,28 @@ export async function readPortalContext(
     products,
   };
 }
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  /** One batch: the product, the customer and the caller's organizations (default currency). */
+  getSubscriptionInputs: [
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'customer', 'organization'] },
+  ],
+  /**
+   * One batch reads the customer (by id) or its external-id guards, and the caller's organizations
+   * (for the portal URL's slug); a second batch reads the customer an external id names.
+   */
+  findSessionCustomer: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization'] }],
+  getCustomer: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['customer'] }],
+  getProduct: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['product'] }],
+  getCustomerAndProduct: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] }],
+  getCustomersAndProducts: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] }],
+  /** `readPortalContext` of one subscription: the session's customer (still live?), its organization and the subscription. */
+  readPortalContextOfSubscription: [
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'subscription'] },
+  ],
+  /** `readPortalContext` of a page of subscriptions: the customer (still live?), its organization and the page's products, in one batch. */
+  readPortalContextOfProducts: [
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'product'] },
+  ],
+} as const satisfies DataAccess;

@@ -8,6 +8,7 @@
  */
 import { ConditionFailed } from '../domain/errors.ts';
 import { createOnly, type Table, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import {
   delistedWrites,
   type Listing,
@@ -19,6 +20,7 @@ import {
   type SortCriterion,
   textKeyPrefix,
 } from './listing.ts';
+import { access as outboxAccess } from './outbox.ts';
 import { type CustomerRecord, item, storedCustomer } from './records.ts';
 import { gsi1, type Key, keys, ownerKeys } from './table.ts';
 
@@ -317,3 +319,39 @@ export async function listCustomerPage(
   const page = pageOf(customerListing, matches, criteria, offset, limit);
   return { items: page.items.map(stateOf), total: page.total };
 }
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  /**
+   * One transaction: the customer, its e-mail and external-id guards (in the organization's
+   * partition), each created only if absent, its list entries and the list's count, and its event
+   * (the outbox).
+   */
+  insertCustomer: [
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['customer', 'organization', 'customerList', 'event'] },
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customerList'] },
+  ],
+  /**
+   * A customer changed in one transaction: the item (conditioned on being as read), the e-mail and
+   * external-id guards that move (released and taken in the organization's partition), the list
+   * entries rewritten, those whose sort key moved deleted, and its `customer.updated` event.
+   */
+  writeCustomerChange: [
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer'] },
+    { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
+    ...outboxAccess.outboxWrites,
+  ],
+  /**
+   * `writeCustomerChange` of a soft deletion: the item, both guards, its list entries, the list's
+   * count, and its `customer.deleted` event.
+   */
+  writeCustomerDeletion: [
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer', 'customerList'] },
+    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
+    ...outboxAccess.outboxWrites,
+  ],
+  /** The external id's key range of each of the caller's organizations' customer lists. */
+  findCustomersByExternalId: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+  /** The count's shards and the page's entries (or a filter's key ranges) of each organization's list. */
+  listCustomerPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+} as const satisfies DataAccess;

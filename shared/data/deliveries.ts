@@ -10,6 +10,7 @@ import { ConditionFailed } from '../domain/errors.ts';
 import { EVENT_RETENTION_DAYS } from '../webhooks/events.ts';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import { countShard, type Listing, listedWrites, listPage, type SortCriterion } from './listing.ts';
 import {
   type DeliveryAttemptRecord,
@@ -386,3 +387,41 @@ function webhookEventRecord(stored: Record<string, unknown>): WebhookEventRecord
   const { [ROUND_REQUEST]: _, ...rest } = record<WebhookEventRecord & { [ROUND_REQUEST]?: string }>(stored);
   return rest;
 }
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  /**
+   * Per list (the organization's, or an endpoint's; or their view by outcome): its count's shards,
+   * then its entries; both queries.
+   */
+  listDeliveryPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['deliveryList'] }],
+  /**
+   * One transaction: the event's next delivery round (its organization one of the caller's) and the
+   * request's redelivery item, from which the relay queues the round's first attempt.
+   */
+  startRound: [{ actions: ['dynamodb:UpdateItem', 'dynamodb:PutItem'], leadingKeys: ['webhookEvent'] }],
+  /**
+   * The relay: one webhook event per target (`recordWebhookEvent`); a Redeliver request's event
+   * round, in one batch (`redeliveryMessages`); an expired delivery list entry: a tombstone and the
+   * list's count down, in one transaction (`forgetExpiredEntries`).
+   */
+  relay: [
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['webhookEvent'] },
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEvent', 'deliveryList'] },
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['deliveryList'] },
+  ],
+  /**
+   * The deliverer: the webhook event and its endpoint in one batch (`deliveryState`; the endpoint
+   * again after a lost race, `rereadEndpoint`); one transaction of the event's new state, the
+   * attempt, its list entries and counts and, when the attempt changes the endpoint's health, the
+   * endpoint and its list entries (`recordAttempt`, `skipWebhookEvent`).
+   */
+  deliver: [
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['webhookEvent', 'webhookEndpoint'] },
+    {
+      actions: ['dynamodb:PutItem'],
+      leadingKeys: ['webhookEvent', 'deliveryList', 'webhookEndpoint', 'webhookEndpointList'],
+    },
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEvent', 'deliveryList'] },
+  ],
+} as const satisfies DataAccess;

@@ -6,6 +6,7 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import { run, type Table } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import { attr, type Key } from './table.ts';
 
 export type Claim =
@@ -113,3 +114,13 @@ export async function releaseIdempotencyKey(table: Table, key: Key, requestHash:
     if (!(error instanceof ConditionFailed)) throw error;
   }
 }
+
+/** IAM (shared/data/grants.ts): claim (put), complete (update), release after a failure (delete). */
+export const access = {
+  idempotencyKey: [
+    {
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+      leadingKeys: ['idempotency'],
+    },
+  ],
+} as const satisfies DataAccess;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, InvalidToken } from '../domain/errors.ts';
 import { putNew, run, type Table, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import { item, type OAuthClientRecord, record } from './records.ts';
 import { gsi1, keys, ownerKeys } from './table.ts';
 
@@ -108,3 +109,22 @@ export async function deleteOAuthClient(
     throw error;
   }
 }
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  insertOAuthClient: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] }],
+  /** Also how client authentication and the registration token (RFC 7592) read the client. */
+  findOAuthClient: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] }],
+  /**
+   * The client read (strongly consistent, with the registration token's check) and updated: one
+   * statement.
+   */
+  replaceOAuthClientRegistration: [
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
+  ],
+  /** One transaction: the client soft-deleted and its liveness item removed (its tokens stop at once). */
+  deleteOAuthClient: [
+    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
+    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['oauthClientLive'] },
+  ],
+} as const satisfies DataAccess;

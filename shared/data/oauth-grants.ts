@@ -12,6 +12,7 @@ import {
 import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import {
   type AuthorizationCodeRecord,
   item,
@@ -302,3 +303,31 @@ export async function revokeAccessToken(table: Table, tokenHash: string, now: st
     if (!(error instanceof ConditionFailed)) throw error;
   }
 }
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  /** One batch: the client the request names, the user and their organizations (what the consent shows). */
+  readConsentContext: [
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['oauthClient', 'user', 'organization'] },
+  ],
+  insertAuthorizationCode: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['authorizationCode'] }],
+  findAuthorizationCode: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['authorizationCode'] }],
+  findStoredToken: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token'] }],
+  /** The family, when a replay revokes it. */
+  findGrant: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthGrant'] }],
+  /**
+   * One transaction per issuance (`redeemAuthorizationCode`, `rotateRefreshToken`): the code or old
+   * refresh token spent, the family and its new tokens written, the client re-checked and its
+   * liveness item written. A code that failed its PKCE check is deleted alone (`burnAuthorizationCode`).
+   */
+  issueTokens: [
+    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['authorizationCode'] },
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthGrant', 'token', 'oauthClientLive'] },
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
+    { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['oauthClient'] },
+  ],
+  /** An access token ended alone (`revokeAccessToken`). */
+  revokeAccessToken: [{ actions: ['dynamodb:UpdateItem'], leadingKeys: ['token'] }],
+  /** A grant and its live tokens ended in one transaction (`revokeGrant`). */
+  revokeGrant: [{ actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] }],
+} as const satisfies DataAccess;

@@ -1,5 +1,6 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import { item, type MembershipRecord, type OrganizationRecord, record, type UserRecord } from './records.ts';
 import { gsi1, indexNames, keys, ownerKeys } from './table.ts';
 
@@ -107,3 +108,9 @@ export async function getOrganization(
   );
   return result.Item ? record<OrganizationRecord>(result.Item) : undefined;
 }
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  findUser: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['user'] }],
+  getOrganization: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['organization'] }],
+} as const satisfies DataAccess;

@@ -10,6 +10,7 @@
 import { currentTelemetry } from '../observability/telemetry.ts';
 import { type ChangeEvent, EVENT_RETENTION_DAYS, type EventSubject, envelope } from '../webhooks/events.ts';
 import { createOnly, type Table, type TransactItem } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import { item, type OutboxEventRecord } from './records.ts';
 import { attr, outboxKeys } from './table.ts';
 
@@ -41,3 +42,8 @@ export function outboxWrites(
     return { Put: createOnly(table, item({ ...key, [attr.ttl]: expiresAt(at) }, 'outbox_event', record)) };
   });
 }
+
+/** IAM (shared/data/grants.ts): a change's events, put in the change's own transaction. */
+export const access = {
+  outboxWrites: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['event'] }],
+} as const satisfies DataAccess;

@@ -5,6 +5,7 @@
 import { ConditionFailed } from '../domain/errors.ts';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, type Table, type TransactItem, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import {
   type ListFilter,
   type Listing,
@@ -182,3 +183,27 @@ export async function listProductPage(table: Table, query: ProductQuery): Promis
     total: page.total,
   };
 }
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  /**
+   * One transaction: the product, its list entries (whole list and views), the lists' counts, and
+   * its `product.created` event.
+   */
+  createProductRecord: [
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList', 'event'] },
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['productList'] },
+  ],
+  /** One batch: the product and the caller's organizations (default currency). */
+  getProductForUpdate: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'organization'] }],
+  /**
+   * One transaction: the product (conditioned on its version), its entries moved in step, and its
+   * `product.updated` event.
+   */
+  updateProductRecord: [
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['product', 'productList', 'event'] },
+    { actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'], leadingKeys: ['productList'] },
+  ],
+  /** Per organization: the count shards of its list (or view), then its entries; both queries. */
+  listProductPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['productList'] }],
+} as const satisfies DataAccess;

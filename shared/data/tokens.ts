@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import { type CustomerSessionRecord, item, record, type StoredToken, type TokenRecord } from './records.ts';
 import { attr, gsi1, keys, ownerKeys } from './table.ts';
 
@@ -72,3 +73,22 @@ export async function insertCustomerSession(
     },
   ]);
 }
+
+// ---------------------------------------------------------------------------
+// IAM: what the calls above need (shared/data/grants.ts).
+// ---------------------------------------------------------------------------
+
+export const access = {
+  /** Authentication reads the token item on every request (`findToken`). */
+  findToken: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token'] }],
+  /**
+   * An OAuth access token is read with its client's liveness item in one batch (`findAccessToken`,
+   * shared/http/auth.ts): every operation that takes a personal access token takes these tokens too.
+   */
+  findAccessToken: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['token', 'oauthClientLive'] }],
+  /** One transaction writes the session and re-checks that the customer is still live. */
+  insertCustomerSession: [
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['token'] },
+    { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['customer'] },
+  ],
+} as const satisfies DataAccess;

@@ -1,8 +1,9 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import { type CustomerRecord, customerRecord, item, record, type WalletRecord } from './records.ts';
-import { keys, walletSortKeys } from './table.ts';
+import { indexNames, keys, walletSortKeys } from './table.ts';
 import { comparator, planFor, type SortCriterion, sameGroup } from './wallet-order.ts';
 
 /** Items read per follow-up query while completing a tie group at the page boundary. */
@@ -110,3 +111,22 @@ export async function getCustomerWallet(
     ...(wallet ? { wallet: record<WalletRecord>(wallet) } : {}),
   };
 }
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  listWalletPage: [
+    {
+      actions: ['dynamodb:Query'],
+      leadingKeys: ['customer'],
+      indexes: [
+        indexNames.walletByCreated,
+        indexNames.walletByBalanceCreated,
+        indexNames.walletByBalanceCreatedDesc,
+        indexNames.walletByBalance,
+        indexNames.walletByBalanceDesc,
+      ],
+    },
+  ],
+  /** One batch reads the session's customer (still live?) and the wallet, both in its partition. */
+  getCustomerWallet: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] }],
+} as const satisfies DataAccess;

@@ -11,6 +11,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import { createOnly, run, type Table, type TransactItem, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
 import {
   delistedWrites,
   type Listing,
@@ -204,3 +205,34 @@ export async function organizationWebhookEndpoints(
   const entries = await readRange(table, webhookEndpointListing, organizationId, 'created_at#');
   return entries.map((entry) => webhookEndpointRecord(entry as unknown as Record<string, unknown>));
 }
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  /** One transaction: the endpoint, its list entries (one per sort field) and the list's count. */
+  insertWebhookEndpoint: [
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpointList'] },
+  ],
+  getWebhookEndpoint: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['webhookEndpoint'] }],
+  /**
+   * One transaction replaces the endpoint (on the revision read) and its list entries, deleting the
+   * entries whose sort key moved (url, name).
+   */
+  replaceWebhookEndpoint: [
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
+  ],
+  /** `replaceWebhookEndpoint` when no sort key moves (a new secret): the endpoint and its entries, same keys. */
+  replaceWebhookEndpointInPlace: [
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+  ],
+  /** One transaction marks it deleted, removes its list entries and lowers the list's count. */
+  softDeleteWebhookEndpoint: [
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
+  ],
+  /** Per organization, one query of the list's count shards and one of its entries (shared/data/listing.ts). */
+  listWebhookEndpointPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
+  /** The organization's endpoints, from its endpoint list (the relay). */
+  organizationWebhookEndpoints: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
+} as const satisfies DataAccess;

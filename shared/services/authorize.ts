@@ -4,8 +4,11 @@
  * what a consent would grant, or is sent back to the client with an error. Nothing is written;
  * the consent itself is `POST /v1/oauth2/consent` (shared/services/consent.ts).
  */
-import { readConsentContext } from '../data/oauth-grants.ts';
+
+import type { OperationAccess } from '../data/grants.ts';
+import { access as oauthGrantsAccess, readConsentContext } from '../data/oauth-grants.ts';
 import type { OrganizationRecord } from '../data/records.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { AuthorizeResponseOrganization, AuthorizeResponseUser } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
@@ -87,3 +90,13 @@ export async function authorize(
     },
   } as AuthorizeResult;
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  authorize: {
+    table: [...tokensAccess.findToken, ...oauthGrantsAccess.readConsentContext],
+  },
+} as const satisfies OperationAccess;

@@ -5,7 +5,12 @@
  */
 
 import { timingSafeEqual } from 'node:crypto';
-import { deleteOAuthClient, replaceOAuthClientRegistration } from '../data/oauth-clients.ts';
+import type { OperationAccess } from '../data/grants.ts';
+import {
+  deleteOAuthClient,
+  access as oauthClientsAccess,
+  replaceOAuthClientRegistration,
+} from '../data/oauth-clients.ts';
 import { InvalidClientMetadata } from '../domain/errors.ts';
 import type { RegisteredClient, RegistrationPrincipal } from '../domain/principals.ts';
 import { hashSecret } from '../domain/secrets.ts';
@@ -101,3 +106,23 @@ export async function updateClient(
 export async function deleteClient(deps: Dependencies, principal: RegistrationPrincipal): Promise<void> {
   await deleteOAuthClient(deps.table, principal.clientId, principal.tokenHash, deps.now().toISOString());
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  getClient: {
+    table: [
+      // RFC 7592: the registration token is checked against the client item itself, so the one read
+      // is the client (strongly consistent); no token item, no other partition.
+      ...oauthClientsAccess.findOAuthClient,
+    ],
+  },
+  updateClient: {
+    table: [...oauthClientsAccess.replaceOAuthClientRegistration],
+  },
+  deleteClient: {
+    table: [...oauthClientsAccess.deleteOAuthClient],
+  },
+} as const satisfies OperationAccess;

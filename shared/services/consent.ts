@@ -5,9 +5,13 @@
  * the PKCE challenge, valid `AUTHORIZATION_CODE_TTL_SECONDS`; either way the answer is where the
  * user's agent goes next: the client's redirect URI with the code or the error.
  */
-import { findOAuthClient } from '../data/oauth-clients.ts';
-import { insertAuthorizationCode } from '../data/oauth-grants.ts';
+
+import type { OperationAccess } from '../data/grants.ts';
+import { access as idempotencyAccess } from '../data/idempotency.ts';
+import { findOAuthClient, access as oauthClientsAccess } from '../data/oauth-clients.ts';
+import { insertAuthorizationCode, access as oauthGrantsAccess } from '../data/oauth-grants.ts';
 import type { OAuthSubject } from '../data/records.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { PolarRequestValidationError } from '../domain/errors.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS } from '../domain/oauth.ts';
 import type { RegisteredClient, UserPrincipal } from '../domain/principals.ts';
@@ -113,3 +117,18 @@ export async function consent(
   });
   return { location: redirectTo(redirectUri, { code, state }, issuer) };
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  consent: {
+    table: [
+      ...tokensAccess.findToken,
+      ...idempotencyAccess.idempotencyKey,
+      ...oauthClientsAccess.findOAuthClient,
+      ...oauthGrantsAccess.insertAuthorizationCode,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -1,4 +1,7 @@
-import { insertOAuthClient } from '../data/oauth-clients.ts';
+import type { OperationAccess } from '../data/grants.ts';
+import { access as idempotencyAccess } from '../data/idempotency.ts';
+import { insertOAuthClient, access as oauthClientsAccess } from '../data/oauth-clients.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { redirectUriProblem, webUrlProblem } from '../domain/client-uris.ts';
 import { InvalidClientMetadata } from '../domain/errors.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
@@ -111,3 +114,18 @@ export async function createClient(
     registration_client_uri: registrationClientUri(baseUrl, clientId),
   } as OAuth2ClientRegistration;
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  createClient: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...idempotencyAccess.idempotencyKey,
+      ...oauthClientsAccess.insertOAuthClient,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -4,9 +4,11 @@
  * same way: only the token's SHA-256 is stored, and only while the customer is live.
  */
 
-import { findSessionCustomer } from '../data/catalog.ts';
+import { access as catalogAccess, findSessionCustomer } from '../data/catalog.ts';
+import type { OperationAccess } from '../data/grants.ts';
+import { access as idempotencyAccess } from '../data/idempotency.ts';
 import type { CustomerRecord, CustomerSessionRecord } from '../data/records.ts';
-import { insertCustomerSession } from '../data/tokens.ts';
+import { insertCustomerSession, access as tokensAccess } from '../data/tokens.ts';
 import { baseUrlOf } from '../domain/base-url.ts';
 import {
   AmbiguousExternalCustomerId,
@@ -119,3 +121,19 @@ export function portalBaseUrl(
 ): string {
   return configured || baseUrlOf(host);
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  createCustomerSession: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...idempotencyAccess.idempotencyKey,
+      ...catalogAccess.findSessionCustomer,
+      ...tokensAccess.insertCustomerSession,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -1,6 +1,9 @@
-import { CustomerTaken, insertCustomer } from '../data/customers.ts';
+import { CustomerTaken, access as customersAccess, insertCustomer } from '../data/customers.ts';
+import type { OperationAccess } from '../data/grants.ts';
+import { access as idempotencyAccess } from '../data/idempotency.ts';
 import { outboxWrites } from '../data/outbox.ts';
 import type { CustomerRecord } from '../data/records.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { PolarRequestValidationError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
@@ -67,3 +70,18 @@ export async function createCustomerIn(
   }
   return customer;
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  createCustomer: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...idempotencyAccess.idempotencyKey,
+      ...customersAccess.insertCustomer,
+    ],
+  },
+} as const satisfies OperationAccess;

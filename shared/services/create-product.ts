@@ -1,8 +1,11 @@
 import type { Table } from '../data/dynamo.ts';
-import { getOrganization } from '../data/organizations.ts';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { access as idempotencyAccess } from '../data/idempotency.ts';
+import { getOrganization, access as organizationsAccess } from '../data/organizations.ts';
 import { outboxWrites } from '../data/outbox.ts';
-import { createProductRecord } from '../data/products.ts';
+import { createProductRecord, access as productsAccess } from '../data/products.ts';
 import type { Metadata, ProductRecord } from '../data/records.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { PolarRequestValidationError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
@@ -101,3 +104,19 @@ export async function createProduct(
   countBusinessEvent('ProductsCreated');
   return presentProduct(product);
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  createProduct: {
+    table: [
+      // The token, and the organization (its default currency).
+      oneStatement(tokensAccess.findToken, organizationsAccess.getOrganization),
+      ...tokensAccess.findAccessToken,
+      ...idempotencyAccess.idempotencyKey,
+      ...productsAccess.createProductRecord,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -1,7 +1,10 @@
-import { getSubscriptionInputs } from '../data/catalog.ts';
+import { access as catalogAccess, getSubscriptionInputs } from '../data/catalog.ts';
+import type { OperationAccess } from '../data/grants.ts';
+import { access as idempotencyAccess } from '../data/idempotency.ts';
 import { outboxWrites } from '../data/outbox.ts';
 import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
-import { insertSubscription } from '../data/subscriptions.ts';
+import { insertSubscription, access as subscriptionsAccess } from '../data/subscriptions.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import {
   ConditionFailed,
   PolarRequestValidationError,
@@ -143,3 +146,19 @@ export async function createSubscription(
     }
   }
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  createSubscription: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...idempotencyAccess.idempotencyKey,
+      ...catalogAccess.getSubscriptionInputs,
+      ...subscriptionsAccess.insertSubscription,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -3,14 +3,23 @@
  * own customer's subscriptions. Another customer's subscription, of any organization, is the same
  * 404 as an unknown id; a deleted customer's session stops working at once (401).
  */
-import { getProduct, type PortalContext, readPortalContext } from '../data/catalog.ts';
+import {
+  access as catalogAccess,
+  getProduct,
+  type PortalContext,
+  readPortalContext,
+} from '../data/catalog.ts';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { parseListSorting } from '../data/listing.ts';
+import { access as outboxAccess } from '../data/outbox.ts';
 import type { OrganizationRecord, SubscriptionRecord } from '../data/records.ts';
 import {
   listSubscriptionPage,
   type SubscriptionSortField,
+  access as subscriptionsAccess,
   updateSubscriptionLifecycle,
 } from '../data/subscriptions.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { InvalidToken, ResourceNotFound } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { CustomerPrincipal } from '../domain/principals.ts';
@@ -154,3 +163,40 @@ export function changeCustomerSubscription(
     return presentCustomerSubscription(after, product, organization);
   });
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  listCustomerSubscriptions: {
+    table: [
+      ...tokensAccess.findToken,
+      ...subscriptionsAccess.listCustomerSubscriptionPage,
+      ...catalogAccess.readPortalContextOfProducts,
+    ],
+  },
+  getCustomerSubscription: {
+    table: [
+      // The token and the product it embeds; one batch of the customer, its organization and the subscription.
+      oneStatement(tokensAccess.findToken, catalogAccess.getProduct),
+      ...catalogAccess.readPortalContextOfSubscription,
+    ],
+  },
+  cancelCustomerSubscription: {
+    table: [
+      oneStatement(tokensAccess.findToken, catalogAccess.getProduct),
+      ...catalogAccess.readPortalContextOfSubscription,
+      ...subscriptionsAccess.updateSubscriptionInPlace,
+      ...outboxAccess.outboxWrites,
+    ],
+  },
+  updateCustomerSubscription: {
+    table: [
+      oneStatement(tokensAccess.findToken, catalogAccess.getProduct),
+      ...catalogAccess.readPortalContextOfSubscription,
+      ...subscriptionsAccess.updateSubscriptionInPlace,
+      ...outboxAccess.outboxWrites,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -1,4 +1,8 @@
+import { access as catalogAccess } from '../data/catalog.ts';
 import type { CustomerState } from '../data/customers.ts';
+import { access as customersAccess } from '../data/customers.ts';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { Dependencies } from '../runtime.ts';
 import { type CustomerLocator, changeCustomer, nextModifiedAt } from './customer-lookup.ts';
@@ -45,3 +49,25 @@ export async function deleteCustomer(
     deletedCustomer(before, now, anonymize),
   );
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  deleteCustomer: {
+    table: [
+      oneStatement(tokensAccess.findToken, catalogAccess.getCustomer),
+      ...tokensAccess.findAccessToken,
+      ...customersAccess.writeCustomerDeletion,
+    ],
+  },
+  deleteCustomerExternal: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...customersAccess.findCustomersByExternalId,
+      ...customersAccess.writeCustomerDeletion,
+    ],
+  },
+} as const satisfies OperationAccess;

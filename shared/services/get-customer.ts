@@ -1,3 +1,7 @@
+import { access as catalogAccess } from '../data/catalog.ts';
+import { access as customersAccess } from '../data/customers.ts';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { SubscriptionCustomer } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
@@ -15,3 +19,20 @@ export async function getCustomer(
 ): Promise<SubscriptionCustomer> {
   return presentCustomer(await findLiveCustomer(deps, principal, locator));
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  getCustomer: {
+    table: [...tokensAccess.findAccessToken, oneStatement(tokensAccess.findToken, catalogAccess.getCustomer)],
+  },
+  getCustomerExternal: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...customersAccess.findCustomersByExternalId,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -1,4 +1,6 @@
-import { getProduct as readProduct } from '../data/catalog.ts';
+import { access as catalogAccess, getProduct as readProduct } from '../data/catalog.ts';
+import type { OperationAccess } from '../data/grants.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { ResourceNotFound } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
@@ -18,3 +20,13 @@ export async function getProduct(deps: Dependencies, principal: UserPrincipal, i
   }
   return presentProduct(product);
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  getProduct: {
+    table: [...tokensAccess.findToken, ...tokensAccess.findAccessToken, ...catalogAccess.getProduct],
+  },
+} as const satisfies OperationAccess;

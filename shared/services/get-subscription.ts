@@ -1,5 +1,7 @@
-import { getCustomerAndProduct } from '../data/catalog.ts';
-import { getSubscription as readSubscription } from '../data/subscriptions.ts';
+import { access as catalogAccess, getCustomerAndProduct } from '../data/catalog.ts';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { getSubscription as readSubscription, access as subscriptionsAccess } from '../data/subscriptions.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { ResourceNotFound } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
@@ -30,3 +32,18 @@ export async function getSubscription(
   if (!customer || !product) throw new Error(`subscription ${subscription.id} refers to a missing item`);
   return presentSubscription(subscription, customer, product);
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  getSubscription: {
+    table: [
+      // The token and the subscription; then one batch of the customer and product it embeds.
+      oneStatement(tokensAccess.findToken, subscriptionsAccess.getSubscription),
+      ...tokensAccess.findAccessToken,
+      ...catalogAccess.getCustomerAndProduct,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -1,4 +1,6 @@
-import { getCustomerWallet } from '../data/wallets.ts';
+import type { OperationAccess } from '../data/grants.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
+import { getCustomerWallet, access as walletsAccess } from '../data/wallets.ts';
 import { InvalidToken, ResourceNotFound } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { CustomerPrincipal } from '../domain/principals.ts';
@@ -20,3 +22,13 @@ export async function getWallet(
   if (!wallet) throw new ResourceNotFound();
   return presentWallet(wallet);
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  getWallet: {
+    table: [...tokensAccess.findToken, ...walletsAccess.getCustomerWallet],
+  },
+} as const satisfies OperationAccess;

@@ -2,6 +2,10 @@
  * Introspection (RFC 7662): a confidential client asks whether one of its own tokens is active, and
  * for what. Another client's token, an unknown one and an ended one are the same `{"active":false}`.
  */
+
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { access as oauthClientsAccess } from '../data/oauth-clients.ts';
+import { access as oauthGrantsAccess } from '../data/oauth-grants.ts';
 import { OAuthError } from '../domain/errors.ts';
 import type { ClientPrincipal } from '../domain/principals.ts';
 import type { InactiveToken, IntrospectTokenBody, IntrospectTokenResponse } from '../generated/api-types.ts';
@@ -34,3 +38,13 @@ export async function introspectToken(
     iat: seconds(token.created_at),
   };
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  introspectToken: {
+    table: [oneStatement(oauthClientsAccess.findOAuthClient, oauthGrantsAccess.findStoredToken)],
+  },
+} as const satisfies OperationAccess;

@@ -1,5 +1,7 @@
-import { type CustomerSortField, listCustomerPage } from '../data/customers.ts';
+import { type CustomerSortField, access as customersAccess, listCustomerPage } from '../data/customers.ts';
+import type { OperationAccess } from '../data/grants.ts';
 import { parseListSorting } from '../data/listing.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { ListCustomersQuery, ListResourceCustomer } from '../generated/api-types.ts';
@@ -42,3 +44,13 @@ export async function listCustomers(
   );
   return { items: page.items.map(presentCustomer), pagination: pagination(page.total, window) };
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  listCustomers: {
+    table: [...tokensAccess.findToken, ...tokensAccess.findAccessToken, ...customersAccess.listCustomerPage],
+  },
+} as const satisfies OperationAccess;

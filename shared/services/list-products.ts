@@ -1,5 +1,12 @@
+import type { OperationAccess } from '../data/grants.ts';
 import { type ListFilter, parseListSorting, TooManyMatches } from '../data/listing.ts';
-import { listProductPage, type ProductFilter, type ProductSortField } from '../data/products.ts';
+import {
+  listProductPage,
+  type ProductFilter,
+  type ProductSortField,
+  access as productsAccess,
+} from '../data/products.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
@@ -75,3 +82,13 @@ export async function listProducts(
     ]);
   }
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  listProducts: {
+    table: [...tokensAccess.findToken, ...tokensAccess.findAccessToken, ...productsAccess.listProductPage],
+  },
+} as const satisfies OperationAccess;

@@ -1,4 +1,5 @@
-import { getCustomersAndProducts } from '../data/catalog.ts';
+import { access as catalogAccess, getCustomersAndProducts } from '../data/catalog.ts';
+import type { OperationAccess } from '../data/grants.ts';
 import type { SegmentFilter } from '../data/listing.ts';
 import { parseListSorting } from '../data/listing.ts';
 import type { SubscriptionRecord } from '../data/records.ts';
@@ -6,8 +7,10 @@ import {
   listSubscriptionPage,
   type SubscriptionListScope,
   type SubscriptionSortField,
+  access as subscriptionsAccess,
 } from '../data/subscriptions.ts';
 import { subscriptionListOwners } from '../data/table.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { ListResourceSubscription, ListSubscriptionsQuery } from '../generated/api-types.ts';
@@ -130,3 +133,19 @@ export async function listSubscriptions(
     pagination: pagination(page.total, { offset, limit }),
   };
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  listSubscriptions: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...subscriptionsAccess.listSubscriptionPage,
+      // One batch of the customers and products the page embeds.
+      ...catalogAccess.getCustomersAndProducts,
+    ],
+  },
+} as const satisfies OperationAccess;

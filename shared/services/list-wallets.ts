@@ -1,6 +1,8 @@
-import { getCustomer } from '../data/catalog.ts';
+import { access as catalogAccess, getCustomer } from '../data/catalog.ts';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { parseSorting, type SortingValue } from '../data/wallet-order.ts';
-import { listWalletPage } from '../data/wallets.ts';
+import { listWalletPage, access as walletsAccess } from '../data/wallets.ts';
 import { InvalidToken } from '../domain/errors.ts';
 import type { CustomerPrincipal } from '../domain/principals.ts';
 import type { ListResourceCustomerWallet, ListWalletsQuery } from '../generated/api-types.ts';
@@ -35,3 +37,13 @@ export async function listWallets(
       : [];
   return { items: wallets.map(presentWallet), pagination: pagination(total, window) };
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  listWallets: {
+    table: [oneStatement(tokensAccess.findToken, catalogAccess.getCustomer), ...walletsAccess.listWalletPage],
+  },
+} as const satisfies OperationAccess;

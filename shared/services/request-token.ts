@@ -9,12 +9,15 @@
  * rotation revokes its whole family (the replay means it was stolen, or the client was).
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { access as oauthClientsAccess } from '../data/oauth-clients.ts';
 import {
   burnAuthorizationCode,
   findAuthorizationCode,
   findStoredToken,
   IssuanceRefused,
   type IssuedTokens,
+  access as oauthGrantsAccess,
   redeemAuthorizationCode,
   revokeGrant,
   rotateRefreshToken,
@@ -257,3 +260,22 @@ export async function requestToken(
     ? exchangeCode(deps, client, form)
     : refresh(deps, client, form);
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  requestToken: {
+    table: [
+      // Client authentication; the code or refresh token used; the family, when a replay revokes it.
+      oneStatement(
+        oauthClientsAccess.findOAuthClient,
+        oauthGrantsAccess.findAuthorizationCode,
+        oauthGrantsAccess.findStoredToken,
+        oauthGrantsAccess.findGrant,
+      ),
+      ...oauthGrantsAccess.issueTokens,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -4,7 +4,10 @@
  * (unknown, another client's, already ended, of another shape) is the same 200 and changes nothing:
  * the endpoint confirms no token, and a retry is harmless.
  */
-import { revokeAccessToken, revokeGrant } from '../data/oauth-grants.ts';
+
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { access as oauthClientsAccess } from '../data/oauth-clients.ts';
+import { access as oauthGrantsAccess, revokeAccessToken, revokeGrant } from '../data/oauth-grants.ts';
 import { OAuthError } from '../domain/errors.ts';
 import type { ClientPrincipal } from '../domain/principals.ts';
 import type { RevokeTokenBody } from '../generated/api-types.ts';
@@ -29,3 +32,21 @@ export async function revokeToken(
   }
   return {};
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  revokeToken: {
+    table: [
+      // The client, the token presented, and for a refresh token its grant.
+      oneStatement(
+        oauthClientsAccess.findOAuthClient,
+        oauthGrantsAccess.findStoredToken,
+        oauthGrantsAccess.findGrant,
+      ),
+      oneStatement(oauthGrantsAccess.revokeAccessToken, oauthGrantsAccess.revokeGrant),
+    ],
+  },
+} as const satisfies OperationAccess;

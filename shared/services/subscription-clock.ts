@@ -11,14 +11,16 @@
  * (the loser's condition fails and it moves on), and a run that stops anywhere leaves every
  * subscription either changed in full or untouched, for the next run to take up.
  */
-import { getCustomersAndProducts } from '../data/catalog.ts';
-import { outboxWrites } from '../data/outbox.ts';
+import { access as catalogAccess, getCustomersAndProducts } from '../data/catalog.ts';
+import { type FunctionAccess, oneStatement } from '../data/grants.ts';
+import { access as outboxAccess, outboxWrites } from '../data/outbox.ts';
 import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
 import {
   type DueCursor,
   dueShards,
   findDue,
   getSubscriptions,
+  access as subscriptionsAccess,
   type TransactItems,
   writeSubscriptionChange,
 } from '../data/subscriptions.ts';
@@ -180,3 +182,20 @@ export function logClockRun(report: ClockReport, durationMs: number): void {
     duration_ms: Math.round(durationMs),
   });
 }
+
+/**
+ * What this function may do (shared/data/grants.ts), keyed by its name: the grants of the data
+ * functions it uses.
+ */
+export const functionAccess = {
+  'subscription-clock': {
+    table: [
+      // Each shard of the due index, then the due subscriptions and their customers and products
+      // (the events embed them) in one batch; a renewal or an end, with its events (the outbox).
+      ...subscriptionsAccess.findDue,
+      oneStatement(subscriptionsAccess.getSubscriptions, catalogAccess.getCustomersAndProducts),
+      ...subscriptionsAccess.writeSubscriptionChange,
+      ...outboxAccess.outboxWrites,
+    ],
+  },
+} as const satisfies Readonly<Record<string, FunctionAccess>>;

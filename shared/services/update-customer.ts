@@ -1,5 +1,8 @@
-import { type CustomerState, CustomerTaken } from '../data/customers.ts';
+import { access as catalogAccess } from '../data/catalog.ts';
+import { type CustomerState, CustomerTaken, access as customersAccess } from '../data/customers.ts';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import type { AddressRecord } from '../data/records.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type {
@@ -89,3 +92,25 @@ export async function updateCustomer(
     throw new PolarRequestValidationError([takenIssue(error.field, changes[error.field])]);
   }
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  updateCustomer: {
+    table: [
+      oneStatement(tokensAccess.findToken, catalogAccess.getCustomer),
+      ...tokensAccess.findAccessToken,
+      ...customersAccess.writeCustomerChange,
+    ],
+  },
+  updateCustomerExternal: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...customersAccess.findCustomersByExternalId,
+      ...customersAccess.writeCustomerChange,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -1,5 +1,12 @@
-import { getProductForUpdate, ProductChanged, updateProductRecord } from '../data/products.ts';
+import type { OperationAccess } from '../data/grants.ts';
+import {
+  getProductForUpdate,
+  ProductChanged,
+  access as productsAccess,
+  updateProductRecord,
+} from '../data/products.ts';
 import type { Metadata, ProductRecord } from '../data/records.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { canonicalJson } from '../domain/canonical-json.ts';
 import {
   PolarRequestValidationError,
@@ -107,3 +114,18 @@ export async function updateProduct(
     }
   }
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  updateProduct: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...productsAccess.getProductForUpdate,
+      ...productsAccess.updateProductRecord,
+    ],
+  },
+} as const satisfies OperationAccess;

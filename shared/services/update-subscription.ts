@@ -1,7 +1,13 @@
-import { getCustomerAndProduct } from '../data/catalog.ts';
-import { outboxWrites } from '../data/outbox.ts';
+import { access as catalogAccess, getCustomerAndProduct } from '../data/catalog.ts';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { access as outboxAccess, outboxWrites } from '../data/outbox.ts';
 import type { SubscriptionRecord } from '../data/records.ts';
-import { getSubscription, updateSubscriptionLifecycle } from '../data/subscriptions.ts';
+import {
+  getSubscription,
+  access as subscriptionsAccess,
+  updateSubscriptionLifecycle,
+} from '../data/subscriptions.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { ConditionFailed, ResourceNotFound, SubscriptionLocked } from '../domain/errors.ts';
 import { newId, normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
@@ -94,3 +100,30 @@ export function changeSubscription(
     return presentSubscription(after, customer, product);
   });
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  updateSubscription: {
+    table: [
+      // The token and the subscription; the conditional lifecycle write, its relisting and its
+      // events (the outbox); the embedded customer and product, read beside the write.
+      oneStatement(tokensAccess.findToken, subscriptionsAccess.getSubscription),
+      ...tokensAccess.findAccessToken,
+      ...subscriptionsAccess.writeSubscriptionChange,
+      ...outboxAccess.outboxWrites,
+      ...catalogAccess.getCustomerAndProduct,
+    ],
+  },
+  revokeSubscription: {
+    table: [
+      oneStatement(tokensAccess.findToken, subscriptionsAccess.getSubscription),
+      ...tokensAccess.findAccessToken,
+      ...subscriptionsAccess.writeSubscriptionChange,
+      ...outboxAccess.outboxWrites,
+      ...catalogAccess.getCustomerAndProduct,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -2,9 +2,12 @@
  * Webhook deliveries as the API shows them: the attempts of the caller's organizations' webhook
  * events (List Webhook Deliveries), and a new delivery round of one event (Redeliver).
  */
-import { listDeliveryPage, startRound } from '../data/deliveries.ts';
+import { access as deliveriesAccess, listDeliveryPage, startRound } from '../data/deliveries.ts';
+import type { OperationAccess } from '../data/grants.ts';
+import { access as idempotencyAccess } from '../data/idempotency.ts';
 import { parseListSorting } from '../data/listing.ts';
 import type { DeliveryAttemptRecord, WebhookEventRecord } from '../data/records.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import { PolarRequestValidationError, ResourceNotFound, type ValidationIssue } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
@@ -126,3 +129,21 @@ export async function redeliverWebhookEvent(
   if (!started) throw new ResourceNotFound();
   return null;
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  listWebhookDeliveries: {
+    table: [...tokensAccess.findToken, ...tokensAccess.findAccessToken, ...deliveriesAccess.listDeliveryPage],
+  },
+  redeliverWebhookEvent: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...idempotencyAccess.idempotencyKey,
+      ...deliveriesAccess.startRound,
+    ],
+  },
+} as const satisfies OperationAccess;

@@ -9,8 +9,11 @@
  * answered 409.
  */
 
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { access as idempotencyAccess } from '../data/idempotency.ts';
 import { parseListSorting } from '../data/listing.ts';
 import type { WebhookEndpointRecord, WebhookFormat } from '../data/records.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
 import {
   EndpointChanged,
   insertWebhookEndpoint,
@@ -19,6 +22,7 @@ import {
   replaceWebhookEndpoint,
   softDeleteWebhookEndpoint,
   type WebhookEndpointSortField,
+  access as webhooksAccess,
 } from '../data/webhooks.ts';
 import {
   PolarRequestValidationError,
@@ -287,3 +291,57 @@ export async function signingSecrets(
   }
   return secrets;
 }
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = {
+  createWebhookEndpoint: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...idempotencyAccess.idempotencyKey,
+      ...webhooksAccess.insertWebhookEndpoint,
+    ],
+    webhookKeySet: true,
+  },
+  listWebhookEndpoints: {
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...webhooksAccess.listWebhookEndpointPage,
+    ],
+    webhookKeySet: true,
+  },
+  getWebhookEndpoint: {
+    table: [
+      oneStatement(tokensAccess.findToken, webhooksAccess.getWebhookEndpoint),
+      ...tokensAccess.findAccessToken,
+    ],
+    webhookKeySet: true,
+  },
+  updateWebhookEndpoint: {
+    table: [
+      oneStatement(tokensAccess.findToken, webhooksAccess.getWebhookEndpoint),
+      ...tokensAccess.findAccessToken,
+      ...webhooksAccess.replaceWebhookEndpoint,
+    ],
+    webhookKeySet: true,
+  },
+  resetWebhookEndpointSecret: {
+    table: [
+      oneStatement(tokensAccess.findToken, webhooksAccess.getWebhookEndpoint),
+      ...tokensAccess.findAccessToken,
+      ...webhooksAccess.replaceWebhookEndpointInPlace,
+    ],
+    webhookKeySet: true,
+  },
+  deleteWebhookEndpoint: {
+    table: [
+      oneStatement(tokensAccess.findToken, webhooksAccess.getWebhookEndpoint),
+      ...tokensAccess.findAccessToken,
+      ...webhooksAccess.softDeleteWebhookEndpoint,
+    ],
+  },
+} as const satisfies OperationAccess;

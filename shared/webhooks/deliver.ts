@@ -17,12 +17,14 @@
  * its list entries, as every endpoint change), so the count cannot be lost between the two.
  */
 import {
+  access as deliveriesAccess,
   deliveryState,
   type EndpointChange,
   recordAttempt,
   rereadEndpoint,
   skipWebhookEvent,
 } from '../data/deliveries.ts';
+import type { FunctionAccess } from '../data/grants.ts';
 import type { DeliveryAttemptRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
 import { deliveryHeaders } from '../domain/webhook-signature.ts';
 import { emitDeliveries, logError, logInfo } from '../observability/telemetry.ts';
@@ -244,3 +246,17 @@ export async function deliverBatch(
     .filter((_, i) => outcomes[i] === 'retry' || outcomes[i] === 'error')
     .map((m) => m.messageId);
 }
+
+/**
+ * What this function may do (shared/data/grants.ts), keyed by its name: the grants of the data
+ * functions it uses.
+ */
+export const functionAccess = {
+  'webhook-deliverer': {
+    table: [
+      // Opens the endpoint's signing secrets.
+      ...deliveriesAccess.deliver,
+    ],
+    webhookKeySet: true,
+  },
+} as const satisfies Readonly<Record<string, FunctionAccess>>;

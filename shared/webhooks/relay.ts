@@ -11,15 +11,17 @@
  * (skipped) or that the receiver dedupes by `webhook-id`.
  */
 import {
+  access as deliveriesAccess,
   expiringEntryPrefix,
   type Redelivery,
   recordWebhookEvent,
   redeliveryMessages,
 } from '../data/deliveries.ts';
 import type { Table } from '../data/dynamo.ts';
+import type { FunctionAccess } from '../data/grants.ts';
 import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
 import { partitions, REDELIVERY_SORT_KEY_PREFIX } from '../data/table.ts';
-import { organizationWebhookEndpoints } from '../data/webhooks.ts';
+import { organizationWebhookEndpoints, access as webhooksAccess } from '../data/webhooks.ts';
 import { logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue } from '../queue/queue.ts';
 import { webhookEventId } from './events.ts';
@@ -156,3 +158,13 @@ export async function relayRedeliveries(
   await deps.queue.sendBatch(messages.map((message) => JSON.stringify(message)));
   return messages.length;
 }
+
+/**
+ * What this function may do (shared/data/grants.ts), keyed by its name: the grants of the data
+ * functions it uses.
+ */
+export const functionAccess = {
+  'webhook-relay': {
+    table: [...webhooksAccess.organizationWebhookEndpoints, ...deliveriesAccess.relay],
+  },
+} as const satisfies Readonly<Record<string, FunctionAccess>>;
