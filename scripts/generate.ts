@@ -30,6 +30,7 @@ import {
   createSchemaAjv,
   type JsonSchema,
   loadOpenApi,
+  type OpenApiDocument,
   operations,
   type RouteOperation,
   requestBodyOf,
@@ -293,7 +294,10 @@ async function apiTypesTs(): Promise<string> {
 // declares, composed of the `access` patterns of the data modules it uses (shared/data/grants.ts).
 // ---------------------------------------------------------------------------
 
-/** Where access declarations live: modules exporting `operationAccess` or `functionAccess`. */
+/**
+ * Where access declarations live: modules exporting `operationAccess` or `functionAccess`, each a
+ * function returning the declarations (a function, so that bundles, which never call it, drop it).
+ */
 const ACCESS_DIRS = ['shared/services', 'shared/webhooks'];
 
 export interface AccessDeclarations {
@@ -312,15 +316,16 @@ export async function accessDeclarations(): Promise<AccessDeclarations> {
       .sort()) {
       const path = join(ROOT, dir, file);
       // Only modules that declare access are loaded (a cheap textual test).
-      if (!/^export const (operationAccess|functionAccess)\b/m.test(readFileSync(path, 'utf8'))) continue;
+      if (!/^export const (operationAccess|functionAccess) = \(\)/m.test(readFileSync(path, 'utf8')))
+        continue;
       const module = (await import(pathToFileURL(path).href)) as {
-        operationAccess?: OperationAccess;
-        functionAccess?: OperationAccess;
+        operationAccess?: () => OperationAccess;
+        functionAccess?: () => OperationAccess;
       };
       const declaredIn = `${dir}/${file}`;
       for (const [kind, declared] of [
-        ['operations', module.operationAccess],
-        ['functions', module.functionAccess],
+        ['operations', module.operationAccess?.()],
+        ['functions', module.functionAccess?.()],
       ] as const) {
         for (const [key, access] of Object.entries(declared ?? {})) {
           const earlier = found[kind][key];
@@ -384,6 +389,9 @@ function operationsTs(
     '/** One entry per operation of the OpenAPI document (= one Lambda function), in document order. */',
     `export const operations = ${literal(entries)} as const;`,
     '',
+    "/** Each operation's method and path alone: what routing needs, without the grants (smaller bundles). */",
+    `export const operationRoutes = ${literal(entries.map(({ operationId, method, path }) => ({ operationId, method, path })))} as const;`,
+    '',
     '/** The access of the functions behind no route (a schedule, the table stream, a queue), by name. */',
     `export const functionAccess = ${literal(functions)} as const;`,
     '',
@@ -408,12 +416,12 @@ function securityTs(routes: readonly RouteOperation[]): string {
   ].join('\n');
 }
 
-/** The route table's generated files. */
-async function routeTableFiles(): Promise<{
+/** The route table's generated files, from a document (the OpenAPI document by default). */
+export async function routeTableFiles(document: OpenApiDocument = loadOpenApi()): Promise<{
   files: GeneratedFile[];
   table: (RouteOperation & FunctionAccess)[];
 }> {
-  const routes = routeOperations();
+  const routes = routeOperations(document);
   const declarations = await accessDeclarations();
   const table = routeTable(routes, declarations);
   return {

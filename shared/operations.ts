@@ -11,7 +11,11 @@
  */
 import type { TableGrant } from './data/grants.ts';
 import { documentFunctions, type HttpMethod } from './document-functions.ts';
-import { functionAccess, operations as generatedOperations } from './generated/operations.ts';
+import {
+  functionAccess,
+  operations as generatedOperations,
+  operationRoutes,
+} from './generated/operations.ts';
 
 export type { TableAction, TableGrant } from './data/grants.ts';
 export {
@@ -22,6 +26,7 @@ export {
   oauthDiscovery,
   routeNotFound,
 } from './document-functions.ts';
+export { operationRoutes } from './generated/operations.ts';
 
 export interface OperationDefinition {
   /** Folder under `functions/`, also the function's logical name (`x-function`, or the operationId in kebab-case). */
@@ -111,7 +116,7 @@ export const operationById = (operationId: OperationId) =>
 
 /** Every path-and-method the HTTP API routes to a function (operations, reference, discovery), for 405s. */
 export const routedPaths: readonly { method: string; path: string }[] = [
-  ...operations,
+  ...operationRoutes,
   ...documentFunctions.flatMap((fn) => fn.routes),
 ];
 

@@ -20,7 +20,6 @@ import {
   type SortCriterion,
   textKeyPrefix,
 } from './listing.ts';
-import { access as outboxAccess } from './outbox.ts';
 import { type CustomerRecord, item, storedCustomer } from './records.ts';
 import { gsi1, type Key, keys, ownerKeys } from './table.ts';
 
@@ -339,7 +338,8 @@ export const access = {
   writeCustomerChange: [
     { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer'] },
     { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
-    ...outboxAccess.outboxWrites,
+    // Its event (shared/data/outbox.ts `access.outboxWrites`).
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['event'] },
   ],
   /**
    * `writeCustomerChange` of a soft deletion: the item, both guards, its list entries, the list's
@@ -348,7 +348,8 @@ export const access = {
   writeCustomerDeletion: [
     { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer', 'customerList'] },
     { actions: ['dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
-    ...outboxAccess.outboxWrites,
+    // Its event (shared/data/outbox.ts `access.outboxWrites`).
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['event'] },
   ],
   /** The external id's key range of each of the caller's organizations' customer lists. */
   findCustomersByExternalId: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],

@@ -1937,6 +1937,220 @@ export const operations = [
   }
 ] as const;
 
+/** Each operation's method and path alone: what routing needs, without the grants (smaller bundles). */
+export const operationRoutes = [
+  {
+    "operationId": "createClient",
+    "method": "POST",
+    "path": "/v1/oauth2/register"
+  },
+  {
+    "operationId": "getClient",
+    "method": "GET",
+    "path": "/v1/oauth2/register/{client_id}"
+  },
+  {
+    "operationId": "updateClient",
+    "method": "PUT",
+    "path": "/v1/oauth2/register/{client_id}"
+  },
+  {
+    "operationId": "deleteClient",
+    "method": "DELETE",
+    "path": "/v1/oauth2/register/{client_id}"
+  },
+  {
+    "operationId": "authorize",
+    "method": "GET",
+    "path": "/v1/oauth2/authorize"
+  },
+  {
+    "operationId": "consent",
+    "method": "POST",
+    "path": "/v1/oauth2/consent"
+  },
+  {
+    "operationId": "requestToken",
+    "method": "POST",
+    "path": "/v1/oauth2/token"
+  },
+  {
+    "operationId": "revokeToken",
+    "method": "POST",
+    "path": "/v1/oauth2/revoke"
+  },
+  {
+    "operationId": "introspectToken",
+    "method": "POST",
+    "path": "/v1/oauth2/introspect"
+  },
+  {
+    "operationId": "userinfo",
+    "method": "GET",
+    "path": "/v1/oauth2/userinfo"
+  },
+  {
+    "operationId": "createSubscription",
+    "method": "POST",
+    "path": "/v1/subscriptions/"
+  },
+  {
+    "operationId": "listSubscriptions",
+    "method": "GET",
+    "path": "/v1/subscriptions/"
+  },
+  {
+    "operationId": "listWallets",
+    "method": "GET",
+    "path": "/v1/customer-portal/wallets/"
+  },
+  {
+    "operationId": "getWallet",
+    "method": "GET",
+    "path": "/v1/customer-portal/wallets/{id}"
+  },
+  {
+    "operationId": "createProduct",
+    "method": "POST",
+    "path": "/v1/products/"
+  },
+  {
+    "operationId": "listProducts",
+    "method": "GET",
+    "path": "/v1/products/"
+  },
+  {
+    "operationId": "listCustomerSubscriptions",
+    "method": "GET",
+    "path": "/v1/customer-portal/subscriptions/"
+  },
+  {
+    "operationId": "getCustomerSubscription",
+    "method": "GET",
+    "path": "/v1/customer-portal/subscriptions/{id}"
+  },
+  {
+    "operationId": "updateCustomerSubscription",
+    "method": "PATCH",
+    "path": "/v1/customer-portal/subscriptions/{id}"
+  },
+  {
+    "operationId": "cancelCustomerSubscription",
+    "method": "DELETE",
+    "path": "/v1/customer-portal/subscriptions/{id}"
+  },
+  {
+    "operationId": "getProduct",
+    "method": "GET",
+    "path": "/v1/products/{id}"
+  },
+  {
+    "operationId": "updateProduct",
+    "method": "PATCH",
+    "path": "/v1/products/{id}"
+  },
+  {
+    "operationId": "getSubscription",
+    "method": "GET",
+    "path": "/v1/subscriptions/{id}"
+  },
+  {
+    "operationId": "updateSubscription",
+    "method": "PATCH",
+    "path": "/v1/subscriptions/{id}"
+  },
+  {
+    "operationId": "revokeSubscription",
+    "method": "DELETE",
+    "path": "/v1/subscriptions/{id}"
+  },
+  {
+    "operationId": "createWebhookEndpoint",
+    "method": "POST",
+    "path": "/v1/webhooks/endpoints"
+  },
+  {
+    "operationId": "listWebhookEndpoints",
+    "method": "GET",
+    "path": "/v1/webhooks/endpoints"
+  },
+  {
+    "operationId": "getWebhookEndpoint",
+    "method": "GET",
+    "path": "/v1/webhooks/endpoints/{id}"
+  },
+  {
+    "operationId": "updateWebhookEndpoint",
+    "method": "PATCH",
+    "path": "/v1/webhooks/endpoints/{id}"
+  },
+  {
+    "operationId": "deleteWebhookEndpoint",
+    "method": "DELETE",
+    "path": "/v1/webhooks/endpoints/{id}"
+  },
+  {
+    "operationId": "resetWebhookEndpointSecret",
+    "method": "PATCH",
+    "path": "/v1/webhooks/endpoints/{id}/secret"
+  },
+  {
+    "operationId": "listWebhookDeliveries",
+    "method": "GET",
+    "path": "/v1/webhooks/deliveries"
+  },
+  {
+    "operationId": "redeliverWebhookEvent",
+    "method": "POST",
+    "path": "/v1/webhooks/events/{id}/redeliver"
+  },
+  {
+    "operationId": "createCustomer",
+    "method": "POST",
+    "path": "/v1/customers/"
+  },
+  {
+    "operationId": "listCustomers",
+    "method": "GET",
+    "path": "/v1/customers/"
+  },
+  {
+    "operationId": "getCustomer",
+    "method": "GET",
+    "path": "/v1/customers/{id}"
+  },
+  {
+    "operationId": "updateCustomer",
+    "method": "PATCH",
+    "path": "/v1/customers/{id}"
+  },
+  {
+    "operationId": "deleteCustomer",
+    "method": "DELETE",
+    "path": "/v1/customers/{id}"
+  },
+  {
+    "operationId": "getCustomerExternal",
+    "method": "GET",
+    "path": "/v1/customers/external/{external_id}"
+  },
+  {
+    "operationId": "updateCustomerExternal",
+    "method": "PATCH",
+    "path": "/v1/customers/external/{external_id}"
+  },
+  {
+    "operationId": "deleteCustomerExternal",
+    "method": "DELETE",
+    "path": "/v1/customers/external/{external_id}"
+  },
+  {
+    "operationId": "createCustomerSession",
+    "method": "POST",
+    "path": "/v1/customer-sessions/"
+  }
+] as const;
+
 /** The access of the functions behind no route (a schedule, the table stream, a queue), by name. */
 export const functionAccess = {
   "subscription-clock": {

@@ -95,8 +95,8 @@ export async function authorize(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   authorize: {
     table: [...tokensAccess.findToken, ...oauthGrantsAccess.readConsentContext],
   },
-} as const satisfies OperationAccess;
+});

@@ -111,7 +111,7 @@ export async function deleteClient(deps: Dependencies, principal: RegistrationPr
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   getClient: {
     table: [
       // RFC 7592: the registration token is checked against the client item itself, so the one read
@@ -125,4 +125,4 @@ export const operationAccess = {
   deleteClient: {
     table: [...oauthClientsAccess.deleteOAuthClient],
   },
-} as const satisfies OperationAccess;
+});

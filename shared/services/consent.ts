@@ -122,7 +122,7 @@ export async function consent(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   consent: {
     table: [
       ...tokensAccess.findToken,
@@ -131,4 +131,4 @@ export const operationAccess = {
       ...oauthGrantsAccess.insertAuthorizationCode,
     ],
   },
-} as const satisfies OperationAccess;
+});

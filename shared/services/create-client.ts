@@ -119,7 +119,7 @@ export async function createClient(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   createClient: {
     table: [
       ...tokensAccess.findToken,
@@ -128,4 +128,4 @@ export const operationAccess = {
       ...oauthClientsAccess.insertOAuthClient,
     ],
   },
-} as const satisfies OperationAccess;
+});

@@ -126,7 +126,7 @@ export function portalBaseUrl(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   createCustomerSession: {
     table: [
       ...tokensAccess.findToken,
@@ -136,4 +136,4 @@ export const operationAccess = {
       ...tokensAccess.insertCustomerSession,
     ],
   },
-} as const satisfies OperationAccess;
+});

@@ -75,7 +75,7 @@ export async function createCustomerIn(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   createCustomer: {
     table: [
       ...tokensAccess.findToken,
@@ -84,4 +84,4 @@ export const operationAccess = {
       ...customersAccess.insertCustomer,
     ],
   },
-} as const satisfies OperationAccess;
+});

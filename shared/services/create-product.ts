@@ -109,7 +109,7 @@ export async function createProduct(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   createProduct: {
     table: [
       // The token, and the organization (its default currency).
@@ -119,4 +119,4 @@ export const operationAccess = {
       ...productsAccess.createProductRecord,
     ],
   },
-} as const satisfies OperationAccess;
+});

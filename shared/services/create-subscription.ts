@@ -151,7 +151,7 @@ export async function createSubscription(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   createSubscription: {
     table: [
       ...tokensAccess.findToken,
@@ -161,4 +161,4 @@ export const operationAccess = {
       ...subscriptionsAccess.insertSubscription,
     ],
   },
-} as const satisfies OperationAccess;
+});

@@ -168,7 +168,7 @@ export function changeCustomerSubscription(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   listCustomerSubscriptions: {
     table: [
       ...tokensAccess.findToken,
@@ -199,4 +199,4 @@ export const operationAccess = {
       ...outboxAccess.outboxWrites,
     ],
   },
-} as const satisfies OperationAccess;
+});

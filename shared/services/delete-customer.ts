@@ -54,7 +54,7 @@ export async function deleteCustomer(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   deleteCustomer: {
     table: [
       oneStatement(tokensAccess.findToken, catalogAccess.getCustomer),
@@ -70,4 +70,4 @@ export const operationAccess = {
       ...customersAccess.writeCustomerDeletion,
     ],
   },
-} as const satisfies OperationAccess;
+});

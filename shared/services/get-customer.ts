@@ -24,7 +24,7 @@ export async function getCustomer(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   getCustomer: {
     table: [...tokensAccess.findAccessToken, oneStatement(tokensAccess.findToken, catalogAccess.getCustomer)],
   },
@@ -35,4 +35,4 @@ export const operationAccess = {
       ...customersAccess.findCustomersByExternalId,
     ],
   },
-} as const satisfies OperationAccess;
+});

@@ -25,8 +25,8 @@ export async function getProduct(deps: Dependencies, principal: UserPrincipal, i
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   getProduct: {
     table: [...tokensAccess.findToken, ...tokensAccess.findAccessToken, ...catalogAccess.getProduct],
   },
-} as const satisfies OperationAccess;
+});

@@ -37,7 +37,7 @@ export async function getSubscription(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   getSubscription: {
     table: [
       // The token and the subscription; then one batch of the customer and product it embeds.
@@ -46,4 +46,4 @@ export const operationAccess = {
       ...catalogAccess.getCustomerAndProduct,
     ],
   },
-} as const satisfies OperationAccess;
+});

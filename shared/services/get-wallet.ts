@@ -27,8 +27,8 @@ export async function getWallet(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   getWallet: {
     table: [...tokensAccess.findToken, ...walletsAccess.getCustomerWallet],
   },
-} as const satisfies OperationAccess;
+});

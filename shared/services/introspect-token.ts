@@ -43,8 +43,8 @@ export async function introspectToken(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   introspectToken: {
     table: [oneStatement(oauthClientsAccess.findOAuthClient, oauthGrantsAccess.findStoredToken)],
   },
-} as const satisfies OperationAccess;
+});

@@ -49,8 +49,8 @@ export async function listCustomers(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   listCustomers: {
     table: [...tokensAccess.findToken, ...tokensAccess.findAccessToken, ...customersAccess.listCustomerPage],
   },
-} as const satisfies OperationAccess;
+});

@@ -87,8 +87,8 @@ export async function listProducts(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   listProducts: {
     table: [...tokensAccess.findToken, ...tokensAccess.findAccessToken, ...productsAccess.listProductPage],
   },
-} as const satisfies OperationAccess;
+});

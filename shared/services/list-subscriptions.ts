@@ -138,7 +138,7 @@ export async function listSubscriptions(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   listSubscriptions: {
     table: [
       ...tokensAccess.findToken,
@@ -148,4 +148,4 @@ export const operationAccess = {
       ...catalogAccess.getCustomersAndProducts,
     ],
   },
-} as const satisfies OperationAccess;
+});

@@ -42,8 +42,8 @@ export async function listWallets(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   listWallets: {
     table: [oneStatement(tokensAccess.findToken, catalogAccess.getCustomer), ...walletsAccess.listWalletPage],
   },
-} as const satisfies OperationAccess;
+});

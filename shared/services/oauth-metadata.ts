@@ -7,7 +7,7 @@
 
 import { CODE_CHALLENGE_METHODS, GRANT_TYPES, TOKEN_ENDPOINT_AUTH_METHODS } from '../domain/oauth.ts';
 import { ALL_SCOPES } from '../domain/scopes.ts';
-import { type OperationId, operations } from '../operations.ts';
+import { operationRoutes } from '../generated/operations.ts';
 
 /** Metadata field → the operation that serves it. */
 const ENDPOINTS: Record<string, string> = {
@@ -20,7 +20,7 @@ const ENDPOINTS: Record<string, string> = {
 };
 
 const pathOf = (operationId: string): string | undefined =>
-  operations.find((operation) => operation.operationId === (operationId as OperationId))?.path;
+  operationRoutes.find((operation) => operation.operationId === operationId)?.path;
 
 export function authorizationServerMetadata(issuer: string): Record<string, unknown> {
   const endpoints: Record<string, string> = {};

@@ -265,7 +265,7 @@ export async function requestToken(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   requestToken: {
     table: [
       // Client authentication; the code or refresh token used; the family, when a replay revokes it.
@@ -278,4 +278,4 @@ export const operationAccess = {
       ...oauthGrantsAccess.issueTokens,
     ],
   },
-} as const satisfies OperationAccess;
+});

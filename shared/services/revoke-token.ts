@@ -37,7 +37,7 @@ export async function revokeToken(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   revokeToken: {
     table: [
       // The client, the token presented, and for a refresh token its grant.
@@ -49,4 +49,4 @@ export const operationAccess = {
       oneStatement(oauthGrantsAccess.revokeAccessToken, oauthGrantsAccess.revokeGrant),
     ],
   },
-} as const satisfies OperationAccess;
+});

@@ -187,7 +187,7 @@ export function logClockRun(report: ClockReport, durationMs: number): void {
  * What this function may do (shared/data/grants.ts), keyed by its name: the grants of the data
  * functions it uses.
  */
-export const functionAccess = {
+export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
   'subscription-clock': {
     table: [
       // Each shard of the due index, then the due subscriptions and their customers and products
@@ -198,4 +198,4 @@ export const functionAccess = {
       ...outboxAccess.outboxWrites,
     ],
   },
-} as const satisfies Readonly<Record<string, FunctionAccess>>;
+});

@@ -97,7 +97,7 @@ export async function updateCustomer(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   updateCustomer: {
     table: [
       oneStatement(tokensAccess.findToken, catalogAccess.getCustomer),
@@ -113,4 +113,4 @@ export const operationAccess = {
       ...customersAccess.writeCustomerChange,
     ],
   },
-} as const satisfies OperationAccess;
+});

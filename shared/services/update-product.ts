@@ -119,7 +119,7 @@ export async function updateProduct(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   updateProduct: {
     table: [
       ...tokensAccess.findToken,
@@ -128,4 +128,4 @@ export const operationAccess = {
       ...productsAccess.updateProductRecord,
     ],
   },
-} as const satisfies OperationAccess;
+});

@@ -105,7 +105,7 @@ export function changeSubscription(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   updateSubscription: {
     table: [
       // The token and the subscription; the conditional lifecycle write, its relisting and its
@@ -126,4 +126,4 @@ export const operationAccess = {
       ...catalogAccess.getCustomerAndProduct,
     ],
   },
-} as const satisfies OperationAccess;
+});

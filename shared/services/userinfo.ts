@@ -30,7 +30,7 @@ export async function userinfo(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   userinfo: {
     table: [
       // The token; then the user (email) or, for a token acting for an organization, the organization.
@@ -38,4 +38,4 @@ export const operationAccess = {
       ...tokensAccess.findAccessToken,
     ],
   },
-} as const satisfies OperationAccess;
+});

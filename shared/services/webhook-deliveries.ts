@@ -134,7 +134,7 @@ export async function redeliverWebhookEvent(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   listWebhookDeliveries: {
     table: [...tokensAccess.findToken, ...tokensAccess.findAccessToken, ...deliveriesAccess.listDeliveryPage],
   },
@@ -146,4 +146,4 @@ export const operationAccess = {
       ...deliveriesAccess.startRound,
     ],
   },
-} as const satisfies OperationAccess;
+});

@@ -296,7 +296,7 @@ export async function signingSecrets(
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
-export const operationAccess = {
+export const operationAccess = (): OperationAccess => ({
   createWebhookEndpoint: {
     table: [
       ...tokensAccess.findToken,
@@ -344,4 +344,4 @@ export const operationAccess = {
       ...webhooksAccess.softDeleteWebhookEndpoint,
     ],
   },
-} as const satisfies OperationAccess;
+});

@@ -251,7 +251,7 @@ export async function deliverBatch(
  * What this function may do (shared/data/grants.ts), keyed by its name: the grants of the data
  * functions it uses.
  */
-export const functionAccess = {
+export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
   'webhook-deliverer': {
     table: [
       // Opens the endpoint's signing secrets.
@@ -259,4 +259,4 @@ export const functionAccess = {
     ],
     webhookKeySet: true,
   },
-} as const satisfies Readonly<Record<string, FunctionAccess>>;
+});

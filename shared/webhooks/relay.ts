@@ -163,8 +163,8 @@ export async function relayRedeliveries(
  * What this function may do (shared/data/grants.ts), keyed by its name: the grants of the data
  * functions it uses.
  */
-export const functionAccess = {
+export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
   'webhook-relay': {
     table: [...webhooksAccess.organizationWebhookEndpoints, ...deliveriesAccess.relay],
   },
-} as const satisfies Readonly<Record<string, FunctionAccess>>;
+});
