@@ -295,7 +295,8 @@ export async function getSubscriptions(table: Table, ids: readonly string[]): Pr
   return [...found.values()].map(subscriptionRecord);
 }
 
-/** The four lists every subscription is kept in. */
+/** The four lists every subscription is kept in (spelled out where joined with others: a spread would keep
+ * these declarations in every bundle that imports this module). */
 const SUBSCRIPTION_LISTS = [
   'subscriptionList',
   'subscriptionCustomerList',
@@ -303,47 +304,70 @@ const SUBSCRIPTION_LISTS = [
   'subscriptionCustomerProductList',
 ] as const;
 
-/** IAM (shared/data/grants.ts). */
-export const access = {
-  /**
-   * One transaction writes the subscription, lists it (entries, counts) and writes its events (the
-   * outbox), and re-checks the customer and the product.
-   */
-  insertSubscription: [
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['subscription', ...SUBSCRIPTION_LISTS, 'event'] },
-    { actions: ['dynamodb:UpdateItem'], leadingKeys: SUBSCRIPTION_LISTS },
-    { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['product', 'customer'] },
-  ],
-  getSubscription: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['subscription'] }],
-  /** The due subscriptions, in one batch. */
-  getSubscriptions: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription'] }],
-  /**
-   * A subscription change and its relisting, in one transaction (`writeSubscriptionChange`,
-   * `updateSubscriptionLifecycle`): the subscription's conditional update, its list entries
-   * rewritten (deleted when their key moves), the list counts.
-   */
-  writeSubscriptionChange: [
-    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription', ...SUBSCRIPTION_LISTS] },
-    { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: SUBSCRIPTION_LISTS },
-  ],
-  /**
-   * `updateSubscriptionLifecycle` from the portal (cancel at period end, uncancel) keeps the
-   * subscription active and its period: its list entries are rewritten in place, never moved, so no
-   * list entry is deleted and no count changes.
-   */
-  updateSubscriptionInPlace: [
-    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
-    { actions: ['dynamodb:PutItem'], leadingKeys: SUBSCRIPTION_LISTS },
-  ],
-  /** Per list: one Query of its segment counts, one per segment read (shared/data/listing.ts). */
-  listSubscriptionPage: [{ actions: ['dynamodb:Query'], leadingKeys: SUBSCRIPTION_LISTS }],
-  /** The portal's lists: the customer's, or its lists per product: segment counts, then segments. */
-  listCustomerSubscriptionPage: [
-    {
-      actions: ['dynamodb:Query'],
-      leadingKeys: ['subscriptionCustomerList', 'subscriptionCustomerProductList'],
-    },
-  ],
-  /** Each shard of the due index (keys only) (`dueShards`, `findDue`). */
-  findDue: [{ actions: ['dynamodb:Query'], leadingKeys: ['due'], indexes: [indexNames.due] }],
-} as const satisfies DataAccess;
+/**
+ * IAM (shared/data/grants.ts). Built by a pure call: it reads `indexNames`, and a property read
+ * would otherwise keep the declarations in every bundle that imports this module.
+ */
+export const access = /* @__PURE__ */ (() =>
+  ({
+    /**
+     * One transaction writes the subscription, lists it (entries, counts) and writes its events (the
+     * outbox), and re-checks the customer and the product.
+     */
+    insertSubscription: [
+      {
+        actions: ['dynamodb:PutItem'],
+        leadingKeys: [
+          'subscription',
+          'subscriptionList',
+          'subscriptionCustomerList',
+          'subscriptionProductList',
+          'subscriptionCustomerProductList',
+          'event',
+        ],
+      },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: SUBSCRIPTION_LISTS },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['product', 'customer'] },
+    ],
+    getSubscription: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['subscription'] }],
+    /** The due subscriptions, in one batch. */
+    getSubscriptions: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription'] }],
+    /**
+     * A subscription change and its relisting, in one transaction (`writeSubscriptionChange`,
+     * `updateSubscriptionLifecycle`): the subscription's conditional update, its list entries
+     * rewritten (deleted when their key moves), the list counts.
+     */
+    writeSubscriptionChange: [
+      {
+        actions: ['dynamodb:UpdateItem'],
+        leadingKeys: [
+          'subscription',
+          'subscriptionList',
+          'subscriptionCustomerList',
+          'subscriptionProductList',
+          'subscriptionCustomerProductList',
+        ],
+      },
+      { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: SUBSCRIPTION_LISTS },
+    ],
+    /**
+     * `updateSubscriptionLifecycle` from the portal (cancel at period end, uncancel) keeps the
+     * subscription active and its period: its list entries are rewritten in place, never moved, so no
+     * list entry is deleted and no count changes.
+     */
+    updateSubscriptionInPlace: [
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: SUBSCRIPTION_LISTS },
+    ],
+    /** Per list: one Query of its segment counts, one per segment read (shared/data/listing.ts). */
+    listSubscriptionPage: [{ actions: ['dynamodb:Query'], leadingKeys: SUBSCRIPTION_LISTS }],
+    /** The portal's lists: the customer's, or its lists per product: segment counts, then segments. */
+    listCustomerSubscriptionPage: [
+      {
+        actions: ['dynamodb:Query'],
+        leadingKeys: ['subscriptionCustomerList', 'subscriptionCustomerProductList'],
+      },
+    ],
+    /** Each shard of the due index (keys only) (`dueShards`, `findDue`). */
+    findDue: [{ actions: ['dynamodb:Query'], leadingKeys: ['due'], indexes: [indexNames.due] }],
+  }) as const satisfies DataAccess)();

@@ -112,21 +112,25 @@ export async function getCustomerWallet(
   };
 }
 
-/** IAM (shared/data/grants.ts). */
-export const access = {
-  listWalletPage: [
-    {
-      actions: ['dynamodb:Query'],
-      leadingKeys: ['customer'],
-      indexes: [
-        indexNames.walletByCreated,
-        indexNames.walletByBalanceCreated,
-        indexNames.walletByBalanceCreatedDesc,
-        indexNames.walletByBalance,
-        indexNames.walletByBalanceDesc,
-      ],
-    },
-  ],
-  /** One batch reads the session's customer (still live?) and the wallet, both in its partition. */
-  getCustomerWallet: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] }],
-} as const satisfies DataAccess;
+/**
+ * IAM (shared/data/grants.ts). Built by a pure call: it reads `indexNames`, and a property read
+ * would otherwise keep the declarations in every bundle that imports this module.
+ */
+export const access = /* @__PURE__ */ (() =>
+  ({
+    listWalletPage: [
+      {
+        actions: ['dynamodb:Query'],
+        leadingKeys: ['customer'],
+        indexes: [
+          indexNames.walletByCreated,
+          indexNames.walletByBalanceCreated,
+          indexNames.walletByBalanceCreatedDesc,
+          indexNames.walletByBalance,
+          indexNames.walletByBalanceDesc,
+        ],
+      },
+    ],
+    /** One batch reads the session's customer (still live?) and the wallet, both in its partition. */
+    getCustomerWallet: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] }],
+  }) as const satisfies DataAccess)();
