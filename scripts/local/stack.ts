@@ -70,8 +70,9 @@ export interface LocalStackOptions {
   iamPath?: IamPath;
   /**
    * The demo's webhook endpoints point at a receiver this stack runs on loopback, which verifies each
-   * delivery (`demo-receiver.ts`); default true. False: at names that never resolve, as before (every
-   * delivery to them fails and retries in the background).
+   * delivery (`demo-receiver.ts`); needs `allowLoopbackWebhooks`, and is on with it by default (`npm
+   * start`). False: at names that never resolve, as before (every delivery to them fails and retries
+   * in the background).
    */
   demoReceiver?: boolean;
   /** The API server's line per request (`npm start`'s terminal); default: the plain line unless quiet. */
@@ -259,7 +260,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const kept: DemoData | undefined = reusedData ? JSON.parse(readFileSync(keptDemo, 'utf8')) : undefined;
     let receiver: DemoReceiver | undefined;
     let demoEndpoints: Record<string, string> = {};
-    if (options.demoReceiver ?? true) {
+    const withReceiver = options.demoReceiver ?? options.allowLoopbackWebhooks ?? false;
+    if (withReceiver && !options.allowLoopbackWebhooks)
+      throw new Error('demoReceiver needs allowLoopbackWebhooks: the receiver listens on loopback');
+    if (withReceiver) {
       const operator = {
         ...ctx,
         table: { doc: createDocumentClient({ endpoint: db.endpoint }), name: tableName },
