@@ -76,7 +76,7 @@ describe('npm start terminal lines', () => {
     const line = formatRequest({ ...request, status: 503 }, true);
     expect(line).toContain(`${ESC}31m503${ESC}0m`);
     expect(formatRequest({ ...request, status: 201 }, true)).toContain(`${ESC}32m201${ESC}0m`);
-    expect(line.replace(/\u001b\[\d+m/g, '')).toBe(
+    expect(line.replace(new RegExp(`${ESC.replace('[', '\\[')}\\d+m`, 'g'), '')).toBe(
       '09:05:07.042 POST   /v1/subscriptions/ 503 12.3 ms create-subscription',
     );
   });
