@@ -63,6 +63,8 @@ export interface DemoData {
   };
   /** Tokens the demo client holds for the demo organization (consent, then code exchange). */
   oauth_tokens: { access_token: string; refresh_token: string };
+  /** The loopback receiver the demo endpoints point at (`npm start` runs it), when they do. */
+  webhook_receiver_url?: string;
   other_organization: {
     organization_id: string;
     personal_access_token: string;
@@ -232,7 +234,25 @@ async function demoClientTokens(
   return { access_token: tokens.access_token, refresh_token: tokens.refresh_token ?? '' };
 }
 
-export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<DemoData> {
+export interface SeedOptions {
+  /**
+   * The URL of a demo webhook endpoint (`1`, `2`, `3`, and `other` for the second tenant's); default:
+   * names under `.example`, which never resolve (every delivery to them fails).
+   */
+  webhookUrl?: (endpoint: '1' | '2' | '3' | 'other') => string;
+}
+
+export async function seedDemo(
+  ctx: AdminContext,
+  baseUrl: string,
+  options: SeedOptions = {},
+): Promise<DemoData> {
+  const webhookUrl =
+    options.webhookUrl ??
+    ((endpoint: string) =>
+      endpoint === 'other'
+        ? 'https://hooks.other.example/polar'
+        : `https://hooks.acme.example/polar/${endpoint}`);
   const org = await createOrganization(ctx, { name: 'Acme Demo', defaultCurrency: 'usd' });
   const user = await createUser(ctx, { email: `owner+${org.id.slice(0, 8)}@acme.example` });
   await addMember(ctx, org.id, user.id);
@@ -324,7 +344,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
     endpoints.push(
       await createWebhookEndpoint(ctx, {
         organizationId: org.id,
-        url: `https://hooks.acme.example/polar/${i + 1}`,
+        url: webhookUrl(String(i + 1) as '1' | '2' | '3'),
         name: `Demo endpoint ${i + 1}`,
         format,
       }),
@@ -353,7 +373,7 @@ export async function seedDemo(ctx: AdminContext, baseUrl: string): Promise<Demo
   });
   const otherEndpoint = await createWebhookEndpoint(ctx, {
     organizationId: otherOrg.id,
-    url: 'https://hooks.other.example/polar',
+    url: webhookUrl('other'),
   });
 
   const webhookEvent = await recordDeliveredWebhookEvent(ctx, {

@@ -39,6 +39,15 @@ export interface ApiServerOptions {
   cors?: CorsPolicy;
   /** No per-request log line. */
   quiet?: boolean;
+  /** Writes the per-request line instead of the plain `METHOD path status ms` one (`npm start`'s terminal). */
+  logRequest?: (request: {
+    at: Date;
+    method: string;
+    path: string;
+    status: number;
+    ms: number;
+    operation: string;
+  }) => void;
   /** Drives `context.getRemainingTimeInMillis()`; match the stack's function timeout. */
   functionTimeoutMs?: number;
   region?: string;
@@ -148,6 +157,9 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
     return loaded;
   };
 
+  /** The function each request went to, for its log line (the gateway's own answers have none). */
+  const operationOf = new WeakMap<IncomingMessage, string>();
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<HttpResponse> => {
     const method = (req.method ?? 'GET').toUpperCase();
     const path = (req.url ?? '/').split('?')[0] as string;
@@ -174,6 +186,7 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       requestId,
     });
     const operation = route.target;
+    operationOf.set(req, operation.name);
     try {
       const handler = await handlerFor(operation);
       const result = await handler(event, lambdaContext(operation, timeoutMs, region));
@@ -198,7 +211,16 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
       .then((answer) => {
         const response = options.cors && !isPreflight(req) ? withCors(options.cors, req, answer) : answer;
         send(res, response, method);
-        if (!options.quiet) {
+        if (options.logRequest) {
+          options.logRequest({
+            at: new Date(),
+            method,
+            path: path as string,
+            status: response.statusCode,
+            ms: performance.now() - started,
+            operation: operationOf.get(req) ?? 'apigw',
+          });
+        } else if (!options.quiet) {
           const ms = (performance.now() - started).toFixed(1);
           console.log(`${method} ${path} ${response.statusCode} ${ms}ms`);
         }

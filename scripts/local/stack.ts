@@ -13,6 +13,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type AdminContext, createCustomerSession } from '#scripts/admin/commands.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { getWebhookEndpoint } from '#shared/data/webhooks.ts';
 import { newKeySetDocument, noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
 import { TABLE_NAME_ENV, WEBHOOK_KEY_SET_ID_ENV } from '#shared/env.ts';
 import { type CorsPolicy, corsPolicy, DEFAULT_ALLOW_ORIGINS, parseAllowOrigins } from '#shared/http/cors.ts';
@@ -20,15 +21,18 @@ import { scheduledFunctions, usesWebhookKeySet } from '#shared/operations.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
 import { DELIVERY_QUEUE_URL_ENV } from '#shared/queue/production.ts';
 import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
+import { signingSecrets } from '#shared/services/webhook-endpoints.ts';
 import { MAX_ATTEMPTS } from '#shared/webhooks/retry.ts';
 import { ensureTable } from './create-table.ts';
+import { type DemoReceiver, startDemoReceiver } from './demo-receiver.ts';
 import { startDynamoDbLocal } from './dynamodb-local.ts';
+import { judgeInProcess } from './iam/in-process.ts';
 import type { StackPolicies } from './iam/policy.ts';
-import { startIamProxy } from './iam/proxy.ts';
+import { type IamProxy, startIamProxy } from './iam/proxy.ts';
 import { synthesizePolicies } from './iam/synth.ts';
 import { type LocalPipeline, startLocalPipeline } from './pipeline.ts';
 import { type DemoData, seedDemo } from './seed.ts';
-import { type LambdaHandler, startApiServer } from './server.ts';
+import { type ApiServerOptions, type LambdaHandler, startApiServer } from './server.ts';
 
 export const LOCAL_TABLE_NAME = 'commerce-api-local';
 export const LOCAL_REGION = 'us-east-1';
@@ -62,6 +66,17 @@ export interface LocalStackOptions {
   scheduleIntervalMs?: number;
   /** Run the webhook pipeline (stream poller, relay, deliverer); default true. */
   webhooks?: boolean;
+  /** How the functions' clients meet IAM; default `LOCAL_IAM` from the environment, else in-process. */
+  iamPath?: IamPath;
+  /**
+   * The demo's webhook endpoints point at a receiver this stack runs on loopback, which verifies each
+   * delivery (`demo-receiver.ts`); needs `allowLoopbackWebhooks`, and is on with it by default (`npm
+   * start`). False: at names that never resolve, as before (every delivery to them fails and retries
+   * in the background).
+   */
+  demoReceiver?: boolean;
+  /** The API server's line per request (`npm start`'s terminal); default: the plain line unless quiet. */
+  logRequest?: ApiServerOptions['logRequest'];
 }
 
 export interface LocalStack {
@@ -78,6 +93,8 @@ export interface LocalStack {
   reusedData: boolean;
   /** The webhook key set (`shared/domain/keyring.ts`), as the admin CLI's `--local` target reads it. */
   keySet: string;
+  /** The demo endpoints' receiver, when it runs. */
+  demoReceiver?: DemoReceiver;
   stop(): Promise<void>;
 }
 
@@ -133,9 +150,25 @@ async function renewSessions(ctx: AdminContext, demo: DemoData): Promise<DemoDat
   };
 }
 
-/** Each function's own client, on its own endpoint of the IAM proxy: its policy judges every call. */
+/**
+ * How the functions' clients meet IAM: `in-process` (default) judges each request in the client's
+ * request handler, then sends it straight to DynamoDB Local; `proxy` (`LOCAL_IAM=proxy`, the path before
+ * the bench's section 5 measured it) sends it to the function's own port of the IAM proxy, which judges
+ * the same bytes with the same judge and forwards them.
+ */
+export type IamPath = 'in-process' | 'proxy';
+
+export function iamPathFromEnv(value = process.env.LOCAL_IAM): IamPath {
+  if (value === undefined || value === '' || value === 'in-process') return 'in-process';
+  if (value === 'proxy') return 'proxy';
+  throw new Error(`LOCAL_IAM must be in-process or proxy, got ${value}`);
+}
+
+/** Each function's own client, judged by its own policy on every call (`IamPath`). */
 function functionDependencies(
-  endpointFor: (name: string) => string,
+  iam: IamProxy,
+  iamPath: IamPath,
+  dynamodbEndpoint: string,
   tableName: string,
   webhooks: WebhookSettings,
 ): (name: string) => Dependencies {
@@ -143,7 +176,9 @@ function functionDependencies(
   return (name) => {
     let found = deps.get(name);
     if (!found) {
-      const doc = createDocumentClient({ endpoint: endpointFor(name), region: LOCAL_REGION });
+      const endpoint = iamPath === 'proxy' ? iam.endpointFor(name) : dynamodbEndpoint;
+      const doc = createDocumentClient({ endpoint, region: LOCAL_REGION });
+      if (iamPath === 'in-process') judgeInProcess(doc, iam.judge, name);
       found = {
         table: { doc, name: tableName },
         now: () => new Date(),
@@ -222,9 +257,38 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     };
     const keptDemo = dataDir ? join(dataDir, 'demo.json') : undefined;
     const reusedData = !created && keptDemo !== undefined && existsSync(keptDemo);
-    const demoData = reusedData
-      ? await renewSessions(ctx, { ...JSON.parse(readFileSync(keptDemo, 'utf8')), base_url: baseUrl })
-      : await seedDemo(ctx, baseUrl);
+    const kept: DemoData | undefined = reusedData ? JSON.parse(readFileSync(keptDemo, 'utf8')) : undefined;
+    let receiver: DemoReceiver | undefined;
+    let demoEndpoints: Record<string, string> = {};
+    const withReceiver = options.demoReceiver ?? options.allowLoopbackWebhooks ?? false;
+    if (withReceiver && !options.allowLoopbackWebhooks)
+      throw new Error('demoReceiver needs allowLoopbackWebhooks: the receiver listens on loopback');
+    if (withReceiver) {
+      const operator = {
+        ...ctx,
+        table: { doc: createDocumentClient({ endpoint: db.endpoint }), name: tableName },
+      };
+      stops.push(async () => operator.table.doc.destroy());
+      receiver = await startReceiverOn(host, kept?.webhook_receiver_url, async (path) => {
+        const id = demoEndpoints[path];
+        const endpoint = id ? await getWebhookEndpoint(operator.table, id) : undefined;
+        return endpoint ? signingSecrets(operator, endpoint, new Date()) : [];
+      });
+      stops.push(() => (receiver as DemoReceiver).stop());
+    }
+    const receiverUrl = receiver?.url;
+    const seeded = kept
+      ? await renewSessions(ctx, { ...kept, base_url: baseUrl })
+      : await seedDemo(
+          ctx,
+          baseUrl,
+          receiverUrl ? { webhookUrl: (endpoint) => `${receiverUrl}/demo/${endpoint}` } : {},
+        );
+    const demoData: DemoData = receiverUrl ? { ...seeded, webhook_receiver_url: receiverUrl } : seeded;
+    demoEndpoints = {
+      ...Object.fromEntries(demoData.webhook_endpoint_ids.map((id, i) => [`/demo/${i + 1}`, id])),
+      '/demo/other': demoData.other_organization.webhook_endpoint_id,
+    };
     if (keptDemo) writeFileSync(keptDemo, JSON.stringify(demoData, null, 2));
     ctx.table.doc.destroy();
 
@@ -242,11 +306,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       maxReceiveCount: MAX_ATTEMPTS + 5,
       deadLetter: new LocalQueue({ visibilityTimeoutSeconds: 30 }),
     });
-    const depsFor = functionDependencies(iam.endpointFor, tableName, ctx.webhooks);
+    const depsFor = functionDependencies(
+      iam,
+      options.iamPath ?? iamPathFromEnv(),
+      db.endpoint,
+      tableName,
+      ctx.webhooks,
+    );
     const server = await startApiServer({
       port: options.port,
       host,
       quiet: options.quiet ?? false,
+      ...(options.logRequest ? { logRequest: options.logRequest } : {}),
       cors,
       // Imported only now: each handler module wires its production dependencies when it loads, as
       // in Lambda; each is then built over its own function's client (its IAM identity).
@@ -287,11 +358,33 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       cors,
       reusedData,
       keySet,
+      ...(receiver ? { demoReceiver: receiver } : {}),
       stop: stopAll,
     };
   } catch (error) {
     await stopAll();
     throw error;
+  }
+}
+
+/**
+ * The demo endpoints' receiver; over kept data on the port their URLs name, else (or when that port is
+ * taken now) on any free one: then the kept endpoints' deliveries fail, and the banner says so.
+ */
+async function startReceiverOn(
+  host: string,
+  keptUrl: string | undefined,
+  secretsFor: (path: string) => Promise<string[]>,
+): Promise<DemoReceiver> {
+  const keptPort = keptUrl ? Number(new URL(keptUrl).port) : 0;
+  try {
+    return await startDemoReceiver({ host, port: keptPort, secretsFor });
+  } catch (error) {
+    if (keptPort === 0) throw error;
+    console.error(
+      `The demo webhook receiver cannot listen on ${keptUrl} again (${String(error)}): the kept demo endpoints' deliveries will fail.`,
+    );
+    return startDemoReceiver({ host, port: 0, secretsFor });
   }
 }
 

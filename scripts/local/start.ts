@@ -6,6 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startLocalStack } from './stack.ts';
+import { logFormatFromEnv, openTerminal } from './terminal.ts';
 
 // The functions run on Node 22 on AWS, and Node 20 runs everything here: the SDK's notice about a
 // future Node 22 requirement is nothing a newcomer starting the demo can act on.
@@ -18,8 +19,11 @@ const port = Number(process.env.PORT ?? 3000);
 if (!Number.isInteger(port) || port < 0 || port > 65_535)
   throw new Error(`PORT must be a port number, got ${process.env.PORT}`);
 
+// One short line per request and per webhook attempt; LOG_FORMAT=json: the functions' CloudWatch lines.
+const terminal = openTerminal({ format: logFormatFromEnv(), quiet: values.quiet ?? false });
 const stack = await startLocalStack({
   port,
+  ...(terminal.logRequest ? { logRequest: terminal.logRequest } : {}),
   // A developer receives deliveries on this machine: http://127.0.0.1:<port>/… is a valid endpoint URL.
   allowLoopbackWebhooks: true,
   quiet: values.quiet ?? false,
@@ -42,6 +46,7 @@ console.log(`
   Customer session token   ${demo.customer_session_token}   (customer ${demo.customer_id}, 1 hour)
   Free product             ${demo.free_product_id}
   Webhook endpoints        ${demo.webhook_endpoint_ids.join(', ')}
+                           → the demo receiver ${demo.webhook_receiver_url ?? '(none)'}/demo/1…3, which verifies each delivery
   Subscription clock       every ${Number(process.env.SCHEDULE_INTERVAL_MS ?? 60_000) / 1000} s (SCHEDULE_INTERVAL_MS; 0: off)
   Webhooks                 delivered for real (table stream → relay → in-process queue → deliverer)
   Everything else          .local/demo.json
@@ -59,6 +64,8 @@ console.log(`
   curl -s -X POST ${base}/v1/webhooks/endpoints -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"url":"http://127.0.0.1:4000/hooks","format":"raw","events":["subscription.created"]}'
   curl -s -X POST ${base}/v1/customer-sessions/ -H "Authorization: Bearer ${demo.personal_access_token}" -H 'Content-Type: application/json' -d '{"external_customer_id":"${demo.customer_external_id}"}'
 
+  Each request prints one line (time, method, path, status, ms, function), each webhook attempt one
+  (LOG_FORMAT=json: the JSON/EMF lines the deployed functions write for CloudWatch instead).
   Ctrl-C stops the API and the database.
 `);
 

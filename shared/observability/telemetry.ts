@@ -68,6 +68,28 @@ export interface RequestTelemetry {
 
 const scope = new AsyncLocalStorage<RequestTelemetry>();
 
+/** One log line as an object: what `JSON.stringify` writes to stdout (stderr for errors). */
+export type LogLine = Record<string, unknown>;
+export type LineSink = (line: LogLine, stream: 'stdout' | 'stderr') => void;
+
+/**
+ * Deployed (and by default everywhere): each line is written as one JSON line, which CloudWatch Logs
+ * reads. A local runner that shows the lines to a person (`npm start`: scripts/local/terminal.ts) may
+ * take them as objects instead; nothing deployed sets a sink.
+ */
+let sink: LineSink | undefined;
+
+/** For local runners only: where lines go instead of stdout/stderr as JSON; undefined restores that. */
+export function setLineSink(next: LineSink | undefined): void {
+  sink = next;
+}
+
+function writeLine(line: LogLine, stream: 'stdout' | 'stderr' = 'stdout'): void {
+  if (sink) sink(line, stream);
+  else if (stream === 'stderr') console.error(JSON.stringify(line));
+  else console.log(JSON.stringify(line));
+}
+
 export function inRequestScope<T>(
   work: () => Promise<T>,
   requestId?: string,
@@ -193,43 +215,41 @@ export function requestLine(facts: RequestFacts, telemetry: RequestTelemetry): R
 export function emitRequest(facts: RequestFacts, telemetry: RequestTelemetry): void {
   const line = requestLine(facts, telemetry);
   if (!enabled('info')) {
-    console.log(JSON.stringify(line));
+    writeLine(line);
     return;
   }
-  console.log(
-    JSON.stringify({
-      level: 'info',
-      message: 'request',
-      timestamp: new Date().toISOString(),
-      ...line,
-      method: facts.method,
-      route: facts.route,
-      status: facts.status,
-      duration_ms: round(facts.durationMs),
-      cold_start: facts.coldStart,
-      request_id: facts.requestId,
-      aws_request_id: facts.awsRequestId,
-      principal_kind: facts.principalKind ?? null,
-      organization_ids: facts.organizationIds ?? null,
-      dynamodb: {
-        round_trips: telemetry.roundTrips,
-        read_units: round(telemetry.readUnits),
-        write_units: round(telemetry.writeUnits),
-      },
-    }),
-  );
+  writeLine({
+    level: 'info',
+    message: 'request',
+    timestamp: new Date().toISOString(),
+    ...line,
+    method: facts.method,
+    route: facts.route,
+    status: facts.status,
+    duration_ms: round(facts.durationMs),
+    cold_start: facts.coldStart,
+    request_id: facts.requestId,
+    aws_request_id: facts.awsRequestId,
+    principal_kind: facts.principalKind ?? null,
+    organization_ids: facts.organizationIds ?? null,
+    dynamodb: {
+      round_trips: telemetry.roundTrips,
+      read_units: round(telemetry.readUnits),
+      write_units: round(telemetry.writeUnits),
+    },
+  });
 }
 
 /** An error line (5xx causes, denied DynamoDB calls): always written, with the request's ids. */
 export function logError(message: string, fields: Record<string, unknown>): void {
   if (!enabled('error')) return;
-  console.error(JSON.stringify({ level: 'error', message, timestamp: new Date().toISOString(), ...fields }));
+  writeLine({ level: 'error', message, timestamp: new Date().toISOString(), ...fields }, 'stderr');
 }
 
 /** A line of a function that serves no request (the subscription clock's run): its facts, at `info`. */
 export function logInfo(message: string, fields: Record<string, unknown>): void {
   if (!enabled('info')) return;
-  console.log(JSON.stringify({ level: 'info', message, timestamp: new Date().toISOString(), ...fields }));
+  writeLine({ level: 'info', message, timestamp: new Date().toISOString(), ...fields });
 }
 
 /** The deliverer's metrics (`DeliveryAttempts`, `DeliveryFailures`), dimension `service`: the prod failure-rate alarm reads them. */
@@ -252,28 +272,26 @@ export function emitDeliveries(
     disabled: 0,
   },
 ): void {
-  console.log(
-    JSON.stringify({
-      _aws: {
-        Timestamp: Date.now(),
-        CloudWatchMetrics: [
-          {
-            Namespace: metricsNamespace(),
-            Dimensions: [['service']],
-            Metrics: [
-              { Name: DELIVERY_METRICS.attempts, Unit: 'Count' },
-              { Name: DELIVERY_METRICS.failures, Unit: 'Count' },
-              ...Object.values(WEBHOOK_METRICS).map((name) => ({ Name: name, Unit: 'Count' })),
-            ],
-          },
-        ],
-      },
-      service: SERVICE,
-      [DELIVERY_METRICS.attempts]: attempts,
-      [DELIVERY_METRICS.failures]: failures,
-      [WEBHOOK_METRICS.succeeded]: outcomes.succeeded,
-      [WEBHOOK_METRICS.failed]: outcomes.failed,
-      [WEBHOOK_METRICS.disabled]: outcomes.disabled,
-    }),
-  );
+  writeLine({
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [
+        {
+          Namespace: metricsNamespace(),
+          Dimensions: [['service']],
+          Metrics: [
+            { Name: DELIVERY_METRICS.attempts, Unit: 'Count' },
+            { Name: DELIVERY_METRICS.failures, Unit: 'Count' },
+            ...Object.values(WEBHOOK_METRICS).map((name) => ({ Name: name, Unit: 'Count' })),
+          ],
+        },
+      ],
+    },
+    service: SERVICE,
+    [DELIVERY_METRICS.attempts]: attempts,
+    [DELIVERY_METRICS.failures]: failures,
+    [WEBHOOK_METRICS.succeeded]: outcomes.succeeded,
+    [WEBHOOK_METRICS.failed]: outcomes.failed,
+    [WEBHOOK_METRICS.disabled]: outcomes.disabled,
+  });
 }

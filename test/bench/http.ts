@@ -18,11 +18,14 @@ interface Server {
   demo: DemoData;
 }
 
-async function startServer(): Promise<Server> {
+/** `before`: the local stack as it ran before issue 24 (http-server.ts); `after`: as it runs now. */
+type LocalPath = 'before' | 'after';
+
+async function startServer(path: LocalPath): Promise<Server> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/bench/http-server.ts'], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_OPTIONS: '' },
+    env: { ...process.env, NODE_OPTIONS: '', BENCH_LOCAL_PATH: path },
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const first = await new Promise<string>((resolve, reject) => {
@@ -49,19 +52,22 @@ function cpuMs(pid: number | undefined): number | undefined {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** Direct children of a process (the local stack's DynamoDB Local JVM). */
-function childrenOf(pid: number | undefined): number[] {
-  if (pid === undefined || !existsSync('/proc')) return [];
-  return readdirSync('/proc')
+/** The local stack's DynamoDB Local JVM: the child process of it that runs java. */
+function jvmOf(pid: number | undefined): number | undefined {
+  if (pid === undefined || !existsSync('/proc')) return undefined;
+  const found = readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
+    .find((name) => {
       try {
-        return readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(pid);
+        return (
+          readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] === String(pid) &&
+          readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('DynamoDBLocal')
+        );
       } catch {
         return false;
       }
-    })
-    .map(Number);
+    });
+  return found === undefined ? undefined : Number(found);
 }
 
 interface Kind {
@@ -111,11 +117,21 @@ function mix(demo: DemoData): Kind[] {
   ];
 }
 
-export async function httpThroughput(options: {
-  seconds: number;
-  connections: number;
-}): Promise<SectionResult> {
-  const server = await startServer();
+interface Measured {
+  path: LocalPath;
+  mixed: Result;
+  ceiling: Result;
+  counts: { expected: number; unexpected: Map<number, number> }[];
+  total: number;
+  errors: number;
+  cpu: { api?: number; db?: number; self: number };
+}
+
+async function measure(
+  path: LocalPath,
+  options: { seconds: number; connections: number },
+): Promise<Measured> {
+  const server = await startServer(path);
   try {
     const url = server.demo.base_url;
     const kinds = mix(server.demo);
@@ -130,14 +146,13 @@ export async function httpThroughput(options: {
     }));
     // Warm-up: every handler imported and its first (cold) requests done before measuring.
     await autocannon({ url, connections: 2, duration: 2, requests: kinds.map((k) => k.request) });
-    const ceilingSeconds = Math.max(2, Math.round(options.seconds / 5));
     const ceiling: Result = await autocannon({
       url: `${url}/not-a-route`,
       connections: options.connections,
-      duration: ceilingSeconds,
+      duration: ceilingSecondsOf(options.seconds),
     });
     const apiPid = server.child.pid;
-    const dbPid = childrenOf(apiPid)[0];
+    const dbPid = jvmOf(apiPid);
     const before = { api: cpuMs(apiPid), db: cpuMs(dbPid), self: process.cpuUsage() };
     const mixed: Result = await autocannon({
       url,
@@ -152,62 +167,121 @@ export async function httpThroughput(options: {
       (sum, c) => sum + [...c.unexpected.values()].reduce((a, b) => a + b, 0),
       0,
     );
-    const errors = unexpected + mixed.errors + mixed.timeouts;
     const total = counts.reduce((sum, c) => sum + c.expected, 0) + unexpected;
-    const perRequest = (from: number | undefined, to: number | undefined) =>
-      from === undefined || to === undefined ? 'n/a' : `${fmt((to - from) / total, 2)} ms`;
-    const rows = kinds.map((kind, i) => {
-      const count = counts[i] as (typeof counts)[number];
-      const other = [...count.unexpected.entries()].map(([status, n]) => `${status}×${n}`).join(' ') || '0';
-      return [kind.label, kind.expected, count.expected, other];
-    });
+    const per = (from: number | undefined, to: number | undefined) =>
+      from === undefined || to === undefined ? undefined : (to - from) / total;
     return {
-      id: 'http',
-      title: '5. Local HTTP stack throughput',
-      method: [
-        `autocannon ${options.connections} connections × ${options.seconds} s over loopback against startLocalStack in its own process`,
-        '(the real handlers behind the local API Gateway adapter, DynamoDB Local on the same 2 shared cores as',
-        'the load generator). Each connection cycles List Wallets → Create Subscription → Create Client → Delete',
-        `of an unknown id. Ceiling: ${ceilingSeconds} s against a path the router answers itself (404, no handler, no DynamoDB).`,
-      ],
-      tables: [
-        {
-          title: 'Mixed operations',
-          note: 'target: zero errors (any status other than the expected one, socket errors, timeouts)',
-          columns: [
-            'requests/s (mean)',
-            'latency p50 ms',
-            'p99 ms',
-            'max ms',
-            'requests',
-            'errors',
-            'verdict',
-            'vs HTTP ceiling',
-          ],
-          rows: [
-            [
-              fmt(mixed.requests.average, 0),
-              fmt(mixed.latency.p50, 0),
-              fmt(mixed.latency.p99, 0),
-              fmt(mixed.latency.max, 0),
-              total,
-              errors,
-              verdict(errors === 0),
-              `${fmt(mixed.requests.average / ceiling.requests.average, 3)}× of ${fmt(ceiling.requests.average, 0)} req/s (p99 ${fmt(ceiling.latency.p99, 0)} ms)`,
-            ],
-          ],
-        },
-        {
-          title: 'Statuses per request kind',
-          columns: ['request', 'expected status', 'expected answers', 'other statuses'],
-          rows,
-        },
-      ],
-      notes: [
-        `CPU per request during the mixed run: API process ${perRequest(before.api, after.api)}, DynamoDB Local ${perRequest(before.db, after.db)}, load generator ${fmt((selfCpu.user + selfCpu.system) / 1000 / total, 2)} ms, on two shared cores. In the API process our handler code is ~0.1 ms of it (section 4); the rest is the AWS SDK's per-call work (~1.4 ms per DynamoDB call here, section 4) and the local HTTP adapter.`,
-      ],
+      path,
+      mixed,
+      ceiling,
+      counts,
+      total,
+      errors: unexpected + mixed.errors + mixed.timeouts,
+      cpu: {
+        ...(per(before.api, after.api) !== undefined ? { api: per(before.api, after.api) as number } : {}),
+        ...(per(before.db, after.db) !== undefined ? { db: per(before.db, after.db) as number } : {}),
+        self: (selfCpu.user + selfCpu.system) / 1000 / total,
+      },
     };
   } finally {
     await stopServer(server);
   }
+}
+
+const ceilingSecondsOf = (seconds: number) => Math.max(2, Math.round(seconds / 5));
+const ms = (value: number | undefined) => (value === undefined ? 'n/a' : fmt(value, 2));
+
+/**
+ * Both paths in one run, `before` then `after`, each in a fresh process over a fresh DynamoDB Local
+ * (the machine is shared: compare the ratios, not the absolute figures).
+ */
+export async function httpThroughput(options: {
+  seconds: number;
+  connections: number;
+}): Promise<SectionResult> {
+  const old = await measure('before', options);
+  const now = await measure('after', options);
+  const kinds = mix({} as DemoData).map((kind) => kind.label);
+  const expectedOf = mix({} as DemoData).map((kind) => kind.expected);
+  const row = (m: Measured) => [
+    m.path === 'before' ? 'before (IAM proxy hop, JSON lines, failing demo webhooks)' : 'after',
+    fmt(m.mixed.requests.average, 0),
+    fmt(m.mixed.latency.p50, 0),
+    fmt(m.mixed.latency.p99, 0),
+    fmt(m.mixed.latency.max, 0),
+    m.total,
+    m.errors,
+    verdict(m.errors === 0),
+    `${fmt(m.mixed.requests.average / m.ceiling.requests.average, 3)}× of ${fmt(m.ceiling.requests.average, 0)} req/s`,
+    ms(m.cpu.api),
+    ms(m.cpu.db),
+  ];
+  return {
+    id: 'http',
+    title: '5. Local HTTP stack throughput',
+    method: [
+      `autocannon ${options.connections} connections × ${options.seconds} s over loopback against startLocalStack in its own process`,
+      '(the real handlers behind the local API Gateway adapter, DynamoDB Local on the same 2 shared cores as',
+      'the load generator). Each connection cycles List Wallets → Create Subscription → Create Client → Delete',
+      `of an unknown id. Ceiling: ${ceilingSecondsOf(options.seconds)} s against a path the router answers itself (404, no handler, no DynamoDB).`,
+      'Run twice in this one run: "before" is the stack as it ran before issue 24 (BENCH_LOCAL_PATH=before in',
+      'test/bench/http-server.ts), "after" as npm start runs it now; each with a fresh process and DynamoDB Local.',
+    ],
+    tables: [
+      {
+        title: 'Mixed operations',
+        note: 'target: zero errors (any status other than the expected one, socket errors, timeouts)',
+        columns: [
+          'path',
+          'requests/s (mean)',
+          'latency p50 ms',
+          'p99 ms',
+          'max ms',
+          'requests',
+          'errors',
+          'verdict',
+          'vs HTTP ceiling',
+          'API CPU ms/req',
+          'DynamoDB Local CPU ms/req',
+        ],
+        rows: [row(old), row(now)],
+      },
+      {
+        title: 'After vs before (same run)',
+        columns: [
+          'requests/s',
+          'latency p50',
+          'API process CPU per request',
+          'DynamoDB Local CPU per request',
+        ],
+        rows: [
+          [
+            `${fmt(now.mixed.requests.average / old.mixed.requests.average, 2)}×`,
+            `${fmt(now.mixed.latency.p50 / old.mixed.latency.p50, 2)}×`,
+            old.cpu.api && now.cpu.api !== undefined ? `${fmt(now.cpu.api / old.cpu.api, 2)}×` : 'n/a',
+            old.cpu.db && now.cpu.db !== undefined ? `${fmt(now.cpu.db / old.cpu.db, 2)}×` : 'n/a',
+          ],
+        ],
+      },
+      {
+        title: 'Statuses per request kind (before / after)',
+        columns: ['request', 'expected status', 'expected answers', 'other statuses'],
+        rows: kinds.map((label, i) => {
+          const other = (m: Measured) =>
+            [...(m.counts[i]?.unexpected.entries() ?? [])].map(([status, n]) => `${status}×${n}`).join(' ') ||
+            '0';
+          return [
+            label,
+            expectedOf[i] as number,
+            `${old.counts[i]?.expected} / ${now.counts[i]?.expected}`,
+            `${other(old)} / ${other(now)}`,
+          ];
+        }),
+      },
+    ],
+    notes: [
+      `CPU per request during the mixed runs (before / after): API process ${ms(old.cpu.api)} / ${ms(now.cpu.api)} ms, DynamoDB Local ${ms(old.cpu.db)} / ${ms(now.cpu.db)} ms, load generator ${fmt(old.cpu.self, 2)} / ${fmt(now.cpu.self, 2)} ms, on two shared cores.`,
+      "Where the rest goes (profiles, issue 24): in the API process the AWS SDK (@smithy/core: marshalling, middleware, signing) and GC; DynamoDB Local's own CPU per request is larger than the API's, most of it on Create Subscription's transaction, so DynamoDB Local sets the floor of this mix.",
+    ],
+  };
 }

@@ -1,7 +1,9 @@
 /**
  * `npm start` as a newcomer runs it: a separate process in a fresh directory,
  * which must print the banner, write .local/demo.json, serve the curl flows of
- * docs/local.md (Create Subscription, List Wallets), and leave no process behind after Ctrl-C (SIGINT).
+ * docs/local.md (Create Subscription, List Wallets), print one short line per request and per webhook attempt (stdout
+ * is a pipe here: no colours), deliver the demo's webhooks to its own receiver
+ * without a failed attempt, and leave no process behind after Ctrl-C (SIGINT).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { freePort } from '#scripts/local/dynamodb-local.ts';
+import { waitFor as waitUntil } from '#test/support/wait.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const cwd = mkdtempSync(join(tmpdir(), 'npm-start-'));
@@ -52,16 +55,20 @@ it('serves the demo, writes .local/demo.json and stops cleanly on Ctrl-C', { tim
   // `tsx` resolved here, as npm resolves it in the project: the process runs in a fresh directory.
   child = spawn(
     process.execPath,
-    ['--import', import.meta.resolve('tsx'), join(root, 'scripts/local/start.ts'), '--quiet'],
+    ['--import', import.meta.resolve('tsx'), join(root, 'scripts/local/start.ts')],
     {
       cwd,
-      env: { ...process.env, PORT: String(port) },
+      env: { ...process.env, PORT: String(port), LOG_FORMAT: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
   let errors = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     errors += chunk.toString();
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
   });
   const banner = await waitFor(child, 'Ctrl-C stops', 150_000);
   // A newcomer's first screen has nothing on it they cannot act on (the SDK's Node 22 notice was).
@@ -83,6 +90,31 @@ it('serves the demo, writes .local/demo.json and stops cleanly on Ctrl-C', { tim
     headers: { authorization: `Bearer ${demo.customer_session_token}` },
   });
   expect(listed.status).toBe(200);
+
+  // One plain line per request: time, method, path, status, ms, the function that answered.
+  const time = String.raw`\d\d:\d\d:\d\d\.\d{3}`;
+  await waitUntil(() => /GET +\/v1\/customer-portal\/wallets\//.test(output), 30_000, 'the request lines');
+  expect(output).toMatch(
+    new RegExp(`^${time} POST   /v1/subscriptions/ 201 \\d+\\.\\d ms create-subscription$`, 'm'),
+  );
+  expect(output).toMatch(
+    new RegExp(`^${time} GET    /v1/customer-portal/wallets/ 200 \\d+\\.\\d ms list-wallets$`, 'm'),
+  );
+  expect(output).not.toContain('\u001b[');
+  expect(output).not.toMatch(/"_aws"|"level":/);
+  // The subscription's event reaches every demo endpoint subscribed to it, at the demo's own receiver,
+  // which verified it (204) at the first attempt; no attempt of a fresh start fails or retries.
+  const delivered = () =>
+    output.match(
+      new RegExp(`^${time} WEBHOOK subscription\\.created → endpoint \\S+ attempt 1 204 delivered`, 'gm'),
+    ) ?? [];
+  await waitUntil(
+    () => delivered().length >= demo.webhook_endpoint_ids.length,
+    60_000,
+    'the demo deliveries',
+  );
+  expect(output).not.toMatch(/ (retry|failed) \d/);
+  expect(errors).toBe('');
 
   const dbPort = new URL(demo.dynamodb_endpoint).port;
   expect(dynamoProcesses(dbPort)).toHaveLength(1);

@@ -131,13 +131,22 @@ export function requestContexts(
   }
 }
 
+/** Compiled patterns: a policy has a few dozen, and every request used to compile them again. */
+const compiled = new Map<string, RegExp>();
+
 /** IAM's `*` and `?` wildcards. */
 function globMatches(pattern: string, value: string, ignoreCase = false): boolean {
-  const source = pattern
-    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${source}$`, ignoreCase ? 'is' : 's').test(value);
+  const key = `${ignoreCase ? 'i' : 's'}${pattern}`;
+  let regex = compiled.get(key);
+  if (!regex) {
+    const source = pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.');
+    regex = new RegExp(`^${source}$`, ignoreCase ? 'is' : 's');
+    compiled.set(key, regex);
+  }
+  return regex.test(value);
 }
 
 const list = <T>(value: T | T[] | undefined): T[] =>

@@ -21,37 +21,14 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tableDefinition } from '#shared/data/table.ts';
-import {
-  type Decision,
-  decide,
-  type KeySchema,
-  type RequestContext,
-  type ResolvedStatement,
-  requestContexts,
-  UnsupportedRequest,
-} from './evaluate.ts';
-import { type ResolveContext, resolve, type StackPolicies, tableArn } from './policy.ts';
+import { createIamJudge, type IamJudge, type IamJudgeOptions, type Verdict } from './judge.ts';
 
-export const LOCAL_ACCOUNT_ID = '123456789012';
-export const LOCAL_PARTITION = 'aws';
+export { LOCAL_ACCOUNT_ID, LOCAL_PARTITION, resolvedStatements, type Verdict } from './judge.ts';
 
-export interface Verdict {
-  functionName: string;
-  target: string;
-  context: RequestContext;
-  decision: Decision;
-}
-
-export interface IamProxyOptions {
+export interface IamProxyOptions extends IamJudgeOptions {
   /** DynamoDB Local's endpoint. */
   upstream: string;
-  tableName: string;
-  policies: StackPolicies;
-  region: string;
   host?: string;
-  /** Every authorisation decision (allowed or not), e.g. to see which grants a run used. */
-  onVerdict?: (verdict: Verdict) => void;
 }
 
 export interface IamProxy {
@@ -59,17 +36,12 @@ export interface IamProxy {
   endpointFor(functionName: string): string;
   /** By function name. */
   endpoints: Record<string, string>;
-  /** Refusals so far, newest last. */
+  /** Refusals so far, newest last (the proxy's and those of in-process clients judged by `judge`). */
   denials: Verdict[];
+  /** The judge the proxy uses: in-process clients (`judgingRequestHandler`) share it. */
+  judge: IamJudge;
   stop(): Promise<void>;
 }
-
-const keySchema: KeySchema = {
-  partitionKey: tableDefinition.partitionKey.name,
-  indexPartitionKeys: Object.fromEntries(
-    tableDefinition.indexes.map((index) => [index.name, index.partitionKey.name]),
-  ),
-};
 
 function readAll(req: IncomingMessage): Promise<Buffer> {
   return new Promise((done, fail) => {
@@ -80,87 +52,17 @@ function readAll(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function awsError(type: string, message: string) {
-  return {
-    status: 400,
-    body: JSON.stringify({ __type: `com.amazon.coral.service#${type}`, message }),
-  };
-}
-
-const localResolveContext = (policies: StackPolicies, tableName: string, region: string): ResolveContext => ({
-  region,
-  accountId: LOCAL_ACCOUNT_ID,
-  partition: LOCAL_PARTITION,
-  tableLogicalId: policies.tableLogicalId,
-  tableName,
-});
-
-/**
- * The statements a function's requests are judged by: its policy resolved against a concrete table.
- * Pure, and the proxy's own: `decide()` over these judges a recorded request context offline exactly
- * as the proxy judged it live (the IAM suite's "no more than needed" check does so under mutated
- * policies, without re-running any handler).
- */
-export function resolvedStatements(
-  policies: StackPolicies,
-  functionName: string,
-  table: { tableName: string; region: string },
-): ResolvedStatement[] {
-  const fn = policies.functions[functionName];
-  if (!fn) throw new Error(`the stack has no function named ${functionName}`);
-  const context = localResolveContext(policies, table.tableName, table.region);
-  return fn.statements.map((s) => ({ ...s, Resource: resolve(s.Resource, context) }));
-}
-
 export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy> {
-  const resolveContext = localResolveContext(options.policies, options.tableName, options.region);
-  const arnOf = (table: string) => (table.startsWith('arn:') ? table : tableArn(resolveContext, table));
+  const iam = createIamJudge(options);
   const upstream = new URL(options.upstream);
   const agent = new Agent({ keepAlive: true });
-  const denials: Verdict[] = [];
   const host = options.host ?? '127.0.0.1';
 
-  interface Role {
-    name: string;
-    role: string;
-    statements: ResolvedStatement[];
-  }
-
-  /** Undefined when every context is allowed; else the error DynamoDB would answer. */
-  function judge(fn: Role, target: string, body: Buffer) {
-    let contexts: RequestContext[];
-    try {
-      contexts = requestContexts(target, JSON.parse(body.toString('utf8') || '{}'), arnOf, keySchema);
-    } catch (error) {
-      if (error instanceof UnsupportedRequest || error instanceof SyntaxError) {
-        return awsError('ValidationException', `IAM simulator cannot judge this request: ${error.message}`);
-      }
-      throw error;
-    }
-    for (const context of contexts) {
-      const decision = decide(fn.statements, context);
-      const verdict: Verdict = { functionName: fn.name, target, context, decision };
-      options.onVerdict?.(verdict);
-      if (!decision.allowed) {
-        denials.push(verdict);
-        const principal = `arn:${LOCAL_PARTITION}:sts::${LOCAL_ACCOUNT_ID}:assumed-role/${fn.role}/${fn.name}`;
-        const why = decision.explicit
-          ? 'with an explicit deny in an identity-based policy'
-          : `because no identity-based policy allows the ${context.action} action`;
-        return awsError(
-          'AccessDeniedException',
-          `User: ${principal} is not authorized to perform: ${context.action} on resource: ${context.resource} ${why}`,
-        );
-      }
-    }
-    return undefined;
-  }
-
-  function serve(fn: Role): Server {
+  function serve(name: string): Server {
     return createServer((req, res) => {
       void (async () => {
         const body = await readAll(req);
-        const refusal = judge(fn, String(req.headers['x-amz-target'] ?? ''), body);
+        const refusal = iam.judge(name, String(req.headers['x-amz-target'] ?? ''), body);
         if (refusal) {
           res.writeHead(refusal.status, {
             'content-type': 'application/x-amz-json-1.0',
@@ -209,12 +111,8 @@ export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy>
     );
   };
   try {
-    for (const [name, fn] of Object.entries(options.policies.functions)) {
-      const server = serve({
-        name,
-        role: fn.roleLogicalId,
-        statements: resolvedStatements(options.policies, name, options),
-      });
+    for (const name of Object.keys(options.policies.functions)) {
+      const server = serve(name);
       servers.push(server);
       await new Promise<void>((done, fail) => {
         server.once('error', fail);
@@ -236,7 +134,8 @@ export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy>
       if (!endpoint) throw new Error(`the stack has no function named ${name}`);
       return endpoint;
     },
-    denials,
+    denials: iam.denials,
+    judge: iam,
     stop,
   };
 }
