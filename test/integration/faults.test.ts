@@ -1,12 +1,20 @@
 /**
- * Fault injection at the DynamoDB client (test/support/faults.ts), the fast tier: one kind of
- * fault per class (FAULT_CLASSES: throttling, a 5xx, a network failure, a lost answer, a
- * transaction conflict) at each DynamoDB call of each operation, once (then healed) or for good,
- * with the production clients' retries minus their back-off wait (the same attempts and decisions,
- * no sleeping: `withoutRetryDelay`). Every kind at every call of one operation pins each kind to
- * its class, and the same cases with the production back-off show that the no-wait clients retry
- * as production does. Every kind at every call of every operation, with the production back-off:
- * test/integration/faults-matrix.test.ts (`npm run test:faults`).
+ * Fault injection at the DynamoDB client (test/support/faults.ts), the fast tier. The production
+ * clients' retries lose only their back-off wait (`withoutRetryDelay`: the same attempts and
+ * decisions, no sleeping). Every kind at every call of every operation, with the production
+ * back-off, is test/integration/faults-matrix.test.ts (`npm run test:faults`); each defect it finds
+ * is pinned here:
+ * - a kind of fault answered otherwise than its class (a 500, no retry): every kind at every call
+ *   of one operation;
+ * - a call outside `run` (a raw SDK error, a 500), or a failure at one call leaving part of a
+ *   change behind: a persistent fault at every call of every operation (route table), its class
+ *   rotating;
+ * - a write that is not idempotent under a lost answer, or a conflict not sent again: a lost
+ *   answer (healed, persistent) and a conflict (healed) at every write;
+ * - a function whose client retries otherwise: a healed fault at every operation's last call;
+ * - the attempt counts (3 per call, 3 per conflicting write): in every case; the no-wait clients
+ *   retrying as the production ones: the same cases with the production back-off;
+ * - an unexpected error leaking, the 503 missing the function timeout: the last two tests.
  *
  * What must hold: retryable faults are retried (the SDK's attempts are counted
  * at the middleware) and then succeed; a fault that outlasts the retries is the
