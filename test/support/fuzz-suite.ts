@@ -284,9 +284,12 @@ export function defineFuzzSuite(options: FuzzSuiteOptions): FuzzSuite {
           { numRuns: Math.ceil(runs / FUZZ_BATCH), seed },
         );
       } catch (error) {
+        // fast-check's report names the run's seed and the batch's; the failed check is its cause.
         const replay = `FUZZ_SEED=${seed} FUZZ_RUNS=${runs} npx vitest run ${options.file} -t '${operationId}$'`;
         console.error(`fuzz: ${operationId} failed with FUZZ_SEED=${seed}; replay: ${replay}`);
-        throw new Error(`FUZZ_SEED=${seed} (replay: ${replay})\n${(error as Error).message}`);
+        throw new Error(`FUZZ_SEED=${seed} (replay: ${replay})\n${(error as Error).message}`, {
+          cause: error,
+        });
       }
       counts.set(operationId, cases);
       expect(cases).toBeGreaterThanOrEqual(runs);
