@@ -1,138 +1,28 @@
 /**
- * Property-based fuzzing of every operation, in process against DynamoDB Local
- * (test/support/fuzz.ts builds the requests and their oracles).
+ * The fuzz smoke of the fast tier: every operation of shared/operations.ts, one batch of
+ * generated requests each (FUZZ_RUNS scales it), in process against DynamoDB Local, each in a fresh
+ * table filled from the seed and the fuzzing context (test/support/fuzz-suite.ts). The long run is
+ * test/integration/fuzz-full.test.ts and, over HTTP, test/e2e/fuzz-http.test.ts.
  *
- * Properties: never a 5xx; every answer is JSON in the contract's shape (the
- * OpenAPI document's schema for that status) and the one the contract
- * prescribes for the request; and a batch of requests changes nothing in the
- * table but the items its successful requests created or deleted (a digest of
- * a full Scan before and after each batch).
- *
- * `npm test` runs a bounded number of cases; `npm run fuzz` sets FUZZ_RUNS
- * (cases per operation) for a long run. FUZZ_SEED replays a reported failure.
+ * A failure prints its seed; FUZZ_SEED=<seed> replays it. Beside the batches: the generators reach
+ * every answer their oracles name and every class of issue 10, shapes once found are pinned, and
+ * what only the HTTP fuzz suite checked is pinned over a real local server (head size, routing,
+ * bodies that are not UTF-8, the request id).
  */
 import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
+import { type ApiServer, type LambdaHandler, startApiServer } from '#scripts/local/server.ts';
 import { jsonFaults } from '#shared/http/json-body.ts';
-import { operations } from '#shared/operations.ts';
-import {
-  checkDeletes,
-  checkReply,
-  type FuzzCase,
-  type FuzzContext,
-  type FuzzReply,
-  fuzzArbitraries,
-  fuzzContext,
-  mapLimit,
-  mayTouchKeys,
-  type OperationId,
-  touchedKeys,
-} from '../support/fuzz.ts';
-import { digestChanges, type TableDigest, tableDigest } from '../support/table-state.ts';
-import { createWorld, eventInvoker, type World } from '../support/world.ts';
+import type { Dependencies } from '#shared/runtime.ts';
+import type { FuzzCase, OperationId } from '../support/fuzz.ts';
+import { fuzzArbitraries } from '../support/fuzz.ts';
+import { defineFuzzSuite, FUZZ_BATCH } from '../support/fuzz-suite.ts';
+import { digestChanges, tableDigest } from '../support/table-state.ts';
+import { createWorld, type World } from '../support/world.ts';
 
-/** Cases per operation. */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
-const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
-const BATCH = 60;
-const CONCURRENCY = 8;
-/** Per operation: ~10 s for the default runs, proportionally more for `npm run fuzz`. */
-const TIMEOUT_MS = Math.max(60_000, RUNS * 40);
-
-let world: World;
-let ctx: FuzzContext;
-let invoke: ReturnType<typeof eventInvoker>;
-const deleted = new Set<string>();
-
-beforeAll(async () => {
-  world = await createWorld('fuzz');
-  const { demo, admin } = world;
-  ctx = await fuzzContext(admin, demo, {
-    endpoints: 40,
-    label: 'fuzz',
-    headerSafe: false,
-    issuer: 'https://api.test',
-  });
-  invoke = eventInvoker(world.depsFor);
-}, 120_000);
-afterAll(() => world?.drop());
-
-/**
- * The request as API Gateway would deliver it (no header added: a missing Content-Type stays
- * missing); a body marked `base64` arrives base64-encoded, as API Gateway may send any body.
- */
-async function send(c: FuzzCase): Promise<FuzzReply> {
-  const { method, url, headers, body, base64 } = c.request;
-  const path = url.split('?')[0] as string;
-  const match = routeRequest(method, path);
-  if (!match) throw new Error(`no route for ${method} ${path}`);
-  const event = toApiGatewayEvent(
-    {
-      method,
-      url,
-      httpVersion: '1.1',
-      rawHeaders: Object.entries({ host: 'api.test', ...headers }).flat(),
-      socket: { remoteAddress: '127.0.0.1' },
-    },
-    body === undefined ? Buffer.alloc(0) : Buffer.isBuffer(body) ? body : Buffer.from(body),
-    { routeKey: match.routeKey, pathParameters: match.pathParameters },
-  );
-  if (base64 && event.body !== undefined && !event.isBase64Encoded) {
-    event.body = Buffer.from(event.body).toString('base64');
-    event.isBase64Encoded = true;
-  }
-  const reply = await invoke(event);
-  return { status: reply.status, headers: reply.headers, raw: reply.raw ?? '', body: reply.body };
-}
-
-/** One batch: every answer checked, then the table compared with its state before the batch. */
-/** The table as the last batch left it: nothing else writes between batches, so it is the next "before". */
-let lastDigest: TableDigest | undefined;
-
-async function runBatch(cases: FuzzCase[]): Promise<void> {
-  const before = lastDigest ?? (await tableDigest(world.table));
-  lastDigest = undefined;
-  const replies = await mapLimit(cases, CONCURRENCY, send);
-  const written = new Set<string>();
-  const allowed = new Set<string>();
-  cases.forEach((c, i) => {
-    for (const key of touchedKeys(c, replies[i] as FuzzReply, before)) written.add(key);
-    for (const key of mayTouchKeys(c, replies[i] as FuzzReply, before)) allowed.add(key);
-  });
-  for (const key of written) allowed.add(key);
-  checkDeletes(cases, replies, deleted);
-  for (const [i, c] of cases.entries()) checkReply(c, replies[i] as FuzzReply);
-  const after = await tableDigest(world.table);
-  expect(digestChanges(before, after, allowed), 'only successful requests change the table').toEqual([]);
-  // …and each success did write what it answered.
-  for (const key of written) expect(after.items.get(key), key).not.toBe(before.items.get(key));
-  lastDigest = after;
-}
-
-const counts = new Map<OperationId, number>();
-
-async function fuzz(operationId: OperationId): Promise<void> {
-  const arbitrary = fuzzArbitraries(ctx)[operationId];
-  let cases = 0;
-  // Each run is a batch drawn from its own seed: the counterexample fast-check reports is that seed
-  // (replay one batch with FUZZ_SEED), and the error names the failing request itself.
-  await fc.assert(
-    fc.asyncProperty(fc.noShrink(fc.noBias(fc.integer())), async (batchSeed) => {
-      const batch = fc.sample(arbitrary, { numRuns: BATCH, seed: batchSeed });
-      cases += batch.length;
-      try {
-        await runBatch(batch);
-      } catch (error) {
-        throw new Error(`${operationId}, batch seed ${batchSeed}: ${(error as Error).message}`);
-      }
-    }),
-    { numRuns: Math.ceil(RUNS / BATCH), ...(SEED !== undefined ? { seed: SEED } : {}) },
-  );
-  counts.set(operationId, cases);
-  expect(cases).toBeGreaterThanOrEqual(RUNS);
-}
+const suite = defineFuzzSuite({ defaultRuns: FUZZ_BATCH, file: 'test/integration/fuzz.test.ts' });
 
 /** The answers each operation's generator must reach with a definite oracle (one status). */
 const mustReach = {
@@ -188,16 +78,13 @@ const mustReach = {
   userinfo: [200, 401, 403],
 } satisfies Record<OperationId, number[]>;
 
-describe('fuzzing every operation', () => {
-  it.each(operations.map((op) => op.operationId))('%s', (operationId) => fuzz(operationId), TIMEOUT_MS);
-
+describe('the generators', () => {
   it('the oracles are not vacuous: every kind of answer occurred', async () => {
     // Re-sample the same generators and check that they reach successes and each refusal.
     const seen = new Map<OperationId, Set<number>>();
-    for (const [operationId, arbitrary] of Object.entries(fuzzArbitraries(ctx)) as [
-      OperationId,
-      fc.Arbitrary<FuzzCase>,
-    ][]) {
+    for (const [operationId, arbitrary] of Object.entries(
+      fuzzArbitraries(structuredClone(suite.context())),
+    ) as [OperationId, fc.Arbitrary<FuzzCase>][]) {
       const statuses = new Set<number>();
       for (const c of fc.sample(arbitrary, { numRuns: 1000, seed: 42 })) {
         const [only, ...others] = c.oracle.statuses;
@@ -210,12 +97,10 @@ describe('fuzzing every operation', () => {
         expect.arrayContaining(statuses),
       );
     }
-    // Cases run by the property tests above, when they ran in this process.
-    for (const [operationId, n] of counts) expect(n, operationId).toBeGreaterThanOrEqual(RUNS);
   });
 
   it('the generators reach every class of issue 10, not only its five examples', () => {
-    const arbitraries = fuzzArbitraries(ctx);
+    const arbitraries = fuzzArbitraries(structuredClone(suite.context()));
     const posts = [
       ...fc.sample(arbitraries.createClient, { numRuns: 1000, seed: 10 }),
       ...fc.sample(arbitraries.createSubscription, { numRuns: 1000, seed: 10 }),
@@ -275,20 +160,20 @@ describe('fuzzing every operation', () => {
   });
 });
 
+let world: World;
+beforeAll(async () => {
+  world = await createWorld('fuzz-pinned');
+});
+afterAll(() => world?.drop());
+
 describe('known shapes, pinned', () => {
   const pat = () => world.demo.personal_access_token;
 
   it('deeply nested input is refused without echoing it (was a 500: JSON.stringify overflowed)', async () => {
     const deep = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
-    const reply = await send({
-      operationId: 'createClient',
-      request: {
-        method: 'POST',
-        url: '/v1/oauth2/register',
-        headers: { authorization: `Bearer ${pat()}`, 'content-type': 'application/json' },
-        body: `{"redirect_uris":["https://a.example/cb"],"client_name":${deep}}`,
-      },
-      oracle: { statuses: [422] },
+    const reply = await world.call('POST', '/v1/oauth2/register', {
+      token: pat(),
+      body: `{"redirect_uris":["https://a.example/cb"],"client_name":${deep}}`,
     });
     expect(reply.status).toBe(422);
     expect((reply.body as { detail: unknown[] }).detail).toEqual([
@@ -297,20 +182,14 @@ describe('known shapes, pinned', () => {
   });
 
   it('a body of 100 000 faulty values answers at most 100 detail items (was 22 MB, past Lambda’s 6 MB)', async () => {
-    const reply = await send({
-      operationId: 'createClient',
-      request: {
-        method: 'POST',
-        url: '/v1/oauth2/register',
-        headers: { authorization: `Bearer ${pat()}`, 'content-type': 'application/json' },
-        body: `{"redirect_uris":[${Array(100_000).fill('1').join(',')}],"client_name":"x"}`,
-      },
-      oracle: { statuses: [422] },
+    const reply = await world.call('POST', '/v1/oauth2/register', {
+      token: pat(),
+      body: `{"redirect_uris":[${Array(100_000).fill('1').join(',')}],"client_name":"x"}`,
     });
     expect(reply.status).toBe(422);
     expect((reply.body as { detail: unknown[] }).detail).toHaveLength(100);
     // The one item about the list itself echoes the list (200 kB); the rest are small.
-    expect(reply.raw.length).toBeLessThan(200_000 + 64 * 1024);
+    expect((reply.raw ?? '').length).toBeLessThan(200_000 + 64 * 1024);
   });
 
   // Regression: `new URL()` threw on URIs the RFC 3986 `uri` format accepts (a 500).
@@ -322,5 +201,134 @@ describe('known shapes, pinned', () => {
       });
       expect(reply.status, uri).toBeLessThan(500);
     }
+  });
+});
+
+/**
+ * Checks the HTTP fuzz suite (test/e2e/fuzz-http.test.ts, long tier) makes and the batches above
+ * cannot: the real local server in front of the real handlers (over the pinned world's table).
+ */
+describe('what only the HTTP fuzz suite checked, pinned over the local server', () => {
+  let server: ApiServer;
+  beforeAll(async () => {
+    server = await startApiServer({
+      port: 0,
+      quiet: true,
+      loadHandler: async (fn) => {
+        const module = (await import(resolve(import.meta.dirname, '../..', fn.entry))) as {
+          createHandler?: (deps: Dependencies) => LambdaHandler;
+          handler: LambdaHandler;
+        };
+        return module.createHandler ? module.createHandler(world.depsFor(fn.name)) : module.handler;
+      },
+    });
+  });
+  afterAll(() => server?.close());
+
+  async function http(method: string, path: string, headers: Record<string, string>, body?: Buffer) {
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers,
+      redirect: 'manual',
+      ...(body ? { body } : {}),
+    });
+    const raw = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      parsed = raw;
+    }
+    return { status: response.status, headers: Object.fromEntries(response.headers), raw, body: parsed };
+  }
+
+  it('a request head at an HTTP API’s quota (10,240 bytes) reaches its function: its 401, not a 431', async () => {
+    // The HTTP fuzz suite lets a 431 pass only for a head over this quota (one an HTTP API refuses
+    // too); the local server must let every smaller head through to the function, as API Gateway does.
+    const path = '/v1/subscriptions/';
+    const line = `GET ${path} HTTP/1.1`;
+    const prefix = 'Bearer polar_pat_';
+    const filler = 10_240 - Buffer.byteLength(line) - Buffer.byteLength(`authorization: ${prefix}`);
+    const headers = { authorization: `${prefix}${'a'.repeat(filler)}` };
+    expect(Buffer.byteLength(line) + Buffer.byteLength(`authorization: ${headers.authorization}`)).toBe(
+      10_240,
+    );
+    const reply = await http('GET', path, headers);
+    expect(reply.status, reply.raw.slice(0, 200)).toBe(401);
+    expect(reply.headers['www-authenticate']).toMatch(/^Bearer realm="polar"/);
+    expect(reply.headers['content-type']).toMatch(/^application\/json/);
+    // Deployed HTTP APIs stamp every answer with a request id; the local one does too.
+    expect(reply.headers['apigw-requestid']).toBeTruthy();
+  });
+
+  it('unknown routes and wrong methods: 404 NotFound / 405 MethodNotAllowed, JSON, nothing changed', async () => {
+    const segment = fc.oneof(
+      fc.constantFrom(
+        'v1',
+        'subscriptions',
+        'oauth2',
+        'register',
+        'webhooks',
+        'endpoints',
+        'customer-portal',
+        'wallets',
+        '',
+      ),
+      fc.string({ maxLength: 8 }).map(encodeURIComponent),
+    );
+    const before = await tableDigest(world.table);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'),
+        fc.array(segment, { minLength: 1, maxLength: 5 }),
+        async (method, segments) => {
+          const path = `/${segments.join('/')}`;
+          const reply = await http(method, path, {
+            authorization: `Bearer ${world.demo.personal_access_token}`,
+          });
+          const where = `${method} ${path} → ${reply.status} ${reply.raw.slice(0, 200)}`;
+          expect(reply.status, where).toBeLessThan(500);
+          expect(reply.headers['apigw-requestid'], where).toBeTruthy();
+          if (reply.status === 404 || reply.status === 405) {
+            expect(reply.headers['content-type'], where).toMatch(/^application\/json/);
+            expect(reply.body, where).toEqual({
+              error: reply.status === 404 ? 'NotFound' : 'MethodNotAllowed',
+              detail: expect.any(String),
+            });
+          }
+        },
+      ),
+      { numRuns: 40, seed: suite.seed },
+    );
+    // Bodiless probes: even a known route and method cannot create or delete anything here.
+    expect(digestChanges(before, await tableDigest(world.table))).toEqual([]);
+  });
+
+  it('bodies that are not valid UTF-8 are refused like any other bad JSON, never a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ minLength: 1, maxLength: 64 }),
+        fc.constantFrom('/v1/oauth2/register', '/v1/subscriptions/'),
+        async (garbage, path) => {
+          const body = Buffer.concat([
+            Buffer.from('{"client_name":"'),
+            Buffer.from(garbage),
+            Buffer.from('"}'),
+          ]);
+          const reply = await http(
+            'POST',
+            path,
+            {
+              authorization: `Bearer ${world.demo.personal_access_token}`,
+              'content-type': 'application/json',
+            },
+            body,
+          );
+          expect(reply.status, reply.raw).toBe(422);
+          expect(reply.headers['content-type']).toMatch(/^application\/json/);
+        },
+      ),
+      { numRuns: 20, seed: suite.seed },
+    );
   });
 });

@@ -191,12 +191,24 @@ export interface RegisteredPair {
 
 /**
  * The fuzzing context over the demo data: `endpoints` fresh webhook endpoints to delete, a
- * soft-deleted customer, and sessions of customers of both organizations.
+ * soft-deleted customer, and sessions of customers of both organizations. The pools are sized for
+ * a long run by default; a run of one batch per operation asks for fewer objects (a smaller table).
  */
 export async function fuzzContext(
   admin: AdminContext,
   demo: DemoData,
-  options: { endpoints: number; label: string; headerSafe: boolean; issuer: string },
+  options: {
+    endpoints: number;
+    label: string;
+    headerSafe: boolean;
+    issuer: string;
+    /** Refresh tokens per token client, each spent by one case (40). */
+    refreshTokens?: number;
+    /** Live monthly products of the demo organization to update (30). */
+    products?: number;
+    /** Subscriptions of the demo organization to cancel and revoke (12). */
+    subscriptions?: number;
+  },
 ): Promise<FuzzContext> {
   const endpointPool: string[] = [];
   for (let i = 0; i < options.endpoints; i++) {
@@ -341,7 +353,7 @@ export async function fuzzContext(
     };
     tokenClients.push(model);
     const issue = () => seededTokens(deps, consenting, model);
-    for (let i = 0; i < 40; i++) refreshPool.push(await issue());
+    for (let i = 0; i < (options.refreshTokens ?? 40); i++) refreshPool.push(await issue());
     stableTokens.push(await issue());
     if (method === 'client_secret_post') {
       // Issued as of a day ahead, so that a long `npm run fuzz` does not outlive its hour.
@@ -358,10 +370,10 @@ export async function fuzzContext(
     }).catch(() => undefined);
     revokedRefreshTokens.push({ clientId: model.clientId, token: revoked.refreshToken });
   }
-  for (let i = 0; i < 12; i++) await subscribe('ours');
+  for (let i = 0; i < (options.subscriptions ?? 12); i++) await subscribe('ours');
   const products = new Map<string, Tenant>();
   for (const [tenant, count] of [
-    ['ours', 30],
+    ['ours', options.products ?? 30],
     ['theirs', 3],
   ] as const) {
     for (let i = 0; i < count; i++) {
