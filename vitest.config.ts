@@ -45,7 +45,16 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??=
 
 /** One DynamoDB Local and one demo seed per run, shared by every project that asks for them. */
 const dynamodb = { globalSetup: ['test/support/dynamodb.ts'], testTimeout: 30_000, hookTimeout: 180_000 };
-const synth = { testTimeout: 120_000, hookTimeout: 300_000 };
+/**
+ * One synth per stage per run (prod bundled, a preview stage) shared by the infra files, and a guard
+ * that fails a file synthesising one of them again or bundling (test/support/synth.ts).
+ */
+const synth = {
+  globalSetup: ['test/support/synth.ts'],
+  setupFiles: ['test/support/synth-guard.ts'],
+  testTimeout: 120_000,
+  hookTimeout: 300_000,
+};
 const none = { testTimeout: 120_000, hookTimeout: 180_000 };
 const setups = { dynamodb, synth, none } as const;
 

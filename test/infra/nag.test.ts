@@ -5,12 +5,19 @@
  * names a finding that really occurs on that construct and says why it is accepted.
  */
 import { readFileSync } from 'node:fs';
-import { App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { createStageStack } from '../../infra/stack.ts';
+import { acknowledgmentsOf, findingsOf, unacknowledgedPack } from '../support/nag.ts';
+import { type StageName, sharedStage } from '../support/stages.ts';
 
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
+
+/**
+ * Prod and pr-42 are the shared synth's (test/support/synth.ts), whose setup ran the pack over the
+ * very tree it synthesised; only a stage with other context (tracing off, below) is built here.
+ */
+const nagOf = (stage: StageName) => sharedStage(stage).model.nag;
 
 function synth(stage: string, context: Record<string, string> = {}) {
   const app = new App({
@@ -21,58 +28,14 @@ function synth(stage: string, context: Record<string, string> = {}) {
   return { app, stack };
 }
 
-interface Finding {
-  rule: string;
-  path: string;
-}
-
-const findingsOf = (pack: AwsSolutionsChecks, scope: App): Finding[] =>
-  pack.validateScope(scope).violations.flatMap((violation) =>
-    violation.violatingResources.map((resource) => ({
-      rule: violation.ruleName,
-      path: resource.constructPath ?? '',
-    })),
-  );
-
-/** The pack with acknowledgments ignored: every finding the stack would have without them. */
-function unacknowledgedPack(): AwsSolutionsChecks {
-  const pack = new AwsSolutionsChecks();
-  // `isAcknowledged` is private API of cdk-nag's NagPack; the own property shadows it.
-  Object.assign(pack, { isAcknowledged: () => false });
-  return pack;
-}
-
-function acknowledgmentsOf(scope: App) {
-  return scope.node.findAll().flatMap((construct) =>
-    construct.node.metadata
-      .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
-      .flatMap((entry) =>
-        Object.entries(entry.data as Record<string, string>).map(([id, reason]) => ({
-          path: construct.node.path,
-          rule: id.replace(/^annotation::/i, ''),
-          reason,
-        })),
-      ),
-  );
-}
-
-describe.each([
-  ['prod', 'prod'],
-  ['preview', 'pr-42'],
-] as const)('%s stack', (_, stage) => {
-  it('passes the AwsSolutions pack: synth with the plugin, as infra/app.ts runs it, does not fail', () => {
-    const { app } = synth(stage);
-    const pack = new AwsSolutionsChecks(app);
-    Validations.of(app).addPlugins(pack);
-    expect(() => app.synth()).not.toThrow();
-    expect(findingsOf(new AwsSolutionsChecks(), app)).toEqual([]);
+describe.each(['prod', 'preview'] as const)('%s stack', (stage) => {
+  it('passes the AwsSolutions pack, which infra/app.ts runs as a validation plugin on every synth', () => {
+    expect(nagOf(stage).findings).toEqual([]);
   });
 
   it('acknowledges only findings that occur, each with a written reason', () => {
-    const { app } = synth(stage);
-    app.synth();
-    const findings = findingsOf(unacknowledgedPack(), app);
-    const acknowledgments = acknowledgmentsOf(app);
+    const findings = nagOf(stage).unacknowledged;
+    const acknowledgments = nagOf(stage).acknowledgments;
     expect(acknowledgments.length).toBeGreaterThan(0);
     for (const { path, rule, reason } of acknowledgments) {
       expect(
@@ -85,21 +48,18 @@ describe.each([
 });
 
 describe('what is acknowledged, and where', () => {
-  const acknowledged = (stage: string) => {
-    const { app } = synth(stage);
-    app.synth();
-    return acknowledgmentsOf(app)
-      .map(({ path, rule }) => `${rule} ${path}`)
+  const acknowledged = (stage: StageName) =>
+    nagOf(stage)
+      .acknowledgments.map(({ path, rule }) => `${rule} ${path}`)
       .sort();
-  };
 
   // Every function of the stack, whatever their number: each carries the runtime acknowledgment.
-  const functionsRuntime = (stage: string) =>
-    Object.values(synth(stage).stack.lambdaFunctions())
+  const functionsRuntime = (stage: StageName) =>
+    Object.values(sharedStage(stage).model.functions)
       .flatMap((fn) => [
-        `AwsSolutions-L1 ${fn.function.node.path}`,
+        `AwsSolutions-L1 ${fn.functionPath}`,
         // X-Ray's two actions take no resource-level permission.
-        `AwsSolutions-IAM5[Resource::*] ${fn.role.node.path}`,
+        `AwsSolutions-IAM5[Resource::*] ${fn.rolePath}`,
       ])
       .sort();
 
@@ -121,21 +81,19 @@ describe('what is acknowledged, and where', () => {
   });
 
   it('preview: those, and no point-in-time recovery on its throwaway table', () => {
-    expect(acknowledged('pr-42')).toEqual(
+    expect(acknowledged('preview')).toEqual(
       [
         'AwsSolutions-APIG4 CommerceApi-pr-42/HttpApi',
         'AwsSolutions-DDB3 CommerceApi-pr-42/Table',
         'AwsSolutions-SMG4 CommerceApi-pr-42/WebhookKeySet',
         ...webhookPipeline('pr-42'),
-        ...functionsRuntime('pr-42'),
+        ...functionsRuntime('preview'),
       ].sort(),
     );
   });
 
   it('fixed rather than acknowledged: API access logging, no managed policies, no wildcard but X-Ray', () => {
-    const { app } = synth('prod');
-    app.synth();
-    const findings = findingsOf(unacknowledgedPack(), app).map((finding) => finding.rule);
+    const findings = nagOf('prod').unacknowledged.map((finding) => finding.rule);
     expect(findings).not.toContain('AwsSolutions-APIG1');
     expect(findings).not.toContain('AwsSolutions-IAM4');
     expect(

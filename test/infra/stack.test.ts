@@ -1,8 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { App, type CfnElement } from 'aws-cdk-lib';
+import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
 import { CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import { stackRoutes } from '../../scripts/local/apigw.ts';
@@ -24,6 +23,7 @@ import {
   usesWebhookKeySet,
 } from '../../shared/operations.ts';
 import { relayStreamFilters } from '../../shared/webhooks/relay.ts';
+import { sharedNestedTemplate, sharedStage } from '../support/stages.ts';
 
 /**
  * One function per operation, the API reference's (`/openapi.json`, `/docs`), discovery's, the
@@ -37,28 +37,16 @@ const CLOUDFORMATION_RESOURCE_LIMIT = 500;
 // The CLI feeds cdk.json's context (feature flags) to the app; tests must synthesise the same template.
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'));
 
-function synth(stage: string, options: { bundle: boolean }) {
-  const app = new App({
-    context: {
-      ...cdkJson.context,
-      // The CLI sets this by default; SAM (`sam local`, `sam build`) finds the code through it.
-      'aws:cdk:enable-asset-metadata': true,
-      // Bundling is real in one stage only: that proves esbuild works locally, the other saves time.
-      ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
-    },
-  });
-  const stack = new CommerceApiStack(app, `CommerceApi-${stage}`, { stage, branch: 'feature/test' });
-  return { app, stack, template: Template.fromStack(stack) };
-}
-
-const prod = synth('prod', { bundle: true });
-const preview = synth('pr-42', { bundle: false });
+/**
+ * Prod (bundled, as `npm run synth`) and a preview stage (pr-42), both tagged branch feature/test:
+ * synthesised once per run for every infra file (test/support/synth.ts). What the tests would read
+ * from the construct tree (logical ids, resolved tokens) comes with them in `model`.
+ */
+const prod = sharedStage('prod');
+const preview = sharedStage('preview');
 
 /** Prod's alarms per function: the nested stack's own template. */
-const monitoring = (() => {
-  if (!prod.stack.monitoring) throw new Error('prod has no monitoring stack');
-  return Template.fromStack(prod.stack.monitoring.alarmStack);
-})();
+const monitoring = sharedNestedTemplate(prod.model, 'alarms');
 /** The parameters prod passes to the monitoring stack, by name. */
 const monitoringParameters = (): Record<string, unknown> => {
   const [nested] = Object.values(prod.template.findResources('AWS::CloudFormation::Stack'));
@@ -82,18 +70,19 @@ type Statement = { Action: string | string[]; Resource: unknown; Condition?: unk
 
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
-/** Logical id of an L2 construct's CloudFormation resource. */
-const logicalId = ({ stack }: Synth, construct: IConstruct) =>
-  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+/** Logical ids of a function's resources, by function name. */
+const idsOf = ({ model }: Synth, name: string) => {
+  const ids = model.functions[name];
+  if (!ids) throw new Error(`no function ${name}`);
+  return ids;
+};
 const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 const resources = ({ template }: Synth, type: string) =>
   template.findResources(type) as Record<string, Resource>;
 
 /** Every statement of every policy attached to the function's role. */
 function statementsOf(s: Synth, functionName: string): Statement[] {
-  const fn = s.stack.lambdaFunctions()[functionName];
-  if (!fn) throw new Error(`no function ${functionName}`);
-  const roleRef = { Ref: logicalId(s, fn.role) };
+  const roleRef = { Ref: idsOf(s, functionName).role };
   return Object.values(resources(s, 'AWS::IAM::Policy'))
     .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify(roleRef)))
     .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
@@ -142,33 +131,33 @@ describe.each([
     // API functions stop at 10 s; scheduled ones at their own timeout; the pipeline's take a batch
     // (see infra/webhooks.ts).
     const pipelineTimeouts: Record<string, number> = { 'webhook-relay': 60, 'webhook-deliverer': 30 };
-    for (const [name, fn] of Object.entries(s.stack.lambdaFunctions())) {
+    for (const [name, fn] of Object.entries(s.model.functions)) {
       const scheduled = scheduledFunctions.find((definition) => definition.name === name);
-      expect(resources(s, 'AWS::Lambda::Function')[logicalId(s, fn.function)]?.Properties.Timeout, name).toBe(
+      expect(resources(s, 'AWS::Lambda::Function')[fn.function]?.Properties.Timeout, name).toBe(
         scheduled ? scheduled.timeoutSeconds : (pipelineTimeouts[name] ?? 10),
       );
     }
     for (const op of operations) {
-      const fnId = logicalId(s, s.stack.functions[op.name].function);
+      const fnId = idsOf(s, op.name).function;
       expect(resources(s, 'AWS::Lambda::Function')[fnId]?.Properties.Environment.Variables).toEqual({
-        TABLE_NAME: { Ref: logicalId(s, s.stack.table) },
+        TABLE_NAME: { Ref: s.model.ids.table },
         NODE_OPTIONS: '--enable-source-maps',
         // Declared empty (inert) so `sam local --env-vars` can point it at DynamoDB Local.
         AWS_ENDPOINT_URL_DYNAMODB: '',
-        METRICS_NAMESPACE: `CommerceApi/${s.stack.stage}`,
+        METRICS_NAMESPACE: `CommerceApi/${s.model.stage}`,
         LOG_LEVEL: 'info',
         // Only the functions that seal or open webhook secrets learn where the key set is.
         ...('webhookKeySet' in op && {
-          WEBHOOK_KEY_SET_ID: `CommerceApi-${s.stack.stage}/webhook-key-set`,
+          WEBHOOK_KEY_SET_ID: `CommerceApi-${s.model.stage}/webhook-key-set`,
           AWS_ENDPOINT_URL_SECRETS_MANAGER: '',
         }),
       });
     }
     // The $default route's function touches no table: no table name, no endpoint to override.
-    const defaultFnId = logicalId(s, s.stack.routeNotFound.function);
+    const defaultFnId = idsOf(s, routeNotFound.name).function;
     expect(resources(s, 'AWS::Lambda::Function')[defaultFnId]?.Properties.Environment.Variables).toEqual({
       NODE_OPTIONS: '--enable-source-maps',
-      METRICS_NAMESPACE: `CommerceApi/${s.stack.stage}`,
+      METRICS_NAMESPACE: `CommerceApi/${s.model.stage}`,
       LOG_LEVEL: 'info',
     });
   });
@@ -177,7 +166,7 @@ describe.each([
     const routes = Object.values(resources(s, 'AWS::ApiGatewayV2::Route'));
     const integrations = resources(s, 'AWS::ApiGatewayV2::Integration');
     const nameOfFunction = new Map(
-      Object.entries(s.stack.lambdaFunctions()).map(([name, fn]) => [logicalId(s, fn.function), name]),
+      Object.entries(s.model.functions).map(([name, fn]) => [fn.function, name]),
     );
     const deployed = routes.map((route) => {
       const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref as string;
@@ -212,7 +201,7 @@ describe.each([
   });
 
   it('generates the webhook key set in the shape the keyring reads, kept in prod, and grants it by ARN only to the functions that need it', () => {
-    const keySetId = logicalId(s, s.stack.webhookKeySet);
+    const keySetId = s.model.ids.webhookKeySet;
     const secret = resources(s, 'AWS::SecretsManager::Secret')[keySetId];
     expect(secret?.Properties.GenerateSecretString).toEqual({
       SecretStringTemplate: '{"current":"k1"}',
@@ -221,16 +210,16 @@ describe.each([
       ExcludePunctuation: true,
       IncludeSpace: false,
     });
-    expect(secret?.DeletionPolicy).toBe(s.stack.stage === 'prod' ? 'Retain' : 'Delete');
-    expect(secret?.Properties.Name).toBe(`CommerceApi-${s.stack.stage}/webhook-key-set`);
+    expect(secret?.DeletionPolicy).toBe(s.model.stage === 'prod' ? 'Retain' : 'Delete');
+    expect(secret?.Properties.Name).toBe(`CommerceApi-${s.model.stage}/webhook-key-set`);
     // Its ARN with the six random characters Secrets Manager appends, and nothing wider.
-    const arnPattern = s.stack.resolve(s.stack.webhookKeySetRef.arnPattern);
+    const arnPattern = s.model.resolved.webhookKeySetArnPattern;
     expect(JSON.stringify(arnPattern)).toMatch(
-      new RegExp(`:secretsmanager:.*:secret:CommerceApi-${s.stack.stage}/webhook-key-set-\\?{6}"`),
+      new RegExp(`:secretsmanager:.*:secret:CommerceApi-${s.model.stage}/webhook-key-set-\\?{6}"`),
     );
     expect(JSON.stringify(arnPattern)).not.toContain('*');
     expect(Object.keys(resources(s, 'AWS::SecretsManager::Secret'))).toEqual([keySetId]);
-    for (const [name] of Object.entries(s.stack.lambdaFunctions())) {
+    for (const name of Object.keys(s.model.functions)) {
       const secretStatements = statementsOf(s, name).filter((statement) =>
         actionsOf([statement]).some((action) => action.startsWith('secretsmanager:')),
       );
@@ -246,7 +235,7 @@ describe.each([
           : [],
       );
     }
-    expect(Object.keys(s.stack.lambdaFunctions()).filter(usesWebhookKeySet).sort()).toEqual([
+    expect(Object.keys(s.model.functions).filter(usesWebhookKeySet).sort()).toEqual([
       'create-webhook-endpoint',
       'get-webhook-endpoint',
       'list-webhook-endpoints',
@@ -283,9 +272,8 @@ describe.each([
       // Compared as (action, resource, leading-key pattern) triples, whatever statements CDK merges.
       // Whether these grants are enough and all needed is proven by running the code under them
       // (test/integration/iam.test.ts); this checks the stack writes them as declared.
-      const tableArn = JSON.stringify(s.stack.resolve(s.stack.table.tableArn));
-      const indexArn = (index: string) =>
-        JSON.stringify(s.stack.resolve(`${s.stack.table.tableArn}/index/${index}`));
+      const tableArn = JSON.stringify(s.model.resolved.tableArn);
+      const indexArn = (index: string) => JSON.stringify(s.model.resolved.indexArns[index]);
       const declared = (op.access as readonly TableGrant[]).flatMap((grant) =>
         grant.actions.flatMap((action) =>
           (grant.indexes ? grant.indexes.map(indexArn) : [tableArn]).flatMap((resource) =>
@@ -312,7 +300,7 @@ describe.each([
       // (which take no resource-level permission), and for the functions that seal or open webhook
       // secrets the key set (its own test, below). No operation sends to the delivery queue (what
       // one queues, Redeliver's round, leaves through the table's stream): no `sqs:` action.
-      const logGroupId = logicalId(s, s.stack.functions[name].logGroup);
+      const logGroupId = idsOf(s, name).logGroup;
       const others = statements.filter((st) => !tableStatements.includes(st));
       expect(others).toHaveLength(2 + ('webhookKeySet' in op ? 1 : 0));
       for (const statement of others) {
@@ -362,7 +350,7 @@ describe.each([
   });
 
   it('writes one JSON access-log line per request, without any header, to its own log group', () => {
-    const accessLogsId = logicalId(s, s.stack.accessLogs);
+    const accessLogsId = s.model.ids.accessLogs;
     const [stage] = Object.values(resources(s, 'AWS::ApiGatewayV2::Stage'));
     const settings = stage?.Properties.AccessLogSettings;
     expect(settings.DestinationArn).toEqual({ 'Fn::GetAtt': [accessLogsId, 'Arn'] });
@@ -378,13 +366,13 @@ describe.each([
 
   it('outputs the API URL and table name and tags resources with stage and branch', () => {
     s.template.hasOutput('ApiUrl', {
-      Value: { 'Fn::Join': ['', Match.arrayWith([{ Ref: logicalId(s, s.stack.api) }])] },
+      Value: { 'Fn::Join': ['', Match.arrayWith([{ Ref: s.model.ids.api }])] },
     });
-    s.template.hasOutput('TableName', { Value: { Ref: logicalId(s, s.stack.table) } });
+    s.template.hasOutput('TableName', { Value: { Ref: s.model.ids.table } });
     s.template.hasResourceProperties('AWS::DynamoDB::Table', {
       Tags: Match.arrayWith([
         { Key: 'branch', Value: 'feature/test' },
-        { Key: 'stage', Value: s.stack.node.id.replace('CommerceApi-', '') },
+        { Key: 'stage', Value: s.model.stackName.replace('CommerceApi-', '') },
       ]),
     });
   });
@@ -419,7 +407,7 @@ describe('prod', () => {
     prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3);
     prod.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     prod.template.resourceCountIs('AWS::CloudFormation::Stack', 1);
-    expect(JSON.stringify(monitoringParameters())).not.toContain(logicalId(prod, prod.stack.api));
+    expect(JSON.stringify(monitoringParameters())).not.toContain(prod.model.ids.api);
     // Every parameter the nested template declares is one the parent passes.
     expect(Object.keys(monitoringParameters()).sort()).toEqual(
       Object.keys(monitoring.toJSON().Parameters ?? {}).sort(),
@@ -427,10 +415,7 @@ describe('prod', () => {
   });
 
   it('every alarm, in the stack and in the nested one, notifies the alarm topic when it fires and when it recovers', () => {
-    const topicId = logicalId(
-      prod,
-      (prod.stack.monitoring as NonNullable<typeof prod.stack.monitoring>).alarmTopic,
-    );
+    const topicId = prod.model.ids.alarmTopic;
     // The nested stack receives the topic's ARN as a parameter: each of its alarms names that parameter.
     const [topicParameter] = Object.entries(monitoringParameters()).filter(
       ([, value]) => JSON.stringify(value) === JSON.stringify({ Ref: topicId }),
@@ -484,18 +469,18 @@ describe('prod', () => {
 
   it('alarms on API 5xx and on throttles of every function of the API and the schedules', () => {
     // The webhook pipeline's backlog is watched by its own alarms (dead letters, failure rate).
-    const functions = [...Object.values(prod.stack.httpFunctions()), ...Object.values(prod.stack.scheduled)];
+    const functions = [...prod.model.httpFunctions, ...prod.model.scheduledFunctions];
     prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/ApiGateway',
       MetricName: '5xx',
     });
     const watched = throttleAlarmFunctions();
-    for (const fn of functions) expect(watched).toContainEqual({ Ref: logicalId(prod, fn.function) });
+    for (const fn of functions) expect(watched).toContainEqual({ Ref: idsOf(prod, fn).function });
     expect(watched).toHaveLength(functions.length);
   });
 
   it("alarms per operation on p99 latency and 5xx rate, from the requests' own metrics, and on table throttles", () => {
-    const names = Object.keys(prod.stack.httpFunctions());
+    const names = prod.model.httpFunctions;
     // One throttle alarm per function, latency and error rate per operation, table throttles; a
     // scheduled function: its throttles and its failed runs. (The API's 5xx alarm and the webhook
     // pipeline's three are the parent's: "the webhook pipeline", below.)
@@ -562,15 +547,15 @@ describe('prod', () => {
     ]) {
       expect(body).toContain(title);
     }
-    for (const operation of Object.keys(prod.stack.httpFunctions())) {
+    for (const operation of prod.model.httpFunctions) {
       expect(body).toContain(`\\"operation\\",\\"${operation}\\"`);
     }
     expect(body).toContain('ConsumedReadCapacityUnits');
     expect(body).toContain('ConsumedWriteCapacityUnits');
     // The webhook pipeline: both dead-letter queues' depth, and the deliverer's metrics.
     expect(body).toContain('Webhook dead-letter queues (messages)');
-    for (const queue of [prod.stack.webhooks.deadLetterQueue, prod.stack.webhooks.relayFailures]) {
-      expect(body).toContain(logicalId(prod, queue));
+    for (const queue of [prod.model.ids.deadLetterQueue, prod.model.ids.relayFailures]) {
+      expect(body).toContain(queue);
     }
     for (const metric of [
       'DeliveryAttempts',
@@ -587,7 +572,7 @@ describe('prod', () => {
     for (const fn of Object.values(resources(prod, 'AWS::Lambda::Function'))) {
       expect(fn.Metadata).toMatchObject({ 'aws:asset:property': 'Code', 'aws:asset:is-bundled': true });
       const assetPath = fn.Metadata['aws:asset:path'] as string;
-      expect(existsSync(path.join(prod.app.outdir, assetPath, 'index.mjs'))).toBe(true);
+      expect(existsSync(path.join(prod.model.outdir, assetPath, 'index.mjs'))).toBe(true);
       expect(fn.Properties.Handler).toBe('index.handler');
     }
   });
@@ -631,6 +616,12 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
     const stack = createStageStack(app);
     return { app, stack, template: Template.fromStack(stack) };
   };
+  /**
+   * The shared stages stand for the context they were synthesised with (prod: none but a branch, which
+   * none of these read; preview: `-c stage=pr-42 -c branch=feature/test`): no synth of their own.
+   */
+  const templateOf = (context: Record<string, string> | Template) =>
+    context instanceof Template ? context : fromContext(context).template;
   const tagsOf = (template: Template) =>
     (Object.values(template.findResources('AWS::DynamoDB::Table'))[0] as Resource).Properties.Tags as {
       Key: string;
@@ -646,25 +637,26 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
   });
 
   it('deploys one stack per preview stage, tagged with its stage and branch', () => {
-    const { stack, template } = fromContext({ stage: 'pr-123', branch: 'feature/sam-local' });
-    expect(stack.stackName).toBe('CommerceApi-pr-123');
+    const { model, template } = preview;
+    expect(model.stackName).toBe('CommerceApi-pr-42');
     expect(tagsOf(template)).toEqual(
       expect.arrayContaining([
-        { Key: 'stage', Value: 'pr-123' },
-        { Key: 'branch', Value: 'feature/sam-local' },
+        { Key: 'stage', Value: 'pr-42' },
+        { Key: 'branch', Value: 'feature/test' },
       ]),
     );
-    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'commerce-api-pr-123' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'commerce-api-pr-42' });
     template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
     template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
   });
 
   it('mails the alarm topic to the addresses the context gives, per stage or for every stage', () => {
-    const mailed = (context: Record<string, string>) =>
-      Object.values(fromContext(context).template.findResources('AWS::SNS::Subscription')).map(
-        (subscription) => [subscription.Properties.Protocol, subscription.Properties.Endpoint],
-      );
-    expect(mailed({})).toEqual([]);
+    const mailed = (context: Record<string, string> | Template) =>
+      Object.values(templateOf(context).findResources('AWS::SNS::Subscription')).map((subscription) => [
+        subscription.Properties.Protocol,
+        subscription.Properties.Endpoint,
+      ]);
+    expect(mailed(prod.template)).toEqual([]);
     expect(mailed({ alarmEmail: 'ops@example.com, oncall@example.com' })).toEqual([
       ['email', 'ops@example.com'],
       ['email', 'oncall@example.com'],
@@ -678,10 +670,10 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
   });
 
   it('takes the allowed CORS origins from the context, per stage or for every stage', () => {
-    const originsOf = (context: Record<string, string>) =>
-      (Object.values(fromContext(context).template.findResources('AWS::ApiGatewayV2::Api'))[0] as Resource)
-        .Properties.CorsConfiguration.AllowOrigins;
-    expect(originsOf({})).toEqual(['*']);
+    const originsOf = (context: Record<string, string> | Template) =>
+      (Object.values(templateOf(context).findResources('AWS::ApiGatewayV2::Api'))[0] as Resource).Properties
+        .CorsConfiguration.AllowOrigins;
+    expect(originsOf(prod.template)).toEqual(['*']);
     expect(originsOf({ corsAllowOrigins: 'https://shop.example.com, https://b.example' })).toEqual([
       'https://shop.example.com',
       'https://b.example',
@@ -698,11 +690,11 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
   });
 
   it("gives every function its stage's metrics namespace and the log level from the context", () => {
-    const variablesOf = (context: Record<string, string>) =>
-      Object.values(fromContext(context).template.findResources('AWS::Lambda::Function')).map(
+    const variablesOf = (context: Record<string, string> | Template) =>
+      Object.values(templateOf(context).findResources('AWS::Lambda::Function')).map(
         (fn) => (fn as Resource).Properties.Environment.Variables,
       );
-    const prodVariables = variablesOf({});
+    const prodVariables = variablesOf(prod.template);
     expect(prodVariables).toHaveLength(FUNCTION_COUNT);
     for (const variables of prodVariables) {
       expect(variables).toMatchObject({ METRICS_NAMESPACE: 'CommerceApi/prod', LOG_LEVEL: 'info' });
@@ -714,12 +706,12 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
   });
 
   it('traces every function with X-Ray unless the context turns it off for a stage', () => {
-    const tracingOf = (context: Record<string, string>) =>
-      Object.values(fromContext(context).template.findResources('AWS::Lambda::Function')).map(
+    const tracingOf = (context: Record<string, string> | Template) =>
+      Object.values(templateOf(context).findResources('AWS::Lambda::Function')).map(
         (fn) => (fn as Resource).Properties.TracingConfig,
       );
-    expect(tracingOf({})).toHaveLength(FUNCTION_COUNT);
-    for (const config of tracingOf({})) expect(config).toEqual({ Mode: 'Active' });
+    expect(tracingOf(prod.template)).toHaveLength(FUNCTION_COUNT);
+    for (const config of tracingOf(prod.template)) expect(config).toEqual({ Mode: 'Active' });
     for (const config of tracingOf({ stage: 'pr-3', 'tracing:pr-3': 'false' }))
       expect(config).toBeUndefined();
     for (const config of tracingOf({ stage: 'pr-4', 'tracing:pr-3': 'false' }))
@@ -728,23 +720,23 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
   });
 
   it('tags every taggable resource, not only the table', () => {
-    const { template } = fromContext({ stage: 'pr-123', branch: 'feature/sam-local' });
+    const { template } = preview;
     const tagged = ['AWS::Lambda::Function', 'AWS::IAM::Role', 'AWS::Logs::LogGroup'];
     for (const type of tagged) {
       for (const resource of Object.values(template.findResources(type)) as Resource[]) {
         expect(resource.Properties.Tags, type).toEqual(
-          expect.arrayContaining([{ Key: 'stage', Value: 'pr-123' }]),
+          expect.arrayContaining([{ Key: 'stage', Value: 'pr-42' }]),
         );
       }
     }
     const [api] = Object.values(template.findResources('AWS::ApiGatewayV2::Api')) as Resource[];
-    expect(api?.Properties.Tags).toMatchObject({ stage: 'pr-123', branch: 'feature/sam-local' });
+    expect(api?.Properties.Tags).toMatchObject({ stage: 'pr-42', branch: 'feature/test' });
   });
 });
 
 describe('the webhook pipeline (prod)', () => {
   it("the relay reads the table's stream only: its stream actions on the stream ARN, ListStreams alone on *", () => {
-    const stream = { 'Fn::GetAtt': [logicalId(prod, prod.stack.table), 'StreamArn'] };
+    const stream = { 'Fn::GetAtt': [prod.model.ids.table, 'StreamArn'] };
     const statements = statementsOf(prod, 'webhook-relay');
     const reads = statements.filter((st) => asArray(st.Action).includes('dynamodb:GetRecords'));
     expect(reads).toHaveLength(1);
@@ -768,7 +760,7 @@ describe('the webhook pipeline (prod)', () => {
     expect(relay?.Properties).toMatchObject({
       BatchSize: 100,
       BisectBatchOnFunctionError: true,
-      FunctionName: { Ref: logicalId(prod, prod.stack.webhooks.relay.function) },
+      FunctionName: { Ref: idsOf(prod, 'webhook-relay').function },
     });
     const patterns = ((relay?.Properties.FilterCriteria?.Filters ?? []) as { Pattern: string }[]).map((f) =>
       JSON.parse(f.Pattern),
@@ -795,7 +787,7 @@ describe('the webhook pipeline (prod)', () => {
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 20 },
-      FunctionName: { Ref: logicalId(prod, prod.stack.webhooks.deliverer.function) },
+      FunctionName: { Ref: idsOf(prod, 'webhook-deliverer').function },
     });
   });
 
@@ -803,10 +795,7 @@ describe('the webhook pipeline (prod)', () => {
     const alarms = Object.values(resources(prod, 'AWS::CloudWatch::Alarm'));
     const onQueues = alarms.filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
     expect(onQueues.map((a) => a.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).sort()).toEqual(
-      [
-        logicalId(prod, prod.stack.webhooks.deadLetterQueue),
-        logicalId(prod, prod.stack.webhooks.relayFailures),
-      ].sort(),
+      [prod.model.ids.deadLetterQueue, prod.model.ids.relayFailures].sort(),
     );
     expect(alarms.filter((a) => a.Properties.Metrics !== undefined)).toHaveLength(1);
   });
