@@ -10,12 +10,8 @@
  * routes. Plain data only: no SDK or CDK imports.
  */
 import type { TableGrant } from './data/grants.ts';
-import { documentFunctions, type HttpMethod } from './document-functions.ts';
-import {
-  functionAccess,
-  operations as generatedOperations,
-  operationRoutes,
-} from './generated/operations.ts';
+import type { HttpMethod } from './document-functions.ts';
+import { functionAccess, operations as generatedOperations } from './generated/operations.ts';
 
 export type { TableAction, TableGrant } from './data/grants.ts';
 export {
@@ -114,11 +110,7 @@ export type OperationId = (typeof operations)[number]['operationId'];
 export const operationById = (operationId: OperationId) =>
   operations.find((operation) => operation.operationId === operationId) as (typeof operations)[number];
 
-/** Every path-and-method the HTTP API routes to a function (operations, reference, discovery), for 405s. */
-export const routedPaths: readonly { method: string; path: string }[] = [
-  ...operationRoutes,
-  ...documentFunctions.flatMap((fn) => fn.routes),
-];
+export { routedPaths } from './routed-paths.ts';
 
 /** Whether a function (an operation's, or the pipeline's) is given the webhook key set. */
 export const usesWebhookKeySet = (name: string): boolean =>

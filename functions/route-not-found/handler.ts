@@ -4,7 +4,7 @@ import { type ApiResult, errorResult } from '#shared/http/responses.ts';
 import { methodsForPath } from '#shared/http/routes.ts';
 import { observed } from '#shared/observability/observed.ts';
 import { markError } from '#shared/observability/telemetry.ts';
-import { routedPaths } from '#shared/operations.ts';
+import { routedPaths } from '#shared/routed-paths.ts';
 
 /**
  * Behind the HTTP API's `$default` route: every request no operation route takes. A path some

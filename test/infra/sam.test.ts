@@ -81,8 +81,13 @@ describe('code SAM finds from the template', () => {
         .sort();
     expect(holds(modules['list-wallets'], 'shared/http/api.ts')).toBe(true);
     // Every grant of every operation: read at synth, never at an operation's cold start. Only the two
-    // functions that answer from the route table itself hold it (a 405's `Allow`, discovery's endpoints).
-    expect(holding('shared/operations.ts')).toEqual(['oauth-discovery', 'route-not-found']);
+    // functions that answer from the route table itself hold its module (a 405's `Allow`, discovery's
+    // endpoints), and no bundle carries a grant: esbuild keeps only the routes they read.
+    expect(holding('shared/generated/operations.ts')).toEqual(['oauth-discovery', 'route-not-found']);
+    expect(holding('shared/operations.ts')).toEqual([]);
+    for (const name of Object.keys(modules)) {
+      expect(readFileSync(codeOf(functionIdOf(name)).file, 'utf8'), name).not.toContain('dynamodb:PutItem');
+    }
     // The special-purpose ranges, parsed at load: only the webhook endpoint API (whose service checks
     // URLs as they are saved) and the deliverer (which checks each address it connects to) hold them.
     expect(holding('shared/webhooks/address-guard.ts')).toEqual(
