@@ -38,6 +38,7 @@ import {
   replyOf,
   requestLines,
   sampleInvocations,
+  sampleOrder,
   useSamWorld,
 } from '../support/sam.ts';
 
@@ -60,7 +61,7 @@ describe('every bundle', () => {
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {
   // In order: later samples read what earlier ones wrote (a cancellation taken back, a client deleted).
-  it.each(operations.map((op) => [op.name, sampleInvocations[op.name].what, op] as const))(
+  it.each(sampleOrder().map((op) => [op.name, sampleInvocations[op.name].what, op] as const))(
     '%s: %s',
     async (_, __, op) => {
       await expectSampleInvocation(op);

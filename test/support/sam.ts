@@ -255,6 +255,14 @@ export function replyOf(result: unknown): HttpReply {
   };
 }
 
+interface SampleInvocation {
+  what: string;
+  status: number;
+  check: (reply: HttpReply) => void;
+  /** Samples whose writes this one reads, or whose data it ends (a client deleted): they run first. */
+  after?: readonly OperationName[];
+}
+
 /**
  * What each operation's sample event must give through its bundle. Keyed by operation name: a new
  * operation does not compile until it has a sample event and an expectation here.
@@ -357,6 +365,7 @@ export const sampleInvocations = {
       }),
   },
   'update-customer-subscription': {
+    after: ['cancel-customer-subscription'],
     what: '200, the cancellation above taken back',
     status: 200,
     check: (reply: HttpReply) =>
@@ -390,6 +399,15 @@ export const sampleInvocations = {
       }),
   },
   'delete-client': {
+    after: [
+      'get-client',
+      'update-client',
+      'authorize',
+      'consent',
+      'request-token',
+      'revoke-token',
+      'introspect-token',
+    ],
     what: '204 with no body',
     status: 204,
     check: (reply: HttpReply) => expect(reply.text).toBe(''),
@@ -406,6 +424,7 @@ export const sampleInvocations = {
       }),
   },
   'revoke-subscription': {
+    after: ['update-subscription'],
     what: '200, the demo subscription ended now',
     status: 200,
     check: (reply: HttpReply) =>
@@ -458,6 +477,7 @@ export const sampleInvocations = {
     check: (reply: HttpReply) => expect(reply.text).toBe(''),
   },
   'delete-customer-external': {
+    after: ['create-customer'],
     what: "204: the create-customer sample's customer (external id sam-local-1) deleted and anonymized",
     status: 204,
     check: (reply: HttpReply) => expect(reply.text).toBe(''),
@@ -568,13 +588,15 @@ export const sampleInvocations = {
       expect(reply.headers.get('cache-control')).toBe('no-store');
     },
   },
-  // The samples run in the route table's order: by now Request Token has replaced the demo tokens.
+  // By now Request Token has replaced the demo tokens.
   'revoke-token': {
+    after: ['request-token'],
     what: "200 {}, the demo client's (replaced) refresh token revoked with its grant",
     status: 200,
     check: (reply: HttpReply) => expect(reply.body).toEqual({}),
   },
   'introspect-token': {
+    after: ['request-token'],
     what: "200, whether the demo client's access token is active (ended by the refresh before it)",
     status: 200,
     check: (reply: HttpReply) => {
@@ -610,7 +632,26 @@ export const sampleInvocations = {
     status: 202,
     check: (reply: HttpReply) => expect(reply.body).toBeNull(),
   },
-} satisfies Record<OperationName, { what: string; status: number; check: (reply: HttpReply) => void }>;
+} satisfies Record<OperationName, SampleInvocation>;
+
+/**
+ * The operations in the order their samples run against one table: the route table's, except that a
+ * sample runs after those named in its `after` (so the document's order may change freely).
+ */
+export function sampleOrder(): (typeof operations)[number][] {
+  const byName = new Map(operations.map((op) => [op.name, op]));
+  const ordered: (typeof operations)[number][] = [];
+  const placed = new Set<string>();
+  const place = (name: OperationName) => {
+    if (placed.has(name)) return;
+    placed.add(name);
+    const sample: SampleInvocation = sampleInvocations[name];
+    for (const before of sample.after ?? []) place(before);
+    ordered.push(byName.get(name) as (typeof operations)[number]);
+  };
+  for (const op of operations) place(op.name);
+  return ordered;
+}
 
 /** The operations a client authenticates at with its own credentials (RFC 6749 §2.3), not a bearer token. */
 export const CLIENT_AUTHENTICATED: ReadonlySet<string> = new Set([
