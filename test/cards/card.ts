@@ -46,9 +46,20 @@ interface FunctionCardBase<N extends FunctionName> {
   name: N;
   /** Every path of it that touches the table, step by step, with what its full grant must answer. */
   iam: Scenario;
-  /** Reserved for test/integration/faults.test.ts (not moved yet: see its table). */
+  /**
+   * Reserved for test/integration/faults.test.ts (not moved yet): its `faultOps[name]`, i.e.
+   * `{ success, calls, prepare }` (the success status, the DynamoDB calls of a successful request in
+   * order, and the request with the table check to make after it). `prepare` builds a request whose
+   * method and url could come from `sample`'s parts and the route table; it needs the suite's world,
+   * given like `isolation`'s fixture.
+   */
   faults?: never;
-  /** Reserved for test/infra/sam.test.ts and scripts/sam-events.ts (not moved yet). */
+  /**
+   * Reserved for test/infra/sam.test.ts (not moved yet): its `sampleInvocations[name]`, i.e.
+   * `{ what, status, check }`, the bundled function invoked with `events/<name>.json` (which
+   * `npm run sam:events` renders; the event could be built from `sample` and the route table, as
+   * test/bench/samples.ts does for the bench).
+   */
   sam?: never;
 }
 
@@ -59,7 +70,11 @@ export interface OperationCard<N extends OperationName = OperationName> extends 
   isolation: IsolationRow;
   /** Its DynamoDB-work cases (test/bench/dynamo-work.ts): round trips against a target; at least one. */
   dynamoWork: readonly [DynamoCase, ...DynamoCase[]];
-  /** Reserved for test/support/fuzz.ts (not moved yet). */
+  /**
+   * Reserved for the fuzz suites (not moved yet): `fuzzArbitraries(ctx)[operationId]` of
+   * test/support/fuzz.ts (the arbitrary of its requests and oracles, given the suite's context) and
+   * the statuses table of test/integration/fuzz.test.ts (`satisfies Record<OperationId, number[]>`).
+   */
   fuzz?: never;
 }
 
