@@ -17,9 +17,10 @@ import { DAEMON_ADDRESS_ENV, TRACE_HEADER_ENV } from '#shared/observability/xray
 import { operations } from '#shared/operations.ts';
 import { type Bundle, bundle } from './bundle.ts';
 import { FakeTable, type RecordedCall, startStubEndpoint } from './fake-table.ts';
-import { fixtureItems, operationCases } from './fixture.ts';
+import { fixtureItems } from './fixture.ts';
 import { recordCalls } from './handlers.ts';
 import { fmt, median, percentile, ratio, type SectionResult, verdict } from './report.ts';
+import { operationCases } from './samples.ts';
 
 const run = promisify(execFile);
 

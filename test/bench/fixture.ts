@@ -2,7 +2,8 @@
  * Demo-shaped data for the benchmarks that do not use DynamoDB Local (cold start against a stub
  * endpoint, warm overhead against an in-memory fake): the same records the operator commands
  * write (scripts/admin/commands.ts), turned into table items with the data layer's own `item`,
- * `keys`, `gsi1` and `walletSortKeys`, plus the events the four operations receive.
+ * `keys`, `gsi1` and `walletSortKeys`, and the ids and credentials the cards' sample requests name
+ * (test/cards/<operation>.ts; their events: test/bench/samples.ts).
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
@@ -27,16 +28,15 @@ import { parseKeySet, staticKeyring } from '#shared/domain/keyring.ts';
 import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
 import { seal } from '#shared/domain/secret-box.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import { type OperationName, operations } from '#shared/operations.ts';
 import type { WebhookSettings } from '#shared/runtime.ts';
 import { DEPLOYED_ADDRESS_POLICY } from '#shared/webhooks/address-policy.ts';
 
 /** Fixed ids and secrets so every process (parent, cold-start children) agrees on the data. */
 const ORG = '0b5c3f57-1f0e-4d0a-9d43-5b0a3c6d7e01';
 const USER = '1c6d4068-2a1f-4e1b-8e54-6c1b4d7e8f02';
-const CUSTOMER = '2d7e5179-3b20-4f2c-9f65-7d2c5e8f9003';
-const PRODUCT = '3e8f628a-4c31-4a3d-8a76-8e3d6f90a104';
-const WEBHOOK = '4f90739b-5d42-4b4e-9b87-9f4e70a1b205';
+export const CUSTOMER = '2d7e5179-3b20-4f2c-9f65-7d2c5e8f9003';
+export const PRODUCT = '3e8f628a-4c31-4a3d-8a76-8e3d6f90a104';
+export const WEBHOOK = '4f90739b-5d42-4b4e-9b87-9f4e70a1b205';
 export const UNKNOWN_ID = '5a0184ac-6e53-4c5f-8c98-a05f81b2c306';
 
 export const PAT = `polar_pat_${'B'.repeat(48)}`;
@@ -44,7 +44,7 @@ export const PAT = `polar_pat_${'B'.repeat(48)}`;
 export const CLIENT_ID = `polar_ci_${'D'.repeat(48)}`;
 export const REGISTRATION_TOKEN = `polar_crt_${'E'.repeat(48)}`;
 export const CLIENT_SECRET = `polar_cs_${'G'.repeat(48)}`;
-const OTHER_REGISTRATION_TOKEN = `polar_crt_${'F'.repeat(48)}`;
+export const OTHER_REGISTRATION_TOKEN = `polar_crt_${'F'.repeat(48)}`;
 /** The registration the fixture client keeps (Update Client sends it back unchanged). */
 export const CLIENT_REGISTRATION = {
   redirect_uris: ['https://app.example.com/callback'],
@@ -63,9 +63,9 @@ export const benchWebhooks: WebhookSettings = {
   addresses: DEPLOYED_ADDRESS_POLICY,
 };
 /** A webhook event of the fixture endpoint (Redeliver; the fake table answers its write as done). */
-const WEBHOOK_EVENT = '6a1f3c2e-9b8d-4e7f-a6c5-b4d3e2f1a0b9';
+export const WEBHOOK_EVENT = '6a1f3c2e-9b8d-4e7f-a6c5-b4d3e2f1a0b9';
 /** The fixture customer's external id. */
-const EXTERNAL_ID = 'bench-ada';
+export const EXTERNAL_ID = 'bench-ada';
 /** An authorization request of the fixture client (PKCE S256). */
 export const AUTHORIZATION_QUERY = new URLSearchParams({
   response_type: 'code',
@@ -81,7 +81,7 @@ const at = (minutesAgo: number) => new Date(Date.UTC(2026, 0, 1) - minutesAgo * 
 const FAR_FUTURE = '2999-01-01T00:00:00.000Z';
 
 /** The fixture customer's first wallet (see `fixtureItems`). */
-const WALLET = '9e45c8e0-a297-4a93-9adc-000000000000';
+export const WALLET = '9e45c8e0-a297-4a93-9adc-000000000000';
 
 export const fixture = {
   organizationId: ORG,
@@ -320,299 +320,5 @@ export function buildEvent(
   );
 }
 
-export interface OperationCase {
-  name: OperationName;
-  label: string;
-  /** The success answer's status. */
-  status: number;
-  event: () => APIGatewayProxyEventV2;
-}
-
-/** One successful request per operation, against `fixtureItems()`. */
-const cases = {
-  'create-client': {
-    label: 'Create Client',
-    status: 201,
-    event: () =>
-      buildEvent('POST', '/v1/oauth2/register', {
-        token: PAT,
-        body: { client_name: 'Bench', redirect_uris: ['https://app.example.com/callback'] },
-      }),
-  },
-  'create-subscription': {
-    label: 'Create Subscription',
-    status: 201,
-    event: () =>
-      buildEvent('POST', '/v1/subscriptions/', {
-        token: PAT,
-        body: { product_id: PRODUCT, customer_id: CUSTOMER, metadata: { plan: 'bench' } },
-      }),
-  },
-  'list-wallets': {
-    label: 'List Wallets',
-    status: 200,
-    event: () => buildEvent('GET', '/v1/customer-portal/wallets/?limit=10', { token: SESSION }),
-  },
-  'delete-webhook-endpoint': {
-    label: 'Delete Webhook Endpoint',
-    status: 204,
-    event: () => buildEvent('DELETE', `/v1/webhooks/endpoints/${WEBHOOK}`, { token: PAT }),
-  },
-  'create-customer-session': {
-    label: 'Create Customer Session',
-    status: 201,
-    event: () =>
-      buildEvent('POST', '/v1/customer-sessions/', { token: PAT, body: { customer_id: CUSTOMER } }),
-  },
-  'get-wallet': {
-    label: 'Get Wallet',
-    status: 200,
-    event: () => buildEvent('GET', `/v1/customer-portal/wallets/${WALLET}`, { token: SESSION }),
-  },
-  'get-product': {
-    label: 'Get Product',
-    status: 200,
-    event: () => buildEvent('GET', `/v1/products/${PRODUCT}`, { token: PAT }),
-  },
-  'list-subscriptions': {
-    label: 'List Subscriptions (unknown customer, empty page)',
-    status: 200,
-    event: () => buildEvent('GET', `/v1/subscriptions/?customer_id=${UNKNOWN_ID}`, { token: PAT }),
-  },
-  'list-customer-subscriptions': {
-    label: 'List Customer Subscriptions (portal, empty page)',
-    status: 200,
-    event: () => buildEvent('GET', '/v1/customer-portal/subscriptions/', { token: SESSION }),
-  },
-  'get-customer-subscription': {
-    label: 'Get Customer Subscription (portal, unknown id, 404)',
-    status: 404,
-    event: () => buildEvent('GET', `/v1/customer-portal/subscriptions/${UNKNOWN_ID}`, { token: SESSION }),
-  },
-  'cancel-customer-subscription': {
-    label: 'Cancel Customer Subscription (portal, unknown id, 404)',
-    status: 404,
-    event: () => buildEvent('DELETE', `/v1/customer-portal/subscriptions/${UNKNOWN_ID}`, { token: SESSION }),
-  },
-  'update-customer-subscription': {
-    label: 'Update Customer Subscription (portal, unknown id, 404)',
-    status: 404,
-    event: () =>
-      buildEvent('PATCH', `/v1/customer-portal/subscriptions/${UNKNOWN_ID}`, {
-        token: SESSION,
-        body: { cancel_at_period_end: true, cancellation_reason: 'unused' },
-      }),
-  },
-  'get-subscription': {
-    label: 'Get Subscription (unknown id, 404)',
-    status: 404,
-    event: () => buildEvent('GET', `/v1/subscriptions/${UNKNOWN_ID}`, { token: PAT }),
-  },
-  'get-client': {
-    label: 'Get Client (RFC 7592)',
-    status: 200,
-    event: () => buildEvent('GET', `/v1/oauth2/register/${CLIENT_ID}`, { token: REGISTRATION_TOKEN }),
-  },
-  'update-client': {
-    label: 'Update Client (RFC 7592)',
-    status: 200,
-    event: () =>
-      buildEvent('PUT', `/v1/oauth2/register/${CLIENT_ID}`, {
-        token: REGISTRATION_TOKEN,
-        body: { ...CLIENT_REGISTRATION, client_id: CLIENT_ID },
-      }),
-  },
-  'delete-client': {
-    // A delete succeeds once; repeated runs measure the path every later call takes: the client
-    // read, the token refused.
-    label: 'Delete Client (another client’s token, 401)',
-    status: 401,
-    event: () =>
-      buildEvent('DELETE', `/v1/oauth2/register/${CLIENT_ID}`, { token: OTHER_REGISTRATION_TOKEN }),
-  },
-  'update-subscription': {
-    label: 'Update Subscription (unknown id, 404)',
-    status: 404,
-    event: () =>
-      buildEvent('PATCH', `/v1/subscriptions/${UNKNOWN_ID}`, {
-        token: PAT,
-        body: { cancel_at_period_end: true, customer_cancellation_reason: 'unused' },
-      }),
-  },
-  'revoke-subscription': {
-    label: 'Revoke Subscription (unknown id, 404)',
-    status: 404,
-    event: () => buildEvent('DELETE', `/v1/subscriptions/${UNKNOWN_ID}`, { token: PAT }),
-  },
-  'create-customer': {
-    label: 'Create Customer',
-    status: 201,
-    // A fresh address per event: the e-mail is unique in the organization.
-    event: () =>
-      buildEvent('POST', '/v1/customers/', {
-        token: PAT,
-        body: { email: `bench+${Math.random().toString(36).slice(2)}@example.com`, name: 'Bench' },
-      }),
-  },
-  'get-customer': {
-    label: 'Get Customer',
-    status: 200,
-    event: () => buildEvent('GET', `/v1/customers/${CUSTOMER}`, { token: PAT }),
-  },
-  'list-customers': {
-    label: 'List Customers',
-    status: 200,
-    event: () => buildEvent('GET', '/v1/customers/?limit=10', { token: PAT }),
-  },
-  'get-customer-external': {
-    label: 'Get Customer by external id',
-    status: 200,
-    event: () => buildEvent('GET', `/v1/customers/external/${EXTERNAL_ID}`, { token: PAT }),
-  },
-  // The fake table applies no write: each run changes, or deletes, the same live customer.
-  'update-customer': {
-    label: 'Update Customer',
-    status: 200,
-    event: () => buildEvent('PATCH', `/v1/customers/${CUSTOMER}`, { token: PAT, body: { name: 'Ada L.' } }),
-  },
-  'update-customer-external': {
-    label: 'Update Customer by external id',
-    status: 200,
-    event: () =>
-      buildEvent('PATCH', `/v1/customers/external/${EXTERNAL_ID}`, { token: PAT, body: { name: 'Ada L.' } }),
-  },
-  'delete-customer': {
-    label: 'Delete Customer',
-    status: 204,
-    event: () => buildEvent('DELETE', `/v1/customers/${CUSTOMER}`, { token: PAT }),
-  },
-  'delete-customer-external': {
-    label: 'Delete Customer by external id',
-    status: 204,
-    event: () => buildEvent('DELETE', `/v1/customers/external/${EXTERNAL_ID}`, { token: PAT }),
-  },
-  'create-product': {
-    label: 'Create Product',
-    status: 201,
-    event: () =>
-      buildEvent('POST', '/v1/products/', {
-        token: PAT,
-        body: {
-          name: 'Bench plan',
-          recurring_interval: 'month',
-          prices: [{ amount_type: 'fixed', price_amount: 0 }],
-        },
-      }),
-  },
-  'list-products': {
-    label: 'List Products (live, by name)',
-    status: 200,
-    event: () => buildEvent('GET', '/v1/products/?is_archived=false&sorting=name', { token: PAT }),
-  },
-  'update-product': {
-    label: 'Update Product (renamed)',
-    status: 200,
-    // A new name per event, so that every request writes.
-    event: () =>
-      buildEvent('PATCH', `/v1/products/${PRODUCT}`, {
-        token: PAT,
-        body: { name: `Free ${Math.random().toString(36).slice(2)}` },
-      }),
-  },
-  'create-webhook-endpoint': {
-    label: 'Create Webhook Endpoint',
-    status: 201,
-    event: () =>
-      buildEvent('POST', '/v1/webhooks/endpoints', {
-        token: PAT,
-        body: { url: 'https://hooks.example.com/bench', format: 'raw', events: ['customer.created'] },
-      }),
-  },
-  'list-webhook-endpoints': {
-    label: 'List Webhook Endpoints',
-    status: 200,
-    event: () => buildEvent('GET', '/v1/webhooks/endpoints', { token: PAT }),
-  },
-  'get-webhook-endpoint': {
-    label: 'Get Webhook Endpoint',
-    status: 200,
-    event: () => buildEvent('GET', `/v1/webhooks/endpoints/${WEBHOOK}`, { token: PAT }),
-  },
-  'update-webhook-endpoint': {
-    label: 'Update Webhook Endpoint (rename)',
-    status: 200,
-    event: () =>
-      buildEvent('PATCH', `/v1/webhooks/endpoints/${WEBHOOK}`, { token: PAT, body: { name: 'Renamed' } }),
-  },
-  'reset-webhook-endpoint-secret': {
-    label: 'Reset Webhook Endpoint Secret',
-    status: 200,
-    event: () => buildEvent('PATCH', `/v1/webhooks/endpoints/${WEBHOOK}/secret`, { token: PAT }),
-  },
-  authorize: {
-    label: 'Authorize',
-    status: 200,
-    event: () => buildEvent('GET', `/v1/oauth2/authorize?${AUTHORIZATION_QUERY}`, { token: PAT }),
-  },
-  consent: {
-    label: 'Consent (allow)',
-    status: 303,
-    event: () =>
-      buildEvent('POST', '/v1/oauth2/consent', {
-        token: PAT,
-        body: { action: 'allow', ...Object.fromEntries(new URLSearchParams(AUTHORIZATION_QUERY)) },
-      }),
-  },
-  'request-token': {
-    // A refresh succeeds once per token; repeated runs measure what every refused one costs: the
-    // client authenticated, the token read.
-    label: 'Request Token (unknown refresh token, 400)',
-    status: 400,
-    event: () =>
-      buildEvent('POST', '/v1/oauth2/token', {
-        form: {
-          grant_type: 'refresh_token',
-          refresh_token: `polar_rt_o_${'H'.repeat(48)}`,
-          client_id: CLIENT_ID,
-          client_secret: CLIENT_SECRET,
-        },
-      }),
-  },
-  'revoke-token': {
-    label: 'Revoke Token (unknown token, 200)',
-    status: 200,
-    event: () =>
-      buildEvent('POST', '/v1/oauth2/revoke', {
-        form: { token: UNKNOWN_ACCESS_TOKEN, client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
-      }),
-  },
-  'introspect-token': {
-    label: 'Introspect Token (unknown token, inactive)',
-    status: 200,
-    event: () =>
-      buildEvent('POST', '/v1/oauth2/introspect', {
-        form: { token: UNKNOWN_ACCESS_TOKEN, client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
-      }),
-  },
-  userinfo: {
-    label: 'UserInfo',
-    status: 200,
-    event: () => buildEvent('GET', '/v1/oauth2/userinfo', { token: PAT }),
-  },
-  'list-webhook-deliveries': {
-    label: 'List Webhook Deliveries',
-    status: 200,
-    event: () => buildEvent('GET', '/v1/webhooks/deliveries', { token: PAT }),
-  },
-  'redeliver-webhook-event': {
-    label: 'Redeliver Webhook Event',
-    status: 202,
-    event: () => buildEvent('POST', `/v1/webhooks/events/${WEBHOOK_EVENT}/redeliver`, { token: PAT }),
-  },
-} satisfies Record<OperationName, Omit<OperationCase, 'name'>>;
-
 /** An access token of the fixture client's shape that was never issued. */
-const UNKNOWN_ACCESS_TOKEN = `polar_at_o_${'J'.repeat(48)}_${CLIENT_ID.slice('polar_ci_'.length)}`;
-
-/** One successful request per operation, against `fixtureItems()`; every operation must have one. */
-export const operationCases: OperationCase[] = operations.map((op) => ({ name: op.name, ...cases[op.name] }));
+export const UNKNOWN_ACCESS_TOKEN = `polar_at_o_${'J'.repeat(48)}_${CLIENT_ID.slice('polar_ci_'.length)}`;

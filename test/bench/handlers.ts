@@ -7,7 +7,8 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { type OperationName, operations } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { FakeTable, fakeDocumentClient, type RecordedCall } from './fake-table.ts';
-import { benchWebhooks, fixtureItems, operationCases } from './fixture.ts';
+import { benchWebhooks, fixtureItems } from './fixture.ts';
+import { operationCases } from './samples.ts';
 
 export type Handler = (
   event: APIGatewayProxyEventV2,

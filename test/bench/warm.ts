@@ -67,13 +67,13 @@ import {
   CLIENT_ID,
   fixture,
   fixtureItems,
-  operationCases,
   PAT,
   REGISTRATION_TOKEN,
   SESSION,
 } from './fixture.ts';
 import { type Handler, handlerFactory, lambdaContext } from './handlers.ts';
 import { fmt, mean, percentile, type SectionResult, verdict } from './report.ts';
+import { operationCases } from './samples.ts';
 
 export const WARM_RATIO_TARGET = 1.5;
 export const WARM_P99_TARGET_MS = 1;

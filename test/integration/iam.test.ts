@@ -1,6 +1,7 @@
 /**
  * The functions' IAM policies, as the synthesised template grants them, against what the code does
- * (the fast tier; the scenarios and the offline judge are in test/support/iam-scenarios.ts).
+ * (the fast tier; the offline judge is in test/support/iam-scenarios.ts, each function's scenario in
+ * its card, test/cards/<function>.ts).
  *
  * - Enough: each function's scenario, which walks every path that touches the table (success,
  *   idempotent replay, a failure that releases its key, every sort order), runs clean once under
@@ -14,7 +15,7 @@
  *   the stack granted before) answers the bare 500, logs the missing grant, and writes nothing.
  *
  * The functions are those of `shared/operations.ts` (operations, scheduled and pipeline functions),
- * each with its scenario by name (`satisfies Record<FunctionName, …>`).
+ * each with the scenario of its card (test/cards/<function>.ts; test/unit/cards.test.ts requires one each).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

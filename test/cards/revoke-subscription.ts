@@ -1,0 +1,38 @@
+import { UNKNOWN_ID } from '#test/bench/fixture.ts';
+import { createSubscription, subscriptionsToChange } from '#test/bench/work-kit.ts';
+import { freshSubscription, step } from '#test/support/iam-kit.ts';
+import { lifecycleRow } from '#test/support/isolation-kit.ts';
+import { defineCard } from './card.ts';
+
+export default defineCard({
+  name: 'revoke-subscription',
+  sample: {
+    label: 'Revoke Subscription (unknown id, 404)',
+    status: 404,
+    params: { id: UNKNOWN_ID },
+  },
+  iam: async (world) => {
+    const id = await freshSubscription(world);
+    const revoke = () =>
+      world.call('DELETE', `/v1/subscriptions/${id}`, { token: world.demo.personal_access_token });
+    const first = await revoke();
+    const second = await revoke();
+    return [step('revoke', first, 200), step('revoke again', second, 403)];
+  },
+  isolation: () => lifecycleRow('DELETE'),
+  dynamoWork: [
+    {
+      key: 'revoke-subscription',
+      label: 'Revoke Subscription',
+      status: 200,
+      target: 4,
+      prepare: async (world, i) => {
+        subscriptionsToChange[i] = JSON.parse((await createSubscription(world)).body ?? '{}').id;
+      },
+      send: (world, i) =>
+        world.call('revoke-subscription', 'DELETE', `/v1/subscriptions/${subscriptionsToChange[i]}`, {
+          token: world.demo.personal_access_token,
+        }),
+    },
+  ],
+});

@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import { EXTERNAL_ID } from '#test/bench/fixture.ts';
+import { customerChangeCase } from '#test/bench/work-kit.ts';
+import { freshCustomer, step } from '#test/support/iam-kit.ts';
+import { externalIdRow } from '#test/support/isolation-kit.ts';
+import { defineCard } from './card.ts';
+
+export default defineCard({
+  name: 'update-customer-external',
+  sample: {
+    label: 'Update Customer by external id',
+    status: 200,
+    params: { external_id: EXTERNAL_ID },
+    body: { name: 'Ada L.' },
+  },
+  iam: async (world) => {
+    const { externalId } = await freshCustomer(world);
+    const changed = await world.call('PATCH', `/v1/customers/external/${externalId}`, {
+      token: world.demo.personal_access_token,
+      body: { name: 'IAM renamed', email: `iam-moved-${randomUUID()}@example.com` },
+    });
+    return [step('change e-mail and name', changed, 200)];
+  },
+  isolation: () => externalIdRow('PATCH'),
+  dynamoWork: [customerChangeCase('update-customer-external', 'Update Customer by external id', 'external')],
+});

@@ -1,0 +1,33 @@
+import { randomUUID } from 'node:crypto';
+import { CUSTOMER } from '#test/bench/fixture.ts';
+import { customerChangeCase } from '#test/bench/work-kit.ts';
+import { freshCustomer, step } from '#test/support/iam-kit.ts';
+import { customerRow } from '#test/support/isolation-kit.ts';
+import { defineCard } from './card.ts';
+
+export default defineCard({
+  name: 'update-customer',
+  sample: {
+    // The fake table applies no write: each run changes, or deletes, the same live customer.
+    label: 'Update Customer',
+    status: 200,
+    params: { id: CUSTOMER },
+    body: { name: 'Ada L.' },
+  },
+  iam: async (world) => {
+    const { id } = await freshCustomer(world, false);
+    // A new e-mail address (one guard released, one taken), a first external id (a guard taken), a
+    // new name (entries moved).
+    const changed = await world.call('PATCH', `/v1/customers/${id}`, {
+      token: world.demo.personal_access_token,
+      body: {
+        name: 'IAM renamed',
+        email: `iam-moved-${randomUUID()}@example.com`,
+        external_id: `iam-${randomUUID()}`,
+      },
+    });
+    return [step('change e-mail, name and external id', changed, 200)];
+  },
+  isolation: () => customerRow('PATCH'),
+  dynamoWork: [customerChangeCase('update-customer', 'Update Customer (new e-mail address and name)', 'id')],
+});

@@ -1,0 +1,99 @@
+/**
+ * What the IAM scenarios (one per function, in its card: test/cards/<function>.ts) share: the step
+ * they report, the fresh objects they start from, the run's idempotency keys, the OAuth access
+ * tokens of the IAM world. The suites are test/integration/iam.test.ts and iam-mutations.test.ts
+ * (test/support/iam-scenarios.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { OperationName, PipelineFunctionName, ScheduledFunctionName } from '#shared/operations.ts';
+import type { Reply, World } from './world.ts';
+
+/** The functions whose grants are proven here: the operations', the scheduled and the pipeline's. */
+export type FunctionName = OperationName | ScheduledFunctionName | PipelineFunctionName;
+
+/** One request of a scenario: what it answered, and what its full grant must make it answer. */
+export interface Step {
+  what: string;
+  got: string;
+  expected: string;
+}
+
+export type Scenario = (world: World) => Promise<Step[]>;
+
+export const step = (
+  what: string,
+  reply: Reply,
+  status: number,
+  sameAs?: { reply: Reply; field: string },
+): Step => {
+  const differs = sameAs && reply.body?.[sameAs.field] !== sameAs.reply.body?.[sameAs.field];
+  return { what, got: `${reply.status}${differs ? ` another ${sameAs.field}` : ''}`, expected: `${status}` };
+};
+
+/** A fresh subscription through Create Subscription (its own function and policy). */
+export async function freshSubscription(world: World): Promise<string> {
+  const reply = await world.call('POST', '/v1/subscriptions/', {
+    token: world.demo.personal_access_token,
+    body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
+  });
+  if (reply.status !== 201) throw new Error(`Create Subscription answered ${reply.status}`);
+  return reply.body.id;
+}
+
+/** A fresh customer through Create Customer (its own function and policy), with an external id or none. */
+export async function freshCustomer(
+  world: World,
+  withExternalId = true,
+): Promise<{ id: string; externalId: string }> {
+  const externalId = `iam-${randomUUID()}`;
+  const reply = await world.call('POST', '/v1/customers/', {
+    token: world.demo.personal_access_token,
+    body: {
+      email: `iam-${randomUUID()}@example.com`,
+      name: 'IAM',
+      ...(withExternalId ? { external_id: externalId } : {}),
+    },
+  });
+  if (reply.status !== 201) throw new Error(`Create Customer answered ${reply.status}`);
+  return { id: reply.body.id, externalId };
+}
+
+/** A fresh client through Create Client (its own function and policy): RFC 7592 scenarios start from it. */
+export async function registerClient(
+  world: World,
+): Promise<{ client_id: string; registration_access_token: string }> {
+  const reply = await world.call('POST', '/v1/oauth2/register', {
+    token: world.demo.personal_access_token,
+    body: { client_name: 'IAM scenario', redirect_uris: ['https://app.example.com/callback'] },
+  });
+  if (reply.status !== 201) throw new Error(`Create Client answered ${reply.status}`);
+  return reply.body;
+}
+
+/** Idempotency keys unique to one run of a scenario: the runs share one table. */
+export let run = 0;
+export const key = (name: string) => `iam-${run}-${name}`;
+/** Starts a scenario's run: its own idempotency keys and names. */
+export const nextRun = (): void => {
+  run++;
+};
+
+/**
+ * OAuth access tokens: a live one acting for the demo organization, and one of a client deleted since.
+ * Every operation that takes a personal access token takes these too, reading the token with its
+ * client's liveness item in one batch; the deleted client's token walks that path to its refusal.
+ */
+export const oauth = { organizationToken: '', deletedClientToken: '' };
+
+/** An authorization request of the demo client, PKCE S256 included (its challenge need not match anything). */
+export function authorizationQuery(clientId: string): string {
+  return new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: 'http://127.0.0.1:8080/callback',
+    scope: 'openid',
+    state: 'iam',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSW2w-cM',
+    code_challenge_method: 'S256',
+  }).toString();
+}
