@@ -38,24 +38,14 @@ export function setLocalAwsEnv(endpoint?: string): void {
   if (endpoint) process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
 }
 
-interface SharedSetup {
+interface Engine {
   endpoint: string;
   policies: StackPolicies;
   seed: SeedSnapshot;
   stop(): Promise<void>;
 }
 
-/**
- * Every project of a run that needs DynamoDB (integration, e2e, the long suites) calls this setup in
- * vitest's main process, each through its own module instance: the one engine, policies and seed are
- * kept on `globalThis` and counted, so a run starts one JVM and seeds once, and the last project's
- * teardown stops it.
- */
-const SHARED = Symbol.for('commerce-api.test.dynamodb');
-type Holder = { setup: Promise<SharedSetup>; users: number };
-const holder = globalThis as typeof globalThis & { [SHARED]?: Holder };
-
-async function startShared(): Promise<SharedSetup> {
+async function startEngine(): Promise<Engine> {
   // The JVM starts while CDK synthesises (synthesis blocks this thread, not the other process).
   const starting = startDynamoDbLocal();
   starting.catch(() => {});
@@ -76,27 +66,18 @@ async function startShared(): Promise<SharedSetup> {
   }
 }
 
+/**
+ * One engine, policy synthesis and seed per project that needs DynamoDB. A run that shared one
+ * engine between the e2e stacks' streamed tables and the integration suites (on two workers) had
+ * table-state.test.ts's stream reader read past the stream's oldest record (TrimmedDataAccess) and
+ * the webhook suites' deliveries stop arriving; each project on its own engine has been green.
+ */
 export default async function setup({ provide }: Pick<TestProject, 'provide'>): Promise<() => Promise<void>> {
-  holder[SHARED] ??= { setup: startShared(), users: 0 };
-  const shared = holder[SHARED];
-  shared.users += 1;
-  let ready: SharedSetup;
-  try {
-    ready = await shared.setup;
-  } catch (error) {
-    delete holder[SHARED];
-    throw error;
-  }
-  setLocalAwsEnv(ready.endpoint);
+  const ready = await startEngine();
   provide('dynamodbEndpoint', ready.endpoint);
   provide('stackPolicies', ready.policies);
   provide('seedSnapshot', ready.seed);
-  return async () => {
-    shared.users -= 1;
-    if (shared.users > 0) return;
-    delete holder[SHARED];
-    await ready.stop();
-  };
+  return () => ready.stop();
 }
 
 async function seedOnce(): Promise<SeedSnapshot> {
