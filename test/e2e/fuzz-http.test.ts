@@ -17,6 +17,7 @@ import {
   mayTouchKeys,
   touchedKeys,
 } from '../support/fuzz.ts';
+import { nonUtf8BodiesRefused, unknownRoutesRefused } from '../support/http-probes.ts';
 import { startLocalApi } from '../support/local-api.ts';
 import { digestChanges, type FollowedTable, followTable, tableDigest } from '../support/table-state.ts';
 
@@ -129,74 +130,13 @@ describe('fuzzing over HTTP', () => {
   );
 
   it('unknown routes and wrong methods: 404 NotFound / 405 MethodNotAllowed, JSON, nothing changed', async () => {
-    const segment = fc.oneof(
-      fc.constantFrom(
-        'v1',
-        'subscriptions',
-        'oauth2',
-        'register',
-        'webhooks',
-        'endpoints',
-        'customer-portal',
-        'wallets',
-        '',
-      ),
-      fc.string({ maxLength: 8 }).map(encodeURIComponent),
-    );
     const before = await tableDigest(admin.table);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'),
-        fc.array(segment, { minLength: 1, maxLength: 5 }),
-        async (method, segments) => {
-          const path = `/${segments.join('/')}`;
-          const reply = await send(method, path, {
-            authorization: `Bearer ${stack.demo.personal_access_token}`,
-          });
-          const where = `${method} ${path} → ${reply.status} ${reply.raw.slice(0, 200)}`;
-          expect(reply.status, where).toBeLessThan(500);
-          if (reply.status === 404 || reply.status === 405) {
-            expect(reply.headers['content-type'], where).toMatch(/^application\/json/);
-            expect(reply.body, where).toEqual({
-              error: reply.status === 404 ? 'NotFound' : 'MethodNotAllowed',
-              detail: expect.any(String),
-            });
-          }
-        },
-      ),
-      { numRuns: 80 },
-    );
+    await unknownRoutesRefused({ send, token: stack.demo.personal_access_token, numRuns: 80 });
     // Bodiless probes: even a known route and method cannot create or delete anything here.
     expect(digestChanges(before, await tableDigest(admin.table))).toEqual([]);
   });
 
   it('bodies that are not valid UTF-8 are refused like any other bad JSON, never a 5xx', async () => {
-    const bytes = fc.uint8Array({ minLength: 1, maxLength: 64 });
-    await fc.assert(
-      fc.asyncProperty(
-        bytes,
-        fc.constantFrom('/v1/oauth2/register', '/v1/subscriptions/'),
-        async (garbage, path) => {
-          const body = Buffer.concat([
-            Buffer.from('{"client_name":"'),
-            Buffer.from(garbage),
-            Buffer.from('"}'),
-          ]);
-          const reply = await send(
-            'POST',
-            path,
-            {
-              authorization: `Bearer ${stack.demo.personal_access_token}`,
-              'content-type': 'application/json',
-            },
-            body,
-          );
-          expect(reply.status, reply.raw).toBeLessThan(500);
-          expect(reply.status).toBe(422);
-          expect(reply.headers['content-type']).toMatch(/^application\/json/);
-        },
-      ),
-      { numRuns: 40 },
-    );
+    await nonUtf8BodiesRefused({ send, token: stack.demo.personal_access_token, numRuns: 40 });
   });
 });

@@ -19,6 +19,7 @@ import type { Dependencies } from '#shared/runtime.ts';
 import type { FuzzCase, OperationId } from '../support/fuzz.ts';
 import { fuzzArbitraries } from '../support/fuzz.ts';
 import { defineFuzzSuite, FUZZ_BATCH } from '../support/fuzz-suite.ts';
+import { nonUtf8BodiesRefused, sendTo, unknownRoutesRefused } from '../support/http-probes.ts';
 import { digestChanges, tableDigest } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -225,22 +226,7 @@ describe('what only the HTTP fuzz suite checked, pinned over the local server', 
   });
   afterAll(() => server?.close());
 
-  async function http(method: string, path: string, headers: Record<string, string>, body?: Buffer) {
-    const response = await fetch(`${server.url}${path}`, {
-      method,
-      headers,
-      redirect: 'manual',
-      ...(body ? { body } : {}),
-    });
-    const raw = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      parsed = raw;
-    }
-    return { status: response.status, headers: Object.fromEntries(response.headers), raw, body: parsed };
-  }
+  const http = sendTo(() => server.url);
 
   it('a request head at an HTTP API’s quota (10,240 bytes) reaches its function: its 401, not a 431', async () => {
     // The HTTP fuzz suite lets a 431 pass only for a head over this quota (one an HTTP API refuses
@@ -262,73 +248,23 @@ describe('what only the HTTP fuzz suite checked, pinned over the local server', 
   });
 
   it('unknown routes and wrong methods: 404 NotFound / 405 MethodNotAllowed, JSON, nothing changed', async () => {
-    const segment = fc.oneof(
-      fc.constantFrom(
-        'v1',
-        'subscriptions',
-        'oauth2',
-        'register',
-        'webhooks',
-        'endpoints',
-        'customer-portal',
-        'wallets',
-        '',
-      ),
-      fc.string({ maxLength: 8 }).map(encodeURIComponent),
-    );
     const before = await tableDigest(world.table);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'),
-        fc.array(segment, { minLength: 1, maxLength: 5 }),
-        async (method, segments) => {
-          const path = `/${segments.join('/')}`;
-          const reply = await http(method, path, {
-            authorization: `Bearer ${world.demo.personal_access_token}`,
-          });
-          const where = `${method} ${path} → ${reply.status} ${reply.raw.slice(0, 200)}`;
-          expect(reply.status, where).toBeLessThan(500);
-          expect(reply.headers['apigw-requestid'], where).toBeTruthy();
-          if (reply.status === 404 || reply.status === 405) {
-            expect(reply.headers['content-type'], where).toMatch(/^application\/json/);
-            expect(reply.body, where).toEqual({
-              error: reply.status === 404 ? 'NotFound' : 'MethodNotAllowed',
-              detail: expect.any(String),
-            });
-          }
-        },
-      ),
-      { numRuns: 40, seed: suite.seed },
-    );
+    await unknownRoutesRefused({
+      send: http,
+      token: world.demo.personal_access_token,
+      numRuns: 40,
+      seed: suite.seed,
+    });
     // Bodiless probes: even a known route and method cannot create or delete anything here.
     expect(digestChanges(before, await tableDigest(world.table))).toEqual([]);
   });
 
   it('bodies that are not valid UTF-8 are refused like any other bad JSON, never a 5xx', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.uint8Array({ minLength: 1, maxLength: 64 }),
-        fc.constantFrom('/v1/oauth2/register', '/v1/subscriptions/'),
-        async (garbage, path) => {
-          const body = Buffer.concat([
-            Buffer.from('{"client_name":"'),
-            Buffer.from(garbage),
-            Buffer.from('"}'),
-          ]);
-          const reply = await http(
-            'POST',
-            path,
-            {
-              authorization: `Bearer ${world.demo.personal_access_token}`,
-              'content-type': 'application/json',
-            },
-            body,
-          );
-          expect(reply.status, reply.raw).toBe(422);
-          expect(reply.headers['content-type']).toMatch(/^application\/json/);
-        },
-      ),
-      { numRuns: 20, seed: suite.seed },
-    );
+    await nonUtf8BodiesRefused({
+      send: http,
+      token: world.demo.personal_access_token,
+      numRuns: 20,
+      seed: suite.seed,
+    });
   });
 });
