@@ -17,7 +17,7 @@ import {
   mayTouchKeys,
   touchedKeys,
 } from '../support/fuzz.ts';
-import { nonUtf8BodiesRefused, unknownRoutesRefused } from '../support/http-probes.ts';
+import { nonUtf8BodiesRefused, sendTo, unknownRoutesRefused } from '../support/http-probes.ts';
 import { startLocalApi } from '../support/local-api.ts';
 import { digestChanges, type FollowedTable, followTable, tableDigest } from '../support/table-state.ts';
 
@@ -53,23 +53,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function send(method: string, url: string, headers: Record<string, string>, body?: string | Buffer) {
-  const response = await fetch(`${stack.demo.base_url}${url}`, {
-    method,
-    headers,
-    // A 303 to a client's redirect URI is the answer under test, not a place to go.
-    redirect: 'manual',
-    ...(body !== undefined && method !== 'GET' ? { body } : {}),
-  });
-  const raw = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = raw === '' ? undefined : JSON.parse(raw);
-  } catch {
-    parsed = raw;
-  }
-  return { status: response.status, headers: Object.fromEntries(response.headers), raw, body: parsed };
-}
+// A 303 to a client's redirect URI is the answer under test, not a place to go: sendTo never follows one.
+const send = sendTo(() => stack.demo.base_url);
 
 /** An HTTP API's quota on the request line and header values together. */
 const HTTP_API_HEAD_LIMIT = 10_240;

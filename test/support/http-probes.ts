@@ -17,7 +17,7 @@ export type Send = (
   method: string,
   path: string,
   headers: Record<string, string>,
-  body?: Buffer,
+  body?: string | Buffer,
 ) => Promise<HttpReply>;
 
 export interface ProbeOptions {
