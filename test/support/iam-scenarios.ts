@@ -22,6 +22,7 @@
  * and the suites refuse it), and its statements are then mutated like the others'.
  */
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import { decide, type RequestContext } from '#scripts/local/iam/evaluate.ts';
 import type { RawStatement, StackPolicies } from '#scripts/local/iam/policy.ts';
 import { resolvedStatements, type Verdict } from '#scripts/local/iam/proxy.ts';
@@ -202,6 +203,25 @@ export async function runUnder(
   } finally {
     await world.drop();
   }
+}
+
+/**
+ * A function's clean run under its template policy, the recording both IAM suites judge: every step
+ * succeeds, nothing is refused, and the scenario reached the table as this function.
+ */
+export async function cleanRun(
+  shared: World,
+  policies: StackPolicies,
+  name: FunctionName,
+): Promise<ScenarioRun> {
+  const run = await runUnder(shared, policies, name);
+  expect(brokenSteps(run.steps)).toEqual([]);
+  expect(run.denials).toEqual([]);
+  expect(
+    run.verdicts.some((verdict) => verdict.functionName === name),
+    'the scenario must reach the table as this function',
+  ).toBe(true);
+  return run;
 }
 
 /**
