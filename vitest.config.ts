@@ -43,8 +43,13 @@ const env = {
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??=
   env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
 
-/** One DynamoDB Local and one demo seed per run, shared by every project that asks for them. */
-const dynamodb = { globalSetup: ['test/support/dynamodb.ts'], testTimeout: 30_000, hookTimeout: 180_000 };
+/** One DynamoDB Local per project that asks for one; one policy synthesis and one demo seed per run. */
+const dynamodb = {
+  globalSetup: ['test/support/dynamodb.ts'],
+  setupFiles: ['test/support/dynamodb-env.ts'],
+  testTimeout: 30_000,
+  hookTimeout: 180_000,
+};
 /**
  * One synth per stage per run (prod bundled, a preview stage) shared by the infra files, and a guard
  * that fails a file synthesising one of them again or bundling (test/support/synth.ts).

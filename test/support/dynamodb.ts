@@ -45,13 +45,27 @@ interface Engine {
   stop(): Promise<void>;
 }
 
+/**
+ * What the projects of one run share in vitest's own process, whose global setups load this module
+ * once per project: one policy synthesis and one demo seed (plain data: each file copies it into its
+ * own table, on whichever engine).
+ */
+interface SharedRun {
+  policies?: StackPolicies;
+  seed?: Promise<SeedSnapshot>;
+}
+const runGlobals = globalThis as { __commerceTestRun?: SharedRun };
+runGlobals.__commerceTestRun ??= {};
+const shared: SharedRun = runGlobals.__commerceTestRun;
+
 async function startEngine(): Promise<Engine> {
   // The JVM starts while CDK synthesises (synthesis blocks this thread, not the other process).
   const starting = startDynamoDbLocal();
   starting.catch(() => {});
   let policies: StackPolicies;
   try {
-    policies = synthesizePolicies();
+    shared.policies ??= synthesizePolicies();
+    policies = shared.policies;
   } catch (error) {
     await (await starting).stop();
     throw error;
@@ -59,7 +73,8 @@ async function startEngine(): Promise<Engine> {
   const db = await starting;
   setLocalAwsEnv(db.endpoint);
   try {
-    return { endpoint: db.endpoint, policies, seed: await seedOnce(), stop: () => db.stop() };
+    shared.seed ??= seedOnce();
+    return { endpoint: db.endpoint, policies, seed: await shared.seed, stop: () => db.stop() };
   } catch (error) {
     await db.stop();
     throw error;
@@ -67,13 +82,16 @@ async function startEngine(): Promise<Engine> {
 }
 
 /**
- * One engine, policy synthesis and seed per project that needs DynamoDB. A run that shared one
- * engine between the e2e stacks' streamed tables and the integration suites (on two workers) had
- * table-state.test.ts's stream reader read past the stream's oldest record (TrimmedDataAccess) and
- * the webhook suites' deliveries stop arriving; each project on its own engine has been green.
+ * One engine per project that needs DynamoDB (the policies and the seed are shared, above). A run
+ * that shared one engine between the e2e stacks' streamed tables and the integration suites (on two
+ * workers) had table-state.test.ts's stream reader read past the stream's oldest record
+ * (TrimmedDataAccess) and the webhook suites' deliveries stop arriving; each project on its own
+ * engine has been green.
  */
 export default async function setup({ provide }: Pick<TestProject, 'provide'>): Promise<() => Promise<void>> {
+  const started = Date.now();
   const ready = await startEngine();
+  console.log(`DynamoDB Local ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   provide('dynamodbEndpoint', ready.endpoint);
   provide('stackPolicies', ready.policies);
   provide('seedSnapshot', ready.seed);
@@ -109,7 +127,7 @@ export const seedSnapshot = (): SeedSnapshot => inject('seedSnapshot');
 /** The policies globalSetup synthesised. */
 export const stackPolicies = (): StackPolicies => inject('stackPolicies');
 
-/** The endpoint inside a test worker: env if the worker inherited it, else what globalSetup provided. */
+/** The endpoint inside a test worker: its project's engine, which test/support/dynamodb-env.ts put in the environment. */
 export function dynamodbEndpoint(): string {
   const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB ?? inject('dynamodbEndpoint');
   if (!endpoint)

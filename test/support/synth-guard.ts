@@ -4,7 +4,8 @@
  * (a stage selected by `-c`, tracing off, …); it reads prod and the preview stage from the shared synth.
  */
 import { Stack, Stage } from 'aws-cdk-lib';
-import { afterAll, expect, inject } from 'vitest';
+import { afterAll, expect } from 'vitest';
+import { sharedStages } from './stages.ts';
 
 /** Context keys that change only metadata or the code assets, not what a stage declares. */
 const SETTINGS = /^aws:cdk:(enable-path-metadata|enable-asset-metadata|bundling-stacks)$/;
@@ -16,7 +17,7 @@ const declared = (context: Record<string, unknown>) =>
       .sort(([a], [b]) => a.localeCompare(b)),
   );
 
-const shared = Object.values(inject('sharedStages') ?? {}).map((stage) => ({
+const shared = Object.values(sharedStages() ?? {}).map((stage) => ({
   stackName: stage.stackName,
   context: declared(stage.context),
 }));

@@ -13,7 +13,7 @@
  * shared stage again, or bundles at all.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,29 +70,50 @@ export interface SharedStageModel {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    sharedStages: Record<StageName, SharedStageModel>;
+    /** Where the shared synth writes its stages (test/support/stages.ts reads them). */
+    sharedStagesDir: string;
   }
 }
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-export default async function setup({ provide }: Pick<TestProject, 'provide'>): Promise<() => void> {
+/** Written by this setup when the synth child has ended: the stages, or why there are none. */
+export const RESULT_FILE = 'result.json';
+export type SynthResult =
+  | { ok: true; stages: Record<StageName, SharedStageModel> }
+  | { ok: false; error: string };
+
+/**
+ * Starts the synth in a child process and returns at once: the other projects' setups (DynamoDB
+ * Local, the seed) and their tests run while it bundles, on the other core. The infra files wait for
+ * `result.json` (test/support/stages.ts), which this process writes when the child ends.
+ */
+export default function setup({ provide }: Pick<TestProject, 'provide'>): () => Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'commerce-infra-synth-'));
-  try {
-    const { stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'test/support/synth-stages.ts', dir],
-      { cwd: root, maxBuffer: 64 * 1024 * 1024 },
-    );
-    // esbuild's report per bundle goes to stdout; the timings are the last lines of stderr.
-    for (const line of stderr.split('\n').filter((l) => l.startsWith('shared synth:'))) console.log(line);
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    const { stderr } = error as { stderr?: string };
-    throw new Error(`the infra tests' shared synth failed:\n${stderr ?? (error as Error).message}`);
-  }
   const read = (stage: StageName) =>
     JSON.parse(readFileSync(join(dir, `${stage}.model.json`), 'utf8')) as SharedStageModel;
-  provide('sharedStages', { prod: read('prod'), preview: read('preview') });
-  return () => rmSync(dir, { recursive: true, force: true });
+  const done = promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', 'test/support/synth-stages.ts', dir],
+    {
+      cwd: root,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  ).then(
+    ({ stderr }): SynthResult => {
+      // esbuild's report per bundle goes to stdout; the timings are the last lines of stderr.
+      for (const line of stderr.split('\n').filter((l) => l.startsWith('shared synth:'))) console.log(line);
+      return { ok: true, stages: { prod: read('prod'), preview: read('preview') } };
+    },
+    (error: { stderr?: string; message: string }): SynthResult => ({
+      ok: false,
+      error: `the infra tests' shared synth failed:\n${error.stderr ?? error.message}`,
+    }),
+  );
+  const written = done.then((result) => writeFileSync(join(dir, RESULT_FILE), JSON.stringify(result)));
+  provide('sharedStagesDir', dir);
+  return async () => {
+    await written;
+    rmSync(dir, { recursive: true, force: true });
+  };
 }
