@@ -81,7 +81,11 @@ export default defineConfig({
       // Unit tests do no I/O, but some compile every schema: a loaded machine needs more than 5 s.
       fast('unit', 'test/unit/**/*.test.ts', { testTimeout: 30_000 }),
       fast('integration', 'test/integration/**/*.test.ts', dynamodb),
-      fast('e2e', 'test/e2e/**/*.test.ts', dynamodb),
+      // One local API shared by the e2e files that take it (test/support/e2e-stack.ts).
+      fast('e2e', 'test/e2e/**/*.test.ts', {
+        ...dynamodb,
+        globalSetup: [...dynamodb.globalSetup, 'test/support/e2e-stack.ts'],
+      }),
       fast('infra', 'test/infra/**/*.test.ts', synth),
       ...Object.entries(longSuites).map(
         ([name, suite]): TestProjectInlineConfiguration => ({

@@ -5,15 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '#scripts/local/stack.ts';
 import { operations } from '#shared/operations.ts';
 import { expectDocumented, fetchJson } from '../support/contract.ts';
-import { startLocalApi } from '../support/local-api.ts';
+import { sharedLocalApi } from '../support/local-api.ts';
 
-let stack: LocalStack;
+let stack: ReturnType<typeof sharedLocalApi>;
 let base: string;
 beforeAll(async () => {
-  stack = await startLocalApi('http-api');
+  stack = sharedLocalApi();
   base = stack.demo.base_url;
 });
 afterAll(() => stack?.stop());

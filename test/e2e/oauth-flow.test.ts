@@ -7,14 +7,13 @@
  */
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '#scripts/local/stack.ts';
 import { fetchJson } from '../support/contract.ts';
-import { startLocalApi } from '../support/local-api.ts';
+import { sharedLocalApi } from '../support/local-api.ts';
 
-let stack: LocalStack;
+let stack: ReturnType<typeof sharedLocalApi>;
 let issuer: URL;
 beforeAll(async () => {
-  stack = await startLocalApi('oauth-flow');
+  stack = sharedLocalApi();
   issuer = new URL(stack.demo.base_url);
 });
 afterAll(() => stack?.stop());

@@ -10,14 +10,13 @@
  */
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '#scripts/local/stack.ts';
 import { expectDocumented } from '../support/contract.ts';
-import { startLocalApi } from '../support/local-api.ts';
+import { sharedLocalApi } from '../support/local-api.ts';
 
-let stack: LocalStack;
+let stack: ReturnType<typeof sharedLocalApi>;
 let as: oauth.AuthorizationServer;
 beforeAll(async () => {
-  stack = await startLocalApi('oauth');
+  stack = sharedLocalApi();
   const base = stack.demo.base_url;
   as = { issuer: base, registration_endpoint: `${base}/v1/oauth2/register` };
 });

@@ -12,10 +12,9 @@ import { ResourceNotFound } from 'polar-sdk-v0/models/errors/resourcenotfound.js
 import { ResponseValidationError } from 'polar-sdk-v0/models/errors/responsevalidationerror.js';
 import { SDKError } from 'polar-sdk-v0/models/errors/sdkerror.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '#scripts/local/stack.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { expectDocumented } from '../support/contract.ts';
-import { startLocalApi } from '../support/local-api.ts';
+import { sharedLocalApi } from '../support/local-api.ts';
 import {
   expectBalanceTies,
   expectSorted,
@@ -24,10 +23,10 @@ import {
   type WalletSorting,
 } from '../support/wallet-order.ts';
 
-let stack: LocalStack;
+let stack: ReturnType<typeof sharedLocalApi>;
 let polar: Polar;
 beforeAll(async () => {
-  stack = await startLocalApi('sdk-v0');
+  stack = sharedLocalApi();
   polar = new Polar({ accessToken: stack.demo.personal_access_token, serverURL: stack.demo.base_url });
 });
 afterAll(() => stack?.stop());
@@ -405,7 +404,12 @@ describe('List Wallets (GET /v1/customer-portal/wallets/)', () => {
 
 describe('Delete Webhook Endpoint (DELETE /v1/webhooks/endpoints/{id})', () => {
   it('deletes (204, resolves to undefined); the second delete is ResourceNotFound', async () => {
-    const id = stack.demo.webhook_endpoint_ids[0] as string;
+    // Its own endpoint: the demo's are shared with the other e2e files (test/support/e2e-stack.ts).
+    const { id } = await polar.webhooks.createWebhookEndpoint({
+      url: 'https://hooks.example.com/sdk-v0-delete',
+      format: 'raw',
+      events: [],
+    });
     await expect(polar.webhooks.deleteWebhookEndpoint({ id })).resolves.toBeUndefined();
     const error = await failure(() => polar.webhooks.deleteWebhookEndpoint({ id }));
     expect(error).toBeInstanceOf(ResourceNotFound);

@@ -10,9 +10,8 @@
 import { PolarClientError } from '@polar-sh/sdk';
 import { createPolar, errors } from '@polar-sh/sdk/2026-10';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { LocalStack } from '#scripts/local/stack.ts';
 import { expectDocumented, type HttpReply } from '../support/contract.ts';
-import { startLocalApi } from '../support/local-api.ts';
+import { sharedLocalApi } from '../support/local-api.ts';
 import { expectBalanceTies, expectSorted, SORTING_CASES } from '../support/wallet-order.ts';
 
 interface Exchange {
@@ -22,12 +21,12 @@ interface Exchange {
   reply: HttpReply;
 }
 
-let stack: LocalStack;
+let stack: ReturnType<typeof sharedLocalApi>;
 let polar: ReturnType<typeof createPolar>;
 const exchanges: Exchange[] = [];
 
 beforeAll(async () => {
-  stack = await startLocalApi('sdk-v1');
+  stack = sharedLocalApi();
   polar = createPolar({ baseUrl: stack.demo.base_url, accessToken: stack.demo.personal_access_token });
   const realFetch = globalThis.fetch;
   vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {

@@ -6,15 +6,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '#scripts/local/stack.ts';
 import { smokeChecks } from '#scripts/smoke.ts';
 import { operations } from '#shared/operations.ts';
-import { startLocalApi } from '../support/local-api.ts';
+import { sharedLocalApi } from '../support/local-api.ts';
 
-let stack: LocalStack;
+let stack: ReturnType<typeof sharedLocalApi>;
 let bare: Server;
 beforeAll(async () => {
-  stack = await startLocalApi('smoke');
+  stack = sharedLocalApi();
   bare = createServer((_, res) => {
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end('{"message":"Not Found"}');

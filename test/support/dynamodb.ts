@@ -121,6 +121,12 @@ export function testWebhooks(keySet: string, allowLoopback = false): WebhookSett
   return { keyring: staticKeyring(keySet), addresses: { allowLoopback } };
 }
 
+/** In vitest's own process, after a DynamoDB project's setup: the policies it synthesised. */
+export function setupPolicies(): StackPolicies {
+  if (!shared.policies) throw new Error('test/support/dynamodb.ts must come first in the globalSetup');
+  return shared.policies;
+}
+
 /** The seed globalSetup took. */
 export const seedSnapshot = (): SeedSnapshot => inject('seedSnapshot');
 

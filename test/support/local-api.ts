@@ -6,10 +6,28 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { inject } from 'vitest';
 import { deleteTable } from '#scripts/local/create-table.ts';
 import { freePort } from '#scripts/local/dynamodb-local.ts';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '#scripts/local/stack.ts';
 import { dynamodbEndpoint, LOCAL_CREDENTIALS, LOCAL_REGION, stackPolicies } from './dynamodb.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The e2e project's shared local API (test/support/e2e-stack.ts): what its files read of it. */
+    sharedLocalApi: Pick<LocalStack, 'demo'>;
+  }
+}
+
+/**
+ * The local API the e2e project's global setup started (test/support/e2e-stack.ts), shared by the
+ * files that need the stack as `npm start` configures it: each makes its own customers, clients and
+ * tokens in it. Stopping it is the setup's; `stop` here does nothing. A file that needs other options
+ * (a clock timer, CORS origins, no pipeline) starts its own with `startLocalApi`.
+ */
+export function sharedLocalApi(): Pick<LocalStack, 'demo' | 'stop'> {
+  return { demo: inject('sharedLocalApi').demo, stop: async () => {} };
+}
 
 export async function startLocalApi(
   prefix: string,
@@ -26,7 +44,7 @@ export async function startLocalApi(
         await startLocalStack({
           port: await freePort(),
           quiet: true,
-          policies: stackPolicies(),
+          policies: options.policies ?? stackPolicies(),
           // The clock's timer runs only where a test asks for it (test/e2e/subscription-clock.test.ts).
           scheduleIntervalMs: 0,
           ...options,
