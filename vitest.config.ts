@@ -47,7 +47,9 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??=
 const dynamodb = {
   globalSetup: ['test/support/dynamodb.ts'],
   setupFiles: ['test/support/dynamodb-env.ts'],
-  testTimeout: 30_000,
+  // A deadline for a hung test, not a wait: on a loaded 2-core machine a test of a few hundred
+  // requests (every page of every filter) has taken 30 s.
+  testTimeout: 120_000,
   hookTimeout: 180_000,
 };
 /**
@@ -71,6 +73,9 @@ const fast = (name: string, include: string, setup: object): TestProjectInlineCo
 export default defineConfig({
   test: {
     env,
+    // Two workers on the 2-core machines we run on (vitest's default leaves one core to itself): most
+    // files wait on DynamoDB Local's JVM or an HTTP round trip, and a second file fills that time.
+    maxWorkers: 2,
     // Every request writes one JSON line (shared/observability/telemetry.ts), and so does every step
     // of the webhook pipeline (the e2e suites' demo endpoints retry all along); tests that read the
     // lines spy on the console, and the run's output stays readable without them. Warnings and errors
