@@ -1,5 +1,5 @@
 /**
- * `npx tsx test/scale/concurrent-subscriptions.ts [--n 500] [--same-customer] [--hold-ms 0]`
+ * `npx tsx test/scale/concurrent-subscriptions.ts [--n 500] [--same-customer] [--hold-ms 0] [--throughput]`
  *
  * A scale report, not a test: N concurrent Create Subscription on one product (the demo's free
  * product), each for its own fresh customer (a freemium launch: every signup through one free
@@ -9,10 +9,12 @@
  * checks the product inside every signup's transaction and keeps the lists' counts in 16 shards per
  * list, so overlapping signups conflict. `--hold-ms` keeps each transaction in flight that much
  * longer (DynamoDB Local answers in a millisecond or two; the service takes longer).
+ * `--throughput` also applies the 1,000 WCU/s per partition key (`throughput.ts`, real clock).
  */
 import { benchEnvironment } from '#test/bench/handlers.ts';
 import { createLocalWorld, stopDynamoDbLocal } from '#test/bench/local-table.ts';
 import { ConflictEmulator } from './conflicts.ts';
+import { PartitionThroughput, ThroughputEmulator } from './throughput.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -61,6 +63,10 @@ try {
     holdMs > 0 ? () => new Promise((resolve) => setTimeout(resolve, holdMs)) : undefined,
   );
   emulator.install(world.table.doc);
+  const throughput = args.includes('--throughput')
+    ? new ThroughputEmulator(new PartitionThroughput(Date.now))
+    : undefined;
+  throughput?.install(world.table.doc);
   // What failed besides the emulated conflicts (timeouts of a loaded DynamoDB Local, throttles).
   const otherErrors = new Map<string, number>();
   world.table.doc.middlewareStack.add(
@@ -111,7 +117,7 @@ try {
     }
   }
   console.log(
-    `${n} concurrent Create Subscription on one product (${sameCustomer ? 'one customer' : 'one fresh customer each'}), DynamoDB transaction conflicts emulated${holdMs ? `, each transaction held ${holdMs} ms` : ''}:`,
+    `${n} concurrent Create Subscription on one product (${sameCustomer ? 'one customer' : 'one fresh customer each'}), DynamoDB transaction conflicts emulated${holdMs ? `, each transaction held ${holdMs} ms` : ''}${args.includes('--throughput') ? ', 1,000 WCU/s per partition' : ''}:`,
   );
   console.log(
     `  answers: ${[...byStatus.entries()]
@@ -125,6 +131,13 @@ try {
   console.log('  conflicts by item (a refused transaction counts every item it found held):');
   for (const [shape, count] of [...onItem.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12)) {
     console.log(`    ${String(count).padStart(6)}  ${shape}`);
+  }
+  if (throughput) {
+    const hot = new Map<string, number>();
+    for (const t of throughput.throttled) for (const p of t.partitions) hot.set(p, (hot.get(p) ?? 0) + 1);
+    console.log(
+      `  throttled at 1,000 WCU/s per partition: ${throughput.throttled.length} (${[...hot.entries()].map(([p, c]) => `${c} × ${p.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<id>')}`).join(', ') || 'none'})`,
+    );
   }
   const others = [...otherErrors.entries()].filter(
     ([name]) => !/^Transaction(Canceled|Conflict)Exception$/.test(name),
