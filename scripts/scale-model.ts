@@ -64,7 +64,7 @@ try {
       if (cases.find((c) => c.operation === listCase.operation) !== listCase) continue;
       const operation = operations.find((op) => op.name === listCase.operation);
       if (!operation || operation.path.includes('{') || operation.credential !== 'personal_access_token') {
-        deep.push({ label: listCase.label, skipped: 'needs a path parameter or another credential' });
+        deep.push({ label: listCase.operation, skipped: 'needs a path parameter or another credential' });
         continue;
       }
       deep.push(
@@ -145,7 +145,7 @@ if (deep.length) {
   const measured = Math.floor(deepEntries / LIMIT);
   lines.push(
     '',
-    `List pages at depth (\`?page=<n>&limit=${LIMIT}\`, no filter): ${deepEntries} more objects created through the write case that adds to the list's partitions (found in the recorded writes), then page 1 and page ${measured} recorded. Page ${TARGET_PAGE} is ${measured >= TARGET_PAGE ? 'measured' : `extrapolated linearly from those two (a page reads offset + limit entries per source); \`--deep-entries ${TARGET_PAGE * LIMIT}\` measures it`}.`,
+    `List pages at depth (no filter): ${deepEntries} more objects created through the write case that adds to the list's partitions (found in the recorded writes), then page 1 and page ${measured} recorded. Page ${TARGET_PAGE} is ${measured >= TARGET_PAGE ? 'measured' : `extrapolated linearly from those two (a page reads offset + limit entries per source); \`--deep-entries ${TARGET_PAGE * LIMIT}\` measures it`}.`,
     '',
     table(
       [

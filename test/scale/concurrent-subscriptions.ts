@@ -1,5 +1,5 @@
 /**
- * `npx tsx test/scale/concurrent-subscriptions.ts [--n 500] [--same-customer] [--hold-ms 0] [--throughput]`
+ * `npx tsx test/scale/concurrent-subscriptions.ts [--n 500] [--same-customer] [--hold-ms 0] [--max-in-flight K] [--throughput]`
  *
  * A scale report, not a test: N concurrent Create Subscription on one product (the demo's free
  * product), each for its own fresh customer (a freemium launch: every signup through one free
@@ -9,6 +9,9 @@
  * checks the product inside every signup's transaction and keeps the lists' counts in 16 shards per
  * list, so overlapping signups conflict. `--hold-ms` keeps each transaction in flight that much
  * longer (DynamoDB Local answers in a millisecond or two; the service takes longer).
+ * `--max-in-flight K` lets at most K DynamoDB calls reach DynamoDB Local at once, the others waiting
+ * before the emulators (holding nothing): without it a flood of 500 requests queues inside DynamoDB
+ * Local's one process past the SDK's 2 s request timeout, which DynamoDB itself would not do.
  * `--throughput` also applies the 1,000 WCU/s per partition key (`throughput.ts`, real clock).
  */
 import { benchEnvironment } from '#test/bench/handlers.ts';
@@ -59,6 +62,25 @@ try {
     }
   }
 
+  const maxInFlight = option('--max-in-flight', 0);
+  if (maxInFlight > 0) {
+    let inFlight = 0;
+    const waiting: (() => void)[] = [];
+    // Added first, so outermost: a call waits here before any emulator sees it.
+    world.table.doc.middlewareStack.add(
+      (next) => async (args) => {
+        if (inFlight >= maxInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
+        inFlight++;
+        try {
+          return await next(args);
+        } finally {
+          inFlight--;
+          waiting.shift()?.();
+        }
+      },
+      { step: 'initialize', name: 'maxInFlight', priority: 'high' },
+    );
+  }
   const emulator = new ConflictEmulator(
     holdMs > 0 ? () => new Promise((resolve) => setTimeout(resolve, holdMs)) : undefined,
   );
@@ -117,7 +139,7 @@ try {
     }
   }
   console.log(
-    `${n} concurrent Create Subscription on one product (${sameCustomer ? 'one customer' : 'one fresh customer each'}), DynamoDB transaction conflicts emulated${holdMs ? `, each transaction held ${holdMs} ms` : ''}${args.includes('--throughput') ? ', 1,000 WCU/s per partition' : ''}:`,
+    `${n} concurrent Create Subscription on one product (${sameCustomer ? 'one customer' : 'one fresh customer each'}), DynamoDB transaction conflicts emulated${holdMs ? `, each transaction held ${holdMs} ms` : ''}${maxInFlight ? `, at most ${maxInFlight} calls at DynamoDB Local at once` : ''}${args.includes('--throughput') ? ', 1,000 WCU/s per partition' : ''}:`,
   );
   console.log(
     `  answers: ${[...byStatus.entries()]

@@ -155,7 +155,8 @@ export async function deepPages(
     return { calls: [...scale.recorder.calls], status: reply.status, body: reply.body };
   };
   const before = await page(1);
-  if (before.status !== 200) return { label: listCase.label, skipped: `page 1 answered ${before.status}` };
+  const label = `${listCase.operation} \`${query(1, limit).replace(/page=1/, 'page=<n>')}\``;
+  if (before.status !== 200) return { label, skipped: `page 1 answered ${before.status}` };
   const read = new Set(
     before.calls.filter((c) => c.command === 'Query').flatMap((c) => c.accesses.map((a) => a.partition)),
   );
@@ -168,7 +169,7 @@ export async function deepPages(
     const written = writes.filter((a) => a.action === 'put' && read.has(a.partition)).length;
     if (counted && written > (source?.written ?? 0)) source = { c, written };
   }
-  if (!source) return { label: listCase.label, skipped: 'no write case of the cards adds to its partitions' };
+  if (!source) return { label, skipped: 'no write case of the cards adds to its partitions' };
   const filler = source.c;
   scale.recorder.enabled = false;
   try {
@@ -185,7 +186,7 @@ export async function deepPages(
       );
     }
   } catch (error) {
-    return { label: listCase.label, skipped: (error as Error).message };
+    return { label, skipped: (error as Error).message };
   } finally {
     scale.recorder.enabled = true;
   }
@@ -193,7 +194,7 @@ export async function deepPages(
   const first = await page(1);
   const deep = await page(deepPage);
   return {
-    label: listCase.label,
+    label,
     filledBy: filler.label,
     entries,
     deepPage,
