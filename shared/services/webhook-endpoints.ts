@@ -2,8 +2,10 @@
  * Webhook endpoints: create, list, get, update, reset the secret, delete.
  *
  * The signing secret is generated here, sealed with the current key of the webhook key set and
- * bound to the endpoint's id before it is stored, and opened again for every answer that shows it
- * (the hosted service returns it on every read). Every change is computed from a strongly
+ * bound to the endpoint's id before it is stored, and opened again for every answer that shows it.
+ * Only a credential that may change the endpoint (`webhooks:write`) is shown it, as the hosted
+ * service shows it on every read; a `webhooks:read` credential gets `WEBHOOK_SECRET_PLACEHOLDER` in
+ * its place, since the secret would let it forge deliveries. Every change is computed from a strongly
  * consistent read and written on the condition that the endpoint is still as read; a change that
  * loses a race is decided again on fresh data (a deleted endpoint is then a 404), a few times, then
  * answered 409.
@@ -33,7 +35,7 @@ import {
 import { newId, normalizeId } from '../domain/ids.ts';
 import { openWith, sealWith } from '../domain/keyring.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
-import { generateWebhookSecret } from '../domain/secrets.ts';
+import { generateWebhookSecret, WEBHOOK_SECRET_PLACEHOLDER } from '../domain/secrets.ts';
 import type {
   CreateWebhookEndpointBody,
   ListResourceWebhookEndpoint,
@@ -47,8 +49,13 @@ import { organizationFor } from './organizations.ts';
 import { pageWindow, pagination } from './paging.ts';
 import { presentWebhookEndpoint } from './presenters.ts';
 
-/** How long a replaced secret keeps signing beside the new one (the Standard Webhooks norm, as Svix). */
+/**
+ * How long a replaced secret keeps signing beside the new one unless the reset says otherwise (the
+ * Standard Webhooks norm, as Svix), and the longest a reset may ask for.
+ */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+/** The scope that may read an endpoint's signing secret: the one that may change the endpoint. */
+const SECRET_SCOPE = 'webhooks:write';
 /** Reads and conditional writes a change may take when concurrent changes keep winning. */
 const CHANGE_ATTEMPTS = 3;
 const DEFAULT_SORTING = ['-created_at'];
@@ -65,7 +72,17 @@ function checkedUrl(deps: Dependencies, input: string, loc: string[]): string {
 
 const distinct = (events: readonly string[]): string[] => [...new Set(events)];
 
-async function shown(deps: Dependencies, endpoint: WebhookEndpointRecord): Promise<WebhookEndpoint> {
+/**
+ * The endpoint as the caller may see it: with its secret for a writer (who could reset it and read
+ * the new one anyway), with the placeholder for a reader, whose answer then needs no key set at all.
+ */
+async function shown(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  endpoint: WebhookEndpointRecord,
+): Promise<WebhookEndpoint> {
+  if (!principal.scopes.has(SECRET_SCOPE))
+    return presentWebhookEndpoint(endpoint, WEBHOOK_SECRET_PLACEHOLDER);
   const secret = await openWith(deps.webhooks.keyring, endpoint.secret_ciphertext, endpoint.id);
   return presentWebhookEndpoint(endpoint, secret);
 }
@@ -174,7 +191,7 @@ export async function listWebhookEndpoints(
     window.limit,
   );
   return {
-    items: await Promise.all(items.map((endpoint) => shown(deps, endpoint))),
+    items: await Promise.all(items.map((endpoint) => shown(deps, principal, endpoint))),
     pagination: pagination(total, window),
   };
 }
@@ -184,7 +201,7 @@ export async function getWebhookEndpoint(
   principal: UserPrincipal,
   id: string,
 ): Promise<WebhookEndpoint> {
-  return shown(deps, await ownedEndpoint(deps, principal, normalizeId(id)));
+  return shown(deps, principal, await ownedEndpoint(deps, principal, normalizeId(id)));
 }
 
 /** The endpoint with the body's changes applied, or undefined when they change nothing. */
@@ -231,23 +248,29 @@ export async function updateWebhookEndpoint(
     await replaceWebhookEndpoint(deps.table, current, next);
     return next;
   });
-  return shown(deps, endpoint);
+  return shown(deps, principal, endpoint);
 }
 
-/** A new secret; the replaced one keeps signing for `SECRET_OVERLAP_MS` (one previous secret at most). */
+/**
+ * A new secret; the replaced one keeps signing for `overlapMs` (default `SECRET_OVERLAP_MS`; 0 ends
+ * it at once, for a secret that leaked). One previous secret at most: a secret an earlier reset
+ * replaced stops signing now.
+ */
 export async function resetWebhookEndpointSecret(
   deps: Dependencies,
   principal: UserPrincipal,
   id: string,
+  overlapMs: number = SECRET_OVERLAP_MS,
 ): Promise<WebhookEndpoint> {
   return onFreshEndpoint(deps, principal, id, async (current) => {
     const secret = generateWebhookSecret();
     const now = deps.now();
+    const overlaps = overlapMs > 0;
     const next: WebhookEndpointRecord = {
       ...current,
       secret_ciphertext: await sealWith(deps.webhooks.keyring, secret, current.id),
-      previous_secret_ciphertext: current.secret_ciphertext,
-      previous_secret_expires_at: new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString(),
+      previous_secret_ciphertext: overlaps ? current.secret_ciphertext : null,
+      previous_secret_expires_at: overlaps ? new Date(now.getTime() + overlapMs).toISOString() : null,
       modified_at: now.toISOString(),
       revision: current.revision + 1,
     };
