@@ -974,7 +974,8 @@ export interface components {
             return_url: string | null;
             /**
              * @description The portal page for this session, carrying the token: `<portal>/<organization slug>/portal`
-             *     with `customer_session_token` and `email` in the query. `<portal>` is the stack's
+             *     with `customer_session_token` in the fragment (`#customer_session_token=…`, never sent
+             *     to a server), and no e-mail. `<portal>` is the stack's
              *     `customerPortalUrl` setting, else the API's own origin (never a third party's).
              */
             customer_portal_url: string;

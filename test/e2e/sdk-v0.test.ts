@@ -451,7 +451,9 @@ describe('Create Customer Session (POST /v1/customer-sessions/)', () => {
     expect(session.token).toMatch(/^polar_cst_/);
     expect(session.expiresAt.getTime() - session.createdAt.getTime()).toBe(3_600_000);
     expect(session.customer.id).toBe(stack.demo.customer_id);
-    expect(new URL(session.customerPortalUrl).searchParams.get('customer_session_token')).toBe(session.token);
+    const portal = new URL(session.customerPortalUrl);
+    expect(portal.search).toBe('');
+    expect(new URLSearchParams(portal.hash.slice(1)).get('customer_session_token')).toBe(session.token);
     const page = await polar.customerPortal.wallets.list({ customerSession: session.token }, {});
     expect(page.result.pagination.totalCount).toBe(14);
   });
