@@ -6,9 +6,13 @@
  * a store that cannot be reached (ECONNREFUSED and the like) are the contract's 503; anything else (a missing grant, a deleted secret) is an operator's fault, a 500
  * whose log line names it.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  GetSecretValueCommand,
+  PutSecretValueCommand,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { ServiceUnavailable } from '../domain/errors.ts';
-import { type Keyring, type KeySet, parseKeySet } from '../domain/keyring.ts';
+import { type Keyring, type KeySet, parseKeySet, rotateKeySetDocument } from '../domain/keyring.ts';
 
 const TRANSIENT = new Set([
   'ThrottlingException',
@@ -51,7 +55,20 @@ export function secretsManagerKeyring(secretId: string, client?: SecretsManagerC
       throw error;
     }
   };
-  return () => {
+  let refreshing: Promise<KeySet> | undefined;
+  return (fresh) => {
+    if (fresh) {
+      // One read again for every request that met a version this container had not loaded.
+      refreshing ??= read()
+        .then((keySet) => {
+          loading = Promise.resolve(keySet);
+          return keySet;
+        })
+        .finally(() => {
+          refreshing = undefined;
+        });
+      return refreshing;
+    }
     // A failed read is not kept: the next request tries again.
     loading ??= read().catch((error: unknown) => {
       loading = undefined;
@@ -59,4 +76,19 @@ export function secretsManagerKeyring(secretId: string, client?: SecretsManagerC
     });
     return loading;
   };
+}
+
+/**
+ * The operator's rotation (`npm run admin -- webhook rotate-keys`): a new version added to the key
+ * set and made current, written as the secret's new value (Secrets Manager seals it with the stack's
+ * KMS key; the operator needs `secretsmanager:GetSecretValue`/`PutSecretValue` on it and
+ * `kms:Decrypt`/`kms:GenerateDataKey` on the key). Older versions stay, so every stored secret still
+ * opens; `resealWebhookSecrets` then moves them to the new one. Returns the new current version.
+ */
+export async function rotateStoredKeySet(secretId: string, client: SecretsManagerClient): Promise<string> {
+  const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
+  const rotated = rotateKeySetDocument(SecretString ?? '');
+  const { current } = parseKeySet(rotated);
+  await client.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: rotated }));
+  return current;
 }

@@ -22,6 +22,8 @@ import {
   listWebhookEndpointPage,
   getWebhookEndpoint as readEndpoint,
   replaceWebhookEndpoint,
+  resealWebhookEndpoint,
+  scanWebhookEndpoints,
   softDeleteWebhookEndpoint,
   type WebhookEndpointSortField,
   access as webhooksAccess,
@@ -33,7 +35,7 @@ import {
   WebhookEndpointLocked,
 } from '../domain/errors.ts';
 import { newId, normalizeId } from '../domain/ids.ts';
-import { openWith, sealWith } from '../domain/keyring.ts';
+import { openWith, sealedVersion, sealWith } from '../domain/keyring.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import { generateWebhookSecret, WEBHOOK_SECRET_PLACEHOLDER } from '../domain/secrets.ts';
 import type {
@@ -313,6 +315,87 @@ export async function signingSecrets(
     secrets.push(await openWith(keyring, endpoint.previous_secret_ciphertext, endpoint.id));
   }
   return secrets;
+}
+
+export interface ResealReport {
+  /** The version every secret is sealed under now. */
+  current: string;
+  endpoints: number;
+  resealed: number;
+  /** Endpoints whose changes kept winning: run again. */
+  skipped: string[];
+  /** The versions still in use afterwards, by number of secrets: only `current` once all went well. */
+  versions: Record<string, number>;
+}
+
+/**
+ * After an operator made a new version of the key set current: every endpoint's secrets (deleted
+ * endpoints' too) sealed again under it, each on the revision read (a change that wins meanwhile
+ * is read again), so that older versions can leave the key set. A replaced secret whose overlap
+ * has ended is dropped instead. Nothing an API caller sees changes. Operator CLI only.
+ */
+export async function resealWebhookSecrets(deps: Dependencies): Promise<ResealReport> {
+  const { keyring } = deps.webhooks;
+  const { current } = await keyring(true);
+  const report: ResealReport = { current, endpoints: 0, resealed: 0, skipped: [], versions: {} };
+  const count = (sealed: string | null) => {
+    if (sealed) report.versions[sealedVersion(sealed)] = (report.versions[sealedVersion(sealed)] ?? 0) + 1;
+  };
+  const resealed = async (endpoint: WebhookEndpointRecord): Promise<WebhookEndpointRecord | undefined> => {
+    const previousLive =
+      endpoint.previous_secret_ciphertext !== null &&
+      endpoint.previous_secret_expires_at !== null &&
+      Date.parse(endpoint.previous_secret_expires_at) > deps.now().getTime();
+    const stale = (sealed: string | null) => sealed !== null && sealedVersion(sealed) !== current;
+    const dropsPrevious = endpoint.previous_secret_ciphertext !== null && !previousLive;
+    const resealsPrevious = previousLive && stale(endpoint.previous_secret_ciphertext);
+    if (!stale(endpoint.secret_ciphertext) && !resealsPrevious && !dropsPrevious) return undefined;
+    const again = async (sealed: string) =>
+      sealWith(keyring, await openWith(keyring, sealed, endpoint.id), endpoint.id);
+    return {
+      ...endpoint,
+      secret_ciphertext: stale(endpoint.secret_ciphertext)
+        ? await again(endpoint.secret_ciphertext)
+        : endpoint.secret_ciphertext,
+      previous_secret_ciphertext:
+        previousLive && endpoint.previous_secret_ciphertext
+          ? stale(endpoint.previous_secret_ciphertext)
+            ? await again(endpoint.previous_secret_ciphertext)
+            : endpoint.previous_secret_ciphertext
+          : null,
+      previous_secret_expires_at: previousLive ? endpoint.previous_secret_expires_at : null,
+      revision: endpoint.revision + 1,
+    };
+  };
+  for await (const page of scanWebhookEndpoints(deps.table)) {
+    for (const scanned of page) {
+      report.endpoints++;
+      let endpoint: WebhookEndpointRecord | undefined = scanned;
+      let done = false;
+      for (let attempt = 1; endpoint && attempt <= CHANGE_ATTEMPTS && !done; attempt++) {
+        const next: WebhookEndpointRecord | undefined = await resealed(endpoint);
+        if (!next) {
+          done = true;
+          break;
+        }
+        try {
+          await resealWebhookEndpoint(deps.table, endpoint, next);
+          report.resealed++;
+          endpoint = next;
+          done = true;
+        } catch (error) {
+          if (!(error instanceof EndpointChanged)) throw error;
+          endpoint = await readEndpoint(deps.table, scanned.id);
+        }
+      }
+      if (!done && endpoint) report.skipped.push(scanned.id);
+      if (endpoint) {
+        count(endpoint.secret_ciphertext);
+        count(endpoint.previous_secret_ciphertext);
+      }
+    }
+  }
+  return report;
 }
 
 /**
