@@ -65,7 +65,7 @@ const stored = async (id: string) =>
 
 describe('webhook rotate-keys', () => {
   it('re-seals every stored secret under the new version; answers and signatures stay the same', async () => {
-    const before = inProcessApi(withKeys(k1));
+    const underK1 = inProcessApi(withKeys(k1));
     const base = '/v1/webhooks/endpoints';
     const body = {
       url: 'https://hooks.example.com/r',
@@ -73,13 +73,13 @@ describe('webhook rotate-keys', () => {
       events: [],
       organization_id: organizationId,
     };
-    const plain = (await before('POST', base, { token, body })).body;
-    const overlapping = (await before('POST', base, { token, body })).body;
-    const reset = (await before('PATCH', `${base}/${overlapping.id}/secret`, { token })).body;
-    const ended = (await before('POST', base, { token, body })).body;
-    await before('PATCH', `${base}/${ended.id}/secret?previous_secret_overlap_seconds=1`, { token });
-    const deleted = (await before('POST', base, { token, body })).body;
-    expect((await before('DELETE', `${base}/${deleted.id}`, { token })).status).toBe(204);
+    const plain = (await underK1('POST', base, { token, body })).body;
+    const overlapping = (await underK1('POST', base, { token, body })).body;
+    const reset = (await underK1('PATCH', `${base}/${overlapping.id}/secret`, { token })).body;
+    const ended = (await underK1('POST', base, { token, body })).body;
+    await underK1('PATCH', `${base}/${ended.id}/secret?previous_secret_overlap_seconds=1`, { token });
+    const deleted = (await underK1('POST', base, { token, body })).body;
+    expect((await underK1('DELETE', `${base}/${deleted.id}`, { token })).status).toBe(204);
     // The overlap of `ended` is over once this second has passed.
     const later = new Date(Date.now() + 2000);
     const endedRecord = await stored(ended.id);
@@ -108,14 +108,14 @@ describe('webhook rotate-keys', () => {
     // An ended overlap is dropped rather than carried over.
     expect((await stored(ended.id)).previous_secret_ciphertext).toBeNull();
     // A live overlap still signs with both, now opened with k2 alone.
-    const after = inProcessApi(withKeys(k2Only));
+    const underK2 = inProcessApi(withKeys(k2Only));
     const k2Deps = withKeys(k2Only)('webhook-deliverer');
     expect(await signingSecrets(k2Deps, await stored(overlapping.id), new Date())).toEqual([
       reset.secret,
       overlapping.secret,
     ]);
-    expect((await after('GET', `${base}/${plain.id}`, { token })).body.secret).toBe(plain.secret);
-    expect((await after('GET', `${base}/${overlapping.id}`, { token })).body.secret).toBe(reset.secret);
+    expect((await underK2('GET', `${base}/${plain.id}`, { token })).body.secret).toBe(plain.secret);
+    expect((await underK2('GET', `${base}/${overlapping.id}`, { token })).body.secret).toBe(reset.secret);
 
     // Run again: nothing left to do.
     const again = await resealWebhookSecrets(deps);
