@@ -1218,7 +1218,11 @@ export interface components {
             succeeded: boolean;
             /** @description The answer's HTTP status; null when the endpoint did not answer. */
             http_code: number | null;
-            /** @description The first 1 KiB of the answer's body, or why there was no answer (`timeout`, `address refused`, …). */
+            /**
+             * @description The first 1 KiB of the answer's body, or why there was no answer: `no answer` for
+             *     every network fault alike (refused, reset, DNS, TLS, timeout), `address refused` for an
+             *     address or port the rules refuse.
+             */
             response: string | null;
             webhook_event: components["schemas"]["WebhookEvent"];
         };
