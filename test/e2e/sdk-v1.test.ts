@@ -11,8 +11,8 @@ import { PolarClientError } from '@polar-sh/sdk';
 import { createPolar, errors } from '@polar-sh/sdk/2026-10';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocalStack } from '#scripts/local/stack.ts';
-import { expectDocumented, type HttpReply } from '../support/contract.ts';
 import { WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
+import { expectDocumented, type HttpReply } from '../support/contract.ts';
 import { scopedToken, startLocalApi } from '../support/local-api.ts';
 import { expectBalanceTies, expectSorted, SORTING_CASES } from '../support/wallet-order.ts';
 
