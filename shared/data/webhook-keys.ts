@@ -2,9 +2,9 @@
  * The webhook key set on AWS: a Secrets Manager secret the stack generates (see `infra/stack.ts`),
  * read with one GetSecretValue the first time a container needs it, then kept for the container's
  * life. Nothing is read at cold start, and a request that never opens or seals a secret (a 401, a
- * 404, a refused body, a reader's Get) never reads it. AWS errors stop here: throttling, outages and
- * a store that cannot be reached (ECONNREFUSED and the like) are the contract's 503; anything else (a missing grant, a deleted secret) is an operator's fault, a 500
- * whose log line names it.
+ * 404, a refused body, a reader's Get) never reads it. AWS errors stop here: throttling, outages
+ * and a store that cannot be reached (ECONNREFUSED and the like) are the contract's 503; anything
+ * else (a missing grant, a deleted secret) is an operator's fault, a 500 whose log line names it.
  */
 import {
   GetSecretValueCommand,
