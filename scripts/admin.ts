@@ -9,14 +9,16 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import type { WalletType, WebhookFormat } from '#shared/data/records.ts';
-import { secretsManagerKeyring } from '#shared/data/webhook-keys.ts';
+import { rotateStoredKeySet, secretsManagerKeyring } from '#shared/data/webhook-keys.ts';
 import { noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { presentWebhookEndpoint } from '#shared/services/presenters.ts';
+import { resealWebhookSecrets } from '#shared/services/webhook-endpoints.ts';
 import * as commands from './admin/commands.ts';
 
 const USAGE = `Usage: npm run admin -- [--local] <command> [options]
@@ -30,6 +32,9 @@ const USAGE = `Usage: npm run admin -- [--local] <command> [options]
                    [--price CENTS] [--currency usd] [--archived]
   wallet create    --customer CUSTOMER_ID --currency CUR [--type usage|billing] [--balance CENTS]
   webhook create   --org ORG_ID --url https://… [--name NAME] [--format raw|discord|slack]
+  webhook rotate-keys [--reseal-only]
+                   a new key-set version made current, then every stored signing secret
+                   re-sealed under it (the stack's key set: WEBHOOK_KEY_SET_ID + TABLE_NAME)
   session create   --customer CUSTOMER_ID [--ttl-seconds 3600]
 
 Target: --local (the running npm start), else TABLE_NAME + AWS credentials.`;
@@ -59,6 +64,7 @@ const { values, positionals } = parseArgs({
     url: { type: 'string' },
     format: { type: 'string' },
     'ttl-seconds': { type: 'string' },
+    'reseal-only': { type: 'boolean', default: false },
   },
 });
 
@@ -174,6 +180,24 @@ async function main(): Promise<unknown> {
         type: type as WalletType,
         balance: integer('balance', 0),
       });
+    }
+    case 'webhook rotate-keys': {
+      // npm start makes its key set per run (or keeps it in --data-dir): nothing to rotate there.
+      if (values.local) fail("rotate-keys works on a deployed stack's key set, not --local");
+      const keySetId = process.env.WEBHOOK_KEY_SET_ID;
+      if (!keySetId) fail('set WEBHOOK_KEY_SET_ID to the stack output WebhookKeySetName');
+      const rotated = values['reseal-only']
+        ? undefined
+        : await rotateStoredKeySet(keySetId, new SecretsManagerClient({}));
+      const report = await resealWebhookSecrets(ctx);
+      return {
+        ...(rotated ? { rotated_to: rotated } : {}),
+        ...report,
+        note:
+          report.skipped.length > 0
+            ? 'some endpoints kept changing: run again with --reseal-only'
+            : 'every secret is sealed under the current version; older versions may leave the key set',
+      };
     }
     case 'webhook create': {
       if (ctx.webhooks.keyring === noKeyring)

@@ -29,6 +29,13 @@ export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(WEBHOOK_SECRET_BYTES).toString('base64')}`;
 }
 
+/**
+ * What a credential without `webhooks:write` reads in place of an endpoint's signing secret: the
+ * `whsec_` shape both SDK lines parse, as long as a real one, and no key at all (`*` is in no base64
+ * alphabet). A receiver must never be configured with it.
+ */
+export const WEBHOOK_SECRET_PLACEHOLDER = `whsec_${'*'.repeat(44)}`;
+
 export function generateSecret(prefix: string): string {
   let random = '';
   for (let i = 0; i < RANDOM_LENGTH; i++) random += ALPHABET[randomInt(ALPHABET.length)];

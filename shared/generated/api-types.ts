@@ -501,7 +501,8 @@ export interface paths {
         /**
          * List webhook endpoints
          * @description One page of the live webhook endpoints of the caller's organizations, each with its
-         *     signing secret, newest first unless `sorting` says otherwise. `organization_id` narrows
+         *     signing secret (a `webhooks:read` credential reads the fixed placeholder `whsec_` + 44
+         *     `*` instead), newest first unless `sorting` says otherwise. `organization_id` narrows
          *     the list to some of the caller's organizations (an id of another organization matches
          *     nothing). Requires the `webhooks:read` or `webhooks:write` scope.
          */
@@ -511,9 +512,10 @@ export interface paths {
          * Create a webhook endpoint
          * @description Creates a webhook endpoint of one of the caller's organizations (`organization_id`, needed
          *     only when the caller belongs to several), with a new signing secret in the Standard
-         *     Webhooks form (`whsec_` + base64 of 32 random bytes), returned here and on every read; it
-         *     is stored only encrypted. The URL must be `https`, at most 2083 characters, without user
-         *     information, naming a public host: no localhost, private, loopback, link-local,
+         *     Webhooks form (`whsec_` + base64 of 32 random bytes), returned here and on every read with
+         *     `webhooks:write`; it is stored only encrypted. The URL must be `https`, at most 2083
+         *     characters, without user information, on port 443 or 80, naming a public host: no
+         *     localhost, private, loopback, link-local,
          *     unique-local, shared (CGNAT), multicast, reserved or cloud metadata address, in any
          *     spelling (`https://2130706433/` is 127.0.0.1), and a host name made of valid DNS labels
          *     (422 `RequestValidationError` at `["body","url"]`). Deliveries check the address a name
@@ -535,7 +537,8 @@ export interface paths {
         };
         /**
          * Get a webhook endpoint
-         * @description A webhook endpoint of one of the caller's organizations, with its signing secret. Another
+         * @description A webhook endpoint of one of the caller's organizations, with its signing secret (a
+         *     `webhooks:read` credential reads the fixed placeholder `whsec_` + 44 `*` instead). Another
          *     organization's endpoint, a deleted one and an unknown id are the same 404. Requires the
          *     `webhooks:read` or `webhooks:write` scope.
          */
@@ -581,9 +584,10 @@ export interface paths {
         /**
          * Reset a webhook endpoint's signing secret
          * @description Replaces the signing secret with a new one, returned in the answer. The replaced secret
-         *     keeps signing deliveries beside the new one for 24 hours (both signatures are sent, so a
-         *     receiver can switch at its own pace); a second reset within that time ends the overlap of
-         *     the secret it replaces. No body. Requires the `webhooks:write` scope.
+         *     keeps signing deliveries beside the new one for `previous_secret_overlap_seconds` (24
+         *     hours unless given; both signatures are sent, so a receiver can switch at its own pace);
+         *     `0` ends it at once, for a secret that leaked. A second reset within the overlap ends the
+         *     overlap of the secret it replaces. No body. Requires the `webhooks:write` scope.
          */
         patch: operations["resetWebhookEndpointSecret"];
         trace?: never;
@@ -970,7 +974,8 @@ export interface components {
             return_url: string | null;
             /**
              * @description The portal page for this session, carrying the token: `<portal>/<organization slug>/portal`
-             *     with `customer_session_token` and `email` in the query. `<portal>` is the stack's
+             *     with `customer_session_token` in the fragment (`#customer_session_token=…`, never sent
+             *     to a server), and no e-mail. `<portal>` is the stack's
              *     `customerPortalUrl` setting, else the API's own origin (never a third party's).
              */
             customer_portal_url: string;
@@ -1138,7 +1143,10 @@ export interface components {
          * @enum {string}
          */
         WebhookDisabledReason: "disabled_by_user" | "endpoint_gone" | "too_many_failures";
-        /** @description A webhook endpoint, with its signing secret. */
+        /**
+         * @description A webhook endpoint, with its signing secret (to a credential with `webhooks:write`; a
+         *     `webhooks:read` one reads a fixed placeholder, docs/compatibility.md).
+         */
         WebhookEndpoint: {
             id: components["schemas"]["Uuid4"];
             /** Format: date-time */
@@ -1153,7 +1161,9 @@ export interface components {
             api_version: "2026-10";
             format: components["schemas"]["WebhookFormat"];
             /**
-             * @description The signing secret, `whsec_` + base64 of 32 random bytes (Standard Webhooks).
+             * @description The signing secret, `whsec_` + base64 of 32 random bytes (Standard Webhooks). Read
+             *     without `webhooks:write` (Get and List with `webhooks:read`): the fixed placeholder
+             *     `whsec_` + 44 `*`, which is no key; never configure a receiver with it.
              *     Deliveries carry a signature with the decoded bytes and one with the UTF-8 bytes of
              *     the whole string (what `@polar-sh/sdk` 0.49 verifies).
              */
@@ -1208,7 +1218,11 @@ export interface components {
             succeeded: boolean;
             /** @description The answer's HTTP status; null when the endpoint did not answer. */
             http_code: number | null;
-            /** @description The first 1 KiB of the answer's body, or why there was no answer (`timeout`, `address refused`, …). */
+            /**
+             * @description The first 1 KiB of the answer's body, or why there was no answer: `no answer` for
+             *     every network fault alike (refused, reset, DNS, TLS, timeout), `address refused` for an
+             *     address or port the rules refuse.
+             */
             response: string | null;
             webhook_event: components["schemas"]["WebhookEvent"];
         };
@@ -4021,7 +4035,13 @@ export interface operations {
     };
     resetWebhookEndpointSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description How long the replaced secret keeps signing beside the new one, in seconds: `0` (it
+                 *     stops at once) to `86400` (24 hours, the default). Anything else is a 422.
+                 */
+                previous_secret_overlap_seconds?: number;
+            };
             header?: never;
             path: {
                 /** @description Id of the webhook endpoint. */
@@ -4803,6 +4823,7 @@ export type GetWebhookEndpointPath = operations['getWebhookEndpoint']['parameter
 export type UpdateWebhookEndpointBody = components['schemas']['WebhookEndpointUpdate'];
 export type UpdateWebhookEndpointPath = operations['updateWebhookEndpoint']['parameters']['path'];
 export type DeleteWebhookEndpointPath = operations['deleteWebhookEndpoint']['parameters']['path'];
+export type ResetWebhookEndpointSecretQuery = NonNullable<operations['resetWebhookEndpointSecret']['parameters']['query']>;
 export type ResetWebhookEndpointSecretPath = operations['resetWebhookEndpointSecret']['parameters']['path'];
 export type ListWebhookDeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
 export type RedeliverWebhookEventPath = operations['redeliverWebhookEvent']['parameters']['path'];

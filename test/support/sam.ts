@@ -311,9 +311,8 @@ export const sampleInvocations = {
     check: (reply: HttpReply) => {
       const session = reply.body as { token: string; customer_id: string; customer_portal_url: string };
       expect(session.customer_id).toBe(demo.customer_id);
-      expect(new URL(session.customer_portal_url).searchParams.get('customer_session_token')).toBe(
-        session.token,
-      );
+      const portal = new URL(session.customer_portal_url);
+      expect(new URLSearchParams(portal.hash.slice(1)).get('customer_session_token')).toBe(session.token);
     },
   },
   'get-wallet': {
