@@ -6,13 +6,15 @@
  * (`shared/generated/operations.ts`), never from the card. `test/cards/index.ts` finds the cards by
  * reading this folder, and `test/unit/cards.test.ts` requires exactly one per function.
  *
- * A new operation needs one card file here: its sample request, its IAM scenario, its isolation row
- * and its DynamoDB-work cases (the suites that have not moved yet keep their own tables; see the
- * optional slots below).
+ * A new operation needs one card file here: its sample request (the bench's, the SAM suites' and
+ * `events/<name>.json`'s), its IAM scenario, its isolation row and its DynamoDB-work cases (the
+ * suites that have not moved yet keep their own tables; see the optional slots below).
  */
 
+import type { ExpectStatic } from 'vitest';
 import type { OperationName, PipelineFunctionName, ScheduledFunctionName } from '#shared/operations.ts';
 import type { DynamoCase } from '#test/bench/work-kit.ts';
+import type { HttpReply } from '#test/support/contract.ts';
 import type { Scenario } from '#test/support/iam-kit.ts';
 import type { IsolationRow } from '#test/support/isolation-kit.ts';
 
@@ -54,18 +56,29 @@ interface FunctionCardBase<N extends FunctionName> {
    * given like `isolation`'s fixture.
    */
   faults?: never;
+}
+
+/**
+ * What the SAM suites (test/infra/sam.test.ts, bundles.test.ts) check of the operation's bundle
+ * invoked with its sample, beyond what they check of every operation (the sample's status, an
+ * answer the document lists, an empty 204, one request line whose units match the function's
+ * grants). The event is `events/<name>.json`, generated from `sample` (scripts/sample-events.ts).
+ */
+export interface SamChecks {
   /**
-   * Reserved for test/infra/sam.test.ts (not moved yet): its `sampleInvocations[name]`, i.e.
-   * `{ what, status, check }`, the bundled function invoked with `events/<name>.json` (which
-   * `npm run sam:events` renders; the event could be built from `sample` and the route table, as
-   * test/bench/samples.ts does for the bench).
+   * The answer's own checks, against the fixture's data (test/bench/fixture.ts). `expect` is handed
+   * in: a card is loaded outside vitest too (the bench, `npm run generate`).
    */
-  sam?: never;
+  check?: (reply: HttpReply, expect: ExpectStatic) => void;
+  /** `false`: this sample's success changes nothing, though the function may write. */
+  writes?: false;
 }
 
 /** An operation's card. */
 export interface OperationCard<N extends OperationName = OperationName> extends FunctionCardBase<N> {
   sample: Sample;
+  /** Optional: the SAM suites' checks of this sample's answer beyond the generic ones. */
+  sam?: SamChecks;
   /** Its row of the isolation matrix (test/integration/isolation.test.ts). */
   isolation: IsolationRow;
   /** Its DynamoDB-work cases (test/bench/dynamo-work.ts): round trips against a target; at least one. */

@@ -5,6 +5,16 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'create-customer-session',
+  sam: {
+    // The fixture customer's session, whose portal URL carries its token.
+    check: (reply, expect) => {
+      const session = reply.body as { token: string; customer_id: string; customer_portal_url: string };
+      expect(session.customer_id).toBe(CUSTOMER);
+      expect(new URL(session.customer_portal_url).searchParams.get('customer_session_token')).toBe(
+        session.token,
+      );
+    },
+  },
   sample: {
     label: 'Create Customer Session',
     status: 201,
