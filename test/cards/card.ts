@@ -6,9 +6,19 @@
  * (`shared/generated/operations.ts`), never from the card. `test/cards/index.ts` finds the cards by
  * reading this folder, and `test/unit/cards.test.ts` requires exactly one per function.
  *
- * A new operation needs one card file here: its sample request (the bench's, the SAM suites' and
- * `events/<name>.json`'s), its IAM scenario, its isolation row and its DynamoDB-work cases (the
- * suites that have not moved yet keep their own tables; see the optional slots below).
+ * A new operation needs one card file here: its sample request (the bench's, the SAM suites',
+ * `events/<name>.json`'s and the fault suites' default case), its IAM scenario, its isolation row and
+ * its DynamoDB-work cases. Nothing else is written per operation for the test suites; what some
+ * operations carry beyond their card is optional and keyed by operation where the suite lives:
+ * - the fault suites (test/support/fault-operations.ts `faultOps`): a request on the demo data and
+ *   the table check after a fault, where the default (the card's sample, its calls recorded, the
+ *   contract checked) cannot tell a half-written change: required there for a sample that makes
+ *   more than one write call;
+ * - the fuzz suites (test/support/fuzz.ts `handModels`, `touched`; test/integration/fuzz.test.ts
+ *   `handReach`): a model of the operation's rules and writes, where the document's model (requests
+ *   from its OpenAPI entry, the contract's statuses) is not enough: required for an operation that
+ *   writes, or that authenticates otherwise than by a bearer token;
+ * - the warm benchmark's bare baseline (test/bench/warm.ts `bareHandler`).
  */
 
 import type { ExpectStatic } from 'vitest';
@@ -48,14 +58,6 @@ interface FunctionCardBase<N extends FunctionName> {
   name: N;
   /** Every path of it that touches the table, step by step, with what its full grant must answer. */
   iam: Scenario;
-  /**
-   * Reserved for test/integration/faults.test.ts (not moved yet): its `faultOps[name]`, i.e.
-   * `{ success, calls, prepare }` (the success status, the DynamoDB calls of a successful request in
-   * order, and the request with the table check to make after it). `prepare` builds a request whose
-   * method and url could come from `sample`'s parts and the route table; it needs the suite's world,
-   * given like `isolation`'s fixture.
-   */
-  faults?: never;
 }
 
 /**
@@ -83,12 +85,6 @@ export interface OperationCard<N extends OperationName = OperationName> extends 
   isolation: IsolationRow;
   /** Its DynamoDB-work cases (test/bench/dynamo-work.ts): round trips against a target; at least one. */
   dynamoWork: readonly [DynamoCase, ...DynamoCase[]];
-  /**
-   * Reserved for the fuzz suites (not moved yet): `fuzzArbitraries(ctx)[operationId]` of
-   * test/support/fuzz.ts (the arbitrary of its requests and oracles, given the suite's context) and
-   * the statuses table of test/integration/fuzz.test.ts (`satisfies Record<OperationId, number[]>`).
-   */
-  fuzz?: never;
 }
 
 export type Card<N extends FunctionName = FunctionName> = N extends OperationName
