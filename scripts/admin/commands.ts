@@ -200,12 +200,17 @@ export async function createWebhookEndpoint(
  */
 export async function recordDeliveredWebhookEvent(
   ctx: Pick<AdminContext, 'table'>,
-  input: { organizationId: string; endpointId: string; at?: Date },
+  input: {
+    organizationId: string;
+    endpointId: string;
+    at?: Date /** A fixed id (a test fixture's). */;
+    id?: string;
+  },
 ): Promise<WebhookEventRecord> {
   const eventId = randomUUID();
   const at = (input.at ?? new Date()).toISOString();
   const pending: WebhookEventRecord = {
-    id: webhookEventId(eventId, input.endpointId),
+    id: input.id ?? webhookEventId(eventId, input.endpointId),
     event_id: eventId,
     endpoint_id: input.endpointId,
     organization_id: input.organizationId,

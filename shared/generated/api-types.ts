@@ -325,6 +325,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customer-portal/customers/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the authenticated customer
+         * @description The customer the session token belongs to, as the customer portal shows it (no metadata,
+         *     external id or organization). It has no OAuth accounts and no payment methods here:
+         *     `oauth_accounts` is `{}` and `default_payment_method_id` is `null`. A session of a deleted
+         *     customer is refused (401), as everywhere in the portal. Requires the `customer_portal:read`
+         *     or `customer_portal:write` scope.
+         */
+        get: operations["getPortalCustomer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/products/": {
         parameters: {
             query?: never;
@@ -1487,6 +1511,28 @@ export interface components {
             deleted_at: string | null;
             first_user_event_at: string | null;
             avatar_url: string | null;
+        };
+        /** @description The authenticated customer, as the customer portal shows it. */
+        CustomerPortalCustomer: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            email: string | null;
+            email_verified: boolean;
+            name: string | null;
+            billing_name: string | null;
+            billing_address: components["schemas"]["Address"] | null;
+            /** @description Tax number and its format, e.g. `["911144442", "us_ein"]`. */
+            tax_id: [
+                string,
+                components["schemas"]["TaxIDFormat"]
+            ] | null;
+            /** @description The customer's linked OAuth accounts by platform; none here. */
+            oauth_accounts: Record<string, never>;
+            default_payment_method_id?: components["schemas"]["Uuid4"] | null;
+            type?: components["schemas"]["CustomerType"] | null;
+            locale?: string | null;
         };
         /** @enum {string} */
         CustomerType: "individual" | "team";
@@ -3292,6 +3338,30 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getPortalCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerPortalCustomer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProducts: {
         parameters: {
             query?: {
@@ -4665,6 +4735,7 @@ export type SubscriptionLocked = components['schemas']['SubscriptionLocked'];
 export type CustomerCancellationReason = components['schemas']['CustomerCancellationReason'];
 export type PendingSubscriptionUpdate = components['schemas']['PendingSubscriptionUpdate'];
 export type SubscriptionCustomer = components['schemas']['SubscriptionCustomer'];
+export type CustomerPortalCustomer = components['schemas']['CustomerPortalCustomer'];
 export type CustomerType = components['schemas']['CustomerType'];
 export type Address = components['schemas']['Address'];
 export type CountryAlpha2 = components['schemas']['CountryAlpha2'];

@@ -531,6 +531,36 @@ export const operations = [
     ]
   },
   {
+    "name": "get-portal-customer",
+    "operationId": "getPortalCustomer",
+    "method": "GET",
+    "path": "/v1/customer-portal/customers/me",
+    "entry": "functions/get-portal-customer/handler.ts",
+    "credential": "customer_session",
+    "scopes": [
+      "customer_portal:read",
+      "customer_portal:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      }
+    ]
+  },
+  {
     "name": "create-product",
     "operationId": "createProduct",
     "method": "POST",
@@ -2008,6 +2038,11 @@ export const operationRoutes = [
     "operationId": "getWallet",
     "method": "GET",
     "path": "/v1/customer-portal/wallets/{id}"
+  },
+  {
+    "operationId": "getPortalCustomer",
+    "method": "GET",
+    "path": "/v1/customer-portal/customers/me"
   },
   {
     "operationId": "createProduct",

@@ -30,6 +30,8 @@ export const functionOfRouteKey: Readonly<Record<string, string>> = {
   "GET /v1/customer-portal/wallets/{proxy+}": "list-wallets",
   "GET /v1/customer-portal/wallets/{id}": "get-wallet",
   "GET /v1/customer-portal/wallets/{id}/{proxy+}": "get-wallet",
+  "GET /v1/customer-portal/customers/me": "get-portal-customer",
+  "GET /v1/customer-portal/customers/me/{proxy+}": "get-portal-customer",
   "POST /v1/products": "create-product",
   "POST /v1/products/{proxy+}": "create-product",
   "GET /v1/products": "list-products",

@@ -17,6 +17,7 @@ export const createSubscriptionSecurity = {"credential":"personal_access_token",
 export const listSubscriptionsSecurity = {"credential":"personal_access_token","scopes":["subscriptions:read","subscriptions:write"]} as const;
 export const listWalletsSecurity = {"credential":"customer_session","scopes":["customer_portal:read","customer_portal:write"]} as const;
 export const getWalletSecurity = {"credential":"customer_session","scopes":["customer_portal:read","customer_portal:write"]} as const;
+export const getPortalCustomerSecurity = {"credential":"customer_session","scopes":["customer_portal:read","customer_portal:write"]} as const;
 export const createProductSecurity = {"credential":"personal_access_token","scopes":["products:write"]} as const;
 export const listProductsSecurity = {"credential":"personal_access_token","scopes":["products:read","products:write"]} as const;
 export const listCustomerSubscriptionsSecurity = {"credential":"customer_session","scopes":["customer_portal:read","customer_portal:write"]} as const;
