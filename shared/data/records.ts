@@ -303,6 +303,8 @@ interface OAuthTokenBase extends OAuthSubject {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** The grant's absolute end (`GRANT_MAX_LIFETIME_SECONDS` after the code's exchange): no refresh past it. */
+  grant_expires_at?: string;
 }
 
 /** An OAuth access token, in the partition the authenticator reads (TOKEN#<sha256>). */

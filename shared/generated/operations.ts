@@ -25,7 +25,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -323,7 +324,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       }
     ]
@@ -353,7 +355,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -437,7 +440,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -556,7 +560,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -615,7 +620,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -846,7 +852,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -884,7 +891,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -944,7 +952,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -984,7 +993,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1056,7 +1066,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1127,7 +1138,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1186,7 +1198,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1227,7 +1240,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       }
     ],
@@ -1259,7 +1273,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1308,7 +1323,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1356,7 +1372,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1397,7 +1414,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1435,7 +1453,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1484,7 +1503,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1544,7 +1564,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1575,7 +1596,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1615,7 +1637,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1672,7 +1695,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1729,7 +1753,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1767,7 +1792,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1831,7 +1857,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1895,7 +1922,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
