@@ -293,6 +293,8 @@ export interface OAuthGrantRecord extends OAuthSubject {
   refreshed_at: string | null;
   rotations: number;
   revoked_at: string | null;
+  /** Its absolute end (`GRANT_MAX_LIFETIME_SECONDS` after the code); TTL removes it a day later. */
+  expires_at?: string;
 }
 
 interface OAuthTokenBase extends OAuthSubject {

@@ -331,6 +331,84 @@ export const operations = [
     ]
   },
   {
+    "name": "list-authorized-clients",
+    "operationId": "listAuthorizedClients",
+    "method": "GET",
+    "path": "/v1/oauth2/authorized-clients",
+    "entry": "functions/list-authorized-clients/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "oauthClient"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "revoke-authorized-client",
+    "operationId": "revokeAuthorizedClient",
+    "method": "DELETE",
+    "path": "/v1/oauth2/authorized-clients/{client_id}",
+    "entry": "functions/revoke-authorized-client/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthGrant"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthGrant"
+        ]
+      }
+    ]
+  },
+  {
     "name": "create-subscription",
     "operationId": "createSubscription",
     "method": "POST",
@@ -2016,6 +2094,16 @@ export const operationRoutes = [
     "operationId": "userinfo",
     "method": "GET",
     "path": "/v1/oauth2/userinfo"
+  },
+  {
+    "operationId": "listAuthorizedClients",
+    "method": "GET",
+    "path": "/v1/oauth2/authorized-clients"
+  },
+  {
+    "operationId": "revokeAuthorizedClient",
+    "method": "DELETE",
+    "path": "/v1/oauth2/authorized-clients/{client_id}"
   },
   {
     "operationId": "createSubscription",

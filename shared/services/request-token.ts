@@ -201,6 +201,7 @@ async function exchangeCode(
     refreshed_at: null,
     rotations: 0,
     revoked_at: null,
+    expires_at: grantExpiresAt,
   };
   await issuing(() => redeemAuthorizationCode(deps.table, codeHash, grant, minted));
   return answer(minted);

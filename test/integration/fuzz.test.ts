@@ -77,6 +77,8 @@ const mustReach = {
   revokeToken: [200, 400, 401, 413, 415],
   introspectToken: [200, 400, 401, 413, 415],
   userinfo: [200, 401, 403],
+  listAuthorizedClients: [200, 401],
+  revokeAuthorizedClient: [401, 404],
 } satisfies Record<OperationId, number[]>;
 
 describe('the generators', () => {

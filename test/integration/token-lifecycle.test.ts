@@ -223,3 +223,74 @@ describe('an OAuth grant has an absolute lifetime', () => {
     });
   });
 });
+
+describe('a user lists the applications they authorized and revokes one', () => {
+  it('listed by client without any token; revoking one ends its access and refresh tokens at once', async () => {
+    const { admin, demo } = world;
+    const user = await createUser(admin, { email: 'apps@x.example' });
+    await addMember(admin, demo.organization_id, user.id);
+    const pat = (await createPersonalAccessToken(admin, { userId: user.id, scope: ALL_SCOPES.join(' ') }))
+      .token;
+    const stranger = (
+      await createPersonalAccessToken(admin, {
+        userId: (await createUser(admin, { email: 'apps-stranger@x.example' })).id,
+        scope: ALL_SCOPES.join(' '),
+      })
+    ).token;
+    const appA = await registerClient(world.call, demo.personal_access_token, {
+      client_name: 'App A',
+      scope: 'products:read',
+    });
+    const appB = await registerClient(world.call, demo.personal_access_token, {
+      client_name: 'App B',
+      scope: 'products:read openid',
+    });
+    const a1 = await issueTokens(world.call, pat, appA, { scope: 'products:read' });
+    const a2 = await issueTokens(world.call, pat, appA, { scope: 'products:read' });
+    const b = await issueTokens(world.call, pat, appB, { scope: 'products:read openid' });
+
+    const list = (token: string) => world.call('GET', '/v1/oauth2/authorized-clients', { token });
+    const listed = await list(pat);
+    expect(listed.status).toBe(200);
+    expect(listed.body.items).toEqual([
+      expect.objectContaining({
+        client_id: appA.client_id,
+        client_name: 'App A',
+        scope: 'products:read',
+        organization_ids: [demo.organization_id],
+      }),
+      expect.objectContaining({
+        client_id: appB.client_id,
+        client_name: 'App B',
+        scope: 'products:read openid',
+      }),
+    ]);
+    for (const token of [a1, a2, b]) expect(listed.raw).not.toContain(token.access_token);
+    // Only the user's own: another user's list has none of them; an OAuth token may not list.
+    expect((await list(stranger)).body.items).toEqual([]);
+    expect((await list(a1.access_token)).status).toBe(401);
+
+    const revoke = (token: string, clientId: string) =>
+      world.call('DELETE', `/v1/oauth2/authorized-clients/${clientId}`, { token });
+    expect((await revoke(stranger, appA.client_id)).status).toBe(404);
+    expect((await getProduct(a1.access_token, demo.free_product_id)).status).toBe(200);
+
+    expect((await revoke(pat, appA.client_id)).status).toBe(204);
+    for (const token of [a1, a2]) {
+      const refused = await getProduct(token.access_token, demo.free_product_id);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error).toBe('invalid_token');
+      const refresh = await tokenRequest(world.call, appA, {
+        grant_type: 'refresh_token',
+        refresh_token: token.refresh_token as string,
+      });
+      expect(refresh.status).toBe(400);
+      expect(refresh.body.error).toBe('invalid_grant');
+    }
+    expect((await getProduct(b.access_token, demo.free_product_id)).status).toBe(200);
+    expect((await list(pat)).body.items.map((item: { client_id: string }) => item.client_id)).toEqual([
+      appB.client_id,
+    ]);
+    expect((await revoke(pat, appA.client_id)).status).toBe(404);
+  });
+});

@@ -693,6 +693,46 @@ const faultOps = {
       expect(tokens.access_token).toMatch(/^polar_at_/);
     },
   }),
+  'list-authorized-clients': {
+    success: 200,
+    // The token, the user's grants (GSI1), their clients.
+    calls: ['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      return {
+        method: 'GET',
+        url: '/v1/oauth2/authorized-clients',
+        token: world.demo.personal_access_token,
+        async verify(reply) {
+          if (reply.status === 200)
+            expect(reply.body.items.map((item: { client_id: string }) => item.client_id)).toContain(
+              world.demo.oauth_client.client_id,
+            );
+        },
+      };
+    },
+  },
+  'revoke-authorized-client': {
+    success: 204,
+    // The token, the user's grants (GSI1), the grant, the transaction ending it and its tokens.
+    calls: ['GetItemCommand', 'QueryCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      // A client of its own with one grant: revoking it touches nothing else of the demo user's.
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
+      return {
+        method: 'DELETE',
+        url: `/v1/oauth2/authorized-clients/${client.client_id}`,
+        token: world.demo.personal_access_token,
+        async verify(_, outcome) {
+          // The grant and both its tokens end together, or none of them does.
+          const access = await get(keys.token(hashSecret(tokens.access_token)));
+          const refresh = await get(keys.token(hashSecret(tokens.refresh_token as string)));
+          expect(access?.revoked_at === null).toBe(refresh?.revoked_at === null);
+          countFor(outcome, access?.revoked_at === null ? 0 : 1);
+        },
+      };
+    },
+  },
   userinfo: {
     success: 200,
     calls: ['GetItemCommand', 'GetItemCommand'],

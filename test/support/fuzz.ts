@@ -4901,12 +4901,75 @@ function userinfoArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   });
 }
 
+/** The applications the demo user authorized: a personal access token only, no scope; never a token in the answer. */
+function authorizedClientsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc.tuple(authArb(ctx, 'pat', false, false), fc.boolean()).map(([auth, slash]): FuzzCase => {
+    const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+    const request = {
+      method: 'GET' as const,
+      url: slash ? '/v1/oauth2/authorized-clients/' : '/v1/oauth2/authorized-clients',
+      headers,
+    };
+    if (!passed(auth.outcome))
+      return {
+        operationId: 'listAuthorizedClients',
+        request,
+        oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+      };
+    return {
+      operationId: 'listAuthorizedClients',
+      request,
+      oracle: {
+        statuses: [200],
+        check: (reply) => {
+          expect(Array.isArray((reply.body as { items?: unknown }).items)).toBe(true);
+          expect(reply.raw ?? '').not.toMatch(/polar_(?:at|rt)_/);
+        },
+      },
+    };
+  });
+}
+
+/**
+ * Revoking an application: a client id the demo user never authorized (random, or of the wrong
+ * shape) is a 404 and changes nothing; the fuzz client's grants are the suite's own and stay.
+ */
+function revokeAuthorizedClientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const clientId = fc.oneof(
+    alnum(1, 60).map((random) => `polar_ci_${random}`),
+    text(1, 40).filter((value) => value.trim() !== '' && value !== '.' && value !== '..'),
+  );
+  return fc
+    .tuple(authArb(ctx, 'pat', false, false), clientId, fc.boolean())
+    .map(([auth, id, slash]): FuzzCase => {
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = {
+        method: 'DELETE' as const,
+        url: `/v1/oauth2/authorized-clients/${encodeURIComponent(id)}${slash ? '/' : ''}`,
+        headers,
+      };
+      if (!passed(auth.outcome))
+        return {
+          operationId: 'revokeAuthorizedClient',
+          request,
+          oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+        };
+      return {
+        operationId: 'revokeAuthorizedClient',
+        request,
+        oracle: { statuses: [404], errors: ['ResourceNotFound'] },
+      };
+    });
+}
+
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   return {
     requestToken: requestTokenArb(ctx),
     revokeToken: clientTokenArb(ctx, 'revokeToken'),
     introspectToken: clientTokenArb(ctx, 'introspectToken'),
     userinfo: userinfoArb(ctx),
+    listAuthorizedClients: authorizedClientsArb(ctx),
+    revokeAuthorizedClient: revokeAuthorizedClientArb(ctx),
     authorize: authorizeArb(ctx),
     consent: consentArb(ctx),
     createClient: clientArb(ctx),
@@ -5794,6 +5857,9 @@ const touched: Record<
   revokeToken: (c, _, status) => (status === 200 ? (c.writes ?? []) : []),
   introspectToken: () => [],
   userinfo: () => [],
+  listAuthorizedClients: () => [],
+  // Only ids the demo user never authorized are sent: nothing is revoked.
+  revokeAuthorizedClient: () => [],
 };
 
 /** The client id of a registration request's path. */

@@ -605,6 +605,20 @@ export const sampleInvocations = {
       else expect(body).toEqual({ active: false });
     },
   },
+  'list-authorized-clients': {
+    what: "200, the demo user's applications: the demo client",
+    status: 200,
+    check: (reply: HttpReply) =>
+      expect(
+        (reply.body as { items: { client_id: string }[] }).items.map((item) => item.client_id),
+      ).toContain(demo.oauth_client.client_id),
+  },
+  'revoke-authorized-client': {
+    what: '404, a client the demo user never authorized',
+    status: 404,
+    check: (reply: HttpReply) =>
+      expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+  },
   userinfo: {
     what: '200, the demo user as the demo personal access token sees it',
     status: 200,
