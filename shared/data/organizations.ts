@@ -54,11 +54,20 @@ export async function owned(
   return items;
 }
 
-/** The organizations a user belongs to. */
+/**
+ * The organizations a user belongs to, from the user item's set (strongly consistent: a membership
+ * removed a moment ago is not copied into a new token), oldest membership first where GSI1 knows it.
+ */
 export async function organizationIdsOf(table: Table, userId: string): Promise<string[]> {
-  return (await owned(table, ownerKeys.user(userId), 'MEMBER')).map(
-    (stored) => stored.organization_id as string,
-  );
+  const [user, listed] = await Promise.all([
+    run(() =>
+      table.doc.send(new GetCommand({ TableName: table.name, Key: keys.user(userId), ConsistentRead: true })),
+    ),
+    owned(table, ownerKeys.user(userId), 'MEMBER'),
+  ]);
+  const current = userOrganizations(user.Item);
+  const ordered = listed.map((stored) => stored.organization_id as string).filter((id) => current.has(id));
+  return [...ordered, ...[...current].filter((id) => !ordered.includes(id)).sort()];
 }
 
 /**
