@@ -26,7 +26,11 @@ const USAGE = `Usage: npm run admin -- [--local] <command> [options]
   org create       --name NAME [--currency usd]
   user create      --email EMAIL [--org ORG_ID]
   member add       --org ORG_ID --user USER_ID
-  token create     --user USER_ID [--scope "a b" | --all-scopes] [--expires-in-days N] [--comment TEXT]
+  member remove    --org ORG_ID --user USER_ID   (the user's tokens lose the organization at once)
+  token create     --user USER_ID [--scope "a b" | --all-scopes] [--expires-in-days N (default 30, at most 365)]
+                   [--comment TEXT]
+  token list       --user USER_ID                (ids, scopes, expiry, status; never a token)
+  token revoke     --user USER_ID --id TOKEN_ID  (refused from the next request)
   customer create  --org ORG_ID --email EMAIL [--name NAME] [--external-id ID]
   product create   --org ORG_ID --name NAME [--interval day|week|month|year|none] [--interval-count N]
                    [--price CENTS] [--currency usd] [--archived]
@@ -65,6 +69,7 @@ const { values, positionals } = parseArgs({
     format: { type: 'string' },
     'ttl-seconds': { type: 'string' },
     'reseal-only': { type: 'boolean', default: false },
+    id: { type: 'string' },
   },
 });
 
@@ -140,15 +145,32 @@ async function main(): Promise<unknown> {
     case 'member add':
       await commands.addMember(ctx, need('org'), need('user'));
       return { organization_id: values.org, user_id: values.user };
+    case 'member remove': {
+      const removed = await commands.removeMember(ctx, need('org'), need('user'));
+      if (!removed) fail(`user ${values.user} is no member of ${values.org}`);
+      return { organization_id: values.org, user_id: values.user, removed };
+    }
     case 'token create': {
       const days = values['expires-in-days'] === undefined ? undefined : integer('expires-in-days', 0);
-      const { token, record } = await commands.createPersonalAccessToken(ctx, {
-        userId: need('user'),
-        scope: values['all-scopes'] ? ALL_SCOPES.join(' ') : (values.scope ?? ''),
-        expiresAt: days === undefined ? null : new Date(Date.now() + days * 86_400_000),
-        comment: values.comment ?? '',
-      });
-      return { token, note: 'shown once; only its hash is stored', ...record };
+      try {
+        const { token, record } = await commands.createPersonalAccessToken(ctx, {
+          userId: need('user'),
+          scope: values['all-scopes'] ? ALL_SCOPES.join(' ') : (values.scope ?? ''),
+          ...(days === undefined ? {} : { expiresAt: new Date(ctx.now().getTime() + days * 86_400_000) }),
+          comment: values.comment ?? '',
+        });
+        return { token, note: 'shown once; only its hash is stored', ...record };
+      } catch (error) {
+        if (error instanceof commands.TokenLifetimeRefused) fail(`--expires-in-days: ${error.message}`);
+        throw error;
+      }
+    }
+    case 'token list':
+      return commands.listPersonalAccessTokensOf(ctx, need('user'));
+    case 'token revoke': {
+      const revoked = await commands.revokePersonalAccessTokenOf(ctx, need('user'), need('id'));
+      if (!revoked) fail(`user ${values.user} has no token ${values.id}`);
+      return revoked;
     }
     case 'customer create':
       return commands.createCustomer(ctx, {

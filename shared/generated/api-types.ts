@@ -248,6 +248,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth2/authorized-clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the applications the user authorized
+         * @description The OAuth clients holding a live grant of the caller's consent: not revoked, within its
+         *     absolute lifetime (90 days from the code), with a token not yet expired, and of a client
+         *     not deleted. One item per client, however many grants it holds, oldest first; never a
+         *     token. Takes the user's own personal access token (an OAuth access token is 401: a
+         *     client may not see or end the others). No scope is required. The list is read whole:
+         *     it holds only the grants of the last 90 days (they are removed a day after their end).
+         *     Not in the hosted service's SDK: this service's own operation.
+         */
+        get: operations["listAuthorizedClients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/authorized-clients/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an application's authorization
+         * @description Ends every live grant the caller gave this client: each grant and its access and
+         *     refresh tokens are revoked, so the client's next request with any of them is 401 and
+         *     its next refresh `invalid_grant`. 404 when the caller has no live grant of that client
+         *     (another user's grants are not the caller's). Takes the user's own personal access
+         *     token, no scope. Not in the hosted service's SDK: this service's own operation.
+         */
+        delete: operations["revokeAuthorizedClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/": {
         parameters: {
             query?: never;
@@ -2420,6 +2470,30 @@ export interface components {
             email?: string;
             email_verified?: boolean;
         };
+        /** @description An application the user authorized, and what its live grants hold. */
+        AuthorizedClient: {
+            client_id: string;
+            client_name: string | null;
+            client_uri: string | null;
+            logo_uri: string | null;
+            /** @description The scopes of its live grants, space-separated. */
+            scope: string;
+            /** @description The organizations its live grants act in, those the user still belongs to or not. */
+            organization_ids: string[];
+            /**
+             * Format: date-time
+             * @description When its oldest live grant began.
+             */
+            authorized_at: string;
+            /**
+             * Format: date-time
+             * @description When its last live grant reaches its absolute end.
+             */
+            expires_at: string;
+        };
+        AuthorizedClientList: {
+            items: components["schemas"]["AuthorizedClient"][];
+        };
         UserInfoOrganization: {
             sub: string;
             name?: string;
@@ -3117,6 +3191,55 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuthorizedClients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The applications the user authorized. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizedClientList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeAuthorizedClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `client_id` Create Client issued. */
+                client_id: components["parameters"]["ClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's grants and tokens are revoked; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4857,6 +4980,8 @@ export type RevokeTokenResponse = components['schemas']['RevokeTokenResponse'];
 export type InactiveToken = components['schemas']['InactiveToken'];
 export type IntrospectTokenResponse = components['schemas']['IntrospectTokenResponse'];
 export type UserInfoUser = components['schemas']['UserInfoUser'];
+export type AuthorizedClient = components['schemas']['AuthorizedClient'];
+export type AuthorizedClientList = components['schemas']['AuthorizedClientList'];
 export type UserInfoOrganization = components['schemas']['UserInfoOrganization'];
 export type ClientRegistrationError = components['schemas']['ClientRegistrationError'];
 export type GenericError = components['schemas']['GenericError'];
@@ -4870,6 +4995,7 @@ export type ConsentBody = components['schemas']['OAuth2Consent'];
 export type RequestTokenBody = components['schemas']['OAuth2TokenRequest'];
 export type RevokeTokenBody = components['schemas']['OAuth2TokenRevocation'];
 export type IntrospectTokenBody = components['schemas']['OAuth2TokenIntrospection'];
+export type RevokeAuthorizedClientPath = operations['revokeAuthorizedClient']['parameters']['path'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListSubscriptionsQuery = NonNullable<operations['listSubscriptions']['parameters']['query']>;
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;

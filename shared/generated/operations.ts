@@ -25,7 +25,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -323,7 +324,86 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "list-authorized-clients",
+    "operationId": "listAuthorizedClients",
+    "method": "GET",
+    "path": "/v1/oauth2/authorized-clients",
+    "entry": "functions/list-authorized-clients/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "oauthClient"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "revoke-authorized-client",
+    "operationId": "revokeAuthorizedClient",
+    "method": "DELETE",
+    "path": "/v1/oauth2/authorized-clients/{client_id}",
+    "entry": "functions/revoke-authorized-client/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthGrant"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthGrant"
         ]
       }
     ]
@@ -353,7 +433,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -437,7 +518,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -586,7 +668,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -645,7 +728,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -876,7 +960,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -914,7 +999,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -974,7 +1060,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1014,7 +1101,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1086,7 +1174,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1157,7 +1246,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1216,7 +1306,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1257,7 +1348,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       }
     ],
@@ -1289,7 +1381,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1338,7 +1431,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1386,7 +1480,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1427,7 +1522,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1465,7 +1561,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1514,7 +1611,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1574,7 +1672,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1605,7 +1704,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1645,7 +1745,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1702,7 +1803,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1759,7 +1861,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1797,7 +1900,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1861,7 +1965,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1925,7 +2030,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -2018,6 +2124,16 @@ export const operationRoutes = [
     "operationId": "userinfo",
     "method": "GET",
     "path": "/v1/oauth2/userinfo"
+  },
+  {
+    "operationId": "listAuthorizedClients",
+    "method": "GET",
+    "path": "/v1/oauth2/authorized-clients"
+  },
+  {
+    "operationId": "revokeAuthorizedClient",
+    "method": "DELETE",
+    "path": "/v1/oauth2/authorized-clients/{client_id}"
   },
   {
     "operationId": "createSubscription",

@@ -23,6 +23,7 @@ import { json, NO_STORE, noContent, seeOther } from '#shared/http/responses.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { authorize } from '#shared/services/authorize.ts';
+import { listAuthorizedClients, revokeAuthorizedClient } from '#shared/services/authorized-clients.ts';
 import { getClient, updateClient } from '#shared/services/client-registration.ts';
 import { consent } from '#shared/services/consent.ts';
 import { createClient } from '#shared/services/create-client.ts';
@@ -404,6 +405,17 @@ function bareHandler(name: OperationName, deps: Dependencies): Bare | undefined 
       return async () => {
         await findToken(deps.table, PAT_HASH);
         return json(200, await userinfo(deps, { ...user, scopes: new Set(['openid', 'email']) }));
+      };
+    case 'list-authorized-clients':
+      return async () => {
+        await findToken(deps.table, PAT_HASH);
+        return json(200, await listAuthorizedClients(deps, user));
+      };
+    case 'revoke-authorized-client':
+      return async (event) => {
+        await findToken(deps.table, PAT_HASH);
+        await revokeAuthorizedClient(deps, user, event.pathParameters?.client_id as string);
+        return noContent();
       };
     case 'get-client':
       return async () => json(200, getClient(await registrant(deps), { baseUrl: 'https://bench' }));

@@ -84,6 +84,8 @@ const handReach: Partial<Record<OperationId, number[]>> = {
   revokeToken: [200, 400, 401, 413, 415],
   introspectToken: [200, 400, 401, 413, 415],
   userinfo: [200, 401, 403],
+  listAuthorizedClients: [200, 401],
+  revokeAuthorizedClient: [401, 404],
 };
 const mustReach = Object.fromEntries(
   operations.map((op) => [op.operationId, handReach[op.operationId] ?? documentModelReaches(op.operationId)]),

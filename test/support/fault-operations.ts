@@ -614,6 +614,28 @@ const faultOps = {
       expect(tokens.access_token).toMatch(/^polar_at_/);
     },
   }),
+  'revoke-authorized-client': {
+    success: 204,
+    // The token, the user's grants (GSI1), the grant, the transaction ending it and its tokens.
+    calls: ['GetItemCommand', 'QueryCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      // A client of its own with one grant: revoking it touches nothing else of the demo user's.
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
+      return {
+        method: 'DELETE',
+        url: `/v1/oauth2/authorized-clients/${client.client_id}`,
+        token: world.demo.personal_access_token,
+        async verify(_, outcome) {
+          // The grant and both its tokens end together, or none of them does.
+          const access = await get(keys.token(hashSecret(tokens.access_token)));
+          const refresh = await get(keys.token(hashSecret(tokens.refresh_token as string)));
+          expect(access?.revoked_at === null).toBe(refresh?.revoked_at === null);
+          countFor(outcome, access?.revoked_at === null ? 0 : 1);
+        },
+      };
+    },
+  },
   'update-webhook-endpoint': endpointFault('PATCH', '', (_, after, body) => {
     // The endpoint and its moved entries change together.
     const renamed = after.item?.name === (body as { name: string }).name;

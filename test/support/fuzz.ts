@@ -5039,6 +5039,77 @@ export function documentModelArb(ctx: FuzzContext, operationId: OperationId): fc
     });
 }
 
+/** The applications the demo user authorized: a personal access token only, no scope; never a token in the answer. */
+function authorizedClientsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc.tuple(authArb(ctx, 'pat', false, false), fc.boolean()).map(([auth, slash]): FuzzCase => {
+    const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+    const request = {
+      method: 'GET' as const,
+      url: slash ? '/v1/oauth2/authorized-clients/' : '/v1/oauth2/authorized-clients',
+      headers,
+    };
+    if (!passed(auth.outcome))
+      return {
+        operationId: 'listAuthorizedClients',
+        request,
+        oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+      };
+    return {
+      operationId: 'listAuthorizedClients',
+      request,
+      oracle: {
+        statuses: [200],
+        check: (reply) => {
+          expect(Array.isArray((reply.body as { items?: unknown }).items)).toBe(true);
+          expect(reply.raw ?? '').not.toMatch(/polar_(?:at|rt)_/);
+        },
+      },
+    };
+  });
+}
+
+/** A string `encodeURIComponent` takes (no lone surrogate). */
+const encodable = (value: string): boolean => {
+  try {
+    encodeURIComponent(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Revoking an application: a client id the demo user never authorized (random, or of the wrong
+ * shape) is a 404 and changes nothing; the fuzz client's grants are the suite's own and stay.
+ */
+function revokeAuthorizedClientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const clientId = fc.oneof(
+    alnum(1, 60).map((random) => `polar_ci_${random}`),
+    text(1, 40).filter((value) => value.trim() !== '' && value !== '.' && value !== '..' && encodable(value)),
+  );
+  return fc
+    .tuple(authArb(ctx, 'pat', false, false), clientId, fc.boolean())
+    .map(([auth, id, slash]): FuzzCase => {
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = {
+        method: 'DELETE' as const,
+        url: `/v1/oauth2/authorized-clients/${encodeURIComponent(id)}${slash ? '/' : ''}`,
+        headers,
+      };
+      if (!passed(auth.outcome))
+        return {
+          operationId: 'revokeAuthorizedClient',
+          request,
+          oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+        };
+      return {
+        operationId: 'revokeAuthorizedClient',
+        request,
+        oracle: { statuses: [404], errors: ['ResourceNotFound'] },
+      };
+    });
+}
+
 /**
  * Each operation's requests and oracles: its hand model below where it has one (the cases of its
  * rules, its data, its writes), else the document's model (`documentModelArb`). A new operation
@@ -5058,6 +5129,8 @@ function handModels(ctx: FuzzContext): Partial<Record<OperationId, fc.Arbitrary<
     revokeToken: clientTokenArb(ctx, 'revokeToken'),
     introspectToken: clientTokenArb(ctx, 'introspectToken'),
     userinfo: userinfoArb(ctx),
+    listAuthorizedClients: authorizedClientsArb(ctx),
+    revokeAuthorizedClient: revokeAuthorizedClientArb(ctx),
     authorize: authorizeArb(ctx),
     consent: consentArb(ctx),
     createClient: clientArb(ctx),
@@ -5949,6 +6022,9 @@ const touched: Partial<
   revokeToken: (c, _, status) => (status === 200 ? (c.writes ?? []) : []),
   introspectToken: () => [],
   userinfo: () => [],
+  listAuthorizedClients: () => [],
+  // Only ids the demo user never authorized are sent: nothing is revoked.
+  revokeAuthorizedClient: () => [],
 };
 
 /** The client id of a registration request's path. */
