@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -70,6 +70,8 @@ export const functionNodeOptions = '--enable-source-maps';
 export interface WebhookKeySetRef {
   readonly name: string;
   readonly arnPattern: string;
+  /** The customer-managed KMS key Secrets Manager seals the key set with. */
+  readonly keyArn: string;
 }
 
 /** The parts of `shared/operations.ts` a function needs; readonly so the `as const` table fits. */
@@ -140,6 +142,19 @@ export class ApiFunction extends Construct {
           effect: Effect.ALLOW,
           actions: ['secretsmanager:GetSecretValue'],
           resources: [keySet.arnPattern],
+        }),
+      );
+      // Secrets Manager decrypts the value with the caller's own permission on the key: Decrypt
+      // only, and only through Secrets Manager. No function writes the key set, so none may
+      // encrypt or generate data keys with it.
+      this.role.addToPolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['kms:Decrypt'],
+          resources: [keySet.keyArn],
+          conditions: {
+            StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(this).region}.amazonaws.com` },
+          },
         }),
       );
     }

@@ -9,14 +9,16 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import type { WalletType, WebhookFormat } from '#shared/data/records.ts';
-import { secretsManagerKeyring } from '#shared/data/webhook-keys.ts';
+import { rotateStoredKeySet, secretsManagerKeyring } from '#shared/data/webhook-keys.ts';
 import { noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { presentWebhookEndpoint } from '#shared/services/presenters.ts';
+import { resealWebhookSecrets } from '#shared/services/webhook-endpoints.ts';
 import * as commands from './admin/commands.ts';
 
 const USAGE = `Usage: npm run admin -- [--local] <command> [options]
@@ -24,12 +26,19 @@ const USAGE = `Usage: npm run admin -- [--local] <command> [options]
   org create       --name NAME [--currency usd]
   user create      --email EMAIL [--org ORG_ID]
   member add       --org ORG_ID --user USER_ID
-  token create     --user USER_ID [--scope "a b" | --all-scopes] [--expires-in-days N] [--comment TEXT]
+  member remove    --org ORG_ID --user USER_ID   (the user's tokens lose the organization at once)
+  token create     --user USER_ID [--scope "a b" | --all-scopes] [--expires-in-days N (default 30, at most 365)]
+                   [--comment TEXT]
+  token list       --user USER_ID                (ids, scopes, expiry, status; never a token)
+  token revoke     --user USER_ID --id TOKEN_ID  (refused from the next request)
   customer create  --org ORG_ID --email EMAIL [--name NAME] [--external-id ID]
   product create   --org ORG_ID --name NAME [--interval day|week|month|year|none] [--interval-count N]
                    [--price CENTS] [--currency usd] [--archived]
   wallet create    --customer CUSTOMER_ID --currency CUR [--type usage|billing] [--balance CENTS]
   webhook create   --org ORG_ID --url https://… [--name NAME] [--format raw|discord|slack]
+  webhook rotate-keys [--reseal-only]
+                   a new key-set version made current, then every stored signing secret
+                   re-sealed under it (the stack's key set: WEBHOOK_KEY_SET_ID + TABLE_NAME)
   session create   --customer CUSTOMER_ID [--ttl-seconds 3600]
 
 Target: --local (the running npm start), else TABLE_NAME + AWS credentials.`;
@@ -59,6 +68,8 @@ const { values, positionals } = parseArgs({
     url: { type: 'string' },
     format: { type: 'string' },
     'ttl-seconds': { type: 'string' },
+    'reseal-only': { type: 'boolean', default: false },
+    id: { type: 'string' },
   },
 });
 
@@ -134,15 +145,32 @@ async function main(): Promise<unknown> {
     case 'member add':
       await commands.addMember(ctx, need('org'), need('user'));
       return { organization_id: values.org, user_id: values.user };
+    case 'member remove': {
+      const removed = await commands.removeMember(ctx, need('org'), need('user'));
+      if (!removed) fail(`user ${values.user} is no member of ${values.org}`);
+      return { organization_id: values.org, user_id: values.user, removed };
+    }
     case 'token create': {
       const days = values['expires-in-days'] === undefined ? undefined : integer('expires-in-days', 0);
-      const { token, record } = await commands.createPersonalAccessToken(ctx, {
-        userId: need('user'),
-        scope: values['all-scopes'] ? ALL_SCOPES.join(' ') : (values.scope ?? ''),
-        expiresAt: days === undefined ? null : new Date(Date.now() + days * 86_400_000),
-        comment: values.comment ?? '',
-      });
-      return { token, note: 'shown once; only its hash is stored', ...record };
+      try {
+        const { token, record } = await commands.createPersonalAccessToken(ctx, {
+          userId: need('user'),
+          scope: values['all-scopes'] ? ALL_SCOPES.join(' ') : (values.scope ?? ''),
+          ...(days === undefined ? {} : { expiresAt: new Date(ctx.now().getTime() + days * 86_400_000) }),
+          comment: values.comment ?? '',
+        });
+        return { token, note: 'shown once; only its hash is stored', ...record };
+      } catch (error) {
+        if (error instanceof commands.TokenLifetimeRefused) fail(`--expires-in-days: ${error.message}`);
+        throw error;
+      }
+    }
+    case 'token list':
+      return commands.listPersonalAccessTokensOf(ctx, need('user'));
+    case 'token revoke': {
+      const revoked = await commands.revokePersonalAccessTokenOf(ctx, need('user'), need('id'));
+      if (!revoked) fail(`user ${values.user} has no token ${values.id}`);
+      return revoked;
     }
     case 'customer create':
       return commands.createCustomer(ctx, {
@@ -174,6 +202,24 @@ async function main(): Promise<unknown> {
         type: type as WalletType,
         balance: integer('balance', 0),
       });
+    }
+    case 'webhook rotate-keys': {
+      // npm start makes its key set per run (or keeps it in --data-dir): nothing to rotate there.
+      if (values.local) fail("rotate-keys works on a deployed stack's key set, not --local");
+      const keySetId = process.env.WEBHOOK_KEY_SET_ID;
+      if (!keySetId) fail('set WEBHOOK_KEY_SET_ID to the stack output WebhookKeySetName');
+      const rotated = values['reseal-only']
+        ? undefined
+        : await rotateStoredKeySet(keySetId, new SecretsManagerClient({}));
+      const report = await resealWebhookSecrets(ctx);
+      return {
+        ...(rotated ? { rotated_to: rotated } : {}),
+        ...report,
+        note:
+          report.skipped.length > 0
+            ? 'some endpoints kept changing: run again with --reseal-only'
+            : 'every secret is sealed under the current version; older versions may leave the key set',
+      };
     }
     case 'webhook create': {
       if (ctx.webhooks.keyring === noKeyring)

@@ -11,6 +11,8 @@
  *   routes.ts         what a function needs to know of the other routes, as plain data
  * and, from the document again, outside shared/generated/:
  *   docs/operations.md  the operations reference (scripts/operations-doc.ts)
+ * and, from the route table just written and the operation cards (test/cards/):
+ *   events/<operation>.json  each card's sample as its API Gateway event (scripts/sample-events.ts)
  *
  * `npm run generate` writes them; `npm run generate -- --check` writes nothing
  * and exits 1 when a file on disk differs from what would be generated.
@@ -494,9 +496,23 @@ export async function staleFiles(files?: readonly GeneratedFile[]): Promise<stri
     .map((file) => relative(ROOT, file.path));
 }
 
+export const EVENTS_DIR = join(ROOT, 'events');
+
+/**
+ * `events/<operation>.json` from the cards' samples. Imported only now: the cards and the event
+ * builder read the route table, which `main` has just written (a new operation gets its event in the
+ * same run).
+ */
+export async function sampleEventFiles(): Promise<GeneratedFile[]> {
+  const { sampleEventFiles: files } = await import('./sample-events.ts');
+  return [...files()].map(([name, contents]) => ({ path: join(EVENTS_DIR, name), contents }));
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--check')) {
     const stale = await staleFiles();
+    // The events come from the route table on disk: only worth comparing when it is current.
+    if (stale.length === 0) stale.push(...(await staleFiles(await sampleEventFiles())));
     if (stale.length > 0) {
       console.error(
         `Generated files are stale (run \`npm run generate\`):\n${stale.map((p) => `  ${p}`).join('\n')}`,
@@ -506,11 +522,13 @@ async function main(): Promise<void> {
     console.log('Generated files are up to date.');
     return;
   }
-  for (const file of await generate()) {
+  const write = (file: GeneratedFile) => {
     mkdirSync(dirname(file.path), { recursive: true });
     if (readOrUndefined(file.path) !== file.contents) writeFileSync(file.path, file.contents);
     console.log(`wrote ${relative(ROOT, file.path)}`);
-  }
+  };
+  for (const file of await generate()) write(file);
+  for (const file of await sampleEventFiles()) write(file);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -14,6 +14,7 @@ import {
   insertOrganization,
   insertUser,
   organizationIdsOf,
+  removeMembership,
 } from '#shared/data/organizations.ts';
 import type {
   CustomerRecord,
@@ -29,7 +30,7 @@ import type {
   WebhookEventRecord,
   WebhookFormat,
 } from '#shared/data/records.ts';
-import { insertToken } from '#shared/data/tokens.ts';
+import { insertToken, listPersonalAccessTokens, revokePersonalAccessToken } from '#shared/data/tokens.ts';
 import { insertWallet } from '#shared/data/wallets.ts';
 import { newId } from '#shared/domain/ids.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
@@ -85,12 +86,26 @@ export async function addMember(ctx: AdminContext, organizationId: string, userI
   await addMembership(ctx.table, { organization_id: organizationId, user_id: userId, created_at: iso(ctx) });
 }
 
+/** A personal access token expires 30 days after its creation unless the operator names another time. */
+export const PAT_DEFAULT_TTL_DAYS = 30;
+/** No personal access token lives longer than a year: a forgotten one ends by itself. */
+export const PAT_MAX_TTL_DAYS = 365;
+
+/** An expiry the operator asked for that the lifecycle does not allow (the CLI's exit 2). */
+export class TokenLifetimeRefused extends Error {}
+
 export async function createPersonalAccessToken(
   ctx: AdminContext,
-  input: { userId: string; scope: string; expiresAt?: Date | null; comment?: string },
+  input: { userId: string; scope: string; expiresAt?: Date; comment?: string },
 ): Promise<{ token: string; record: PersonalAccessTokenRecord }> {
   const { scopes, unknown } = parseScope(input.scope);
   if (unknown.length > 0) throw new Error(`unknown scope: ${unknown.join(' ')}`);
+  const now = ctx.now();
+  const expiresAt = input.expiresAt ?? new Date(now.getTime() + PAT_DEFAULT_TTL_DAYS * 86_400_000);
+  if (expiresAt.getTime() <= now.getTime())
+    throw new TokenLifetimeRefused('the expiry must be in the future');
+  if (expiresAt.getTime() > now.getTime() + PAT_MAX_TTL_DAYS * 86_400_000)
+    throw new TokenLifetimeRefused(`a personal access token lives at most ${PAT_MAX_TTL_DAYS} days`);
   const token = generateSecret(secretPrefixes.personalAccessToken);
   const record: PersonalAccessTokenRecord = {
     kind: 'personal_access_token',
@@ -99,12 +114,68 @@ export async function createPersonalAccessToken(
     organization_ids: await organizationIdsOf(ctx.table, input.userId),
     scope: scopes.join(' '),
     comment: input.comment ?? '',
-    created_at: iso(ctx),
-    expires_at: input.expiresAt ? input.expiresAt.toISOString() : null,
+    created_at: now.toISOString(),
+    expires_at: expiresAt.toISOString(),
     revoked_at: null,
   };
   await insertToken(ctx.table, hashSecret(token), record);
   return { token, record };
+}
+
+/** What an operator sees of a personal access token: never the token, never its hash. */
+export interface PersonalAccessTokenListing {
+  id: string;
+  scopes: string[];
+  comment: string;
+  organization_ids: string[];
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  /** `active`, `expired` or `revoked`, as authentication would judge it now. */
+  status: 'active' | 'expired' | 'revoked';
+}
+
+function listing(ctx: AdminContext, token: PersonalAccessTokenRecord): PersonalAccessTokenListing {
+  const expired = token.expires_at !== null && Date.parse(token.expires_at) <= ctx.now().getTime();
+  return {
+    id: token.token_id,
+    scopes: token.scope === '' ? [] : token.scope.split(' '),
+    comment: token.comment,
+    organization_ids: token.organization_ids,
+    created_at: token.created_at,
+    expires_at: token.expires_at,
+    revoked_at: token.revoked_at,
+    status: token.revoked_at !== null ? 'revoked' : expired ? 'expired' : 'active',
+  };
+}
+
+export async function listPersonalAccessTokensOf(
+  ctx: AdminContext,
+  userId: string,
+): Promise<PersonalAccessTokenListing[]> {
+  return (await listPersonalAccessTokens(ctx.table, userId)).map((token) => listing(ctx, token));
+}
+
+/** Revokes a user's token by id; `undefined` when the user has no such token. */
+export async function revokePersonalAccessTokenOf(
+  ctx: AdminContext,
+  userId: string,
+  tokenId: string,
+): Promise<PersonalAccessTokenListing | undefined> {
+  const revoked = await revokePersonalAccessToken(ctx.table, userId, tokenId, iso(ctx));
+  return revoked && listing(ctx, revoked);
+}
+
+/**
+ * Ends a membership: the membership item and the organization in each of the user's personal
+ * access tokens go in one transaction, so existing tokens lose the organization at once.
+ */
+export async function removeMember(
+  ctx: AdminContext,
+  organizationId: string,
+  userId: string,
+): Promise<boolean> {
+  return removeMembership(ctx.table, organizationId, userId);
 }
 
 /** Create Customer's own service: the customer, its uniqueness guards and list entries, or nothing. */
@@ -200,12 +271,17 @@ export async function createWebhookEndpoint(
  */
 export async function recordDeliveredWebhookEvent(
   ctx: Pick<AdminContext, 'table'>,
-  input: { organizationId: string; endpointId: string; at?: Date },
+  input: {
+    organizationId: string;
+    endpointId: string;
+    at?: Date /** A fixed id (a test fixture's). */;
+    id?: string;
+  },
 ): Promise<WebhookEventRecord> {
   const eventId = randomUUID();
   const at = (input.at ?? new Date()).toISOString();
   const pending: WebhookEventRecord = {
-    id: webhookEventId(eventId, input.endpointId),
+    id: input.id ?? webhookEventId(eventId, input.endpointId),
     event_id: eventId,
     endpoint_id: input.endpointId,
     organization_id: input.organizationId,

@@ -25,7 +25,7 @@ import { signingSecrets } from '#shared/services/webhook-endpoints.ts';
 import { MAX_ATTEMPTS } from '#shared/webhooks/retry.ts';
 import { ensureTable } from './create-table.ts';
 import { type DemoReceiver, startDemoReceiver } from './demo-receiver.ts';
-import { startDynamoDbLocal } from './dynamodb-local.ts';
+import { type DynamoDbLocalJit, startDynamoDbLocal } from './dynamodb-local.ts';
 import { judgeInProcess } from './iam/in-process.ts';
 import type { StackPolicies } from './iam/policy.ts';
 import { type IamProxy, startIamProxy } from './iam/proxy.ts';
@@ -52,6 +52,11 @@ export interface LocalStackOptions {
    * and leaves the database running when it stops. Default: start one.
    */
   dynamodbEndpoint?: string;
+  /**
+   * The DynamoDB Local this stack starts: `steady-state` (`npm start`, the bench) for a long session,
+   * `fast-start` (default; the tests' short-lived stacks). Ignored with `dynamodbEndpoint`.
+   */
+  dynamodbJit?: DynamoDbLocalJit;
   /** Default `LOCAL_TABLE_NAME`; tests sharing one DynamoDB Local give each stack its own. */
   tableName?: string;
   /**
@@ -231,7 +236,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   if (options.dynamodbEndpoint && dataDir) throw new Error('dataDir needs a DynamoDB Local of its own');
   const db = options.dynamodbEndpoint
     ? { endpoint: options.dynamodbEndpoint, stop: async () => {} }
-    : await startDynamoDbLocal(dataDir ? { dataDir } : {});
+    : await startDynamoDbLocal({
+        ...(dataDir ? { dataDir } : {}),
+        ...(options.dynamodbJit ? { jit: options.dynamodbJit } : {}),
+      });
   const tableName = options.tableName ?? LOCAL_TABLE_NAME;
   const stops: (() => Promise<void>)[] = [() => db.stop()];
   const stopAll = async () => {

@@ -26,6 +26,8 @@ const stack = await startLocalStack({
   ...(terminal.logRequest ? { logRequest: terminal.logRequest } : {}),
   // A developer receives deliveries on this machine: http://127.0.0.1:<port>/… is a valid endpoint URL.
   allowLoopbackWebhooks: true,
+  // A session of minutes to hours: both JIT tiers (docs/performance.md, section 5).
+  dynamodbJit: 'steady-state',
   quiet: values.quiet ?? false,
   ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
 });

@@ -13,6 +13,7 @@ import { ConditionFailed, ServiceUnavailable } from '../domain/errors.ts';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, putNew, run, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
+import { owned } from './organizations.ts';
 import {
   type AuthorizationCodeRecord,
   item,
@@ -25,7 +26,7 @@ import {
   type StoredToken,
   type UserRecord,
 } from './records.ts';
-import { attr, keys } from './table.ts';
+import { attr, gsi1, indexNames, keys, ownerKeys } from './table.ts';
 
 /** Expired items linger a day (they still answer "expired"), then TTL removes them. */
 export const ttlAfter = (expiresAt: string): Record<string, number> => ({
@@ -176,7 +177,21 @@ export async function redeemAuthorizationCode(
         ConditionExpression: 'attribute_exists(PK)',
       },
     },
-    { Put: createOnly(table, item(keys.oauthGrant(grant.grant_id), 'oauth_grant', grant)) },
+    {
+      Put: createOnly(
+        table,
+        item(
+          {
+            ...keys.oauthGrant(grant.grant_id),
+            // Listed under its user (the applications they authorized), removed after its absolute end.
+            ...gsi1.ownedBy(ownerKeys.user(grant.user_id), 'OAUTHGRANT', grant.created_at, grant.grant_id),
+            ...(grant.expires_at ? ttlAfter(grant.expires_at) : {}),
+          },
+          'oauth_grant',
+          grant,
+        ),
+      ),
+    },
     ...issuance(table, grant.client_id, issued),
   ]);
 }
@@ -285,6 +300,33 @@ export async function revokeGrant(table: Table, grantId: string, now: string): P
   throw new ServiceUnavailable();
 }
 
+/**
+ * A user's grants, oldest first (GSI1 `USER#<user>` / `OAUTHGRANT#…`): what the user authorized.
+ * Bounded by the grants of the last `GRANT_MAX_LIFETIME_SECONDS` (TTL removes older ones).
+ */
+export async function listUserGrants(table: Table, userId: string): Promise<OAuthGrantRecord[]> {
+  return (await owned(table, ownerKeys.user(userId), 'OAUTHGRANT')).map((stored) =>
+    record<OAuthGrantRecord>(stored),
+  );
+}
+
+/** Clients by id, in one strongly consistent batch: those that exist (deleted ones included). */
+export async function findClients(
+  table: Table,
+  clientIds: readonly string[],
+): Promise<Map<string, OAuthClientRecord>> {
+  const found = await readMany(
+    table,
+    clientIds.map((id) => keys.oauthClient(id)),
+  );
+  const clients = new Map<string, OAuthClientRecord>();
+  for (const id of clientIds) {
+    const stored = found.get(keyId(keys.oauthClient(id)));
+    if (stored) clients.set(id, record<OAuthClientRecord>(stored));
+  }
+  return clients;
+}
+
 /** Ends one access token (RFC 7009); one already ended, or gone, stays as it is. */
 export async function revokeAccessToken(table: Table, tokenHash: string, now: string): Promise<void> {
   try {
@@ -304,30 +346,35 @@ export async function revokeAccessToken(table: Table, tokenHash: string, now: st
   }
 }
 
-/** IAM (shared/data/grants.ts). */
-export const access = {
-  /** One batch: the client the request names, the user and their organizations (what the consent shows). */
-  readConsentContext: [
-    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['oauthClient', 'user', 'organization'] },
-  ],
-  insertAuthorizationCode: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['authorizationCode'] }],
-  findAuthorizationCode: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['authorizationCode'] }],
-  findStoredToken: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token'] }],
-  /** The family, when a replay revokes it. */
-  findGrant: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthGrant'] }],
-  /**
-   * One transaction per issuance (`redeemAuthorizationCode`, `rotateRefreshToken`): the code or old
-   * refresh token spent, the family and its new tokens written, the client re-checked and its
-   * liveness item written. A code that failed its PKCE check is deleted alone (`burnAuthorizationCode`).
-   */
-  issueTokens: [
-    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['authorizationCode'] },
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthGrant', 'token', 'oauthClientLive'] },
-    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
-    { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['oauthClient'] },
-  ],
-  /** An access token ended alone (`revokeAccessToken`). */
-  revokeAccessToken: [{ actions: ['dynamodb:UpdateItem'], leadingKeys: ['token'] }],
-  /** A grant and its live tokens ended in one transaction (`revokeGrant`). */
-  revokeGrant: [{ actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] }],
-} as const satisfies DataAccess;
+/** IAM (shared/data/grants.ts); pure, so that no bundle keeps it (it reads an index name). */
+export const access = /* @__PURE__ */ (() =>
+  ({
+    /** One batch: the client the request names, the user and their organizations (what the consent shows). */
+    readConsentContext: [
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['oauthClient', 'user', 'organization'] },
+    ],
+    insertAuthorizationCode: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['authorizationCode'] }],
+    findAuthorizationCode: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['authorizationCode'] }],
+    findStoredToken: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['token'] }],
+    /** The family, when a replay revokes it. */
+    findGrant: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthGrant'] }],
+    /**
+     * One transaction per issuance (`redeemAuthorizationCode`, `rotateRefreshToken`): the code or old
+     * refresh token spent, the family and its new tokens written, the client re-checked and its
+     * liveness item written. A code that failed its PKCE check is deleted alone (`burnAuthorizationCode`).
+     */
+    issueTokens: [
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['authorizationCode'] },
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthGrant', 'token', 'oauthClientLive'] },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['oauthClient'] },
+    ],
+    /** An access token ended alone (`revokeAccessToken`). */
+    revokeAccessToken: [{ actions: ['dynamodb:UpdateItem'], leadingKeys: ['token'] }],
+    /** A grant and its live tokens ended in one transaction (`revokeGrant`). */
+    revokeGrant: [{ actions: ['dynamodb:UpdateItem'], leadingKeys: ['token', 'oauthGrant'] }],
+    /** A user's grants, from GSI1 (`listUserGrants`). */
+    listUserGrants: [{ actions: ['dynamodb:Query'], leadingKeys: ['user'], indexes: [indexNames.gsi1] }],
+    /** The clients of those grants, in one batch (`findClients`). */
+    findClients: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['oauthClient'] }],
+  }) as const satisfies DataAccess)();

@@ -1,4 +1,5 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed } from '../domain/errors.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { item, type MembershipRecord, type OrganizationRecord, record, type UserRecord } from './records.ts';
@@ -27,7 +28,11 @@ export async function insertUser(table: Table, user: UserRecord): Promise<void> 
 }
 
 /** Items of one kind owned by an owner key, oldest first (GSI1). */
-async function owned(table: Table, ownerKey: string, kind: string): Promise<Record<string, unknown>[]> {
+export async function owned(
+  table: Table,
+  ownerKey: string,
+  kind: string,
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -49,11 +54,43 @@ async function owned(table: Table, ownerKey: string, kind: string): Promise<Reco
   return items;
 }
 
-/** The organizations a user belongs to. */
+/**
+ * The organizations a user belongs to, from the user item's set (strongly consistent: a membership
+ * removed a moment ago is not copied into a new token), oldest membership first where GSI1 knows it.
+ */
 export async function organizationIdsOf(table: Table, userId: string): Promise<string[]> {
-  return (await owned(table, ownerKeys.user(userId), 'MEMBER')).map(
-    (stored) => stored.organization_id as string,
-  );
+  const [user, listed] = await Promise.all([
+    run(() =>
+      table.doc.send(new GetCommand({ TableName: table.name, Key: keys.user(userId), ConsistentRead: true })),
+    ),
+    owned(table, ownerKeys.user(userId), 'MEMBER'),
+  ]);
+  const current = userOrganizations(user.Item);
+  const ordered = listed.map((stored) => stored.organization_id as string).filter((id) => current.has(id));
+  return [...ordered, ...[...current].filter((id) => !ordered.includes(id)).sort()];
+}
+
+/**
+ * The user item's set of the user's organizations, kept in the transaction that adds or removes a
+ * membership: authentication of an OAuth access token reads it beside the token (shared/http/auth.ts),
+ * so a removed membership ends at once for tokens already issued.
+ */
+function userMemberships(table: Table, userId: string, change: 'ADD' | 'DELETE', organizationId: string) {
+  return {
+    Update: {
+      TableName: table.name,
+      Key: keys.user(userId),
+      UpdateExpression: `${change} organization_ids :org`,
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeValues: { ':org': new Set([organizationId]) },
+    },
+  };
+}
+
+/** The organizations of a user's item (`userMemberships`): a string set, absent when empty. */
+export function userOrganizations(user: Record<string, unknown> | undefined): ReadonlySet<string> {
+  const stored = user?.organization_ids;
+  return stored instanceof Set ? (stored as Set<string>) : new Set();
 }
 
 /**
@@ -78,6 +115,7 @@ export async function addMembership(table: Table, membership: MembershipRecord):
         ),
       ),
     },
+    userMemberships(table, membership.user_id, 'ADD', membership.organization_id),
     ...tokens.map((token) => ({
       Update: {
         TableName: table.name,
@@ -87,6 +125,56 @@ export async function addMembership(table: Table, membership: MembershipRecord):
       },
     })),
   ]);
+}
+
+/**
+ * Removes a membership and, in the same transaction, the organization from every personal access
+ * token of the user, so that a token already issued loses it at once (authentication reads only the
+ * token item, so nothing is added to a request). False when there was no such membership. A token
+ * changed concurrently (another membership added) makes the transaction fail: it is read and tried
+ * again. The user item's set of organizations loses it in the same transaction: OAuth access tokens,
+ * which keep the organizations of their consent, are judged against that set at every request.
+ */
+export async function removeMembership(
+  table: Table,
+  organizationId: string,
+  userId: string,
+): Promise<boolean> {
+  const owner = ownerKeys.user(userId);
+  for (let attempt = 0; ; attempt++) {
+    const tokens = (await owned(table, owner, 'TOKEN')).filter((token) =>
+      (token.organization_ids as string[] | undefined)?.includes(organizationId),
+    );
+    try {
+      await transact(table, [
+        {
+          Delete: {
+            TableName: table.name,
+            Key: keys.membership(organizationId, userId),
+            ConditionExpression: 'attribute_exists(PK)',
+          },
+        },
+        userMemberships(table, userId, 'DELETE', organizationId),
+        ...tokens.map((token) => ({
+          Update: {
+            TableName: table.name,
+            Key: { PK: token.PK as string, SK: token.SK as string },
+            UpdateExpression: 'SET organization_ids = :kept',
+            ConditionExpression: 'organization_ids = :read',
+            ExpressionAttributeValues: {
+              ':kept': (token.organization_ids as string[]).filter((id) => id !== organizationId),
+              ':read': token.organization_ids,
+            },
+          },
+        })),
+      ]);
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConditionFailed)) throw error;
+      if (error.reasons[0] === 'ConditionalCheckFailed') return false;
+      if (attempt >= 4) throw error;
+    }
+  }
 }
 
 export async function findUser(table: Table, userId: string): Promise<UserRecord | undefined> {

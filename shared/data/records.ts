@@ -293,6 +293,8 @@ export interface OAuthGrantRecord extends OAuthSubject {
   refreshed_at: string | null;
   rotations: number;
   revoked_at: string | null;
+  /** Its absolute end (`GRANT_MAX_LIFETIME_SECONDS` after the code); TTL removes it a day later. */
+  expires_at?: string;
 }
 
 interface OAuthTokenBase extends OAuthSubject {
@@ -303,6 +305,8 @@ interface OAuthTokenBase extends OAuthSubject {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** The grant's absolute end (`GRANT_MAX_LIFETIME_SECONDS` after the code's exchange): no refresh past it. */
+  grant_expires_at?: string;
 }
 
 /** An OAuth access token, in the partition the authenticator reads (TOKEN#<sha256>). */

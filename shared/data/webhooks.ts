@@ -8,7 +8,7 @@
  * Each write is one TransactWriteItems, so that the delivery pipeline's outbox item (an event Put)
  * can be appended to it.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import { createOnly, run, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
@@ -179,6 +179,59 @@ export async function softDeleteWebhookEndpoint(
     },
     ...delistedWrites(table, webhookEndpointListing, endpoint),
   ]);
+}
+
+/**
+ * The endpoint read at `before` with its secrets sealed again (`after`: only the ciphertexts and the
+ * revision differ), on the revision read. A live one's list entries are written with it; a deleted
+ * one has none.
+ */
+export async function resealWebhookEndpoint(
+  table: Table,
+  before: WebhookEndpointRecord,
+  after: WebhookEndpointRecord,
+): Promise<void> {
+  if (before.deleted_at === null) return replaceWebhookEndpoint(table, before, after);
+  await transactChange(table, [
+    {
+      Put: {
+        TableName: table.name,
+        Item: endpointItem(after),
+        ConditionExpression:
+          before.revision === 0
+            ? 'deleted_at = :deleted AND attribute_not_exists(revision)'
+            : 'deleted_at = :deleted AND revision = :seen',
+        ExpressionAttributeValues: {
+          ':deleted': before.deleted_at,
+          ...(before.revision === 0 ? {} : { ':seen': before.revision }),
+        },
+      },
+    },
+  ]);
+}
+
+/**
+ * Every endpoint of the table, deleted ones included, a page at a time: for the operator's re-seal
+ * after a key-set rotation (`npm run admin -- webhook rotate-keys`), never for a request. A Scan, so
+ * no function is granted it.
+ */
+export async function* scanWebhookEndpoints(table: Table): AsyncGenerator<WebhookEndpointRecord[]> {
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await run(() =>
+      table.doc.send(
+        new ScanCommand({
+          TableName: table.name,
+          FilterExpression: 'entity = :entity',
+          ExpressionAttributeValues: { ':entity': 'webhook_endpoint' },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      ),
+    );
+    yield (page.Items ?? []).map(webhookEndpointRecord);
+    start = page.LastEvaluatedKey;
+  } while (start);
 }
 
 /** A page of the organizations' live endpoints in the requested order, and their number. */

@@ -20,8 +20,12 @@ export interface KeySet {
   keys: ReadonlyMap<string, Buffer>;
 }
 
-/** Reads the key set (once, where it comes from a store); rejects when it cannot be had. */
-export type Keyring = () => Promise<KeySet>;
+/**
+ * Reads the key set (once, where it comes from a store); rejects when it cannot be had. `fresh`
+ * reads the store again: a secret sealed under a version this container has not seen (an operator
+ * rotated the key set after it loaded) is opened with the store's current document.
+ */
+export type Keyring = (fresh?: boolean) => Promise<KeySet>;
 
 const VERSION = /^k[1-9][0-9]{0,5}$/;
 const MIN_MATERIAL_LENGTH = 32;
@@ -92,10 +96,14 @@ export async function sealWith(keyring: Keyring, plaintext: string, context: str
   return `${current}.${seal(plaintext, keys.get(current) as Buffer, context)}`;
 }
 
+/** The version a sealed secret names (`k2` of `k2.<sealed>`). */
+export const sealedVersion = (sealed: string): string => sealed.slice(0, Math.max(0, sealed.indexOf('.')));
+
 /** Opens what `sealWith` sealed for the same context, with the version it names. */
 export async function openWith(keyring: Keyring, sealed: string, context: string): Promise<string> {
-  const dot = sealed.indexOf('.');
-  const key = (await keyring()).keys.get(sealed.slice(0, dot));
-  if (dot < 0 || !key) throw new Error('webhook secret sealed with an unknown key version');
-  return open(sealed.slice(dot + 1), key, context);
+  const version = sealedVersion(sealed);
+  const key =
+    (await keyring()).keys.get(version) ?? (version ? (await keyring(true)).keys.get(version) : undefined);
+  if (!key) throw new Error('webhook secret sealed with an unknown key version');
+  return open(sealed.slice(version.length + 1), key, context);
 }

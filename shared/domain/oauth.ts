@@ -9,6 +9,12 @@ export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const AUTHORIZATION_CODE_TTL_SECONDS = 120;
 /** A refresh token unused for 30 days lapses; every refresh replaces it with a new one (rotation). */
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 86_400;
+/**
+ * A grant (a consent and every token refreshed from it) ends 90 days after the code was exchanged,
+ * however often it is refreshed: a refresh token never reaches past it, and the user must authorize
+ * again.
+ */
+export const GRANT_MAX_LIFETIME_SECONDS = 90 * 86_400;
 
 /** RFC 7636: S256 only; `plain` would put the verifier itself in the front channel (RFC 9700 §2.1.1). */
 export const CODE_CHALLENGE_METHODS = ['S256'] as const;

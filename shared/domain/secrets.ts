@@ -29,6 +29,13 @@ export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(WEBHOOK_SECRET_BYTES).toString('base64')}`;
 }
 
+/**
+ * What a credential without `webhooks:write` reads in place of an endpoint's signing secret: the
+ * `whsec_` shape both SDK lines parse, as long as a real one, and no key at all (`*` is in no base64
+ * alphabet). A receiver must never be configured with it.
+ */
+export const WEBHOOK_SECRET_PLACEHOLDER = `whsec_${'*'.repeat(44)}`;
+
 export function generateSecret(prefix: string): string {
   let random = '';
   for (let i = 0; i < RANDOM_LENGTH; i++) random += ALPHABET[randomInt(ALPHABET.length)];
@@ -52,21 +59,35 @@ export function hasSecretShape(value: string, prefix: string): boolean {
 }
 
 /**
- * An OAuth access token names its client after the random part (`<prefix><random>_<client id's
- * random part>`), so that authentication reads the token and its client's liveness in one round
- * trip. The client id is no secret; the hash covers the whole token.
+ * An OAuth access token names its client and its user after the random part (`<prefix><random>_<client
+ * id's random part>_<user id>`), so that authentication reads the token, its client's liveness and
+ * its user's organizations in one round trip. Neither id is a secret; the hash covers the whole token.
  */
-export function accessTokenFor(prefix: string, clientId: string): string {
-  return `${generateSecret(prefix)}_${clientId.slice(secretPrefixes.clientId.length)}`;
+export function accessTokenFor(prefix: string, clientId: string, userId: string): string {
+  return `${generateSecret(prefix)}_${clientId.slice(secretPrefixes.clientId.length)}_${userId}`;
+}
+
+const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The client and user an access token names, when the token has the shape `accessTokenFor` gives
+ * (`userId` undefined for a token of the earlier shape without it, which no issued token has).
+ */
+export function accessTokenParts(
+  token: string,
+  prefix: string,
+): { clientId: string; userId: string | undefined } | undefined {
+  if (!token.startsWith(prefix)) return undefined;
+  const [random, client, user, ...rest] = token.slice(prefix.length).split('_');
+  if (rest.length > 0 || !random || !client) return undefined;
+  if (user !== undefined && !USER_ID.test(user)) return undefined;
+  const clientId = `${secretPrefixes.clientId}${client}`;
+  return hasSecretShape(random, '') && hasSecretShape(clientId, secretPrefixes.clientId)
+    ? { clientId, userId: user }
+    : undefined;
 }
 
 /** The client id an access token names, when the token has the shape `accessTokenFor` gives. */
 export function clientIdOfAccessToken(token: string, prefix: string): string | undefined {
-  if (!hasSecretShape(token, prefix)) return undefined;
-  const [random, client, ...rest] = token.slice(prefix.length).split('_');
-  if (rest.length > 0 || !random || !client) return undefined;
-  const clientId = `${secretPrefixes.clientId}${client}`;
-  return hasSecretShape(random, '') && hasSecretShape(clientId, secretPrefixes.clientId)
-    ? clientId
-    : undefined;
+  return accessTokenParts(token, prefix)?.clientId;
 }

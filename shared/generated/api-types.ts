@@ -248,6 +248,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth2/authorized-clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the applications the user authorized
+         * @description The OAuth clients holding a live grant of the caller's consent: not revoked, within its
+         *     absolute lifetime (90 days from the code), with a token not yet expired, and of a client
+         *     not deleted. One item per client, however many grants it holds, oldest first; never a
+         *     token. Takes the user's own personal access token (an OAuth access token is 401: a
+         *     client may not see or end the others). No scope is required. The list is read whole:
+         *     it holds only the grants of the last 90 days (they are removed a day after their end).
+         *     Not in the hosted service's SDK: this service's own operation.
+         */
+        get: operations["listAuthorizedClients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth2/authorized-clients/{client_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an application's authorization
+         * @description Ends every live grant the caller gave this client: each grant and its access and
+         *     refresh tokens are revoked, so the client's next request with any of them is 401 and
+         *     its next refresh `invalid_grant`. 404 when the caller has no live grant of that client
+         *     (another user's grants are not the caller's). Takes the user's own personal access
+         *     token, no scope. Not in the hosted service's SDK: this service's own operation.
+         */
+        delete: operations["revokeAuthorizedClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/": {
         parameters: {
             query?: never;
@@ -317,6 +367,30 @@ export interface paths {
          *     scope.
          */
         get: operations["getWallet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customer-portal/customers/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the authenticated customer
+         * @description The customer the session token belongs to, as the customer portal shows it (no metadata,
+         *     external id or organization). It has no OAuth accounts and no payment methods here:
+         *     `oauth_accounts` is `{}` and `default_payment_method_id` is `null`. A session of a deleted
+         *     customer is refused (401), as everywhere in the portal. Requires the `customer_portal:read`
+         *     or `customer_portal:write` scope.
+         */
+        get: operations["getPortalCustomer"];
         put?: never;
         post?: never;
         delete?: never;
@@ -501,7 +575,8 @@ export interface paths {
         /**
          * List webhook endpoints
          * @description One page of the live webhook endpoints of the caller's organizations, each with its
-         *     signing secret, newest first unless `sorting` says otherwise. `organization_id` narrows
+         *     signing secret (a `webhooks:read` credential reads the fixed placeholder `whsec_` + 44
+         *     `*` instead), newest first unless `sorting` says otherwise. `organization_id` narrows
          *     the list to some of the caller's organizations (an id of another organization matches
          *     nothing). Requires the `webhooks:read` or `webhooks:write` scope.
          */
@@ -511,9 +586,10 @@ export interface paths {
          * Create a webhook endpoint
          * @description Creates a webhook endpoint of one of the caller's organizations (`organization_id`, needed
          *     only when the caller belongs to several), with a new signing secret in the Standard
-         *     Webhooks form (`whsec_` + base64 of 32 random bytes), returned here and on every read; it
-         *     is stored only encrypted. The URL must be `https`, at most 2083 characters, without user
-         *     information, naming a public host: no localhost, private, loopback, link-local,
+         *     Webhooks form (`whsec_` + base64 of 32 random bytes), returned here and on every read with
+         *     `webhooks:write`; it is stored only encrypted. The URL must be `https`, at most 2083
+         *     characters, without user information, on port 443 or 80, naming a public host: no
+         *     localhost, private, loopback, link-local,
          *     unique-local, shared (CGNAT), multicast, reserved or cloud metadata address, in any
          *     spelling (`https://2130706433/` is 127.0.0.1), and a host name made of valid DNS labels
          *     (422 `RequestValidationError` at `["body","url"]`). Deliveries check the address a name
@@ -535,7 +611,8 @@ export interface paths {
         };
         /**
          * Get a webhook endpoint
-         * @description A webhook endpoint of one of the caller's organizations, with its signing secret. Another
+         * @description A webhook endpoint of one of the caller's organizations, with its signing secret (a
+         *     `webhooks:read` credential reads the fixed placeholder `whsec_` + 44 `*` instead). Another
          *     organization's endpoint, a deleted one and an unknown id are the same 404. Requires the
          *     `webhooks:read` or `webhooks:write` scope.
          */
@@ -581,9 +658,10 @@ export interface paths {
         /**
          * Reset a webhook endpoint's signing secret
          * @description Replaces the signing secret with a new one, returned in the answer. The replaced secret
-         *     keeps signing deliveries beside the new one for 24 hours (both signatures are sent, so a
-         *     receiver can switch at its own pace); a second reset within that time ends the overlap of
-         *     the secret it replaces. No body. Requires the `webhooks:write` scope.
+         *     keeps signing deliveries beside the new one for `previous_secret_overlap_seconds` (24
+         *     hours unless given; both signatures are sent, so a receiver can switch at its own pace);
+         *     `0` ends it at once, for a secret that leaked. A second reset within the overlap ends the
+         *     overlap of the secret it replaces. No body. Requires the `webhooks:write` scope.
          */
         patch: operations["resetWebhookEndpointSecret"];
         trace?: never;
@@ -970,7 +1048,8 @@ export interface components {
             return_url: string | null;
             /**
              * @description The portal page for this session, carrying the token: `<portal>/<organization slug>/portal`
-             *     with `customer_session_token` and `email` in the query. `<portal>` is the stack's
+             *     with `customer_session_token` in the fragment (`#customer_session_token=…`, never sent
+             *     to a server), and no e-mail. `<portal>` is the stack's
              *     `customerPortalUrl` setting, else the API's own origin (never a third party's).
              */
             customer_portal_url: string;
@@ -1138,7 +1217,10 @@ export interface components {
          * @enum {string}
          */
         WebhookDisabledReason: "disabled_by_user" | "endpoint_gone" | "too_many_failures";
-        /** @description A webhook endpoint, with its signing secret. */
+        /**
+         * @description A webhook endpoint, with its signing secret (to a credential with `webhooks:write`; a
+         *     `webhooks:read` one reads a fixed placeholder, docs/compatibility.md).
+         */
         WebhookEndpoint: {
             id: components["schemas"]["Uuid4"];
             /** Format: date-time */
@@ -1153,7 +1235,9 @@ export interface components {
             api_version: "2026-10";
             format: components["schemas"]["WebhookFormat"];
             /**
-             * @description The signing secret, `whsec_` + base64 of 32 random bytes (Standard Webhooks).
+             * @description The signing secret, `whsec_` + base64 of 32 random bytes (Standard Webhooks). Read
+             *     without `webhooks:write` (Get and List with `webhooks:read`): the fixed placeholder
+             *     `whsec_` + 44 `*`, which is no key; never configure a receiver with it.
              *     Deliveries carry a signature with the decoded bytes and one with the UTF-8 bytes of
              *     the whole string (what `@polar-sh/sdk` 0.49 verifies).
              */
@@ -1208,7 +1292,11 @@ export interface components {
             succeeded: boolean;
             /** @description The answer's HTTP status; null when the endpoint did not answer. */
             http_code: number | null;
-            /** @description The first 1 KiB of the answer's body, or why there was no answer (`timeout`, `address refused`, …). */
+            /**
+             * @description The first 1 KiB of the answer's body, or why there was no answer: `no answer` for
+             *     every network fault alike (refused, reset, DNS, TLS, timeout), `address refused` for an
+             *     address or port the rules refuse.
+             */
             response: string | null;
             webhook_event: components["schemas"]["WebhookEvent"];
         };
@@ -1473,6 +1561,28 @@ export interface components {
             deleted_at: string | null;
             first_user_event_at: string | null;
             avatar_url: string | null;
+        };
+        /** @description The authenticated customer, as the customer portal shows it. */
+        CustomerPortalCustomer: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            email: string | null;
+            email_verified: boolean;
+            name: string | null;
+            billing_name: string | null;
+            billing_address: components["schemas"]["Address"] | null;
+            /** @description Tax number and its format, e.g. `["911144442", "us_ein"]`. */
+            tax_id: [
+                string,
+                components["schemas"]["TaxIDFormat"]
+            ] | null;
+            /** @description The customer's linked OAuth accounts by platform; none here. */
+            oauth_accounts: Record<string, never>;
+            default_payment_method_id?: components["schemas"]["Uuid4"] | null;
+            type?: components["schemas"]["CustomerType"] | null;
+            locale?: string | null;
         };
         /** @enum {string} */
         CustomerType: "individual" | "team";
@@ -2360,6 +2470,30 @@ export interface components {
             email?: string;
             email_verified?: boolean;
         };
+        /** @description An application the user authorized, and what its live grants hold. */
+        AuthorizedClient: {
+            client_id: string;
+            client_name: string | null;
+            client_uri: string | null;
+            logo_uri: string | null;
+            /** @description The scopes of its live grants, space-separated. */
+            scope: string;
+            /** @description The organizations its live grants act in, those the user still belongs to or not. */
+            organization_ids: string[];
+            /**
+             * Format: date-time
+             * @description When its oldest live grant began.
+             */
+            authorized_at: string;
+            /**
+             * Format: date-time
+             * @description When its last live grant reaches its absolute end.
+             */
+            expires_at: string;
+        };
+        AuthorizedClientList: {
+            items: components["schemas"]["AuthorizedClient"][];
+        };
         UserInfoOrganization: {
             sub: string;
             name?: string;
@@ -3061,6 +3195,55 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAuthorizedClients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The applications the user authorized. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizedClientList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeAuthorizedClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `client_id` Create Client issued. */
+                client_id: components["parameters"]["ClientId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client's grants and tokens are revoked; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listSubscriptions: {
         parameters: {
             query?: {
@@ -3274,6 +3457,30 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPortalCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerPortalCustomer"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4021,7 +4228,13 @@ export interface operations {
     };
     resetWebhookEndpointSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description How long the replaced secret keeps signing beside the new one, in seconds: `0` (it
+                 *     stops at once) to `86400` (24 hours, the default). Anything else is a 422.
+                 */
+                previous_secret_overlap_seconds?: number;
+            };
             header?: never;
             path: {
                 /** @description Id of the webhook endpoint. */
@@ -4645,6 +4858,7 @@ export type SubscriptionLocked = components['schemas']['SubscriptionLocked'];
 export type CustomerCancellationReason = components['schemas']['CustomerCancellationReason'];
 export type PendingSubscriptionUpdate = components['schemas']['PendingSubscriptionUpdate'];
 export type SubscriptionCustomer = components['schemas']['SubscriptionCustomer'];
+export type CustomerPortalCustomer = components['schemas']['CustomerPortalCustomer'];
 export type CustomerType = components['schemas']['CustomerType'];
 export type Address = components['schemas']['Address'];
 export type CountryAlpha2 = components['schemas']['CountryAlpha2'];
@@ -4766,6 +4980,8 @@ export type RevokeTokenResponse = components['schemas']['RevokeTokenResponse'];
 export type InactiveToken = components['schemas']['InactiveToken'];
 export type IntrospectTokenResponse = components['schemas']['IntrospectTokenResponse'];
 export type UserInfoUser = components['schemas']['UserInfoUser'];
+export type AuthorizedClient = components['schemas']['AuthorizedClient'];
+export type AuthorizedClientList = components['schemas']['AuthorizedClientList'];
 export type UserInfoOrganization = components['schemas']['UserInfoOrganization'];
 export type ClientRegistrationError = components['schemas']['ClientRegistrationError'];
 export type GenericError = components['schemas']['GenericError'];
@@ -4779,6 +4995,7 @@ export type ConsentBody = components['schemas']['OAuth2Consent'];
 export type RequestTokenBody = components['schemas']['OAuth2TokenRequest'];
 export type RevokeTokenBody = components['schemas']['OAuth2TokenRevocation'];
 export type IntrospectTokenBody = components['schemas']['OAuth2TokenIntrospection'];
+export type RevokeAuthorizedClientPath = operations['revokeAuthorizedClient']['parameters']['path'];
 export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate'];
 export type ListSubscriptionsQuery = NonNullable<operations['listSubscriptions']['parameters']['query']>;
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
@@ -4803,6 +5020,7 @@ export type GetWebhookEndpointPath = operations['getWebhookEndpoint']['parameter
 export type UpdateWebhookEndpointBody = components['schemas']['WebhookEndpointUpdate'];
 export type UpdateWebhookEndpointPath = operations['updateWebhookEndpoint']['parameters']['path'];
 export type DeleteWebhookEndpointPath = operations['deleteWebhookEndpoint']['parameters']['path'];
+export type ResetWebhookEndpointSecretQuery = NonNullable<operations['resetWebhookEndpointSecret']['parameters']['query']>;
 export type ResetWebhookEndpointSecretPath = operations['resetWebhookEndpointSecret']['parameters']['path'];
 export type ListWebhookDeliveriesQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
 export type RedeliverWebhookEventPath = operations['redeliverWebhookEvent']['parameters']['path'];

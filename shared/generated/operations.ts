@@ -25,7 +25,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -323,7 +324,86 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "list-authorized-clients",
+    "operationId": "listAuthorizedClients",
+    "method": "GET",
+    "path": "/v1/oauth2/authorized-clients",
+    "entry": "functions/list-authorized-clients/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "oauthClient"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "revoke-authorized-client",
+    "operationId": "revokeAuthorizedClient",
+    "method": "DELETE",
+    "path": "/v1/oauth2/authorized-clients/{client_id}",
+    "entry": "functions/revoke-authorized-client/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthGrant"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthGrant"
         ]
       }
     ]
@@ -353,7 +433,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -437,7 +518,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -531,6 +613,36 @@ export const operations = [
     ]
   },
   {
+    "name": "get-portal-customer",
+    "operationId": "getPortalCustomer",
+    "method": "GET",
+    "path": "/v1/customer-portal/customers/me",
+    "entry": "functions/get-portal-customer/handler.ts",
+    "credential": "customer_session",
+    "scopes": [
+      "customer_portal:read",
+      "customer_portal:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      }
+    ]
+  },
+  {
     "name": "create-product",
     "operationId": "createProduct",
     "method": "POST",
@@ -556,7 +668,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -615,7 +728,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -846,7 +960,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -884,7 +999,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -944,7 +1060,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -984,7 +1101,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1056,7 +1174,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1127,7 +1246,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1186,7 +1306,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1227,7 +1348,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       }
     ],
@@ -1259,7 +1381,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1308,7 +1431,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1356,7 +1480,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1397,7 +1522,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1435,7 +1561,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1484,7 +1611,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1544,7 +1672,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1575,7 +1704,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1615,7 +1745,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1672,7 +1803,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1729,7 +1861,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1767,7 +1900,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1831,7 +1965,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1895,7 +2030,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1990,6 +2126,16 @@ export const operationRoutes = [
     "path": "/v1/oauth2/userinfo"
   },
   {
+    "operationId": "listAuthorizedClients",
+    "method": "GET",
+    "path": "/v1/oauth2/authorized-clients"
+  },
+  {
+    "operationId": "revokeAuthorizedClient",
+    "method": "DELETE",
+    "path": "/v1/oauth2/authorized-clients/{client_id}"
+  },
+  {
     "operationId": "createSubscription",
     "method": "POST",
     "path": "/v1/subscriptions/"
@@ -2008,6 +2154,11 @@ export const operationRoutes = [
     "operationId": "getWallet",
     "method": "GET",
     "path": "/v1/customer-portal/wallets/{id}"
+  },
+  {
+    "operationId": "getPortalCustomer",
+    "method": "GET",
+    "path": "/v1/customer-portal/customers/me"
   },
   {
     "operationId": "createProduct",

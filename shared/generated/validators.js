@@ -2546,6 +2546,84 @@ validate27.evaluated = {"props":{"token":true,"token_type_hint":true,"client_id"
 return validate27;
 })();
 
+export const validateRevokeAuthorizedClientPath = /* @__PURE__ */ (() => {
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeAuthorizedClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const func1 = ucs2length;
+
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate67.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.client_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.client_id !== undefined){
+let data0 = data.client_id;
+if(typeof data0 === "string"){
+if(func1(data0) > 255){
+const err1 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/maxLength",keyword:"maxLength",params:{limit: 255},message:"must NOT have more than 255 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err2 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/client_id",schemaPath:"#/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate67.errors = vErrors;
+return errors === 0;
+}
+validate67.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate67;
+})();
+
 export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
 const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateSubscriptionBody","description":"Body of Create Subscription.","type":"object","properties":{"product_id":{"$ref":"#/$defs/Uuid4","description":"A free recurring product."},"customer_id":{"$ref":"#/$defs/Uuid4","description":"An existing customer of the product's organization."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["product_id","customer_id"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema48 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
@@ -2889,17 +2967,17 @@ return validate28;
 })();
 
 export const validateListSubscriptionsQuery = /* @__PURE__ */ (() => {
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListSubscriptionsQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' subscriptions (of the caller's organizations)."},"customer_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' subscriptions (at most 10 ids)."},"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others\n(canceled and ended).\n"},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported (filter by `customer_id`): any value is a 422 `PolarRequestValidationError`.\n"},"discount_id":{"type":"array","items":{"type":"string"},"description":"Not supported (no discounts here): any value is a 422 `PolarRequestValidationError`.\n"},"cancel_at_period_end":{"type":"boolean","description":"Not supported (no list is kept by it): any value is a 422 `PolarRequestValidationError`.\n"},"customer_cancellation_reason":{"type":"array","items":{"type":"string"},"description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_after":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_before":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"started_after":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"started_before":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"status":{"type":"array","items":{"$ref":"#/$defs/SubscriptionStatus"},"description":"Only subscriptions in one of these statuses."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.\nRemaining ties are broken by ascending subscription id. Statuses sort by name\n(`active` before `canceled`).\n"}},"$defs":{"SubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]},"SubscriptionStatus":{"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema143 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema146 = {"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]};
-const schema147 = {"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]};
+const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListSubscriptionsQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' subscriptions (of the caller's organizations)."},"customer_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' subscriptions (at most 10 ids)."},"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others\n(canceled and ended).\n"},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported (filter by `customer_id`): any value is a 422 `PolarRequestValidationError`.\n"},"discount_id":{"type":"array","items":{"type":"string"},"description":"Not supported (no discounts here): any value is a 422 `PolarRequestValidationError`.\n"},"cancel_at_period_end":{"type":"boolean","description":"Not supported (no list is kept by it): any value is a 422 `PolarRequestValidationError`.\n"},"customer_cancellation_reason":{"type":"array","items":{"type":"string"},"description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_after":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_before":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"started_after":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"started_before":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"status":{"type":"array","items":{"$ref":"#/$defs/SubscriptionStatus"},"description":"Only subscriptions in one of these statuses."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.\nRemaining ties are broken by ascending subscription id. Statuses sort by name\n(`active` before `canceled`).\n"}},"$defs":{"SubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]},"SubscriptionStatus":{"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema144 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema147 = {"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]};
+const schema148 = {"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3315,7 +3393,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((((((((data22 === "incomplete") || (data22 === "incomplete_expired")) || (data22 === "trialing")) || (data22 === "active")) || (data22 === "past_due")) || (data22 === "canceled")) || (data22 === "unpaid")) || (data22 === "paused"))){
-const err31 = {instancePath:instancePath+"/status/" + i7,schemaPath:"#/$defs/SubscriptionStatus/enum",keyword:"enum",params:{allowedValues: schema146.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/status/" + i7,schemaPath:"#/$defs/SubscriptionStatus/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3399,7 +3477,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!((((((((((data26 === "started_at") || (data26 === "-started_at")) || (data26 === "current_period_end")) || (data26 === "-current_period_end")) || (data26 === "created_at")) || (data26 === "-created_at")) || (data26 === "status")) || (data26 === "-status")) || (data26 === "amount")) || (data26 === "-amount"))){
-const err38 = {instancePath:instancePath+"/sorting/" + i8,schemaPath:"#/$defs/SubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/sorting/" + i8,schemaPath:"#/$defs/SubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema148.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -3431,21 +3509,21 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"organization_id":true,"customer_id":true,"product_id":true,"active":true,"external_customer_id":true,"discount_id":true,"cancel_at_period_end":true,"customer_cancellation_reason":true,"canceled_at_after":true,"canceled_at_before":true,"started_after":true,"started_before":true,"metadata":true,"status":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate67;
+validate68.evaluated = {"props":{"organization_id":true,"customer_id":true,"product_id":true,"active":true,"external_customer_id":true,"discount_id":true,"cancel_at_period_end":true,"customer_cancellation_reason":true,"canceled_at_after":true,"canceled_at_before":true,"started_after":true,"started_before":true,"metadata":true,"status":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate68;
 })();
 
 export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
-const schema149 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema150 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3524,7 +3602,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data3 === "created_at") || (data3 === "-created_at")) || (data3 === "balance")) || (data3 === "-balance"))){
-const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema149.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema150.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3556,23 +3634,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate68;
+validate69.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate69;
 })();
 
 export const validateGetWalletPath = /* @__PURE__ */ (() => {
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema151 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema152 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3636,11 +3714,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate69;
+validate70.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate70;
 })();
 
 export const validateCreateProductBody = /* @__PURE__ */ (() => {
@@ -5041,16 +5119,16 @@ return validate29;
 })();
 
 export const validateListProductsQuery = /* @__PURE__ */ (() => {
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema153 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema154 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
+const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema154 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema155 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5343,7 +5421,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((((data17 === "created_at") || (data17 === "-created_at")) || (data17 === "name")) || (data17 === "-name")) || (data17 === "price_amount_type")) || (data17 === "-price_amount_type")) || (data17 === "price_amount")) || (data17 === "-price_amount"))){
-const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema154.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema155.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5375,24 +5453,24 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate70;
+validate71.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate71;
 })();
 
 export const validateListCustomerSubscriptionsQuery = /* @__PURE__ */ (() => {
-const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerSubscriptionsQuery","type":"object","properties":{"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"query":{"type":"string","description":"Not supported (a search of product and organization names cannot be answered from a\nkey): any value is a 422 `PolarRequestValidationError`.\n"},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1; past the end, a 200 with no items."},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; a leading `-` sorts descending. Every\nsubscription of a customer belongs to one organization, so `organization` orders\nnothing. Remaining ties are broken by ascending subscription id.\n"}},"$defs":{"CustomerSubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema156 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema157 = {"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]};
+const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerSubscriptionsQuery","type":"object","properties":{"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"query":{"type":"string","description":"Not supported (a search of product and organization names cannot be answered from a\nkey): any value is a 422 `PolarRequestValidationError`.\n"},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1; past the end, a 200 with no items."},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; a leading `-` sorts descending. Every\nsubscription of a customer belongs to one organization, so `organization` orders\nnothing. Remaining ties are broken by ascending subscription id.\n"}},"$defs":{"CustomerSubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema157 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema158 = {"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5556,7 +5634,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((((((data7 === "started_at") || (data7 === "-started_at")) || (data7 === "amount")) || (data7 === "-amount")) || (data7 === "status")) || (data7 === "-status")) || (data7 === "organization")) || (data7 === "-organization"))){
-const err12 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema157.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema158.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5588,23 +5666,23 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"product_id":true,"query":true,"active":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate71;
+validate72.evaluated = {"props":{"product_id":true,"query":true,"active":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate72;
 })();
 
 export const validateGetCustomerSubscriptionPath = /* @__PURE__ */ (() => {
-const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema159 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema160 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5668,11 +5746,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate72;
+validate73.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate73;
 })();
 
 export const validateUpdateCustomerSubscriptionBody = /* @__PURE__ */ (() => {
@@ -5880,88 +5958,8 @@ return validate34;
 })();
 
 export const validateUpdateCustomerSubscriptionPath = /* @__PURE__ */ (() => {
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema161 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate73.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate73.errors = vErrors;
-return errors === 0;
-}
-validate73.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate73;
-})();
-
-export const validateCancelCustomerSubscriptionPath = /* @__PURE__ */ (() => {
-const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CancelCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema163 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema162 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -6039,9 +6037,9 @@ validate74.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":
 return validate74;
 })();
 
-export const validateGetProductPath = /* @__PURE__ */ (() => {
-const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema165 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+export const validateCancelCustomerSubscriptionPath = /* @__PURE__ */ (() => {
+const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CancelCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema164 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -6117,6 +6115,86 @@ return errors === 0;
 }
 validate75.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 return validate75;
+})();
+
+export const validateGetProductPath = /* @__PURE__ */ (() => {
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema166 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate76.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate76.errors = vErrors;
+return errors === 0;
+}
+validate76.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate76;
 })();
 
 export const validateUpdateProductBody = /* @__PURE__ */ (() => {
@@ -7957,88 +8035,8 @@ return validate35;
 })();
 
 export const validateUpdateProductPath = /* @__PURE__ */ (() => {
-const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema167 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate76.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate76.errors = vErrors;
-return errors === 0;
-}
-validate76.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate76;
-})();
-
-export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
-const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema169 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema168 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -8114,6 +8112,86 @@ return errors === 0;
 }
 validate77.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 return validate77;
+})();
+
+export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
+const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema170 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate78.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate78.errors = vErrors;
+return errors === 0;
+}
+validate78.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate78;
 })();
 
 export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
@@ -8618,88 +8696,8 @@ return validate44;
 })();
 
 export const validateUpdateSubscriptionPath = /* @__PURE__ */ (() => {
-const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema171 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate78.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate78.errors = vErrors;
-return errors === 0;
-}
-validate78.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate78;
-})();
-
-export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
-const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema173 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema172 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -8775,6 +8773,86 @@ return errors === 0;
 }
 validate79.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 return validate79;
+})();
+
+export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
+const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema174 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate80.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate80.errors = vErrors;
+return errors === 0;
+}
+validate80.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate80;
 })();
 
 export const validateCreateWebhookEndpointBody = /* @__PURE__ */ (() => {
@@ -9134,16 +9212,16 @@ return validate49;
 })();
 
 export const validateListWebhookEndpointsQuery = /* @__PURE__ */ (() => {
-const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
-const schema175 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema176 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
+const schema176 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema177 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9273,7 +9351,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((data5 === "created_at") || (data5 === "-created_at")) || (data5 === "url")) || (data5 === "-url")) || (data5 === "name")) || (data5 === "-name"))){
-const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema176.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema177.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9305,23 +9383,23 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate80;
+validate81.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate81;
 })();
 
 export const validateGetWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema178 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema179 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9385,11 +9463,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate81;
+validate82.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate82;
 })();
 
 export const validateUpdateWebhookEndpointBody = /* @__PURE__ */ (() => {
@@ -9812,88 +9890,8 @@ return validate52;
 })();
 
 export const validateUpdateWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema180 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate82.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate82.errors = vErrors;
-return errors === 0;
-}
-validate82.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate82;
-})();
-
-export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema182 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema181 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -9971,9 +9969,9 @@ validate83.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":
 return validate83;
 })();
 
-export const validateResetWebhookEndpointSecretPath = /* @__PURE__ */ (() => {
-const schema183 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema184 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
+const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema183 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -10051,18 +10049,166 @@ validate84.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":
 return validate84;
 })();
 
-export const validateListWebhookDeliveriesQuery = /* @__PURE__ */ (() => {
-const schema185 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookDeliveriesQuery","type":"object","properties":{"endpoint_id":{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only attempts to these endpoints (repeatable, at most 20)."},"succeeded":{"type":"boolean","description":"Only successful (`true`) or failed (`false`) attempts."},"start_timestamp":{"type":"string","description":"Not supported (a time range's count cannot be read from a key); any value is a 422 `PolarRequestValidationError`."},"end_timestamp":{"type":"string","description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"query":{"type":"string","description":"Not supported (a substring search needs a scan); any value is a 422 `PolarRequestValidationError`."},"http_code_class":{"type":"string","enum":["2xx","3xx","4xx","5xx"],"description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"event_type":{"type":"array","maxItems":100,"items":{"type":"string","maxLength":100},"description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/WebhookDeliverySortProperty"},"default":["-created_at"],"description":"`created_at` or `-created_at` (the default), repeatable; remaining ties are broken by\nascending attempt id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookDeliverySortProperty":{"type":"string","enum":["created_at","-created_at"]}}};
-const schema186 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema187 = {"type":"string","enum":["created_at","-created_at"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const func1 = ucs2length;
+export const validateResetWebhookEndpointSecretQuery = /* @__PURE__ */ (() => {
+const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretQuery","type":"object","properties":{"previous_secret_overlap_seconds":{"type":"integer","minimum":0,"maximum":86400,"default":86400,"description":"How long the replaced secret keeps signing beside the new one, in seconds: `0` (it\nstops at once) to `86400` (24 hours, the default). Anything else is a 422.\n"}}};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate85.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.previous_secret_overlap_seconds === undefined){
+data.previous_secret_overlap_seconds = 86400;
+}
+let data0 = data.previous_secret_overlap_seconds;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err0 = {instancePath:instancePath+"/previous_secret_overlap_seconds",schemaPath:"#/properties/previous_secret_overlap_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 86400 || isNaN(data0)){
+const err1 = {instancePath:instancePath+"/previous_secret_overlap_seconds",schemaPath:"#/properties/previous_secret_overlap_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0 < 0 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/previous_secret_overlap_seconds",schemaPath:"#/properties/previous_secret_overlap_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate85.errors = vErrors;
+return errors === 0;
+}
+validate85.evaluated = {"props":{"previous_secret_overlap_seconds":true},"dynamicProps":false,"dynamicItems":false};
+return validate85;
+})();
+
+export const validateResetWebhookEndpointSecretPath = /* @__PURE__ */ (() => {
+const schema185 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema186 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate86.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate86.errors = vErrors;
+return errors === 0;
+}
+validate86.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate86;
+})();
+
+export const validateListWebhookDeliveriesQuery = /* @__PURE__ */ (() => {
+const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookDeliveriesQuery","type":"object","properties":{"endpoint_id":{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only attempts to these endpoints (repeatable, at most 20)."},"succeeded":{"type":"boolean","description":"Only successful (`true`) or failed (`false`) attempts."},"start_timestamp":{"type":"string","description":"Not supported (a time range's count cannot be read from a key); any value is a 422 `PolarRequestValidationError`."},"end_timestamp":{"type":"string","description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"query":{"type":"string","description":"Not supported (a substring search needs a scan); any value is a 422 `PolarRequestValidationError`."},"http_code_class":{"type":"string","enum":["2xx","3xx","4xx","5xx"],"description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"event_type":{"type":"array","maxItems":100,"items":{"type":"string","maxLength":100},"description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/WebhookDeliverySortProperty"},"default":["-created_at"],"description":"`created_at` or `-created_at` (the default), repeatable; remaining ties are broken by\nascending attempt id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookDeliverySortProperty":{"type":"string","enum":["created_at","-created_at"]}}};
+const schema188 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema189 = {"type":"string","enum":["created_at","-created_at"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const func1 = ucs2length;
+
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10201,7 +10347,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((data6 === "2xx") || (data6 === "3xx")) || (data6 === "4xx")) || (data6 === "5xx"))){
-const err10 = {instancePath:instancePath+"/http_code_class",schemaPath:"#/properties/http_code_class/enum",keyword:"enum",params:{allowedValues: schema185.properties.http_code_class.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/http_code_class",schemaPath:"#/properties/http_code_class/enum",keyword:"enum",params:{allowedValues: schema187.properties.http_code_class.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10334,7 +10480,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((data12 === "created_at") || (data12 === "-created_at"))){
-const err21 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/WebhookDeliverySortProperty/enum",keyword:"enum",params:{allowedValues: schema187.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/WebhookDeliverySortProperty/enum",keyword:"enum",params:{allowedValues: schema189.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10366,23 +10512,23 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":{"endpoint_id":true,"succeeded":true,"start_timestamp":true,"end_timestamp":true,"query":true,"http_code_class":true,"event_type":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate85;
+validate87.evaluated = {"props":{"endpoint_id":true,"succeeded":true,"start_timestamp":true,"end_timestamp":true,"query":true,"http_code_class":true,"event_type":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate87;
 })();
 
 export const validateRedeliverWebhookEventPath = /* @__PURE__ */ (() => {
-const schema188 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RedeliverWebhookEventPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook event (its `webhook-id`)."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema189 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema190 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RedeliverWebhookEventPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook event (its `webhook-id`)."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema191 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10446,11 +10592,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate86;
+validate88.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate88;
 })();
 
 export const validateCreateCustomerBody = /* @__PURE__ */ (() => {
@@ -11030,17 +11176,17 @@ return validate55;
 })();
 
 export const validateListCustomersQuery = /* @__PURE__ */ (() => {
-const schema190 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema191 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema192 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
+const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema193 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema194 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const func1 = ucs2length;
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11305,7 +11451,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "email")) || (data11 === "-email")) || (data11 === "name")) || (data11 === "-name"))){
-const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema192.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema194.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11337,23 +11483,23 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate87;
+validate89.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate89;
 })();
 
 export const validateGetCustomerPath = /* @__PURE__ */ (() => {
-const schema193 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema194 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema196 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11417,11 +11563,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate88;
+validate90.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate90;
 })();
 
 export const validateUpdateCustomerBody = /* @__PURE__ */ (() => {
@@ -12585,133 +12731,8 @@ return validate56;
 })();
 
 export const validateUpdateCustomerPath = /* @__PURE__ */ (() => {
-const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema196 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate89.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate89.errors = vErrors;
-return errors === 0;
-}
-validate89.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate89;
-})();
-
-export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
-const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
-
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate90.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.anonymize === undefined){
-data.anonymize = false;
-}
-if(typeof data.anonymize !== "boolean"){
-const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate90.errors = vErrors;
-return errors === 0;
-}
-validate90.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate90;
-})();
-
-export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
-const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema199 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema198 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -12789,14 +12810,139 @@ validate91.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":
 return validate91;
 })();
 
-export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
-const func1 = ucs2length;
+export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
+const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate92.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.anonymize === undefined){
+data.anonymize = false;
+}
+if(typeof data.anonymize !== "boolean"){
+const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate92.errors = vErrors;
+return errors === 0;
+}
+validate92.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate92;
+})();
+
+export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
+const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema201 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate93.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate93.errors = vErrors;
+return errors === 0;
+}
+validate93.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate93;
+})();
+
+export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
+const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const func1 = ucs2length;
+
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12850,11 +12996,11 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate92;
+validate94.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate94;
 })();
 
 export const validateUpdateCustomerExternalBody = /* @__PURE__ */ (() => {
@@ -13882,120 +14028,7 @@ return validate59;
 })();
 
 export const validateUpdateCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
-const func1 = ucs2length;
-
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate93.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.external_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "external_id"},message:"must have required property '"+"external_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.external_id !== undefined){
-let data0 = data.external_id;
-if(typeof data0 === "string"){
-if(func1(data0) < 1){
-const err1 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-else {
-const err2 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-validate93.errors = vErrors;
-return errors === 0;
-}
-validate93.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate93;
-})();
-
-export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
-const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
-
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate94.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.anonymize === undefined){
-data.anonymize = false;
-}
-if(typeof data.anonymize !== "boolean"){
-const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate94.errors = vErrors;
-return errors === 0;
-}
-validate94.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate94;
-})();
-
-export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -14060,6 +14093,119 @@ return errors === 0;
 }
 validate95.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
 return validate95;
+})();
+
+export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
+const schema204 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate96.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.anonymize === undefined){
+data.anonymize = false;
+}
+if(typeof data.anonymize !== "boolean"){
+const err0 = {instancePath:instancePath+"/anonymize",schemaPath:"#/properties/anonymize/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+else {
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate96.errors = vErrors;
+return errors === 0;
+}
+validate96.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate96;
+})();
+
+export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const func1 = ucs2length;
+
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate97.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.external_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "external_id"},message:"must have required property '"+"external_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.external_id !== undefined){
+let data0 = data.external_id;
+if(typeof data0 === "string"){
+if(func1(data0) < 1){
+const err1 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate97.errors = vErrors;
+return errors === 0;
+}
+validate97.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate97;
 })();
 
 export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
@@ -14393,6 +14539,8 @@ export const listProductsQueryShape = {"organization_id":"array","query":"string
 export const listCustomerSubscriptionsQueryShape = {"product_id":"array","query":"string","active":"boolean","page":"integer","limit":"integer","sorting":"array"};
 
 export const listWebhookEndpointsQueryShape = {"organization_id":"array","page":"integer","limit":"integer","sorting":"array"};
+
+export const resetWebhookEndpointSecretQueryShape = {"previous_secret_overlap_seconds":"integer"};
 
 export const listWebhookDeliveriesQueryShape = {"endpoint_id":"array","succeeded":"boolean","start_timestamp":"string","end_timestamp":"string","query":"string","http_code_class":"string","event_type":"array","page":"integer","limit":"integer","sorting":"array"};
 

@@ -11,7 +11,7 @@ import { findAccessToken, findToken } from '../data/tokens.ts';
 import { InsufficientScope, InvalidToken, Unauthorized } from '../domain/errors.ts';
 import type { BearerCredential, Principal, UserPrincipal } from '../domain/principals.ts';
 import { grantedScopes, grants } from '../domain/scopes.ts';
-import { clientIdOfAccessToken, hashSecret, hasSecretShape, secretPrefixes } from '../domain/secrets.ts';
+import { accessTokenParts, hashSecret, hasSecretShape, secretPrefixes } from '../domain/secrets.ts';
 import type { Dependencies } from '../runtime.ts';
 
 const PREFIX: Record<BearerCredential, string> = {
@@ -73,22 +73,38 @@ async function authenticateOAuthAccessToken(
   scopes: readonly string[],
 ): Promise<UserPrincipal> {
   const prefix = OAUTH_ACCESS_PREFIXES.find((candidate) => token.startsWith(candidate)) as string;
-  const clientId = clientIdOfAccessToken(token, prefix);
-  if (!clientId) throw new InvalidToken();
-  const { token: stored, clientLive } = await findAccessToken(deps.table, hashSecret(token), clientId);
-  if (stored?.kind !== 'oauth_access_token' || stored.client_id !== clientId || !clientLive) {
+  const parts = accessTokenParts(token, prefix);
+  if (!parts) throw new InvalidToken();
+  const { clientId, userId } = parts;
+  const {
+    token: stored,
+    clientLive,
+    organizations,
+  } = await findAccessToken(deps.table, hashSecret(token), clientId, userId);
+  if (
+    stored?.kind !== 'oauth_access_token' ||
+    stored.client_id !== clientId ||
+    !clientLive ||
+    stored.user_id !== userId ||
+    organizations === undefined
+  ) {
     throw new InvalidToken();
   }
   if (stored.revoked_at !== null) throw new InvalidToken('The access token has been revoked.');
   if (Date.parse(stored.expires_at) <= deps.now().getTime())
     throw new InvalidToken('The access token has expired.');
+  // The consent's organizations the user still belongs to: a removed membership ends here at once,
+  // and a token acting for an organization the user has left acts for nobody.
+  const organizationIds = stored.organization_ids.filter((id) => organizations.has(id));
+  if (stored.sub_type === 'organization' && organizationIds.length === 0)
+    throw new InvalidToken('The user is no longer a member of the organization the token acts for.');
   const granted = grantedScopes(stored.scope);
   if (!grants(granted, scopes)) throw new InsufficientScope(scopes);
   return {
     kind: 'user',
     userId: stored.user_id,
     tokenId: stored.token_id,
-    organizationIds: stored.organization_ids,
+    organizationIds,
     scopes: granted,
     oauth: { clientId, subType: stored.sub_type },
   };

@@ -1,11 +1,13 @@
 /**
  * Wraps a function's handler so that each request runs in its telemetry scope and leaves one line
- * (`telemetry.ts`), written after the answer exists; the line never changes the answer.
+ * (`telemetry.ts`), written after the answer exists; the line never changes the answer. Every HTTP
+ * function's answer passes here, so the headers every answer carries are added here too
+ * (`withApiHeaders`).
  */
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { Principal } from '../domain/principals.ts';
 import { functionOfRouteKey } from '../generated/routes.ts';
-import type { ApiResult } from '../http/responses.ts';
+import { type ApiResult, withApiHeaders } from '../http/responses.ts';
 import { emitRequest, inRequestScope } from './telemetry.ts';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<ApiResult>;
@@ -29,7 +31,8 @@ export function observed(
       () => handler(event, context),
       event.requestContext?.requestId,
     );
-    const response = await result;
+    const answered = await result;
+    const response = answered && withApiHeaders(answered);
     const principal = principalOf(event);
     emitRequest(
       {

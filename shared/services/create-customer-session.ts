@@ -96,8 +96,9 @@ export async function createCustomerSession(
   const url = new URL(
     `${portal.baseUrl.replace(/\/+$/, '')}/${organization?.slug ?? customer.organization_id}/portal`,
   );
-  url.searchParams.set('customer_session_token', opened.token);
-  url.searchParams.set('email', customer.email ?? '');
+  // In the fragment, which a browser never sends: not to the portal's server or its access logs, not
+  // in a Referer. No e-mail: the portal reads the customer with the token.
+  url.hash = new URLSearchParams({ customer_session_token: opened.token }).toString();
   return {
     id: opened.record.token_id,
     created_at: opened.record.created_at,

@@ -26,6 +26,7 @@ import type { OAuthAccessTokenRecord, OAuthGrantRecord, OAuthSubject } from '../
 import { InvalidClient, OAuthError } from '../domain/errors.ts';
 import {
   ACCESS_TOKEN_TTL_SECONDS,
+  GRANT_MAX_LIFETIME_SECONDS,
   GRANT_TYPES,
   type GrantType,
   REFRESH_TOKEN_TTL_SECONDS,
@@ -83,8 +84,10 @@ function mint(
   subject: OAuthSubject,
   scopes: { access: string; refresh: string },
   now: Date,
+  grantExpiresAt: string,
 ): Minted {
   const base = {
+    grant_expires_at: grantExpiresAt,
     grant_id: grantId,
     client_id: client.clientId,
     sub_type: subject.sub_type,
@@ -93,7 +96,7 @@ function mint(
     created_at: now.toISOString(),
     revoked_at: null,
   };
-  const accessToken = accessTokenFor(ACCESS_PREFIX[subject.sub_type], client.clientId);
+  const accessToken = accessTokenFor(ACCESS_PREFIX[subject.sub_type], client.clientId, subject.user_id);
   const access: OAuthAccessTokenRecord = {
     ...base,
     kind: 'oauth_access_token',
@@ -114,7 +117,8 @@ function mint(
       kind: 'oauth_refresh_token',
       token_id: randomUUID(),
       scope: scopes.refresh,
-      expires_at: later(now, REFRESH_TOKEN_TTL_SECONDS),
+      // Never past the grant's absolute end.
+      expires_at: [later(now, REFRESH_TOKEN_TTL_SECONDS), grantExpiresAt].sort()[0] as string,
       rotated_at: null,
       access_token_hash: minted.accessHash,
       access_expires_at: access.expires_at,
@@ -175,7 +179,15 @@ async function exchangeCode(
     organization_ids: code.organization_ids,
   };
   const grantId = randomUUID();
-  const minted = mint(client, grantId, subject, { access: code.scope, refresh: code.scope }, now);
+  const grantExpiresAt = later(now, GRANT_MAX_LIFETIME_SECONDS);
+  const minted = mint(
+    client,
+    grantId,
+    subject,
+    { access: code.scope, refresh: code.scope },
+    now,
+    grantExpiresAt,
+  );
   const grant: OAuthGrantRecord = {
     ...subject,
     grant_id: grantId,
@@ -189,6 +201,7 @@ async function exchangeCode(
     refreshed_at: null,
     rotations: 0,
     revoked_at: null,
+    expires_at: grantExpiresAt,
   };
   await issuing(() => redeemAuthorizationCode(deps.table, codeHash, grant, minted));
   return answer(minted);
@@ -208,6 +221,12 @@ async function refresh(
     throw invalidGrant('The refresh token is invalid.');
   }
   if (stored.revoked_at !== null) throw invalidGrant('The refresh token has been revoked.');
+  // The grant's absolute lifetime (tokens of before it was recorded: counted from their own issue).
+  const grantExpiresAt =
+    stored.grant_expires_at ??
+    new Date(Date.parse(stored.created_at) + GRANT_MAX_LIFETIME_SECONDS * 1000).toISOString();
+  if (Date.parse(grantExpiresAt) <= now.getTime())
+    throw invalidGrant('The grant reached its absolute lifetime; the user must authorize again.');
   if (Date.parse(stored.expires_at) <= now.getTime()) throw invalidGrant('The refresh token has expired.');
   if (stored.rotated_at !== null) {
     // A replaced refresh token used again: whoever holds it, the family can no longer be trusted.
@@ -228,7 +247,14 @@ async function refresh(
     }
     accessScope = asked.join(' ');
   }
-  const minted = mint(client, stored.grant_id, stored, { access: accessScope, refresh: stored.scope }, now);
+  const minted = mint(
+    client,
+    stored.grant_id,
+    stored,
+    { access: accessScope, refresh: stored.scope },
+    now,
+    grantExpiresAt,
+  );
   const { refreshHash, refresh: next } = minted;
   if (!refreshHash || !next) throw new OAuthError('unauthorized_client', 'The client may not refresh.');
   await issuing(() =>

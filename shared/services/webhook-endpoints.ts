@@ -2,8 +2,10 @@
  * Webhook endpoints: create, list, get, update, reset the secret, delete.
  *
  * The signing secret is generated here, sealed with the current key of the webhook key set and
- * bound to the endpoint's id before it is stored, and opened again for every answer that shows it
- * (the hosted service returns it on every read). Every change is computed from a strongly
+ * bound to the endpoint's id before it is stored, and opened again for every answer that shows it.
+ * Only a credential that may change the endpoint (`webhooks:write`) is shown it, as the hosted
+ * service shows it on every read; a `webhooks:read` credential gets `WEBHOOK_SECRET_PLACEHOLDER` in
+ * its place, since the secret would let it forge deliveries. Every change is computed from a strongly
  * consistent read and written on the condition that the endpoint is still as read; a change that
  * loses a race is decided again on fresh data (a deleted endpoint is then a 404), a few times, then
  * answered 409.
@@ -20,6 +22,8 @@ import {
   listWebhookEndpointPage,
   getWebhookEndpoint as readEndpoint,
   replaceWebhookEndpoint,
+  resealWebhookEndpoint,
+  scanWebhookEndpoints,
   softDeleteWebhookEndpoint,
   type WebhookEndpointSortField,
   access as webhooksAccess,
@@ -31,9 +35,9 @@ import {
   WebhookEndpointLocked,
 } from '../domain/errors.ts';
 import { newId, normalizeId } from '../domain/ids.ts';
-import { openWith, sealWith } from '../domain/keyring.ts';
+import { openWith, sealedVersion, sealWith } from '../domain/keyring.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
-import { generateWebhookSecret } from '../domain/secrets.ts';
+import { generateWebhookSecret, WEBHOOK_SECRET_PLACEHOLDER } from '../domain/secrets.ts';
 import type {
   CreateWebhookEndpointBody,
   ListResourceWebhookEndpoint,
@@ -47,8 +51,13 @@ import { organizationFor } from './organizations.ts';
 import { pageWindow, pagination } from './paging.ts';
 import { presentWebhookEndpoint } from './presenters.ts';
 
-/** How long a replaced secret keeps signing beside the new one (the Standard Webhooks norm, as Svix). */
+/**
+ * How long a replaced secret keeps signing beside the new one unless the reset says otherwise (the
+ * Standard Webhooks norm, as Svix), and the longest a reset may ask for.
+ */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+/** The scope that may read an endpoint's signing secret: the one that may change the endpoint. */
+const SECRET_SCOPE = 'webhooks:write';
 /** Reads and conditional writes a change may take when concurrent changes keep winning. */
 const CHANGE_ATTEMPTS = 3;
 const DEFAULT_SORTING = ['-created_at'];
@@ -65,7 +74,17 @@ function checkedUrl(deps: Dependencies, input: string, loc: string[]): string {
 
 const distinct = (events: readonly string[]): string[] => [...new Set(events)];
 
-async function shown(deps: Dependencies, endpoint: WebhookEndpointRecord): Promise<WebhookEndpoint> {
+/**
+ * The endpoint as the caller may see it: with its secret for a writer (who could reset it and read
+ * the new one anyway), with the placeholder for a reader, whose answer then needs no key set at all.
+ */
+async function shown(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  endpoint: WebhookEndpointRecord,
+): Promise<WebhookEndpoint> {
+  if (!principal.scopes.has(SECRET_SCOPE))
+    return presentWebhookEndpoint(endpoint, WEBHOOK_SECRET_PLACEHOLDER);
   const secret = await openWith(deps.webhooks.keyring, endpoint.secret_ciphertext, endpoint.id);
   return presentWebhookEndpoint(endpoint, secret);
 }
@@ -174,7 +193,7 @@ export async function listWebhookEndpoints(
     window.limit,
   );
   return {
-    items: await Promise.all(items.map((endpoint) => shown(deps, endpoint))),
+    items: await Promise.all(items.map((endpoint) => shown(deps, principal, endpoint))),
     pagination: pagination(total, window),
   };
 }
@@ -184,7 +203,7 @@ export async function getWebhookEndpoint(
   principal: UserPrincipal,
   id: string,
 ): Promise<WebhookEndpoint> {
-  return shown(deps, await ownedEndpoint(deps, principal, normalizeId(id)));
+  return shown(deps, principal, await ownedEndpoint(deps, principal, normalizeId(id)));
 }
 
 /** The endpoint with the body's changes applied, or undefined when they change nothing. */
@@ -231,23 +250,29 @@ export async function updateWebhookEndpoint(
     await replaceWebhookEndpoint(deps.table, current, next);
     return next;
   });
-  return shown(deps, endpoint);
+  return shown(deps, principal, endpoint);
 }
 
-/** A new secret; the replaced one keeps signing for `SECRET_OVERLAP_MS` (one previous secret at most). */
+/**
+ * A new secret; the replaced one keeps signing for `overlapMs` (default `SECRET_OVERLAP_MS`; 0 ends
+ * it at once, for a secret that leaked). One previous secret at most: a secret an earlier reset
+ * replaced stops signing now.
+ */
 export async function resetWebhookEndpointSecret(
   deps: Dependencies,
   principal: UserPrincipal,
   id: string,
+  overlapMs: number = SECRET_OVERLAP_MS,
 ): Promise<WebhookEndpoint> {
   return onFreshEndpoint(deps, principal, id, async (current) => {
     const secret = generateWebhookSecret();
     const now = deps.now();
+    const overlaps = overlapMs > 0;
     const next: WebhookEndpointRecord = {
       ...current,
       secret_ciphertext: await sealWith(deps.webhooks.keyring, secret, current.id),
-      previous_secret_ciphertext: current.secret_ciphertext,
-      previous_secret_expires_at: new Date(now.getTime() + SECRET_OVERLAP_MS).toISOString(),
+      previous_secret_ciphertext: overlaps ? current.secret_ciphertext : null,
+      previous_secret_expires_at: overlaps ? new Date(now.getTime() + overlapMs).toISOString() : null,
       modified_at: now.toISOString(),
       revision: current.revision + 1,
     };
@@ -290,6 +315,87 @@ export async function signingSecrets(
     secrets.push(await openWith(keyring, endpoint.previous_secret_ciphertext, endpoint.id));
   }
   return secrets;
+}
+
+export interface ResealReport {
+  /** The version every secret is sealed under now. */
+  current: string;
+  endpoints: number;
+  resealed: number;
+  /** Endpoints whose changes kept winning: run again. */
+  skipped: string[];
+  /** The versions still in use afterwards, by number of secrets: only `current` once all went well. */
+  versions: Record<string, number>;
+}
+
+/**
+ * After an operator made a new version of the key set current: every endpoint's secrets (deleted
+ * endpoints' too) sealed again under it, each on the revision read (a change that wins meanwhile
+ * is read again), so that older versions can leave the key set. A replaced secret whose overlap
+ * has ended is dropped instead. Nothing an API caller sees changes. Operator CLI only.
+ */
+export async function resealWebhookSecrets(deps: Dependencies): Promise<ResealReport> {
+  const { keyring } = deps.webhooks;
+  const { current } = await keyring(true);
+  const report: ResealReport = { current, endpoints: 0, resealed: 0, skipped: [], versions: {} };
+  const count = (sealed: string | null) => {
+    if (sealed) report.versions[sealedVersion(sealed)] = (report.versions[sealedVersion(sealed)] ?? 0) + 1;
+  };
+  const resealed = async (endpoint: WebhookEndpointRecord): Promise<WebhookEndpointRecord | undefined> => {
+    const previousLive =
+      endpoint.previous_secret_ciphertext !== null &&
+      endpoint.previous_secret_expires_at !== null &&
+      Date.parse(endpoint.previous_secret_expires_at) > deps.now().getTime();
+    const stale = (sealed: string | null) => sealed !== null && sealedVersion(sealed) !== current;
+    const dropsPrevious = endpoint.previous_secret_ciphertext !== null && !previousLive;
+    const resealsPrevious = previousLive && stale(endpoint.previous_secret_ciphertext);
+    if (!stale(endpoint.secret_ciphertext) && !resealsPrevious && !dropsPrevious) return undefined;
+    const again = async (sealed: string) =>
+      sealWith(keyring, await openWith(keyring, sealed, endpoint.id), endpoint.id);
+    return {
+      ...endpoint,
+      secret_ciphertext: stale(endpoint.secret_ciphertext)
+        ? await again(endpoint.secret_ciphertext)
+        : endpoint.secret_ciphertext,
+      previous_secret_ciphertext:
+        previousLive && endpoint.previous_secret_ciphertext
+          ? stale(endpoint.previous_secret_ciphertext)
+            ? await again(endpoint.previous_secret_ciphertext)
+            : endpoint.previous_secret_ciphertext
+          : null,
+      previous_secret_expires_at: previousLive ? endpoint.previous_secret_expires_at : null,
+      revision: endpoint.revision + 1,
+    };
+  };
+  for await (const page of scanWebhookEndpoints(deps.table)) {
+    for (const scanned of page) {
+      report.endpoints++;
+      let endpoint: WebhookEndpointRecord | undefined = scanned;
+      let done = false;
+      for (let attempt = 1; endpoint && attempt <= CHANGE_ATTEMPTS && !done; attempt++) {
+        const next: WebhookEndpointRecord | undefined = await resealed(endpoint);
+        if (!next) {
+          done = true;
+          break;
+        }
+        try {
+          await resealWebhookEndpoint(deps.table, endpoint, next);
+          report.resealed++;
+          endpoint = next;
+          done = true;
+        } catch (error) {
+          if (!(error instanceof EndpointChanged)) throw error;
+          endpoint = await readEndpoint(deps.table, scanned.id);
+        }
+      }
+      if (!done && endpoint) report.skipped.push(scanned.id);
+      if (endpoint) {
+        count(endpoint.secret_ciphertext);
+        count(endpoint.previous_secret_ciphertext);
+      }
+    }
+  }
+  return report;
 }
 
 /**

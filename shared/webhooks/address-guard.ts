@@ -121,9 +121,14 @@ function classifyV6(address: bigint): AddressClass {
   return address >> 125n === 1n ? 'public' : 'reserved';
 }
 
-/** The class of an IP address in its canonical text form; undefined for anything that is not one. */
+/**
+ * The class of an IP address in its canonical text form; undefined for anything that is not one.
+ * A scoped IPv6 address (`fe80::1%eth0`, RFC 4007) names a link of this host, never a global one:
+ * link-local, whatever the address part says.
+ */
 export function classifyAddress(address: string): AddressClass | undefined {
   const literal = address.replace(/^\[(.*)\]$/, '$1');
+  if (literal.includes('%')) return isIP(literal) === 6 ? 'link-local' : undefined;
   switch (isIP(literal)) {
     case 4:
       return classifyV4(v4(literal));
@@ -174,6 +179,7 @@ export const URL_PROBLEMS = {
     type: 'value_error',
     msg: 'Invalid webhook URL: the hostname contains characters not allowed in domain names.',
   },
+  port: { type: 'value_error', msg: 'Webhook URLs can only use port 443 or 80.' },
 } as const satisfies Record<string, UrlProblem>;
 
 const refuse = (problem: UrlProblem): UrlCheck => ({ ok: false, ...problem });
@@ -196,6 +202,17 @@ function hostProblem(hostname: string, policy: AddressPolicy): UrlProblem | unde
 const isLoopbackHost = (hostname: string) =>
   classifyAddress(hostname) === 'loopback' || LOOPBACK_NAME.test(hostname.replace(/\.$/, ''));
 
+/** WHATWG drops a scheme's default port (`https://h:443/` has port ''), so '' is 443 or 80. */
+const WEB_PORTS = new Set(['', '80', '443']);
+
+/**
+ * Deliveries go to the web's ports only (443 and 80), so that the deliverer cannot be pointed at any
+ * other service of a host; a local run's receivers on loopback may use any port.
+ */
+export function portAllowed(url: URL, policy: AddressPolicy = DEPLOYED_ADDRESS_POLICY): boolean {
+  return WEB_PORTS.has(url.port) || (policy.allowLoopback && isLoopbackHost(url.hostname));
+}
+
 /**
  * A webhook URL as it will be stored (WHATWG-normalised: lowercase host, punycode, canonical
  * address literals), or why it is refused. Surrounding whitespace is ignored, as the hosted service
@@ -217,6 +234,7 @@ export function checkWebhookUrl(input: string, policy: AddressPolicy = DEPLOYED_
   if (authority) return refuse(authority.includes('user') ? URL_PROBLEMS.userinfo : URL_PROBLEMS.parsing);
   const problem = hostProblem(url.hostname, policy);
   if (problem) return refuse(problem);
+  if (!portAllowed(url, policy)) return refuse(URL_PROBLEMS.port);
   if ([...url.href].length > MAX_WEBHOOK_URL_LENGTH) return refuse(URL_PROBLEMS.tooLong);
   return { ok: true, url: url.href };
 }

@@ -31,7 +31,7 @@ import { emitDeliveries, logError, logInfo } from '../observability/telemetry.ts
 import type { DeliveryQueue, QueueMessage } from '../queue/queue.ts';
 import type { Dependencies } from '../runtime.ts';
 import { signingSecrets } from '../services/webhook-endpoints.ts';
-import { addressGuard } from './address-guard.ts';
+import { addressGuard, portAllowed } from './address-guard.ts';
 import { derivedId } from './events.ts';
 import type { DeliveryMessage } from './relay.ts';
 import { MAX_ATTEMPTS, retryDelaySeconds } from './retry.ts';
@@ -165,6 +165,7 @@ export async function deliverMessage(
   );
   const attempt = await sendAttempt(endpoint.url, headers, event.payload, {
     guard: addressGuard(deps.webhooks.addresses),
+    allowPort: (url) => portAllowed(url, deps.webhooks.addresses),
     ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
   });
   const at = deps.now().toISOString();
@@ -200,8 +201,9 @@ export async function deliverMessage(
     round: event.round,
     attempt: after.attempts,
     http_code: attempt.status,
-    // Why no status: a fixed word (`ECONNREFUSED`, `address refused`, `no answer within …`), never the URL.
-    ...(attempt.error ? { error: attempt.error } : {}),
+    // Why no status: a fixed word (`ECONNREFUSED`, `address refused`, `timeout after …`), never the
+    // URL. The operator's line names the network fault; the delivery log only says `no answer`.
+    ...(attempt.error ? { error: attempt.cause ?? attempt.error } : {}),
     duration_ms: attempt.durationMs,
     outcome,
     ...(disabled ? { endpoint_disabled: change?.after.disabled_reason } : {}),

@@ -18,13 +18,22 @@ export interface Attempt {
   durationMs: number;
   /** At most `SNIPPET_BYTES` of the answer's body, as text. */
   snippet: string;
-  /** Why there was no answer, in a few words. */
+  /**
+   * Why there was no answer, in words the endpoint's owner reads in the delivery log: `address
+   * refused` (our rule), `invalid URL`, `unsupported scheme`, or `no answer` for every network fault
+   * alike (refused, reset, unreachable, DNS, TLS, timeout), so that the log tells no one whether a
+   * port is closed, filtered or open.
+   */
   error: string | null;
+  /** The network fault behind `no answer` (`ECONNREFUSED`, `timeout`, …): for the operator's log only. */
+  cause: string | null;
   /** A 2xx: nothing else counts as delivered (a 3xx is not followed and is a failure). */
   delivered: boolean;
 }
 
 export const SNIPPET_BYTES = 1024;
+/** The one public reason for every network fault (see `Attempt.error`). */
+export const NO_ANSWER = 'no answer';
 export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** Decides whether an address may be connected to: false refuses the attempt. */
@@ -59,6 +68,8 @@ export interface SendOptions {
   guard?: AddressGuard;
   timeoutMs?: number;
   lookup?: LookupFunction;
+  /** Whether the URL's port may be connected to (`portAllowed`); a refused one is `address refused`. */
+  allowPort?: (url: URL) => boolean;
 }
 
 export async function sendAttempt(
@@ -69,11 +80,12 @@ export async function sendAttempt(
 ): Promise<Attempt> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
-  const failed = (error: string): Attempt => ({
+  const failed = (error: string, cause: string | null = null): Attempt => ({
     status: null,
     durationMs: elapsed(),
     snippet: '',
     error,
+    cause,
     delivered: false,
   });
   let target: URL;
@@ -83,6 +95,7 @@ export async function sendAttempt(
     return failed('invalid URL');
   }
   if (target.protocol !== 'https:' && target.protocol !== 'http:') return failed('unsupported scheme');
+  if (options.allowPort && !options.allowPort(target)) return failed('address refused');
   const guard = options.guard ?? addressGuard();
   // An address literal is connected to without any lookup: the guard judges it here instead.
   const literal = target.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -126,6 +139,7 @@ export async function sendAttempt(
             durationMs: elapsed(),
             snippet: Buffer.concat(chunks).toString('utf8'),
             error: null,
+            cause: null,
             delivered: status !== null && status >= 200 && status < 300,
           });
         };
@@ -136,15 +150,13 @@ export async function sendAttempt(
     );
     const deadline = setTimeout(() => {
       req.destroy();
-      finish(failed(`no answer within ${timeoutMs} ms`));
+      finish(failed(NO_ANSWER, `timeout after ${timeoutMs} ms`));
     }, timeoutMs);
     req.on('error', (error) => {
       finish(
-        failed(
-          error instanceof RefusedAddress
-            ? 'address refused'
-            : `${(error as NodeJS.ErrnoException).code ?? 'connection failed'}`,
-        ),
+        error instanceof RefusedAddress
+          ? failed('address refused')
+          : failed(NO_ANSWER, (error as NodeJS.ErrnoException).code ?? 'connection failed'),
       );
     });
     req.end(body);

@@ -56,8 +56,8 @@ export const CLIENT_REGISTRATION = {
   default_sub_type: 'organization',
 } as const;
 export const SESSION = `polar_cst_${'C'.repeat(48)}`;
-/** A fixed webhook key set, so that every process opens the fixture endpoint's secret. */
-const KEY_SET = JSON.stringify({ current: 'k1', k1: 'H'.repeat(64) });
+/** A fixed webhook key set, so that every process opens the fixture endpoint's secret (the SAM suite stores it in its Secrets Manager). */
+export const KEY_SET = JSON.stringify({ current: 'k1', k1: 'H'.repeat(64) });
 export const benchWebhooks: WebhookSettings = {
   keyring: staticKeyring(KEY_SET),
   addresses: DEPLOYED_ADDRESS_POLICY,
@@ -210,6 +210,9 @@ export function fixtureItems(): Record<string, unknown>[] {
   return [
     ...entries,
     { ...listKeys.count('customerList', ORG, countShard(CUSTOMER)), entry_count: 1 },
+    // Its uniqueness guards, as Create Customer takes them (a deletion releases them).
+    { ...keys.customerEmail(ORG, customer.email as string), entity: 'customer_guard', customer_id: CUSTOMER },
+    { ...keys.customerExternalId(ORG, EXTERNAL_ID), entity: 'customer_guard', customer_id: CUSTOMER },
     ...webhookEntries,
     { ...listKeys.count('webhookEndpointList', ORG, countShard(WEBHOOK)), entry_count: 1 },
     item(keys.organization(ORG), 'organization', organization),

@@ -5,9 +5,9 @@
  * `BENCH_LOCAL_PATH=before` runs it as it ran before section 5 was worked on (issue 24), so one bench
  * run measures both: each function's DynamoDB calls through its port of the IAM proxy (an HTTP hop),
  * the functions' JSON lines written to stdout, and the demo's webhook endpoints at names that never
- * resolve (their deliveries fail and retry in the background). `after` (default): IAM judged in
- * process, lines rendered by the quiet terminal (errors only), the demo endpoints at the loopback
- * receiver.
+ * resolve (their deliveries fail and retry in the background), DynamoDB Local with C1 only. `after`
+ * (default): IAM judged in process, lines rendered by the quiet terminal (errors only), the demo
+ * endpoints at the loopback receiver, DynamoDB Local with both JIT tiers (`steady-state`).
  */
 import { startLocalStack } from '#scripts/local/stack.ts';
 import { openTerminal } from '#scripts/local/terminal.ts';
@@ -23,6 +23,8 @@ const stack = await startLocalStack({
   // As npm start runs it now: deliveries may reach loopback, where the demo endpoints' receiver is.
   allowLoopbackWebhooks: !before,
   demoReceiver: !before,
+  // After: DynamoDB Local with both JIT tiers, as npm start runs it; before: C1 only, as it ran then.
+  dynamodbJit: before ? 'fast-start' : 'steady-state',
 });
 process.stdout.write(`${JSON.stringify({ demo: stack.demo })}\n`);
 let stopping = false;

@@ -27,8 +27,18 @@ const fixtureTokens: Record<Operation['credential'], string | undefined> = {
   oauth_client: undefined,
 };
 
-/** The sample's event: the route table's method and path, its parameters filled in. */
-export function sampleEvent(operation: Operation, sample: Sample): APIGatewayProxyEventV2 {
+/** The sample as a request: the route table's method and path, its parameters filled in, its credential. */
+export interface SampleRequest {
+  method: string;
+  /** Path and query string. */
+  url: string;
+  token?: string;
+  body?: unknown;
+  /** A form body, the client's credentials added for an `oauth_client` operation. */
+  form?: Record<string, string>;
+}
+
+export function sampleRequest(operation: Operation, sample: Sample): SampleRequest {
   const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = sample.params?.[name];
     if (value === undefined) throw new Error(`${operation.name}: its sample names no ${name}`);
@@ -39,11 +49,20 @@ export function sampleEvent(operation: Operation, sample: Sample): APIGatewayPro
     sample.form && operation.credential === 'oauth_client'
       ? { ...sample.form, client_id: CLIENT_ID, client_secret: CLIENT_SECRET }
       : sample.form;
-  return buildEvent(operation.method, sample.query === undefined ? path : `${path}?${sample.query}`, {
-    token: sample.token ?? fixtureTokens[operation.credential],
+  const token = sample.token ?? fixtureTokens[operation.credential];
+  return {
+    method: operation.method,
+    url: sample.query === undefined ? path : `${path}?${sample.query}`,
+    ...(token === undefined ? {} : { token }),
     ...(body === undefined ? {} : { body }),
     ...(form === undefined ? {} : { form }),
-  });
+  };
+}
+
+/** The sample's event, as API Gateway gives it to the function. */
+export function sampleEvent(operation: Operation, sample: Sample): APIGatewayProxyEventV2 {
+  const { method, url, ...options } = sampleRequest(operation, sample);
+  return buildEvent(method, url, options);
 }
 
 const cards = await operationCards();

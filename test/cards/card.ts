@@ -6,13 +6,25 @@
  * (`shared/generated/operations.ts`), never from the card. `test/cards/index.ts` finds the cards by
  * reading this folder, and `test/unit/cards.test.ts` requires exactly one per function.
  *
- * A new operation needs one card file here: its sample request, its IAM scenario, its isolation row
- * and its DynamoDB-work cases (the suites that have not moved yet keep their own tables; see the
- * optional slots below).
+ * A new operation needs one card file here: its sample request (the bench's, the SAM suites',
+ * `events/<name>.json`'s and the fault suites' default case), its IAM scenario, its isolation row and
+ * its DynamoDB-work cases. Nothing else is written per operation for the test suites; what some
+ * operations carry beyond their card is optional and keyed by operation where the suite lives:
+ * - the fault suites (test/support/fault-operations.ts `faultOps`): a request on the demo data and
+ *   the table check after a fault, where the default (the card's sample, its calls recorded, the
+ *   contract checked) cannot tell a half-written change: required there for a sample that makes
+ *   more than one write call;
+ * - the fuzz suites (test/support/fuzz.ts `handModels`, `touched`; test/integration/fuzz.test.ts
+ *   `handReach`): a model of the operation's rules and writes, where the document's model (requests
+ *   from its OpenAPI entry, the contract's statuses) is not enough: required for an operation that
+ *   writes, or that authenticates otherwise than by a bearer token;
+ * - the warm benchmark's bare baseline (test/bench/warm.ts `bareHandler`).
  */
 
+import type { ExpectStatic } from 'vitest';
 import type { OperationName, PipelineFunctionName, ScheduledFunctionName } from '#shared/operations.ts';
 import type { DynamoCase } from '#test/bench/work-kit.ts';
+import type { HttpReply } from '#test/support/contract.ts';
 import type { Scenario } from '#test/support/iam-kit.ts';
 import type { IsolationRow } from '#test/support/isolation-kit.ts';
 
@@ -46,36 +58,33 @@ interface FunctionCardBase<N extends FunctionName> {
   name: N;
   /** Every path of it that touches the table, step by step, with what its full grant must answer. */
   iam: Scenario;
+}
+
+/**
+ * What the SAM suites (test/infra/sam.test.ts, bundles.test.ts) check of the operation's bundle
+ * invoked with its sample, beyond what they check of every operation (the sample's status, an
+ * answer the document lists, an empty 204, one request line whose units match the function's
+ * grants). The event is `events/<name>.json`, generated from `sample` (scripts/sample-events.ts).
+ */
+export interface SamChecks {
   /**
-   * Reserved for test/integration/faults.test.ts (not moved yet): its `faultOps[name]`, i.e.
-   * `{ success, calls, prepare }` (the success status, the DynamoDB calls of a successful request in
-   * order, and the request with the table check to make after it). `prepare` builds a request whose
-   * method and url could come from `sample`'s parts and the route table; it needs the suite's world,
-   * given like `isolation`'s fixture.
+   * The answer's own checks, against the fixture's data (test/bench/fixture.ts). `expect` is handed
+   * in: a card is loaded outside vitest too (the bench, `npm run generate`).
    */
-  faults?: never;
-  /**
-   * Reserved for test/infra/sam.test.ts (not moved yet): its `sampleInvocations[name]`, i.e.
-   * `{ what, status, check }`, the bundled function invoked with `events/<name>.json` (which
-   * `npm run sam:events` renders; the event could be built from `sample` and the route table, as
-   * test/bench/samples.ts does for the bench).
-   */
-  sam?: never;
+  check?: (reply: HttpReply, expect: ExpectStatic) => void;
+  /** `false`: this sample's success changes nothing, though the function may write. */
+  writes?: false;
 }
 
 /** An operation's card. */
 export interface OperationCard<N extends OperationName = OperationName> extends FunctionCardBase<N> {
   sample: Sample;
+  /** Optional: the SAM suites' checks of this sample's answer beyond the generic ones. */
+  sam?: SamChecks;
   /** Its row of the isolation matrix (test/integration/isolation.test.ts). */
   isolation: IsolationRow;
   /** Its DynamoDB-work cases (test/bench/dynamo-work.ts): round trips against a target; at least one. */
   dynamoWork: readonly [DynamoCase, ...DynamoCase[]];
-  /**
-   * Reserved for the fuzz suites (not moved yet): `fuzzArbitraries(ctx)[operationId]` of
-   * test/support/fuzz.ts (the arbitrary of its requests and oracles, given the suite's context) and
-   * the statuses table of test/integration/fuzz.test.ts (`satisfies Record<OperationId, number[]>`).
-   */
-  fuzz?: never;
 }
 
 export type Card<N extends FunctionName = FunctionName> = N extends OperationName

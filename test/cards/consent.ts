@@ -6,6 +6,15 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'consent',
+  sam: {
+    // Back to the client's redirect URI with a code and the request's state.
+    check: (reply, expect) => {
+      const location = new URL(reply.headers.get('location') as string);
+      expect(`${location.origin}${location.pathname}`).toBe('https://app.example.com/callback');
+      expect(location.searchParams.get('code')).toMatch(/^polar_ac_/);
+      expect(location.searchParams.get('state')).toBe('bench');
+    },
+  },
   sample: {
     label: 'Consent (allow)',
     status: 303,

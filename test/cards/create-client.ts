@@ -4,6 +4,17 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'create-client',
+  sam: {
+    // A registration answer is never cacheable (RFC 7591 §3.2), and shows its secret once.
+    check: (reply, expect) => {
+      expect(reply.headers.get('cache-control')).toBe('no-store');
+      expect(reply.body).toMatchObject({
+        client_id: expect.stringMatching(/^polar_ci_/),
+        client_secret: expect.stringMatching(/^polar_cs_/),
+        client_name: 'Bench',
+      });
+    },
+  },
   sample: {
     label: 'Create Client',
     status: 201,

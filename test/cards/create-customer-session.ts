@@ -5,6 +5,15 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'create-customer-session',
+  sam: {
+    // The fixture customer's session, whose portal URL carries its token in the fragment.
+    check: (reply, expect) => {
+      const session = reply.body as { token: string; customer_id: string; customer_portal_url: string };
+      expect(session.customer_id).toBe(CUSTOMER);
+      const portal = new URL(session.customer_portal_url);
+      expect(new URLSearchParams(portal.hash.slice(1)).get('customer_session_token')).toBe(session.token);
+    },
+  },
   sample: {
     label: 'Create Customer Session',
     status: 201,

@@ -3,6 +3,14 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'create-webhook-endpoint',
+  sam: {
+    // Its signing secret sealed and opened with the key set read from Secrets Manager.
+    check: (reply, expect) =>
+      expect(reply.body).toMatchObject({
+        url: 'https://hooks.example.com/bench',
+        secret: expect.stringMatching(/^whsec_/),
+      }),
+  },
   sample: {
     label: 'Create Webhook Endpoint',
     status: 201,

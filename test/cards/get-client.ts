@@ -6,6 +6,13 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'get-client',
+  sam: {
+    // The registration without its secret.
+    check: (reply, expect) => {
+      expect(reply.body).toMatchObject({ client_id: CLIENT_ID, client_name: 'Bench client' });
+      expect(reply.text).not.toContain('polar_cs_');
+    },
+  },
   sample: {
     label: 'Get Client (RFC 7592)',
     status: 200,

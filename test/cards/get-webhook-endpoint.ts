@@ -6,6 +6,14 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'get-webhook-endpoint',
+  sam: {
+    // Its secret opened with the key set read from Secrets Manager: the one the fixture sealed.
+    check: (reply, expect) =>
+      expect(reply.body).toMatchObject({
+        id: WEBHOOK,
+        secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+      }),
+  },
   sample: {
     label: 'Get Webhook Endpoint',
     status: 200,

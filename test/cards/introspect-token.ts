@@ -7,6 +7,10 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'introspect-token',
+  sam: {
+    // A token never issued is inactive, and nothing else is said (RFC 7662 §2.2).
+    check: (reply, expect) => expect(reply.body).toEqual({ active: false }),
+  },
   sample: {
     label: 'Introspect Token (unknown token, inactive)',
     status: 200,

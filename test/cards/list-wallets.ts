@@ -4,6 +4,16 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'list-wallets',
+  sam: {
+    // The fixture customer's 14 wallets, a page of 10, newest first (the default order).
+    check: (reply, expect) => {
+      const body = reply.body as { items: { created_at: string }[]; pagination: unknown };
+      expect(body.pagination).toEqual({ total_count: 14, max_page: 2 });
+      const created = body.items.map((wallet) => wallet.created_at);
+      expect(created).toHaveLength(10);
+      expect(created).toEqual([...created].sort().reverse());
+    },
+  },
   sample: {
     label: 'List Wallets',
     status: 200,

@@ -7,6 +7,8 @@ import { defineCard } from './card.ts';
 
 export default defineCard({
   name: 'revoke-token',
+  // RFC 7009: an unknown token is answered 200 and changes nothing.
+  sam: { writes: false },
   sample: {
     label: 'Revoke Token (unknown token, 200)',
     status: 200,

@@ -178,6 +178,36 @@ describe('routing, over the routes the stack declares', () => {
   });
 });
 
+describe('headers every answer carries (docs/api.md)', () => {
+  it('nosniff, no-referrer, a CSP and no-store unless the function caches: successes, errors, 404 and 405 alike', async () => {
+    const { demo } = stack;
+    const answers = {
+      'a 200': await fetchJson(`${base}/v1/products/${demo.free_product_id}`, {
+        headers: bearer(demo.personal_access_token),
+      }),
+      'a 401': await fetchJson(`${base}/v1/products/`),
+      'a 422': await fetchJson(`${base}/v1/products/?limit=zero`, {
+        headers: bearer(demo.personal_access_token),
+      }),
+      'an unknown route (404)': await fetchJson(`${base}/v1/nope`),
+      'a wrong method (405)': await fetchJson(`${base}/v1/subscriptions/`, { method: 'PUT' }),
+      'a greedy twin (404)': await fetchJson(`${base}/v1/products/a/b/c`),
+      'the OpenAPI document': await fetchJson(`${base}/openapi.json`),
+      'discovery (cacheable)': await fetchJson(`${base}/.well-known/oauth-authorization-server`),
+    };
+    for (const [label, reply] of Object.entries(answers)) {
+      expect(reply.headers.get('x-content-type-options'), label).toBe('nosniff');
+      expect(reply.headers.get('referrer-policy'), label).toBe('no-referrer');
+      expect(reply.headers.get('content-security-policy'), label).toMatch(/frame-ancestors 'none'/);
+      // The function's own caching stands (discovery, the document); everything else is not stored.
+      const caching = { 'discovery (cacheable)': /max-age/, 'the OpenAPI document': /^no-cache$/ }[label];
+      expect(reply.headers.get('cache-control'), label).toMatch(caching ?? /^no-store$/);
+    }
+    expect(answers['a 401'].status).toBe(401);
+    expect(answers['a 422'].status).toBe(422);
+  });
+});
+
 describe('demo data (docs/local.md)', () => {
   it('has every key the local-run contract lists', () => {
     const demo = stack.demo as unknown as Record<string, unknown>;

@@ -13,8 +13,9 @@ import { ResponseValidationError } from 'polar-sdk-v0/models/errors/responsevali
 import { SDKError } from 'polar-sdk-v0/models/errors/sdkerror.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
 import { expectDocumented } from '../support/contract.ts';
-import { sharedLocalApi } from '../support/local-api.ts';
+import { scopedToken, sharedLocalApi } from '../support/local-api.ts';
 import {
   expectBalanceTies,
   expectSorted,
@@ -455,7 +456,9 @@ describe('Create Customer Session (POST /v1/customer-sessions/)', () => {
     expect(session.token).toMatch(/^polar_cst_/);
     expect(session.expiresAt.getTime() - session.createdAt.getTime()).toBe(3_600_000);
     expect(session.customer.id).toBe(stack.demo.customer_id);
-    expect(new URL(session.customerPortalUrl).searchParams.get('customer_session_token')).toBe(session.token);
+    const portal = new URL(session.customerPortalUrl);
+    expect(portal.search).toBe('');
+    expect(new URLSearchParams(portal.hash.slice(1)).get('customer_session_token')).toBe(session.token);
     const page = await polar.customerPortal.wallets.list({ customerSession: session.token }, {});
     expect(page.result.pagination.totalCount).toBe(14);
   });
@@ -707,6 +710,58 @@ describe('Webhook endpoints (POST, GET /v1/webhooks/endpoints, GET, PATCH /{id},
       polar.webhooks.createWebhookEndpoint({ url: 'https://10.0.0.1/', format: 'raw', events: [] }),
     );
     expect(refused).toBeInstanceOf(HTTPValidationError);
+  });
+});
+
+describe('Webhook endpoints with a webhooks:write and a webhooks:read credential', () => {
+  it('the writer: every call parses, with the real secret; the reader: Get and List parse with the placeholder, the writes are SDKError 403', async () => {
+    const writer = withToken(await scopedToken(stack, 'webhooks:write'));
+    const reader = withToken(await scopedToken(stack, 'webhooks:read'));
+    const created = await writer.webhooks.createWebhookEndpoint({
+      url: 'https://hooks.example.com/sdk-v0-scoped',
+      format: 'raw',
+      events: ['customer.created'],
+    });
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect((await writer.webhooks.getWebhookEndpoint({ id: created.id })).secret).toBe(created.secret);
+    const renamed = await writer.webhooks.updateWebhookEndpoint({
+      id: created.id,
+      webhookEndpointUpdate: { name: 'scoped' },
+    });
+    expect(renamed.secret).toBe(created.secret);
+    const reset = await writer.webhooks.resetWebhookEndpointSecret({ id: created.id });
+    expect(reset.secret).not.toBe(created.secret);
+    const writerSecrets: string[] = [];
+    for await (const page of await writer.webhooks.listWebhookEndpoints({ limit: 100 })) {
+      writerSecrets.push(...page.result.items.map((endpoint) => endpoint.secret));
+    }
+    expect(writerSecrets).toContain(reset.secret);
+
+    const read = await reader.webhooks.getWebhookEndpoint({ id: created.id });
+    expect(read).toMatchObject({ id: created.id, name: 'scoped', secret: WEBHOOK_SECRET_PLACEHOLDER });
+    const readerSecrets: string[] = [];
+    for await (const page of await reader.webhooks.listWebhookEndpoints({ limit: 100 })) {
+      readerSecrets.push(...page.result.items.map((endpoint) => endpoint.secret));
+    }
+    expect(readerSecrets.length).toBeGreaterThan(0);
+    expect(new Set(readerSecrets)).toEqual(new Set([WEBHOOK_SECRET_PLACEHOLDER]));
+    const writes = [
+      () =>
+        reader.webhooks.createWebhookEndpoint({
+          url: 'https://hooks.example.com/r',
+          format: 'raw',
+          events: [],
+        }),
+      () => reader.webhooks.updateWebhookEndpoint({ id: created.id, webhookEndpointUpdate: { name: 'r' } }),
+      () => reader.webhooks.resetWebhookEndpointSecret({ id: created.id }),
+      () => reader.webhooks.deleteWebhookEndpoint({ id: created.id }),
+    ];
+    for (const write of writes) {
+      const error = (await failure(write)) as SDKError;
+      expect(error).toBeInstanceOf(SDKError);
+      expect(error.statusCode).toBe(403);
+    }
+    await expect(writer.webhooks.deleteWebhookEndpoint({ id: created.id })).resolves.toBeUndefined();
   });
 });
 

@@ -10,8 +10,9 @@
 import { PolarClientError } from '@polar-sh/sdk';
 import { createPolar, errors } from '@polar-sh/sdk/2026-10';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
 import { expectDocumented, type HttpReply } from '../support/contract.ts';
-import { sharedLocalApi } from '../support/local-api.ts';
+import { scopedToken, sharedLocalApi } from '../support/local-api.ts';
 import { expectBalanceTies, expectSorted, SORTING_CASES } from '../support/wallet-order.ts';
 
 interface Exchange {
@@ -685,6 +686,56 @@ describe('Create, List and Update Product (POST, GET /v1/products/, PATCH /v1/pr
       polar.products.update('6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b', { name: 'Nope' }),
     );
     expect(unknown).toBeInstanceOf(errors.ResourceNotFound);
+  });
+});
+
+describe('Webhook endpoints with a webhooks:write and a webhooks:read credential', () => {
+  it('the writer: every call parses, with the real secret; the reader: Get and List parse with the placeholder, the writes are PolarClientError 403', async () => {
+    const writer = asSession(await scopedToken(stack, 'webhooks:write'));
+    const reader = asSession(await scopedToken(stack, 'webhooks:read'));
+    const created = await polar.webhooks.createWebhookEndpoint(
+      { url: 'https://hooks.example.com/sdk-v1-scoped', format: 'raw', events: ['customer.created'] },
+      writer,
+    );
+    expectDocumented('createWebhookEndpoint', lastExchange().reply);
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect((await polar.webhooks.getWebhookEndpoint(created.id, writer)).secret).toBe(created.secret);
+    const renamed = await polar.webhooks.updateWebhookEndpoint(created.id, { name: 'scoped' }, writer);
+    expect(renamed.secret).toBe(created.secret);
+    const reset = await polar.webhooks.resetWebhookEndpointSecret(created.id, writer);
+    expect(reset.secret).not.toBe(created.secret);
+    const writerSecrets: string[] = [];
+    for await (const endpoint of polar.webhooks.iterListWebhookEndpoints({ limit: 100 }, writer)) {
+      writerSecrets.push(endpoint.secret);
+    }
+    expect(writerSecrets).toContain(reset.secret);
+
+    const read = await polar.webhooks.getWebhookEndpoint(created.id, reader);
+    expectDocumented('getWebhookEndpoint', lastExchange().reply);
+    expect(read).toMatchObject({ id: created.id, name: 'scoped', secret: WEBHOOK_SECRET_PLACEHOLDER });
+    const readerSecrets: string[] = [];
+    for await (const endpoint of polar.webhooks.iterListWebhookEndpoints({ limit: 100 }, reader)) {
+      readerSecrets.push(endpoint.secret);
+    }
+    expectDocumented('listWebhookEndpoints', lastExchange().reply);
+    expect(readerSecrets.length).toBeGreaterThan(0);
+    expect(new Set(readerSecrets)).toEqual(new Set([WEBHOOK_SECRET_PLACEHOLDER]));
+    const writes = [
+      () =>
+        polar.webhooks.createWebhookEndpoint(
+          { url: 'https://hooks.example.com/r', format: 'raw', events: [] },
+          reader,
+        ),
+      () => polar.webhooks.updateWebhookEndpoint(created.id, { name: 'r' }, reader),
+      () => polar.webhooks.resetWebhookEndpointSecret(created.id, reader),
+      () => polar.webhooks.deleteWebhookEndpoint(created.id, reader),
+    ];
+    for (const write of writes) {
+      const error = (await failure(write)) as PolarClientError<string>;
+      expect(error).toBeInstanceOf(PolarClientError);
+      expect(error.statusCode).toBe(403);
+    }
+    await expect(polar.webhooks.deleteWebhookEndpoint(created.id, writer)).resolves.toBeUndefined();
   });
 });
 

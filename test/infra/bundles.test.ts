@@ -25,6 +25,7 @@ import { DEFAULT_ROUTE_KEY } from '#shared/http/routes.ts';
 import { apiReference, operations, pipelineFunctions, routeNotFound } from '#shared/operations.ts';
 import { sqsQueue } from '#shared/queue/sqs.ts';
 import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
+import { operationCards } from '#test/cards/index.ts';
 import { fetchJson } from '../support/contract.ts';
 import {
   codeOf,
@@ -37,12 +38,11 @@ import {
   rendered,
   replyOf,
   requestLines,
-  sampleInvocations,
-  sampleOrder,
   useSamWorld,
 } from '../support/sam.ts';
 
 useSamWorld();
+const cards = await operationCards();
 
 describe('every bundle', () => {
   it.each([...operations, ...pipelineFunctions].map((definition) => [definition.name] as const))(
@@ -60,8 +60,8 @@ describe('every bundle', () => {
 });
 
 describe('sam local invoke <function> -e .local/events/<operation>.json --env-vars .local/events/env.json', () => {
-  // In order: later samples read what earlier ones wrote (a cancellation taken back, a client deleted).
-  it.each(sampleOrder().map((op) => [op.name, sampleInvocations[op.name].what, op] as const))(
+  // Each its card's sample (test/cards/<operation>.ts), against the fixture put back before it.
+  it.each(operations.map((op, i) => [op.name, cards[i]?.sample.label, op] as const))(
     '%s: %s',
     async (_, __, op) => {
       await expectSampleInvocation(op);
@@ -217,7 +217,13 @@ describe('the webhook pipeline, bundled: a stream record through the relay, its 
         subject_id: subject,
       };
       const key = outboxKeys.event('subscription', subject, at, 0, event.id);
-      // The Redeliver sample invocation (above) recorded its request beside the demo event's new round.
+      // Redeliver of the demo's event (its event file rendered with the demo data), through its bundle:
+      // its request recorded beside the event's new round.
+      const redeliver = await invokeBundle(
+        functionIdOf('redeliver-webhook-event'),
+        rendered.get('redeliver-webhook-event.json'),
+      );
+      expect(replyOf(redeliver.result).status).toBe(202);
       const redeliveries = await table.doc.send(
         new QueryCommand({
           TableName: LOCAL_TABLE_NAME,

@@ -246,6 +246,68 @@ describe.each([
     ]);
   });
 
+  it('seals the key set with a customer-managed KMS key: rotation on, kept in prod, a key policy that leaves use to IAM', () => {
+    const keys = resources(s, 'AWS::KMS::Key');
+    expect(Object.keys(keys)).toHaveLength(1);
+    const [keyId, key] = Object.entries(keys)[0] as [string, Resource];
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    expect(key.Properties.KeySpec ?? 'SYMMETRIC_DEFAULT').toBe('SYMMETRIC_DEFAULT');
+    expect(key.DeletionPolicy).toBe(s.model.stage === 'prod' ? 'Retain' : 'Delete');
+    const secret = resources(s, 'AWS::SecretsManager::Secret')[s.model.ids.webhookKeySet];
+    expect(secret?.Properties.KmsKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    // The key policy names this account only (root: IAM policies decide who in it) and never anyone
+    // at large; what CDK adds for the secret holds only through Secrets Manager.
+    const statements = key.Properties.KeyPolicy.Statement as (Statement & {
+      Principal: Json;
+      Effect: string;
+    })[];
+    for (const statement of statements) {
+      expect(statement.Effect).toBe('Allow');
+      expect(JSON.stringify(statement.Principal)).toMatch(/:iam::.*:root/);
+      expect(JSON.stringify(statement.Principal)).not.toBe('"*"');
+    }
+    const viaService = statements.filter((statement) =>
+      JSON.stringify(statement.Condition ?? {}).includes('kms:ViaService'),
+    );
+    expect(viaService).toHaveLength(1);
+    for (const statement of viaService) {
+      expect(JSON.stringify(statement.Condition)).toMatch(/secretsmanager\./);
+    }
+  });
+
+  it('grants kms:Decrypt on that key, through Secrets Manager only, to the key set readers alone; no function encrypts', () => {
+    const [keyId] = Object.keys(resources(s, 'AWS::KMS::Key'));
+    for (const name of Object.keys(s.model.functions)) {
+      const kms = statementsOf(s, name).filter((statement) =>
+        actionsOf([statement]).some((action) => action.startsWith('kms:')),
+      );
+      expect(kms, name).toEqual(
+        usesWebhookKeySet(name)
+          ? [
+              expect.objectContaining({
+                Action: 'kms:Decrypt',
+                Resource: { 'Fn::GetAtt': [keyId, 'Arn'] },
+                Condition: {
+                  StringEquals: {
+                    'kms:ViaService': {
+                      'Fn::Join': ['', ['secretsmanager.', { Ref: 'AWS::Region' }, '.amazonaws.com']],
+                    },
+                  },
+                },
+              }),
+            ]
+          : [],
+      );
+    }
+    // No role of the stack may encrypt with it or generate data keys: only an operator writes the key set.
+    const everyAction = Object.values(resources(s, 'AWS::IAM::Policy')).flatMap((policy) =>
+      actionsOf(policy.Properties.PolicyDocument.Statement as Statement[]),
+    );
+    expect(
+      everyAction.filter((action) => /^kms:(Encrypt|GenerateDataKey|ReEncrypt|\*)/.test(action)),
+    ).toEqual([]);
+  });
+
   it('throttles the default stage', () => {
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
@@ -302,9 +364,9 @@ describe.each([
       // one queues, Redeliver's round, leaves through the table's stream): no `sqs:` action.
       const logGroupId = idsOf(s, name).logGroup;
       const others = statements.filter((st) => !tableStatements.includes(st));
-      expect(others).toHaveLength(2 + ('webhookKeySet' in op ? 1 : 0));
+      expect(others).toHaveLength(2 + ('webhookKeySet' in op ? 2 : 0));
       for (const statement of others) {
-        if (asArray(statement.Action).some((action) => action.startsWith('secretsmanager:'))) continue;
+        if (asArray(statement.Action).some((action) => /^(secretsmanager|kms):/.test(action))) continue;
         if (asArray(statement.Action).some((action) => action.startsWith('xray:'))) {
           expect(asArray(statement.Action).sort()).toEqual(XRAY_ACTIONS);
           expect(statement.Resource).toBe('*');

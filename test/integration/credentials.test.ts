@@ -5,7 +5,7 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPersonalAccessToken } from '#scripts/admin/commands.ts';
+import { createPersonalAccessToken, PAT_DEFAULT_TTL_DAYS } from '#scripts/admin/commands.ts';
 import { keys } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
@@ -156,11 +156,12 @@ describe('expired and revoked credentials', () => {
   it('an expired personal access token → 401 invalid_token', async () => {
     const stored = await findToken(world.table, hashSecret(world.demo.personal_access_token));
     if (stored?.kind !== 'personal_access_token') throw new Error('demo PAT missing');
-    const expired = await createPersonalAccessToken(world.admin, {
-      userId: stored.user_id,
-      scope: 'webhooks:write',
-      expiresAt: new Date(Date.now() - 1000),
-    });
+    // Created by an operator whose clock said a day past the default lifetime ago.
+    const past = new Date(Date.now() - (PAT_DEFAULT_TTL_DAYS + 1) * 86_400_000);
+    const expired = await createPersonalAccessToken(
+      { ...world.admin, now: () => past },
+      { userId: stored.user_id, scope: 'webhooks:write' },
+    );
     const reply = await world.call('DELETE', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[0]}`, {
       token: expired.token,
     });

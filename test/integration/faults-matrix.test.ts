@@ -14,7 +14,7 @@ import { createWorld, type World } from '../support/world.ts';
 let world: World;
 beforeAll(async () => {
   world = await createWorld('faults-matrix');
-  useFaultWorld(world);
+  await useFaultWorld(world);
 });
 afterAll(() => world?.drop());
 

@@ -14,11 +14,14 @@ import {
   createPersonalAccessToken,
   createUser,
   createWebhookEndpoint,
+  listPersonalAccessTokensOf,
+  PAT_DEFAULT_TTL_DAYS,
 } from '#scripts/admin/commands.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { keys } from '#shared/data/table.ts';
+import { findToken } from '#shared/data/tokens.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
-import { hashSecret } from '#shared/domain/secrets.ts';
+import { hashSecret, WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
 import { faultyApi } from '../support/faults.ts';
 import {
   clientRequest,
@@ -158,6 +161,20 @@ describe('secrets never reach the table, the logs or other answers', () => {
     await addMember(admin, demo.organization_id, user.id);
     const userPat = await createPersonalAccessToken(admin, { userId: user.id, scope: ALL_SCOPES.join(' ') });
     secrets.add(userPat.token);
+    // A webhooks:read credential reads the endpoints with the placeholder, never a signing secret.
+    const readerPat = await createPersonalAccessToken(admin, { userId: user.id, scope: 'webhooks:read' });
+    secrets.add(readerPat.token);
+    const readerGet = record(
+      'reader get endpoint',
+      await world.call('GET', endpointUrl, { token: readerPat.token }),
+    );
+    expect(readerGet.body.secret).toBe(WEBHOOK_SECRET_PLACEHOLDER);
+    const readerList = record(
+      'reader list endpoints',
+      await world.call('GET', '/v1/webhooks/endpoints?limit=100', { token: readerPat.token }),
+    );
+    expect(readerList.body.items.length).toBeGreaterThanOrEqual(3);
+    for (const item of readerList.body.items) expect(item.secret).toBe(WEBHOOK_SECRET_PLACEHOLDER);
     const customer = await getCustomer(world.table, demo.customer_id);
     if (!customer) throw new Error('demo data incomplete');
     const session = await createCustomerSession(admin, { customer });
@@ -443,9 +460,22 @@ describe('secrets never reach the table, the logs or other answers', () => {
     expect(answers.length).toBeGreaterThan(15);
     for (const { label, reply, returns = [] } of answers) {
       let text = JSON.stringify(reply.headers) + (reply.raw ?? '');
-      for (const secret of returns) text = text.split(secret).join('');
+      // The placeholder a reader gets has a secret's shape and is none: no key, the same for all.
+      for (const secret of [...returns, WEBHOOK_SECRET_PLACEHOLDER]) text = text.split(secret).join('');
       expect(leaks(text), label).toEqual([]);
     }
+  });
+
+  it("the operator's list of a user's personal access tokens carries no token and no token's hash", async () => {
+    const stored = await findToken(world.table, hashSecret(world.demo.personal_access_token));
+    if (stored?.kind !== 'personal_access_token') throw new Error('demo PAT missing');
+    const listed = await listPersonalAccessTokensOf(world.admin, stored.user_id);
+    // The demo user's two tokens at least, by id; their secrets and the hashes the table keys them by absent.
+    expect(listed.map((token) => token.id)).toContain(stored.token_id);
+    expect(listed.length).toBeGreaterThanOrEqual(2);
+    const text = JSON.stringify(listed);
+    expect(leaks(text)).toEqual([]);
+    for (const secret of secrets) expect(text).not.toContain(hashSecret(secret));
   });
 });
 
@@ -466,16 +496,19 @@ describe('expired and revoked credentials are refused by every operation, and ch
     await addMember(admin, demo.organization_id, owner.id);
     const scope = ALL_SCOPES.join(' ');
     const now = new Date();
+    // Created earlier (an operator's clock in the past): the default lifetime ended a minute ago, or now.
+    const createdAt = (ms: number) => ({ ...admin, now: () => new Date(ms) });
+    const lifetime = PAT_DEFAULT_TTL_DAYS * 86_400_000;
     const pats: Record<string, string> = {
       expired: (
-        await createPersonalAccessToken(admin, {
+        await createPersonalAccessToken(createdAt(now.getTime() - lifetime - 60_000), {
           userId: owner.id,
           scope,
-          expiresAt: new Date(now.getTime() - 60_000),
         })
       ).token,
-      'expiring now': (await createPersonalAccessToken(admin, { userId: owner.id, scope, expiresAt: now }))
-        .token,
+      'expiring now': (
+        await createPersonalAccessToken(createdAt(now.getTime() - lifetime), { userId: owner.id, scope })
+      ).token,
       revoked: (await createPersonalAccessToken(admin, { userId: owner.id, scope })).token,
     };
     await revoke(pats.revoked as string);

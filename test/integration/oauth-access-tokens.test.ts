@@ -337,11 +337,21 @@ describe('refused at once: revoked, expired, a deleted client’s, a refresh tok
     expect((await getProduct(access)).status).toBe(200);
   });
 
-  it('a token whose client part was changed, a refresh token, a token of no client: invalid_token', async () => {
+  it('a token whose client or user part was changed, a refresh token, a token of no client: invalid_token', async () => {
     const other = await registerClient(world.call, world.demo.personal_access_token);
-    const swapped = access.replace(/_[A-Za-z0-9]+$/, `_${other.client_id.slice('polar_ci_'.length)}`);
+    const clientPart = (id: string) => `_${id.slice('polar_ci_'.length)}_`;
+    const swapped = access.replace(clientPart(client.client_id), clientPart(other.client_id));
+    expect(swapped).not.toBe(access);
+    // The user part names another user (the one the token names is the consenting user's id).
+    const otherUser = access.replace(/_[0-9a-f-]{36}$/, `_${randomUUID()}`);
+    expect(otherUser).not.toBe(access);
     const { refresh_token } = await issueTokens(world.call, world.demo.personal_access_token, client);
-    for (const token of [swapped, `polar_at_o_${'A'.repeat(48)}`, `polar_at_u_${'A'.repeat(48)}_x`]) {
+    for (const token of [
+      swapped,
+      otherUser,
+      `polar_at_o_${'A'.repeat(48)}`,
+      `polar_at_u_${'A'.repeat(48)}_x`,
+    ]) {
       expectInvalidToken(await getProduct(token));
     }
     expect((await getProduct(refresh_token as string)).status).toBe(401);

@@ -98,7 +98,9 @@ describe('the authorization_code grant', () => {
       expectNoStore(reply);
       const clientPart = client.client_id.slice('polar_ci_'.length);
       expect(reply.body).toEqual({
-        access_token: expect.stringMatching(new RegExp(`^polar_at_o_[A-Za-z0-9]{48}_${clientPart}$`)),
+        access_token: expect.stringMatching(
+          new RegExp(`^polar_at_o_[A-Za-z0-9]{48}_${clientPart}_[0-9a-f-]{36}$`),
+        ),
         token_type: 'Bearer',
         expires_in: ACCESS_TOKEN_TTL_SECONDS,
         refresh_token: expect.stringMatching(/^polar_rt_o_[A-Za-z0-9]{48}$/),

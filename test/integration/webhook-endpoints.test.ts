@@ -18,6 +18,7 @@ import {
 import { keys } from '#shared/data/table.ts';
 import { webhookEndpointRecord } from '#shared/data/webhooks.ts';
 import { openWith } from '#shared/domain/keyring.ts';
+import { WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
 import { deliveryHeaders } from '#shared/domain/webhook-signature.ts';
 import { signingSecrets } from '#shared/services/webhook-endpoints.ts';
 import { documentedReply } from '../support/contract.ts';
@@ -53,7 +54,8 @@ const create = (body: unknown, token = org.token, headers?: Record<string, strin
 const get = (id: string, token = org.token) => world.call('GET', `${base}/${id}`, { token });
 const update = (id: string, body: unknown, token = org.token) =>
   world.call('PATCH', `${base}/${id}`, { token, body });
-const reset = (id: string, token = org.token) => world.call('PATCH', `${base}/${id}/secret`, { token });
+const reset = (id: string, token = org.token, query = '') =>
+  world.call('PATCH', `${base}/${id}/secret${query}`, { token });
 const list = (query = '', token = org.token) => world.call('GET', `${base}${query}`, { token });
 
 const stored = async (id: string) =>
@@ -80,7 +82,7 @@ describe('POST /v1/webhooks/endpoints', () => {
     const reply = documentedReply(
       'createWebhookEndpoint',
       await create({
-        url: '  https://Hooks.Example.COM:8443/polar?x=1  ',
+        url: '  https://Hooks.Example.COM:443/polar?x=1  ',
         name: 'Orders',
         format: 'slack',
         events: ['subscription.created', 'customer.created', 'subscription.created'],
@@ -93,7 +95,7 @@ describe('POST /v1/webhooks/endpoints', () => {
       id: expect.any(String),
       created_at: expect.stringMatching(/Z$/),
       modified_at: null,
-      url: 'https://hooks.example.com:8443/polar?x=1',
+      url: 'https://hooks.example.com/polar?x=1',
       name: 'Orders',
       api_version: '2026-10',
       format: 'slack',
@@ -125,7 +127,7 @@ describe('POST /v1/webhooks/endpoints', () => {
     expect(await listCount(org.id)).toBe(before + 1);
 
     world.resetCount();
-    const read = documentedReply('getWebhookEndpoint', await get(reply.body.id, org.readToken));
+    const read = documentedReply('getWebhookEndpoint', await get(reply.body.id));
     expect(world.roundTrips()).toBe(2);
     expect(read.body).toEqual(reply.body);
   });
@@ -168,6 +170,27 @@ describe('POST /v1/webhooks/endpoints', () => {
       expect.objectContaining({ loc: ['body', 'url'], type, msg: expect.any(String) }),
     ]);
     expect(await listCount(org.id)).toBe(before);
+  });
+
+  it('refuses a port other than 443 and 80 with a 422 at body.url, on create and update', async () => {
+    const refused = documentedReply(
+      'createWebhookEndpoint',
+      await create({ ...valid, url: 'https://hooks.example.com:6379/' }),
+    );
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail).toEqual([
+      {
+        loc: ['body', 'url'],
+        msg: 'Webhook URLs can only use port 443 or 80.',
+        type: 'value_error',
+        input: 'https://hooks.example.com:6379/',
+      },
+    ]);
+    const { body: created } = await create({ ...valid, url: 'https://hooks.example.com:80/' });
+    expect(created.url).toBe('https://hooks.example.com:80/');
+    const moved = await update(created.id, { url: 'https://hooks.example.com:8443/' });
+    expect(moved.status).toBe(422);
+    expect(moved.body.detail[0]).toMatchObject({ loc: ['body', 'url'], type: 'value_error' });
   });
 
   it('refuses loopback URLs unless the local allowance is given (off by default, as deployed)', async () => {
@@ -241,6 +264,32 @@ describe('GET /v1/webhooks/endpoints/{id}', () => {
     expect((await get(body.id)).body).toEqual(unknown.body);
     expect((await get('not-a-uuid')).status).toBe(422);
     expect((await get(body.id, org.scopeless)).status).toBe(403);
+  });
+});
+
+describe('the signing secret goes to writers only', () => {
+  it('webhooks:read reads the placeholder on get and list; webhooks:write reads the secret', async () => {
+    const { body: created } = await create(valid);
+    expect(created.secret).toMatch(SECRET);
+    const readerGet = documentedReply('getWebhookEndpoint', await get(created.id, org.readToken));
+    expect(readerGet.status).toBe(200);
+    expect(readerGet.body).toEqual({ ...created, secret: WEBHOOK_SECRET_PLACEHOLDER });
+    const readerList = documentedReply('listWebhookEndpoints', await list('?limit=100', org.readToken));
+    const secrets = readerList.body.items.map((item: { secret: string }) => item.secret);
+    expect(secrets.length).toBeGreaterThan(0);
+    expect(new Set(secrets)).toEqual(new Set([WEBHOOK_SECRET_PLACEHOLDER]));
+    expect(JSON.stringify(readerList.body)).not.toContain(created.secret.slice('whsec_'.length));
+    // The writer still reads it, as on the hosted service.
+    expect((await get(created.id)).body.secret).toBe(created.secret);
+    const writerList = await list('?limit=100');
+    expect(writerList.body.items.find((item: { id: string }) => item.id === created.id).secret).toBe(
+      created.secret,
+    );
+  });
+
+  it('the placeholder has the shape of a secret and is no key: no base64 decoder accepts it', () => {
+    expect(WEBHOOK_SECRET_PLACEHOLDER).toMatch(/^whsec_\*{44}$/);
+    expect(() => new Webhook(WEBHOOK_SECRET_PLACEHOLDER)).toThrow();
   });
 });
 
@@ -553,5 +602,30 @@ describe('PATCH /v1/webhooks/endpoints/{id}/secret', () => {
     expect(foreign.status).toBe(404);
     expect(foreign.body).toEqual((await reset(randomUUID())).body);
     expect((await reset(created.id, org.readToken)).status).toBe(403);
+  });
+
+  it('previous_secret_overlap_seconds=0 ends the replaced secret at once; another value sets its overlap', async () => {
+    const { body: created } = await create(valid);
+    const deps = world.depsFor('reset-webhook-endpoint-secret');
+    const now = await reset(created.id, org.token, '?previous_secret_overlap_seconds=0');
+    expect(documentedReply('resetWebhookEndpointSecret', now).status).toBe(200);
+    const ended = webhookEndpointRecord(await stored(created.id));
+    expect(ended.previous_secret_ciphertext).toBeNull();
+    expect(ended.previous_secret_expires_at).toBeNull();
+    expect(await signingSecrets(deps, ended, new Date())).toEqual([now.body.secret]);
+
+    const hour = await reset(created.id, org.token, '?previous_secret_overlap_seconds=3600');
+    const record = webhookEndpointRecord(await stored(created.id));
+    const expires = Date.parse(record.previous_secret_expires_at as string);
+    expect(expires - Date.parse(record.modified_at as string)).toBe(3_600_000);
+    expect(await signingSecrets(deps, record, new Date(expires - 1000))).toEqual([
+      hour.body.secret,
+      now.body.secret,
+    ]);
+    for (const bad of ['-1', '86401', '1.5', 'soon', '']) {
+      const refused = await reset(created.id, org.token, `?previous_secret_overlap_seconds=${bad}`);
+      expect(documentedReply('resetWebhookEndpointSecret', refused).status, bad).toBe(422);
+    }
+    expect((await get(created.id)).body.secret).toBe(hour.body.secret);
   });
 });

@@ -463,7 +463,7 @@ describe('observability (issue 14)', () => {
 });
 
 describe('an attempt that got no answer', () => {
-  it("names why in the deliverer's line (a refused connection), and the endpoint's URL nowhere", async () => {
+  it("names why in the deliverer's line (a refused connection), only `no answer` in the delivery log, and the endpoint's URL nowhere", async () => {
     const { lines, restore } = captureLines();
     try {
       // A loopback port nothing listens on any more: the connection is refused.
@@ -487,6 +487,12 @@ describe('an attempt that got no answer', () => {
         attempt: 1,
       });
       expect(JSON.stringify(attemptOf())).not.toContain('do-not-log');
+      // The endpoint's owner reads no network detail: a refused port and a silent one are the same.
+      const deliveries = await world.call('GET', `/v1/webhooks/deliveries?endpoint_id=${endpoint.id}`, {
+        token: token(),
+      });
+      expect(deliveries.status).toBe(200);
+      expect(deliveries.body.items.map((item: { response: string }) => item.response)).toEqual(['no answer']);
       // No more attempts: its retry finds the endpoint deleted and sends nothing.
       await softDeleteWebhookEndpoint(world.table, endpoint, new Date().toISOString());
     } finally {

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deliveryHeaders } from '#shared/domain/webhook-signature.ts';
-import { addressGuard } from '#shared/webhooks/address-guard.ts';
+import { addressGuard, portAllowed } from '#shared/webhooks/address-guard.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelaySeconds } from '#shared/webhooks/retry.ts';
 import { guardedLookup, SNIPPET_BYTES, sendAttempt } from '#shared/webhooks/send.ts';
 
@@ -83,7 +83,12 @@ describe('sendAttempt', () => {
       // Never answers.
     });
     const attempt = await sendAttempt(url, {}, payload, { guard: loopbackAllowed, timeoutMs: 300 });
-    expect(attempt).toMatchObject({ status: null, delivered: false, error: 'no answer within 300 ms' });
+    expect(attempt).toMatchObject({
+      status: null,
+      delivered: false,
+      error: 'no answer',
+      cause: 'timeout after 300 ms',
+    });
     expect(attempt.durationMs).toBeGreaterThanOrEqual(290);
     expect(attempt.durationMs).toBeLessThan(2000);
   });
@@ -133,7 +138,27 @@ describe('sendAttempt', () => {
     const { url } = await receiver((_, res) => res.writeHead(200).end());
     await new Promise((resolve) => servers.splice(0)[0]?.close(resolve));
     const attempt = await sendAttempt(url, {}, payload, { guard: loopbackAllowed });
-    expect(attempt).toMatchObject({ status: null, delivered: false, error: 'ECONNREFUSED' });
+    // The public reason is the timeout's: a closed port and a silent one read the same.
+    expect(attempt).toMatchObject({
+      status: null,
+      delivered: false,
+      error: 'no answer',
+      cause: 'ECONNREFUSED',
+    });
+  });
+
+  it('a port allowPort refuses is never connected to', async () => {
+    let reached = 0;
+    const { url } = await receiver((_, res) => {
+      reached++;
+      res.writeHead(200).end();
+    });
+    const attempt = await sendAttempt(url, {}, payload, {
+      guard: loopbackAllowed,
+      allowPort: (target) => portAllowed(target),
+    });
+    expect(attempt).toMatchObject({ status: null, delivered: false, error: 'address refused' });
+    expect(reached).toBe(0);
   });
 });
 

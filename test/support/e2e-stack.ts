@@ -16,7 +16,7 @@ export default async function setup({ provide }: Pick<TestProject, 'provide'>): 
     if (line.level !== 'info') console.error(JSON.stringify(line));
   });
   const stack = await startLocalApi('e2e-shared', { policies: setupPolicies() });
-  provide('sharedLocalApi', { demo: stack.demo });
+  provide('sharedLocalApi', { demo: stack.demo, keySet: stack.keySet });
   return async () => {
     await stack.stop();
     setLineSink(undefined);

@@ -3,8 +3,17 @@
  * tier; test/integration/faults-matrix.test.ts, the whole matrix): for each operation of the route
  * table the DynamoDB calls a successful request makes, how to prepare a fresh request, and what the
  * table must show after it; and what a case of a fault at one call must show.
+ *
+ * An operation needs no entry here: by default its card's sample (test/cards/<operation>.ts) is sent
+ * against the bench fixture's items (test/bench/fixture.ts, written into the world's table), its
+ * calls are those the sample makes once without a fault (recorded by `useFaultWorld`), and each case
+ * must show the contract (the sample's status after a healed fault, the 503 after a lasting one,
+ * never a 500). A change made in one write call is all or nothing by itself; an operation whose
+ * sample makes several write calls is refused there until it has an entry below, whose `verify`
+ * checks that no half of its change is left behind. The entries below are the operations whose
+ * table checks (or set-up on the demo data) the default cannot derive.
  */
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import {
   createCustomer,
@@ -20,6 +29,9 @@ import { productListing } from '#shared/data/products.ts';
 import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
+import { fixtureItems } from '#test/bench/fixture.ts';
+import { sampleRequest } from '#test/bench/samples.ts';
+import { operationCards } from '#test/cards/index.ts';
 import { expectDocumented } from './contract.ts';
 import { FAULT_CLASSES, type Fault, type FaultCase, type FaultKind, faultyApi, isWrite } from './faults.ts';
 import {
@@ -38,10 +50,6 @@ import { listPartition, scanTable } from './table-state.ts';
 import type { Reply, World } from './world.ts';
 
 let world: World;
-/** The world the cases run in: each test file creates its own and hands it over first. */
-export function useFaultWorld(created: World): void {
-  world = created;
-}
 
 /** The production client's attempts per call (createDocumentClient: maxAttempts 3). */
 export const MAX_ATTEMPTS = 3;
@@ -65,6 +73,8 @@ export interface Prepared {
 
 export interface FaultOp {
   operationId: string;
+  /** Its calls were recorded from its card's sample, not written down (the default). */
+  recorded?: true;
   success: number;
   /** The DynamoDB calls of a successful request, in order. */
   calls: string[];
@@ -222,38 +232,6 @@ const faultOps = {
           const sessions = await query(`CUSTOMER#${customer.id}`, 'TOKEN#');
           countFor(outcome, sessions.length);
           if (reply.status === 201) expect(sessions[0]?.token_id).toBe(reply.body.id);
-        },
-      };
-    },
-  },
-  'get-wallet': {
-    success: 200,
-    calls: ['GetItemCommand', 'BatchGetItemCommand'],
-    async prepare() {
-      const page = await world.call('GET', '/v1/customer-portal/wallets/?limit=1', {
-        token: world.demo.customer_session_token,
-      });
-      const id = page.body.items[0].id as string;
-      return {
-        method: 'GET',
-        url: `/v1/customer-portal/wallets/${id}`,
-        token: world.demo.customer_session_token,
-        async verify(reply) {
-          if (reply.status === 200) expect(reply.body.id).toBe(id);
-        },
-      };
-    },
-  },
-  'get-product': {
-    success: 200,
-    calls: ['GetItemCommand', 'GetItemCommand'],
-    async prepare() {
-      return {
-        method: 'GET',
-        url: `/v1/products/${world.demo.free_product_id}`,
-        token: world.demo.personal_access_token,
-        async verify(reply) {
-          if (reply.status === 200) expect(reply.body.id).toBe(world.demo.free_product_id);
         },
       };
     },
@@ -426,63 +404,6 @@ const faultOps = {
   },
   'update-customer-subscription': portalCancelFault('PATCH', { cancel_at_period_end: true }),
   'cancel-customer-subscription': portalCancelFault('DELETE'),
-  'get-customer': {
-    success: 200,
-    calls: ['GetItemCommand', 'GetItemCommand'],
-    async prepare() {
-      return {
-        method: 'GET',
-        url: `/v1/customers/${world.demo.customer_id}`,
-        token: world.demo.personal_access_token,
-        async verify(reply) {
-          if (reply.status === 200) expect(reply.body.id).toBe(world.demo.customer_id);
-        },
-      };
-    },
-  },
-  'list-customers': {
-    success: 200,
-    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand'],
-    async prepare() {
-      return {
-        method: 'GET',
-        url: '/v1/customers/?limit=2&sorting=email',
-        token: world.demo.personal_access_token,
-        async verify(reply) {
-          if (reply.status === 200) expect(reply.body.items).toHaveLength(2);
-        },
-      };
-    },
-  },
-  authorize: {
-    success: 200,
-    calls: ['GetItemCommand', 'BatchGetItemCommand'],
-    async prepare() {
-      return {
-        method: 'GET',
-        url: `/v1/oauth2/authorize?${authorizationQuery(world.demo.oauth_client.client_id)}`,
-        token: world.demo.personal_access_token,
-        async verify(reply) {
-          if (reply.status === 200)
-            expect(reply.body.client.client_id).toBe(world.demo.oauth_client.client_id);
-        },
-      };
-    },
-  },
-  'get-customer-external': {
-    success: 200,
-    calls: ['GetItemCommand', 'QueryCommand'],
-    async prepare() {
-      return {
-        method: 'GET',
-        url: `/v1/customers/external/${world.demo.customer_external_id}`,
-        token: world.demo.personal_access_token,
-        async verify(reply) {
-          if (reply.status === 200) expect(reply.body.id).toBe(world.demo.customer_id);
-        },
-      };
-    },
-  },
   consent: {
     success: 303,
     calls: ['GetItemCommand', 'GetItemCommand', 'PutItemCommand'],
@@ -693,16 +614,24 @@ const faultOps = {
       expect(tokens.access_token).toMatch(/^polar_at_/);
     },
   }),
-  userinfo: {
-    success: 200,
-    calls: ['GetItemCommand', 'GetItemCommand'],
+  'revoke-authorized-client': {
+    success: 204,
+    // The token, the user's grants (GSI1), the grant, the transaction ending it and its tokens.
+    calls: ['GetItemCommand', 'QueryCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
+      // A client of its own with one grant: revoking it touches nothing else of the demo user's.
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
       return {
-        method: 'GET',
-        url: '/v1/oauth2/userinfo',
+        method: 'DELETE',
+        url: `/v1/oauth2/authorized-clients/${client.client_id}`,
         token: world.demo.personal_access_token,
-        async verify(reply) {
-          if (reply.status === 200) expect(reply.body.email).toEqual(expect.stringContaining('@'));
+        async verify(_, outcome) {
+          // The grant and both its tokens end together, or none of them does.
+          const access = await get(keys.token(hashSecret(tokens.access_token)));
+          const refresh = await get(keys.token(hashSecret(tokens.refresh_token as string)));
+          expect(access?.revoked_at === null).toBe(refresh?.revoked_at === null);
+          countFor(outcome, access?.revoked_at === null ? 0 : 1);
         },
       };
     },
@@ -770,7 +699,7 @@ const faultOps = {
       };
     },
   },
-} satisfies Record<OperationName, Omit<FaultOp, 'operationId'>>;
+} satisfies Partial<Record<OperationName, Omit<FaultOp, 'operationId'>>>;
 
 /** The Redeliver requests recorded in a webhook event's partition (`keys.redelivery`). */
 async function redeliveryRequests(webhookEventId: string): Promise<unknown[]> {
@@ -1069,30 +998,105 @@ async function registerClient(): Promise<{ client_id: string; registration_acces
   return reply.body;
 }
 
-/** Every operation of the route table, in its order; a new one does not compile until it has its case. */
-export const ops: FaultOp[] = operations.map((op) => ({ operationId: op.operationId, ...faultOps[op.name] }));
+type Operation = (typeof operations)[number];
+
+/** Puts the fixture's items (back) into the world's table: the default cases' data. */
+async function putFixture(): Promise<void> {
+  await Promise.all(
+    fixtureItems().map((Item) => world.table.doc.send(new PutCommand({ TableName: world.table.name, Item }))),
+  );
+}
+
+/** The default case of an operation without an entry: its card's sample, its calls recorded first. */
+function sampleFaultOp(operation: Operation, success: number, calls: string[]): FaultOp {
+  return {
+    operationId: operation.operationId,
+    success,
+    calls,
+    async prepare() {
+      const card = (await operationCards()).find((candidate) => candidate.name === operation.name);
+      if (!card) throw new Error(`no card for ${operation.name}`);
+      // A writing sample may have changed the fixture (a rename, a deletion): put it back first.
+      if (calls.some(isWrite)) await putFixture();
+      const { form, ...request } = sampleRequest(operation, card.sample);
+      return {
+        ...request,
+        ...(form === undefined
+          ? {}
+          : {
+              body: new URLSearchParams(form).toString(),
+              headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            }),
+        // One write call at most (checked when recorded): all or nothing by itself.
+        async verify() {},
+      };
+    },
+  };
+}
+
+/**
+ * Every operation of the route table, in its order (its entry above, or its card's sample), and the
+ * extra ones below; filled by `useFaultWorld`.
+ */
+export const ops: FaultOp[] = [];
+
+/**
+ * The world the cases run in: each test file creates its own and hands it over first. Writes the
+ * fixture's items and records the calls of each operation that has no entry above.
+ */
+export async function useFaultWorld(
+  created: World,
+  options: SendOptions = { retryDelay: 'none', requestTimeouts: 'patient' },
+): Promise<void> {
+  world = created;
+  await putFixture();
+  const cards = await operationCards();
+  ops.length = 0;
+  for (const [i, operation] of operations.entries()) {
+    const entry: Omit<FaultOp, 'operationId'> | undefined = faultOps[operation.name as keyof typeof faultOps];
+    if (entry) {
+      ops.push({ operationId: operation.operationId, ...entry });
+      continue;
+    }
+    const { status } = (cards[i] as (typeof cards)[number]).sample;
+    const recording = sampleFaultOp(operation, status, []);
+    const { reply, injector } = await send(recording, undefined, options);
+    if (reply.status !== status)
+      throw new Error(`${operation.name}: its sample answered ${reply.status}, its card says ${status}`);
+    const calls = injector.attemptsByCall().map(([name]) => name);
+    const writes = calls.filter(isWrite);
+    if (writes.length > 1)
+      throw new Error(
+        `${operation.name}: its sample makes ${writes.length} write calls (${writes.join(', ')}); a failure between them could leave half a change, which the default cannot check: give it an entry in test/support/fault-operations.ts whose verify checks the table`,
+      );
+    ops.push({ ...sampleFaultOp(operation, status, calls), recorded: true });
+  }
+  ops.push(...extraOps);
+}
 
 /**
  * And one operation authenticated by an OAuth access token: the token and its client's liveness
  * item in one batch (the path every operation that takes a PAT takes for these tokens).
  */
-ops.push({
-  operationId: 'getProduct',
-  success: 200,
-  calls: ['BatchGetItemCommand', 'GetItemCommand'],
-  async prepare() {
-    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
-    const { access_token } = await issueTokens(world.call, world.demo.personal_access_token, client);
-    return {
-      method: 'GET',
-      url: `/v1/products/${world.demo.free_product_id}`,
-      token: access_token,
-      async verify(reply) {
-        if (reply.status === 200) expect(reply.body.id).toBe(world.demo.free_product_id);
-      },
-    };
+const extraOps: FaultOp[] = [
+  {
+    operationId: 'getProduct',
+    success: 200,
+    calls: ['BatchGetItemCommand', 'GetItemCommand'],
+    async prepare() {
+      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const { access_token } = await issueTokens(world.call, world.demo.personal_access_token, client);
+      return {
+        method: 'GET',
+        url: `/v1/products/${world.demo.free_product_id}`,
+        token: access_token,
+        async verify(reply) {
+          if (reply.status === 200) expect(reply.body.id).toBe(world.demo.free_product_id);
+        },
+      };
+    },
   },
-});
+];
 export const opNamed = (name: OperationName): FaultOp =>
   ops[operations.findIndex((op) => op.name === name)] as FaultOp;
 

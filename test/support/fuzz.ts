@@ -54,7 +54,7 @@ import type {
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import type { CustomerSubscription, Product, Subscription } from '#shared/generated/api-types.ts';
-import type { OperationId } from '#shared/operations.ts';
+import { type OperationId, operations } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { deleteClient } from '#shared/services/client-registration.ts';
 import { consent } from '#shared/services/consent.ts';
@@ -4901,12 +4901,236 @@ function userinfoArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// The document's model: an operation without a hand model
+// ---------------------------------------------------------------------------------------------
+
+/** An OpenAPI parameter (after `$ref`), as far as the document's model reads it. */
+interface DocumentParameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  schema?: { enum?: unknown[]; type?: string };
+}
+
+function documentOperation(operationId: string) {
+  const document = loadOpenApi();
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item)) {
+      if (operation.operationId !== operationId) continue;
+      const resolve = (p: { $ref?: string }): DocumentParameter => {
+        if (!p.$ref) return p as DocumentParameter;
+        const name = p.$ref.split('/').pop() as string;
+        return (document.components as { parameters: Record<string, DocumentParameter> }).parameters[
+          name
+        ] as DocumentParameter;
+      };
+      const parameters = ((operation.parameters ?? []) as { $ref?: string }[]).map(resolve);
+      return { parameters, hasBody: operation.requestBody !== undefined };
+    }
+  }
+  throw new Error(`no operation ${operationId}`);
+}
+
+/** The statuses the document's model makes definite for an operation: what its generator must reach. */
+export function documentModelReaches(operationId: OperationId): number[] {
+  const operation = operations.find((op) => op.operationId === operationId);
+  if (!operation) throw new Error(`no operation ${operationId}`);
+  const listed = documentedStatuses(operationId);
+  const { parameters, hasBody } = documentOperation(operationId);
+  const plain = !operation.path.includes('{') && !hasBody && !parameters.some((p) => p.required);
+  const success = [...listed].find((status) => status >= 200 && status < 300);
+  return [401, ...(plain && success !== undefined ? [success] : [])].filter((status) => listed.has(status));
+}
+
+/**
+ * Requests built from the operation's entry in the document: a credential of its kind or a wrong
+ * one (`authArb`), each path parameter an id or junk, its query parameters with values of their enum
+ * or junk (and an unknown one), a JSON body of any shape, broken or not, when it takes one. The
+ * oracle is the contract's: a refused credential is its 401 or 403; a broken body its 413, 415 or
+ * 422; otherwise a status the document lists (never a 5xx: `checkReply`), and the success it lists
+ * when the request names nothing (no path, query or body). The suite's table check holds too: an
+ * operation modelled so writes nothing (`touched`).
+ */
+export function documentModelArb(ctx: FuzzContext, operationId: OperationId): fc.Arbitrary<FuzzCase> {
+  const operation = operations.find((op) => op.operationId === operationId);
+  if (!operation) throw new Error(`no operation ${operationId}`);
+  const credential =
+    operation.credential === 'personal_access_token'
+      ? 'pat'
+      : operation.credential === 'customer_session'
+        ? 'session'
+        : undefined;
+  if (!credential)
+    throw new Error(
+      `${operation.name}: the document's fuzz model sends bearer tokens only (a personal access token or a customer session); give it a model in test/support/fuzz.ts`,
+    );
+  const listed = [...documentedStatuses(operationId)].filter((status) => status < 500);
+  const { parameters, hasBody } = documentOperation(operationId);
+  const reaches = documentModelReaches(operationId);
+  const success = reaches.find((status) => status !== 401);
+  const pathNames = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
+  const queries = parameters.filter((p) => p.in === 'query');
+  const segment = fc.oneof(
+    { weight: 4, arbitrary: fc.uuid({ version: 4 }) },
+    { weight: 1, arbitrary: alnum(1, 40) },
+    { weight: 1, arbitrary: text(1, 20).map((t) => encodeURIComponent(toWellFormed(t))) },
+  );
+  const queryValue = (p: DocumentParameter) =>
+    fc.oneof(
+      ...(p.schema?.enum ? [fc.constantFrom(...p.schema.enum.map(String))] : []),
+      fc.integer({ min: -5, max: 200 }).map(String),
+      alnum(0, 20),
+      fc.constantFrom('true', 'false', '', 'null'),
+    );
+  const queryArb = fc.array(
+    fc.oneof(
+      ...queries.map((p) => fc.tuple(fc.constant(p.name), queryValue(p))),
+      fc.tuple(alnum(1, 12), alnum(0, 12)),
+    ),
+    { maxLength: 4 },
+  );
+  const bodyPart = hasBody
+    ? fc.tuple(
+        contentTypeArb,
+        bodyArb(fc.oneof(jsonValue, fc.dictionary(text(1, 12), jsonValue, { maxKeys: 6 }))),
+      )
+    : fc.constant(undefined);
+  return fc
+    .record({
+      auth: authArb(ctx, credential, operation.scopes.length > 0),
+      path: fc.tuple(...pathNames.map(() => segment)),
+      query:
+        queries.length > 0
+          ? fc.oneof(fc.constant([] as [string, string][]), queryArb)
+          : fc.constant([] as [string, string][]),
+      body: bodyPart,
+      slash: fc.boolean(),
+    })
+    .map(({ auth, path, query, body, slash }): FuzzCase => {
+      let index = 0;
+      const filled = operation.path.replace(/\{\w+\}/g, () => path[index++] as string);
+      const search = new URLSearchParams(query).toString();
+      const url = `${filled.replace(/\/$/, '')}${slash ? '/' : ''}${search ? `?${search}` : ''}`;
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const method = operation.method as FuzzRequest['method'];
+      if (body) {
+        const [type, sent] = body;
+        if (type.header !== undefined) headers['content-type'] = type.header;
+        return {
+          operationId,
+          request: { method, url, headers, body: sent.bytes ?? sent.text },
+          oracle: postOracle(auth, type, sent, () => anything(listed)),
+        };
+      }
+      const request: FuzzRequest = { method, url, headers };
+      if (!passed(auth.outcome))
+        return {
+          operationId,
+          request,
+          oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+        };
+      const plain = pathNames.length === 0 && query.length === 0;
+      return {
+        operationId,
+        request,
+        oracle: plain && success !== undefined ? { statuses: [success] } : anything(listed),
+      };
+    });
+}
+
+/** The applications the demo user authorized: a personal access token only, no scope; never a token in the answer. */
+function authorizedClientsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return fc.tuple(authArb(ctx, 'pat', false, false), fc.boolean()).map(([auth, slash]): FuzzCase => {
+    const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+    const request = {
+      method: 'GET' as const,
+      url: slash ? '/v1/oauth2/authorized-clients/' : '/v1/oauth2/authorized-clients',
+      headers,
+    };
+    if (!passed(auth.outcome))
+      return {
+        operationId: 'listAuthorizedClients',
+        request,
+        oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+      };
+    return {
+      operationId: 'listAuthorizedClients',
+      request,
+      oracle: {
+        statuses: [200],
+        check: (reply) => {
+          expect(Array.isArray((reply.body as { items?: unknown }).items)).toBe(true);
+          expect(reply.raw ?? '').not.toMatch(/polar_(?:at|rt)_/);
+        },
+      },
+    };
+  });
+}
+
+/** A string `encodeURIComponent` takes (no lone surrogate). */
+const encodable = (value: string): boolean => {
+  try {
+    encodeURIComponent(value);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Revoking an application: a client id the demo user never authorized (random, or of the wrong
+ * shape) is a 404 and changes nothing; the fuzz client's grants are the suite's own and stay.
+ */
+function revokeAuthorizedClientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const clientId = fc.oneof(
+    alnum(1, 60).map((random) => `polar_ci_${random}`),
+    text(1, 40).filter((value) => value.trim() !== '' && value !== '.' && value !== '..' && encodable(value)),
+  );
+  return fc
+    .tuple(authArb(ctx, 'pat', false, false), clientId, fc.boolean())
+    .map(([auth, id, slash]): FuzzCase => {
+      const headers: Record<string, string> = auth.header !== undefined ? { authorization: auth.header } : {};
+      const request = {
+        method: 'DELETE' as const,
+        url: `/v1/oauth2/authorized-clients/${encodeURIComponent(id)}${slash ? '/' : ''}`,
+        headers,
+      };
+      if (!passed(auth.outcome))
+        return {
+          operationId: 'revokeAuthorizedClient',
+          request,
+          oracle: { statuses: [auth.outcome.status], errors: auth.outcome.errors },
+        };
+      return {
+        operationId: 'revokeAuthorizedClient',
+        request,
+        oracle: { statuses: [404], errors: ['ResourceNotFound'] },
+      };
+    });
+}
+
+/**
+ * Each operation's requests and oracles: its hand model below where it has one (the cases of its
+ * rules, its data, its writes), else the document's model (`documentModelArb`). A new operation
+ * needs no entry here.
+ */
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
+  const models = handModels(ctx);
+  return Object.fromEntries(
+    operations.map((op) => [op.operationId, models[op.operationId] ?? documentModelArb(ctx, op.operationId)]),
+  ) as Record<OperationId, fc.Arbitrary<FuzzCase>>;
+}
+
+/** The operations modelled by hand. */
+function handModels(ctx: FuzzContext): Partial<Record<OperationId, fc.Arbitrary<FuzzCase>>> {
   return {
     requestToken: requestTokenArb(ctx),
     revokeToken: clientTokenArb(ctx, 'revokeToken'),
     introspectToken: clientTokenArb(ctx, 'introspectToken'),
     userinfo: userinfoArb(ctx),
+    listAuthorizedClients: authorizedClientsArb(ctx),
+    revokeAuthorizedClient: revokeAuthorizedClientArb(ctx),
     authorize: authorizeArb(ctx),
     consent: consentArb(ctx),
     createClient: clientArb(ctx),
@@ -5703,9 +5927,11 @@ const pathId = (c: FuzzCase) =>
   decodeURIComponent(c.request.url.split('?')[0]?.split('/')[4] ?? '').toLowerCase();
 
 /** What a successful request of each operation certainly writes: the table's items it adds, changes or removes. */
-const touched: Record<
-  OperationId,
-  (c: FuzzCase, body: Record<string, string>, status: number, before: TableDigest) => string[]
+const touched: Partial<
+  Record<
+    OperationId,
+    (c: FuzzCase, body: Record<string, string>, status: number, before: TableDigest) => string[]
+  >
 > = {
   createClient: (_, body, status) =>
     status === 201 ? [itemKey(keys.oauthClient(body.client_id as string))] : [],
@@ -5751,13 +5977,15 @@ const touched: Record<
     status === 200 && customerBefore(before, body.id as string)?.modified_at !== body.modified_at
       ? [itemKey(keys.customer(body.id as string))]
       : [],
-  updateCustomerExternal: (c, body, status, before) => touched.updateCustomer(c, body, status, before),
+  updateCustomerExternal: (c, body, status, before) =>
+    touched.updateCustomer?.(c, body, status, before) ?? [],
   // Deletable customers change in no other way: the state before the batch is the one deleted.
   deleteCustomer: (c, _, status, before) => {
     const customer = status === 204 && c.deletes ? customerBefore(before, c.deletes.id) : undefined;
     return customer ? customerItemKeys(customer) : [];
   },
-  deleteCustomerExternal: (c, body, status, before) => touched.deleteCustomer(c, body, status, before),
+  deleteCustomerExternal: (c, body, status, before) =>
+    touched.deleteCustomer?.(c, body, status, before) ?? [],
   updateSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
   revokeSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
   updateClient: (c, _, status) =>
@@ -5794,6 +6022,9 @@ const touched: Record<
   revokeToken: (c, _, status) => (status === 200 ? (c.writes ?? []) : []),
   introspectToken: () => [],
   userinfo: () => [],
+  listAuthorizedClients: () => [],
+  // Only ids the demo user never authorized are sent: nothing is revoked.
+  revokeAuthorizedClient: () => [],
 };
 
 /** The client id of a registration request's path. */
@@ -5801,7 +6032,9 @@ const registrationIdOf = (c: FuzzCase): string =>
   c.request.url.replace('/v1/oauth2/register/', '').replace(/\/$/, '');
 
 export function touchedKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
-  return touched[c.operationId](c, reply.body as Record<string, string>, reply.status, before);
+  // An operation without an entry (the document's model) writes nothing: the suite's digest check
+  // then refuses any change it makes, and a writing operation needs its entry.
+  return touched[c.operationId]?.(c, reply.body as Record<string, string>, reply.status, before) ?? [];
 }
 
 /**

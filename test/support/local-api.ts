@@ -7,15 +7,23 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
+import { addMember, createPersonalAccessToken, createUser } from '#scripts/admin/commands.ts';
 import { deleteTable } from '#scripts/local/create-table.ts';
 import { freePort } from '#scripts/local/dynamodb-local.ts';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '#scripts/local/stack.ts';
-import { dynamodbEndpoint, LOCAL_CREDENTIALS, LOCAL_REGION, stackPolicies } from './dynamodb.ts';
+import { createDocumentClient } from '#shared/data/dynamo.ts';
+import {
+  dynamodbEndpoint,
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  stackPolicies,
+  testWebhooks,
+} from './dynamodb.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The e2e project's shared local API (test/support/e2e-stack.ts): what its files read of it. */
-    sharedLocalApi: Pick<LocalStack, 'demo'>;
+    sharedLocalApi: Pick<LocalStack, 'demo' | 'keySet'>;
   }
 }
 
@@ -25,8 +33,8 @@ declare module 'vitest' {
  * tokens in it. Stopping it is the setup's; `stop` here does nothing. A file that needs other options
  * (a clock timer, CORS origins, no pipeline) starts its own with `startLocalApi`.
  */
-export function sharedLocalApi(): Pick<LocalStack, 'demo' | 'stop'> {
-  return { demo: inject('sharedLocalApi').demo, stop: async () => {} };
+export function sharedLocalApi(): Pick<LocalStack, 'demo' | 'keySet' | 'stop'> {
+  return { ...inject('sharedLocalApi'), stop: async () => {} };
 }
 
 export async function startLocalApi(
@@ -78,4 +86,24 @@ function withTableDropped(stack: LocalStack, endpoint: string, tableName: string
       await dropTable(endpoint, tableName);
     },
   };
+}
+
+/**
+ * A personal access token of a new member of the demo organization with exactly `scope`, minted as
+ * the operator CLI mints one (`npm run admin -- --local token create`): for a suite that needs a
+ * narrower credential than the demo's every-scope token (a `webhooks:read` reader).
+ */
+export async function scopedToken(
+  stack: Pick<LocalStack, 'demo' | 'keySet'>,
+  scope: string,
+): Promise<string> {
+  const { demo } = stack;
+  const admin = {
+    table: { doc: createDocumentClient({ endpoint: demo.dynamodb_endpoint }), name: demo.table_name },
+    now: () => new Date(),
+    webhooks: testWebhooks(stack.keySet),
+  };
+  const user = await createUser(admin, { email: `scoped-${randomBytes(6).toString('hex')}@x.example` });
+  await addMember(admin, demo.organization_id, user.id);
+  return (await createPersonalAccessToken(admin, { userId: user.id, scope })).token;
 }

@@ -10,6 +10,11 @@
  * against DynamoDB Local seeded by the demo seed, through the IAM proxy: each bundle reaches DynamoDB
  * on its own endpoint, under the policy this very template gives it.
  *
+ * An operation's sample invocation is its card's sample (test/cards/<operation>.ts): the generated
+ * `events/<operation>.json` (scripts/sample-events.ts) rendered with the bench fixture's values,
+ * against the fixture's items (test/bench/fixture.ts), written into the same table and put back
+ * before each invocation; it must answer the card's `sample.status`, plus the card's `sam` checks.
+ *
  * `useSamWorld()` registers the file's beforeAll/afterAll; the exported bindings are live.
  */
 
@@ -20,8 +25,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect } from 'vitest';
-import type { AdminContext } from '#scripts/admin/commands.ts';
+import { type AdminContext, recordDeliveredWebhookEvent } from '#scripts/admin/commands.ts';
 import { type Moto, startMoto } from '#scripts/deploy/moto.ts';
 import { lambdaNode } from '#scripts/lambda-node.ts';
 import { fromLambdaResult } from '#scripts/local/apigw.ts';
@@ -31,10 +37,19 @@ import { policiesFromTemplate } from '#scripts/local/iam/policy.ts';
 import { type IamProxy, startIamProxy } from '#scripts/local/iam/proxy.ts';
 import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
 import { LOCAL_REGION, LOCAL_TABLE_NAME } from '#scripts/local/stack.ts';
-import { createDeliveryQueue, ENV_VARS_FILE, storeKeySet, writeRenderedEvents } from '#scripts/sam-events.ts';
+import {
+  createDeliveryQueue,
+  ENV_VARS_FILE,
+  EVENTS_DIR,
+  renderTemplate,
+  storeKeySet,
+  writeRenderedEvents,
+} from '#scripts/sam-events.ts';
+import { fixtureVariables } from '#scripts/sample-events.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
-import { newKeySetDocument } from '#shared/domain/keyring.ts';
-import { type OperationName, operations, pipelineFunctions, scheduledFunctions } from '#shared/operations.ts';
+import { operations, pipelineFunctions, scheduledFunctions } from '#shared/operations.ts';
+import { fixture, fixtureItems, KEY_SET, WEBHOOK, WEBHOOK_EVENT } from '#test/bench/fixture.ts';
+import { cardOf } from '#test/cards/index.ts';
 import { expectDocumented, type HttpReply } from './contract.ts';
 import { testWebhooks } from './dynamodb.ts';
 import { type SharedStageModel, sharedStage } from './stages.ts';
@@ -64,8 +79,23 @@ let moto: Moto | undefined;
 export let iam: IamProxy | undefined;
 export let demo: Demo;
 export let rendered: Map<string, Json>;
+/** Each operation's sample event (its generated event rendered with the fixture's values), by operation name. */
+export let sampleEvents: Map<string, Json>;
 /** The webhook key set the seed sealed secrets with; the bundles read it from Secrets Manager (moto). */
 let keySet: string;
+let fixtureEndpoint: string;
+
+/** Puts the bench fixture's items back as they were (a sample before may have changed or deleted them). */
+export async function restoreFixture(): Promise<void> {
+  const doc = createDocumentClient({ endpoint: fixtureEndpoint });
+  try {
+    await Promise.all(
+      fixtureItems().map((Item) => doc.send(new PutCommand({ TableName: LOCAL_TABLE_NAME, Item }))),
+    );
+  } finally {
+    doc.destroy();
+  }
+}
 
 /** The file's DynamoDB Local, seed, IAM proxy, moto and rendered events (its own: invocations write). */
 export function useSamWorld(): void {
@@ -86,7 +116,8 @@ export function useSamWorld(): void {
     const admin = new DynamoDBClient({ region: LOCAL_REGION, endpoint });
     await ensureTable(admin, LOCAL_TABLE_NAME);
     admin.destroy();
-    keySet = newKeySetDocument();
+    // The bench fixture's key set: the demo's endpoints and the fixture's one open with it.
+    keySet = KEY_SET;
     const ctx: AdminContext = {
       table: { doc: createDocumentClient({ endpoint }), name: LOCAL_TABLE_NAME },
       now: () => new Date(),
@@ -119,6 +150,23 @@ export function useSamWorld(): void {
       delivery_queue_url: await createDeliveryQueue(moto.endpoint),
     };
     ctx.table.doc.destroy();
+    fixtureEndpoint = endpoint;
+    await restoreFixture();
+    // The fixture's delivered webhook event (Redeliver's sample), which the bench's fake table only pretends.
+    const doc = createDocumentClient({ endpoint });
+    await recordDeliveredWebhookEvent(
+      { table: { doc, name: LOCAL_TABLE_NAME } },
+      { organizationId: fixture.organizationId, endpointId: WEBHOOK, id: WEBHOOK_EVENT },
+    );
+    doc.destroy();
+    const variables = fixtureVariables();
+    sampleEvents = new Map(
+      operations.map((op) => {
+        const file = join('events', `${op.name}.json`);
+        const template = JSON.parse(readFileSync(join(EVENTS_DIR, `${op.name}.json`), 'utf8'));
+        return [op.name, renderTemplate(template, variables, file)];
+      }),
+    );
     // Rendered to disk and read back, exactly what `npm run sam:events` leaves in .local/events/.
     const renderedDir = join(workDir, 'events');
     rendered = new Map(
@@ -255,413 +303,18 @@ export function replyOf(result: unknown): HttpReply {
   };
 }
 
-interface SampleInvocation {
-  what: string;
-  status: number;
-  check: (reply: HttpReply) => void;
-  /** Samples whose writes this one reads, or whose data it ends (a client deleted): they run first. */
-  after?: readonly OperationName[];
-}
-
-/**
- * What each operation's sample event must give through its bundle. Keyed by operation name: a new
- * operation does not compile until it has a sample event and an expectation here.
- */
-export const sampleInvocations = {
-  'create-client': {
-    what: '201 with a client id and secret, not cacheable',
-    status: 201,
-    check: (reply: HttpReply) => {
-      expect(reply.headers.get('cache-control')).toBe('no-store');
-      expect(reply.body).toMatchObject({
-        client_id: expect.any(String),
-        client_secret: expect.any(String),
-        client_name: 'SAM local sample',
-        redirect_uris: ['https://app.example.com/oauth/callback'],
-      });
-    },
-  },
-  'create-subscription': {
-    what: '201 subscription of the demo customer to the free product',
-    status: 201,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        customer_id: demo.customer_id,
-        product_id: demo.free_product_id,
-        metadata: { source: 'sam-local' },
-      }),
-  },
-  'list-wallets': {
-    what: '200, the first page of the demo customer wallets, highest balance first',
-    status: 200,
-    check: (reply: HttpReply) => {
-      const body = reply.body as { items: { balance: number }[]; pagination: unknown };
-      expect(body.pagination).toMatchObject({ total_count: 14, max_page: 3 });
-      expect(body.items.map((wallet) => wallet.balance)).toEqual([123_456, 60_000, 10_000, 4000, 2500]);
-    },
-  },
-  'delete-webhook-endpoint': {
-    what: '204 with no body',
-    status: 204,
-    check: (reply: HttpReply) => expect(reply.text).toBe(''),
-  },
-  'create-customer-session': {
-    what: '201, a session of the demo customer whose portal URL carries its token',
-    status: 201,
-    check: (reply: HttpReply) => {
-      const session = reply.body as { token: string; customer_id: string; customer_portal_url: string };
-      expect(session.customer_id).toBe(demo.customer_id);
-      expect(new URL(session.customer_portal_url).searchParams.get('customer_session_token')).toBe(
-        session.token,
-      );
-    },
-  },
-  'get-wallet': {
-    what: "200, one of the demo customer's wallets",
-    status: 200,
-    check: (reply: HttpReply) => expect(reply.body).toMatchObject({ customer_id: demo.customer_id }),
-  },
-  'get-product': {
-    what: 'the free plan, with its prices',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({ id: demo.free_product_id, is_recurring: true }),
-  },
-  'list-subscriptions': {
-    what: "200, the large customer's subscriptions to the free product: the demo subscription",
-    status: 200,
-    check: (reply: HttpReply) => {
-      const body = reply.body as { items: { id: string }[]; pagination: unknown };
-      expect(body.pagination).toEqual({ total_count: 1, max_page: 1 });
-      expect(body.items).toMatchObject([{ id: demo.subscription_id }]);
-    },
-  },
-  'list-customer-subscriptions': {
-    what: "200, the demo customer's live subscriptions, newest first",
-    status: 200,
-    check: (reply: HttpReply) => {
-      const body = reply.body as { items: { id: string; customer_id: string }[] };
-      expect(body.items.map((s) => s.id)).toContain(demo.customer_subscription_id);
-      for (const item of body.items) expect(item.customer_id).toBe(demo.customer_id);
-    },
-  },
-  'get-customer-subscription': {
-    what: "200, the demo customer's subscription, its product embedding the organization",
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        id: demo.customer_subscription_id,
-        product: { id: demo.free_product_id, organization: { id: demo.organization_id } },
-      }),
-  },
-  'cancel-customer-subscription': {
-    what: "200, the demo customer's subscription set to cancel at the end of its period",
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        id: demo.customer_subscription_id,
-        status: 'active',
-        cancel_at_period_end: true,
-      }),
-  },
-  'update-customer-subscription': {
-    after: ['cancel-customer-subscription'],
-    what: '200, the cancellation above taken back',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({ id: demo.customer_subscription_id, cancel_at_period_end: false }),
-  },
-  'get-subscription': {
-    what: 'the demo subscription, with its customer and product',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        id: demo.subscription_id,
-        customer: { id: demo.large_customer_id },
-        product: { id: demo.free_product_id },
-      }),
-  },
-  'get-client': {
-    what: "200, the demo client's registration, without its secret",
-    status: 200,
-    check: (reply: HttpReply) => {
-      expect(reply.body).toMatchObject({ client_id: demo.oauth_client.client_id, client_name: 'Demo app' });
-      expect(reply.text).not.toContain('polar_cs_');
-    },
-  },
-  'update-client': {
-    what: '200, the registration replaced',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        client_id: demo.oauth_client.client_id,
-        client_name: 'Demo app, renamed',
-      }),
-  },
-  'delete-client': {
-    after: [
-      'get-client',
-      'update-client',
-      'authorize',
-      'consent',
-      'request-token',
-      'revoke-token',
-      'introspect-token',
-    ],
-    what: '204 with no body',
-    status: 204,
-    check: (reply: HttpReply) => expect(reply.text).toBe(''),
-  },
-  'update-subscription': {
-    what: '200, the demo subscription canceled at the end of its period',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        id: demo.subscription_id,
-        status: 'active',
-        cancel_at_period_end: true,
-        customer_cancellation_reason: 'too_expensive',
-      }),
-  },
-  'revoke-subscription': {
-    after: ['update-subscription'],
-    what: '200, the demo subscription ended now',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({ id: demo.subscription_id, status: 'canceled' }),
-  },
-  'create-customer': {
-    what: '201, a customer of the demo organization',
-    status: 201,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        email: 'sam.local@example.com',
-        organization_id: demo.organization_id,
-      }),
-  },
-  'get-customer': {
-    what: 'the demo customer',
-    status: 200,
-    check: (reply: HttpReply) => expect(reply.body).toMatchObject({ id: demo.customer_id }),
-  },
-  'list-customers': {
-    what: 'the first two customers of the demo organization by e-mail address',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect((reply.body as { items: { email: string }[] }).items.map((c) => c.email)).toEqual([
-        'ada@customer.example',
-        'big@customer.example',
-      ]),
-  },
-  'get-customer-external': {
-    what: 'the demo customer, by its external id',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({ id: demo.customer_id, external_id: demo.customer_external_id }),
-  },
-  'update-customer': {
-    what: 'the second demo customer, renamed',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({ id: demo.second_customer_id, name: 'Grace Hopper', locale: 'en' }),
-  },
-  'update-customer-external': {
-    what: 'the demo customer, its metadata replaced, by its external id',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({ id: demo.customer_id, metadata: { source: 'sam-local' } }),
-  },
-  'delete-customer': {
-    what: '204: the second demo customer deleted',
-    status: 204,
-    check: (reply: HttpReply) => expect(reply.text).toBe(''),
-  },
-  'delete-customer-external': {
-    after: ['create-customer'],
-    what: "204: the create-customer sample's customer (external id sam-local-1) deleted and anonymized",
-    status: 204,
-    check: (reply: HttpReply) => expect(reply.text).toBe(''),
-  },
-  'create-product': {
-    what: '201, a free monthly product of the demo organization',
-    status: 201,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        name: 'SAM local plan',
-        organization_id: demo.organization_id,
-        is_recurring: true,
-        prices: [{ amount_type: 'fixed', price_amount: 0, price_currency: 'usd' }],
-      }),
-  },
-  'list-products': {
-    what: "200, the demo organization's recurring products by name",
-    status: 200,
-    check: (reply: HttpReply) => {
-      const body = reply.body as { items: { name: string; is_recurring: boolean }[] };
-      expect(body.items[0]?.name).toBe('Free plan');
-      expect(body.items.every((product) => product.is_recurring)).toBe(true);
-      const names = body.items.map((product) => product.name.toLowerCase());
-      expect(names).toEqual([...names].sort());
-    },
-  },
-  'update-product': {
-    what: '200, the paid plan renamed',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        id: demo.paid_product_id,
-        name: 'Pro plan, renamed',
-        metadata: { source: 'sam-local' },
-      }),
-  },
-  'create-webhook-endpoint': {
-    what: '201, an endpoint of the demo organization with a whsec_ secret (the key set read from Secrets Manager)',
-    status: 201,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        url: 'https://sam.local.example/hooks',
-        organization_id: demo.organization_id,
-        secret: expect.stringMatching(/^whsec_/),
-      }),
-  },
-  'list-webhook-endpoints': {
-    what: "a page of the demo organization's endpoints, each with its secret",
-    status: 200,
-    check: (reply: HttpReply) => {
-      const page = reply.body as { items: { secret: string }[]; pagination: { total_count: number } };
-      expect(page.pagination.total_count).toBeGreaterThan(0);
-      for (const item of page.items) expect(item.secret).toMatch(/^whsec_/);
-    },
-  },
-  'get-webhook-endpoint': {
-    what: 'a demo endpoint, its secret opened with the key set',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        id: demo.webhook_endpoint_ids[1],
-        secret: expect.stringMatching(/^whsec_/),
-      }),
-  },
-  'update-webhook-endpoint': {
-    what: 'the demo endpoint renamed',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({ id: demo.webhook_endpoint_ids[1], name: 'Renamed by SAM local' }),
-  },
-  'reset-webhook-endpoint-secret': {
-    what: 'a demo endpoint with a new secret',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        id: demo.webhook_endpoint_ids[2],
-        secret: expect.stringMatching(/^whsec_/),
-      }),
-  },
-  authorize: {
-    what: "200, what a consent to the demo client's request would grant",
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toMatchObject({
-        client: { client_id: demo.oauth_client.client_id },
-        sub_type: 'organization',
-        scopes: ['openid'],
-      }),
-  },
-  consent: {
-    what: "303 to the demo client's redirect URI with a code",
-    status: 303,
-    check: (reply: HttpReply) => {
-      const location = new URL(reply.headers.get('location') as string);
-      expect(`${location.origin}${location.pathname}`).toBe('http://127.0.0.1:8080/callback');
-      expect(location.searchParams.get('code')).toMatch(/^polar_ac_/);
-      expect(location.searchParams.get('state')).toBe('sam-local');
-    },
-  },
-  'request-token': {
-    what: "200, the demo client's refresh token exchanged for new tokens (rotation)",
-    status: 200,
-    check: (reply: HttpReply) => {
-      expect(reply.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid email' });
-      expect((reply.body as { refresh_token: string }).refresh_token).not.toBe(
-        demo.oauth_tokens.refresh_token,
-      );
-      expect(reply.headers.get('cache-control')).toBe('no-store');
-    },
-  },
-  // By now Request Token has replaced the demo tokens.
-  'revoke-token': {
-    after: ['request-token'],
-    what: "200 {}, the demo client's (replaced) refresh token revoked with its grant",
-    status: 200,
-    check: (reply: HttpReply) => expect(reply.body).toEqual({}),
-  },
-  'introspect-token': {
-    after: ['request-token'],
-    what: "200, whether the demo client's access token is active (ended by the refresh before it)",
-    status: 200,
-    check: (reply: HttpReply) => {
-      const body = reply.body as { active: boolean; client_id?: string };
-      if (body.active) expect(body.client_id).toBe(demo.oauth_client.client_id);
-      else expect(body).toEqual({ active: false });
-    },
-  },
-  userinfo: {
-    what: '200, the demo user as the demo personal access token sees it',
-    status: 200,
-    check: (reply: HttpReply) =>
-      expect(reply.body).toEqual({
-        sub: expect.any(String),
-        email: expect.stringContaining('@'),
-        email_verified: false,
-      }),
-  },
-  'list-webhook-deliveries': {
-    what: '200, the attempts of one demo endpoint, newest first',
-    status: 200,
-    check: (reply: HttpReply) => {
-      const page = reply.body as {
-        items: { webhook_event: { id: string } }[];
-        pagination: { total_count: number };
-      };
-      expect(page.pagination.total_count).toBeGreaterThan(0);
-      expect(page.items.map((item) => item.webhook_event.id)).toContain(demo.webhook_event_id);
-    },
-  },
-  'redeliver-webhook-event': {
-    what: "202, the demo webhook event's next round started (the relay queues it, below)",
-    status: 202,
-    check: (reply: HttpReply) => expect(reply.body).toBeNull(),
-  },
-} satisfies Record<OperationName, SampleInvocation>;
-
-/**
- * The operations in the order their samples run against one table: the route table's, except that a
- * sample runs after those named in its `after` (so the document's order may change freely).
- */
-export function sampleOrder(): (typeof operations)[number][] {
-  const byName = new Map(operations.map((op) => [op.name, op]));
-  const ordered: (typeof operations)[number][] = [];
-  const placed = new Set<string>();
-  const place = (name: OperationName) => {
-    if (placed.has(name)) return;
-    placed.add(name);
-    const sample: SampleInvocation = sampleInvocations[name];
-    for (const before of sample.after ?? []) place(before);
-    ordered.push(byName.get(name) as (typeof operations)[number]);
-  };
-  for (const op of operations) place(op.name);
-  return ordered;
-}
-
-/** The operations a client authenticates at with its own credentials (RFC 6749 §2.3), not a bearer token. */
-export const CLIENT_AUTHENTICATED: ReadonlySet<string> = new Set([
-  'request-token',
-  'revoke-token',
-  'introspect-token',
+/** Actions that change the table: a function granted none of them writes nothing. */
+const WRITE_ACTIONS = new Set([
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
 ]);
 
-/** POSTs that only read (RFC 7662 introspection): a form is a POST body, not a write. */
-export const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['introspect-token']);
+/** Whether the function's grants let it write (the route table's `access`). */
+export const writesTable = (op: (typeof operations)[number]): boolean =>
+  op.access.some((grant) => grant.actions.some((action) => WRITE_ACTIONS.has(action)));
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON log lines, asserted field by field
 export type LogLine = Record<string, any>;
@@ -708,40 +361,49 @@ export function expectEmf(line: LogLine | undefined): void {
  * the operation's bundle answers its sample event as `sampleInvocations` says, documented, in one
  * request line with a valid embedded-metric-format document.
  */
+/**
+ * The operation's card sample through its bundle, against the fixture put back first: the card's
+ * status, an answer the document lists, the card's own `sam` checks, and one request line.
+ */
 export async function expectSampleInvocation(op: (typeof operations)[number]) {
   const name = op.name;
-  const event = rendered.get(`${name}.json`);
+  const card = await cardOf(name);
+  const event = sampleEvents.get(name);
+  await restoreFixture();
   const invoked = await invokeBundle(functionIdOf(name), event);
   const { result, stdout } = invoked;
   const reply = replyOf(result);
-  const expected = sampleInvocations[name];
-  expect(reply.status).toBe(expected.status);
+  const status = card.sample.status;
+  expect(reply.status, reply.text).toBe(status);
   expectDocumented(op.operationId, reply);
-  expected.check(reply);
+  if (status === 204) expect(reply.text).toBe('');
+  card.sam?.check?.(reply, expect);
   // Its one request line: the log fields, and a valid embedded-metric-format document.
   const [line, ...more] = requestLines(stdout);
   expect(more).toEqual([]);
+  const clientError = status >= 400 && status < 500;
   expect(line).toMatchObject({
     level: 'info',
     message: 'request',
     operation: name,
     route: event.routeKey,
     method: op.method,
-    status: expected.status,
+    status,
     cold_start: true,
     request_id: event.requestContext.requestId,
     aws_request_id: LAMBDA_REQUEST_ID,
     Requests: 1,
-    Errors4xx: 0,
+    Errors4xx: clientError ? 1 : 0,
     Errors5xx: 0,
     ColdStarts: 1,
   });
   expect(line?.dynamodb.round_trips).toBeGreaterThan(0);
   expect(line?.DynamoDBRoundTrips).toBe(line?.dynamodb.round_trips);
   expect(line?.dynamodb.read_units).toBeGreaterThan(0);
-  // A read-only operation consumed read units only; every write also reads its token first.
-  if (op.method === 'GET' || READ_ONLY_POSTS.has(name)) expect(line?.dynamodb.write_units).toBe(0);
-  else expect(line?.dynamodb.write_units).toBeGreaterThan(0);
+  // A function granted no write consumed read units only; a writing one's success wrote (unless its
+  // card says this sample changes nothing).
+  if (!writesTable(op)) expect(line?.dynamodb.write_units).toBe(0);
+  else if (status < 300 && card.sam?.writes !== false) expect(line?.dynamodb.write_units).toBeGreaterThan(0);
   expectEmf(line);
   return invoked;
 }

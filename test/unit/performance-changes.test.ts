@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultProvider, MissingEnvironmentCredentials } from '#infra/env-credentials.ts';
+import { javaArguments } from '#scripts/local/dynamodb-local.ts';
 import { grantedScopes, parseScope } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 
@@ -52,5 +53,27 @@ describe('env-credentials (bundled in place of the SDK default chain)', () => {
   it('fails clearly without them', async () => {
     delete process.env.AWS_ACCESS_KEY_ID;
     await expect(defaultProvider()()).rejects.toBeInstanceOf(MissingEnvironmentCredentials);
+  });
+});
+
+describe('DynamoDB Local JIT settings (docs/performance.md, section 5)', () => {
+  const distribution = { libDir: '/lib', jar: '/lib/DynamoDBLocal.jar' };
+  const engineOptions = (args: string[]) => args.slice(args.indexOf('-jar'));
+
+  it("starts the tests' engines with C1 only, and npm start's with both tiers, the engine options alike", () => {
+    const tests = javaArguments({}, distribution, 8000);
+    const session = javaArguments({ jit: 'steady-state' }, distribution, 8000);
+    expect(tests).toContain('-XX:TieredStopAtLevel=1');
+    expect(session.some((arg) => arg.startsWith('-XX:TieredStopAtLevel'))).toBe(false);
+    expect(engineOptions(session)).toEqual(engineOptions(tests));
+    expect(engineOptions(tests)).toEqual([
+      '-jar',
+      '/lib/DynamoDBLocal.jar',
+      '-inMemory',
+      '-sharedDb',
+      '-disableTelemetry',
+      '-port',
+      '8000',
+    ]);
   });
 });

@@ -89,6 +89,17 @@ describe('classifyAddress', () => {
     expect(addressAllowed(address)).toBe(kind === 'public');
   });
 
+  it('a scoped IPv6 literal (RFC 4007 zone) is link-local, refused without an exception', () => {
+    for (const scoped of ['fe80::1%eth0', '[fe80::1%eth0]', 'fe80::1%25eth0', '2001:4860::8888%1']) {
+      expect(classifyAddress(scoped), scoped).toBe('link-local');
+      expect(addressAllowed(scoped, { allowLoopback: true }), scoped).toBe(false);
+      expect(addressGuard({ allowLoopback: true })(scoped, 6), scoped).toBe(false);
+    }
+    expect(classifyAddress('10.0.0.1%eth0')).toBeUndefined();
+    expect(checkWebhookUrl('http://[fe80::1%25eth0]/', { allowLoopback: true })).toMatchObject({ ok: false });
+    expect(checkWebhookUrl('https://[fe80::1%25eth0]/')).toMatchObject({ ok: false });
+  });
+
   it('is not fooled by case, brackets or non-addresses', () => {
     expect(classifyAddress('[FE80::1]')).toBe('link-local');
     expect(classifyAddress('example.com')).toBeUndefined();
@@ -124,6 +135,13 @@ describe('the loopback allowance (a local run)', () => {
       url: 'http://127.0.0.1:4000/hooks',
     });
     expect(checkWebhookUrl('http://localhost:4000/', local)).toMatchObject({ ok: true });
+    expect(checkWebhookUrl('https://[::1]:8443/', local)).toMatchObject({ ok: true });
+    // Any port on loopback only: a public host keeps to 443 and 80.
+    expect(checkWebhookUrl('https://hooks.example.com:8443/', local)).toEqual({
+      ok: false,
+      type: 'value_error',
+      msg: 'Webhook URLs can only use port 443 or 80.',
+    });
     expect(checkWebhookUrl('http://hooks.example.com/', local)).toMatchObject({
       ok: false,
       type: 'url_scheme',
@@ -135,7 +153,14 @@ describe('the loopback allowance (a local run)', () => {
 
 const URLS: [string, string | { url: string }][] = [
   ['https://hooks.example.com/polar', { url: 'https://hooks.example.com/polar' }],
-  [' https://Hooks.Example.com:8443/a?b=c#d ', { url: 'https://hooks.example.com:8443/a?b=c#d' }],
+  [' https://Hooks.Example.com:443/a?b=c#d ', { url: 'https://hooks.example.com/a?b=c#d' }],
+  ['https://hooks.example.com:80/', { url: 'https://hooks.example.com:80/' }],
+  // Only the web's ports: any other names another service of the host.
+  ['https://hooks.example.com:8443/', 'value_error'],
+  ['https://hooks.example.com:22/', 'value_error'],
+  ['https://hooks.example.com:0/', 'value_error'],
+  ['https://8.8.8.8:6379/', 'value_error'],
+  ['https://[2001:4860::8888]:8080/', 'value_error'],
   ['https://münchen.de/hook', { url: 'https://xn--mnchen-3ya.de/hook' }],
   ['https://8.8.8.8/', { url: 'https://8.8.8.8/' }],
   ['https://[2001:4860::8888]/', { url: 'https://[2001:4860::8888]/' }],

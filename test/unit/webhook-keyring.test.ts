@@ -3,7 +3,9 @@
  * current version and bound to their endpoint, old versions keep opening after a rotation, and a
  * malformed set is refused without echoing its keys. Webhook secrets have the Standard Webhooks form.
  */
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { describe, expect, it } from 'vitest';
+import { secretsManagerKeyring } from '#shared/data/webhook-keys.ts';
 import {
   newKeySetDocument,
   noKeyring,
@@ -72,6 +74,36 @@ describe('webhook key sets', () => {
       expect(message, document).toMatch(/^webhook key set: /);
       expect(message).not.toContain(material);
     }
+  });
+
+  it('a container that loaded k1 opens a secret sealed under k2 by reading the store once more', async () => {
+    const k1 = newKeySetDocument();
+    const k2 = rotateKeySetDocument(k1);
+    const documents = [k1, k2];
+    let reads = 0;
+    const client = {
+      send: async () => ({ SecretString: documents[Math.min(reads++, documents.length - 1)] }),
+    } as unknown as SecretsManagerClient;
+    const keyring = secretsManagerKeyring('key-set', client);
+    const underK1 = await sealWith(keyring, 'whsec_one', ENDPOINT);
+    expect(underK1).toMatch(/^k1\./);
+    expect(reads).toBe(1);
+    // Another container (or the operator's rotate-keys) sealed this under k2.
+    const underK2 = await sealWith(staticKeyring(k2), 'whsec_two', ENDPOINT);
+    const [a, b] = await Promise.all([
+      openWith(keyring, underK2, ENDPOINT),
+      openWith(keyring, underK2, ENDPOINT),
+    ]);
+    expect([a, b]).toEqual(['whsec_two', 'whsec_two']);
+    expect(reads).toBe(2);
+    // From then on the container seals under k2 and reads nothing more.
+    expect(await sealWith(keyring, 'whsec_three', ENDPOINT)).toMatch(/^k2\./);
+    expect(await openWith(keyring, underK1, ENDPOINT)).toBe('whsec_one');
+    expect(reads).toBe(2);
+    // A version the store does not hold either stays an error.
+    await expect(openWith(keyring, `k9.${underK2.slice(3)}`, ENDPOINT)).rejects.toThrow(
+      /unknown key version/,
+    );
   });
 
   it('a function given no key set fails loudly when it would need one', async () => {

@@ -1,0 +1,168 @@
+/**
+ * What one request of an operation costs and where it lands, from the calls the recorder saw
+ * (`recorder.ts`): round trips, items, true units, DynamoDB Local's units, and the hottest partition
+ * with the per-tenant ceiling it sets.
+ *
+ * Hot partitions: a partition a request writes (or reads) is *shared* when every repetition of the
+ * case touched it, each repetition creating or changing its own object: an organization's list
+ * partition, a product every signup checks, the caller's token. A partition only one repetition
+ * touched is the new object's own and sets no ceiling on the rate of such requests. The ceiling is
+ * DynamoDB's per-partition limit (1,000 WCU/s, 3,000 RCU/s) over the units one request puts on the
+ * hottest shared partition.
+ */
+import type { RecordedCall } from './recorder.ts';
+
+export const PARTITION_WCU_PER_SECOND = 1_000;
+export const PARTITION_RCU_PER_SECOND = 3_000;
+
+export interface RequestCost {
+  roundTrips: number;
+  itemsWritten: number;
+  itemsChecked: number;
+  itemsRead: number;
+  indexWrites: number;
+  trueWru: number;
+  trueRru: number;
+  localWru: number;
+  localRru: number;
+  /** Units per partition (table writes, local-index writes on the item's partition; global-index writes as `<index>:<key>`). */
+  writePartitions: Map<string, number>;
+  readPartitions: Map<string, number>;
+  /** Bytes of the largest transaction (DynamoDB's limit: 4 MB) and its actions (limit 100). */
+  largestTransaction: { actions: number; bytes: number };
+}
+
+const add = (map: Map<string, number>, key: string, units: number) =>
+  map.set(key, (map.get(key) ?? 0) + units);
+
+export function requestCost(calls: RecordedCall[]): RequestCost {
+  const cost: RequestCost = {
+    roundTrips: calls.length,
+    itemsWritten: 0,
+    itemsChecked: 0,
+    itemsRead: 0,
+    indexWrites: 0,
+    trueWru: 0,
+    trueRru: 0,
+    localWru: 0,
+    localRru: 0,
+    writePartitions: new Map(),
+    readPartitions: new Map(),
+    largestTransaction: { actions: 0, bytes: 0 },
+  };
+  for (const call of calls) {
+    if (call.kind === 'write') {
+      cost.localWru += call.localUnits;
+      for (const a of call.accesses) {
+        if (a.action === 'check') cost.itemsChecked++;
+        else if (!call.failed) cost.itemsWritten++;
+        cost.trueWru += a.units;
+        add(cost.writePartitions, a.partition, a.units);
+      }
+      for (const w of call.indexWrites) {
+        cost.indexWrites++;
+        cost.trueWru += w.units;
+        add(
+          cost.writePartitions,
+          w.kind === 'local' ? w.partitionKey : `${w.index}:${w.partitionKey}`,
+          w.units,
+        );
+      }
+      if (call.command === 'TransactWriteItems') {
+        const bytes = call.accesses.reduce((s, a) => s + a.bytes, 0);
+        if (bytes > cost.largestTransaction.bytes)
+          cost.largestTransaction = { actions: call.accesses.length, bytes };
+      }
+    } else {
+      cost.localRru += call.localUnits;
+      for (const a of call.accesses) {
+        cost.itemsRead += a.action === 'get' ? (a.bytes > 0 ? 1 : 0) : 0;
+        cost.trueRru += a.units;
+        add(cost.readPartitions, a.partition, a.units);
+      }
+      cost.itemsRead += call.returned ?? 0;
+    }
+  }
+  return cost;
+}
+
+export interface Hottest {
+  partition: string;
+  units: number;
+  /** Requests per second one such partition allows. */
+  ceiling: number;
+}
+
+/**
+ * The hottest partition touched by every repetition (mean units per request), or undefined when no
+ * partition is shared (each request touches only its own object's partitions).
+ */
+export function hottestShared(
+  perRequest: Map<string, number>[],
+  limitPerSecond: number,
+): Hottest | undefined {
+  if (perRequest.length < 2) throw new Error('hot partitions need at least two repetitions');
+  const [first, ...rest] = perRequest as [Map<string, number>, ...Map<string, number>[]];
+  let best: Hottest | undefined;
+  for (const partition of first.keys()) {
+    if (!rest.every((m) => m.has(partition))) continue;
+    const units = perRequest.reduce((s, m) => s + (m.get(partition) ?? 0), 0) / perRequest.length;
+    if (units > 0 && (!best || units > best.units)) {
+      best = { partition, units, ceiling: limitPerSecond / units };
+    }
+  }
+  return best;
+}
+
+export interface CaseModel {
+  key: string;
+  label: string;
+  operation: string;
+  status: number;
+  /** Means over the repetitions (round trips: the maximum). */
+  roundTrips: number;
+  itemsWritten: number;
+  itemsChecked: number;
+  itemsRead: number;
+  indexWrites: number;
+  trueWru: number;
+  localWru: number;
+  trueRru: number;
+  localRru: number;
+  hotWrite: Hottest | undefined;
+  hotRead: Hottest | undefined;
+  largestTransaction: { actions: number; bytes: number };
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+export function caseModel(
+  c: { key: string; label: string; operation: string; status: number },
+  repetitions: RecordedCall[][],
+): CaseModel {
+  const costs = repetitions.map(requestCost);
+  return {
+    ...c,
+    roundTrips: Math.max(...costs.map((x) => x.roundTrips)),
+    itemsWritten: mean(costs.map((x) => x.itemsWritten)),
+    itemsChecked: mean(costs.map((x) => x.itemsChecked)),
+    itemsRead: mean(costs.map((x) => x.itemsRead)),
+    indexWrites: mean(costs.map((x) => x.indexWrites)),
+    trueWru: mean(costs.map((x) => x.trueWru)),
+    localWru: mean(costs.map((x) => x.localWru)),
+    trueRru: mean(costs.map((x) => x.trueRru)),
+    localRru: mean(costs.map((x) => x.localRru)),
+    hotWrite: hottestShared(
+      costs.map((x) => x.writePartitions),
+      PARTITION_WCU_PER_SECOND,
+    ),
+    hotRead: hottestShared(
+      costs.map((x) => x.readPartitions),
+      PARTITION_RCU_PER_SECOND,
+    ),
+    largestTransaction: costs.reduce(
+      (best, x) => (x.largestTransaction.bytes > best.bytes ? x.largestTransaction : best),
+      { actions: 0, bytes: 0 },
+    ),
+  };
+}
