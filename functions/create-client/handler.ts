@@ -11,6 +11,8 @@ export const createHandler = (deps: Dependencies) =>
     {
       deps,
       idempotencyScope: 'create-client',
+      // The user's own act: a personal access token (with user:write), never a token delegated to a client.
+      oauthAccessTokens: false,
       ...createClientSecurity,
       body: validateCreateClientBody,
       errorHeaders: NO_STORE,

@@ -21,6 +21,10 @@ export interface paths {
          *     `tos_uri` and `policy_uri`, then grant and response types, then `scope` (all
          *     `invalid_client_metadata`). Every answer of this operation, errors included, carries
          *     `Cache-Control: no-store` and `Pragma: no-cache`.
+         *
+         *     The credential is the user's own personal access token with `user:write`; an OAuth
+         *     access token, which a user delegated to some client, is refused (401 `Unauthorized`)
+         *     whatever its scopes.
          */
         post: operations["createClient"];
         delete?: never;
@@ -2725,8 +2729,8 @@ export interface operations {
                 };
             };
             /**
-             * @description The credential lacks a required scope. This operation requires none, so it does not
-             *     occur today; documented, with its headers, for when it does.
+             * @description The personal access token lacks `user:write`: registering a client in the user's
+             *     name changes the user's account.
              */
             403: {
                 headers: {

@@ -9,7 +9,9 @@ export const operations = [
     "path": "/v1/oauth2/register",
     "entry": "functions/create-client/handler.ts",
     "credential": "personal_access_token",
-    "scopes": [],
+    "scopes": [
+      "user:write"
+    ],
     "access": [
       {
         "actions": [
