@@ -2228,6 +2228,7 @@ export interface components {
             redirect_uri?: string;
             scope?: string;
             state?: string;
+            nonce?: string;
             code_challenge?: string;
             code_challenge_method?: string;
         };
@@ -2306,6 +2307,13 @@ export interface components {
             /** @description `polar_rt_u_…`/`polar_rt_o_…`; only for clients with the `refresh_token` grant. */
             refresh_token?: string;
             scope: string;
+            /**
+             * @description OpenID Connect: on the code exchange of a grant with `openid`, a JWT signed RS256 with
+             *     the key the JWKS (`jwks_uri`) names by `kid`: `iss`, `sub` (as UserInfo's), `aud` and
+             *     `azp` (the client id), `exp` (1 hour), `iat`, `auth_time` (the consent), `at_hash`, and
+             *     `nonce` when the authorization request carried one. Not repeated on refresh.
+             */
+            id_token?: string;
         };
         /** @description An RFC 6749 §5.2 error. */
         TokenError: components["schemas"]["OAuthError"] & {
@@ -2868,6 +2876,8 @@ export interface operations {
                 scope?: string;
                 /** @description Returned to the client unchanged (at most 1024 characters). */
                 state?: string;
+                /** @description OpenID Connect: copied into the ID Token unchanged (at most 1024 characters). */
+                nonce?: string;
                 /** @description BASE64URL(SHA-256(code_verifier)), required. */
                 code_challenge?: string;
                 /** @description `S256`, required. */

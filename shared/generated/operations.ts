@@ -23,15 +23,6 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "token",
-          "oauthClientLive"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
           "dynamodb:DeleteItem"

@@ -1,9 +1,9 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPersonalAccessToken } from '#scripts/admin/commands.ts';
 import { indexNames } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import { createPersonalAccessToken } from '#scripts/admin/commands.ts';
 import { issueTokens, registerClient } from '../support/oauth.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -254,14 +254,20 @@ describe("Create Client needs the user's own credential (issue 27 point 3)", () 
       expect(reply.headers['www-authenticate']).toContain('scope="user:write"');
       expect(reply.headers['cache-control']).toBe('no-store');
     }
-    const { token } = await createPersonalAccessToken(world.admin, { userId: await userId(), scope: 'user:write' });
+    const { token } = await createPersonalAccessToken(world.admin, {
+      userId: await userId(),
+      scope: 'user:write',
+    });
     expect((await world.call('POST', '/v1/oauth2/register', { token, body })).status).toBe(201);
     expect(await clientCount()).toBe(before + 1);
   });
 
-  it("refuses an OAuth access token, even one delegated with every scope (401 Unauthorized), registering nothing", async () => {
+  it('refuses an OAuth access token, even one delegated with every scope (401 Unauthorized), registering nothing', async () => {
     const pat = world.demo.personal_access_token;
-    const app = await registerClient(world.call, pat, { scope: ALL_SCOPES.join(' '), default_sub_type: 'user' });
+    const app = await registerClient(world.call, pat, {
+      scope: ALL_SCOPES.join(' '),
+      default_sub_type: 'user',
+    });
     const before = await clientCount();
     for (const scope of ['openid email', ALL_SCOPES.join(' ')]) {
       const { access_token } = await issueTokens(world.call, pat, app, { scope });
