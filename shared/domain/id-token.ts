@@ -45,12 +45,14 @@ export function thumbprint(jwk: Pick<PublicJwk, 'e' | 'n'>): string {
 }
 
 /**
- * Keys made in process: `npm start` and the tests. A new key per process, so ID Tokens from a
- * previous run no longer verify, as after a deployed key's retirement.
+ * Keys made in process: `npm start` and the tests (which may pass the private key, to look for it
+ * where it must never be). A new key per process, so ID Tokens from a previous run no longer
+ * verify, as after a deployed key's retirement.
  */
-export function localIdTokenKeys(): IdTokenKeys {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = publicJwk(publicKey, '');
+export function localIdTokenKeys(
+  privateKey: KeyObject = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey,
+): IdTokenKeys {
+  const jwk = publicJwk(createPublicKey(privateKey), '');
   const kid = `local-${thumbprint(jwk).slice(0, 16)}`;
   const published = { ...jwk, kid };
   return {

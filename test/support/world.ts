@@ -7,7 +7,7 @@
  * call it makes is judged by the policy the synthesised stack gives that function; seeding and
  * assertions (`world.table`) go to DynamoDB Local directly, as an operator would.
  */
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { AdminContext } from '#scripts/admin/commands.ts';
@@ -146,8 +146,12 @@ export interface FunctionClientsOptions {
  * name `Host: api.test` by default, and a test that sends another host sees this issuer all the same.
  */
 export const WORLD_ISSUER = 'https://api.test';
-/** The worlds' ID Token keys: one per test process, given only to the functions the stack grants them to. */
-export const worldIdTokenKeys = localIdTokenKeys();
+/**
+ * The worlds' ID Token keys: one per test process, given only to the functions the stack grants them
+ * to. The private key is exported for the secrets-hygiene suite, which looks for it everywhere.
+ */
+export const worldIdTokenPrivateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+export const worldIdTokenKeys = localIdTokenKeys(worldIdTokenPrivateKey);
 
 export interface FunctionClients {
   depsFor: DepsFor;
