@@ -34,7 +34,8 @@ import {
 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -44,7 +45,13 @@ import {
   projectionTypeOf,
   tableDefinition,
 } from '../shared/data/table.ts';
-import { CUSTOMER_PORTAL_URL_ENV } from '../shared/env.ts';
+import { parseIssuer } from '../shared/domain/issuer.ts';
+import {
+  CUSTOMER_PORTAL_URL_ENV,
+  ID_TOKEN_PUBLISHED_KEYS_ENV,
+  ID_TOKEN_SIGNING_KEY_ENV,
+  ISSUER_ENV,
+} from '../shared/env.ts';
 import { SWAGGER_UI_PACKAGE, swaggerUiAssets } from '../shared/http/api-reference.ts';
 import {
   type CorsPolicy,
@@ -60,6 +67,7 @@ import {
 } from '../shared/observability/telemetry.ts';
 import {
   apiReference,
+  idTokenKeyUsers,
   type OperationName,
   oauthDiscovery,
   operations,
@@ -86,6 +94,17 @@ export interface CommerceApiStackProps extends StackProps {
    * API's own origin. The link carries the session token, so it must be a site you run.
    */
   readonly customerPortalUrl?: string;
+  /**
+   * The issuer: the API's base URL as clients reach it, `https://api.example.com` when a custom domain
+   * fronts the stage; default: the HTTP API's own URL. Every absolute URL the API hands out (OAuth
+   * discovery, `iss`, `registration_client_uri`, ID Tokens) is built on it.
+   */
+  readonly issuer?: string;
+  /**
+   * The ID Token signing key's generation (default 1). Raising it by one rotates: a new KMS key signs,
+   * the previous one is still published in the JWKS until the next rotation removes it.
+   */
+  readonly idTokenKeyGeneration?: number;
   /** `LOG_LEVEL` of every function (debug, info, warn, error); default info. */
   readonly logLevel?: string;
   /** X-Ray active tracing on every function; default on. */
@@ -156,6 +175,17 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
     if (!/^[^\s@,]+@[^\s@,]+\.[^\s@,]+$/.test(email))
       throw new Error(`alarmEmail: not an e-mail address: ${email}`);
   }
+  // `-c issuer:<stage>=https://api.example.com` (the custom domain), or `-c issuer=…` for every stage.
+  const issuer: string | undefined =
+    app.node.tryGetContext(`issuer:${stage}`) ?? app.node.tryGetContext('issuer');
+  if (issuer !== undefined && !issuer.startsWith('https://')) {
+    throw new Error(`issuer must be an https URL: ${issuer}`);
+  }
+  const generation: string | number | undefined =
+    app.node.tryGetContext(`idTokenKeyGeneration:${stage}`) ?? app.node.tryGetContext('idTokenKeyGeneration');
+  if (generation !== undefined && !/^[1-9]\d{0,3}$/.test(String(generation))) {
+    throw new Error(`idTokenKeyGeneration must be a whole number from 1: ${generation}`);
+  }
   if (portal !== undefined && !/^https:\/\/[^/?#]+(\/[^?#]*)?$/.test(portal)) {
     throw new Error(`customerPortalUrl must be an https URL without query or fragment: ${portal}`);
   }
@@ -164,6 +194,8 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
     ...(branch ? { branch } : {}),
     ...(origins !== undefined ? { corsAllowOrigins: parseAllowOrigins(origins) } : {}),
     ...(portal !== undefined ? { customerPortalUrl: portal } : {}),
+    ...(issuer !== undefined ? { issuer: parseIssuer(issuer) } : {}),
+    ...(generation !== undefined ? { idTokenKeyGeneration: Number(generation) } : {}),
     ...(logLevel !== undefined ? { logLevel } : {}),
     ...(tracing !== undefined ? { tracing: String(tracing) === 'true' } : {}),
     ...(alarmEmails?.length ? { alarmEmails } : {}),
@@ -229,6 +261,10 @@ export class CommerceApiStack extends Stack {
   readonly oauthDiscovery: ApiFunction;
   readonly cors: CorsPolicy;
   readonly stage: string;
+  /** The KMS key that signs ID Tokens now, and the one being retired (published in the JWKS only). */
+  readonly idTokenKeys: { signing: Key; retiring?: Key };
+  /** The issuer the functions are given (`ISSUER_URL`): the configured one, else the API's URL. */
+  readonly issuer: string;
   /** Prod only: the dashboard and the operation and table alarms. */
   readonly monitoring?: Monitoring;
   /** The table's stream → relay → delivery queue → deliverer. */
@@ -301,10 +337,16 @@ export class CommerceApiStack extends Stack {
 
     // Each request's log line is also its metrics document (shared/observability/telemetry.ts),
     // in a namespace per stage so that a preview's traffic never mixes with prod's.
+    // The API's own URL ends in a slash; the issuer has none (shared/domain/issuer.ts). Every function
+    // is told its stage's issuer, the one setting every absolute URL the API hands out is built on.
+    this.issuer = props.issuer ?? `https://${this.api.apiId}.execute-api.${this.region}.${this.urlSuffix}`;
     const telemetry = {
       [METRICS_NAMESPACE_ENV]: metricsNamespaceOf(props.stage),
       [LOG_LEVEL_ENV]: props.logLevel ?? 'info',
+      [ISSUER_ENV]: this.issuer,
     };
+    this.idTokenKeys = this.createIdTokenKeys(props.idTokenKeyGeneration ?? 1);
+
     const functions: Partial<Record<OperationName, ApiFunction>> = {};
     for (const operation of operations) {
       const fn = new ApiFunction(this, constructId(operation.name), {
@@ -348,6 +390,7 @@ export class CommerceApiStack extends Stack {
       tracing: props.tracing ?? true,
       environment: telemetry,
     });
+    this.grantIdTokenKeys({ ...this.functions, [oauthDiscovery.name]: this.oauthDiscovery });
     this.addRoutes(oauthDiscovery.name, this.oauthDiscovery, oauthDiscovery.routes);
 
     this.webhooks = new WebhookPipeline(this, 'Webhooks', {
@@ -421,6 +464,7 @@ export class CommerceApiStack extends Stack {
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url });
+    new CfnOutput(this, 'Issuer', { value: this.issuer });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     // For the operator CLI against this stack (`WEBHOOK_KEY_SET_ID=… npm run admin -- webhook create …`).
     new CfnOutput(this, 'WebhookKeySetName', { value: this.webhookKeySetRef.name });
@@ -470,6 +514,54 @@ export class CommerceApiStack extends Stack {
         ),
         integration,
       });
+    }
+  }
+
+  /**
+   * The ID Token keys: KMS asymmetric keys (RSA_2048, SIGN_VERIFY; RS256 is the algorithm every
+   * OpenID provider must offer). The private halves never leave KMS, so no function, log, answer or
+   * table can hold one. KMS does not rotate asymmetric keys: rotation is a new generation
+   * (`idTokenKeyGeneration`), whose key signs while the previous one stays in the JWKS until the next
+   * rotation removes it from the template (deleted after KMS's 7-day waiting period; it seals nothing,
+   * so nothing is lost with it beyond ID Tokens already expired).
+   */
+  private createIdTokenKeys(generation: number): { signing: Key; retiring?: Key } {
+    const key = (n: number) =>
+      new Key(this, `IdTokenKey${n}`, {
+        description: `Signs ID Tokens (RS256), generation ${n}`,
+        keySpec: KeySpec.RSA_2048,
+        keyUsage: KeyUsage.SIGN_VERIFY,
+        pendingWindow: Duration.days(7),
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+    const signing = key(generation);
+    return generation > 1 ? { signing, retiring: key(generation - 1) } : { signing };
+  }
+
+  /**
+   * The token endpoint gets `kms:Sign` on the signing key alone, the discovery function
+   * `kms:GetPublicKey` on the published keys alone (`idTokenKeyUsers`), each with the ARNs it needs.
+   */
+  private grantIdTokenKeys(functions: Record<string, ApiFunction>): void {
+    const { signing, retiring } = this.idTokenKeys;
+    const published = retiring ? [signing, retiring] : [signing];
+    for (const name of idTokenKeyUsers.sign) {
+      const fn = functions[name] as ApiFunction;
+      fn.function.addEnvironment(ID_TOKEN_SIGNING_KEY_ENV, signing.keyArn);
+      fn.role.addToPolicy(
+        new PolicyStatement({ effect: Effect.ALLOW, actions: ['kms:Sign'], resources: [signing.keyArn] }),
+      );
+    }
+    for (const name of idTokenKeyUsers.publish) {
+      const fn = functions[name] as ApiFunction;
+      fn.function.addEnvironment(ID_TOKEN_PUBLISHED_KEYS_ENV, published.map((key) => key.keyArn).join(','));
+      fn.role.addToPolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['kms:GetPublicKey'],
+          resources: published.map((key) => key.keyArn),
+        }),
+      );
     }
   }
 

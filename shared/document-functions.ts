@@ -31,9 +31,10 @@ export const apiReference = {
 } as const;
 
 /**
- * OAuth 2.0 authorization server metadata (RFC 8414) and its OpenID Connect Discovery twin, at the
- * API's root as both specifications place them (outside `/v1` and outside the OpenAPI document, like
- * the reference). One function that touches no table and reads no credential.
+ * OAuth 2.0 authorization server metadata (RFC 8414), its OpenID Connect Discovery twin and the JWKS
+ * of the ID Tokens, at the API's root as the specifications place them (outside `/v1` and outside
+ * the OpenAPI document, like the reference). One function that touches no table and reads no
+ * credential; deployed, it reads the public halves of the ID Token keys (`kms:GetPublicKey`).
  */
 export const oauthDiscovery = {
   name: 'oauth-discovery',
@@ -41,6 +42,7 @@ export const oauthDiscovery = {
   routes: [
     { method: 'GET', path: '/.well-known/oauth-authorization-server' },
     { method: 'GET', path: '/.well-known/openid-configuration' },
+    { method: 'GET', path: '/.well-known/jwks.json' },
   ],
 } as const;
 

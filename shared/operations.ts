@@ -112,6 +112,15 @@ export const operationById = (operationId: OperationId) =>
 
 export { routedPaths } from './routed-paths.ts';
 
+/**
+ * The functions given the ID Token keys: the token endpoint signs with the current key, the
+ * discovery function publishes the JWKS. Deployed: `kms:Sign` and `kms:GetPublicKey` (infra/stack.ts).
+ */
+export const idTokenKeyUsers = { sign: ['request-token'], publish: ['oauth-discovery'] } as const;
+
+export const usesIdTokenKeys = (name: string): boolean =>
+  [...idTokenKeyUsers.sign, ...idTokenKeyUsers.publish].includes(name as never);
+
 /** Whether a function (an operation's, or the pipeline's) is given the webhook key set. */
 export const usesWebhookKeySet = (name: string): boolean =>
   [...operations, ...pipelineFunctions].some(

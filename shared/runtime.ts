@@ -4,8 +4,10 @@
  * loudly instead of failing every request.
  */
 import { createDocumentClient, type Table } from './data/dynamo.ts';
+import type { IdTokenKeys } from './domain/id-token.ts';
+import { IssuerNotConfigured, parseIssuer } from './domain/issuer.ts';
 import { type Keyring, noKeyring } from './domain/keyring.ts';
-import { TABLE_NAME_ENV } from './env.ts';
+import { ISSUER_ENV, TABLE_NAME_ENV } from './env.ts';
 import { type AddressPolicy, DEPLOYED_ADDRESS_POLICY } from './webhooks/address-policy.ts';
 
 export interface WebhookSettings {
@@ -19,6 +21,24 @@ export interface Dependencies {
   table: Table;
   now: () => Date;
   webhooks: WebhookSettings;
+  /** The issuer, the API's base URL (`shared/domain/issuer.ts`); read through `issuerOf`. */
+  issuer?: string;
+  /**
+   * The keys that sign ID Tokens and that the JWKS publishes: given only to the functions that use
+   * them (the token endpoint, discovery); deployed, a KMS key (`shared/oauth/kms-keys.ts`).
+   */
+  idTokenKeys?: IdTokenKeys;
+}
+
+/** The configured issuer; a function without one fails every request that needs it, loudly (500, logged). */
+export function issuerOf(deps: Pick<Dependencies, 'issuer'>): string {
+  if (!deps.issuer) throw new IssuerNotConfigured(ISSUER_ENV);
+  return deps.issuer;
+}
+
+/** The issuer from the environment, checked; undefined when the stack gave the function none. */
+export function issuerFromEnv(value = process.env[ISSUER_ENV]): string | undefined {
+  return value ? parseIssuer(value) : undefined;
 }
 
 export function requireEnv(name: string): string {
@@ -38,5 +58,12 @@ export function productionDependencies(): Dependencies {
     table: { doc: createDocumentClient(), name: requireEnv(TABLE_NAME_ENV) },
     now: () => new Date(),
     webhooks: DEPLOYED_WEBHOOK_SETTINGS,
+    ...optionalIssuer(),
   };
+}
+
+/** `{ issuer }` when the environment names one (every HTTP function's does: infra/stack.ts). */
+export function optionalIssuer(): { issuer?: string } {
+  const issuer = issuerFromEnv();
+  return issuer ? { issuer } : {};
 }

@@ -1,8 +1,7 @@
-import { baseUrlOf } from '#shared/domain/base-url.ts';
 import { authorizeSecurity } from '#shared/generated/security.ts';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE, seeOther } from '#shared/http/responses.ts';
-import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { type Dependencies, issuerOf, productionDependencies } from '#shared/runtime.ts';
 import { authorize } from '#shared/services/authorize.ts';
 
 export const createHandler = (deps: Dependencies) =>
@@ -15,8 +14,8 @@ export const createHandler = (deps: Dependencies) =>
       errorHeaders: NO_STORE,
     },
     // The service reads the query itself: a repeated parameter is an RFC 6749 fault, not the last one wins.
-    async ({ principal, rawQuery, headers }) => {
-      const result = await authorize(deps, principal, rawQuery, { issuer: baseUrlOf(headers.host) });
+    async ({ principal, rawQuery }) => {
+      const result = await authorize(deps, principal, rawQuery, { issuer: issuerOf(deps) });
       return 'redirect' in result ? seeOther(result.redirect) : json(200, result.consent, NO_STORE);
     },
   );

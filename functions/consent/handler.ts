@@ -1,9 +1,8 @@
-import { baseUrlOf } from '#shared/domain/base-url.ts';
 import { consentSecurity } from '#shared/generated/security.ts';
 import { validateConsentBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { NO_STORE, seeOther } from '#shared/http/responses.ts';
-import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { type Dependencies, issuerOf, productionDependencies } from '#shared/runtime.ts';
 import { consent } from '#shared/services/consent.ts';
 
 export const createHandler = (deps: Dependencies) =>
@@ -17,8 +16,8 @@ export const createHandler = (deps: Dependencies) =>
       idempotencyScope: 'consent',
       errorHeaders: NO_STORE,
     },
-    async ({ principal, body, headers }) =>
-      seeOther((await consent(deps, principal, body, { issuer: baseUrlOf(headers.host) })).location),
+    async ({ principal, body }) =>
+      seeOther((await consent(deps, principal, body, { issuer: issuerOf(deps) })).location),
   );
 
 export const handler = createHandler(productionDependencies());

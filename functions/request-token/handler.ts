@@ -3,6 +3,7 @@ import { requestTokenSecurity } from '#shared/generated/security.ts';
 import { validateRequestTokenBody } from '#shared/generated/validators.js';
 import { api } from '#shared/http/api.ts';
 import { json, NO_STORE } from '#shared/http/responses.ts';
+import { kmsIdTokenKeysFromEnv } from '#shared/oauth/kms-keys.ts';
 import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
 import { requestToken } from '#shared/services/request-token.ts';
 
@@ -21,4 +22,5 @@ export const createHandler = (deps: Dependencies) =>
     async ({ principal, body }) => json(200, await requestToken(deps, principal, body), NO_STORE),
   );
 
-export const handler = createHandler(productionDependencies());
+// ID Tokens are signed by the stage's KMS key (kms:Sign on it alone: infra/stack.ts).
+export const handler = createHandler({ ...productionDependencies(), idTokenKeys: kmsIdTokenKeysFromEnv() });

@@ -18,6 +18,7 @@ import {
 } from '#scripts/admin/commands.ts';
 import { findOAuthClient } from '#shared/data/oauth-clients.ts';
 import type { CustomerRecord, WalletType } from '#shared/data/records.ts';
+import { localIdTokenKeys } from '#shared/domain/id-token.ts';
 import type { ClientPrincipal, RegisteredClient, UserPrincipal } from '#shared/domain/principals.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import type { OAuth2ClientRegistration } from '#shared/generated/api-types.ts';
@@ -226,7 +227,8 @@ async function demoClientTokens(
     client: (await findOAuthClient(deps.table, client.client_id)) as RegisteredClient,
     method: 'client_secret_post',
   };
-  const tokens = await requestToken(deps, authenticated, {
+  // The demo client asks for openid: its ID Token is signed and dropped (the demo prints the tokens only).
+  const tokens = await requestToken({ idTokenKeys: localIdTokenKeys(), ...deps, issuer }, authenticated, {
     grant_type: 'authorization_code',
     code,
     code_verifier: verifier,

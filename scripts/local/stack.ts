@@ -14,10 +14,11 @@ import { type AdminContext, createCustomerSession } from '#scripts/admin/command
 import { getCustomer } from '#shared/data/catalog.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { getWebhookEndpoint } from '#shared/data/webhooks.ts';
+import { type IdTokenKeys, localIdTokenKeys } from '#shared/domain/id-token.ts';
 import { newKeySetDocument, noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
 import { TABLE_NAME_ENV, WEBHOOK_KEY_SET_ID_ENV } from '#shared/env.ts';
 import { type CorsPolicy, corsPolicy, DEFAULT_ALLOW_ORIGINS, parseAllowOrigins } from '#shared/http/cors.ts';
-import { scheduledFunctions, usesWebhookKeySet } from '#shared/operations.ts';
+import { scheduledFunctions, usesIdTokenKeys, usesWebhookKeySet } from '#shared/operations.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
 import { DELIVERY_QUEUE_URL_ENV } from '#shared/queue/production.ts';
 import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
@@ -140,6 +141,16 @@ export function functionWebhookSettings(name: string, settings: WebhookSettings)
   return usesWebhookKeySet(name) ? settings : { ...settings, keyring: noKeyring };
 }
 
+/**
+ * The stack's issuer (its own address, as each deployed stage is configured with its URL) and ID
+ * Token keys (made per run). Every function gets the issuer; the keys only those the stack grants
+ * them to (`usesIdTokenKeys`), as on AWS.
+ */
+export interface OAuthSettings {
+  issuer: string;
+  idTokenKeys: IdTokenKeys;
+}
+
 /** On a restart over kept data, sessions (one hour) are renewed so the printed tokens work. */
 async function renewSessions(ctx: AdminContext, demo: DemoData): Promise<DemoData> {
   const renew = async (customerId: string) => {
@@ -176,6 +187,7 @@ function functionDependencies(
   dynamodbEndpoint: string,
   tableName: string,
   webhooks: WebhookSettings,
+  oauth: OAuthSettings,
 ): (name: string) => Dependencies {
   const deps = new Map<string, Dependencies>();
   return (name) => {
@@ -188,6 +200,11 @@ function functionDependencies(
         table: { doc, name: tableName },
         now: () => new Date(),
         webhooks: functionWebhookSettings(name, webhooks),
+        // Read when used: with port 0 the address is known only once the server listens.
+        get issuer() {
+          return oauth.issuer;
+        },
+        ...(usesIdTokenKeys(name) ? { idTokenKeys: oauth.idTokenKeys } : {}),
       };
       deps.set(name, found);
     }
@@ -314,12 +331,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       maxReceiveCount: MAX_ATTEMPTS + 5,
       deadLetter: new LocalQueue({ visibilityTimeoutSeconds: 30 }),
     });
+    const oauth: OAuthSettings = { issuer: baseUrl, idTokenKeys: localIdTokenKeys() };
     const depsFor = functionDependencies(
       iam,
       options.iamPath ?? iamPathFromEnv(),
       db.endpoint,
       tableName,
       ctx.webhooks,
+      oauth,
     );
     const server = await startApiServer({
       port: options.port,
@@ -338,6 +357,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       },
     });
     stops.push(() => server.close());
+    oauth.issuer = server.url;
     stops.push(
       await startSchedules(
         depsFor,

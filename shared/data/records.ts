@@ -336,6 +336,10 @@ export interface AuthorizationCodeRecord extends OAuthSubject {
   scope: string;
   /** RFC 7636 S256 challenge. */
   code_challenge: string;
+  /** OpenID Connect: the authorization request's `nonce`, for the ID Token. */
+  nonce?: string;
+  /** OpenID Connect: when the user authenticated (consented), in seconds; absent on older codes. */
+  auth_time?: number;
   created_at: string;
   expires_at: string;
 }

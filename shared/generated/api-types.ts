@@ -21,6 +21,10 @@ export interface paths {
          *     `tos_uri` and `policy_uri`, then grant and response types, then `scope` (all
          *     `invalid_client_metadata`). Every answer of this operation, errors included, carries
          *     `Cache-Control: no-store` and `Pragma: no-cache`.
+         *
+         *     The credential is the user's own personal access token with `user:write`; an OAuth
+         *     access token, which a user delegated to some client, is refused (401 `Unauthorized`)
+         *     whatever its scopes.
          */
         post: operations["createClient"];
         delete?: never;
@@ -2334,6 +2338,7 @@ export interface components {
             redirect_uri?: string;
             scope?: string;
             state?: string;
+            nonce?: string;
             code_challenge?: string;
             code_challenge_method?: string;
         };
@@ -2412,6 +2417,13 @@ export interface components {
             /** @description `polar_rt_u_…`/`polar_rt_o_…`; only for clients with the `refresh_token` grant. */
             refresh_token?: string;
             scope: string;
+            /**
+             * @description OpenID Connect: on the code exchange of a grant with `openid`, a JWT signed RS256 with
+             *     the key the JWKS (`jwks_uri`) names by `kid`: `iss`, `sub` (as UserInfo's), `aud` and
+             *     `azp` (the client id), `exp` (1 hour), `iat`, `auth_time` (the consent), `at_hash`, and
+             *     `nonce` when the authorization request carried one. Not repeated on refresh.
+             */
+            id_token?: string;
         };
         /** @description An RFC 6749 §5.2 error. */
         TokenError: components["schemas"]["OAuthError"] & {
@@ -2859,8 +2871,8 @@ export interface operations {
                 };
             };
             /**
-             * @description The credential lacks a required scope. This operation requires none, so it does not
-             *     occur today; documented, with its headers, for when it does.
+             * @description The personal access token lacks `user:write`: registering a client in the user's
+             *     name changes the user's account.
              */
             403: {
                 headers: {
@@ -2998,6 +3010,8 @@ export interface operations {
                 scope?: string;
                 /** @description Returned to the client unchanged (at most 1024 characters). */
                 state?: string;
+                /** @description OpenID Connect: copied into the ID Token unchanged (at most 1024 characters). */
+                nonce?: string;
                 /** @description BASE64URL(SHA-256(code_verifier)), required. */
                 code_challenge?: string;
                 /** @description `S256`, required. */

@@ -9,7 +9,9 @@ export const operations = [
     "path": "/v1/oauth2/register",
     "entry": "functions/create-client/handler.ts",
     "credential": "personal_access_token",
-    "scopes": [],
+    "scopes": [
+      "user:write"
+    ],
     "access": [
       {
         "actions": [
@@ -17,16 +19,6 @@ export const operations = [
         ],
         "leadingKeys": [
           "token"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "token",
-          "oauthClientLive",
-          "user"
         ]
       },
       {
@@ -324,86 +316,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
-        ]
-      }
-    ]
-  },
-  {
-    "name": "list-authorized-clients",
-    "operationId": "listAuthorizedClients",
-    "method": "GET",
-    "path": "/v1/oauth2/authorized-clients",
-    "entry": "functions/list-authorized-clients/handler.ts",
-    "credential": "personal_access_token",
-    "scopes": [],
-    "access": [
-      {
-        "actions": [
-          "dynamodb:GetItem"
-        ],
-        "leadingKeys": [
-          "token"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "user"
-        ],
-        "indexes": [
-          "GSI1"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "oauthClient"
-        ]
-      }
-    ]
-  },
-  {
-    "name": "revoke-authorized-client",
-    "operationId": "revokeAuthorizedClient",
-    "method": "DELETE",
-    "path": "/v1/oauth2/authorized-clients/{client_id}",
-    "entry": "functions/revoke-authorized-client/handler.ts",
-    "credential": "personal_access_token",
-    "scopes": [],
-    "access": [
-      {
-        "actions": [
-          "dynamodb:GetItem"
-        ],
-        "leadingKeys": [
-          "token",
-          "oauthGrant"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "user"
-        ],
-        "indexes": [
-          "GSI1"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:UpdateItem"
-        ],
-        "leadingKeys": [
-          "token",
-          "oauthGrant"
+          "oauthClientLive"
         ]
       }
     ]
@@ -433,8 +346,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -518,8 +430,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -613,36 +524,6 @@ export const operations = [
     ]
   },
   {
-    "name": "get-portal-customer",
-    "operationId": "getPortalCustomer",
-    "method": "GET",
-    "path": "/v1/customer-portal/customers/me",
-    "entry": "functions/get-portal-customer/handler.ts",
-    "credential": "customer_session",
-    "scopes": [
-      "customer_portal:read",
-      "customer_portal:write"
-    ],
-    "access": [
-      {
-        "actions": [
-          "dynamodb:GetItem"
-        ],
-        "leadingKeys": [
-          "token"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:GetItem"
-        ],
-        "leadingKeys": [
-          "customer"
-        ]
-      }
-    ]
-  },
-  {
     "name": "create-product",
     "operationId": "createProduct",
     "method": "POST",
@@ -668,8 +549,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -728,8 +608,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -960,8 +839,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -999,8 +877,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1060,8 +937,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1101,8 +977,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1174,8 +1049,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1246,8 +1120,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1306,8 +1179,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1348,8 +1220,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       }
     ],
@@ -1381,8 +1252,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1431,8 +1301,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1480,8 +1349,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1522,8 +1390,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1561,8 +1428,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1611,8 +1477,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1672,8 +1537,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1704,8 +1568,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1745,8 +1608,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1803,8 +1665,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1861,8 +1722,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1900,8 +1760,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -1965,8 +1824,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -2030,8 +1888,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive",
-          "user"
+          "oauthClientLive"
         ]
       },
       {
@@ -2126,16 +1983,6 @@ export const operationRoutes = [
     "path": "/v1/oauth2/userinfo"
   },
   {
-    "operationId": "listAuthorizedClients",
-    "method": "GET",
-    "path": "/v1/oauth2/authorized-clients"
-  },
-  {
-    "operationId": "revokeAuthorizedClient",
-    "method": "DELETE",
-    "path": "/v1/oauth2/authorized-clients/{client_id}"
-  },
-  {
     "operationId": "createSubscription",
     "method": "POST",
     "path": "/v1/subscriptions/"
@@ -2154,11 +2001,6 @@ export const operationRoutes = [
     "operationId": "getWallet",
     "method": "GET",
     "path": "/v1/customer-portal/wallets/{id}"
-  },
-  {
-    "operationId": "getPortalCustomer",
-    "method": "GET",
-    "path": "/v1/customer-portal/customers/me"
   },
   {
     "operationId": "createProduct",

@@ -100,6 +100,8 @@ export const functionOfRouteKey: Readonly<Record<string, string>> = {
   "GET /.well-known/oauth-authorization-server/{proxy+}": "oauth-discovery",
   "GET /.well-known/openid-configuration": "oauth-discovery",
   "GET /.well-known/openid-configuration/{proxy+}": "oauth-discovery",
+  "GET /.well-known/jwks.json": "oauth-discovery",
+  "GET /.well-known/jwks.json/{proxy+}": "oauth-discovery",
   "$default": "route-not-found"
 };
 

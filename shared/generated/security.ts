@@ -3,7 +3,7 @@
 // Per operation, from its `security`: the credential (the scheme it names) and the scopes, any
 // one of which is enough. A handler spreads its own into `api()` (one export each: a bundle keeps
 // only its own).
-export const createClientSecurity = {"credential":"personal_access_token","scopes":[]} as const;
+export const createClientSecurity = {"credential":"personal_access_token","scopes":["user:write"]} as const;
 export const getClientSecurity = {"credential":"registration_access_token","scopes":[]} as const;
 export const updateClientSecurity = {"credential":"registration_access_token","scopes":[]} as const;
 export const deleteClientSecurity = {"credential":"registration_access_token","scopes":[]} as const;

@@ -1653,7 +1653,7 @@ return validate65;
 })();
 
 export const validateAuthorizeQuery = /* @__PURE__ */ (() => {
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"AuthorizeQuery","type":"object","properties":{"response_type":{"type":"string","description":"`code`."},"client_id":{"type":"string","description":"The registered client."},"redirect_uri":{"type":"string","description":"One of the client's registered redirect URIs, exactly; optional when it registered one."},"scope":{"type":"string","description":"Space-separated; a subset of the client's."},"state":{"type":"string","description":"Returned to the client unchanged (at most 1024 characters)."},"code_challenge":{"type":"string","description":"BASE64URL(SHA-256(code_verifier)), required."},"code_challenge_method":{"type":"string","description":"`S256`, required."}}};
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"AuthorizeQuery","type":"object","properties":{"response_type":{"type":"string","description":"`code`."},"client_id":{"type":"string","description":"The registered client."},"redirect_uri":{"type":"string","description":"One of the client's registered redirect URIs, exactly; optional when it registered one."},"scope":{"type":"string","description":"Space-separated; a subset of the client's."},"state":{"type":"string","description":"Returned to the client unchanged (at most 1024 characters)."},"nonce":{"type":"string","description":"OpenID Connect: copied into the ID Token unchanged (at most 1024 characters)."},"code_challenge":{"type":"string","description":"BASE64URL(SHA-256(code_verifier)), required."},"code_challenge_method":{"type":"string","description":"`S256`, required."}}};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1726,9 +1726,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.code_challenge !== undefined){
-if(typeof data.code_challenge !== "string"){
-const err5 = {instancePath:instancePath+"/code_challenge",schemaPath:"#/properties/code_challenge/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.nonce !== undefined){
+if(typeof data.nonce !== "string"){
+const err5 = {instancePath:instancePath+"/nonce",schemaPath:"#/properties/nonce/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1738,9 +1738,9 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.code_challenge_method !== undefined){
-if(typeof data.code_challenge_method !== "string"){
-const err6 = {instancePath:instancePath+"/code_challenge_method",schemaPath:"#/properties/code_challenge_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.code_challenge !== undefined){
+if(typeof data.code_challenge !== "string"){
+const err6 = {instancePath:instancePath+"/code_challenge",schemaPath:"#/properties/code_challenge/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1750,9 +1750,9 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.code_challenge_method !== undefined){
+if(typeof data.code_challenge_method !== "string"){
+const err7 = {instancePath:instancePath+"/code_challenge_method",schemaPath:"#/properties/code_challenge_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1761,15 +1761,27 @@ vErrors.push(err7);
 }
 errors++;
 }
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
 validate66.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":{"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"nonce":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
 return validate66;
 })();
 
 export const validateConsentBody = /* @__PURE__ */ (() => {
-const schema42 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ConsentBody","description":"The user's decision and the client's authorization request, with the parameters Authorize\ntakes (their RFC faults are answered as Authorize answers them).\n","type":"object","properties":{"action":{"type":"string","enum":["allow","deny"]},"organization_id":{"description":"The organization the tokens act for, for a client acting for organizations.","$ref":"#/$defs/Uuid4"},"response_type":{"type":"string","maxLength":64},"client_id":{"type":"string","maxLength":255},"redirect_uri":{"type":"string","maxLength":2083},"scope":{"type":"string","maxLength":4096},"state":{"type":"string","maxLength":4096},"code_challenge":{"type":"string","maxLength":256},"code_challenge_method":{"type":"string","maxLength":64}},"required":["action"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema42 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ConsentBody","description":"The user's decision and the client's authorization request, with the parameters Authorize\ntakes (their RFC faults are answered as Authorize answers them).\n","type":"object","properties":{"action":{"type":"string","enum":["allow","deny"]},"organization_id":{"description":"The organization the tokens act for, for a client acting for organizations.","$ref":"#/$defs/Uuid4"},"response_type":{"type":"string","maxLength":64},"client_id":{"type":"string","maxLength":255},"redirect_uri":{"type":"string","maxLength":2083},"scope":{"type":"string","maxLength":4096},"state":{"type":"string","maxLength":4096},"nonce":{"type":"string","maxLength":4096},"code_challenge":{"type":"string","maxLength":256},"code_challenge_method":{"type":"string","maxLength":64}},"required":["action"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema43 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
@@ -1979,11 +1991,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.code_challenge !== undefined){
-let data7 = data.code_challenge;
+if(data.nonce !== undefined){
+let data7 = data.nonce;
 if(typeof data7 === "string"){
-if(func1(data7) > 256){
-const err16 = {instancePath:instancePath+"/code_challenge",schemaPath:"#/properties/code_challenge/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(func1(data7) > 4096){
+const err16 = {instancePath:instancePath+"/nonce",schemaPath:"#/properties/nonce/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1994,7 +2006,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/code_challenge",schemaPath:"#/properties/code_challenge/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err17 = {instancePath:instancePath+"/nonce",schemaPath:"#/properties/nonce/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2004,11 +2016,11 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.code_challenge_method !== undefined){
-let data8 = data.code_challenge_method;
+if(data.code_challenge !== undefined){
+let data8 = data.code_challenge;
 if(typeof data8 === "string"){
-if(func1(data8) > 64){
-const err18 = {instancePath:instancePath+"/code_challenge_method",schemaPath:"#/properties/code_challenge_method/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(func1(data8) > 256){
+const err18 = {instancePath:instancePath+"/code_challenge",schemaPath:"#/properties/code_challenge/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2019,7 +2031,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/code_challenge_method",schemaPath:"#/properties/code_challenge_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err19 = {instancePath:instancePath+"/code_challenge",schemaPath:"#/properties/code_challenge/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2029,9 +2041,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-}
-else {
-const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.code_challenge_method !== undefined){
+let data9 = data.code_challenge_method;
+if(typeof data9 === "string"){
+if(func1(data9) > 64){
+const err20 = {instancePath:instancePath+"/code_challenge_method",schemaPath:"#/properties/code_challenge_method/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2040,10 +2054,33 @@ vErrors.push(err20);
 }
 errors++;
 }
+}
+else {
+const err21 = {instancePath:instancePath+"/code_challenge_method",schemaPath:"#/properties/code_challenge_method/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
 validate24.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":{"action":true,"organization_id":true,"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
+validate24.evaluated = {"props":{"action":true,"organization_id":true,"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"nonce":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
 return validate24;
 })();
 
@@ -14528,7 +14565,7 @@ validate62.evaluated = {"dynamicProps":true,"dynamicItems":false};
 return validate62;
 })();
 
-export const authorizeQueryShape = {"response_type":"string","client_id":"string","redirect_uri":"string","scope":"string","state":"string","code_challenge":"string","code_challenge_method":"string"};
+export const authorizeQueryShape = {"response_type":"string","client_id":"string","redirect_uri":"string","scope":"string","state":"string","nonce":"string","code_challenge":"string","code_challenge_method":"string"};
 
 export const listSubscriptionsQueryShape = {"organization_id":"array","customer_id":"array","product_id":"array","active":"boolean","external_customer_id":"array","discount_id":"array","cancel_at_period_end":"boolean","customer_cancellation_reason":"array","canceled_at_after":"string","canceled_at_before":"string","started_after":"string","started_before":"string","metadata":"object","status":"array","page":"integer","limit":"integer","sorting":"array"};
 

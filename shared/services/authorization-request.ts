@@ -18,6 +18,7 @@ export const AUTHORIZATION_PARAMETERS = [
   'redirect_uri',
   'scope',
   'state',
+  'nonce',
   'code_challenge',
   'code_challenge_method',
 ] as const;
@@ -26,6 +27,8 @@ export type AuthorizationParameters = Partial<Record<(typeof AUTHORIZATION_PARAM
 /** RFC 7636 §4.2: BASE64URL(SHA256(verifier)) of a 32-byte digest is 43 characters, no padding. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const MAX_STATE = 1024;
+/** OpenID Connect's `nonce`, copied into the ID Token: bounded like `state`. */
+const MAX_NONCE = 1024;
 const MAX_SCOPE = 4096;
 /** Lengths count code points, as everywhere in the contract. */
 const lengthOf = (value: string): number => [...value].length;
@@ -38,6 +41,8 @@ export interface AuthorizationRequest {
   redirectUriGiven: boolean;
   scopes: string[];
   state: string | undefined;
+  /** OpenID Connect Core §3.1.2.1: bound to the code, copied into the ID Token. */
+  nonce: string | undefined;
   codeChallenge: string;
 }
 
@@ -134,6 +139,9 @@ export function checkAuthorizationRequest(
   if (state !== undefined && lengthOf(state) > MAX_STATE) {
     fail('invalid_request', `state must be at most ${MAX_STATE} characters.`);
   }
+  if (parameters.nonce !== undefined && lengthOf(parameters.nonce) > MAX_NONCE) {
+    fail('invalid_request', `nonce must be at most ${MAX_NONCE} characters.`);
+  }
   if (parameters.response_type === undefined) fail('invalid_request', 'response_type is required.');
   if (parameters.response_type !== 'code') {
     fail('unsupported_response_type', 'The only response type is code.');
@@ -175,6 +183,7 @@ export function checkAuthorizationRequest(
     redirectUriGiven: parameters.redirect_uri !== undefined,
     scopes,
     state,
+    nonce: parameters.nonce,
     codeChallenge,
   };
 }

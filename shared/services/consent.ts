@@ -112,6 +112,9 @@ export async function consent(
     scope: request.scopes.join(' '),
     code_challenge: request.codeChallenge,
     ...subject,
+    // OpenID Connect: the ID Token repeats the nonce and says when the user authenticated (this consent).
+    ...(request.nonce !== undefined ? { nonce: request.nonce } : {}),
+    auth_time: Math.floor(now.getTime() / 1000),
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + AUTHORIZATION_CODE_TTL_SECONDS * 1000).toISOString(),
   });

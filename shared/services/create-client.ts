@@ -122,8 +122,8 @@ export async function createClient(
 export const operationAccess = (): OperationAccess => ({
   createClient: {
     table: [
+      // A personal access token only (the handler refuses OAuth access tokens): no access-token read.
       ...tokensAccess.findToken,
-      ...tokensAccess.findAccessToken,
       ...idempotencyAccess.idempotencyKey,
       ...oauthClientsAccess.insertOAuthClient,
     ],

@@ -9,7 +9,6 @@ import type { OperationAccess } from '../data/grants.ts';
 import { access as idempotencyAccess } from '../data/idempotency.ts';
 import type { CustomerRecord, CustomerSessionRecord } from '../data/records.ts';
 import { insertCustomerSession, access as tokensAccess } from '../data/tokens.ts';
-import { baseUrlOf } from '../domain/base-url.ts';
 import {
   AmbiguousExternalCustomerId,
   ConditionFailed,
@@ -113,14 +112,11 @@ export async function createCustomerSession(
 }
 
 /**
- * The configured portal, else the API's own origin (from the request's `Host`): the portal URL
- * carries the session token, so it never defaults to anyone else's site.
+ * The configured portal, else the API's own base URL (the configured issuer, never the request's
+ * `Host`): the portal URL carries the session token, so it never defaults to anyone else's site.
  */
-export function portalBaseUrl(
-  host: string | undefined,
-  configured = process.env[CUSTOMER_PORTAL_URL_ENV],
-): string {
-  return configured || baseUrlOf(host);
+export function portalBaseUrl(apiBaseUrl: string, configured = process.env[CUSTOMER_PORTAL_URL_ENV]): string {
+  return configured || apiBaseUrl;
 }
 
 /**

@@ -43,6 +43,7 @@ import {
 import type { OAuth2TokenResponse, RequestTokenBody } from '../generated/api-types.ts';
 import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
+import { idTokenFor } from './id-token-issuance.ts';
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 const missing = (name: string) => new OAuthError('invalid_request', `${name} is required.`);
@@ -126,7 +127,7 @@ function mint(
   };
 }
 
-function answer(minted: Minted): OAuth2TokenResponse {
+function answer(minted: Minted, idToken?: string): OAuth2TokenResponse {
   countBusinessEvent('OAuthTokensIssued');
   return {
     access_token: minted.accessToken,
@@ -134,6 +135,7 @@ function answer(minted: Minted): OAuth2TokenResponse {
     expires_in: ACCESS_TOKEN_TTL_SECONDS,
     ...(minted.refreshToken ? { refresh_token: minted.refreshToken } : {}),
     scope: minted.access.scope,
+    ...(idToken ? { id_token: idToken } : {}),
   };
 }
 
@@ -203,8 +205,10 @@ async function exchangeCode(
     revoked_at: null,
     expires_at: grantExpiresAt,
   };
+  // OpenID Connect: signed before the code is spent (shared/services/id-token-issuance.ts).
+  const idToken = await idTokenFor(deps, client.clientId, code, minted.accessToken, now);
   await issuing(() => redeemAuthorizationCode(deps.table, codeHash, grant, minted));
-  return answer(minted);
+  return answer(minted, idToken);
 }
 
 async function refresh(

@@ -138,7 +138,8 @@ describe('events/ and events/env.json', () => {
 
   it('points every function at the local table, each through its own IAM proxy endpoint, in variables the template declares', () => {
     const file = rendered.get(ENV_VARS_FILE);
-    expect(file.Parameters).toEqual({ TABLE_NAME: LOCAL_TABLE_NAME });
+    // Every function's issuer: the local API's own address, as the stack gives each stage its own.
+    expect(file.Parameters).toEqual({ TABLE_NAME: LOCAL_TABLE_NAME, ISSUER_URL: demo.base_url });
     const sections = Object.keys(file).filter((key) => key !== 'Parameters');
     expect(sections.sort()).toEqual([...tableFunctionIds()].sort());
     for (const op of [...operations, ...scheduledFunctions]) {

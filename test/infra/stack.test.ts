@@ -92,6 +92,32 @@ const actionsOf = (statements: Statement[]) => statements.flatMap((statement) =>
 const tableActionsOf = (statements: Statement[]) =>
   actionsOf(statements).filter((action) => action.startsWith('dynamodb:'));
 
+/** The ID Token key of a generation, by logical id (`IdTokenKey<n>`), and its ARN as the template names it. */
+const keyId = ({ template }: Synth | { template: Template }, generation: number): string => {
+  const id = Object.keys(template.findResources('AWS::KMS::Key')).find((logical) =>
+    logical.startsWith(`IdTokenKey${generation}`),
+  );
+  if (!id) throw new Error(`no ID Token key of generation ${generation}`);
+  return id;
+};
+const keyArn = (s: Synth | { template: Template }, generation: number) => ({
+  'Fn::GetAtt': [keyId(s, generation), 'Arn'],
+});
+/** The issuer a stage without `issuer` context gives its functions: the HTTP API's own URL. */
+const defaultIssuer = (s: Synth) => ({
+  'Fn::Join': [
+    '',
+    [
+      'https://',
+      { Ref: s.model.ids.api },
+      '.execute-api.',
+      { Ref: 'AWS::Region' },
+      '.',
+      { Ref: 'AWS::URLSuffix' },
+    ],
+  ],
+});
+
 const keySchema = (partitionKey: { name: string }, sortKey: { name: string }) => [
   { AttributeName: partitionKey.name, KeyType: 'HASH' },
   { AttributeName: sortKey.name, KeyType: 'RANGE' },
@@ -146,6 +172,10 @@ describe.each([
         AWS_ENDPOINT_URL_DYNAMODB: '',
         METRICS_NAMESPACE: `CommerceApi/${s.model.stage}`,
         LOG_LEVEL: 'info',
+        // The configured issuer (here none: the API's own URL), never the request's Host.
+        ISSUER_URL: defaultIssuer(s),
+        // Only the token endpoint signs ID Tokens, with the current key.
+        ...(op.name === 'request-token' && { ID_TOKEN_SIGNING_KEY_ARN: keyArn(s, 1) }),
         // Only the functions that seal or open webhook secrets learn where the key set is.
         ...('webhookKeySet' in op && {
           WEBHOOK_KEY_SET_ID: `CommerceApi-${s.model.stage}/webhook-key-set`,
@@ -159,6 +189,7 @@ describe.each([
       NODE_OPTIONS: '--enable-source-maps',
       METRICS_NAMESPACE: `CommerceApi/${s.model.stage}`,
       LOG_LEVEL: 'info',
+      ISSUER_URL: defaultIssuer(s),
     });
   });
 
@@ -364,8 +395,16 @@ describe.each([
       // one queues, Redeliver's round, leaves through the table's stream): no `sqs:` action.
       const logGroupId = idsOf(s, name).logGroup;
       const others = statements.filter((st) => !tableStatements.includes(st));
-      expect(others).toHaveLength(2 + ('webhookKeySet' in op ? 2 : 0));
+      const signs = op.name === 'request-token';
+      expect(others).toHaveLength(2 + ('webhookKeySet' in op ? 2 : 0) + (signs ? 1 : 0));
       for (const statement of others) {
+        if (asArray(statement.Action).includes('kms:Sign')) {
+          // The token endpoint signs ID Tokens with the current key, and may do nothing else with it.
+          expect(signs).toBe(true);
+          expect(statement.Action).toBe('kms:Sign');
+          expect(statement.Resource).toEqual(keyArn(s, 1));
+          continue;
+        }
         if (asArray(statement.Action).some((action) => /^(secretsmanager|kms):/.test(action))) continue;
         if (asArray(statement.Action).some((action) => action.startsWith('xray:'))) {
           expect(asArray(statement.Action).sort()).toEqual(XRAY_ACTIONS);
@@ -379,17 +418,40 @@ describe.each([
   );
 
   it.each([routeNotFound.name, oauthDiscovery.name])(
-    'gives %s its own log group and nothing else',
+    'gives %s its own log group and nothing else (discovery: the public halves of the ID Token keys)',
     (name) => {
       const statements = statementsOf(s, name);
       expect(tableActionsOf(statements)).toEqual([]);
+      const publishes = name === oauthDiscovery.name;
       expect(actionsOf(statements).sort()).toEqual([
+        ...(publishes ? ['kms:GetPublicKey'] : []),
         'logs:CreateLogStream',
         'logs:PutLogEvents',
         ...XRAY_ACTIONS,
       ]);
+      if (publishes) {
+        const kms = statements.filter((st) => asArray(st.Action).includes('kms:GetPublicKey'));
+        expect(kms.map((st) => st.Resource)).toEqual([keyArn(s, 1)]);
+      }
     },
   );
+
+  it('has one ID Token key: KMS, RSA 2048, sign and verify only, and no other function may use it', () => {
+    const keys = resources(s, 'AWS::KMS::Key');
+    expect(Object.keys(keys)).toEqual([keyId(s, 1)]);
+    expect(keys[keyId(s, 1)]?.Properties).toMatchObject({ KeySpec: 'RSA_2048', KeyUsage: 'SIGN_VERIFY' });
+    const discovery = resources(s, 'AWS::Lambda::Function')[idsOf(s, oauthDiscovery.name).function];
+    expect(discovery?.Properties.Environment.Variables).toMatchObject({
+      ISSUER_URL: defaultIssuer(s),
+      ID_TOKEN_PUBLISHED_KEY_ARNS: keyArn(s, 1),
+    });
+    for (const name of Object.keys(s.model.functions)) {
+      const kms = actionsOf(statementsOf(s, name)).filter((action) => action.startsWith('kms:'));
+      const expected =
+        name === 'request-token' ? ['kms:Sign'] : name === oauthDiscovery.name ? ['kms:GetPublicKey'] : [];
+      expect(kms, name).toEqual(expected);
+    }
+  });
 
   it('gives list-wallets no write action', () => {
     const actions = actionsOf(statementsOf(s, 'list-wallets'));
@@ -765,6 +827,35 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
       expect(variables).toMatchObject({ METRICS_NAMESPACE: 'CommerceApi/pr-9', LOG_LEVEL: 'debug' });
     }
     expect(() => fromContext({ logLevel: 'verbose' })).toThrow(/logLevel must be one of/);
+  });
+
+  it('gives the functions the issuer of the context (the custom domain), and rotates the ID Token key by generation', () => {
+    const { template } = fromContext({
+      stage: 'pr-7',
+      'issuer:pr-7': 'https://api.example.com/',
+      'idTokenKeyGeneration:pr-7': '3',
+    });
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
+    // Every function is told its stage's issuer.
+    expect(functions).toHaveLength(FUNCTION_COUNT);
+    for (const fn of functions) {
+      expect(fn.Properties.Environment.Variables.ISSUER_URL).toBe('https://api.example.com');
+    }
+    // Generation 3 signs; 2 is still published; 1 is gone.
+    const t = { template };
+    expect(Object.keys(template.findResources('AWS::KMS::Key')).sort()).toEqual(
+      [keyId(t, 2), keyId(t, 3)].sort(),
+    );
+    const variables = functions.map((fn) => fn.Properties.Environment.Variables);
+    expect(
+      variables.filter((v) => v.ID_TOKEN_SIGNING_KEY_ARN).map((v) => v.ID_TOKEN_SIGNING_KEY_ARN),
+    ).toEqual([keyArn(t, 3)]);
+    expect(
+      variables.filter((v) => v.ID_TOKEN_PUBLISHED_KEY_ARNS).map((v) => v.ID_TOKEN_PUBLISHED_KEY_ARNS),
+    ).toEqual([{ 'Fn::Join': ['', [keyArn(t, 3), ',', keyArn(t, 2)]] }]);
+    expect(() => fromContext({ issuer: 'http://api.example.com' })).toThrow(/issuer must be an https URL/);
+    expect(() => fromContext({ issuer: 'https://api.example.com/?x=1' })).toThrow(/query or fragment/);
+    expect(() => fromContext({ idTokenKeyGeneration: '0' })).toThrow(/idTokenKeyGeneration/);
   });
 
   it('traces every function with X-Ray unless the context turns it off for a stage', () => {

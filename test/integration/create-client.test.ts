@@ -1,8 +1,10 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPersonalAccessToken } from '#scripts/admin/commands.ts';
 import { indexNames } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
+import { issueTokens, registerClient } from '../support/oauth.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -225,6 +227,56 @@ describe('Create Client (RFC 7591)', () => {
     world.resetCount();
     expect((await register({ redirect_uris: ['https://a.example'], client_name: 'x' })).status).toBe(201);
     expect(world.roundTrips()).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("Create Client needs the user's own credential (issue 27 point 3)", () => {
+  const body = { redirect_uris: ['https://a.example/cb'], client_name: 'credential check' };
+  const clientCount = async () => {
+    const stored = await world.table.doc.send(
+      new QueryCommand({
+        TableName: world.table.name,
+        IndexName: indexNames.gsi1,
+        KeyConditionExpression: 'GSI1PK = :owner AND begins_with(GSI1SK, :kind)',
+        ExpressionAttributeValues: { ':owner': `USER#${await userId()}`, ':kind': 'OAUTHCLIENT#' },
+      }),
+    );
+    return stored.Count ?? 0;
+  };
+
+  it('refuses a personal access token without user:write (403 insufficient_scope), registering nothing', async () => {
+    const before = await clientCount();
+    for (const scope of ['', 'openid email products:write webhooks:write', 'user:read']) {
+      const { token } = await createPersonalAccessToken(world.admin, { userId: await userId(), scope });
+      const reply = await world.call('POST', '/v1/oauth2/register', { token, body });
+      expect(reply.status, scope).toBe(403);
+      expect(reply.body.error).toBe('insufficient_scope');
+      expect(reply.headers['www-authenticate']).toContain('scope="user:write"');
+      expect(reply.headers['cache-control']).toBe('no-store');
+    }
+    const { token } = await createPersonalAccessToken(world.admin, {
+      userId: await userId(),
+      scope: 'user:write',
+    });
+    expect((await world.call('POST', '/v1/oauth2/register', { token, body })).status).toBe(201);
+    expect(await clientCount()).toBe(before + 1);
+  });
+
+  it('refuses an OAuth access token, even one delegated with every scope (401 Unauthorized), registering nothing', async () => {
+    const pat = world.demo.personal_access_token;
+    const app = await registerClient(world.call, pat, {
+      scope: ALL_SCOPES.join(' '),
+      default_sub_type: 'user',
+    });
+    const before = await clientCount();
+    for (const scope of ['openid email', ALL_SCOPES.join(' ')]) {
+      const { access_token } = await issueTokens(world.call, pat, app, { scope });
+      const reply = await world.call('POST', '/v1/oauth2/register', { token: access_token, body });
+      expect(reply.status, scope).toBe(401);
+      expect(reply.body.error).toBe('Unauthorized');
+      expect(reply.headers['cache-control']).toBe('no-store');
+    }
+    expect(await clientCount()).toBe(before);
   });
 });
 

@@ -7,7 +7,7 @@ import { findToken } from '#shared/data/tokens.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { portalBaseUrl } from '#shared/services/create-customer-session.ts';
 import { softDelete } from '../support/table-state.ts';
-import { createWorld, type World } from '../support/world.ts';
+import { createWorld, WORLD_ISSUER, type World } from '../support/world.ts';
 
 let world: World;
 beforeAll(async () => {
@@ -57,17 +57,20 @@ describe('Create Customer Session', () => {
   });
 
   it("the portal URL carries the token in its fragment (no query, no e-mail) under the organization's slug, on the API's own origin by default", async () => {
+    // The API's own origin is the configured issuer, whatever Host the request names.
     const reply = await open({ customer_id: world.demo.customer_id }, undefined, { host: 'api.example.com' });
     const url = new URL(reply.body.customer_portal_url);
-    expect(url.origin).toBe('https://api.example.com');
+    expect(url.origin).toBe(WORLD_ISSUER);
     expect(url.pathname).toMatch(/^\/[a-z0-9-]+\/portal$/);
     // A fragment never reaches a server: not the portal's access log, not a Referer.
     expect(url.search).toBe('');
     expect(new URLSearchParams(url.hash.slice(1)).get('customer_session_token')).toBe(reply.body.token);
     expect(reply.body.customer_portal_url).not.toContain('customer.example');
     expect(reply.body.return_url).toBeNull();
-    expect(portalBaseUrl('127.0.0.1:3000', undefined)).toBe('http://127.0.0.1:3000');
-    expect(portalBaseUrl('api.example.com', 'https://portal.example.com')).toBe('https://portal.example.com');
+    expect(portalBaseUrl('http://127.0.0.1:3000', undefined)).toBe('http://127.0.0.1:3000');
+    expect(portalBaseUrl('https://api.example.com', 'https://portal.example.com')).toBe(
+      'https://portal.example.com',
+    );
   });
 
   it.each(['external_customer_id', 'customer_external_id'])('201 by the external id (%s)', async (field) => {

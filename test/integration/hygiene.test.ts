@@ -36,7 +36,7 @@ import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../suppo
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { canonical, digestChanges, scanTable, tableDigest } from '../support/table-state.ts';
 import { waitFor } from '../support/wait.ts';
-import { createWorld, type Reply, type World } from '../support/world.ts';
+import { createWorld, type Reply, type World, worldIdTokenPrivateKey } from '../support/world.ts';
 
 const SECRET_SHAPE = /polar_(?:pat|cst|cs|whs|crt|ac|at_[uo]|rt_[uo])_|whsec_/;
 const CONSOLE = ['log', 'error', 'warn', 'info', 'debug'] as const;
@@ -96,9 +96,25 @@ afterAll(async () => {
   await world?.drop();
 });
 
+/**
+ * The ID Token signing key's private material, as it could leak: the private JWK members (RFC 7518
+ * §6.3.2) and the PKCS #8 document in base64. Deployed, the key never leaves KMS; here it is the
+ * world's in-process key, and no table item, log line or answer (the JWKS included) may hold it.
+ */
+const privateJwk = worldIdTokenPrivateKey.export({ format: 'jwk' }) as Record<string, string>;
+const ID_TOKEN_KEY_MATERIAL = [
+  ...['d', 'p', 'q', 'dp', 'dq', 'qi'].map((member) => privateJwk[member] as string),
+  (worldIdTokenPrivateKey.export({ format: 'der', type: 'pkcs8' }) as Buffer)
+    .toString('base64')
+    .slice(40, 120),
+];
+
 /** The random part too: a secret stored or logged without its prefix is still a leak. */
 function leaks(text: string): string[] {
   const found: string[] = [];
+  for (const material of ID_TOKEN_KEY_MATERIAL) {
+    if (text.includes(material)) found.push(`ID Token signing key material ${material.slice(0, 6)}…`);
+  }
   if (SECRET_SHAPE.test(text)) found.push(`secret-shaped text: …${text.match(SECRET_SHAPE)?.[0]}…`);
   for (const secret of secrets) {
     const random = secret.replace(/^(?:polar_[a-z]+|whsec)_/, '');
@@ -257,6 +273,10 @@ describe('secrets never reach the table, the logs or other answers', () => {
     secrets.add(issued.body.access_token);
     secrets.add(issued.body.refresh_token);
     record('code exchange', issued, issued.body.access_token, issued.body.refresh_token);
+    // The grant has openid: the answer carries an ID Token, signed with the key scanned for below.
+    expect(issued.body.id_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    record('JWKS', await world.call('GET', '/.well-known/jwks.json'));
+    record('OpenID configuration', await world.call('GET', '/.well-known/openid-configuration'));
     record('code used twice', await tokenRequest(world.call, client, exchange));
     const refreshed = await tokenRequest(world.call, client, {
       grant_type: 'refresh_token',
@@ -556,9 +576,14 @@ describe('expired and revoked credentials are refused by every operation, and ch
         world.call('DELETE', `/v1/webhooks/endpoints/${demo.webhook_endpoint_ids[2]}`, { token }),
     ];
     for (const [label, token] of Object.entries(pats)) {
-      for (const send of requests) {
+      for (const [index, send] of requests.entries()) {
         const reply = await send(token);
         expect(reply.status, label).toBe(401);
+        if (index === 0 && label.startsWith('OAuth')) {
+          // Create Client takes no OAuth access token at all: refused for its kind, before any read.
+          expect(reply.body.error, label).toBe('Unauthorized');
+          continue;
+        }
         expect(reply.body).toEqual({ error: 'invalid_token', error_description: expect.any(String) });
         expect(reply.headers['www-authenticate']).toBe('Bearer realm="polar", error="invalid_token"');
       }

@@ -64,16 +64,9 @@ const subscriptionOfDemo = async () => {
 };
 
 /** Every operation that takes a personal access token, with a request that succeeds. */
+// Create Client is not among them: it takes the user's own personal access token only
+// (test/integration/create-client.test.ts), like Authorize and Consent.
 const cases: Record<string, Case> = {
-  'create-client': {
-    send: (token) =>
-      world.call('POST', '/v1/oauth2/register', {
-        token,
-        body: { redirect_uris: ['https://app.example/cb'], client_name: 'registered with an OAuth token' },
-      }),
-    success: 201,
-    unscoped: true,
-  },
   'create-subscription': {
     send: (token) =>
       world.call('POST', '/v1/subscriptions/', {

@@ -105,6 +105,8 @@ describe('the authorization_code grant', () => {
         expires_in: ACCESS_TOKEN_TTL_SECONDS,
         refresh_token: expect.stringMatching(/^polar_rt_o_[A-Za-z0-9]{48}$/),
         scope: 'openid email products:read',
+        // The grant has openid: an ID Token (its claims: test/integration/oidc.test.ts).
+        id_token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
       });
       const access = await storedToken(reply.body.access_token);
       const refresh = await storedToken(reply.body.refresh_token);

@@ -136,7 +136,10 @@ const faultOps = {
     async prepare() {
       // A user of its own, so that its clients can be counted.
       const user = await createUser(world.admin, { email: `faults+${crypto.randomUUID()}@x.example` });
-      const { token } = await createPersonalAccessToken(world.admin, { userId: user.id, scope: '' });
+      const { token } = await createPersonalAccessToken(world.admin, {
+        userId: user.id,
+        scope: 'user:write',
+      });
       return {
         method: 'POST',
         url: '/v1/oauth2/register',

@@ -66,6 +66,7 @@ import { expectDocumented } from './contract.ts';
 import { customerOrder } from './customer-order.ts';
 import { seedWebhookEvent } from './outbox.ts';
 import { allowedPartition, allowedSortKeys, itemKey, type TableDigest } from './table-state.ts';
+import { worldIdTokenKeys } from './world.ts';
 
 /** The principal a token-endpoint client authenticates as. */
 async function tokenPrincipal(deps: Dependencies, model: TokenClientModel): Promise<ClientPrincipal> {
@@ -96,11 +97,12 @@ async function seededTokens(
     { issuer: 'http://api.test' },
   );
   const code = new URL(location).searchParams.get('code') as string;
-  const tokens = await requestToken(deps, await tokenPrincipal(deps, model), {
-    grant_type: 'authorization_code',
-    code,
-    code_verifier: verifier,
-  });
+  // An openid grant's exchange signs an ID Token: the seeding deps get the worlds' keys and issuer.
+  const tokens = await requestToken(
+    { idTokenKeys: worldIdTokenKeys, issuer: 'http://api.test', ...deps },
+    await tokenPrincipal(deps, model),
+    { grant_type: 'authorization_code', code, code_verifier: verifier },
+  );
   const stored = await findStoredToken(deps.table, hashSecret(tokens.access_token));
   return {
     clientId: model.clientId,
@@ -1761,8 +1763,9 @@ function clientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     { weight: 1, arbitrary: deep },
   );
 
+  // Create Client: the user's own PAT with user:write; an OAuth access token is refused for its kind.
   return fc
-    .tuple(authArb(ctx, 'pat', false), contentTypeArb, body, fc.boolean(), fc.nat(3))
+    .tuple(authArb(ctx, 'pat', true, false), contentTypeArb, body, fc.boolean(), fc.nat(3))
     .map(([auth, type, body, slash, encoding]) => ({
       operationId: 'createClient' as const,
       request: {
@@ -5272,7 +5275,9 @@ const EVENT_TYPES = [
 /** URLs by the verdict the contract gives them, written down here rather than computed by the guard. */
 const WEBHOOK_URLS: [string, 'ok' | 'refused'][] = [
   ['https://hooks.example.com/fuzz', 'ok'],
-  ['https://HOOKS.example.org:8443/a/b?c=d', 'ok'],
+  ['https://HOOKS.example.org:443/a/b?c=d', 'ok'],
+  // Ports other than 443 and 80 are refused (docs/webhooks.md): no port scan from the deliverer.
+  ['https://HOOKS.example.org:8443/a/b?c=d', 'refused'],
   ['  https://padded.example.com/  ', 'ok'],
   ['https://8.8.8.8/hooks', 'ok'],
   ['https://[2001:4860:4860::8888]/hooks', 'ok'],

@@ -7,7 +7,7 @@
  * call it makes is judged by the policy the synthesised stack gives that function; seeding and
  * assertions (`world.table`) go to DynamoDB Local directly, as an operator would.
  */
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { AdminContext } from '#scripts/admin/commands.ts';
@@ -17,6 +17,8 @@ import { type IamProxy, type IamProxyOptions, startIamProxy } from '#scripts/loc
 import type { DemoData } from '#scripts/local/seed.ts';
 import { functionWebhookSettings } from '#scripts/local/stack.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
+import { localIdTokenKeys } from '#shared/domain/id-token.ts';
+import { usesIdTokenKeys } from '#shared/operations.ts';
 import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
 import {
   dynamodbEndpoint,
@@ -139,6 +141,18 @@ export interface FunctionClientsOptions {
   webhooks: WebhookSettings;
 }
 
+/**
+ * The issuer every in-process world is configured with (the stack passes each stage its own). Requests
+ * name `Host: api.test` by default, and a test that sends another host sees this issuer all the same.
+ */
+export const WORLD_ISSUER = 'https://api.test';
+/**
+ * The worlds' ID Token keys: one per test process, given only to the functions the stack grants them
+ * to. The private key is exported for the secrets-hygiene suite, which looks for it everywhere.
+ */
+export const worldIdTokenPrivateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+export const worldIdTokenKeys = localIdTokenKeys(worldIdTokenPrivateKey);
+
 export interface FunctionClients {
   depsFor: DepsFor;
   destroy(): void;
@@ -165,6 +179,8 @@ export function functionClients(options: FunctionClientsOptions): FunctionClient
           table: { doc, name: options.tableName },
           now: options.now ?? (() => new Date()),
           webhooks: functionWebhookSettings(name, options.webhooks),
+          issuer: WORLD_ISSUER,
+          ...(usesIdTokenKeys(name) ? { idTokenKeys: worldIdTokenKeys } : {}),
         };
         deps.set(name, found);
       }
