@@ -27,6 +27,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
   BUSINESS_EVENTS,
+  CLOCK_METRICS,
   DELIVERY_METRICS,
   SERVICE,
   WEBHOOK_METRICS,
@@ -53,6 +54,8 @@ const PERIOD = Duration.minutes(5);
 export const LATENCY_P99_ALARM_MS = 2_000;
 /** Operations whose 5xx share over 5 minutes exceeds this (with some traffic) alarm. */
 export const ERROR_RATE_ALARM_PERCENT = 1;
+/** Periods of 5 minutes running with a clock failure before its alarm fires (one throttle heals by itself). */
+export const CLOCK_FAILURE_ALARM_PERIODS = 2;
 /** DynamoDB operations whose throttles the table alarm counts. */
 const TABLE_OPERATIONS = [
   Operation.GET_ITEM,
@@ -179,6 +182,11 @@ export class Monitoring extends Construct {
       ]),
     );
     this.dashboard.addWidgets(
+      graph('Subscription clock: renewed, ended, failed (pushed to the next run)', [
+        ...Object.values(CLOCK_METRICS).map(serviceMetric),
+      ]),
+    );
+    this.dashboard.addWidgets(
       new TextWidget({
         markdown:
           'Metrics: namespace `' +
@@ -255,6 +263,22 @@ export class Monitoring extends Construct {
         3,
       );
     }
+    // A subscription the clock cannot change is skipped and tried again each minute (its failure
+    // isolated, the others renewed): failures in two periods running are one that does not heal.
+    countAlarm(
+      this.alarmStack,
+      'SubscriptionClockFailuresAlarm',
+      'subscription clock: changes failed in two periods of 5 minutes running (those subscriptions are not renewed; the log names them)',
+      new Metric({
+        namespace: props.namespace,
+        metricName: CLOCK_METRICS.failures,
+        dimensionsMap: { service: SERVICE },
+        statistic: 'Sum',
+        period: PERIOD,
+      }),
+      1,
+      CLOCK_FAILURE_ALARM_PERIODS,
+    );
     for (const [name, fn] of Object.entries({ ...props.functions, ...props.scheduled })) {
       countAlarm(
         this.alarmStack,

@@ -295,3 +295,34 @@ export function emitDeliveries(
     [WEBHOOK_METRICS.disabled]: outcomes.disabled,
   });
 }
+
+/**
+ * The subscription clock's metrics, dimension `service`: what a run renewed and ended, and the
+ * changes (or shard reads) that failed and were pushed to the next run; the clock's alarm reads
+ * `ClockFailures` (infra/monitoring.ts).
+ */
+export const CLOCK_METRICS = {
+  renewed: 'ClockRenewed',
+  ended: 'ClockEnded',
+  failures: 'ClockFailures',
+} as const;
+
+/** One line per clock run that is also its CloudWatch metrics (EMF), as a request line is. */
+export function emitClockRun(report: { renewed: number; ended: number; failures: number }): void {
+  writeLine({
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [
+        {
+          Namespace: metricsNamespace(),
+          Dimensions: [['service']],
+          Metrics: Object.values(CLOCK_METRICS).map((name) => ({ Name: name, Unit: 'Count' })),
+        },
+      ],
+    },
+    service: SERVICE,
+    [CLOCK_METRICS.renewed]: report.renewed,
+    [CLOCK_METRICS.ended]: report.ended,
+    [CLOCK_METRICS.failures]: report.failures,
+  });
+}

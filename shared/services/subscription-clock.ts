@@ -10,6 +10,17 @@
  * events, conditioned on the `change_id` it was decided on. So running twice, or two runs at once, changes nothing twice
  * (the loser's condition fails and it moves on), and a run that stops anywhere leaves every
  * subscription either changed in full or untouched, for the next run to take up.
+ *
+ * The shards run at once, each its own loop. A subscription whose change fails for any reason but a
+ * failed condition (a missing customer or product, an oversized transaction, a throttle) is isolated:
+ * counted in the report (`failures`, its id in `failed`), logged with its id, and skipped past by its
+ * shard's cursor; the rest of its shard and the other shards go on, and the next run (a minute later)
+ * tries it again, once. Why not move its due key later (a back-off): that is itself a write to the
+ * item, which fails in the same ways (throttled, oversized, missing), needs a grant of its own, and
+ * would make the due index say something other than the period's end. A poisoned subscription costs
+ * one index entry read and one failed attempt a minute, and the alarm on `ClockFailures` fires until
+ * someone fixes it. A shard whose read fails (the index query, the batch read) stops for this run,
+ * counted too; the other shards go on.
  */
 import { access as catalogAccess, getCustomersAndProducts } from '../data/catalog.ts';
 import { type FunctionAccess, oneStatement } from '../data/grants.ts';
@@ -28,13 +39,16 @@ import { ConditionFailed } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { atPeriodEnd, type PeriodEndChange } from '../domain/subscription-lifecycle.ts';
 import type { Subscription } from '../generated/api-types.ts';
-import { logInfo } from '../observability/telemetry.ts';
+import { emitClockRun, logError, logInfo } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
 import { lifecycleOutbox } from './update-subscription.ts';
 
 /** Subscriptions read and changed at a time: one index Query, one batch read, this many transactions. */
 export const CLOCK_BATCH_SIZE = 25;
+
+/** Failed subscription ids a report keeps (the count, `failures`, stays exact beyond). */
+export const CLOCK_FAILED_IDS_KEPT = 100;
 
 export interface ClockReport {
   /** Renewed for one more period (a subscription several periods behind renews once per period). */
@@ -45,9 +59,19 @@ export interface ClockReport {
   skipped: number;
   /** Due but not free: renewing them needs a charge this API cannot make; they stay due. */
   notFree: string[];
+  /**
+   * Changes that failed other than on a condition (and shard reads that failed): each isolated, the
+   * rest of the run went on, the next run tries again. Exact.
+   */
+  failures: number;
+  /** The ids of subscriptions whose change failed, the first `CLOCK_FAILED_IDS_KEPT` of them. */
+  failed: string[];
   /** Index queries made (each reads at most one batch). */
   batches: number;
-  /** False when the run stopped for time with due subscriptions possibly left for the next run. */
+  /**
+   * False when the run stopped for time, or a shard's read failed, with due subscriptions possibly
+   * left for the next run.
+   */
   complete: boolean;
 }
 
@@ -81,55 +105,103 @@ export function periodEndEvents(
   return outboxWrites(deps.table, subject, now, events, newId);
 }
 
-/** One run of the clock at `deps.now()`: every shard, batch after batch, while there is time. */
+/** One run of the clock at `deps.now()`: every shard at once, batch after batch, while there is time. */
 export async function runSubscriptionClock(
   deps: Dependencies,
   options: ClockOptions = {},
 ): Promise<ClockReport> {
   const now = deps.now();
-  const batchSize = options.batchSize ?? CLOCK_BATCH_SIZE;
-  const report: ClockReport = { renewed: 0, ended: 0, skipped: 0, notFree: [], batches: 0, complete: true };
-  for (const shard of dueShards) {
-    let cursor: DueCursor | undefined;
-    for (;;) {
-      if (options.timeLeft && !options.timeLeft()) {
+  const report: ClockReport = {
+    renewed: 0,
+    ended: 0,
+    skipped: 0,
+    notFree: [],
+    failures: 0,
+    failed: [],
+    batches: 0,
+    complete: true,
+  };
+  // Every shard's loop ends by itself (a failure is caught inside it): none is left in flight.
+  await Promise.all(
+    dueShards.map(async (shard) => {
+      try {
+        await runShard(deps, shard, now, options, report);
+      } catch (error) {
+        // The shard's read failed (a throttled query or batch read): its due subscriptions wait
+        // for the next run; the other shards go on.
+        report.failures++;
         report.complete = false;
-        return report;
+        logError('subscription clock: shard failed', { shard, error_type: errorType(error) });
       }
-      const page = await findDue(deps.table, shard, now.toISOString(), batchSize, cursor);
-      report.batches++;
-      const subscriptions = page.ids.length > 0 ? await getSubscriptions(deps.table, page.ids) : [];
-      // The events embed each subscription's customer and product: one batch for the batch's.
-      const embedded =
-        subscriptions.length > 0
-          ? await getCustomersAndProducts(
-              deps.table,
-              subscriptions.map((s) => s.customer_id),
-              subscriptions.map((s) => s.product_id),
-            )
-          : undefined;
-      // Every write of the batch finishes before a failure stops the run: none is left in flight.
-      const settled = await Promise.allSettled(
-        subscriptions.map((subscription) => {
-          const customer = embedded?.customers.get(subscription.customer_id);
-          const product = embedded?.products.get(subscription.product_id);
-          if (!customer || !product) {
-            return Promise.reject(new Error(`subscription ${subscription.id} refers to a missing item`));
-          }
-          return settle(deps, { subscription, customer, product }, now, report);
-        }),
-      );
-      const failed = settled.find((result) => result.status === 'rejected');
-      if (failed) throw failed.reason;
-      const stillDue = settled.map((result) => result.status === 'fulfilled' && result.value);
-      // On past the ones read; at the end of the shard, once more from its start while a renewal
-      // left a subscription due again (several periods behind): each pass renews it one period.
-      cursor = page.next;
-      if (!cursor && !stillDue.includes(true)) break;
-    }
-  }
+    }),
+  );
   return report;
 }
+
+/** One shard's loop: batch after batch from the shard's start, while there is time. */
+async function runShard(
+  deps: Dependencies,
+  shard: number,
+  now: Date,
+  options: ClockOptions,
+  report: ClockReport,
+): Promise<void> {
+  const batchSize = options.batchSize ?? CLOCK_BATCH_SIZE;
+  // Tried and failed in this run: read again on a pass from the shard's start, but not retried.
+  const failedHere = new Set<string>();
+  let cursor: DueCursor | undefined;
+  for (;;) {
+    if (options.timeLeft && !options.timeLeft()) {
+      report.complete = false;
+      return;
+    }
+    const page = await findDue(deps.table, shard, now.toISOString(), batchSize, cursor);
+    report.batches++;
+    const ids = page.ids.filter((id) => !failedHere.has(id));
+    const subscriptions = ids.length > 0 ? await getSubscriptions(deps.table, ids) : [];
+    // The events embed each subscription's customer and product: one batch for the batch's.
+    const embedded =
+      subscriptions.length > 0
+        ? await getCustomersAndProducts(
+            deps.table,
+            subscriptions.map((s) => s.customer_id),
+            subscriptions.map((s) => s.product_id),
+          )
+        : undefined;
+    const stillDue = await Promise.all(
+      subscriptions.map(async (subscription) => {
+        try {
+          const customer = embedded?.customers.get(subscription.customer_id);
+          const product = embedded?.products.get(subscription.product_id);
+          if (!customer || !product) throw new MissingItem();
+          return await settle(deps, { subscription, customer, product }, now, report);
+        } catch (error) {
+          failedHere.add(subscription.id);
+          report.failures++;
+          if (report.failed.length < CLOCK_FAILED_IDS_KEPT) report.failed.push(subscription.id);
+          logError('subscription clock: change failed', {
+            subscription_id: subscription.id,
+            organization_id: subscription.organization_id,
+            error_type: errorType(error),
+          });
+          return false;
+        }
+      }),
+    );
+    // On past the ones read; at the end of the shard, once more from its start while a renewal
+    // left a subscription due again (several periods behind): each pass renews it one period.
+    cursor = page.next;
+    if (!cursor && !stillDue.includes(true)) return;
+  }
+}
+
+/** A due subscription whose customer or product is not in the table: it cannot be presented. */
+class MissingItem extends Error {
+  override name = 'MissingCustomerOrProduct';
+}
+
+/** What failed, by the error's name only: a message may quote keys or values, which are never logged. */
+const errorType = (error: unknown) => (error instanceof Error ? error.name : typeof error);
 
 /** Applies what the period's end does to one subscription; answers whether it is due again after. */
 async function settle(
@@ -181,6 +253,8 @@ export function logClockRun(report: ClockReport, durationMs: number): void {
     notFree: report.notFree.length,
     duration_ms: Math.round(durationMs),
   });
+  // Its metrics (EMF): the failures are what the clock's alarm reads (infra/monitoring.ts).
+  emitClockRun(report);
 }
 
 /**

@@ -606,11 +606,12 @@ describe('prod', () => {
   it("alarms per operation on p99 latency and 5xx rate, from the requests' own metrics, and on table throttles", () => {
     const names = prod.model.httpFunctions;
     // One throttle alarm per function, latency and error rate per operation, table throttles; a
-    // scheduled function: its throttles and its failed runs. (The API's 5xx alarm and the webhook
-    // pipeline's three are the parent's: "the webhook pipeline", below.)
+    // scheduled function: its throttles and its failed runs; the clock's isolated failures
+    // (test/infra/clock-alarm.test.ts). (The API's 5xx alarm and the webhook pipeline's three are the
+    // parent's: "the webhook pipeline", below.)
     monitoring.resourceCountIs(
       'AWS::CloudWatch::Alarm',
-      names.length * 3 + 1 + scheduledFunctions.length * 2,
+      names.length * 3 + 1 + scheduledFunctions.length * 2 + 1,
     );
     for (const operation of names) {
       monitoring.hasResourceProperties('AWS::CloudWatch::Alarm', {
