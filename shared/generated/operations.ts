@@ -316,7 +316,86 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "list-authorized-clients",
+    "operationId": "listAuthorizedClients",
+    "method": "GET",
+    "path": "/v1/oauth2/authorized-clients",
+    "entry": "functions/list-authorized-clients/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "oauthClient"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "revoke-authorized-client",
+    "operationId": "revokeAuthorizedClient",
+    "method": "DELETE",
+    "path": "/v1/oauth2/authorized-clients/{client_id}",
+    "entry": "functions/revoke-authorized-client/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthGrant"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthGrant"
         ]
       }
     ]
@@ -346,7 +425,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -430,7 +510,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -524,6 +605,36 @@ export const operations = [
     ]
   },
   {
+    "name": "get-portal-customer",
+    "operationId": "getPortalCustomer",
+    "method": "GET",
+    "path": "/v1/customer-portal/customers/me",
+    "entry": "functions/get-portal-customer/handler.ts",
+    "credential": "customer_session",
+    "scopes": [
+      "customer_portal:read",
+      "customer_portal:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      }
+    ]
+  },
+  {
     "name": "create-product",
     "operationId": "createProduct",
     "method": "POST",
@@ -549,7 +660,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -608,7 +720,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -839,7 +952,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -877,7 +991,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -937,7 +1052,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -977,7 +1093,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1049,7 +1166,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1120,7 +1238,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1179,7 +1298,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1220,7 +1340,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       }
     ],
@@ -1252,7 +1373,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1301,7 +1423,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1349,7 +1472,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1390,7 +1514,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1428,7 +1553,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1477,7 +1603,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1537,7 +1664,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1568,7 +1696,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1608,7 +1737,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1665,7 +1795,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1722,7 +1853,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1760,7 +1892,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1824,7 +1957,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1888,7 +2022,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "oauthClientLive"
+          "oauthClientLive",
+          "user"
         ]
       },
       {
@@ -1983,6 +2118,16 @@ export const operationRoutes = [
     "path": "/v1/oauth2/userinfo"
   },
   {
+    "operationId": "listAuthorizedClients",
+    "method": "GET",
+    "path": "/v1/oauth2/authorized-clients"
+  },
+  {
+    "operationId": "revokeAuthorizedClient",
+    "method": "DELETE",
+    "path": "/v1/oauth2/authorized-clients/{client_id}"
+  },
+  {
     "operationId": "createSubscription",
     "method": "POST",
     "path": "/v1/subscriptions/"
@@ -2001,6 +2146,11 @@ export const operationRoutes = [
     "operationId": "getWallet",
     "method": "GET",
     "path": "/v1/customer-portal/wallets/{id}"
+  },
+  {
+    "operationId": "getPortalCustomer",
+    "method": "GET",
+    "path": "/v1/customer-portal/customers/me"
   },
   {
     "operationId": "createProduct",
