@@ -3344,7 +3344,9 @@ type AuthorizationVerdict =
  */
 function authorizationVerdict(ctx: FuzzContext, values: Map<string, string[]>): AuthorizationVerdict {
   const all = (name: string) => values.get(name) ?? [];
-  const repeated = AUTHORIZATION_FIELDS.filter((name) => all(name).length > 1);
+  // OpenID Connect's `nonce` is one of the request's parameters too (generated among the extras):
+  // repeated, it is refused like the others.
+  const repeated = [...AUTHORIZATION_FIELDS, 'nonce'].filter((name) => all(name).length > 1);
   const one = (name: string): string | undefined => all(name)[0] || undefined;
   if (repeated.includes('client_id') || repeated.includes('redirect_uri'))
     return { to: 'caller', error: 'invalid_request' };
