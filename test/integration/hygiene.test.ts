@@ -5,6 +5,8 @@
  * answer carries one except the registration that returns its own client
  * secret. Expired and revoked credentials are refused by every operation.
  */
+// On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
+import '../support/private-engine.ts';
 import { inspect } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

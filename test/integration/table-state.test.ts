@@ -3,6 +3,8 @@
  * digest a full Scan reads, for every kind of write, and `verify()` must catch a write the stream
  * did not record.
  */
+// On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
+import '../support/private-engine.ts';
 import { UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -3,6 +3,8 @@
  * pipeline running (relay, deliverer, in-process queue), every function under its template policy.
  * The other demo organization is used for exact counts: nothing else delivers there.
  */
+// On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
+import '../support/private-engine.ts';
 import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endpointDeliveriesOwner, type Redelivery, redeliveryMessages } from '#shared/data/deliveries.ts';

@@ -10,6 +10,8 @@
  * with its last attempt recorded, nothing is lost to a dead-letter queue, and nothing is recorded twice.
  */
 
+// On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
+import '../support/private-engine.ts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

@@ -5,6 +5,8 @@
  * runs under its template policy (IAM proxy); the queue is the in-process one with SQS's semantics.
  */
 
+// On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
+import '../support/private-engine.ts';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
