@@ -60,7 +60,9 @@ const shared: SharedRun = runGlobals.__commerceTestRun;
 
 async function startEngine(): Promise<Engine> {
   // The JVM starts while CDK synthesises (synthesis blocks this thread, not the other process).
-  const starting = startDynamoDbLocal();
+  // Both JIT tiers: the engine serves the project for minutes, past the point where C2's compiled code
+  // costs less CPU per request than C1's (docs/performance.md); the per-file engines keep the fast start.
+  const starting = startDynamoDbLocal({ jit: 'steady-state' });
   starting.catch(() => {});
   let policies: StackPolicies;
   try {
