@@ -470,7 +470,10 @@ export class CommerceApiStack extends Stack {
     new CfnOutput(this, 'WebhookKeySetName', { value: this.webhookKeySetRef.name });
 
     // CloudFormation takes no tags on a dashboard (CDK would write them; the deployment would fail).
-    const untaggable = { excludeResourceTypes: ['AWS::CloudWatch::Dashboard'] };
+    // The KMS keys go untagged too: moto 5.2, which the deploy rehearsal runs on, fails to create an
+    // AWS::KMS::Key with Tags (KeyError 'TagKey' in its tagging service); the keys' descriptions name
+    // the stack.
+    const untaggable = { excludeResourceTypes: ['AWS::CloudWatch::Dashboard', 'AWS::KMS::Key'] };
     Tags.of(this).add('stage', props.stage, untaggable);
     if (props.branch) Tags.of(this).add('branch', props.branch, untaggable);
   }

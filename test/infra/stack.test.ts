@@ -894,6 +894,9 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
         );
       }
     }
+    // Not the KMS keys: moto 5.2 (the deploy rehearsal) fails to create a key with Tags.
+    for (const key of Object.values(template.findResources('AWS::KMS::Key')) as Resource[])
+      expect(key.Properties.Tags).toBeUndefined();
     const [api] = Object.values(template.findResources('AWS::ApiGatewayV2::Api')) as Resource[];
     expect(api?.Properties.Tags).toMatchObject({ stage: 'pr-42', branch: 'feature/test' });
   });
