@@ -208,8 +208,9 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
     const reply = await redeliver(id);
     expect(reply.status).toBe(202);
     expect(reply.raw).toBe('null');
-    // The token, the round's transaction (no idempotency key: no record). The relay queues it.
-    expect(world.roundTrips()).toBe(2);
+    // The token, the round's transaction (no idempotency key: no record). The relay queues it. Its
+    // own calls only: on a loaded machine the pipeline's were counted too (3 for 2, twice in five runs).
+    expect(world.roundTripsOf('redeliver-webhook-event')).toBe(2);
     await waitFor(() => b.deliveries.length === 2, 15_000, 'the redelivery');
     await pipeline.settled();
     const [first, second] = b.deliveries as [Delivery, Delivery];

@@ -133,7 +133,7 @@ export interface FunctionClientsOptions {
   endpointFor: (functionName: string) => string;
   tableName: string;
   /** Applied to each function's client when it is created (fault injection, counters). */
-  configure?: (doc: DynamoDBDocumentClient) => void;
+  configure?: (doc: DynamoDBDocumentClient, functionName: string) => void;
   /** Client settings over the production ones (`createDocumentClient`). */
   clientConfig?: Parameters<typeof createDocumentClient>[0];
   now?: () => Date;
@@ -174,7 +174,7 @@ export function functionClients(options: FunctionClientsOptions): FunctionClient
           credentials: LOCAL_CREDENTIALS,
           ...options.clientConfig,
         });
-        options.configure?.(doc);
+        options.configure?.(doc, name);
         found = {
           table: { doc, name: options.tableName },
           now: options.now ?? (() => new Date()),
@@ -210,6 +210,11 @@ export interface World {
   policies: StackPolicies;
   /** DynamoDB requests the functions sent since the last `resetCount()` (one per round trip; SDK retries not included). */
   roundTrips(): number;
+  /**
+   * One function's calls since `resetCount()`: what a check of one request's round trips reads when
+   * the world's pipeline (relay, deliverer) may be calling at the same time.
+   */
+  roundTripsOf(functionName: string): number;
   resetCount(): void;
   call(method: string, url: string, options?: CallOptions): Promise<Reply>;
   drop(): Promise<void>;
@@ -228,15 +233,17 @@ export async function createWorld(prefix: string, policies: StackPolicies = stac
     region: LOCAL_REGION,
   });
   let sent = 0;
+  const sentBy = new Map<string, number>();
   const clients = functionClients({
     endpointFor: iam.endpointFor,
     tableName: fresh.tableName,
     clientConfig: TEST_CLIENT_CONFIG,
     webhooks,
-    configure: (doc) =>
+    configure: (doc, functionName) =>
       doc.middlewareStack.add(
         (next) => async (args) => {
           sent++;
+          sentBy.set(functionName, (sentBy.get(functionName) ?? 0) + 1);
           return next(args);
         },
         { step: 'initialize', name: 'countRoundTrips' },
@@ -254,8 +261,10 @@ export async function createWorld(prefix: string, policies: StackPolicies = stac
     iam,
     policies,
     roundTrips: () => sent,
+    roundTripsOf: (functionName) => sentBy.get(functionName) ?? 0,
     resetCount: () => {
       sent = 0;
+      sentBy.clear();
     },
     call: inProcessApi(clients.depsFor),
     drop: async () => {
