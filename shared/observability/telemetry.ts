@@ -262,7 +262,28 @@ export const WEBHOOK_METRICS = {
   disabled: 'WebhookEndpointsDisabled',
 } as const;
 
-/** One line per deliverer batch that is also its CloudWatch metrics (EMF), as a request line is. */
+/**
+ * One line that is also CloudWatch metrics (EMF), as a request line is: counts under the dimension
+ * `service`, each named by its metric.
+ */
+function emitServiceCounts(counts: Record<string, number>): void {
+  writeLine({
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [
+        {
+          Namespace: metricsNamespace(),
+          Dimensions: [['service']],
+          Metrics: Object.keys(counts).map((name) => ({ Name: name, Unit: 'Count' })),
+        },
+      ],
+    },
+    service: SERVICE,
+    ...counts,
+  });
+}
+
+/** One line per deliverer batch that is also its metrics. */
 export function emitDeliveries(
   attempts: number,
   failures: number,
@@ -272,22 +293,7 @@ export function emitDeliveries(
     disabled: 0,
   },
 ): void {
-  writeLine({
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        {
-          Namespace: metricsNamespace(),
-          Dimensions: [['service']],
-          Metrics: [
-            { Name: DELIVERY_METRICS.attempts, Unit: 'Count' },
-            { Name: DELIVERY_METRICS.failures, Unit: 'Count' },
-            ...Object.values(WEBHOOK_METRICS).map((name) => ({ Name: name, Unit: 'Count' })),
-          ],
-        },
-      ],
-    },
-    service: SERVICE,
+  emitServiceCounts({
     [DELIVERY_METRICS.attempts]: attempts,
     [DELIVERY_METRICS.failures]: failures,
     [WEBHOOK_METRICS.succeeded]: outcomes.succeeded,
@@ -307,20 +313,9 @@ export const CLOCK_METRICS = {
   failures: 'ClockFailures',
 } as const;
 
-/** One line per clock run that is also its CloudWatch metrics (EMF), as a request line is. */
+/** One line per clock run that is also its metrics. */
 export function emitClockRun(report: { renewed: number; ended: number; failures: number }): void {
-  writeLine({
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        {
-          Namespace: metricsNamespace(),
-          Dimensions: [['service']],
-          Metrics: Object.values(CLOCK_METRICS).map((name) => ({ Name: name, Unit: 'Count' })),
-        },
-      ],
-    },
-    service: SERVICE,
+  emitServiceCounts({
     [CLOCK_METRICS.renewed]: report.renewed,
     [CLOCK_METRICS.ended]: report.ended,
     [CLOCK_METRICS.failures]: report.failures,
