@@ -5,35 +5,32 @@
  * rest of its shard and the other shards renew; it is tried once per run, never in a loop, and
  * renews once what poisoned it is gone.
  *
- * The dates lie before the demo seed's (made at the real time of the run), so no run here renews
- * the seed's subscriptions; what a test creates is revoked after it.
+ * The dates lie before the demo seed's, and what a test creates is revoked after it
+ * (test/support/clock-world.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createProduct } from '#scripts/admin/commands.ts';
+import { describe, expect, it } from 'vitest';
+import { createProduct } from '#scripts/admin/commands.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { attr, DUE_SHARDS, keys } from '#shared/data/table.ts';
-import type { UserPrincipal } from '#shared/domain/principals.ts';
 import type { Subscription } from '#shared/generated/api-types.ts';
-import { createSubscription } from '#shared/services/create-subscription.ts';
 import { runSubscriptionClock } from '#shared/services/subscription-clock.ts';
-import { changeSubscription } from '#shared/services/update-subscription.ts';
+import { useClockWorld } from '../support/clock-world.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb.ts';
 import { waitFor } from '../support/wait.ts';
-import { createWorld, type World } from '../support/world.ts';
+import type { World } from '../support/world.ts';
 
-let world: World;
-let principal: UserPrincipal;
-let customerId: string;
+const clock = useClockWorld('clock-failures', '2010-12-31T00:00:00.000Z');
+const { subscribeAt, stored } = clock;
 
 const at = (iso: string) => new Date(iso);
 const shardOf = (id: string) => Number.parseInt(id.slice(0, 2), 16) % DUE_SHARDS;
 
 async function freeMonthlyProduct(): Promise<string> {
   return (
-    await createProduct(world.admin, {
-      organizationId: world.demo.organization_id,
+    await createProduct(clock.world.admin, {
+      organizationId: clock.world.demo.organization_id,
       name: `Free monthly ${randomUUID()}`,
       recurringInterval: 'month',
       recurringIntervalCount: 1,
@@ -41,18 +38,6 @@ async function freeMonthlyProduct(): Promise<string> {
       currency: 'usd',
     })
   ).id;
-}
-
-/** The subscriptions the current test made: revoked after it (see the file's comment). */
-const createdInTest: string[] = [];
-
-async function subscribeAt(iso: string, productId: string): Promise<Subscription> {
-  const subscription = await createSubscription({ ...world.admin, now: () => at(iso) }, principal, {
-    product_id: productId,
-    customer_id: customerId,
-  });
-  createdInTest.push(subscription.id);
-  return subscription;
 }
 
 /**
@@ -74,17 +59,10 @@ async function cohort(poisonedProduct: string, healthyProduct: string) {
   return { poisoned, healthy };
 }
 
-const stored = async (id: string) =>
-  (
-    await world.table.doc.send(
-      new GetCommand({ TableName: world.table.name, Key: keys.subscription(id), ConsistentRead: true }),
-    )
-  ).Item as Record<string, unknown>;
-
 /** Three months on from January: each healthy one renews three times (Feb, Mar, Apr), over several passes. */
 const RUN_AT = '2010-04-15T00:00:00.000Z';
 const clockDeps = (overrides: Partial<ReturnType<World['depsFor']>> = {}) => ({
-  ...world.depsFor('subscription-clock'),
+  ...clock.world.depsFor('subscription-clock'),
   now: () => at(RUN_AT),
   ...overrides,
 });
@@ -99,35 +77,6 @@ async function expectRenewedToMay(healthy: readonly Subscription[]): Promise<voi
   }
 }
 
-beforeAll(async () => {
-  world = await createWorld('clock-failures');
-  customerId = (
-    await createCustomer(world.admin, {
-      organizationId: world.demo.organization_id,
-      email: `clock-failures+${randomUUID()}@example.com`,
-    })
-  ).id;
-  principal = {
-    kind: 'user',
-    userId: 'clock-failures-test',
-    tokenId: 'clock-failures-test',
-    organizationIds: [world.demo.organization_id],
-    scopes: new Set(['subscriptions:write']),
-  };
-});
-afterEach(async () => {
-  const ids = createdInTest.splice(0);
-  await Promise.all(
-    ids.map(async (id) => {
-      if ((await stored(id)).ended_at) return;
-      await changeSubscription({ ...world.admin, now: () => at('2010-12-31T00:00:00.000Z') }, principal, id, {
-        kind: 'revoke',
-      });
-    }),
-  );
-});
-afterAll(() => world?.drop());
-
 describe('a poisoned subscription', () => {
   it('whose product is gone is counted and skipped; its shard and the other shards renew; it renews once the product is back', async () => {
     const healthyProduct = await freeMonthlyProduct();
@@ -135,9 +84,11 @@ describe('a poisoned subscription', () => {
     const { poisoned, healthy } = await cohort(goneProduct, healthyProduct);
     const productKey = keys.product(goneProduct);
     const productItem = (
-      await world.table.doc.send(new GetCommand({ TableName: world.table.name, Key: productKey }))
+      await clock.world.table.doc.send(new GetCommand({ TableName: clock.world.table.name, Key: productKey }))
     ).Item;
-    await world.table.doc.send(new DeleteCommand({ TableName: world.table.name, Key: productKey }));
+    await clock.world.table.doc.send(
+      new DeleteCommand({ TableName: clock.world.table.name, Key: productKey }),
+    );
     try {
       // Small batches: each shard takes several batches and, for the catch-up, several passes.
       const report = await runSubscriptionClock(clockDeps(), { batchSize: 2 });
@@ -155,7 +106,9 @@ describe('a poisoned subscription', () => {
       const again = await runSubscriptionClock(clockDeps(), { batchSize: 2 });
       expect(again).toMatchObject({ renewed: 0, ended: 0, failures: 1, failed: [poisoned.id] });
     } finally {
-      await world.table.doc.send(new PutCommand({ TableName: world.table.name, Item: productItem }));
+      await clock.world.table.doc.send(
+        new PutCommand({ TableName: clock.world.table.name, Item: productItem }),
+      );
     }
     // Its product back, the next run renews it, all three periods.
     const healed = await runSubscriptionClock(clockDeps(), { batchSize: 2 });
@@ -169,7 +122,7 @@ describe('a poisoned subscription', () => {
     // The clock's own client (its endpoint of the IAM proxy), failing every transaction on the
     // poisoned subscription as DynamoDB does when it throttles.
     const doc = createDocumentClient({
-      endpoint: world.iam.endpointFor('subscription-clock'),
+      endpoint: clock.world.iam.endpointFor('subscription-clock'),
       region: LOCAL_REGION,
       credentials: LOCAL_CREDENTIALS,
     });
@@ -192,7 +145,7 @@ describe('a poisoned subscription', () => {
     try {
       // Whole shards in one batch: each shard's one page has no cursor, so the catch-up (three
       // periods) takes three passes from the shard's start, each reading the poisoned one again.
-      const deps = clockDeps({ table: { doc, name: world.table.name } });
+      const deps = clockDeps({ table: { doc, name: clock.world.table.name } });
       const report = await runSubscriptionClock(deps);
       expect(report).toMatchObject({ renewed: healthy.length * 3, failures: 1, failed: [poisoned.id] });
       // Read on each pass, but tried once in the run.
@@ -214,7 +167,7 @@ describe('a poisoned subscription', () => {
 describe('shards', () => {
   it('run at once: every shard is read before the first shard has its first answer', async () => {
     const doc = createDocumentClient({
-      endpoint: world.iam.endpointFor('subscription-clock'),
+      endpoint: clock.world.iam.endpointFor('subscription-clock'),
       region: LOCAL_REGION,
       credentials: LOCAL_CREDENTIALS,
     });
@@ -236,7 +189,7 @@ describe('shards', () => {
       { step: 'initialize', name: 'hold-shard-0' },
     );
     try {
-      const report = await runSubscriptionClock(clockDeps({ table: { doc, name: world.table.name } }));
+      const report = await runSubscriptionClock(clockDeps({ table: { doc, name: clock.world.table.name } }));
       expect(report.complete).toBe(true);
       expect(asked.size).toBe(DUE_SHARDS);
     } finally {

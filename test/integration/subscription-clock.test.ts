@@ -1,28 +1,18 @@
-/**
- * The subscription clock (functions/subscription-clock) against DynamoDB Local under its deployed
- * policy, driven by an injected clock: renewals across month ends and leap years, cancellation at
- * the period's end, revoked subscriptions left alone, runs repeated and concurrent, a run stopped
- * midway, batches bounded by time; the lists and the due index kept in step with every change.
- */
-import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createCustomer, createProduct } from '#scripts/admin/commands.ts';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { createProduct } from '#scripts/admin/commands.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
-import { attr, keys } from '#shared/data/table.ts';
+import { attr } from '#shared/data/table.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
-import type { UserPrincipal } from '#shared/domain/principals.ts';
 import type { Subscription } from '#shared/generated/api-types.ts';
 import type { Dependencies } from '#shared/runtime.ts';
-import { createSubscription } from '#shared/services/create-subscription.ts';
 import type { ClockReport } from '#shared/services/subscription-clock.ts';
 import { changeSubscription } from '#shared/services/update-subscription.ts';
+import { useClockWorld } from '../support/clock-world.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb.ts';
-import { createWorld, type World } from '../support/world.ts';
 
-let world: World;
-let principal: UserPrincipal;
-let customerId: string;
+// Its dates lie before the demo seed's; what a test makes is revoked after it (test/support/clock-world.ts).
+const clock = useClockWorld('subscription-clock', '2021-01-01T00:00:00.000Z');
 const products = new Map<string, string>();
 
 const at = (iso: string) => new Date(iso);
@@ -35,7 +25,11 @@ type ClockHandler = (
 /** The clock's real handler at `now`, over its own function's client (its IAM policy), or over `deps`. */
 async function clockAt(now: Date, deps?: Partial<Dependencies>): Promise<ClockHandler> {
   const { createHandler } = await import('#functions/subscription-clock/handler.ts');
-  return createHandler({ ...world.depsFor('subscription-clock'), now: () => now, ...deps }) as ClockHandler;
+  return createHandler({
+    ...clock.world.depsFor('subscription-clock'),
+    now: () => now,
+    ...deps,
+  }) as ClockHandler;
 }
 const runAt = async (iso: string) => (await clockAt(at(iso)))({});
 
@@ -45,8 +39,8 @@ async function subscribeAt(iso: string, interval: RecurringInterval, count = 1):
   let productId = products.get(key);
   if (!productId) {
     productId = (
-      await createProduct(world.admin, {
-        organizationId: world.demo.organization_id,
+      await createProduct(clock.world.admin, {
+        organizationId: clock.world.demo.organization_id,
         name: `Free every ${count} ${interval}`,
         recurringInterval: interval,
         recurringIntervalCount: count,
@@ -56,38 +50,21 @@ async function subscribeAt(iso: string, interval: RecurringInterval, count = 1):
     ).id;
     products.set(key, productId);
   }
-  const subscription = await createSubscription({ ...world.admin, now: () => at(iso) }, principal, {
-    product_id: productId,
-    customer_id: customerId,
-  });
-  createdInTest.push(subscription.id);
-  return subscription;
+  return clock.subscribeAt(iso, productId);
 }
 
-/**
- * The subscriptions the current test made. Each is revoked after its test: a later test's run (years
- * on) would otherwise renew it once per period in between. The tests' dates lie before the demo
- * seed's (made at the real time of the run), so no run of theirs renews the seed's subscriptions.
- */
-const createdInTest: string[] = [];
-
-const stored = async (id: string) =>
-  (
-    await world.table.doc.send(
-      new GetCommand({ TableName: world.table.name, Key: keys.subscription(id), ConsistentRead: true }),
-    )
-  ).Item as Record<string, unknown>;
+const { stored } = clock;
 
 /** The customer's list entries of a subscription, as the list holds them. */
 async function entriesOf(id: string): Promise<Record<string, unknown>[]> {
   const items =
     (
-      await world.table.doc.send(
+      await clock.world.table.doc.send(
         new QueryCommand({
-          TableName: world.table.name,
+          TableName: clock.world.table.name,
           KeyConditionExpression: 'PK = :pk',
           ExpressionAttributeValues: {
-            ':pk': `LIST#SUBSCRIPTION-CUSTOMER#${world.demo.organization_id}#${customerId}`,
+            ':pk': `LIST#SUBSCRIPTION-CUSTOMER#${clock.world.demo.organization_id}#${clock.customerId}`,
           },
           ConsistentRead: true,
         }),
@@ -107,34 +84,6 @@ async function expectListedAsStored(id: string): Promise<void> {
     expect(entry.change_id).toBe(item.change_id);
   }
 }
-
-beforeAll(async () => {
-  world = await createWorld('subscription-clock');
-  const customer = await createCustomer(world.admin, {
-    organizationId: world.demo.organization_id,
-    email: `clock+${randomUUID()}@example.com`,
-  });
-  customerId = customer.id;
-  principal = {
-    kind: 'user',
-    userId: 'clock-test',
-    tokenId: 'clock-test',
-    organizationIds: [world.demo.organization_id],
-    scopes: new Set(['subscriptions:write']),
-  };
-});
-afterEach(async () => {
-  const ids = createdInTest.splice(0);
-  await Promise.all(
-    ids.map(async (id) => {
-      if ((await stored(id)).ended_at) return;
-      await changeSubscription({ ...world.admin, now: () => at('2021-01-01T00:00:00.000Z') }, principal, id, {
-        kind: 'revoke',
-      });
-    }),
-  );
-});
-afterAll(() => world?.drop());
 
 describe('renewals', () => {
   it('a month after 31 January is the last day of February (29th in a leap year), then 31 March, 30 April', async () => {
@@ -193,8 +142,8 @@ describe('renewals', () => {
 describe('cancellation at period end, and revoked subscriptions', () => {
   it('ends one set to cancel when its period ends: canceled, ended_at = ends_at = the period end', async () => {
     const subscription = await subscribeAt('2015-01-31T08:00:00.000Z', 'month');
-    const deps = { ...world.admin, now: () => at('2015-02-10T00:00:00.000Z') };
-    const canceled = await changeSubscription(deps, principal, subscription.id, {
+    const deps = { ...clock.world.admin, now: () => at('2015-02-10T00:00:00.000Z') };
+    const canceled = await changeSubscription(deps, clock.principal, subscription.id, {
       kind: 'cancel',
       atPeriodEnd: true,
       reason: 'too_expensive',
@@ -216,11 +165,11 @@ describe('cancellation at period end, and revoked subscriptions', () => {
     expect(ended[attr.gsi2pk]).toBeUndefined();
     expect(ended[attr.gsi2sk]).toBeUndefined();
     await expectListedAsStored(subscription.id);
-    const reply = await world.call(
+    const reply = await clock.world.call(
       'GET',
-      `/v1/subscriptions/?customer_id=${customerId}&active=false&limit=100`,
+      `/v1/subscriptions/?customer_id=${clock.customerId}&active=false&limit=100`,
       {
-        token: world.demo.personal_access_token,
+        token: clock.world.demo.personal_access_token,
       },
     );
     expect(reply.body.items.map((s: Subscription) => s.id)).toContain(subscription.id);
@@ -232,8 +181,8 @@ describe('cancellation at period end, and revoked subscriptions', () => {
   it('a revoked subscription is out of the due index and never touched', async () => {
     const subscription = await subscribeAt('2016-01-15T00:00:00.000Z', 'month');
     await changeSubscription(
-      { ...world.admin, now: () => at('2016-01-20T00:00:00.000Z') },
-      principal,
+      { ...clock.world.admin, now: () => at('2016-01-20T00:00:00.000Z') },
+      clock.principal,
       subscription.id,
       {
         kind: 'revoke',
@@ -266,16 +215,16 @@ describe('idempotent, concurrent, interrupted', () => {
     );
     const ending = await subscribeAt('2018-01-05T00:00:00.000Z', 'month');
     await changeSubscription(
-      { ...world.admin, now: () => at('2018-01-06T00:00:00.000Z') },
-      principal,
+      { ...clock.world.admin, now: () => at('2018-01-06T00:00:00.000Z') },
+      clock.principal,
       ending.id,
       {
         kind: 'cancel',
         atPeriodEnd: true,
       },
     );
-    const clock = at('2018-03-01T00:00:00.000Z');
-    const [a, b] = await Promise.all([(await clockAt(clock))({}), (await clockAt(clock))({})]);
+    const time = at('2018-03-01T00:00:00.000Z');
+    const [a, b] = await Promise.all([(await clockAt(time))({}), (await clockAt(time))({})]);
     // Each of the 12 was due once (its February end is after the clock): 12 renewals in all, and one end.
     for (const subscription of renewing) {
       const item = await stored(subscription.id);
@@ -296,7 +245,7 @@ describe('idempotent, concurrent, interrupted', () => {
     );
     // The clock's own client (its endpoint of the IAM proxy), failing its third transaction.
     const doc = createDocumentClient({
-      endpoint: world.iam.endpointFor('subscription-clock'),
+      endpoint: clock.world.iam.endpointFor('subscription-clock'),
       region: LOCAL_REGION,
       credentials: LOCAL_CREDENTIALS,
     });
@@ -314,7 +263,7 @@ describe('idempotent, concurrent, interrupted', () => {
       { step: 'initialize', name: 'crash' },
     );
     const crashing = await clockAt(at('2019-07-15T00:00:00.000Z'), {
-      table: { doc, name: world.table.name },
+      table: { doc, name: clock.world.table.name },
     });
     // The clock isolates the failed transaction (subscription-clock-failures.test.ts): the run goes on.
     expect(await crashing({})).toMatchObject({ failures: 1, failed: [expect.any(String)] });
@@ -335,7 +284,7 @@ describe('idempotent, concurrent, interrupted', () => {
       Array.from({ length: 5 }, (_, i) => subscribeAt(`2020-09-0${i + 1}T00:00:00.000Z`, 'month')),
     );
     const { runSubscriptionClock } = await import('#shared/services/subscription-clock.ts');
-    const deps = { ...world.depsFor('subscription-clock'), now: () => at('2020-10-20T00:00:00.000Z') };
+    const deps = { ...clock.world.depsFor('subscription-clock'), now: () => at('2020-10-20T00:00:00.000Z') };
     let batches = 0;
     const partial = await runSubscriptionClock(deps, { batchSize: 2, timeLeft: () => batches++ < 2 });
     expect(partial.complete).toBe(false);
