@@ -7,6 +7,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/data/table.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
+import { registrationMetadata } from '../support/oauth.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -39,19 +40,6 @@ const replace = (client: Registered, body: unknown, token = client.registration_
   world.call('PUT', path(client.client_id), { token, body });
 const remove = (client: Registered, token = client.registration_access_token) =>
   world.call('DELETE', path(client.client_id), { token });
-
-/** The body a client sends to keep its registration as it is (RFC 7592 §2.2: the whole metadata). */
-function current(client: Registered): Record<string, unknown> {
-  const {
-    client_secret: _secret,
-    client_secret_expires_at: _expires,
-    client_id_issued_at: _issued,
-    registration_access_token: _token,
-    registration_client_uri: _uri,
-    ...metadata
-  } = client;
-  return metadata;
-}
 
 async function stored(clientId: string) {
   const result = await world.table.doc.send(
@@ -90,7 +78,7 @@ describe('GET /v1/oauth2/register/{client_id}', () => {
     expect(reply.headers['cache-control']).toBe('no-store');
     expect(reply.headers.pragma).toBe('no-cache');
     expect(reply.body).toEqual({
-      ...current(client),
+      ...registrationMetadata(client),
       client_id_issued_at: client.client_id_issued_at,
       client_secret_expires_at: 0,
       registration_client_uri: client.registration_client_uri,
@@ -161,12 +149,15 @@ describe('PUT /v1/oauth2/register/{client_id}', () => {
 
   it('accepts the client’s own secret, and checks the metadata as Create Client does', async () => {
     const client = await register();
-    const body = { ...current(client), client_secret: client.client_secret };
+    const body = { ...registrationMetadata(client), client_secret: client.client_secret };
     expect((await replace(client, body)).status).toBe(200);
-    const fragment = await replace(client, { ...current(client), redirect_uris: ['https://a.example/cb#x'] });
+    const fragment = await replace(client, {
+      ...registrationMetadata(client),
+      redirect_uris: ['https://a.example/cb#x'],
+    });
     expect(fragment.status).toBe(400);
     expect(fragment.body).toMatchObject({ error: 'invalid_redirect_uri' });
-    const scope = await replace(client, { ...current(client), scope: 'openid nonsense:write' });
+    const scope = await replace(client, { ...registrationMetadata(client), scope: 'openid nonsense:write' });
     expect(scope.body).toMatchObject({ error: 'invalid_client_metadata' });
     const schema = await replace(client, { client_id: client.client_id, client_name: 'no uris' });
     expect(schema.status).toBe(422);
@@ -177,12 +168,12 @@ describe('PUT /v1/oauth2/register/{client_id}', () => {
     const client = await register();
     const before = await stored(client.client_id);
     const cases: Record<string, unknown>[] = [
-      { ...current(client), client_id: `polar_ci_${'y'.repeat(48)}` },
-      { ...current(client), client_secret: 'polar_cs_wrong' },
-      { ...current(client), registration_access_token: client.registration_access_token },
-      { ...current(client), registration_client_uri: client.registration_client_uri },
-      { ...current(client), client_id_issued_at: 1 },
-      { ...current(client), client_secret_expires_at: 0 },
+      { ...registrationMetadata(client), client_id: `polar_ci_${'y'.repeat(48)}` },
+      { ...registrationMetadata(client), client_secret: 'polar_cs_wrong' },
+      { ...registrationMetadata(client), registration_access_token: client.registration_access_token },
+      { ...registrationMetadata(client), registration_client_uri: client.registration_client_uri },
+      { ...registrationMetadata(client), client_id_issued_at: 1 },
+      { ...registrationMetadata(client), client_secret_expires_at: 0 },
     ];
     for (const body of cases) {
       const reply = await replace(client, { ...body, client_name: 'should not stick' });
@@ -196,20 +187,20 @@ describe('PUT /v1/oauth2/register/{client_id}', () => {
   it('a client cannot switch between public and confidential', async () => {
     const confidential = await register();
     const toPublic = await replace(confidential, {
-      ...current(confidential),
+      ...registrationMetadata(confidential),
       token_endpoint_auth_method: 'none',
     });
     expect(toPublic.status).toBe(400);
     expect(toPublic.body).toMatchObject({ error: 'invalid_client_metadata' });
     const publicClient = await register({ token_endpoint_auth_method: 'none' });
     const toConfidential = await replace(publicClient, {
-      ...current(publicClient),
+      ...registrationMetadata(publicClient),
       token_endpoint_auth_method: 'client_secret_basic',
     });
     expect(toConfidential.status).toBe(400);
     // Between the two confidential methods is fine.
     const basic = await replace(confidential, {
-      ...current(confidential),
+      ...registrationMetadata(confidential),
       token_endpoint_auth_method: 'client_secret_basic',
     });
     expect(basic.status).toBe(200);
@@ -218,7 +209,7 @@ describe('PUT /v1/oauth2/register/{client_id}', () => {
   it('another client’s token cannot replace this registration', async () => {
     const client = await register();
     const other = await register();
-    expectInvalidToken(await replace(client, current(client), other.registration_access_token));
+    expectInvalidToken(await replace(client, registrationMetadata(client), other.registration_access_token));
   });
 });
 
@@ -231,7 +222,7 @@ describe('DELETE /v1/oauth2/register/{client_id}', () => {
     expect(reply.status).toBe(204);
     expect(reply.headers['cache-control']).toBe('no-store');
     expectInvalidToken(await read(client));
-    expectInvalidToken(await replace(client, current(client)));
+    expectInvalidToken(await replace(client, registrationMetadata(client)));
     expectInvalidToken(await remove(client));
     const item = await stored(client.client_id);
     expect(item?.deleted_at).toEqual(expect.any(String));
@@ -248,7 +239,7 @@ describe('DELETE /v1/oauth2/register/{client_id}', () => {
   it('a delete racing an update: the update never resurrects the client', async () => {
     const client = await register();
     const [updated, deleted] = await Promise.all([
-      replace(client, { ...current(client), client_name: 'late rename' }),
+      replace(client, { ...registrationMetadata(client), client_name: 'late rename' }),
       remove(client),
     ]);
     expect(deleted.status).toBe(204);

@@ -4,7 +4,14 @@
  * the request's `Host` header, which the caller chooses. Each request below names a hostile host.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientRequest, issueTokens, pkce, REDIRECT_URI, registerClient } from '../support/oauth.ts';
+import {
+  clientRequest,
+  issueTokens,
+  pkce,
+  REDIRECT_URI,
+  registerClient,
+  registrationMetadata,
+} from '../support/oauth.ts';
 import { createWorld, WORLD_ISSUER, type World } from '../support/world.ts';
 
 let world: World;
@@ -45,18 +52,10 @@ describe('every absolute URL is on the configured issuer, whatever Host the requ
     const token = created.body.registration_access_token;
     const read = await world.call('GET', path, { token, headers: HOSTILE });
     expect(read.body.registration_client_uri).toBe(expected);
-    const {
-      client_secret: _secret,
-      client_secret_expires_at: _expires,
-      client_id_issued_at: _issued,
-      registration_access_token: _token,
-      registration_client_uri: _uri,
-      ...metadata
-    } = created.body;
     const updated = await world.call('PUT', path, {
       token,
       headers: HOSTILE,
-      body: { ...metadata, client_name: 'issuer check, renamed' },
+      body: { ...registrationMetadata(created.body), client_name: 'issuer check, renamed' },
     });
     expect(updated.status, JSON.stringify(updated.body)).toBe(200);
     expect(updated.body.registration_client_uri).toBe(expected);

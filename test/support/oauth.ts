@@ -34,6 +34,22 @@ export function pkce(): { verifier: string; challenge: string } {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
+/**
+ * A registration's metadata as a client sends it back to keep it as it is (RFC 7592 §2.2: the whole
+ * metadata), without what the server issued (secret, times, registration token and URI).
+ */
+export function registrationMetadata(registration: object): Record<string, unknown> {
+  const {
+    client_secret: _secret,
+    client_secret_expires_at: _expires,
+    client_id_issued_at: _issued,
+    registration_access_token: _token,
+    registration_client_uri: _uri,
+    ...metadata
+  } = registration as Record<string, unknown>;
+  return metadata;
+}
+
 export async function registerClient(
   call: Call,
   pat: string,
