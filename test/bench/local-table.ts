@@ -12,6 +12,7 @@ import { deleteTable, ensureTable } from '#scripts/local/create-table.ts';
 import { type DynamoDbLocal, startDynamoDbLocal } from '#scripts/local/dynamodb-local.ts';
 import { type DemoData, seedDemo } from '#scripts/local/seed.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
+import { localIdTokenKeys } from '#shared/domain/id-token.ts';
 import type { OperationName } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import { benchWebhooks, buildEvent } from './fixture.ts';
@@ -135,10 +136,13 @@ export async function createLocalWorld(prefix: string): Promise<LocalWorld> {
   const meter = new CapacityMeter();
   meter.install(doc);
   const table: Table = { doc, name: tableName };
+  // The OAuth handlers answer only with the stage's issuer, and the token endpoint with its signing keys.
   const deps: Dependencies = {
     table,
     now: () => new Date(),
     webhooks: benchWebhooks,
+    issuer: 'https://api.bench.local',
+    idTokenKeys: localIdTokenKeys(),
   };
   const handlers = new Map<OperationName, Handler>();
   return {
