@@ -21,13 +21,14 @@ import {
   deliveryState,
   type EndpointChange,
   recordAttempt,
+  recordEventState,
   rereadEndpoint,
   skipWebhookEvent,
 } from '../data/deliveries.ts';
 import type { FunctionAccess } from '../data/grants.ts';
 import type { DeliveryAttemptRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
 import { deliveryHeaders } from '../domain/webhook-signature.ts';
-import { emitDeliveries, logError, logInfo } from '../observability/telemetry.ts';
+import { emitDeliveries, emitDeliveryLogFailure, logError, logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue, QueueMessage } from '../queue/queue.ts';
 import type { Dependencies } from '../runtime.ts';
 import { signingSecrets } from '../services/webhook-endpoints.ts';
@@ -57,10 +58,12 @@ export type Outcome = 'delivered' | 'retry' | 'failed' | 'skipped' | 'ignored';
 function parse(body: string): DeliveryMessage | undefined {
   try {
     const message = JSON.parse(body) as Partial<DeliveryMessage>;
+    const key = message.event_key;
     const valid =
       typeof message.webhook_event_id === 'string' &&
       typeof message.endpoint_id === 'string' &&
-      Number.isSafeInteger(message.round);
+      Number.isSafeInteger(message.round) &&
+      (key === undefined || (typeof key?.PK === 'string' && typeof key?.SK === 'string'));
     return valid ? (message as DeliveryMessage) : undefined;
   } catch {
     return undefined;
@@ -118,6 +121,7 @@ async function record(
   attempt: DeliveryAttemptRecord,
   endpoint: WebhookEndpointRecord,
   gone: boolean,
+  payloadBytes: number,
 ): Promise<{ recorded: boolean; change?: EndpointChange }> {
   let current: WebhookEndpointRecord | undefined = endpoint;
   for (let tries = 1; ; tries++) {
@@ -129,10 +133,41 @@ async function record(
         endpointId: endpoint.id,
       });
     }
-    const outcome = await recordAttempt(deps.table, event, attempt, change);
+    const outcome = await recordAttempt(deps.table, event, attempt, change, payloadBytes);
     if (outcome === 'recorded') return change ? { recorded: true, change } : { recorded: true };
     if (outcome === 'event-changed') return { recorded: false };
     current = await rereadEndpoint(deps.table, endpoint.id);
+  }
+}
+
+/**
+ * The POST went out: record it, and if its transaction fails for a reason other than a condition
+ * (a throttle past the retries, a list partition refusing to grow, any DynamoDB error), still settle
+ * the webhook event's state alone (its own item, one small update), so that the message is not
+ * handled again as if nothing had been sent: the receiver never gets the same attempt again because
+ * the log could not take it. The attempt is then missing from the delivery log, which is logged and
+ * counted (`DeliveryLogFailures`). Only when that update fails too does the error go up (the message
+ * comes back after its visibility timeout).
+ */
+async function recordOrSettle(
+  deps: DelivererDependencies,
+  event: WebhookEventRecord,
+  attempt: DeliveryAttemptRecord,
+  endpoint: WebhookEndpointRecord,
+  gone: boolean,
+  payloadBytes: number,
+): Promise<{ recorded: boolean; change?: EndpointChange }> {
+  try {
+    return await record(deps, event, attempt, endpoint, gone, payloadBytes);
+  } catch (error) {
+    logError('webhook delivery attempt not logged: its transaction failed; the event is settled alone', {
+      webhook_event_id: event.id,
+      attempt: attempt.attempt,
+      name: (error as Error).name,
+      message: (error as Error).message,
+    });
+    emitDeliveryLogFailure();
+    return { recorded: await recordEventState(deps.table, event, attempt.webhook_event) };
   }
 }
 
@@ -152,18 +187,26 @@ export async function deliverMessage(
     logError('webhook delivery message unreadable: dropped', { messageId: message.messageId });
     return 'ignored';
   }
-  const { event, endpoint } = await deliveryState(deps.table, request.webhook_event_id, request.endpoint_id);
+  const { event, endpoint, payload } = await deliveryState(
+    deps.table,
+    request.webhook_event_id,
+    request.endpoint_id,
+    request.event_key,
+  );
   if (!event || event.round !== request.round || event.status !== 'pending') return 'ignored';
   const now = deps.now();
-  if (!endpoint || endpoint.deleted_at !== null || !endpoint.enabled) {
+  if (!endpoint || endpoint.deleted_at !== null || !endpoint.enabled || payload === undefined) {
+    // No payload: its outbox item passed its retention (a redelivery at the very end of it).
+    if (payload === undefined)
+      logInfo('webhook event past its retention: skipped', { webhook_event_id: event.id });
     await skipWebhookEvent(deps.table, event, now.toISOString());
     return 'skipped';
   }
   const headers = deliveryHeaders(
-    { id: event.id, timestamp: Math.floor(now.getTime() / 1000), payload: event.payload },
+    { id: event.id, timestamp: Math.floor(now.getTime() / 1000), payload },
     await signingSecrets(deps, endpoint, now),
   );
-  const attempt = await sendAttempt(endpoint.url, headers, event.payload, {
+  const attempt = await sendAttempt(endpoint.url, headers, payload, {
     guard: addressGuard(deps.webhooks.addresses),
     allowPort: (url) => portAllowed(url, deps.webhooks.addresses),
     ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
@@ -185,7 +228,14 @@ export async function deliverMessage(
     duration_ms: attempt.durationMs,
     webhook_event: after,
   };
-  const { recorded, change } = await record(deps, event, attemptRecord, endpoint, attempt.status === 410);
+  const { recorded, change } = await recordOrSettle(
+    deps,
+    event,
+    attemptRecord,
+    endpoint,
+    attempt.status === 410,
+    Buffer.byteLength(payload, 'utf8'),
+  );
   // Another deliverer recorded this attempt of the same message first: its outcome stands.
   if (!recorded) return 'ignored';
   const disabled = Boolean(change?.before.enabled && !change.after.enabled);
