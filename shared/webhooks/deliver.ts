@@ -27,6 +27,7 @@ import {
 } from '../data/deliveries.ts';
 import type { FunctionAccess } from '../data/grants.ts';
 import type { DeliveryAttemptRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
+import { ServiceUnavailable } from '../domain/errors.ts';
 import { deliveryHeaders } from '../domain/webhook-signature.ts';
 import { emitDeliveries, emitDeliveryLogFailure, logError, logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue, QueueMessage } from '../queue/queue.ts';
@@ -141,13 +142,14 @@ async function record(
 }
 
 /**
- * The POST went out: record it, and if its transaction fails for a reason other than a condition
- * (a throttle past the retries, a list partition refusing to grow, any DynamoDB error), still settle
- * the webhook event's state alone (its own item, one small update), so that the message is not
- * handled again as if nothing had been sent: the receiver never gets the same attempt again because
- * the log could not take it. The attempt is then missing from the delivery log, which is logged and
- * counted (`DeliveryLogFailures`). Only when that update fails too does the error go up (the message
- * comes back after its visibility timeout).
+ * The POST went out: record it, and if DynamoDB refuses its transaction (a throttle or conflict past
+ * the retries, a list partition that cannot grow, a transaction it will not take: the translated
+ * `ServiceUnavailable` or any SDK error, all of which applied nothing), settle the webhook event's
+ * state alone (its own item, one small update), so that the message is not handled again as if
+ * nothing had been sent: the receiver is never sent the same attempt again, fifteen times over,
+ * because the log could not take it. The attempt is then missing from the delivery log, which is
+ * logged and counted (`DeliveryLogFailures`). Anything else (a crash, a lost answer), or that update
+ * failing too, goes up as before: the message comes back after its visibility timeout.
  */
 async function recordOrSettle(
   deps: DelivererDependencies,
@@ -160,14 +162,20 @@ async function recordOrSettle(
   try {
     return await record(deps, event, attempt, endpoint, gone, payloadBytes);
   } catch (error) {
-    logError('webhook delivery attempt not logged: its transaction failed; the event is settled alone', {
-      webhook_event_id: event.id,
-      attempt: attempt.attempt,
-      name: (error as Error).name,
-      message: (error as Error).message,
-    });
+    const refused =
+      error instanceof ServiceUnavailable || (error as { $metadata?: unknown }).$metadata !== undefined;
+    if (!refused) throw error;
+    if (!(await recordEventState(deps.table, event, attempt.webhook_event))) throw error;
+    logError(
+      'webhook delivery attempt not logged: DynamoDB refused its transaction; the event was settled alone',
+      {
+        webhook_event_id: event.id,
+        attempt: attempt.attempt,
+        name: (error as Error).name,
+      },
+    );
     emitDeliveryLogFailure();
-    return { recorded: await recordEventState(deps.table, event, attempt.webhook_event) };
+    return { recorded: true };
   }
 }
 
