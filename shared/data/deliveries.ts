@@ -213,6 +213,33 @@ async function countAttempt(table: Table, attempt: DeliveryAttemptRecord): Promi
   );
 }
 
+/**
+ * An attempt written before the sharded lists (its payload in its own record), entered in them: its
+ * four entries, the first only if absent (a migration run twice enters it once), and its four day
+ * counts, in one transaction (`shared/data/delivery-log-migration.ts`; an operator's one-off run,
+ * one attempt at a time, so its counts in a transaction conflict with nothing of its own).
+ */
+export function legacyEntryWrites(table: Table, attempt: DeliveryAttemptRecord): TransactItem[] {
+  const puts = entryWrites(table, attempt, Buffer.byteLength(attempt.webhook_event.payload ?? '', 'utf8'));
+  const [first, ...rest] = puts;
+  if (!first || !('Put' in first) || !first.Put) throw new Error('an attempt has four entries');
+  return [
+    { Put: { ...first.Put, ConditionExpression: 'attribute_not_exists(PK)' } },
+    ...rest,
+    ...attemptPartitions(attempt).map(
+      (PK): TransactItem => ({
+        Update: {
+          TableName: table.name,
+          Key: { PK, SK: `${LIST_COUNT_PREFIX}${dayOf(attempt.created_at)}` },
+          UpdateExpression: 'ADD entry_count :one SET #ttl = if_not_exists(#ttl, :ttl)',
+          ExpressionAttributeNames: { '#ttl': attr.ttl },
+          ExpressionAttributeValues: { ':one': 1, ':ttl': deliveryLogTtl(attempt.created_at) },
+        },
+      }),
+    ),
+  ];
+}
+
 /** One shard's entries read so far, and where its next read starts (none: read to its end). */
 interface ShardRead {
   pk: string;
