@@ -38,7 +38,8 @@ export default defineCard({
       key: 'list-webhook-deliveries',
       label: 'List Webhook Deliveries (page 1)',
       status: 200,
-      target: 3,
+      // auth, per shard of the list its day counts and its entries, one batch of attempts and payloads.
+      target: 10,
       send: (world) =>
         world.call('list-webhook-deliveries', 'GET', '/v1/webhooks/deliveries?limit=10', {
           token: world.demo.personal_access_token,
