@@ -11,6 +11,7 @@ import { execSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { operations } from '#shared/operations.ts';
 import { benchEnvironment } from '#test/bench/handlers.ts';
+import { modelDeliveryAttempt } from '#test/scale/delivery-case.ts';
 import type { CaseModel, Hottest } from '#test/scale/model.ts';
 import {
   type DeepPage,
@@ -57,6 +58,12 @@ let run: Awaited<ReturnType<typeof runModel>>;
 const deep: (DeepPage | { label: string; skipped: string })[] = [];
 try {
   run = await runModel(scale, { repetitions, warmups: 1 });
+  // The pipeline's delivery attempt: the real deliverer, its own case (no route, no card case).
+  try {
+    run.cases.push(await modelDeliveryAttempt(scale, { repetitions, warmups: 1 }));
+  } catch (error) {
+    run.failures.push({ label: 'Deliver one message', detail: (error as Error).message });
+  }
   if (!args.includes('--no-deep')) {
     const cases = await modelledCases();
     for (const listCase of cases.filter((c) => c.operation.startsWith('list-'))) {

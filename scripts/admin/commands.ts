@@ -276,17 +276,24 @@ export async function recordDeliveredWebhookEvent(
     endpointId: string;
     at?: Date /** A fixed id (a test fixture's). */;
     id?: string;
+    /**
+     * An outbox item to point at (its payload stored there, once, as the relay records events);
+     * without it the webhook event holds a payload of its own, as events written before that did.
+     */
+    outbox?: { PK: string; SK: string; id: string; type: string; payload: string };
   },
 ): Promise<WebhookEventRecord> {
-  const eventId = randomUUID();
+  const eventId = input.outbox?.id ?? randomUUID();
   const at = (input.at ?? new Date()).toISOString();
   const pending: WebhookEventRecord = {
     id: input.id ?? webhookEventId(eventId, input.endpointId),
     event_id: eventId,
     endpoint_id: input.endpointId,
     organization_id: input.organizationId,
-    type: 'customer.created',
-    payload: envelope('customer.created', at, { id: randomUUID() }),
+    type: input.outbox?.type ?? 'customer.created',
+    ...(input.outbox
+      ? { event_key: { PK: input.outbox.PK, SK: input.outbox.SK } }
+      : { payload: envelope('customer.created', at, { id: randomUUID() }) }),
     created_at: at,
     modified_at: null,
     status: 'pending',
@@ -302,21 +309,27 @@ export async function recordDeliveredWebhookEvent(
     attempts: 1,
     last_http_code: 200,
   };
-  const outcome = await recordAttempt(ctx.table, pending, {
-    id: derivedId('delivery-attempt', pending.id, '1', '1'),
-    webhook_event_id: pending.id,
-    endpoint_id: input.endpointId,
-    organization_id: input.organizationId,
-    type: pending.type,
-    created_at: at,
-    round: 1,
-    attempt: 1,
-    succeeded: true,
-    http_code: 200,
-    response: '',
-    duration_ms: 5,
-    webhook_event: delivered,
-  });
+  const outcome = await recordAttempt(
+    ctx.table,
+    pending,
+    {
+      id: derivedId('delivery-attempt', pending.id, '1', '1'),
+      webhook_event_id: pending.id,
+      endpoint_id: input.endpointId,
+      organization_id: input.organizationId,
+      type: pending.type,
+      created_at: at,
+      round: 1,
+      attempt: 1,
+      succeeded: true,
+      http_code: 200,
+      response: '',
+      duration_ms: 5,
+      webhook_event: delivered,
+    },
+    undefined,
+    input.outbox ? Buffer.byteLength(input.outbox.payload, 'utf8') : 0,
+  );
   if (outcome !== 'recorded') throw new Error(`delivery attempt not recorded: ${outcome}`);
   return delivered;
 }

@@ -232,7 +232,13 @@ export interface WebhookEventRecord {
   endpoint_id: string;
   organization_id: string;
   type: string;
-  payload: string;
+  /**
+   * The body, on webhook events written before it was kept only in the event's outbox item
+   * (`event_key`); absent on newer ones.
+   */
+  payload?: string;
+  /** The outbox item (`EVENT#…`) holding the payload: stored once, for every endpoint and attempt. */
+  event_key?: { PK: string; SK: string };
   created_at: string;
   modified_at: string | null;
   status: WebhookEventStatus;

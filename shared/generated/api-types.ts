@@ -687,9 +687,11 @@ export interface paths {
          *     delivery list: `endpoint_id` (repeatable) reads those endpoints' lists, `succeeded` a view
          *     of them; `start_timestamp`, `end_timestamp`, `query`, `http_code_class` and `event_type`
          *     cannot be answered from a key and are refused (422 `PolarRequestValidationError`). An
-         *     endpoint of another organization matches nothing. Attempts are kept 90 days. In one page,
-         *     event payloads beyond 4 MB in all are shown as `null` (the answer must fit a Lambda
-         *     response). Requires the `webhooks:read` or `webhooks:write` scope.
+         *     endpoint of another organization matches nothing. Attempts are shown for 90 whole UTC
+         *     days. In one page, event payloads beyond 1 MB in all are shown as `null` (each is read
+         *     back from its event, so the page's read stays bounded). Pages reach `page × limit` = 2000
+         *     at most: a deeper page is refused (422 `PolarRequestValidationError` naming `page`).
+         *     Requires the `webhooks:read` or `webhooks:write` scope.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;

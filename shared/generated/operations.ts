@@ -1525,6 +1525,15 @@ export const operations = [
         "leadingKeys": [
           "deliveryList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "webhookEvent",
+          "event"
+        ]
       }
     ]
   },
@@ -2361,7 +2370,8 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "webhookEvent",
-          "webhookEndpoint"
+          "webhookEndpoint",
+          "event"
         ]
       },
       {
@@ -2410,16 +2420,7 @@ export const functionAccess = {
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
-          "webhookEvent",
-          "deliveryList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:UpdateItem"
-        ],
-        "leadingKeys": [
-          "deliveryList"
+          "webhookEvent"
         ]
       }
     ]

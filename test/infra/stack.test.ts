@@ -934,13 +934,13 @@ describe('the webhook pipeline (prod)', () => {
       JSON.parse(f.Pattern),
     );
     // Exactly the records `relayRecordKind` takes, no more (each costs an invocation), no fewer.
-    const { outbox, redelivery, expiredDelivery } = relayStreamFilters;
+    const { outbox, redelivery } = relayStreamFilters;
     expect(patterns).toEqual([
       {
         eventName: [outbox.eventName],
         dynamodb: { Keys: { PK: { S: [{ prefix: outbox.partitionKeyPrefix }] } } },
       },
-      ...[redelivery, expiredDelivery].map((filter) => ({
+      ...[redelivery].map((filter) => ({
         eventName: [filter.eventName],
         dynamodb: {
           Keys: {
