@@ -37,6 +37,7 @@ import type { RecurringInterval } from '#shared/domain/period.ts';
 import { parseScope } from '#shared/domain/scopes.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '#shared/domain/secrets.ts';
 import type { ProductPriceCreate } from '#shared/generated/api-types.ts';
+import openapi from '#shared/generated/openapi.json' with { type: 'json' };
 import type { Dependencies } from '#shared/runtime.ts';
 import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { openCustomerSession } from '#shared/services/create-customer-session.ts';
@@ -233,16 +234,24 @@ export async function createProduct(
   return created;
 }
 
+const WALLET_CURRENCIES: ReadonlySet<string> = new Set(openapi.components.schemas.Currency.enum);
+
 export async function createWallet(
   ctx: AdminContext,
   input: { customer: CustomerRecord; currency: string; type: WalletType; balance: number; createdAt?: Date },
 ): Promise<WalletRecord> {
+  // The wallet slot bounds a customer's wallets by currencies × types only if the currency is one
+  // of the API's (List Wallets reads them all: shared/data/wallets.ts, WALLETS_PER_CUSTOMER_MAX).
+  const currency = input.currency.toLowerCase();
+  if (!WALLET_CURRENCIES.has(currency)) {
+    throw new Error(`not a currency of the API (components.schemas.Currency): ${input.currency}`);
+  }
   const wallet: WalletRecord = {
     id: newId(),
     customer_id: input.customer.id,
     organization_id: input.customer.organization_id,
     wallet_type: input.type,
-    currency: input.currency.toLowerCase(),
+    currency,
     balance: input.balance,
     created_at: (input.createdAt ?? ctx.now()).toISOString(),
     modified_at: null,

@@ -160,7 +160,9 @@ export interface SubscriptionRecord {
   change_id?: string;
 }
 
-export type WalletType = 'usage' | 'billing';
+/** A customer has at most one wallet per currency and type (`keys.walletSlot`). */
+export const WALLET_TYPES = ['usage', 'billing'] as const;
+export type WalletType = (typeof WALLET_TYPES)[number];
 
 export interface WalletRecord {
   id: string;
@@ -350,6 +352,10 @@ export interface AuthorizationCodeRecord extends OAuthSubject {
   expires_at: string;
 }
 
+/**
+ * `W…`: the five wallet sort keys of the retired local indexes (`WCA`, `WBC`, `WBCD`, `WB`, `WBD`),
+ * still on wallets written before them and copied as they are by `npm run migrate:table`.
+ */
 const KEY_ATTRIBUTES = /^(PK|SK|GSI\d+PK|GSI\d+SK|W[A-Z]*|entity|expires_ttl)$/;
 
 /** Builds a table item: keys, entity tag, the record's attributes. */

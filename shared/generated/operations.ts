@@ -563,13 +563,6 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer"
-        ],
-        "indexes": [
-          "LSI-wallet-created",
-          "LSI-wallet-balance-created",
-          "LSI-wallet-balance-created-desc",
-          "LSI-wallet-balance",
-          "LSI-wallet-balance-desc"
         ]
       }
     ]
