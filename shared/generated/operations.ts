@@ -25,7 +25,8 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "idempotency"
@@ -158,7 +159,8 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "idempotency"
@@ -433,7 +435,8 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "idempotency"
@@ -668,7 +671,8 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "idempotency"
@@ -1246,7 +1250,8 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "idempotency"
@@ -1561,7 +1566,8 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "idempotency"
@@ -1611,7 +1617,8 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "idempotency"
@@ -2030,7 +2037,8 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "idempotency"
