@@ -4,7 +4,8 @@
  * so a replay costs no extra round trip.
  *
  * An answer too large for one item (DynamoDB's 400 KB: a subscription at every input limit embeds
- * its customer and product, ≈ 350 KB, sealed and base64url-encoded ≈ 470 KB) is stored in parts:
+ * its customer and product, ≈ 350 KB, sealed and base64url-encoded ≈ 470 KB; parts from 250,000
+ * characters) is stored in parts:
  * the record keeps `response_parts`, the sealed text follows in items `<key>#PART#<n>` of the same
  * partition, written in one transaction with the completion, so a record is never completed
  * without its answer; a replay of such an answer reads its parts with one more Query. Without the
@@ -86,8 +87,8 @@ export async function claimIdempotencyKey(table: Table, claim: ClaimRequest): Pr
  * `MAX_PARTS` parts, so that the completing transaction stays under 100 items and 4 MB: answers of
  * up to 3,500,000 characters sealed (every answer of this API is a single object, at most ≈ 0.5 MB).
  */
-export const RESPONSE_PART_CHARS = 350_000;
-const MAX_PARTS = 10;
+export const RESPONSE_PART_CHARS = 250_000;
+const MAX_PARTS = 14;
 const PART = '#PART#';
 const partKey = (key: Key, index: number): Key => ({
   PK: key.PK,
@@ -188,13 +189,19 @@ export async function releaseIdempotencyKey(table: Table, key: Key, requestHash:
 
 /**
  * IAM (shared/data/grants.ts): claim (put), complete (update, and the parts of a large answer put
- * in the same transaction), release after a failure (delete), read a large answer's parts (query).
+ * in the same transaction), release after a failure (delete).
  */
 export const access = {
   idempotencyKey: [
     {
-      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
       leadingKeys: ['idempotency'],
     },
   ],
+  /**
+   * The replay of an answer kept in parts reads them (query): only operations whose answer can pass
+   * `RESPONSE_PART_CHARS` sealed (≈ 185 KB) hold it: Create Subscription (its customer and product
+   * embedded); a product, customer or client answers at most ≈ 140 KB.
+   */
+  idempotencyLargeAnswer: [{ actions: ['dynamodb:Query'], leadingKeys: ['idempotency'] }],
 } as const satisfies DataAccess;

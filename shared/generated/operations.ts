@@ -25,8 +25,7 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem",
-          "dynamodb:Query"
+          "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
           "idempotency"
@@ -159,8 +158,7 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem",
-          "dynamodb:Query"
+          "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
           "idempotency"
@@ -435,7 +433,14 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem",
+          "dynamodb:DeleteItem"
+        ],
+        "leadingKeys": [
+          "idempotency"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:Query"
         ],
         "leadingKeys": [
@@ -671,8 +676,7 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem",
-          "dynamodb:Query"
+          "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
           "idempotency"
@@ -1250,8 +1254,7 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem",
-          "dynamodb:Query"
+          "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
           "idempotency"
@@ -1566,8 +1569,7 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem",
-          "dynamodb:Query"
+          "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
           "idempotency"
@@ -1617,8 +1619,7 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem",
-          "dynamodb:Query"
+          "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
           "idempotency"
@@ -2037,8 +2038,7 @@ export const operations = [
         "actions": [
           "dynamodb:PutItem",
           "dynamodb:UpdateItem",
-          "dynamodb:DeleteItem",
-          "dynamodb:Query"
+          "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
           "idempotency"
