@@ -506,6 +506,12 @@ export function listComparator<R extends { id: string }, F extends string, V ext
   };
 }
 
+/**
+ * Lists whose read bound is not applied here: the delivery list, whose bound and 422 (its contract
+ * answers `RequestValidationError`) belong to its own change.
+ */
+const UNBOUNDED_LISTS: ReadonlySet<ListPartition> = new Set(['deliveryList']);
+
 /** The `Limit` asked of a range read without a bound of its own (the budget lowers it as it must). */
 const UNBOUNDED_QUERY = 10_000;
 
@@ -545,7 +551,7 @@ export async function listPage<R extends { id: string }, F extends string, V ext
   limit: number,
   filter: ListFilter<V> = {},
   segments: SegmentFilter<F> = () => true,
-  budget: ReadBudget = new ReadBudget(),
+  budget: ReadBudget | undefined = UNBOUNDED_LISTS.has(listing.partition) ? undefined : new ReadBudget(),
 ): Promise<ListPage<R>> {
   const view = viewOf(filter);
   const sources = (
@@ -561,7 +567,7 @@ export async function listPage<R extends { id: string }, F extends string, V ext
   ).flat();
   const total = sources.reduce((sum, source) => sum + source.count, 0);
   if (offset >= total) return { items: [], total };
-  checkPageBound(listing.partition, sources, offset + limit, budget);
+  if (budget) checkPageBound(listing.partition, sources, offset + limit, budget);
   // Within a segment its fields are constant: the remaining criteria order it, and when none remain,
   // the first segment field's entries (one value, then the id) give the id order.
   const segmentFields: readonly F[] = listing.segments ?? [];
@@ -762,7 +768,7 @@ async function readSource<R extends { id: string }, F extends string, V extends 
   view: ListView,
   criteria: readonly SortCriterion<F>[],
   needed: number,
-  budget: ReadBudget = new ReadBudget(),
+  budget?: ReadBudget,
 ): Promise<R[]> {
   const [primary] = criteria;
   if (!primary) throw new Error('at least one sort criterion is required');
@@ -778,7 +784,7 @@ async function readSource<R extends { id: string }, F extends string, V extends 
     // One entry beyond the page shows whether the boundary tie group is complete.
     const pageSize = missing > 0 ? missing + (exact ? 0 : 1) : CONTINUATION;
     const exclusiveStartKey = startKey;
-    const items = await budget.query(pageSize, ENTRY_BYTES[listing.partition].max, async (limit) => {
+    const query = async (limit: number) => {
       const result = await run(() =>
         table.doc.send(
           new QueryCommand({
@@ -797,7 +803,10 @@ async function readSource<R extends { id: string }, F extends string, V extends 
       );
       startKey = result.LastEvaluatedKey;
       return result.Items ?? [];
-    });
+    };
+    const items = budget
+      ? await budget.query(pageSize, ENTRY_BYTES[listing.partition].max, query)
+      : await query(pageSize);
     for (const stored of items) read.push(record<R>(stored));
     if (!startKey || boundaryComplete(read, needed, exact, groupOf, whole)) break;
   }
