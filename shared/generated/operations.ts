@@ -441,6 +441,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "idempotency"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
