@@ -2,7 +2,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { forgetExpiredEntries, type Redelivery } from '#shared/data/deliveries.ts';
-import { type OutboxEventRecord, record } from '#shared/data/records.ts';
+import { type OutboxEventRecord, record, type StoredSubscription } from '#shared/data/records.ts';
+import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
 import type { Key } from '#shared/data/table.ts';
 import { productionQueue } from '#shared/queue/production.ts';
 import { productionDependencies } from '#shared/runtime.ts';
@@ -33,15 +34,27 @@ const expiredEntries = (records: DynamoDBRecord[]): Key[] =>
     .filter((r) => relayRecordKind(r) === 'expiredDelivery')
     .map((r) => unmarshall(r.dynamodb?.Keys as Record<string, AttributeValue>) as Key);
 
+/** Subscriptions created or changed, each with its record's sequence number (the counts' projection). */
+const subscriptionImages = (records: DynamoDBRecord[]) =>
+  records
+    .filter((r) => relayRecordKind(r) === 'subscription' && r.dynamodb?.NewImage)
+    .map((r) => ({
+      sequence: r.dynamodb?.SequenceNumber ?? '0',
+      subscription: record<StoredSubscription>(
+        unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>),
+      ),
+    }));
+
 /**
  * DynamoDB Streams → webhook events and queue messages, Redeliver requests → their round's first
- * message, and expired delivery entries off their lists' counts; a failure retries the batch (all
- * three are idempotent).
+ * message, expired delivery entries off their lists' counts, and subscriptions created or changed
+ * into their lists' counts; a failure retries the batch (all four are idempotent).
  */
 export const createHandler = (deps: RelayDependencies) => async (event: DynamoDBStreamEvent) => {
   await relayEvents(deps, outboxEvents(event.Records));
   await relayRedeliveries(deps, redeliveries(event.Records));
   await forgetExpiredEntries(deps.table, expiredEntries(event.Records), deps.now());
+  await projectSubscriptionCounts(deps.table, subscriptionImages(event.Records));
 };
 
 const { table, now } = productionDependencies();

@@ -446,7 +446,9 @@ export const operations = [
         "leadingKeys": [
           "product",
           "customer",
-          "organization"
+          "organization",
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -464,22 +466,28 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:UpdateItem"
+          "dynamodb:ConditionCheckItem"
         ],
         "leadingKeys": [
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "customer"
         ]
       },
       {
         "actions": [
-          "dynamodb:ConditionCheckItem"
+          "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "product",
-          "customer"
+          "subscriptionList",
+          "subscriptionProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       }
     ]
@@ -1102,11 +1110,7 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -1119,6 +1123,24 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -1175,11 +1197,7 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -1192,6 +1210,24 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -2324,11 +2360,7 @@ export const functionAccess = {
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -2341,6 +2373,24 @@ export const functionAccess = {
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -2420,6 +2470,27 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "deliveryList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem",
+          "dynamodb:GetItem",
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "subscription"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       }
     ]

@@ -20,6 +20,7 @@ import {
 import type { Table } from '../data/dynamo.ts';
 import type { FunctionAccess } from '../data/grants.ts';
 import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
+import { access as subscriptionCountsAccess } from '../data/subscription-counts.ts';
 import { partitions, REDELIVERY_SORT_KEY_PREFIX } from '../data/table.ts';
 import { organizationWebhookEndpoints, access as webhooksAccess } from '../data/webhooks.ts';
 import { logInfo } from '../observability/telemetry.ts';
@@ -56,6 +57,12 @@ export const relayStreamFilters = {
     partitionKeyPrefix: partitions.deliveryList,
     sortKeyPrefix: expiringEntryPrefix,
   },
+  /** Subscriptions created or changed: their lists' counts (`shared/data/subscription-counts.ts`). */
+  subscription: {
+    eventNames: ['INSERT', 'MODIFY'],
+    partitionKeyPrefix: partitions.subscription,
+    sortKeyPrefix: partitions.subscription,
+  },
 } as const;
 
 /** A stream record's kind for the relay, by the filters above; undefined for anything else. */
@@ -65,8 +72,15 @@ export function relayRecordKind(record: {
 }): keyof typeof relayStreamFilters | undefined {
   const pk = record.dynamodb?.Keys?.PK?.S ?? '';
   const sk = record.dynamodb?.Keys?.SK?.S ?? '';
-  const { outbox, redelivery, expiredDelivery } = relayStreamFilters;
+  const { outbox, redelivery, expiredDelivery, subscription } = relayStreamFilters;
   if (record.eventName === outbox.eventName && pk.startsWith(outbox.partitionKeyPrefix)) return 'outbox';
+  if (
+    (subscription.eventNames as readonly string[]).includes(record.eventName ?? '') &&
+    pk.startsWith(subscription.partitionKeyPrefix) &&
+    sk.startsWith(subscription.sortKeyPrefix)
+  ) {
+    return 'subscription';
+  }
   for (const [kind, filter] of [
     ['redelivery', redelivery],
     ['expiredDelivery', expiredDelivery],
@@ -165,6 +179,10 @@ export async function relayRedeliveries(
  */
 export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
   'webhook-relay': {
-    table: [...webhooksAccess.organizationWebhookEndpoints, ...deliveriesAccess.relay],
+    table: [
+      ...webhooksAccess.organizationWebhookEndpoints,
+      ...deliveriesAccess.relay,
+      ...subscriptionCountsAccess.projectSubscriptionCounts,
+    ],
   },
 });

@@ -89,7 +89,11 @@ describe('concurrent Create Subscription on one product', () => {
     const conflictItems = new Map<string, number>();
     for (const conflict of emulator.conflicts) {
       for (const item of conflict.items) {
-        const shape = item.split('\u0000').slice(1).join(' / ').replace(/[0-9a-f-]{36}/g, '<id>');
+        const shape = item
+          .split('\u0000')
+          .slice(1)
+          .join(' / ')
+          .replace(/[0-9a-f-]{36}/g, '<id>');
         conflictItems.set(shape, (conflictItems.get(shape) ?? 0) + 1);
       }
     }
