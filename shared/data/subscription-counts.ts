@@ -28,10 +28,9 @@
  * 1 + 4 (create) or 1 + 8 (move) small items; changes within a segment (cancel at period end,
  * uncancel, a renewal) write nothing. The markers of a batch are read in one BatchGetItem.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import { readMany } from './catalog.ts';
-import { run, type Table, transact } from './dynamo.ts';
+import { type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { countWrites } from './listing.ts';
 import type { StoredSubscription } from './records.ts';
@@ -149,12 +148,8 @@ async function project(table: Table, image: SubscriptionImage, marker: Marker | 
       return;
     } catch (error) {
       if (!(error instanceof ConditionFailed) || attempt >= ATTEMPTS) throw error;
-      const fresh = await run(() =>
-        table.doc.send(
-          new GetCommand({ TableName: table.name, Key: markerKey(target.id), ConsistentRead: true }),
-        ),
-      );
-      marker = fresh.Item as Marker | undefined;
+      const fresh = await readMany(table, [markerKey(target.id)]);
+      marker = [...fresh.values()][0] as Marker | undefined;
     }
   }
 }
