@@ -162,7 +162,7 @@ export const access = {
    */
   projectSubscriptionCounts: [
     {
-      actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem'],
+      actions: ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
       leadingKeys: ['subscription'],
     },
     {

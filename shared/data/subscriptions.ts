@@ -369,10 +369,12 @@ const SUBSCRIPTION_LISTS = [
   'subscriptionCustomerProductList',
 ] as const;
 
-/** `registerSharedSegments`: the organization's and the product's lists, read in a batch, a missing registry item put. */
+/**
+ * `registerSharedSegments` on a change: the organization's and the product's lists read in a batch (a
+ * missing registry item is put under the list grants' PutItem, which the entries already need).
+ */
 const registerSharedSegmentsAccess = [
   { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscriptionList', 'subscriptionProductList'] },
-  { actions: ['dynamodb:PutItem'], leadingKeys: ['subscriptionList', 'subscriptionProductList'] },
 ] as const;
 
 /**
@@ -384,7 +386,8 @@ export const access = /* @__PURE__ */ (() =>
     /**
      * One transaction writes the subscription, lists it (entries, the customer's lists' segment
      * registry items) and writes its events (the outbox), and re-checks the customer; before it, the
-     * shared lists' segment registry items are read and written when missing.
+     * shared lists' segment registry items are put when missing (read with the product,
+     * `getSubscriptionInputs`).
      */
     insertSubscription: [
       {
@@ -399,7 +402,6 @@ export const access = /* @__PURE__ */ (() =>
         ],
       },
       { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['customer'] },
-      ...registerSharedSegmentsAccess,
     ],
     getSubscription: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['subscription'] }],
     /** The due subscriptions, in one batch. */

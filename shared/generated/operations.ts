@@ -471,24 +471,6 @@ export const operations = [
         "leadingKeys": [
           "customer"
         ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:PutItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
-        ]
       }
     ]
   },
@@ -1139,15 +1121,6 @@ export const operations = [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:PutItem"
-        ],
-        "leadingKeys": [
           "event"
         ]
       },
@@ -1215,15 +1188,6 @@ export const operations = [
       {
         "actions": [
           "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:PutItem"
         ],
         "leadingKeys": [
           "subscriptionList",
@@ -2389,15 +2353,6 @@ export const functionAccess = {
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:PutItem"
-        ],
-        "leadingKeys": [
           "event"
         ]
       }
@@ -2475,7 +2430,6 @@ export const functionAccess = {
       {
         "actions": [
           "dynamodb:BatchGetItem",
-          "dynamodb:GetItem",
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
