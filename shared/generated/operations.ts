@@ -454,9 +454,7 @@ export const operations = [
         "leadingKeys": [
           "product",
           "customer",
-          "organization",
-          "subscriptionList",
-          "subscriptionProductList"
+          "organization"
         ]
       },
       {
@@ -474,9 +472,21 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:ConditionCheckItem"
         ],
         "leadingKeys": [
+          "product",
           "customer"
         ]
       }
@@ -1093,7 +1103,11 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription"
+          "subscription",
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       },
       {
@@ -1106,15 +1120,6 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
         ]
       },
       {
@@ -1171,7 +1176,11 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription"
+          "subscription",
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       },
       {
@@ -1184,15 +1193,6 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
         ]
       },
       {
@@ -2334,7 +2334,11 @@ export const functionAccess = {
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription"
+          "subscription",
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       },
       {
@@ -2347,15 +2351,6 @@ export const functionAccess = {
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
         ]
       },
       {
@@ -2427,26 +2422,6 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "webhookEvent"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem",
-          "dynamodb:PutItem"
-        ],
-        "leadingKeys": [
-          "subscription"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:UpdateItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
         ]
       }
     ]
