@@ -69,8 +69,18 @@ async function delivererScenario(world: World): Promise<Step[]> {
     const stored = await world.call('GET', `/v1/webhooks/endpoints/${endpoint.id}`, {
       token: world.demo.personal_access_token,
     });
+    // The attempt's day counts are plain updates after its transaction (a failure there is logged, not
+    // retried): the endpoint's list shows whether they were written.
+    const listed = await world.call('GET', `/v1/webhooks/deliveries?endpoint_id=${endpoint.id}`, {
+      token: world.demo.personal_access_token,
+    });
     return [
       { what: 'the batch handled', got: String(result?.batchItemFailures.length), expected: '0' },
+      {
+        what: "the attempt counted in its endpoint's list",
+        got: String(listed.body?.pagination?.total_count),
+        expected: '1',
+      },
       { what: 'the receiver reached', got: String(receiver.deliveries.length), expected: '1' },
       {
         what: 'the attempt recorded',
