@@ -441,14 +441,6 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "idempotency"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
@@ -571,6 +563,13 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer"
+        ],
+        "indexes": [
+          "LSI-wallet-created",
+          "LSI-wallet-balance-created",
+          "LSI-wallet-balance-created-desc",
+          "LSI-wallet-balance",
+          "LSI-wallet-balance-desc"
         ]
       }
     ]
@@ -1526,15 +1525,6 @@ export const operations = [
         "leadingKeys": [
           "deliveryList"
         ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "webhookEvent",
-          "event"
-        ]
       }
     ]
   },
@@ -2371,8 +2361,7 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "webhookEvent",
-          "webhookEndpoint",
-          "event"
+          "webhookEndpoint"
         ]
       },
       {
@@ -2421,7 +2410,16 @@ export const functionAccess = {
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
-          "webhookEvent"
+          "webhookEvent",
+          "deliveryList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "deliveryList"
         ]
       }
     ]

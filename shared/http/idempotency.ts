@@ -71,8 +71,6 @@ interface Claimed {
   key: Key;
   requestHash: string;
   sealingKey: Buffer;
-  /** The record's expiry (epoch seconds), which the parts of a large answer share. */
-  expiresAt: number;
 }
 
 type Request = middy.Request<APIGatewayProxyEventV2, ApiResult, Error, Context>;
@@ -101,22 +99,16 @@ export function idempotency(
       const requestHash = requestDigest(request.event.body);
       const sealingKey = sha256(`idempotent-response\n${token}\n${value}`);
 
-      const now = deps.now();
       const claim = await claimIdempotencyKey(deps.table, {
         key,
         requestHash,
-        now,
+        now: deps.now(),
         leaseMs: LEASE_MS,
         ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
       });
       switch (claim.outcome) {
         case 'claimed':
-          claims.set(request.event, {
-            key,
-            requestHash,
-            sealingKey,
-            expiresAt: Math.floor(now.getTime() / 1000) + IDEMPOTENCY_TTL_SECONDS,
-          });
+          claims.set(request.event, { key, requestHash, sealingKey });
           return;
         case 'replay':
           markIdempotentReplay();
@@ -142,7 +134,6 @@ export function idempotency(
           claimed.key,
           claimed.requestHash,
           seal(JSON.stringify(request.response), claimed.sealingKey),
-          claimed.expiresAt,
         );
       } catch (error) {
         // The work is done and the answer is ready: failing it now would invite a duplicate on retry.

@@ -157,7 +157,6 @@ export const operationAccess = (): OperationAccess => ({
       ...tokensAccess.findToken,
       ...tokensAccess.findAccessToken,
       ...idempotencyAccess.idempotencyKey,
-      ...idempotencyAccess.idempotencyLargeAnswer,
       ...catalogAccess.getSubscriptionInputs,
       ...subscriptionsAccess.insertSubscription,
     ],

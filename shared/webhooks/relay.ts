@@ -12,6 +12,7 @@
  */
 import {
   access as deliveriesAccess,
+  expiringEntryPrefix,
   type Redelivery,
   recordWebhookEvent,
   redeliveryMessages,
@@ -19,7 +20,7 @@ import {
 import type { Table } from '../data/dynamo.ts';
 import type { FunctionAccess } from '../data/grants.ts';
 import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
-import { type Key, partitions, REDELIVERY_SORT_KEY_PREFIX } from '../data/table.ts';
+import { partitions, REDELIVERY_SORT_KEY_PREFIX } from '../data/table.ts';
 import { organizationWebhookEndpoints, access as webhooksAccess } from '../data/webhooks.ts';
 import { logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue } from '../queue/queue.ts';
@@ -31,22 +32,17 @@ export interface RelayDependencies {
   now: () => Date;
 }
 
-/**
- * What the deliverer is told: which webhook event, which endpoint, which delivery round, and where
- * the payload is (the event's outbox item, read in the deliverer's one batch; absent from messages
- * queued before the payload moved there, whose webhook event holds it).
- */
+/** What the deliverer is told: which webhook event, which endpoint, which delivery round. */
 export interface DeliveryMessage {
   webhook_event_id: string;
   endpoint_id: string;
   round: number;
-  event_key?: Key;
 }
 
 /**
  * The stream records the relay takes (the event source mapping's filters, and the local poller's):
- * inserts of outbox items and of Redeliver requests. (Expired delivery list entries need nothing:
- * a list counts its attempts by day and shows whole days, `shared/data/deliveries.ts`.)
+ * inserts of outbox items and of Redeliver requests, and removals of delivery list entries (their
+ * TTL expiry, which the relay takes off the list's count).
  */
 export const relayStreamFilters = {
   outbox: { eventName: 'INSERT', partitionKeyPrefix: partitions.event },
@@ -54,6 +50,11 @@ export const relayStreamFilters = {
     eventName: 'INSERT',
     partitionKeyPrefix: partitions.webhookEvent,
     sortKeyPrefix: REDELIVERY_SORT_KEY_PREFIX,
+  },
+  expiredDelivery: {
+    eventName: 'REMOVE',
+    partitionKeyPrefix: partitions.deliveryList,
+    sortKeyPrefix: expiringEntryPrefix,
   },
 } as const;
 
@@ -64,14 +65,19 @@ export function relayRecordKind(record: {
 }): keyof typeof relayStreamFilters | undefined {
   const pk = record.dynamodb?.Keys?.PK?.S ?? '';
   const sk = record.dynamodb?.Keys?.SK?.S ?? '';
-  const { outbox, redelivery } = relayStreamFilters;
+  const { outbox, redelivery, expiredDelivery } = relayStreamFilters;
   if (record.eventName === outbox.eventName && pk.startsWith(outbox.partitionKeyPrefix)) return 'outbox';
-  if (
-    record.eventName === redelivery.eventName &&
-    pk.startsWith(redelivery.partitionKeyPrefix) &&
-    sk.startsWith(redelivery.sortKeyPrefix)
-  ) {
-    return 'redelivery';
+  for (const [kind, filter] of [
+    ['redelivery', redelivery],
+    ['expiredDelivery', expiredDelivery],
+  ] as const) {
+    if (
+      record.eventName === filter.eventName &&
+      pk.startsWith(filter.partitionKeyPrefix) &&
+      sk.startsWith(filter.sortKeyPrefix)
+    ) {
+      return kind;
+    }
   }
   return undefined;
 }
@@ -82,7 +88,7 @@ export const isTarget = (endpoint: WebhookEndpointRecord, type: string): boolean
 /** Relays events (in stream order); throws when anything failed, so the whole batch is retried. */
 export async function relayEvents(
   deps: RelayDependencies,
-  events: readonly (OutboxEventRecord & Key)[],
+  events: readonly OutboxEventRecord[],
 ): Promise<number> {
   const endpointsByOrganization = new Map<string, Promise<WebhookEndpointRecord[]>>();
   const endpointsOf = (organizationId: string) => {
@@ -105,8 +111,7 @@ export async function relayEvents(
         endpoint_id: endpoint.id,
         organization_id: event.organization_id,
         type: event.type,
-        // The payload stays in the outbox item, stored once for every endpoint and attempt.
-        event_key: { PK: event.PK, SK: event.SK },
+        payload: event.payload,
         created_at: event.timestamp,
         modified_at: null,
         status: 'pending',
@@ -118,12 +123,7 @@ export async function relayEvents(
     );
     await Promise.all(webhookEvents.map((webhookEvent) => recordWebhookEvent(deps.table, webhookEvent)));
     for (const webhookEvent of webhookEvents) {
-      messages.push({
-        webhook_event_id: webhookEvent.id,
-        endpoint_id: webhookEvent.endpoint_id,
-        round: 1,
-        event_key: { PK: event.PK, SK: event.SK },
-      });
+      messages.push({ webhook_event_id: webhookEvent.id, endpoint_id: webhookEvent.endpoint_id, round: 1 });
     }
     logInfo('webhook event relayed', {
       correlation_id: event.correlation_id ?? null,

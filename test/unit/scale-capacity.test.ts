@@ -5,7 +5,6 @@
  * capacity.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { legacyWalletIndexes } from '#shared/data/legacy-table.ts';
 import { attr, indexNames } from '#shared/data/table.ts';
 import {
   indexWrites,
@@ -93,13 +92,19 @@ describe('index writes (the table definition the stack is built from)', () => {
     expect(indexWrites(due, { ...due, big: S('y') })).toEqual([]);
   });
 
-  it("a wallet enters no index, even one copied with the retired local indexes' sort keys", () => {
+  it('a wallet enters all five local indexes, on its own table partition', () => {
     const wallet = {
       PK: S('CUSTOMER#1'),
       SK: S('WALLET#1'),
-      ...Object.fromEntries(Object.values(legacyWalletIndexes).map((name) => [name, S(`W#${name}`)])),
+      [attr.walletByCreated]: S('a'),
+      [attr.walletByBalanceCreated]: S('b'),
+      [attr.walletByBalanceCreatedDesc]: S('c'),
+      [attr.walletByBalance]: S('d'),
+      [attr.walletByBalanceDesc]: S('e'),
     };
-    expect(indexWrites(undefined, wallet)).toEqual([]);
+    const writes = indexWrites(undefined, wallet);
+    expect(writes).toHaveLength(5);
+    expect(new Set(writes.map((w) => `${w.kind} ${w.partitionKey}`))).toEqual(new Set(['local CUSTOMER#1']));
   });
 });
 
