@@ -111,6 +111,11 @@ export interface CommerceApiStackProps extends StackProps {
   readonly tracing?: boolean;
   /** Mailboxes the prod alarm topic notifies (each confirms once); default none. */
   readonly alarmEmails?: readonly string[];
+  /**
+   * Whether the KMS keys carry the stage tags (default yes). The deploy rehearsal turns it off
+   * (`-c tagKmsKeys=false`): moto 5.2 fails to create an `AWS::KMS::Key` with Tags (KeyError 'TagKey').
+   */
+  readonly tagKmsKeys?: boolean;
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
@@ -186,6 +191,10 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
   if (generation !== undefined && !/^[1-9]\d{0,3}$/.test(String(generation))) {
     throw new Error(`idTokenKeyGeneration must be a whole number from 1: ${generation}`);
   }
+  const tagKmsKeys: string | boolean | undefined = app.node.tryGetContext('tagKmsKeys');
+  if (tagKmsKeys !== undefined && !['true', 'false', true, false].includes(tagKmsKeys)) {
+    throw new Error(`tagKmsKeys must be true or false: ${tagKmsKeys}`);
+  }
   if (portal !== undefined && !/^https:\/\/[^/?#]+(\/[^?#]*)?$/.test(portal)) {
     throw new Error(`customerPortalUrl must be an https URL without query or fragment: ${portal}`);
   }
@@ -199,6 +208,7 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
     ...(logLevel !== undefined ? { logLevel } : {}),
     ...(tracing !== undefined ? { tracing: String(tracing) === 'true' } : {}),
     ...(alarmEmails?.length ? { alarmEmails } : {}),
+    ...(tagKmsKeys !== undefined ? { tagKmsKeys: String(tagKmsKeys) === 'true' } : {}),
     ...(env ? { env } : {}),
   });
 }
@@ -469,11 +479,14 @@ export class CommerceApiStack extends Stack {
     // For the operator CLI against this stack (`WEBHOOK_KEY_SET_ID=… npm run admin -- webhook create …`).
     new CfnOutput(this, 'WebhookKeySetName', { value: this.webhookKeySetRef.name });
 
-    // CloudFormation takes no tags on a dashboard (CDK would write them; the deployment would fail).
-    // The KMS keys go untagged too: moto 5.2, which the deploy rehearsal runs on, fails to create an
-    // AWS::KMS::Key with Tags (KeyError 'TagKey' in its tagging service); the keys' descriptions name
-    // the stack.
-    const untaggable = { excludeResourceTypes: ['AWS::CloudWatch::Dashboard', 'AWS::KMS::Key'] };
+    // CloudFormation takes no tags on a dashboard (CDK would write them; the deployment would fail);
+    // the KMS keys only when the rehearsal asks (`tagKmsKeys`).
+    const untaggable = {
+      excludeResourceTypes: [
+        'AWS::CloudWatch::Dashboard',
+        ...(props.tagKmsKeys === false ? ['AWS::KMS::Key'] : []),
+      ],
+    };
     Tags.of(this).add('stage', props.stage, untaggable);
     if (props.branch) Tags.of(this).add('branch', props.branch, untaggable);
   }

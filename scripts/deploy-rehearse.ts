@@ -263,7 +263,8 @@ async function rehearseStage(
   const { cf, ddb } = clients;
   const stack = `CommerceApi-${stage}`;
   const out = join(work, `cdk.out-${stage}`);
-  const context = ['-c', `stage=${stage}`, '--output', out];
+  // moto 5.2 fails to create a KMS key with Tags: the rehearsed keys go untagged (infra/stack.ts).
+  const context = ['-c', `stage=${stage}`, '-c', 'tagKmsKeys=false', '--output', out];
   const result: StageResult = { stack, status: 'not deployed', checks: [], afterDestroy: '', failures: [] };
   say();
   say(`== ${stack} (${stage === PRODUCTION_STAGE ? 'production stage' : 'preview stage'}) ==`);

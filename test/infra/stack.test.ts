@@ -894,9 +894,15 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
         );
       }
     }
-    // Not the KMS keys: moto 5.2 (the deploy rehearsal) fails to create a key with Tags.
-    for (const key of Object.values(template.findResources('AWS::KMS::Key')) as Resource[])
-      expect(key.Properties.Tags).toBeUndefined();
+    // The KMS keys too, unless the deploy rehearsal turns it off (moto 5.2 fails on a key with Tags).
+    const keyTags = (t: Template) =>
+      (Object.values(t.findResources('AWS::KMS::Key')) as Resource[]).map((key) => key.Properties.Tags);
+    expect(keyTags(template).length).toBeGreaterThan(0);
+    for (const tags of keyTags(template))
+      expect(tags).toEqual(expect.arrayContaining([{ Key: 'stage', Value: 'pr-42' }]));
+    for (const tags of keyTags(fromContext({ stage: 'pr-43', tagKmsKeys: 'false' }).template))
+      expect(tags).toBeUndefined();
+    expect(() => fromContext({ tagKmsKeys: 'maybe' })).toThrow(/tagKmsKeys must be true or false/);
     const [api] = Object.values(template.findResources('AWS::ApiGatewayV2::Api')) as Resource[];
     expect(api?.Properties.Tags).toMatchObject({ stage: 'pr-42', branch: 'feature/test' });
   });
