@@ -441,6 +441,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "idempotency"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
@@ -563,13 +571,6 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer"
-        ],
-        "indexes": [
-          "LSI-wallet-created",
-          "LSI-wallet-balance-created",
-          "LSI-wallet-balance-created-desc",
-          "LSI-wallet-balance",
-          "LSI-wallet-balance-desc"
         ]
       }
     ]
@@ -1525,6 +1526,15 @@ export const operations = [
         "leadingKeys": [
           "deliveryList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "webhookEvent",
+          "event"
+        ]
       }
     ]
   },
@@ -2361,7 +2371,8 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "webhookEvent",
-          "webhookEndpoint"
+          "webhookEndpoint",
+          "event"
         ]
       },
       {
@@ -2410,16 +2421,7 @@ export const functionAccess = {
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
-          "webhookEvent",
-          "deliveryList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:UpdateItem"
-        ],
-        "leadingKeys": [
-          "deliveryList"
+          "webhookEvent"
         ]
       }
     ]

@@ -157,6 +157,7 @@ export const operationAccess = (): OperationAccess => ({
       ...tokensAccess.findToken,
       ...tokensAccess.findAccessToken,
       ...idempotencyAccess.idempotencyKey,
+      ...idempotencyAccess.idempotencyLargeAnswer,
       ...catalogAccess.getSubscriptionInputs,
       ...subscriptionsAccess.insertSubscription,
     ],
