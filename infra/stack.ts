@@ -117,6 +117,7 @@ export interface CommerceApiStackProps extends StackProps {
    * (`-c tagKmsKeys=false`): moto 5.2 fails to create an `AWS::KMS::Key` with Tags (KeyError 'TagKey').
    */
   readonly tagKmsKeys?: boolean;
+  /**
    * `serve`: the first step of moving a stack deployed with the retired local indexes to a table
    * without them (docs/deploying.md, "Moving to a table without local indexes"). The functions keep
    * the old table (`Table`, declared exactly as before), and the new one (`DataTable`) is created
