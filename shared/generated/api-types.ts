@@ -2515,6 +2515,32 @@ export interface components {
             /** @enum {string} */
             error?: "invalid_client_metadata" | "invalid_redirect_uri";
         };
+        /** @description A request quota is spent; `detail` says when to retry (as `Retry-After` does). */
+        TooManyRequests: {
+            /** @constant */
+            error: "TooManyRequests";
+            detail: string;
+        };
+        /** @description API Gateway's own throttle (the stage-wide backstop), in API Gateway's shape. */
+        GatewayThrottled: {
+            /** @constant */
+            message: "Too Many Requests";
+        };
+        /** @description A cap is reached ([Limits](docs/limits.md#caps)); `detail` names it and its value. */
+        LimitReached: {
+            /** @constant */
+            error: "LimitReached";
+            detail: string;
+        };
+        /**
+         * @description The user has the most live OAuth clients allowed ([Limits](docs/limits.md#caps)), in
+         *     RFC 7591's error shape.
+         */
+        ClientLimitReached: {
+            /** @constant */
+            error: "limit_reached";
+            error_description: string;
+        };
         /**
          * @description Error body with a machine code in `error` (`NotFound`, `MethodNotAllowed`,
          *     `UnsupportedMediaType`, `PayloadTooLarge`, `IdempotencyKeyInUse`, `ServiceUnavailable`,
@@ -2719,6 +2745,36 @@ export interface components {
                 "application/json": components["schemas"]["GenericError"];
             };
         };
+        /**
+         * @description A request quota is spent ([Request quotas](docs/limits.md#request-quotas)). Ours
+         *     (`TooManyRequests`) carries `Retry-After`, the seconds until the quota's window ends, and so
+         *     does the WAF rate rule in front of prod (same body, `Retry-After: 60`). API Gateway's
+         *     stage throttle, a backstop far above any one tenant's quota, answers
+         *     `{"message":"Too Many Requests"}` without `Retry-After`: retry with backoff.
+         */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TooManyRequests"] | components["schemas"]["GatewayThrottled"];
+            };
+        };
+        /**
+         * @description The credential lacks the scope the operation requires (`insufficient_scope`), or the
+         *     organization already has the most live webhook endpoints allowed, 20 (`LimitReached`,
+         *     [Limits](docs/limits.md#caps)): delete one before creating another.
+         */
+        WebhookEndpointForbidden: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InsufficientScope"] | components["schemas"]["LimitReached"];
+            };
+        };
         /** @description The database stayed unavailable or throttled after retries (`ServiceUnavailable`). */
         ServiceUnavailable: {
             headers: {
@@ -2871,8 +2927,10 @@ export interface operations {
                 };
             };
             /**
-             * @description The personal access token lacks `user:write`: registering a client in the user's
-             *     name changes the user's account.
+             * @description The personal access token lacks `user:write` (`insufficient_scope`): registering a
+             *     client in the user's name changes the user's account. Or the user already has the
+             *     most live clients allowed, 20 (`limit_reached`, [Limits](docs/limits.md#caps)):
+             *     delete one (RFC 7592) before registering another.
              */
             403: {
                 headers: {
@@ -2882,13 +2940,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InsufficientScope"];
+                    "application/json": components["schemas"]["InsufficientScope"] | components["schemas"]["ClientLimitReached"];
                 };
             };
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2917,6 +2976,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["RegistrationUnauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2967,6 +3027,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2993,6 +3054,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["RegistrationUnauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3037,6 +3099,7 @@ export interface operations {
             400: components["responses"]["AuthorizationRequestError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3085,6 +3148,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3117,6 +3181,7 @@ export interface operations {
             401: components["responses"]["InvalidClient"];
             413: components["responses"]["FormTooLarge"];
             415: components["responses"]["FormMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3149,6 +3214,7 @@ export interface operations {
             401: components["responses"]["InvalidClient"];
             413: components["responses"]["FormTooLarge"];
             415: components["responses"]["FormMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3181,6 +3247,7 @@ export interface operations {
             401: components["responses"]["InvalidClient"];
             413: components["responses"]["FormTooLarge"];
             415: components["responses"]["FormMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3205,6 +3272,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3228,6 +3296,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3254,6 +3323,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3344,6 +3414,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3399,6 +3470,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3442,6 +3514,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3471,6 +3544,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3495,6 +3569,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3581,6 +3656,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3638,6 +3714,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3694,6 +3771,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3723,6 +3801,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3761,6 +3840,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3809,6 +3889,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3838,6 +3919,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3887,6 +3969,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3916,6 +3999,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3966,6 +4050,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4022,6 +4107,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4070,6 +4156,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4110,7 +4197,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["WebhookEndpointForbidden"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4127,6 +4214,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4158,6 +4246,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4186,6 +4275,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["WebhookEndpointLocked"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4236,6 +4326,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4274,6 +4365,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["WebhookEndpointLocked"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4341,6 +4433,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4382,6 +4475,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4451,6 +4545,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4506,6 +4601,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4535,6 +4631,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4566,6 +4663,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["CustomerConflict"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4615,6 +4713,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4648,6 +4747,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["CustomerConflict"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4682,6 +4782,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["CustomerConflict"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4734,6 +4835,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4800,6 +4902,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4998,6 +5101,10 @@ export type AuthorizedClient = components['schemas']['AuthorizedClient'];
 export type AuthorizedClientList = components['schemas']['AuthorizedClientList'];
 export type UserInfoOrganization = components['schemas']['UserInfoOrganization'];
 export type ClientRegistrationError = components['schemas']['ClientRegistrationError'];
+export type TooManyRequests = components['schemas']['TooManyRequests'];
+export type GatewayThrottled = components['schemas']['GatewayThrottled'];
+export type LimitReached = components['schemas']['LimitReached'];
+export type ClientLimitReached = components['schemas']['ClientLimitReached'];
 export type GenericError = components['schemas']['GenericError'];
 export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'];
 export type GetClientPath = operations['getClient']['parameters']['path'];

@@ -38,6 +38,26 @@ export const operations = [
         "leadingKeys": [
           "oauthClient"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "cap"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
       }
     ]
   },
@@ -104,6 +124,26 @@ export const operations = [
         ],
         "leadingKeys": [
           "oauthClientLive"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "cap"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
         ]
       }
     ]
@@ -1263,10 +1303,20 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:UpdateItem"
+          "dynamodb:UpdateItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "webhookEndpointList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "cap"
         ]
       }
     ],
@@ -1438,10 +1488,20 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "webhookEndpointList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "cap"
         ]
       }
     ]
