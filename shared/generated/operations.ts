@@ -58,6 +58,14 @@ export const operations = [
         "indexes": [
           "GSI1"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -76,6 +84,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "oauthClient"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -96,6 +112,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "oauthClient"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -145,6 +169,14 @@ export const operations = [
         "indexes": [
           "GSI1"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -173,6 +205,14 @@ export const operations = [
           "oauthClient",
           "user",
           "organization"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -218,6 +258,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "authorizationCode"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -276,6 +324,14 @@ export const operations = [
         "leadingKeys": [
           "oauthClient"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -306,6 +362,14 @@ export const operations = [
           "token",
           "oauthGrant"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -325,6 +389,14 @@ export const operations = [
         "leadingKeys": [
           "oauthClient",
           "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -358,6 +430,14 @@ export const operations = [
           "token",
           "oauthClientLive",
           "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -396,6 +476,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "oauthClient"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -436,6 +524,14 @@ export const operations = [
         "leadingKeys": [
           "token",
           "oauthGrant"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -521,6 +617,14 @@ export const operations = [
           "product",
           "customer"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -573,6 +677,14 @@ export const operations = [
           "customer",
           "product"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -611,6 +723,14 @@ export const operations = [
           "LSI-wallet-balance",
           "LSI-wallet-balance-desc"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -641,6 +761,14 @@ export const operations = [
         "leadingKeys": [
           "customer"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -670,6 +798,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -731,6 +867,14 @@ export const operations = [
         "leadingKeys": [
           "productList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -770,6 +914,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "productList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -812,6 +964,14 @@ export const operations = [
           "organization",
           "product"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -844,6 +1004,14 @@ export const operations = [
           "customer",
           "organization",
           "subscription"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -904,6 +1072,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -963,6 +1139,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1002,6 +1186,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "product"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1062,6 +1254,14 @@ export const operations = [
         "leadingKeys": [
           "productList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1103,6 +1303,14 @@ export const operations = [
         "leadingKeys": [
           "customer",
           "product"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1177,6 +1385,14 @@ export const operations = [
           "customer",
           "product"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1250,6 +1466,14 @@ export const operations = [
           "customer",
           "product"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1318,6 +1542,14 @@ export const operations = [
         "leadingKeys": [
           "cap"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ],
     "webhookKeySet": true
@@ -1359,6 +1591,14 @@ export const operations = [
         "leadingKeys": [
           "webhookEndpointList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ],
     "webhookKeySet": true
@@ -1392,6 +1632,14 @@ export const operations = [
           "token",
           "oauthClientLive",
           "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ],
@@ -1442,6 +1690,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "webhookEndpointList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ],
@@ -1503,6 +1759,14 @@ export const operations = [
         "leadingKeys": [
           "cap"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1544,6 +1808,14 @@ export const operations = [
           "webhookEndpoint",
           "webhookEndpointList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ],
     "webhookKeySet": true
@@ -1584,6 +1856,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "deliveryList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1634,6 +1914,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "webhookEvent"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1695,6 +1983,14 @@ export const operations = [
         "leadingKeys": [
           "customerList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1735,6 +2031,14 @@ export const operations = [
         "leadingKeys": [
           "customerList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1767,6 +2071,14 @@ export const operations = [
         "leadingKeys": [
           "token",
           "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1826,6 +2138,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1884,6 +2204,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1923,6 +2251,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1989,6 +2325,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -2053,6 +2397,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "event"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -2119,6 +2471,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
