@@ -1,10 +1,10 @@
 /**
  * The request quotas as `npm start` serves them (LocalStackOptions.quotas, here small so that a test
  * reaches them), read by both official clients: a spent quota is a 429 with `Retry-After` and the
- * documented body, which @polar-sh/sdk 1.x surfaces as `PolarClientError` (status 429) and 0.49 as
+ * documented body, which @polar-sh/sdk 1.x surfaces as `PolarRateLimitError` (a `PolarClientError`, status 429, `retryAfter`) and 0.49 as
  * `SDKError` (status 429, headers kept).
  */
-import { PolarClientError } from '@polar-sh/sdk';
+import { PolarClientError, PolarRateLimitError } from '@polar-sh/sdk';
 import { createPolar } from '@polar-sh/sdk/2026-10';
 import { Polar } from 'polar-sdk-v0';
 import { SDKError } from 'polar-sdk-v0/models/errors/sdkerror.js';
@@ -58,13 +58,14 @@ describe('a spent quota through the official clients', () => {
     expect(Number(reply.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
-  it('@polar-sh/sdk 1.x: PolarClientError with status 429; 0.49: SDKError with status 429 and Retry-After', async () => {
+  it('@polar-sh/sdk 1.x: PolarRateLimitError (a PolarClientError) with status 429 and retryAfter; 0.49: SDKError with status 429 and Retry-After', async () => {
     const token = stack.demo.personal_access_token;
     const v1 = createPolar({ baseUrl: stack.demo.base_url, accessToken: token });
     const error = await failure(() => v1.products.get(stack.demo.free_product_id));
+    expect(error, String((error as Error).stack)).toBeInstanceOf(PolarRateLimitError);
     expect(error).toBeInstanceOf(PolarClientError);
-    expect((error as PolarClientError<string>).statusCode).toBe(429);
-    expect(JSON.parse((error as PolarClientError<string>).error)).toMatchObject({ error: 'TooManyRequests' });
+    expect((error as PolarRateLimitError).statusCode).toBe(429);
+    expect((error as PolarRateLimitError).retryAfter).toBeGreaterThan(0);
 
     const v0 = new Polar({ accessToken: token, serverURL: stack.demo.base_url });
     const old = (await failure(() => v0.products.get({ id: stack.demo.free_product_id }))) as SDKError;

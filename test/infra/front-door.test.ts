@@ -90,12 +90,16 @@ describe('prod: the front door', () => {
   });
 
   it('the functions read the caller address from CloudFront-Viewer-Address; the issuer is the front door', () => {
-    const fn = prod.template.findResources('AWS::Lambda::Function');
-    const create = Object.values(fn).find((resource) => JSON.stringify(resource).includes('create-customer'));
-    expect(create?.Properties.Environment.Variables[CLIENT_ADDRESS_HEADER_ENV]).toBe(
-      'cloudfront-viewer-address',
+    const http = Object.values(prod.template.findResources('AWS::Lambda::Function')).filter(
+      (resource) => resource.Properties.Environment?.Variables?.ISSUER_URL !== undefined,
     );
-    expect(JSON.stringify(create?.Properties.Environment.Variables.ISSUER_URL)).toContain('DomainName');
+    expect(http.length).toBeGreaterThan(operations.length);
+    for (const fn of http) {
+      expect(fn.Properties.Environment.Variables[CLIENT_ADDRESS_HEADER_ENV]).toBe(
+        'cloudfront-viewer-address',
+      );
+      expect(JSON.stringify(fn.Properties.Environment.Variables.ISSUER_URL)).toContain('DomainName');
+    }
   });
 });
 
