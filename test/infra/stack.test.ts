@@ -201,6 +201,7 @@ describe.each([
       METRICS_NAMESPACE: `CommerceApi/${s.model.stage}`,
       LOG_LEVEL: 'info',
       ISSUER_URL: defaultIssuer(s),
+      ...(s.model.stage === 'prod' && { CLIENT_ADDRESS_HEADER: 'cloudfront-viewer-address' }),
     });
   });
 
