@@ -41,6 +41,7 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { legacyTableDefinition, type TableShape } from '../shared/data/legacy-table.ts';
 import {
   type IndexDefinition,
   type KeyAttribute,
@@ -116,6 +117,13 @@ export interface CommerceApiStackProps extends StackProps {
   readonly tracing?: boolean;
   /** Mailboxes the prod alarm topic notifies (each confirms once); default none. */
   readonly alarmEmails?: readonly string[];
+  /**
+   * `serve`: the first step of moving a stack deployed with the retired local indexes to a table
+   * without them (docs/deploying.md, "Moving to a table without local indexes"). The functions keep
+   * the old table (`Table`, declared exactly as before), and the new one (`DataTable`) is created
+   * beside it, without a stream, for `npm run migrate:table` to fill. Default: `DataTable` only.
+   */
+  readonly legacyTable?: 'serve';
   /**
    * CloudFront + WAF in front, the `execute-api` endpoint disabled (infra/front-door.ts). Prod's
    * default is on, and needs the origin domain and its certificate; previews get none.
@@ -242,6 +250,12 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
   if (generation !== undefined && !/^[1-9]\d{0,3}$/.test(String(generation))) {
     throw new Error(`idTokenKeyGeneration must be a whole number from 1: ${generation}`);
   }
+  // `-c legacyTable=serve`: the first deploy of a move off the retired local indexes (docs/deploying.md).
+  const legacyTable: unknown =
+    app.node.tryGetContext(`legacyTable:${stage}`) ?? app.node.tryGetContext('legacyTable');
+  if (legacyTable !== undefined && legacyTable !== 'serve') {
+    throw new Error(`legacyTable must be serve (or left out once the data has moved): ${legacyTable}`);
+  }
   if (portal !== undefined && !/^https:\/\/[^/?#]+(\/[^?#]*)?$/.test(portal)) {
     throw new Error(`customerPortalUrl must be an https URL without query or fragment: ${portal}`);
   }
@@ -257,6 +271,7 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
     ...(logLevel !== undefined ? { logLevel } : {}),
     ...(tracing !== undefined ? { tracing: String(tracing) === 'true' } : {}),
     ...(alarmEmails?.length ? { alarmEmails } : {}),
+    ...(legacyTable === 'serve' ? { legacyTable } : {}),
     ...(env ? { env } : {}),
   });
   if (stage === PRODUCTION_STAGE && !frontDoor && app.node.tryGetContext('frontDoor') === undefined) {
@@ -304,7 +319,10 @@ const attributeTypes = { S: AttributeType.STRING } as const;
 const attribute = (key: KeyAttribute): Attribute => ({ name: key.name, type: attributeTypes[key.type] });
 
 export class CommerceApiStack extends Stack {
+  /** The table the functions use: `DataTable`, or during a move (`legacyTable: 'serve'`) the old `Table`. */
   readonly table: Table;
+  /** During a move only: the new table, beside the old one, for `npm run migrate:table` to fill. */
+  readonly migrationTarget?: Table;
   /** The webhook key set (shared/domain/keyring.ts): seals every endpoint's signing secret. */
   readonly webhookKeySet: Secret;
   /** The customer-managed KMS key (rotated yearly) that Secrets Manager seals the key set with. */
@@ -342,7 +360,14 @@ export class CommerceApiStack extends Stack {
     this.stage = props.stage;
     const production = props.stage === PRODUCTION_STAGE;
 
-    this.table = this.createTable(production);
+    if (props.legacyTable === 'serve') {
+      // Construct id `Table` and the old definition: the old table's logical id and properties,
+      // unchanged, so CloudFormation leaves it (and its data) alone.
+      this.table = this.createTable(production, 'Table', legacyTableDefinition, true);
+      this.migrationTarget = this.createTable(production, 'DataTable', tableDefinition, false);
+    } else {
+      this.table = this.createTable(production, 'DataTable', tableDefinition, true);
+    }
     this.webhookKeySetKey = this.createWebhookKeySetKey(production);
     this.webhookKeySet = this.createWebhookKeySet(production, this.webhookKeySetKey);
     const keySetName = webhookKeySetName(this.stackName);
@@ -549,6 +574,9 @@ export class CommerceApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.frontDoor ? `${this.frontDoor.url}/` : this.apiStage.url });
     new CfnOutput(this, 'Issuer', { value: this.issuer });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    if (this.migrationTarget) {
+      new CfnOutput(this, 'MigrationTableName', { value: this.migrationTarget.tableName });
+    }
     // For the operator CLI against this stack (`WEBHOOK_KEY_SET_ID=… npm run admin -- webhook create …`).
     new CfnOutput(this, 'WebhookKeySetName', { value: this.webhookKeySetRef.name });
 
@@ -710,14 +738,19 @@ export class CommerceApiStack extends Stack {
     return secret;
   }
 
-  private createTable(production: boolean): Table {
-    const table = new Table(this, 'Table', {
-      partitionKey: attribute(tableDefinition.partitionKey),
-      sortKey: attribute(tableDefinition.sortKey),
+  /**
+   * A table of `definition`. `stream: false` only for a move's new table while it is filled: its
+   * stream is turned on (an in-place update) by the deploy that points the functions and the relay
+   * at it, so the relay never sees the copy's writes as new events.
+   */
+  private createTable(production: boolean, id: string, definition: TableShape, stream: boolean): Table {
+    const table = new Table(this, id, {
+      partitionKey: attribute(definition.partitionKey),
+      sortKey: attribute(definition.sortKey),
       billingMode: BillingMode.PAY_PER_REQUEST,
-      timeToLiveAttribute: tableDefinition.timeToLiveAttribute,
+      timeToLiveAttribute: definition.timeToLiveAttribute,
       // The outbox's way out: the webhook relay reads new event items from it.
-      stream: StreamViewType[tableDefinition.streamViewType],
+      ...(stream ? { stream: StreamViewType[definition.streamViewType] } : {}),
       // Preview stacks are disposable: keeping their data would only block the next deploy.
       removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       deletionProtection: production,
@@ -732,7 +765,7 @@ export class CommerceApiStack extends Stack {
       });
     }
 
-    for (const index of tableDefinition.indexes as readonly IndexDefinition[]) {
+    for (const index of definition.indexes as readonly IndexDefinition[]) {
       if (index.kind === 'global') {
         table.addGlobalSecondaryIndex({
           indexName: index.name,
@@ -742,10 +775,8 @@ export class CommerceApiStack extends Stack {
         });
       } else {
         // An LSI always shares the table's partition key; a definition saying otherwise is a bug.
-        if (index.partitionKey.name !== tableDefinition.partitionKey.name) {
-          throw new Error(
-            `local index ${index.name} must use partition key ${tableDefinition.partitionKey.name}`,
-          );
+        if (index.partitionKey.name !== definition.partitionKey.name) {
+          throw new Error(`local index ${index.name} must use partition key ${definition.partitionKey.name}`);
         }
         table.addLocalSecondaryIndex({
           indexName: index.name,

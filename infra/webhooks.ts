@@ -117,7 +117,7 @@ export class WebhookPipeline extends Construct {
         'The stream event source mapping needs dynamodb:ListStreams, which takes no resource-level permission ' +
         '(AWS requires Resource "*"); the stream\'s own read actions are granted on the table\'s stream ARN only.',
     });
-    const { outbox, redelivery, expiredDelivery } = relayStreamFilters;
+    const { outbox, redelivery, subscription } = relayStreamFilters;
     this.relay.function.addEventSource(
       new DynamoEventSource(props.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -141,13 +141,13 @@ export class WebhookPipeline extends Construct {
               },
             },
           }),
-          // Delivery list entries removed by their TTL: taken off their list's count.
+          // Subscriptions created or changed: their lists' counts (shared/data/subscription-counts.ts).
           FilterCriteria.filter({
-            eventName: FilterRule.isEqual(expiredDelivery.eventName),
+            eventName: FilterRule.or(...subscription.eventNames),
             dynamodb: {
               Keys: {
-                PK: { S: FilterRule.beginsWith(expiredDelivery.partitionKeyPrefix) },
-                SK: { S: FilterRule.beginsWith(expiredDelivery.sortKeyPrefix) },
+                PK: { S: FilterRule.beginsWith(subscription.partitionKeyPrefix) },
+                SK: { S: FilterRule.beginsWith(subscription.sortKeyPrefix) },
               },
             },
           }),

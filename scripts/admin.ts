@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { getCustomer } from '#shared/data/catalog.ts';
+import { migrateDeliveryLog } from '#shared/data/delivery-log-migration.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import type { WalletType, WebhookFormat } from '#shared/data/records.ts';
 import { rotateStoredKeySet, secretsManagerKeyring } from '#shared/data/webhook-keys.ts';
@@ -39,6 +40,10 @@ const USAGE = `Usage: npm run admin -- [--local] <command> [options]
   webhook rotate-keys [--reseal-only]
                    a new key-set version made current, then every stored signing secret
                    re-sealed under it (the stack's key set: WEBHOOK_KEY_SET_ID + TABLE_NAME)
+  webhook migrate-delivery-log
+                   the delivery log's entries written before its sharded layout entered in it,
+                   then the old entries, counts and tombstones deleted (run once after deploying it;
+                   a second run changes nothing)
   session create   --customer CUSTOMER_ID [--ttl-seconds 3600]
 
 Target: --local (the running npm start), else TABLE_NAME + AWS credentials.`;
@@ -221,6 +226,8 @@ async function main(): Promise<unknown> {
             : 'every secret is sealed under the current version; older versions may leave the key set',
       };
     }
+    case 'webhook migrate-delivery-log':
+      return migrateDeliveryLog(ctx.table, ctx.now());
     case 'webhook create': {
       if (ctx.webhooks.keyring === noKeyring)
         fail('set WEBHOOK_KEY_SET_ID to the stack output WebhookKeySetName (or use --local)');

@@ -9,8 +9,10 @@
  */
 import { execSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { ENTRY_BYTES, LIST_READ_UNITS } from '#shared/data/listing.ts';
 import { operations } from '#shared/operations.ts';
 import { benchEnvironment } from '#test/bench/handlers.ts';
+import { modelDeliveryAttempt } from '#test/scale/delivery-case.ts';
 import type { CaseModel, Hottest } from '#test/scale/model.ts';
 import {
   type DeepPage,
@@ -57,6 +59,12 @@ let run: Awaited<ReturnType<typeof runModel>>;
 const deep: (DeepPage | { label: string; skipped: string })[] = [];
 try {
   run = await runModel(scale, { repetitions, warmups: 1 });
+  // The pipeline's delivery attempt: the real deliverer, its own case (no route, no card case).
+  try {
+    run.cases.push(await modelDeliveryAttempt(scale, { repetitions, warmups: 1 }));
+  } catch (error) {
+    run.failures.push({ label: 'Deliver one message', detail: (error as Error).message });
+  }
   if (!args.includes('--no-deep')) {
     const cases = await modelledCases();
     for (const listCase of cases.filter((c) => c.operation.startsWith('list-'))) {
@@ -145,7 +153,7 @@ if (deep.length) {
   const measured = Math.floor(deepEntries / LIMIT);
   lines.push(
     '',
-    `List pages at depth (no filter): ${deepEntries} more objects created through the write case that adds to the list's partitions (found in the recorded writes), then page 1 and page ${measured} recorded. Page ${TARGET_PAGE} is ${measured >= TARGET_PAGE ? 'measured' : `extrapolated linearly from those two (a page reads offset + limit entries per source); \`--deep-entries ${TARGET_PAGE * LIMIT}\` measures it`}.`,
+    `List pages at depth (no filter; every list but the delivery list reads at most ${LIST_READ_UNITS} RRU per request, measured in test/integration/list-bounds.test.ts): ${deepEntries} more objects created through the write case that adds to the list's partitions (found in the recorded writes), then page 1 and page ${measured} recorded. Page ${TARGET_PAGE} is ${measured >= TARGET_PAGE ? 'measured' : `extrapolated linearly from those two (a page reads offset + limit entries per source); \`--deep-entries ${TARGET_PAGE * LIMIT}\` measures it`}.`,
     '',
     table(
       [
@@ -158,10 +166,18 @@ if (deep.length) {
       ],
       deep.map((d) => {
         if ('skipped' in d) return [d.label, `not filled: ${d.skipped}`, '', '', '', ''];
-        const at200 =
+        const unbounded =
           d.deepPage >= TARGET_PAGE
             ? fmt(d.deep.trueRru)
             : `≈ ${fmt(d.page1.trueRru + ((d.deep.trueRru - d.page1.trueRru) * (TARGET_PAGE - 1)) / (d.deepPage - 1), 0)}`;
+        // The read bound (shared/data/listing.ts): page 200's offset + limit entries at their smallest
+        // against 500 RRU; a list the bound covers answers 422 before reading an entry.
+        const bounded = !d.label.startsWith('list-webhook-deliveries');
+        const entries = TARGET_PAGE * LIMIT;
+        const refused = bounded && entries * ENTRY_BYTES.customerList.min > LIST_READ_UNITS * 4096;
+        const at200 = refused
+          ? `422 at \`page\` after the counts only (${entries} entries × ≥ 400 B > ${LIST_READ_UNITS} RRU; unbounded it would read ${unbounded})`
+          : unbounded;
         return [
           d.label,
           d.filledBy,

@@ -37,6 +37,7 @@ import type { RecurringInterval } from '#shared/domain/period.ts';
 import { parseScope } from '#shared/domain/scopes.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '#shared/domain/secrets.ts';
 import type { ProductPriceCreate } from '#shared/generated/api-types.ts';
+import openapi from '#shared/generated/openapi.json' with { type: 'json' };
 import type { Dependencies } from '#shared/runtime.ts';
 import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { openCustomerSession } from '#shared/services/create-customer-session.ts';
@@ -233,16 +234,24 @@ export async function createProduct(
   return created;
 }
 
+const WALLET_CURRENCIES: ReadonlySet<string> = new Set(openapi.components.schemas.Currency.enum);
+
 export async function createWallet(
   ctx: AdminContext,
   input: { customer: CustomerRecord; currency: string; type: WalletType; balance: number; createdAt?: Date },
 ): Promise<WalletRecord> {
+  // The wallet slot bounds a customer's wallets by currencies × types only if the currency is one
+  // of the API's (List Wallets reads them all: shared/data/wallets.ts, WALLETS_PER_CUSTOMER_MAX).
+  const currency = input.currency.toLowerCase();
+  if (!WALLET_CURRENCIES.has(currency)) {
+    throw new Error(`not a currency of the API (components.schemas.Currency): ${input.currency}`);
+  }
   const wallet: WalletRecord = {
     id: newId(),
     customer_id: input.customer.id,
     organization_id: input.customer.organization_id,
     wallet_type: input.type,
-    currency: input.currency.toLowerCase(),
+    currency,
     balance: input.balance,
     created_at: (input.createdAt ?? ctx.now()).toISOString(),
     modified_at: null,
@@ -276,17 +285,24 @@ export async function recordDeliveredWebhookEvent(
     endpointId: string;
     at?: Date /** A fixed id (a test fixture's). */;
     id?: string;
+    /**
+     * An outbox item to point at (its payload stored there, once, as the relay records events);
+     * without it the webhook event holds a payload of its own, as events written before that did.
+     */
+    outbox?: { PK: string; SK: string; id: string; type: string; payload: string };
   },
 ): Promise<WebhookEventRecord> {
-  const eventId = randomUUID();
+  const eventId = input.outbox?.id ?? randomUUID();
   const at = (input.at ?? new Date()).toISOString();
   const pending: WebhookEventRecord = {
     id: input.id ?? webhookEventId(eventId, input.endpointId),
     event_id: eventId,
     endpoint_id: input.endpointId,
     organization_id: input.organizationId,
-    type: 'customer.created',
-    payload: envelope('customer.created', at, { id: randomUUID() }),
+    type: input.outbox?.type ?? 'customer.created',
+    ...(input.outbox
+      ? { event_key: { PK: input.outbox.PK, SK: input.outbox.SK } }
+      : { payload: envelope('customer.created', at, { id: randomUUID() }) }),
     created_at: at,
     modified_at: null,
     status: 'pending',
@@ -302,21 +318,27 @@ export async function recordDeliveredWebhookEvent(
     attempts: 1,
     last_http_code: 200,
   };
-  const outcome = await recordAttempt(ctx.table, pending, {
-    id: derivedId('delivery-attempt', pending.id, '1', '1'),
-    webhook_event_id: pending.id,
-    endpoint_id: input.endpointId,
-    organization_id: input.organizationId,
-    type: pending.type,
-    created_at: at,
-    round: 1,
-    attempt: 1,
-    succeeded: true,
-    http_code: 200,
-    response: '',
-    duration_ms: 5,
-    webhook_event: delivered,
-  });
+  const outcome = await recordAttempt(
+    ctx.table,
+    pending,
+    {
+      id: derivedId('delivery-attempt', pending.id, '1', '1'),
+      webhook_event_id: pending.id,
+      endpoint_id: input.endpointId,
+      organization_id: input.organizationId,
+      type: pending.type,
+      created_at: at,
+      round: 1,
+      attempt: 1,
+      succeeded: true,
+      http_code: 200,
+      response: '',
+      duration_ms: 5,
+      webhook_event: delivered,
+    },
+    undefined,
+    input.outbox ? Buffer.byteLength(input.outbox.payload, 'utf8') : 0,
+  );
   if (outcome !== 'recorded') throw new Error(`delivery attempt not recorded: ${outcome}`);
   return delivered;
 }

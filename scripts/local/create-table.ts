@@ -17,6 +17,7 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import type { TableShape } from '../../shared/data/legacy-table.ts';
 import {
   type IndexDefinition,
   type KeyAttribute,
@@ -29,14 +30,18 @@ const keySchema = (partitionKey: KeyAttribute, sortKey: KeyAttribute): KeySchema
   { AttributeName: sortKey.name, KeyType: 'RANGE' },
 ];
 
-const indexes = tableDefinition.indexes as readonly IndexDefinition[];
-
-/** `stream: false`: no stream (tests that run no pipeline: DynamoDB Local keeps stream records for every write). */
+/**
+ * `stream: false`: no stream (tests that run no pipeline: DynamoDB Local keeps stream records for every write).
+ * `definition`: another shape than `tableDefinition`, only the retired one with local indexes
+ * (`shared/data/legacy-table.ts`), which the migration rehearsals create and fill.
+ */
 export interface TableOptions {
   stream?: boolean;
+  definition?: TableShape;
 }
 
 export function createTableInput(tableName: string, options: TableOptions = {}): CreateTableCommandInput {
+  const indexes = (options.definition ?? tableDefinition).indexes as readonly IndexDefinition[];
   const attributes = new Map<string, AttributeDefinition>();
   for (const key of [
     tableDefinition.partitionKey,
@@ -80,8 +85,11 @@ const keyText = (schema: KeySchemaElement[] | undefined) =>
   (schema ?? []).map((k) => `${k.AttributeName}:${k.KeyType}`).join(',');
 
 /** Differences between an existing table and `tableDefinition` (empty when they agree). */
-export function tableShapeDifferences(description: TableDescription): string[] {
-  const wanted = createTableInput(description.TableName ?? '');
+export function tableShapeDifferences(
+  description: TableDescription,
+  definition: TableShape = tableDefinition,
+): string[] {
+  const wanted = createTableInput(description.TableName ?? '', { definition });
   const problems: string[] = [];
   if (keyText(description.KeySchema) !== keyText(wanted.KeySchema)) {
     problems.push(`key schema ${keyText(description.KeySchema)} (expected ${keyText(wanted.KeySchema)})`);
@@ -188,10 +196,14 @@ export async function ensureTable(
     if (!(error instanceof ResourceInUseException)) throw error;
   }
   const table = await waitUntilActive(client, tableName);
-  const differences = tableShapeDifferences(table);
+  const differences = tableShapeDifferences(table, options.definition);
   if (differences.length > 0) {
+    const legacy = (table.LocalSecondaryIndexes ?? []).length > 0;
     throw new Error(
-      `table ${tableName} exists with another shape than shared/data/table.ts (${differences.join('; ')}): delete it or its data directory`,
+      `table ${tableName} exists with another shape than shared/data/table.ts (${differences.join('; ')}): ` +
+        (legacy
+          ? 'it has the retired local indexes: copy it to a new table (npm run migrate:table, docs/deploying.md) or delete it or its data directory'
+          : 'delete it or its data directory'),
     );
   }
   // A table kept from before the webhook pipeline (`--data-dir`): its stream is all it lacks.

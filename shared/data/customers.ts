@@ -12,9 +12,11 @@ import type { DataAccess } from './grants.ts';
 import {
   delistedWrites,
   type Listing,
+  ListReadTooCostly,
   listedWrites,
   listPage,
   pageOf,
+  ReadBudget,
   readRange,
   relistedWrites,
   type SortCriterion,
@@ -301,11 +303,18 @@ export async function listCustomerPage(
           textKeyPrefix('email', query as string, 'startsWith'),
           textKeyPrefix('external_id', query as string, 'equals'),
         ];
+  // One read budget for every range (shared/data/listing.ts): the matches are read in full.
+  const budget = new ReadBudget();
   const read = await Promise.all(
     organizationIds.flatMap((owner) =>
-      ranges.map((prefix) => readRange(table, customerListing, owner, prefix)),
+      ranges.map((prefix) => readRange(table, customerListing, owner, prefix, { budget })),
     ),
-  );
+  ).catch((error: unknown) => {
+    if (error instanceof ListReadTooCostly) {
+      throw new ListReadTooCostly('matches', error.entries, email !== undefined ? 'email' : 'query');
+    }
+    throw error;
+  });
   const matches = read.flat().filter((entry) => {
     if (email !== undefined && entry.email?.toLowerCase() !== email.toLowerCase()) return false;
     return (

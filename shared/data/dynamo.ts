@@ -208,12 +208,29 @@ export async function run<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A write refused because its partition key's item collection is full, alone or in a transaction. */
+function isItemCollectionFull(error: SdkError): boolean {
+  if (error.name === 'ItemCollectionSizeLimitExceededException') return true;
+  return (
+    error.name === 'TransactionCanceledException' &&
+    (error.CancellationReasons ?? []).some((reason) => reason.Code === 'ItemCollectionSizeLimitExceeded')
+  );
+}
+
 /** The domain error for an SDK failure; anything unknown is returned as it is (a bare 500). */
 function translate(raw: unknown): unknown {
   const error = raw as SdkError;
   if (error.name === 'ConditionalCheckFailedException') {
     // lib-dynamodb does not unmarshall exceptions: the old item arrives as attribute values.
     return new ConditionFailed([], error.Item ? unmarshall(error.Item) : undefined);
+  }
+  if (isItemCollectionFull(error)) {
+    // A partition key's item collection reached the 10 GB that local secondary indexes allow: no
+    // retry helps, and the caller is not at fault. The contract's 503, and a line for the operator.
+    logError('DynamoDB item collection size limit reached (10 GB per partition key with local indexes)', {
+      name: error.name,
+    });
+    return new ServiceUnavailable();
   }
   if (error.name === 'TransactionCanceledException') {
     const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);

@@ -40,9 +40,24 @@
  * the fields that are not segment fields, plus the first segment field, whose entries (constant
  * value, then id) give the id order within a segment. Cost: offset + limit entries per segment read,
  * whatever the list's size; the count Query grows with the number of segments.
+ *
+ * **Counts kept from the stream** (`counts: 'stream'`). A count shard is an item that concurrent
+ * writes of one list share: inside every create's transaction it makes concurrent creates conflict
+ * (DynamoDB cancels overlapping transactions on one item). A listing may therefore leave its counts
+ * to a projection of the table stream (`countWrites`, applied by `shared/data/subscription-counts.ts`):
+ * the entity's transactions write only its entries. The segments are then known from a **registry
+ * item** per segment (`#COUNT#<segment>#-`, no count, written before or with the first entry of the
+ * segment, never removed, `segmentRegistryWrite`), and a page reads every registered segment whatever
+ * its count, and reads past the counts' end: the entries, written in the entity's own transaction,
+ * decide what a page holds; the counts only the `total`. A segment read to its end gives its exact
+ * size (strongly consistent); one cut at the page is counted as max(its count, entries read). So
+ * while the projection lags, a page never skips or repeats an entity; only `total` may be behind by
+ * the changes not yet projected, in segments the page did not read to their end.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PolarRequestValidationError } from '../domain/errors.ts';
 import { run, type Table } from './dynamo.ts';
+import { itemBytes } from './item-size.ts';
 import { item, record } from './records.ts';
 import {
   encodeBalance,
@@ -75,6 +90,12 @@ export interface Listing<R extends { id: string }, F extends string, V extends s
   views?: { readonly [K in V]: (record: R) => string };
   /** Fields with few values that split a list into segments (see above); none by default. */
   segments?: readonly F[];
+  /**
+   * Who keeps the counts: the entity's own transactions (the default), or a projection of the table
+   * stream (`'stream'`, segmented listings only; see "Counts kept from the stream" above): the
+   * entity's writes then leave the count shards alone, and a page reads every registered segment.
+   */
+  counts?: 'transaction' | 'stream';
 }
 
 /** Which segments of a segmented listing a page takes, judged by their segment fields' values. */
@@ -265,11 +286,20 @@ const put = <R extends { id: string }>(table: Table, listing: AnyListing<R>, key
   Put: { TableName: table.name, Item: item(key, listing.entity, entity) },
 });
 
+/** The count's shard in the entity's own transaction, unless the stream keeps the counts. */
+const ownCount = <R extends { id: string }>(
+  table: Table,
+  listing: AnyListing<R>,
+  entity: R,
+  view: ListView,
+  delta: 1 | -1,
+): Write[] => (listing.counts === 'stream' ? [] : [countUpdate(table, listing, entity, view, delta)]);
+
 /** An entity entering a view: one entry per sort field, and the view's count up by one. */
 function entering<R extends { id: string }>(table: Table, listing: AnyListing<R>, entity: R, view: ListView) {
   return [
     ...fieldsOf(listing).map((field) => put(table, listing, entryKey(listing, entity, field, view), entity)),
-    countUpdate(table, listing, entity, view, 1),
+    ...ownCount(table, listing, entity, view, 1),
   ];
 }
 
@@ -279,7 +309,74 @@ function leaving<R extends { id: string }>(table: Table, listing: AnyListing<R>,
     ...fieldsOf(listing).map((field) => ({
       Delete: { TableName: table.name, Key: entryKey(listing, entity, field, view) },
     })),
-    countUpdate(table, listing, entity, view, -1),
+    ...ownCount(table, listing, entity, view, -1),
+  ];
+}
+
+/** The registry item's suffix after `#COUNT#<segment>#` (a shard is a number: they never meet). */
+const REGISTRY = '-';
+
+/** The key of the registry item of the entity's segment, in the list's whole view (`counts: 'stream'`). */
+export function segmentRegistryKey<R extends { id: string }, F extends string, V extends string>(
+  listing: Listing<R, F, V>,
+  entity: R,
+): Key {
+  const any = listing as unknown as AnyListing<R>;
+  return {
+    PK: listKeys.partition(any.partition, any.owner(entity)),
+    SK: `${LIST_COUNT_PREFIX}${segmentOf(any, entity)}#${REGISTRY}`,
+  };
+}
+
+/**
+ * The registry item of the entity's segment: the segment and its values, no count. The same item
+ * whoever writes it, so writing it again changes nothing.
+ */
+export function segmentRegistryWrite<R extends { id: string }, F extends string, V extends string>(
+  table: Table,
+  listing: Listing<R, F, V>,
+  entity: R,
+): { Put: { TableName: string; Item: Record<string, unknown> } } {
+  const any = listing as unknown as AnyListing<R>;
+  const segments = any.segments ?? [];
+  return {
+    Put: {
+      TableName: table.name,
+      Item: {
+        ...segmentRegistryKey(listing, entity),
+        entity: 'list_segment',
+        segment_key: segmentOf(any, entity),
+        segment_values: Object.fromEntries(segments.map((field) => [field, any.fields[field]?.(entity)])),
+      },
+    },
+  };
+}
+
+/**
+ * The count updates that move an entity from where `before` counted it to where `after` counts it
+ * (either undefined: not counted), in every view: nothing when both count it in the same places.
+ * For a listing whose counts the stream keeps (`counts: 'stream'`): its projection's writes.
+ */
+export function countWrites<R extends { id: string }, F extends string, V extends string>(
+  table: Table,
+  listing: Listing<R, F, V>,
+  before: R | undefined,
+  after: R | undefined,
+): Write[] {
+  const any = listing as unknown as AnyListing<R>;
+  const places = (entity: R | undefined) =>
+    entity
+      ? viewsOf(any, entity).map((view) => ({
+          view,
+          at: JSON.stringify([listing.owner(entity), view, segmentOf(any, entity), entity.id]),
+        }))
+      : [];
+  const from = places(before);
+  const to = places(after);
+  const kept = new Set(from.map((p) => p.at).filter((at) => to.some((p) => p.at === at)));
+  return [
+    ...from.filter((p) => !kept.has(p.at)).map((p) => countUpdate(table, any, before as R, p.view, -1)),
+    ...to.filter((p) => !kept.has(p.at)).map((p) => countUpdate(table, any, after as R, p.view, 1)),
   ];
 }
 
@@ -353,6 +450,134 @@ export function listedKeys<R extends { id: string }, F extends string, V extends
 // Reads.
 // ---------------------------------------------------------------------------
 
+/**
+ * **The read bound.** A list request reads at most `LIST_READ_UNITS` read units of its list
+ * partitions. A strongly consistent Query costs 1 read unit per 4 KB of the items it reads (summed,
+ * rounded up, at least 1), so the bound is a byte budget: 500 × 4 KB = 2,000 KB. It is enforced
+ * before every Query, never after: a Query of `Limit` n on a list whose entries are at most `max`
+ * bytes (`ENTRY_BYTES`) can cost no more than min(n × max, 1 MB + max) (DynamoDB stops a Query once
+ * it has read 1 MB), and it is sent only when that worst case fits what is left, the `Limit`
+ * lowered to fit when nothing else is in flight; when not even one entry fits, the request is
+ * refused (`ListReadTooCostly`). Before any entry is read, a page whose entries would cost more even
+ * at their smallest (`ENTRY_BYTES` `min`: offset + limit entries from each non-empty source) is
+ * refused at once. Concurrent Queries of one request (organizations, segments) each hold their worst
+ * case until they settle at their actual size.
+ */
+export const LIST_READ_UNITS = 500;
+const READ_UNIT_BYTES = 4 * 1024;
+const QUERY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The smallest and largest entry of each list, in bytes by DynamoDB's rules (`item-size.ts`):
+ * `max` from an entity at every input limit (50 metadata pairs of 500 four-byte characters, a
+ * product's 5000-character description and 100 prices, ...), `min` from the smallest legal one;
+ * both measured by `test/integration/list-bounds.test.ts`. A count shard is at most `COUNT_BYTES`.
+ */
+export const ENTRY_BYTES: Readonly<Record<ListPartition, { min: number; max: number }>> = {
+  customerList: { min: 400, max: 110 * 1024 },
+  productList: { min: 400, max: 160 * 1024 },
+  subscriptionList: { min: 400, max: 110 * 1024 },
+  subscriptionCustomerList: { min: 400, max: 110 * 1024 },
+  subscriptionProductList: { min: 400, max: 110 * 1024 },
+  subscriptionCustomerProductList: { min: 400, max: 110 * 1024 },
+  webhookEndpointList: { min: 400, max: 16 * 1024 },
+  deliveryList: { min: 200, max: 400 * 1024 },
+};
+const COUNT_BYTES = 1024;
+
+/**
+ * A list request that would read more than `LIST_READ_UNITS`: refused with a 422 of the contract
+ * (nothing more is read), at the parameter the client changes to be served.
+ */
+export class ListReadTooCostly extends PolarRequestValidationError {
+  constructor(
+    /**
+     * `depth`: the page lies too deep (refused before its entries are read); `size`: its entries are
+     * too large for the budget; `matches`: a filter matches more than can be read (`parameter`).
+     */
+    readonly reason: 'depth' | 'size' | 'matches',
+    readonly entries: number,
+    parameter = 'query',
+  ) {
+    super([
+      reason === 'depth'
+        ? {
+            loc: ['query', 'page'],
+            msg: `Reaching this page would read at least ${entries} list entries, more than one request may read (${LIST_READ_UNITS} read units): ask for an earlier page or a smaller limit, or narrow the list with filters (organization_id, ...).`,
+            type: 'value_error',
+          }
+        : reason === 'size'
+          ? {
+              loc: ['query', 'limit'],
+              msg: `The entries up to this page are too large to read in one request (${LIST_READ_UNITS} read units): use a smaller limit or an earlier page, or narrow the list with filters.`,
+              type: 'value_error',
+            }
+          : {
+              loc: ['query', parameter],
+              msg: `More entries match than one request may read (${LIST_READ_UNITS} read units): use a longer, more specific value, or narrow the list with organization_id.`,
+              type: 'value_error',
+            },
+    ]);
+    this.name = 'ListReadTooCostly';
+  }
+}
+
+/** The read budget of one list request (see above). */
+export class ReadBudget {
+  private spent = 0;
+  private held = 0;
+  private entries = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(readonly bytes: number = LIST_READ_UNITS * READ_UNIT_BYTES) {}
+
+  /** Bytes read so far (each Query rounded up to whole read units). */
+  get spentBytes(): number {
+    return this.spent;
+  }
+
+  /** Refuses at once a read of `entries` entries that costs more than the budget even at `minBytes` each. */
+  require(entries: number, minBytes: number): void {
+    if (entries * minBytes > this.bytes - this.spent) throw new ListReadTooCostly('depth', entries);
+  }
+
+  /**
+   * Runs one Query of at most `wanted` items of at most `maxBytes` each, once its worst case fits:
+   * `read` gets the `Limit` granted (≤ wanted) and returns the items it read.
+   */
+  async query<T extends Record<string, unknown>>(
+    wanted: number,
+    maxBytes: number,
+    read: (limit: number) => Promise<T[]>,
+  ): Promise<T[]> {
+    const worst = (limit: number) =>
+      Math.ceil(Math.min(limit * maxBytes, QUERY_MAX_BYTES + maxBytes) / READ_UNIT_BYTES) * READ_UNIT_BYTES;
+    for (;;) {
+      const free = this.bytes - this.spent - this.held;
+      let limit = wanted;
+      if (worst(limit) > free && this.held === 0) {
+        limit = Math.min(wanted, Math.floor((free - READ_UNIT_BYTES + 1) / maxBytes));
+      }
+      if (limit >= 1 && worst(limit) <= free) {
+        const hold = worst(limit);
+        this.held += hold;
+        try {
+          const items = await read(limit);
+          const bytes = items.reduce((sum, stored) => sum + itemBytes(stored), 0);
+          this.spent += Math.max(1, Math.ceil(bytes / READ_UNIT_BYTES)) * READ_UNIT_BYTES;
+          this.entries += items.length;
+          return items;
+        } finally {
+          this.held -= hold;
+          for (const wake of this.waiting.splice(0)) wake();
+        }
+      }
+      if (this.held === 0) throw new ListReadTooCostly('size', this.entries);
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+  }
+}
+
 /** Items read per follow-up query while completing a tie group at the page boundary. */
 const CONTINUATION = 25;
 
@@ -374,6 +599,29 @@ export function listComparator<R extends { id: string }, F extends string, V ext
     }
     return compareKeys(a.id, b.id);
   };
+}
+
+/**
+ * Lists whose read bound is not applied here: the delivery list, whose bound and 422 (its contract
+ * answers `RequestValidationError`) belong to its own change.
+ */
+const UNBOUNDED_LISTS: ReadonlySet<ListPartition> = new Set(['deliveryList']);
+
+/** The `Limit` asked of a range read without a bound of its own (the budget lowers it as it must). */
+const UNBOUNDED_QUERY = 10_000;
+
+/**
+ * The page bound, checked before any entry is read: the page's entries (offset + limit from each
+ * non-empty source, at most its count) at their smallest must fit the request's read budget.
+ */
+export function checkPageBound(
+  partition: ListPartition,
+  sources: readonly { count: number }[],
+  needed: number,
+  budget: ReadBudget,
+): void {
+  const entries = sources.reduce((sum, source) => sum + Math.min(source.count, needed), 0);
+  budget.require(entries, ENTRY_BYTES[partition].min);
 }
 
 /** One part of a page's source: an owner's list (or view), or one segment of it, with its count. */
@@ -398,30 +646,45 @@ export async function listPage<R extends { id: string }, F extends string, V ext
   limit: number,
   filter: ListFilter<V> = {},
   segments: SegmentFilter<F> = () => true,
+  budget: ReadBudget | undefined = UNBOUNDED_LISTS.has(listing.partition) ? undefined : new ReadBudget(),
 ): Promise<ListPage<R>> {
   const view = viewOf(filter);
   const sources = (
     await Promise.all(
       owners.map((owner) =>
         listing.segments
-          ? readSegments(table, listing, owner, view, segments)
-          : readCount(table, listing.partition, owner, view).then((count) => [{ owner, segment: '', count }]),
+          ? readSegments(table, listing, owner, view, segments, budget)
+          : readCount(table, listing.partition, owner, view, budget).then((count) => [
+              { owner, segment: '', count },
+            ]),
       ),
     )
   ).flat();
-  const total = sources.reduce((sum, source) => sum + source.count, 0);
-  if (offset >= total) return { items: [], total };
+  const counted = sources.reduce((sum, source) => sum + source.count, 0);
+  // Counts kept by the stream may lag the entries: every registered segment is read, past the end too.
+  const lagging = listing.counts === 'stream';
+  if (!lagging && offset >= counted) return { items: [], total: counted };
+  // The bound is judged on the counts (a lag of a few entries); the budget still caps what is read.
+  if (budget) checkPageBound(listing.partition, sources, offset + limit, budget);
   // Within a segment its fields are constant: the remaining criteria order it, and when none remain,
   // the first segment field's entries (one value, then the id) give the id order.
   const segmentFields: readonly F[] = listing.segments ?? [];
   const within = criteria.filter((criterion) => !segmentFields.includes(criterion.field));
   const [idOrder] = segmentFields;
   const readOrder = within.length > 0 || !idOrder ? within : [{ field: idOrder, descending: false }];
+  const needed = offset + limit;
   const perSource = await Promise.all(
     sources.map((source) =>
-      source.count > 0 ? readSource(table, listing, source, view, readOrder, offset + limit) : [],
+      source.count > 0 || lagging ? readSource(table, listing, source, view, readOrder, needed, budget) : [],
     ),
   );
+  // A segment read to its end (fewer entries than the page needed) has exactly the entries read.
+  const total = lagging
+    ? sources.reduce((sum, source, i) => {
+        const read = perSource[i]?.length ?? 0;
+        return sum + (read < needed ? read : Math.max(source.count, read));
+      }, 0)
+    : counted;
   const merged = perSource.flat().sort(listComparator(listing, criteria));
   return { items: merged.slice(offset, offset + limit), total };
 }
@@ -460,32 +723,43 @@ export async function readRange<R extends { id: string }, F extends string, V ex
   listing: Listing<R, F, V>,
   owner: string,
   keyPrefix: string,
-  bound: { view?: ListView; maxMatches?: number } = {},
+  bound: { view?: ListView; maxMatches?: number; budget?: ReadBudget; maxBytes?: number } = {},
 ): Promise<R[]> {
-  const { view = [], maxMatches } = bound;
+  const { view = [], maxMatches, budget } = bound;
   const read: R[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const exclusiveStartKey = startKey;
-    const result = await run(() =>
-      table.doc.send(
-        new QueryCommand({
-          TableName: table.name,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-          ExpressionAttributeValues: {
-            ':pk': listKeys.partition(listing.partition, owner, view),
-            ':prefix': keyPrefix,
-          },
-          ConsistentRead: true,
-          // One beyond the bound shows that it is exceeded.
-          ...(maxMatches === undefined ? {} : { Limit: maxMatches + 1 - read.length }),
-          ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
-        }),
-      ),
-    );
-    for (const stored of result.Items ?? []) read.push(record<R>(stored));
+    const query = async (limit: number | undefined) => {
+      const result = await run(() =>
+        table.doc.send(
+          new QueryCommand({
+            TableName: table.name,
+            KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+            ExpressionAttributeValues: {
+              ':pk': listKeys.partition(listing.partition, owner, view),
+              ':prefix': keyPrefix,
+            },
+            ConsistentRead: true,
+            ...(limit === undefined ? {} : { Limit: limit }),
+            ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
+          }),
+        ),
+      );
+      startKey = result.LastEvaluatedKey;
+      return result.Items ?? [];
+    };
+    // One beyond the bound shows that it is exceeded.
+    const wanted = maxMatches === undefined ? undefined : maxMatches + 1 - read.length;
+    const items = budget
+      ? await budget.query(
+          wanted ?? UNBOUNDED_QUERY,
+          bound.maxBytes ?? ENTRY_BYTES[listing.partition].max,
+          query,
+        )
+      : await query(wanted);
+    for (const stored of items) read.push(record<R>(stored));
     if (maxMatches !== undefined && read.length > maxMatches) throw new TooManyMatches(maxMatches);
-    startKey = result.LastEvaluatedKey;
   } while (startKey);
   return read;
 }
@@ -517,6 +791,7 @@ export async function listMatchingPage<R extends { id: string }, F extends strin
   offset: number,
   limit: number,
   filter: ListFilter<V> = {},
+  budget: ReadBudget = new ReadBudget(),
 ): Promise<ListPage<R>> {
   const view = viewOf(filter);
   const keyPrefix = textKeyPrefix(match.field, match.prefix, 'startsWith');
@@ -525,7 +800,7 @@ export async function listMatchingPage<R extends { id: string }, F extends strin
   const read = listing.fields[match.field];
   const perOwner = await Promise.all(
     owners.map((owner) =>
-      readRange(table, listing, owner, keyPrefix, { view, maxMatches: match.maxMatches }),
+      readRange(table, listing, owner, keyPrefix, { view, maxMatches: match.maxMatches, budget }),
     ),
   );
   const matches = perOwner.flat().filter((entity) => encodeSortValue(read(entity)).startsWith(wanted));
@@ -543,21 +818,26 @@ async function readCount(
   partition: ListPartition,
   owner: string,
   view: ListView,
+  budget?: ReadBudget,
 ): Promise<number> {
-  const result = await run(() =>
-    table.doc.send(
-      new QueryCommand({
-        TableName: table.name,
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :count)',
-        ExpressionAttributeValues: {
-          ':pk': listKeys.partition(partition, owner, view),
-          ':count': LIST_COUNT_PREFIX,
-        },
-        ConsistentRead: true,
-      }),
-    ),
-  );
-  return (result.Items ?? []).reduce((sum, shard) => sum + Number(shard.entry_count ?? 0), 0);
+  const query = async () => {
+    const result = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :count)',
+          ExpressionAttributeValues: {
+            ':pk': listKeys.partition(partition, owner, view),
+            ':count': LIST_COUNT_PREFIX,
+          },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return result.Items ?? [];
+  };
+  const shards = budget ? await budget.query(LIST_COUNT_SHARDS, COUNT_BYTES, query) : await query();
+  return shards.reduce((sum, shard) => sum + Number(shard.entry_count ?? 0), 0);
 }
 
 /**
@@ -570,9 +850,13 @@ async function readSegments<R extends { id: string }, F extends string, V extend
   owner: string,
   view: ListView,
   keep: SegmentFilter<F>,
+  budget?: ReadBudget,
 ): Promise<Source[]> {
   const bySegment = new Map<string, Source>();
-  const counts = await readRange(table, listing, owner, LIST_COUNT_PREFIX, { view });
+  const counts = await readRange(table, listing, owner, LIST_COUNT_PREFIX, {
+    view,
+    ...(budget ? { budget, maxBytes: COUNT_BYTES } : {}),
+  });
   for (const shard of counts as unknown as {
     segment_key?: string;
     segment_values?: unknown;
@@ -595,6 +879,7 @@ async function readSource<R extends { id: string }, F extends string, V extends 
   view: ListView,
   criteria: readonly SortCriterion<F>[],
   needed: number,
+  budget?: ReadBudget,
 ): Promise<R[]> {
   const [primary] = criteria;
   if (!primary) throw new Error('at least one sort criterion is required');
@@ -610,24 +895,30 @@ async function readSource<R extends { id: string }, F extends string, V extends 
     // One entry beyond the page shows whether the boundary tie group is complete.
     const pageSize = missing > 0 ? missing + (exact ? 0 : 1) : CONTINUATION;
     const exclusiveStartKey = startKey;
-    const result = await run(() =>
-      table.doc.send(
-        new QueryCommand({
-          TableName: table.name,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :field)',
-          ExpressionAttributeValues: {
-            ':pk': listKeys.partition(listing.partition, source.owner, view),
-            ':field': entryPrefix(listing as unknown as AnyListing<R>, source.segment, primary.field),
-          },
-          ScanIndexForward: !primary.descending,
-          ConsistentRead: true,
-          Limit: pageSize,
-          ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
-        }),
-      ),
-    );
-    for (const stored of result.Items ?? []) read.push(record<R>(stored));
-    startKey = result.LastEvaluatedKey;
+    const query = async (limit: number) => {
+      const result = await run(() =>
+        table.doc.send(
+          new QueryCommand({
+            TableName: table.name,
+            KeyConditionExpression: 'PK = :pk AND begins_with(SK, :field)',
+            ExpressionAttributeValues: {
+              ':pk': listKeys.partition(listing.partition, source.owner, view),
+              ':field': entryPrefix(listing as unknown as AnyListing<R>, source.segment, primary.field),
+            },
+            ScanIndexForward: !primary.descending,
+            ConsistentRead: true,
+            Limit: limit,
+            ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
+          }),
+        ),
+      );
+      startKey = result.LastEvaluatedKey;
+      return result.Items ?? [];
+    };
+    const items = budget
+      ? await budget.query(pageSize, ENTRY_BYTES[listing.partition].max, query)
+      : await query(pageSize);
+    for (const stored of items) read.push(record<R>(stored));
     if (!startKey || boundaryComplete(read, needed, exact, groupOf, whole)) break;
   }
   return read;

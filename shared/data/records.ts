@@ -160,7 +160,9 @@ export interface SubscriptionRecord {
   change_id?: string;
 }
 
-export type WalletType = 'usage' | 'billing';
+/** A customer has at most one wallet per currency and type (`keys.walletSlot`). */
+export const WALLET_TYPES = ['usage', 'billing'] as const;
+export type WalletType = (typeof WALLET_TYPES)[number];
 
 export interface WalletRecord {
   id: string;
@@ -232,7 +234,13 @@ export interface WebhookEventRecord {
   endpoint_id: string;
   organization_id: string;
   type: string;
-  payload: string;
+  /**
+   * The body, on webhook events written before it was kept only in the event's outbox item
+   * (`event_key`); absent on newer ones.
+   */
+  payload?: string;
+  /** The outbox item (`EVENT#…`) holding the payload: stored once, for every endpoint and attempt. */
+  event_key?: { PK: string; SK: string };
   created_at: string;
   modified_at: string | null;
   status: WebhookEventStatus;
@@ -344,6 +352,10 @@ export interface AuthorizationCodeRecord extends OAuthSubject {
   expires_at: string;
 }
 
+/**
+ * `W…`: the five wallet sort keys of the retired local indexes (`WCA`, `WBC`, `WBCD`, `WB`, `WBD`),
+ * still on wallets written before them and copied as they are by `npm run migrate:table`.
+ */
 const KEY_ATTRIBUTES = /^(PK|SK|GSI\d+PK|GSI\d+SK|W[A-Z]*|entity|expires_ttl)$/;
 
 /** Builds a table item: keys, entity tag, the record's attributes. */

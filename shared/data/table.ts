@@ -15,12 +15,6 @@ export const attr = {
   /** The due index (`GSI2`): set on a live subscription only, so the index holds nothing else. */
   gsi2pk: 'GSI2PK',
   gsi2sk: 'GSI2SK',
-  /** Wallet sort keys, one per local secondary index (see `walletIndexes`). */
-  walletByCreated: 'WCA',
-  walletByBalanceCreated: 'WBC',
-  walletByBalanceCreatedDesc: 'WBCD',
-  walletByBalance: 'WB',
-  walletByBalanceDesc: 'WBD',
   /** Epoch seconds; DynamoDB TTL removes expired sessions, idempotency records and webhook history. */
   ttl: 'expires_ttl',
 } as const;
@@ -29,19 +23,7 @@ export const indexNames = {
   gsi1: 'GSI1',
   /** Live subscriptions by the end of their current period (`dueKeys`). */
   due: 'GSI2',
-  walletByCreated: 'LSI-wallet-created',
-  walletByBalanceCreated: 'LSI-wallet-balance-created',
-  walletByBalanceCreatedDesc: 'LSI-wallet-balance-created-desc',
-  walletByBalance: 'LSI-wallet-balance',
-  walletByBalanceDesc: 'LSI-wallet-balance-desc',
 } as const;
-
-export type WalletIndexName =
-  | typeof indexNames.walletByCreated
-  | typeof indexNames.walletByBalanceCreated
-  | typeof indexNames.walletByBalanceCreatedDesc
-  | typeof indexNames.walletByBalance
-  | typeof indexNames.walletByBalanceDesc;
 
 export interface KeyAttribute {
   name: string;
@@ -63,7 +45,14 @@ export const projectionTypeOf = (index: IndexDefinition): 'ALL' | 'KEYS_ONLY' =>
 
 const s = (name: string): KeyAttribute => ({ name, type: 'S' });
 
-/** The table's shape, read by `infra/` (CDK) and by the local runner (CreateTable). */
+/**
+ * The table's shape, read by `infra/` (CDK) and by the local runner (CreateTable).
+ *
+ * No local secondary index, ever: an LSI caps every partition key's item collection (the items
+ * and their index entries) at 10 GB, and a table's LSIs cannot be removed, only the table replaced
+ * (`npm run migrate:table`, docs/deploying.md). Wallet sorting, their one user, reads the
+ * customer's partition instead (`shared/data/wallets.ts`).
+ */
 export const tableDefinition = {
   partitionKey: s(attr.pk),
   sortKey: s(attr.sk),
@@ -82,36 +71,6 @@ export const tableDefinition = {
       sortKey: s(attr.gsi2sk),
       // The clock reads the subscriptions themselves, strongly consistent: it needs only their keys.
       projection: 'keys',
-    },
-    {
-      name: indexNames.walletByCreated,
-      kind: 'local',
-      partitionKey: s(attr.pk),
-      sortKey: s(attr.walletByCreated),
-    },
-    {
-      name: indexNames.walletByBalanceCreated,
-      kind: 'local',
-      partitionKey: s(attr.pk),
-      sortKey: s(attr.walletByBalanceCreated),
-    },
-    {
-      name: indexNames.walletByBalanceCreatedDesc,
-      kind: 'local',
-      partitionKey: s(attr.pk),
-      sortKey: s(attr.walletByBalanceCreatedDesc),
-    },
-    {
-      name: indexNames.walletByBalance,
-      kind: 'local',
-      partitionKey: s(attr.pk),
-      sortKey: s(attr.walletByBalance),
-    },
-    {
-      name: indexNames.walletByBalanceDesc,
-      kind: 'local',
-      partitionKey: s(attr.pk),
-      sortKey: s(attr.walletByBalanceDesc),
     },
   ] satisfies IndexDefinition[],
 } as const;
@@ -367,10 +326,8 @@ export const gsi1 = {
   ownerPrefix: (kind: string) => `${kind}#`,
 } as const;
 
-export const walletSortKeyPrefix = 'W#';
-
 // ---------------------------------------------------------------------------
-// Order-preserving encodings for wallet sort keys.
+// Order-preserving encodings for sort keys.
 // ---------------------------------------------------------------------------
 
 /** Balances are integers in minor units; this is the range we can encode and order exactly. */
@@ -389,11 +346,6 @@ export function encodeBalance(balance: number): string {
   return String(BigInt(balance) + BALANCE_OFFSET).padStart(BALANCE_WIDTH, '0');
 }
 
-/** Encodes a balance so that lexical order is descending numeric order. */
-export function encodeBalanceDesc(balance: number): string {
-  return encodeBalance(-balance);
-}
-
 /** Epoch milliseconds, fixed width, so lexical order is chronological. */
 export function encodeTime(isoTimestamp: string): string {
   const ms = Date.parse(isoTimestamp);
@@ -401,35 +353,4 @@ export function encodeTime(isoTimestamp: string): string {
     throw new RangeError(`not an encodable timestamp: ${isoTimestamp}`);
   }
   return String(ms).padStart(TIME_WIDTH, '0');
-}
-
-/** Reverse-chronological encoding of a timestamp. */
-export function encodeTimeDesc(isoTimestamp: string): string {
-  return String(TIME_MAX - Number(encodeTime(isoTimestamp))).padStart(TIME_WIDTH, '0');
-}
-
-export interface WalletSortFields {
-  id: string;
-  created_at: string;
-  balance: number;
-}
-
-/**
- * The five wallet sort keys. Each ends in the wallet id so that, read forwards,
- * ties are broken by ascending id; the data layer picks the index and direction
- * for each `sorting` request (see `shared/data/wallet-order.ts`).
- */
-export function walletSortKeys(wallet: WalletSortFields): Record<string, string> {
-  const created = encodeTime(wallet.created_at);
-  const createdDesc = encodeTimeDesc(wallet.created_at);
-  const balance = encodeBalance(wallet.balance);
-  const balanceDesc = encodeBalanceDesc(wallet.balance);
-  const id = wallet.id;
-  return {
-    [attr.walletByCreated]: `${walletSortKeyPrefix}${created}#${id}`,
-    [attr.walletByBalanceCreated]: `${walletSortKeyPrefix}${balance}#${created}#${id}`,
-    [attr.walletByBalanceCreatedDesc]: `${walletSortKeyPrefix}${balance}#${createdDesc}#${id}`,
-    [attr.walletByBalance]: `${walletSortKeyPrefix}${balance}#${id}`,
-    [attr.walletByBalanceDesc]: `${walletSortKeyPrefix}${balanceDesc}#${id}`,
-  };
 }

@@ -1,15 +1,9 @@
 /**
- * How a `sorting` request is served from the wallet indexes.
- *
- * Each wallet has five sort keys (see `walletSortKeys`), all ending in the id.
- * For every request the plan names the index and direction whose order already
- * agrees with the requested one on the leading criteria ("group fields"); only
- * ties inside one group (same timestamp, or same balance and timestamp) are put
- * in final order in memory, and the reader always completes the group at the page
- * boundary, so pages neither overlap nor skip.
+ * The orders List Wallets serves: `sorting` criteria applied in the order given, then ascending
+ * wallet id. A customer holds at most `WALLETS_PER_CUSTOMER_MAX` wallets (one per currency and
+ * wallet type, kept by the wallet slot), so the reader reads them all from the customer's partition
+ * and orders them here: no index, and every order the contract allows is exact.
  */
-import { indexNames, type WalletIndexName } from './table.ts';
-
 export type SortField = 'created_at' | 'balance';
 
 export interface SortCriterion {
@@ -33,47 +27,6 @@ export function parseSorting(values: readonly SortingValue[] | null | undefined)
   return criteria;
 }
 
-export interface ReadPlan {
-  index: WalletIndexName;
-  forward: boolean;
-  /** Fields on which the index order equals the requested order; ties beyond them are ordered in memory. */
-  groupFields: SortField[];
-}
-
-export function planFor(criteria: readonly SortCriterion[]): ReadPlan {
-  const [primary, secondary] = criteria;
-  if (!primary) throw new Error('at least one sort criterion is required');
-  if (primary.field === 'created_at') {
-    const exact = !primary.descending && !secondary;
-    return {
-      index: indexNames.walletByCreated,
-      forward: !primary.descending,
-      groupFields: exact ? [] : ['created_at'],
-    };
-  }
-  if (!secondary) {
-    return {
-      index: primary.descending ? indexNames.walletByBalanceDesc : indexNames.walletByBalance,
-      forward: true,
-      groupFields: [],
-    };
-  }
-  // Balance then created_at, both directions: one index read forwards is exact; read backwards
-  // it only reverses the id tie-break, which matters for equal balance and equal timestamp alone.
-  if (!primary.descending) {
-    return {
-      index: secondary.descending ? indexNames.walletByBalanceCreatedDesc : indexNames.walletByBalanceCreated,
-      forward: true,
-      groupFields: [],
-    };
-  }
-  return {
-    index: secondary.descending ? indexNames.walletByBalanceCreated : indexNames.walletByBalanceCreatedDesc,
-    forward: false,
-    groupFields: ['balance', 'created_at'],
-  };
-}
-
 export interface SortableWallet {
   id: string;
   created_at: string;
@@ -92,8 +45,4 @@ export function comparator(criteria: readonly SortCriterion[]) {
     }
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
   };
-}
-
-export function sameGroup(plan: ReadPlan, a: SortableWallet, b: SortableWallet): boolean {
-  return plan.groupFields.every((field) => fieldValue(a, field) === fieldValue(b, field));
 }

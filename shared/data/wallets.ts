@@ -2,17 +2,37 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
-import { type CustomerRecord, customerRecord, item, record, type WalletRecord } from './records.ts';
-import { indexNames, keys, walletSortKeys } from './table.ts';
-import { comparator, planFor, type SortCriterion, sameGroup } from './wallet-order.ts';
+import {
+  type CustomerRecord,
+  customerRecord,
+  item,
+  record,
+  WALLET_TYPES,
+  type WalletRecord,
+} from './records.ts';
+import { keys } from './table.ts';
+import { comparator, type SortCriterion } from './wallet-order.ts';
 
-/** Items read per follow-up query while completing a tie group at the page boundary. */
-const CONTINUATION = 25;
+/**
+ * Currencies a wallet can hold: the OpenAPI document's `Currency` enum (its length; a unit test
+ * holds the two together, so the bound cannot drift from what the admin command accepts).
+ */
+export const WALLET_CURRENCY_COUNT = 160;
+
+/**
+ * Most wallets one customer can have: one per currency and wallet type, kept by the wallet slot
+ * (`keys.walletSlot`, created in the wallet's own transaction). 160 × 2 = 320.
+ */
+export const WALLETS_PER_CUSTOMER_MAX = WALLET_CURRENCY_COUNT * WALLET_TYPES.length;
 
 /**
  * Reads the wallets at positions [offset, offset + limit) of the requested order.
- * Cost is proportional to offset + limit (DynamoDB has no offset), never to the
- * customer's total number of wallets.
+ *
+ * One strongly consistent base-table `Query` of the customer's `WALLET#` items (no index: a local
+ * index would cap the partition's item collection at 10 GB), ordered in memory. The slot bounds a
+ * customer at `WALLETS_PER_CUSTOMER_MAX` wallets, about 120 KB (≈ 700 bytes each for wallets
+ * copied from the table that still carry the five retired sort keys: 224 KB, 55 RRU): one round
+ * trip, far under a `Query` page's 1 MB, whatever the page and the sorting.
  */
 export async function listWalletPage(
   table: Table,
@@ -21,45 +41,36 @@ export async function listWalletPage(
   offset: number,
   limit: number,
 ): Promise<WalletRecord[]> {
-  const plan = planFor(criteria);
-  const needed = offset + limit;
+  const wallets = await readCustomerWallets(table, customerId);
+  return wallets.sort(comparator(criteria)).slice(offset, offset + limit);
+}
+
+async function readCustomerWallets(table: Table, customerId: string): Promise<WalletRecord[]> {
+  const first = keys.wallet(customerId, '');
   const read: WalletRecord[] = [];
   let startKey: Record<string, unknown> | undefined;
-  for (;;) {
-    const missing = needed - read.length;
-    // One item beyond the page shows whether the boundary tie group is complete.
-    const slack = plan.groupFields.length > 0 ? 1 : 0;
-    const pageSize = missing > 0 ? missing + slack : CONTINUATION;
+  do {
     const exclusiveStartKey = startKey;
     const result = await run(() =>
       table.doc.send(
         new QueryCommand({
           TableName: table.name,
-          IndexName: plan.index,
-          KeyConditionExpression: 'PK = :pk',
-          ExpressionAttributeValues: { ':pk': keys.customer(customerId).PK },
-          ScanIndexForward: plan.forward,
-          Limit: pageSize,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :wallet)',
+          ExpressionAttributeValues: { ':pk': first.PK, ':wallet': first.SK },
+          ConsistentRead: true,
+          // One more than can exist: a read never runs past the bound, even on a broken invariant.
+          Limit: WALLETS_PER_CUSTOMER_MAX + 1 - read.length,
           ...(exclusiveStartKey ? { ExclusiveStartKey: exclusiveStartKey } : {}),
         }),
       ),
     );
     for (const stored of result.Items ?? []) read.push(record<WalletRecord>(stored));
     startKey = result.LastEvaluatedKey;
-    if (!startKey || boundaryComplete(read, needed, plan)) break;
+  } while (startKey && read.length <= WALLETS_PER_CUSTOMER_MAX);
+  if (read.length > WALLETS_PER_CUSTOMER_MAX) {
+    throw new Error(`customer ${customerId} has more than ${WALLETS_PER_CUSTOMER_MAX} wallets`);
   }
-  if (plan.groupFields.length > 0) read.sort(comparator(criteria));
-  return read.slice(offset, needed);
-}
-
-function boundaryComplete(read: WalletRecord[], needed: number, plan: ReturnType<typeof planFor>): boolean {
-  if (read.length < needed) return false;
-  if (plan.groupFields.length === 0) return true;
-  const boundary = read[needed - 1];
-  const last = read[read.length - 1];
-  return (
-    read.length > needed && boundary !== undefined && last !== undefined && !sameGroup(plan, boundary, last)
-  );
+  return read;
 }
 
 /**
@@ -69,10 +80,7 @@ function boundaryComplete(read: WalletRecord[], needed: number, plan: ReturnType
 export async function insertWallet(table: Table, wallet: WalletRecord): Promise<void> {
   await transact(table, [
     {
-      Put: createOnly(
-        table,
-        item({ ...keys.wallet(wallet.customer_id, wallet.id), ...walletSortKeys(wallet) }, 'wallet', wallet),
-      ),
+      Put: createOnly(table, item(keys.wallet(wallet.customer_id, wallet.id), 'wallet', wallet)),
     },
     {
       Put: createOnly(table, {
@@ -112,25 +120,10 @@ export async function getCustomerWallet(
   };
 }
 
-/**
- * IAM (shared/data/grants.ts). Built by a pure call: it reads `indexNames`, and a property read
- * would otherwise keep the declarations in every bundle that imports this module.
- */
-export const access = /* @__PURE__ */ (() =>
-  ({
-    listWalletPage: [
-      {
-        actions: ['dynamodb:Query'],
-        leadingKeys: ['customer'],
-        indexes: [
-          indexNames.walletByCreated,
-          indexNames.walletByBalanceCreated,
-          indexNames.walletByBalanceCreatedDesc,
-          indexNames.walletByBalance,
-          indexNames.walletByBalanceDesc,
-        ],
-      },
-    ],
-    /** One batch reads the session's customer (still live?) and the wallet, both in its partition. */
-    getCustomerWallet: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] }],
-  }) as const satisfies DataAccess)();
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  /** The customer's partition only: its `WALLET#` items, on the base table. */
+  listWalletPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customer'] }],
+  /** One batch reads the session's customer (still live?) and the wallet, both in its partition. */
+  getCustomerWallet: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] }],
+} as const satisfies DataAccess;

@@ -687,9 +687,11 @@ export interface paths {
          *     delivery list: `endpoint_id` (repeatable) reads those endpoints' lists, `succeeded` a view
          *     of them; `start_timestamp`, `end_timestamp`, `query`, `http_code_class` and `event_type`
          *     cannot be answered from a key and are refused (422 `PolarRequestValidationError`). An
-         *     endpoint of another organization matches nothing. Attempts are kept 90 days. In one page,
-         *     event payloads beyond 4 MB in all are shown as `null` (the answer must fit a Lambda
-         *     response). Requires the `webhooks:read` or `webhooks:write` scope.
+         *     endpoint of another organization matches nothing. Attempts are shown for 90 whole UTC
+         *     days. In one page, event payloads beyond 1 MB in all are shown as `null` (each is read
+         *     back from its event, so the page's read stays bounded). Pages reach `page × limit` = 2000
+         *     at most: a deeper page is refused (422 `PolarRequestValidationError` naming `page`).
+         *     Requires the `webhooks:read` or `webhooks:write` scope.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -3405,6 +3407,10 @@ export interface operations {
             /**
              * @description A parameter does not match its schema (`RequestValidationError`), or an unsupported filter of the hosted service was given
              *     (`PolarRequestValidationError`).
+             *     The page would read more than 500 read units (a 422 at `page` before any entry is
+             *     read; at `limit` when the entries up to it are too large), or its answer
+             *     would pass 6 MB (at `limit`): ask for an earlier page or a smaller limit, or narrow
+             *     the list with filters.
              */
             422: {
                 headers: {
@@ -3647,6 +3653,10 @@ export interface operations {
              * @description A query parameter does not match its schema (`RequestValidationError`), or names a
              *     filter this API does not support, or a `query` prefix matches too many products
              *     (`PolarRequestValidationError`).
+             *     The page would read more than 500 read units (a 422 at `page` before any entry is
+             *     read; at `limit` when the entries up to it are too large), or its answer
+             *     would pass 6 MB (at `limit`): ask for an earlier page or a smaller limit, or narrow
+             *     the list with filters.
              */
             422: {
                 headers: {
@@ -3762,6 +3772,10 @@ export interface operations {
             /**
              * @description A parameter does not match its schema (`RequestValidationError`), or a `query` search was given
              *     (`PolarRequestValidationError`).
+             *     The page would read more than 500 read units (a 422 at `page` before any entry is
+             *     read; at `limit` when the entries up to it are too large), or its answer
+             *     would pass 6 MB (at `limit`): ask for an earlier page or a smaller limit, or narrow
+             *     the list with filters.
              */
             422: {
                 headers: {
@@ -4155,7 +4169,20 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            422: components["responses"]["RequestValidationError"];
+            /**
+             * @description A parameter does not match its schema, or the page would read more than 500 read units
+             *     (at `page` before any entry is read; at `limit` when the entries up to it are too
+             *     large), or its answer would pass 6 MB (at `limit`): ask for an earlier page or a
+             *     smaller limit, or narrow the list with `organization_id`.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4536,6 +4563,10 @@ export interface operations {
             /**
              * @description A parameter does not match its schema (`RequestValidationError`), or an `active` or
              *     `metadata` filter was given (`PolarRequestValidationError`).
+             *     The page would read more than 500 read units (a 422 at `page` before any entry is
+             *     read; at `limit` when the entries up to it are too large; at `query` or `email` when more customers match than can be read), or its answer
+             *     would pass 6 MB (at `limit`): ask for an earlier page or a smaller limit, or narrow
+             *     the list with filters.
              */
             422: {
                 headers: {

@@ -577,12 +577,22 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "idempotency"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
           "product",
           "customer",
-          "organization"
+          "organization",
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -600,21 +610,9 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:UpdateItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:ConditionCheckItem"
         ],
         "leadingKeys": [
-          "product",
           "customer"
         ]
       },
@@ -715,13 +713,6 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer"
-        ],
-        "indexes": [
-          "LSI-wallet-created",
-          "LSI-wallet-balance-created",
-          "LSI-wallet-balance-created-desc",
-          "LSI-wallet-balance",
-          "LSI-wallet-balance-desc"
         ]
       },
       {
@@ -1350,11 +1341,7 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -1367,6 +1354,15 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -1431,11 +1427,7 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -1448,6 +1440,15 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -1856,6 +1857,15 @@ export const operations = [
         ],
         "leadingKeys": [
           "deliveryList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "webhookEvent",
+          "event"
         ]
       },
       {
@@ -2744,11 +2754,7 @@ export const functionAccess = {
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -2761,6 +2767,15 @@ export const functionAccess = {
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -2781,7 +2796,8 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "webhookEvent",
-          "webhookEndpoint"
+          "webhookEndpoint",
+          "event"
         ]
       },
       {
@@ -2830,8 +2846,16 @@ export const functionAccess = {
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
-          "webhookEvent",
-          "deliveryList"
+          "webhookEvent"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem",
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "subscription"
         ]
       },
       {
@@ -2839,7 +2863,10 @@ export const functionAccess = {
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "deliveryList"
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       }
     ]

@@ -71,6 +71,8 @@ interface Claimed {
   key: Key;
   requestHash: string;
   sealingKey: Buffer;
+  /** The record's expiry (epoch seconds), which the parts of a large answer share. */
+  expiresAt: number;
 }
 
 type Request = middy.Request<APIGatewayProxyEventV2, ApiResult, Error, Context>;
@@ -99,16 +101,22 @@ export function idempotency(
       const requestHash = requestDigest(request.event.body);
       const sealingKey = sha256(`idempotent-response\n${token}\n${value}`);
 
+      const now = deps.now();
       const claim = await claimIdempotencyKey(deps.table, {
         key,
         requestHash,
-        now: deps.now(),
+        now,
         leaseMs: LEASE_MS,
         ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
       });
       switch (claim.outcome) {
         case 'claimed':
-          claims.set(request.event, { key, requestHash, sealingKey });
+          claims.set(request.event, {
+            key,
+            requestHash,
+            sealingKey,
+            expiresAt: Math.floor(now.getTime() / 1000) + IDEMPOTENCY_TTL_SECONDS,
+          });
           return;
         case 'replay':
           markIdempotentReplay();
@@ -134,6 +142,7 @@ export function idempotency(
           claimed.key,
           claimed.requestHash,
           seal(JSON.stringify(request.response), claimed.sealingKey),
+          claimed.expiresAt,
         );
       } catch (error) {
         // The work is done and the answer is ready: failing it now would invite a duplicate on retry.

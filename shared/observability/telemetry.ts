@@ -303,6 +303,16 @@ export function emitDeliveries(
 }
 
 /**
+ * An attempt that was sent but could not be written to the delivery log (its event was settled
+ * alone, so it is not sent again: `shared/webhooks/deliver.ts`).
+ */
+export const DELIVERY_LOG_FAILURES = 'DeliveryLogFailures';
+
+export function emitDeliveryLogFailure(): void {
+  emitServiceCounts({ [DELIVERY_LOG_FAILURES]: 1 });
+}
+
+/**
  * The subscription clock's metrics, dimension `service`: what a run renewed and ended, and the
  * changes (or shard reads) that failed and were pushed to the next run; the clock's alarm reads
  * `ClockFailures` (infra/monitoring.ts).

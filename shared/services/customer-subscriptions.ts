@@ -32,7 +32,7 @@ import type {
 } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
 import { DEFAULT_SUBSCRIPTION_SORTING, statusFilter, subscriptionLists } from './list-subscriptions.ts';
-import { pageWindow, pagination } from './paging.ts';
+import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentCustomerSubscription, presentSubscription } from './presenters.ts';
 import { refuseUnsupported } from './unsupported-filters.ts';
 import { lifecycleOutbox, retryLostRace } from './update-subscription.ts';
@@ -100,14 +100,14 @@ export async function listCustomerSubscriptions(
     productIds: page.items.map((s) => s.product_id),
   });
   const organization = sessionOrganization(principal, context);
-  return {
+  return withinAnswerLimit({
     items: page.items.map((subscription) => {
       const product = context.products.get(subscription.product_id);
       if (!product) throw new Error(`subscription ${subscription.id} refers to a missing product`);
       return presentCustomerSubscription(subscription, product, organization);
     }),
     pagination: pagination(page.total, { offset, limit }),
-  };
+  });
 }
 
 /** One of the customer's subscriptions. Round trips: auth, the customer, organization and subscription, the product: 3. */

@@ -6,7 +6,7 @@ import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { ListCustomersQuery, ListResourceCustomer } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
-import { pageWindow, pagination } from './paging.ts';
+import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentCustomer } from './presenters.ts';
 import { refuseUnsupported } from './unsupported-filters.ts';
 
@@ -42,7 +42,10 @@ export async function listCustomers(
     window.offset,
     window.limit,
   );
-  return { items: page.items.map(presentCustomer), pagination: pagination(page.total, window) };
+  return withinAnswerLimit({
+    items: page.items.map(presentCustomer),
+    pagination: pagination(page.total, window),
+  });
 }
 
 /**

@@ -12,7 +12,7 @@ import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { ListProductsQuery, ListResourceProduct } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
-import { pageWindow, pagination } from './paging.ts';
+import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentProduct } from './presenters.ts';
 
 /** A `query` prefix may match at most this many products of one organization (each is read). */
@@ -70,7 +70,10 @@ export async function listProducts(
       offset,
       limit,
     });
-    return { items: page.items.map(presentProduct), pagination: pagination(page.total, window) };
+    return withinAnswerLimit({
+      items: page.items.map(presentProduct),
+      pagination: pagination(page.total, window),
+    });
   } catch (error) {
     if (!(error instanceof TooManyMatches)) throw error;
     throw new PolarRequestValidationError([

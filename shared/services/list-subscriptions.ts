@@ -15,7 +15,7 @@ import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { ListResourceSubscription, ListSubscriptionsQuery } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
-import { pageWindow, pagination } from './paging.ts';
+import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentSubscription } from './presenters.ts';
 import { refuseUnsupported } from './unsupported-filters.ts';
 
@@ -128,10 +128,10 @@ export async function listSubscriptions(
     limit,
     statusFilter(query.active, query.status),
   );
-  return {
+  return withinAnswerLimit({
     items: await presentSubscriptions(deps, page.items),
     pagination: pagination(page.total, { offset, limit }),
-  };
+  });
 }
 
 /**

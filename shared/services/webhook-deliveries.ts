@@ -2,7 +2,12 @@
  * Webhook deliveries as the API shows them: the attempts of the caller's organizations' webhook
  * events (List Webhook Deliveries), and a new delivery round of one event (Redeliver).
  */
-import { access as deliveriesAccess, listDeliveryPage, startRound } from '../data/deliveries.ts';
+import {
+  DELIVERY_PAGE_DEPTH,
+  access as deliveriesAccess,
+  listDeliveryPage,
+  startRound,
+} from '../data/deliveries.ts';
 import type { OperationAccess } from '../data/grants.ts';
 import { access as idempotencyAccess } from '../data/idempotency.ts';
 import { parseListSorting } from '../data/listing.ts';
@@ -31,14 +36,15 @@ const UNSUPPORTED = {
 } as const;
 
 /**
- * Event payloads shown in one page, in characters: beyond it a payload is `null`, so that a page of
- * 100 attempts of events about the largest objects (a product at every limit is about 150 kB) still
- * fits a Lambda response (6 MB).
+ * Event payloads shown in one page, in bytes: beyond it a payload is `null`, so that a page of 100
+ * attempts of events about the largest objects (a product at every limit is about 150 kB) still
+ * fits a Lambda response (6 MB), and its read of the payloads (each stored once, in its event's
+ * outbox item, read back for the page) stays about 250 read units.
  */
-export const PAGE_PAYLOAD_BUDGET = 4_000_000;
+export const PAGE_PAYLOAD_BUDGET = 1_000_000;
 
 /** A webhook event as the API shows it (`payload` null when not shown). */
-export function presentWebhookEvent(event: WebhookEventRecord, showPayload = true): WebhookEvent {
+export function presentWebhookEvent(event: WebhookEventRecord, payload: string | null): WebhookEvent {
   return {
     created_at: event.created_at,
     modified_at: event.modified_at,
@@ -47,13 +53,16 @@ export function presentWebhookEvent(event: WebhookEventRecord, showPayload = tru
     succeeded: event.status === 'succeeded' ? true : event.status === 'failed' ? false : null,
     skipped: event.status === 'skipped',
     api_version: '2026-10',
-    payload: showPayload ? event.payload : null,
+    payload,
     type: event.type,
     is_archived: false,
   };
 }
 
-export function presentWebhookDelivery(attempt: DeliveryAttemptRecord, showPayload = true): WebhookDelivery {
+export function presentWebhookDelivery(
+  attempt: DeliveryAttemptRecord,
+  payload: string | null,
+): WebhookDelivery {
   return {
     created_at: attempt.created_at,
     modified_at: null,
@@ -61,7 +70,7 @@ export function presentWebhookDelivery(attempt: DeliveryAttemptRecord, showPaylo
     succeeded: attempt.succeeded,
     http_code: attempt.http_code,
     response: attempt.response,
-    webhook_event: presentWebhookEvent(attempt.webhook_event, showPayload),
+    webhook_event: presentWebhookEvent(attempt.webhook_event, payload),
   };
 }
 
@@ -87,6 +96,16 @@ export async function listWebhookDeliveries(
     );
   if (refused.length > 0) throw new PolarRequestValidationError(refused);
   const window = pageWindow(query);
+  if (window.offset + window.limit > DELIVERY_PAGE_DEPTH) {
+    throw new PolarRequestValidationError([
+      {
+        loc: ['query', 'page'],
+        msg: `Only the newest ${DELIVERY_PAGE_DEPTH} attempts of a list can be paged (page × limit ≤ ${DELIVERY_PAGE_DEPTH}); narrow it with endpoint_id or succeeded, or reverse the sorting.`,
+        type: 'value_error',
+        input: query.page,
+      },
+    ]);
+  }
   const endpointIds = query.endpoint_id ? [...new Set(query.endpoint_id.map(normalizeId))] : undefined;
   const page = await listDeliveryPage(
     deps.table,
@@ -98,12 +117,10 @@ export async function listWebhookDeliveries(
     parseListSorting<'created_at'>(query.sorting, ['-created_at']),
     window.offset,
     window.limit,
+    deps.now(),
+    PAGE_PAYLOAD_BUDGET,
   );
-  let budget = PAGE_PAYLOAD_BUDGET;
-  const items = page.items.map((attempt) => {
-    budget -= attempt.webhook_event.payload.length;
-    return presentWebhookDelivery(attempt, budget >= 0);
-  });
+  const items = page.items.map(({ attempt, payload }) => presentWebhookDelivery(attempt, payload));
   return { items, pagination: pagination(page.total, window) };
 }
 

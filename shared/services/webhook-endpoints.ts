@@ -13,7 +13,7 @@
 
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { access as idempotencyAccess } from '../data/idempotency.ts';
-import { parseListSorting } from '../data/listing.ts';
+import { ListReadTooCostly, parseListSorting } from '../data/listing.ts';
 import type { WebhookEndpointRecord, WebhookFormat } from '../data/records.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
 import {
@@ -48,7 +48,7 @@ import type {
 import type { Dependencies } from '../runtime.ts';
 import { checkWebhookUrl } from '../webhooks/address-guard.ts';
 import { organizationFor } from './organizations.ts';
-import { pageWindow, pagination } from './paging.ts';
+import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentWebhookEndpoint } from './presenters.ts';
 
 /**
@@ -191,11 +191,17 @@ export async function listWebhookEndpoints(
     parseListSorting<WebhookEndpointSortField>(query.sorting, DEFAULT_SORTING),
     window.offset,
     window.limit,
+  ).catch((error: unknown) => {
+    // This operation's 422 is the plain `RequestValidationError` of the contract.
+    throw error instanceof ListReadTooCostly ? new RequestValidationError(error.issues) : error;
+  });
+  return withinAnswerLimit(
+    {
+      items: await Promise.all(items.map((endpoint) => shown(deps, principal, endpoint))),
+      pagination: pagination(total, window),
+    },
+    (issues) => new RequestValidationError(issues),
   );
-  return {
-    items: await Promise.all(items.map((endpoint) => shown(deps, principal, endpoint))),
-    pagination: pagination(total, window),
-  };
 }
 
 export async function getWebhookEndpoint(

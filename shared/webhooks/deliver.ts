@@ -21,13 +21,15 @@ import {
   deliveryState,
   type EndpointChange,
   recordAttempt,
+  recordEventState,
   rereadEndpoint,
   skipWebhookEvent,
 } from '../data/deliveries.ts';
 import type { FunctionAccess } from '../data/grants.ts';
 import type { DeliveryAttemptRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
+import { ServiceUnavailable } from '../domain/errors.ts';
 import { deliveryHeaders } from '../domain/webhook-signature.ts';
-import { emitDeliveries, logError, logInfo } from '../observability/telemetry.ts';
+import { emitDeliveries, emitDeliveryLogFailure, logError, logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue, QueueMessage } from '../queue/queue.ts';
 import type { Dependencies } from '../runtime.ts';
 import { signingSecrets } from '../services/webhook-endpoints.ts';
@@ -57,10 +59,12 @@ export type Outcome = 'delivered' | 'retry' | 'failed' | 'skipped' | 'ignored';
 function parse(body: string): DeliveryMessage | undefined {
   try {
     const message = JSON.parse(body) as Partial<DeliveryMessage>;
+    const key = message.event_key;
     const valid =
       typeof message.webhook_event_id === 'string' &&
       typeof message.endpoint_id === 'string' &&
-      Number.isSafeInteger(message.round);
+      Number.isSafeInteger(message.round) &&
+      (key === undefined || (typeof key?.PK === 'string' && typeof key?.SK === 'string'));
     return valid ? (message as DeliveryMessage) : undefined;
   } catch {
     return undefined;
@@ -118,6 +122,7 @@ async function record(
   attempt: DeliveryAttemptRecord,
   endpoint: WebhookEndpointRecord,
   gone: boolean,
+  payloadBytes: number,
 ): Promise<{ recorded: boolean; change?: EndpointChange }> {
   let current: WebhookEndpointRecord | undefined = endpoint;
   for (let tries = 1; ; tries++) {
@@ -129,10 +134,48 @@ async function record(
         endpointId: endpoint.id,
       });
     }
-    const outcome = await recordAttempt(deps.table, event, attempt, change);
+    const outcome = await recordAttempt(deps.table, event, attempt, change, payloadBytes);
     if (outcome === 'recorded') return change ? { recorded: true, change } : { recorded: true };
     if (outcome === 'event-changed') return { recorded: false };
     current = await rereadEndpoint(deps.table, endpoint.id);
+  }
+}
+
+/**
+ * The POST went out: record it, and if DynamoDB refuses its transaction (a throttle or conflict past
+ * the retries, a list partition that cannot grow, a transaction it will not take: the translated
+ * `ServiceUnavailable` or any SDK error, all of which applied nothing), settle the webhook event's
+ * state alone (its own item, one small update), so that the message is not handled again as if
+ * nothing had been sent: the receiver is never sent the same attempt again, fifteen times over,
+ * because the log could not take it. The attempt is then missing from the delivery log, which is
+ * logged and counted (`DeliveryLogFailures`). Anything else (a crash, a lost answer), or that update
+ * failing too, goes up as before: the message comes back after its visibility timeout.
+ */
+async function recordOrSettle(
+  deps: DelivererDependencies,
+  event: WebhookEventRecord,
+  attempt: DeliveryAttemptRecord,
+  endpoint: WebhookEndpointRecord,
+  gone: boolean,
+  payloadBytes: number,
+): Promise<{ recorded: boolean; change?: EndpointChange }> {
+  try {
+    return await record(deps, event, attempt, endpoint, gone, payloadBytes);
+  } catch (error) {
+    const refused =
+      error instanceof ServiceUnavailable || (error as { $metadata?: unknown }).$metadata !== undefined;
+    if (!refused) throw error;
+    if (!(await recordEventState(deps.table, event, attempt.webhook_event))) throw error;
+    logError(
+      'webhook delivery attempt not logged: DynamoDB refused its transaction; the event was settled alone',
+      {
+        webhook_event_id: event.id,
+        attempt: attempt.attempt,
+        name: (error as Error).name,
+      },
+    );
+    emitDeliveryLogFailure();
+    return { recorded: true };
   }
 }
 
@@ -152,18 +195,26 @@ export async function deliverMessage(
     logError('webhook delivery message unreadable: dropped', { messageId: message.messageId });
     return 'ignored';
   }
-  const { event, endpoint } = await deliveryState(deps.table, request.webhook_event_id, request.endpoint_id);
+  const { event, endpoint, payload } = await deliveryState(
+    deps.table,
+    request.webhook_event_id,
+    request.endpoint_id,
+    request.event_key,
+  );
   if (!event || event.round !== request.round || event.status !== 'pending') return 'ignored';
   const now = deps.now();
-  if (!endpoint || endpoint.deleted_at !== null || !endpoint.enabled) {
+  if (!endpoint || endpoint.deleted_at !== null || !endpoint.enabled || payload === undefined) {
+    // No payload: its outbox item passed its retention (a redelivery at the very end of it).
+    if (payload === undefined)
+      logInfo('webhook event past its retention: skipped', { webhook_event_id: event.id });
     await skipWebhookEvent(deps.table, event, now.toISOString());
     return 'skipped';
   }
   const headers = deliveryHeaders(
-    { id: event.id, timestamp: Math.floor(now.getTime() / 1000), payload: event.payload },
+    { id: event.id, timestamp: Math.floor(now.getTime() / 1000), payload },
     await signingSecrets(deps, endpoint, now),
   );
-  const attempt = await sendAttempt(endpoint.url, headers, event.payload, {
+  const attempt = await sendAttempt(endpoint.url, headers, payload, {
     guard: addressGuard(deps.webhooks.addresses),
     allowPort: (url) => portAllowed(url, deps.webhooks.addresses),
     ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
@@ -185,7 +236,14 @@ export async function deliverMessage(
     duration_ms: attempt.durationMs,
     webhook_event: after,
   };
-  const { recorded, change } = await record(deps, event, attemptRecord, endpoint, attempt.status === 410);
+  const { recorded, change } = await recordOrSettle(
+    deps,
+    event,
+    attemptRecord,
+    endpoint,
+    attempt.status === 410,
+    Buffer.byteLength(payload, 'utf8'),
+  );
   // Another deliverer recorded this attempt of the same message first: its outcome stands.
   if (!recorded) return 'ignored';
   const disabled = Boolean(change?.before.enabled && !change.after.enabled);

@@ -12,7 +12,6 @@
  */
 import {
   access as deliveriesAccess,
-  expiringEntryPrefix,
   type Redelivery,
   recordWebhookEvent,
   redeliveryMessages,
@@ -20,7 +19,8 @@ import {
 import type { Table } from '../data/dynamo.ts';
 import type { FunctionAccess } from '../data/grants.ts';
 import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
-import { partitions, REDELIVERY_SORT_KEY_PREFIX } from '../data/table.ts';
+import { access as subscriptionCountsAccess } from '../data/subscription-counts.ts';
+import { type Key, partitions, REDELIVERY_SORT_KEY_PREFIX } from '../data/table.ts';
 import { organizationWebhookEndpoints, access as webhooksAccess } from '../data/webhooks.ts';
 import { logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue } from '../queue/queue.ts';
@@ -32,17 +32,22 @@ export interface RelayDependencies {
   now: () => Date;
 }
 
-/** What the deliverer is told: which webhook event, which endpoint, which delivery round. */
+/**
+ * What the deliverer is told: which webhook event, which endpoint, which delivery round, and where
+ * the payload is (the event's outbox item, read in the deliverer's one batch; absent from messages
+ * queued before the payload moved there, whose webhook event holds it).
+ */
 export interface DeliveryMessage {
   webhook_event_id: string;
   endpoint_id: string;
   round: number;
+  event_key?: Key;
 }
 
 /**
  * The stream records the relay takes (the event source mapping's filters, and the local poller's):
- * inserts of outbox items and of Redeliver requests, and removals of delivery list entries (their
- * TTL expiry, which the relay takes off the list's count).
+ * inserts of outbox items and of Redeliver requests, and subscriptions created or changed. (Expired delivery list entries need nothing:
+ * a list counts its attempts by day and shows whole days, `shared/data/deliveries.ts`.)
  */
 export const relayStreamFilters = {
   outbox: { eventName: 'INSERT', partitionKeyPrefix: partitions.event },
@@ -51,10 +56,11 @@ export const relayStreamFilters = {
     partitionKeyPrefix: partitions.webhookEvent,
     sortKeyPrefix: REDELIVERY_SORT_KEY_PREFIX,
   },
-  expiredDelivery: {
-    eventName: 'REMOVE',
-    partitionKeyPrefix: partitions.deliveryList,
-    sortKeyPrefix: expiringEntryPrefix,
+  /** Subscriptions created or changed: their lists' counts (`shared/data/subscription-counts.ts`). */
+  subscription: {
+    eventNames: ['INSERT', 'MODIFY'],
+    partitionKeyPrefix: partitions.subscription,
+    sortKeyPrefix: partitions.subscription,
   },
 } as const;
 
@@ -65,19 +71,21 @@ export function relayRecordKind(record: {
 }): keyof typeof relayStreamFilters | undefined {
   const pk = record.dynamodb?.Keys?.PK?.S ?? '';
   const sk = record.dynamodb?.Keys?.SK?.S ?? '';
-  const { outbox, redelivery, expiredDelivery } = relayStreamFilters;
+  const { outbox, redelivery, subscription } = relayStreamFilters;
   if (record.eventName === outbox.eventName && pk.startsWith(outbox.partitionKeyPrefix)) return 'outbox';
-  for (const [kind, filter] of [
-    ['redelivery', redelivery],
-    ['expiredDelivery', expiredDelivery],
-  ] as const) {
-    if (
-      record.eventName === filter.eventName &&
-      pk.startsWith(filter.partitionKeyPrefix) &&
-      sk.startsWith(filter.sortKeyPrefix)
-    ) {
-      return kind;
-    }
+  if (
+    (subscription.eventNames as readonly string[]).includes(record.eventName ?? '') &&
+    pk.startsWith(subscription.partitionKeyPrefix) &&
+    sk.startsWith(subscription.sortKeyPrefix)
+  ) {
+    return 'subscription';
+  }
+  if (
+    record.eventName === redelivery.eventName &&
+    pk.startsWith(redelivery.partitionKeyPrefix) &&
+    sk.startsWith(redelivery.sortKeyPrefix)
+  ) {
+    return 'redelivery';
   }
   return undefined;
 }
@@ -88,7 +96,7 @@ export const isTarget = (endpoint: WebhookEndpointRecord, type: string): boolean
 /** Relays events (in stream order); throws when anything failed, so the whole batch is retried. */
 export async function relayEvents(
   deps: RelayDependencies,
-  events: readonly OutboxEventRecord[],
+  events: readonly (OutboxEventRecord & Key)[],
 ): Promise<number> {
   const endpointsByOrganization = new Map<string, Promise<WebhookEndpointRecord[]>>();
   const endpointsOf = (organizationId: string) => {
@@ -111,7 +119,8 @@ export async function relayEvents(
         endpoint_id: endpoint.id,
         organization_id: event.organization_id,
         type: event.type,
-        payload: event.payload,
+        // The payload stays in the outbox item, stored once for every endpoint and attempt.
+        event_key: { PK: event.PK, SK: event.SK },
         created_at: event.timestamp,
         modified_at: null,
         status: 'pending',
@@ -123,7 +132,12 @@ export async function relayEvents(
     );
     await Promise.all(webhookEvents.map((webhookEvent) => recordWebhookEvent(deps.table, webhookEvent)));
     for (const webhookEvent of webhookEvents) {
-      messages.push({ webhook_event_id: webhookEvent.id, endpoint_id: webhookEvent.endpoint_id, round: 1 });
+      messages.push({
+        webhook_event_id: webhookEvent.id,
+        endpoint_id: webhookEvent.endpoint_id,
+        round: 1,
+        event_key: { PK: event.PK, SK: event.SK },
+      });
     }
     logInfo('webhook event relayed', {
       correlation_id: event.correlation_id ?? null,
@@ -165,6 +179,10 @@ export async function relayRedeliveries(
  */
 export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
   'webhook-relay': {
-    table: [...webhooksAccess.organizationWebhookEndpoints, ...deliveriesAccess.relay],
+    table: [
+      ...webhooksAccess.organizationWebhookEndpoints,
+      ...deliveriesAccess.relay,
+      ...subscriptionCountsAccess.projectSubscriptionCounts,
+    ],
   },
 });

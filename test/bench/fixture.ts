@@ -2,7 +2,7 @@
  * Demo-shaped data for the benchmarks that do not use DynamoDB Local (cold start against a stub
  * endpoint, warm overhead against an in-memory fake): the same records the operator commands
  * write (scripts/admin/commands.ts), turned into table items with the data layer's own `item`,
- * `keys`, `gsi1` and `walletSortKeys`, and the ids and credentials the cards' sample requests name
+ * `keys` and `gsi1`, and the ids and credentials the cards' sample requests name
  * (test/cards/<operation>.ts; their events: test/bench/samples.ts).
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -22,7 +22,7 @@ import {
   type WalletRecord,
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
-import { gsi1, keys, listKeys, walletSortKeys } from '#shared/data/table.ts';
+import { gsi1, keys, listKeys } from '#shared/data/table.ts';
 import { webhookEndpointListing } from '#shared/data/webhooks.ts';
 import { parseKeySet, staticKeyring } from '#shared/domain/keyring.ts';
 import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
@@ -260,9 +260,7 @@ export function fixtureItems(): Record<string, unknown>[] {
       'webhook_endpoint',
       webhook,
     ),
-    ...wallets.map((wallet) =>
-      item({ ...keys.wallet(CUSTOMER, wallet.id), ...walletSortKeys(wallet) }, 'wallet', wallet),
-    ),
+    ...wallets.map((wallet) => item(keys.wallet(CUSTOMER, wallet.id), 'wallet', wallet)),
     item(
       {
         ...keys.oauthClient(CLIENT_ID),

@@ -1,3 +1,4 @@
+import { createCustomer } from '#scripts/admin/commands.ts';
 import { CUSTOMER, PRODUCT } from '#test/bench/fixture.ts';
 import { benchRun, createSubscription } from '#test/bench/work-kit.ts';
 import { key, step } from '#test/support/iam-kit.ts';
@@ -21,9 +22,30 @@ export default defineCard({
     const replayed = await subscribe(key('ok'), world.demo.free_product_id);
     const refused = await subscribe(key('paid'), world.demo.paid_product_id);
     const retried = await subscribe(key('paid'), world.demo.paid_product_id);
+    // An answer kept in parts (shared/data/idempotency.ts): its replay reads them.
+    const emoji = (n: number) => '😀'.repeat(n);
+    const metadata = Object.fromEntries(
+      Array.from({ length: 50 }, (_, i) => [`${emoji(38)}${String(i).padStart(2, '0')}`, emoji(500)]),
+    );
+    const large = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: `${emoji(300)}@example.com`,
+      name: emoji(256),
+      metadata,
+    });
+    const subscribeLarge = () =>
+      world.call('POST', '/v1/subscriptions/', {
+        token: world.demo.personal_access_token,
+        headers: { 'idempotency-key': key('large') },
+        body: { product_id: world.demo.free_product_id, customer_id: large.id, metadata },
+      });
+    const largeCreated = await subscribeLarge();
+    const largeReplayed = await subscribeLarge();
     return [
       step('subscribe', created, 201),
       step('replay with the same key', replayed, 201, { reply: created, field: 'id' }),
+      step('subscribe with an answer kept in parts', largeCreated, 201),
+      step('replay of an answer kept in parts', largeReplayed, 201, { reply: largeCreated, field: 'id' }),
       step('refused after claiming its key', refused, 422),
       step('retry of the refused request', retried, 422),
     ];

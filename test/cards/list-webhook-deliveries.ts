@@ -1,4 +1,5 @@
 import { step } from '#test/support/iam-kit.ts';
+import { seedWebhookEventFromOutbox } from '#test/support/outbox.ts';
 import { defineCard } from './card.ts';
 
 export default defineCard({
@@ -11,6 +12,13 @@ export default defineCard({
     const list = (query: string) =>
       world.call('GET', `/v1/webhooks/deliveries${query}`, { token: world.demo.personal_access_token });
     const endpointId = world.demo.webhook_endpoint_ids[1] as string;
+    // An attempt whose payload is in its event's outbox item: the page reads it back in its batch.
+    await seedWebhookEventFromOutbox(
+      world,
+      world.demo.organization_id,
+      endpointId,
+      world.demo.personal_access_token,
+    );
     return [
       step("the organization's list, newest first", await list('?limit=2'), 200),
       step(
@@ -30,7 +38,8 @@ export default defineCard({
       key: 'list-webhook-deliveries',
       label: 'List Webhook Deliveries (page 1)',
       status: 200,
-      target: 3,
+      // auth, per shard of the list its day counts and its entries, one batch of attempts and payloads.
+      target: 10,
       send: (world) =>
         world.call('list-webhook-deliveries', 'GET', '/v1/webhooks/deliveries?limit=10', {
           token: world.demo.personal_access_token,

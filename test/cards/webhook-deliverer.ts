@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { sqsEvent } from '#scripts/local/pipeline.ts';
 import { getWebhookEvent, recordWebhookEvent } from '#shared/data/deliveries.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
-import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
-import type { Step } from '#test/support/iam-kit.ts';
+import { webhookEventId } from '#shared/webhooks/events.ts';
+import { freshCustomer, type Step } from '#test/support/iam-kit.ts';
+import { outboxOf } from '#test/support/outbox.ts';
 import { startReceiver } from '#test/support/receiver.ts';
 import type { World } from '#test/support/world.ts';
 import { defineCard } from './card.ts';
@@ -15,7 +15,7 @@ export default defineCard({
 
 /**
  * The deliverer, given one SQS message as its event source mapping gives it: the webhook event and
- * its endpoint read in one batch, the secret opened, the POST answered `410 Gone`, and the attempt
+ * its endpoint and its outbox item (the payload) read in one batch, the secret opened, the POST answered `410 Gone`, and the attempt
  * recorded with the endpoint disabled (its item and list entries) in one transaction.
  */
 async function delivererScenario(world: World): Promise<Step[]> {
@@ -25,16 +25,19 @@ async function delivererScenario(world: World): Promise<Step[]> {
   try {
     const { loopbackEndpoint } = await import('#test/support/pipeline.ts');
     const { endpoint } = await loopbackEndpoint(world, receiver.url, ['customer.created']);
-    const eventId = randomUUID();
-    const at = new Date().toISOString();
+    // A fresh customer's customer.created outbox item holds the payload, as the relay records events.
+    const customer = await freshCustomer(world);
+    const [outbox] = await outboxOf(world.table, 'customer', customer.id);
+    const outboxItem = outbox as unknown as { PK: string; SK: string; id: string; timestamp: string };
+    const eventKey = { PK: outboxItem.PK, SK: outboxItem.SK };
     const webhookEvent = {
-      id: webhookEventId(eventId, endpoint.id),
-      event_id: eventId,
+      id: webhookEventId(outboxItem.id, endpoint.id),
+      event_id: outboxItem.id,
       endpoint_id: endpoint.id,
       organization_id: world.demo.organization_id,
       type: 'customer.created',
-      payload: envelope('customer.created', at, { id: randomUUID() }),
-      created_at: at,
+      event_key: eventKey,
+      created_at: outboxItem.timestamp,
       modified_at: null,
       status: 'pending' as const,
       round: 1,
@@ -44,7 +47,12 @@ async function delivererScenario(world: World): Promise<Step[]> {
     await recordWebhookEvent(world.table, webhookEvent);
     const queue = new LocalQueue({ visibilityTimeoutSeconds: 30 });
     await queue.send(
-      JSON.stringify({ webhook_event_id: webhookEvent.id, endpoint_id: endpoint.id, round: 1 }),
+      JSON.stringify({
+        webhook_event_id: webhookEvent.id,
+        endpoint_id: endpoint.id,
+        round: 1,
+        event_key: eventKey,
+      }),
     );
     const deps = world.depsFor('webhook-deliverer');
     const { createHandler: createDeliverer } = await import('#functions/webhook-deliverer/handler.ts');

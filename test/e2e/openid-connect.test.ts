@@ -9,13 +9,15 @@
  */
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalStack } from '#scripts/local/stack.ts';
 import { fetchJson } from '../support/contract.ts';
-import { startLocalApi } from '../support/local-api.ts';
+import { sharedLocalApi } from '../support/local-api.ts';
 
-let stack: LocalStack;
-beforeAll(async () => {
-  stack = await startLocalApi('openid-connect');
+// The e2e project's one local API (test/support/e2e-stack.ts): this file registers its own client and
+// spends only its own tokens. It had started and seeded a stack of its own, the one e2e file left doing so
+// without needing other options.
+let stack: ReturnType<typeof sharedLocalApi>;
+beforeAll(() => {
+  stack = sharedLocalApi();
 });
 afterAll(() => stack?.stop());
 

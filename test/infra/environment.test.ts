@@ -41,13 +41,20 @@ const ACCOUNT_LITERAL = /(?<![\w-])\d{12}(?![\w-])/g;
 const workDir = mkdtempSync(join(tmpdir(), 'commerce-environment-'));
 afterAll(() => rmSync(workDir, { recursive: true, force: true }));
 
+/**
+ * A deadline for a hung synth (one takes about 15 s of a core; a loaded machine stretches that
+ * several times), not a measure of it.
+ */
+const SYNTH_DEADLINE_MS = 300_000;
+
 /** Runs the app as `cdk synth -c …` does and returns the texts of what it wrote for the stack. */
 async function synthWithCli(context: Record<string, string>) {
   const outdir = mkdtempSync(join(workDir, 'cdk.out-'));
   const { CDK_DEFAULT_ACCOUNT: _, CDK_DEFAULT_REGION: __, ...inherited } = process.env;
   await run(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
     cwd: root,
-    timeout: 90_000,
+    // No deadline of its own: the hook's or the test's (SYNTH_DEADLINE_MS) bounds a hang. Its own 90 s
+    // killed the synth at a load average of 20-25 on 2 cores, and the prod block's tests were skipped.
     env: {
       ...inherited,
       CDK_OUTDIR: outdir,
@@ -86,7 +93,7 @@ describe.each([
   let synthesised: Awaited<ReturnType<typeof synthWithCli>>;
   beforeAll(async () => {
     synthesised = await synthWithCli(context);
-  });
+  }, SYNTH_DEADLINE_MS);
 
   it('names no region and no account in the template or the asset manifest', () => {
     expect(literalsIn(synthesised.template)).toEqual([]);
@@ -115,10 +122,14 @@ describe.each([
 });
 
 describe(`-c ${PIN_ENVIRONMENT_CONTEXT}=true, the opt-in`, () => {
-  it("pins the CLI's account and region into the template, where the patterns find them", async () => {
-    const { template } = await synthWithCli({ [PIN_ENVIRONMENT_CONTEXT]: 'true' });
-    expect(literalsIn(template).sort()).toEqual([DEPLOYER.account, DEPLOYER.region].sort());
-  });
+  it(
+    "pins the CLI's account and region into the template, where the patterns find them",
+    async () => {
+      const { template } = await synthWithCli({ [PIN_ENVIRONMENT_CONTEXT]: 'true' });
+      expect(literalsIn(template).sort()).toEqual([DEPLOYER.account, DEPLOYER.region].sort());
+    },
+    SYNTH_DEADLINE_MS,
+  );
 
   it('refuses to pin half an environment, and pins nothing unless asked', () => {
     const credentials = { CDK_DEFAULT_ACCOUNT: DEPLOYER.account, CDK_DEFAULT_REGION: DEPLOYER.region };

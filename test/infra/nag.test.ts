@@ -89,7 +89,7 @@ describe('what is acknowledged, and where', () => {
     expect(acknowledged('preview')).toEqual(
       [
         'AwsSolutions-APIG4 CommerceApi-pr-42/HttpApi',
-        'AwsSolutions-DDB3 CommerceApi-pr-42/Table',
+        'AwsSolutions-DDB3 CommerceApi-pr-42/DataTable',
         'AwsSolutions-SMG4 CommerceApi-pr-42/WebhookKeySet',
         ...webhookPipeline('pr-42'),
         ...functionsRuntime('preview'),

@@ -5,6 +5,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import { stackRoutes } from '../../scripts/local/apigw.ts';
+import { legacyTableDefinition } from '../../shared/data/legacy-table.ts';
 import {
   type IndexDefinition,
   leadingKeyPattern,
@@ -126,6 +127,13 @@ const executeApiIssuer = (s: Synth) => ({
     ],
   ],
 });
+
+/**
+ * The table's logical id in every stack deployed before the local indexes were retired (main's
+ * synthesised template): the old table must keep it while the data moves, or CloudFormation would
+ * replace it.
+ */
+const LEGACY_TABLE_LOGICAL_ID = 'TableCD117FA1';
 
 const keySchema = (partitionKey: { name: string }, sortKey: { name: string }) => [
   { AttributeName: partitionKey.name, KeyType: 'HASH' },
@@ -377,7 +385,9 @@ describe.each([
       TimeToLiveSpecification: { AttributeName: tableDefinition.timeToLiveAttribute, Enabled: true },
     });
     expect(table?.Properties.GlobalSecondaryIndexes).toEqual(indexesOfKind('global'));
-    expect(table?.Properties.LocalSecondaryIndexes).toEqual(indexesOfKind('local'));
+    // No local index: an LSI caps every partition key's item collection at 10 GB.
+    expect(indexesOfKind('local')).toEqual([]);
+    expect(table?.Properties.LocalSecondaryIndexes).toBeUndefined();
   });
 
   it.each(operations.map((op) => [op.name, op] as const))(
@@ -925,6 +935,74 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
   });
 });
 
+describe('moving a stack off the retired local indexes: cdk -c legacyTable=serve', () => {
+  const serving = (() => {
+    const app = new App({
+      context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], stage: 'pr-7', legacyTable: 'serve' },
+    });
+    return Template.fromStack(createStageStack(app));
+  })();
+  const tables = serving.findResources('AWS::DynamoDB::Table');
+  const legacy = tables[LEGACY_TABLE_LOGICAL_ID] as Resource;
+  const [targetId, target] = Object.entries(tables).find(([id]) => id.startsWith('DataTable')) as [
+    string,
+    Resource,
+  ];
+
+  it('keeps the old table under its logical id, with its five local indexes and its stream, and serves the functions from it', () => {
+    expect(Object.keys(tables)).toHaveLength(2);
+    expect(legacy.Properties.LocalSecondaryIndexes).toEqual(
+      (legacyTableDefinition.indexes as readonly IndexDefinition[])
+        .filter((index) => index.kind === 'local')
+        .map((index) => ({
+          IndexName: index.name,
+          KeySchema: keySchema(index.partitionKey, index.sortKey),
+          Projection: { ProjectionType: 'ALL' },
+        })),
+    );
+    expect(legacy.Properties.StreamSpecification).toEqual({ StreamViewType: tableDefinition.streamViewType });
+    const names = Object.values(serving.findResources('AWS::Lambda::Function')).flatMap((fn) => {
+      const name = (fn as Resource).Properties.Environment?.Variables?.TABLE_NAME;
+      return name ? [name] : [];
+    });
+    expect(names.length).toBeGreaterThan(10);
+    expect(new Set(names.map((name) => JSON.stringify(name)))).toEqual(
+      new Set([JSON.stringify({ Ref: LEGACY_TABLE_LOGICAL_ID })]),
+    );
+    serving.hasOutput('TableName', { Value: { Ref: LEGACY_TABLE_LOGICAL_ID } });
+  });
+
+  it('creates the new table beside it, without local index and without a stream until the switch', () => {
+    expect(target.Properties.LocalSecondaryIndexes).toBeUndefined();
+    expect(target.Properties.StreamSpecification).toBeUndefined();
+    expect(target.Properties.KeySchema).toEqual(
+      keySchema(tableDefinition.partitionKey, tableDefinition.sortKey),
+    );
+    serving.hasOutput('MigrationTableName', { Value: { Ref: targetId } });
+    // Only the old table's stream feeds the relay.
+    const sources = Object.values(serving.findResources('AWS::Lambda::EventSourceMapping'))
+      .map((mapping) => JSON.stringify((mapping as Resource).Properties.EventSourceArn))
+      .filter((arn) => arn?.includes('StreamArn'));
+    expect(sources).toEqual([JSON.stringify({ 'Fn::GetAtt': [LEGACY_TABLE_LOGICAL_ID, 'StreamArn'] })]);
+  });
+
+  it('without it (the switch, and every new stack): DataTable only, streamed, feeding the relay', () => {
+    const { ids } = prod.model;
+    expect(ids.table.startsWith('DataTable')).toBe(true);
+    expect(Object.keys(prod.template.findResources('AWS::DynamoDB::Table'))).toEqual([ids.table]);
+    expect(Object.keys(prod.template.findResources('AWS::DynamoDB::Table'))).not.toContain(
+      LEGACY_TABLE_LOGICAL_ID,
+    );
+  });
+
+  it('refuses any other value', () => {
+    const app = new App({
+      context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], legacyTable: 'yes' },
+    });
+    expect(() => createStageStack(app)).toThrow(/legacyTable must be serve/);
+  });
+});
+
 describe('the webhook pipeline (prod)', () => {
   it("the relay reads the table's stream only: its stream actions on the stream ARN, ListStreams alone on *", () => {
     const stream = { 'Fn::GetAtt': [prod.model.ids.table, 'StreamArn'] };
@@ -944,7 +1022,7 @@ describe('the webhook pipeline (prod)', () => {
     ]);
   });
 
-  it('maps the stream to the relay (outbox and Redeliver inserts, expired delivery entries; bisect, DLQ) and the queue to the deliverer', () => {
+  it('maps the stream to the relay (outbox and Redeliver inserts, expired delivery entries, subscriptions created or changed; bisect, DLQ) and the queue to the deliverer', () => {
     const mappings = Object.values(resources(prod, 'AWS::Lambda::EventSourceMapping'));
     expect(mappings).toHaveLength(2);
     const relay = mappings.find((m) => m.Properties.StartingPosition === 'TRIM_HORIZON');
@@ -957,13 +1035,13 @@ describe('the webhook pipeline (prod)', () => {
       JSON.parse(f.Pattern),
     );
     // Exactly the records `relayRecordKind` takes, no more (each costs an invocation), no fewer.
-    const { outbox, redelivery, expiredDelivery } = relayStreamFilters;
+    const { outbox, redelivery, subscription } = relayStreamFilters;
     expect(patterns).toEqual([
       {
         eventName: [outbox.eventName],
         dynamodb: { Keys: { PK: { S: [{ prefix: outbox.partitionKeyPrefix }] } } },
       },
-      ...[redelivery, expiredDelivery].map((filter) => ({
+      ...[redelivery].map((filter) => ({
         eventName: [filter.eventName],
         dynamodb: {
           Keys: {
@@ -972,6 +1050,15 @@ describe('the webhook pipeline (prod)', () => {
           },
         },
       })),
+      {
+        eventName: [...subscription.eventNames],
+        dynamodb: {
+          Keys: {
+            PK: { S: [{ prefix: subscription.partitionKeyPrefix }] },
+            SK: { S: [{ prefix: subscription.sortKeyPrefix }] },
+          },
+        },
+      },
     ]);
     const deliverer = mappings.find((m) => m !== relay);
     expect(deliverer?.Properties).toMatchObject({

@@ -1,4 +1,4 @@
-import { QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createSubscriptionHandler } from '#functions/create-subscription/handler.ts';
@@ -54,6 +54,69 @@ describe('Idempotency-Key on Create Subscription', () => {
     expect(await subscriptionsOf(world.demo.second_customer_id)).toBe(before + 1);
     expect(firstTrips).toBeLessThanOrEqual(3 + 2);
     expect(replayTrips).toBe(2); // authentication + the claim that finds the answer
+  });
+
+  it('an answer larger than one item (a subscription at every limit, ≈ 350 KB) is replayed, never created twice', async () => {
+    const emoji = (n: number) => '😀'.repeat(n);
+    const metadata = () =>
+      Object.fromEntries(
+        Array.from({ length: 50 }, (_, i) => [`${emoji(38)}${String(i).padStart(2, '0')}`, emoji(500)]),
+      );
+    const token = world.demo.personal_access_token;
+    const customer = await world.call('POST', '/v1/customers/', {
+      token,
+      body: {
+        email: `${emoji(300)}@example.com`,
+        name: emoji(256),
+        external_id: emoji(256),
+        metadata: metadata(),
+      },
+    });
+    const product = await world.call('POST', '/v1/products/', {
+      token,
+      body: {
+        name: emoji(64),
+        description: emoji(5000),
+        recurring_interval: 'month',
+        metadata: metadata(),
+        prices: [{ amount_type: 'free' }],
+      },
+    });
+    expect([customer.status, product.status]).toEqual([201, 201]);
+    const body = { product_id: product.body.id, customer_id: customer.body.id, metadata: metadata() };
+    const first = await post('large-answer', body);
+    expect(first.status).toBe(201);
+    expect(Buffer.byteLength(JSON.stringify(first.body))).toBeGreaterThan(300_000);
+    // Even once the first attempt's lease would have ended (a record left in progress is taken over).
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await world.table.doc.send(
+        new ScanCommand({
+          TableName: world.table.name,
+          FilterExpression: 'entity = :e AND #s = :p',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':e': 'idempotency', ':p': 'in_progress' },
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      for (const record of page.Items ?? []) {
+        await world.table.doc.send(
+          new UpdateCommand({
+            TableName: world.table.name,
+            Key: { PK: record.PK, SK: record.SK },
+            UpdateExpression: 'SET lease_until = :past',
+            ExpressionAttributeValues: { ':past': 0 },
+          }),
+        );
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    world.resetCount();
+    const retry = await post('large-answer', body);
+    expect(retry.status).toBe(201);
+    expect(retry.body).toEqual(first.body);
+    expect(world.roundTrips()).toBe(3); // authentication, the claim, the answer's parts
+    expect(await subscriptionsOf(customer.body.id)).toBe(1);
   });
 
   it('the same request spelled differently (key order, whitespace) is the same request', async () => {

@@ -149,6 +149,16 @@ describe('List Wallets', () => {
     expect((await list('', token)).body.pagination).toEqual({ total_count: 2, max_page: 1 });
   });
 
+  it("refuses a wallet in a currency the API does not know: the slot bounds wallets only over the API's currencies", async () => {
+    const customer = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: 'currency@x.example',
+    });
+    await expect(
+      createWallet(world.admin, { customer, currency: 'xyz', type: 'usage', balance: 1 }),
+    ).rejects.toThrow(/not a currency of the API/);
+  });
+
   it('costs at most 3 DynamoDB round trips for page 1, authentication included', async () => {
     for (const sorting of [
       '',

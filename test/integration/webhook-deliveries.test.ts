@@ -5,10 +5,18 @@
  */
 // On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
 import '../support/private-engine.ts';
-import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointDeliveriesOwner, type Redelivery, redeliveryMessages } from '#shared/data/deliveries.ts';
-import { keys, listKeys, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
+import {
+  DELIVERY_LIST_SHARDS,
+  DELIVERY_LOG_DAYS,
+  deliveryListPartition,
+  endpointDeliveriesOwner,
+  listDeliveryPage,
+  type Redelivery,
+  redeliveryMessages,
+} from '#shared/data/deliveries.ts';
+import { keys, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../support/pipeline.ts';
 import { type Delivery, receiversClosedAfterEach } from '../support/receiver.ts';
@@ -61,11 +69,11 @@ describe('List Webhook Deliveries (GET /v1/webhooks/deliveries)', () => {
     shared = await scene();
   }, 60_000);
 
-  it('every attempt of the organization, newest first, with its answer and its webhook event, in 3 round trips', async () => {
+  it('every attempt of the organization, newest first, with its answer and its webhook event: auth, per shard its counts and entries, one batch', async () => {
     world.resetCount();
     const reply = await list();
     expect(reply.status).toBe(200);
-    expect(world.roundTrips()).toBe(3);
+    expect(world.roundTripsOf('list-webhook-deliveries')).toBe(1 + 2 * DELIVERY_LIST_SHARDS + 1);
     expect(reply.body.pagination).toEqual({ total_count: 3, max_page: 1 });
     const items = reply.body.items as {
       id: string;
@@ -115,7 +123,44 @@ describe('List Webhook Deliveries (GET /v1/webhooks/deliveries)', () => {
     expect(page2.body.pagination).toEqual({ total_count: 3, max_page: 2 });
     expect(ids(page2)).toEqual(all.slice(2));
     expect(ids(await list('?sorting=created_at'))).toEqual([...all].reverse());
+    world.resetCount();
     expect((await list('?page=5')).body).toEqual({ items: [], pagination: { total_count: 3, max_page: 1 } });
+    // Past the end: the counts only.
+    expect(world.roundTripsOf('list-webhook-deliveries')).toBe(1 + DELIVERY_LIST_SHARDS);
+  });
+
+  it("a page deeper than page × limit = 2000 is the contract's 422 naming page (its read would grow with it)", async () => {
+    const deep = await list('?page=21&limit=100');
+    expect(deep.status).toBe(422);
+    expect(deep.body.error).toBe('PolarRequestValidationError');
+    expect(deep.body.detail.map((d: { loc: string[] }) => d.loc)).toEqual([['query', 'page']]);
+    expect((await list('?page=20&limit=100')).status).toBe(200);
+  });
+
+  it('the payload is stored once, in the outbox item: no webhook event, attempt or list entry holds a copy', async () => {
+    const organizationId = other().organization_id;
+    const aId = webhookIdOf(shared.a.deliveries[0] as Delivery);
+    const stored = await world.table.doc.send(
+      new QueryCommand({
+        TableName: world.table.name,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': keys.webhookEvent(aId).PK },
+      }),
+    );
+    const entries = await Promise.all(
+      Array.from({ length: DELIVERY_LIST_SHARDS }, (_, shard) =>
+        world.table.doc.send(
+          new QueryCommand({
+            TableName: world.table.name,
+            KeyConditionExpression: 'PK = :pk',
+            ExpressionAttributeValues: { ':pk': deliveryListPartition(organizationId, shard) },
+          }),
+        ),
+      ),
+    );
+    const items = [...(stored.Items ?? []), ...entries.flatMap((found) => found.Items ?? [])];
+    expect(items.length).toBeGreaterThan(3);
+    for (const item of items) expect(JSON.stringify(item)).not.toContain(shared.event.payload.slice(0, 40));
   });
 
   it("another organization's endpoint matches nothing; the caller sees only its organizations' attempts", async () => {
@@ -152,41 +197,43 @@ describe('List Webhook Deliveries (GET /v1/webhooks/deliveries)', () => {
     expect((await world.call('GET', '/v1/webhooks/deliveries')).status).toBe(401);
   });
 
-  it("an entry removed by its TTL leaves its list's count once, however often the stream hands it over", async () => {
-    const { endpointB } = shared;
-    const owner = endpointDeliveriesOwner(other().organization_id, endpointB.id);
-    const partition = listKeys.partition('deliveryList', owner);
-    const [entry] =
-      (
-        await world.table.doc.send(
-          new QueryCommand({
-            TableName: world.table.name,
-            KeyConditionExpression: 'PK = :pk AND begins_with(SK, :f)',
-            ExpressionAttributeValues: { ':pk': partition, ':f': 'created_at#' },
-          }),
-        )
-      ).Items ?? [];
-    expect(entry).toBeDefined();
-    // What DynamoDB's TTL does; the table's stream carries the removal to the relay.
-    await world.table.doc.send(
-      new DeleteCommand({ TableName: world.table.name, Key: { PK: entry?.PK, SK: entry?.SK } }),
-    );
-    await pipeline.settled();
-    expect((await list(`?endpoint_id=${endpointB.id}`)).body).toEqual({
-      items: [],
-      pagination: { total_count: 0, max_page: 0 },
-    });
-    // The same removal once more (a stream batch handled twice): nothing more is taken off.
-    await pipeline.relay({
-      Records: [
-        {
-          eventName: 'REMOVE',
-          dynamodb: { Keys: { PK: { S: String(entry?.PK) }, SK: { S: String(entry?.SK) } } },
-        },
-      ],
-    });
-    expect((await list(`?endpoint_id=${endpointB.id}`)).body.pagination.total_count).toBe(0);
-    // The organization's own list still counts it until its own entry expires.
+  it("attempts leave the list with their day's count once the log's days have passed; nothing is kept per expiry, and the relay takes a removal (replayed) as nothing", async () => {
+    const organizationId = other().organization_id;
+    const page = (now: Date) =>
+      listDeliveryPage(world.table, [organizationId], {}, [], 0, 10, now, 1_000_000);
+    const today = await page(new Date());
+    expect(today.total).toBe(3);
+    expect(today.items.map(({ payload }) => payload)).toEqual([0, 1, 2].map(() => shared.event.payload));
+    // The last day they are shown, and the first day they are not (TTL removes them later still).
+    const lastDay = new Date(Date.now() + DELIVERY_LOG_DAYS * 86_400_000);
+    expect((await page(lastDay)).total).toBe(3);
+    const past = await page(new Date(lastDay.getTime() + 86_400_000));
+    expect(past).toEqual({ items: [], total: 0 });
+    // DynamoDB's TTL removing an entry reaches the relay (a mapping created before the redesign
+    // still hands it over): nothing is written and the batch succeeds, however often it comes.
+    const [entry] = (
+      await world.table.doc.send(
+        new QueryCommand({
+          TableName: world.table.name,
+          KeyConditionExpression: 'PK = :pk',
+          ExpressionAttributeValues: {
+            ':pk': deliveryListPartition(endpointDeliveriesOwner(organizationId, shared.endpointB.id), 0),
+          },
+        }),
+      )
+    ).Items ?? [{ PK: 'LIST#DELIVERY#x#S0', SK: 'at#x' }];
+    const removal = {
+      eventName: 'REMOVE' as const,
+      dynamodb: { Keys: { PK: { S: String(entry?.PK) }, SK: { S: String(entry?.SK) } } },
+    };
+    const legacy = {
+      eventName: 'REMOVE' as const,
+      dynamodb: { Keys: { PK: { S: `LIST#DELIVERY#${organizationId}` }, SK: { S: 'created_at#x#y' } } },
+    };
+    world.resetCount();
+    await pipeline.relay({ Records: [removal, legacy, removal] });
+    await pipeline.relay({ Records: [removal, legacy] });
+    expect(world.roundTripsOf('webhook-relay')).toBe(0);
     expect((await list()).body.pagination.total_count).toBe(3);
   });
 });
@@ -266,7 +313,9 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
     // Both requests' stream records in one batch (the same event twice in one batch read), as the
     // relay may get them: one message, for round 3; the superseded round 2 sends nothing.
     const messages = await redeliveryMessages(world.table, requests);
-    expect(messages).toEqual([{ webhook_event_id: id, endpoint_id: expect.any(String), round: 3 }]);
+    expect(messages).toEqual([
+      { webhook_event_id: id, endpoint_id: expect.any(String), round: 3, event_key: expect.any(Object) },
+    ]);
     await waitFor(() => b.deliveries.length >= 2, 15_000, 'the redelivery');
     await pipeline.settled();
     const stored = (

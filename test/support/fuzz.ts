@@ -5612,6 +5612,21 @@ function listWebhookDeliveriesArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       const visible =
         filters.length === 0 || filters.some((id) => ctx.keptEndpoints.get(id) === outcome.tenant);
       const effective = Number(limit.value < 100n ? limit.value : 100n);
+      // A page past page × limit = 2000 is refused: its read would grow with it.
+      if (page.value * BigInt(effective) > 2000n) {
+        return {
+          operationId,
+          request,
+          oracle: {
+            statuses: [422],
+            errors: ['PolarRequestValidationError'],
+            check: (reply) => {
+              const detail = (reply.body as { detail: { loc: string[] }[] }).detail;
+              expect(detail.map((item) => item.loc.join('.'))).toEqual(['query.page']);
+            },
+          },
+        };
+      }
       return {
         operationId,
         request,

@@ -3,6 +3,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { recordDeliveredWebhookEvent } from '#scripts/admin/commands.ts';
 import type { Table } from '#shared/data/dynamo.ts';
 import { partitions } from '#shared/data/table.ts';
+import type { World } from './world.ts';
 
 export interface StoredEvent {
   SK: string;
@@ -40,3 +41,31 @@ export const typesOf = (events: StoredEvent[]) => events.map((event) => event.ty
 /** A delivered webhook event with its attempt, straight in the table (`recordDeliveredWebhookEvent`). */
 export const seedWebhookEvent = (table: Table, organizationId: string, endpointId: string, at = new Date()) =>
   recordDeliveredWebhookEvent({ table }, { organizationId, endpointId, at });
+
+/**
+ * A delivered webhook event whose payload is in a real outbox item (a fresh customer's
+ * `customer.created`, created through the API), as the relay and the deliverer record one.
+ */
+export async function seedWebhookEventFromOutbox(
+  world: { table: Table; call: World['call']; demo: World['demo'] },
+  organizationId: string,
+  endpointId: string,
+  token: string,
+) {
+  const created = await world.call('POST', '/v1/customers/', {
+    token,
+    body: { email: `outbox-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com` },
+  });
+  if (created.status !== 201) throw new Error(`Create Customer answered ${created.status}`);
+  const [event] = await outboxOf(world.table, 'customer', created.body.id);
+  if (!event) throw new Error('no outbox item');
+  const stored = event as unknown as { PK: string; SK: string };
+  return recordDeliveredWebhookEvent(
+    { table: world.table },
+    {
+      organizationId,
+      endpointId,
+      outbox: { PK: stored.PK, SK: stored.SK, id: event.id, type: event.type, payload: event.payload },
+    },
+  );
+}

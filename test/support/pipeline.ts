@@ -29,6 +29,13 @@ export interface TestPipeline extends LocalPipeline {
   errors: unknown[];
   relay: ReturnType<typeof createRelay>;
   deliver: ReturnType<typeof createDeliverer>;
+  /**
+   * The waits the functions set on messages (ChangeMessageVisibility: the retry ladder), in seconds,
+   * for the messages of this webhook event: what a test of the retry's timing checks, not a clock.
+   */
+  retryDelays(webhookEventId: string): number[];
+  /** Milliseconds the queue's clock skipped while the pipeline was idle (`skipIdleTime`). */
+  skipped(): number;
 }
 
 export interface TestPipelineOptions {
@@ -42,20 +49,42 @@ export interface TestPipelineOptions {
   depsFor?: DepsFor;
   /** The queue as the relay and deliverer see it (fault injection); the pipeline pumps the real one. */
   wrapQueue?: (queue: DeliveryQueue) => DeliveryQueue;
+  /**
+   * The queue's clock skips ahead while the pipeline is idle (no relay or deliverer call running, a
+   * message waiting out a visibility timeout or a retry delay), instead of the test waiting in real
+   * time: for tests that check what happens in the end, not when. Off by default: a test that looks
+   * between an attempt and its retry needs the retry to stay seconds away.
+   */
+  skipIdleTime?: boolean;
 }
+
+/**
+ * How long a test deliverer waits for a receiver. The receivers of these tests answer at once, so
+ * this is a deadline for a hang, not a race with the receiver: with 2 s, a loaded machine made a
+ * prompt answer time out, and the deliverer retried a delivery that had arrived (an extra attempt
+ * counted in webhook-deliveries). A test of the timeout itself sets a short one and a receiver that
+ * never answers (webhook-faults.test.ts).
+ */
+export const TEST_DELIVERY_TIMEOUT_MS = 20_000;
+/** Queue time skipped per idle poll when `skipIdleTime` is on. */
+const SKIP_PER_POLL_MS = 500;
 
 export async function startTestPipeline(
   world: World,
   options: TestPipelineOptions = {},
 ): Promise<TestPipeline> {
-  const deadLetter = new LocalQueue({ visibilityTimeoutSeconds: 30 });
+  let skew = 0;
+  const now = () => Date.now() + skew;
+  const deadLetter = new LocalQueue({ visibilityTimeoutSeconds: 30, now });
   const queue = new LocalQueue({
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 2,
     maxReceiveCount: 15,
     deadLetter,
+    now,
   });
   const depsFor = options.depsFor ?? world.depsFor;
-  const seen = options.wrapQueue ? options.wrapQueue(queue) : queue;
+  const delays = recordedDelays(queue);
+  const seen = options.wrapQueue ? options.wrapQueue(delays.queue) : delays.queue;
   const relay = createRelay({ ...depsFor('webhook-relay'), queue: seen });
   const delivererDeps = depsFor('webhook-deliverer');
   const deliver = createDeliverer({
@@ -65,20 +94,38 @@ export async function startTestPipeline(
     queue: seen,
     // The shortest wait of each rung of the ladder: the first retry comes 3 s after the failure.
     random: () => 0,
-    timeoutMs: 2_000,
+    timeoutMs: TEST_DELIVERY_TIMEOUT_MS,
     ...options.deliverer,
   });
   const errors: unknown[] = [];
+  /** Relay and deliverer calls running: the queue's clock never skips under one. */
+  let running = 0;
+  const counted =
+    <E, R>(handler: (event: E) => Promise<R>) =>
+    async (event: E): Promise<R> => {
+      running += 1;
+      try {
+        return await handler(event);
+      } finally {
+        running -= 1;
+      }
+    };
   const pipeline = await startLocalPipeline({
     dynamodbEndpoint: dynamodbEndpoint(),
     tableName: world.table.name,
     region: LOCAL_REGION,
-    relay: options.wrapRelay ? options.wrapRelay(relay) : relay,
-    deliver: options.wrapDeliver ? options.wrapDeliver(deliver) : deliver,
-    queue,
+    relay: counted(options.wrapRelay ? options.wrapRelay(relay) : relay),
+    deliver: counted(options.wrapDeliver ? options.wrapDeliver(deliver) : deliver),
+    // Pumped through the recorder, which learns each receipt's body as Lambda's mapping receives it.
+    queue: delays.queue,
     pollMs: 25,
     onError: (error) => errors.push(error),
   });
+  const skipper = options.skipIdleTime
+    ? setInterval(() => {
+        if (running === 0 && queue.size > 0) skew += SKIP_PER_POLL_MS;
+      }, 25)
+    : undefined;
   const drained: TestPipeline['drained'] = async (of, timeoutMs = 20_000) => {
     await pipeline.settled(timeoutMs);
     const pending = () =>
@@ -91,7 +138,55 @@ export async function startTestPipeline(
       });
     await waitFor(() => !pending(), timeoutMs, `no queued message for ${JSON.stringify(of)}`);
   };
-  return { ...pipeline, drained, queue, deadLetter, errors, relay, deliver };
+  return {
+    ...pipeline,
+    stop: async () => {
+      clearInterval(skipper);
+      await pipeline.stop();
+    },
+    drained,
+    queue,
+    deadLetter,
+    errors,
+    relay,
+    deliver,
+    retryDelays: delays.of,
+    skipped: () => skew,
+  };
+}
+
+/** The queue as the functions see it, recording each ChangeMessageVisibility with its message's body. */
+function recordedDelays(queue: DeliveryQueue): {
+  queue: DeliveryQueue;
+  of: (webhookEventId: string) => number[];
+} {
+  const bodies = new Map<string, string>();
+  const changes: { body: string; seconds: number }[] = [];
+  const recording: DeliveryQueue = {
+    send: (body, options) => queue.send(body, options),
+    sendBatch: (bodies) => queue.sendBatch(bodies),
+    delete: (receiptHandle) => queue.delete(receiptHandle),
+    receive: async (options) => {
+      const messages = await queue.receive(options);
+      for (const message of messages) bodies.set(message.receiptHandle, message.body);
+      return messages;
+    },
+    changeVisibility: async (receiptHandle, seconds) => {
+      await queue.changeVisibility(receiptHandle, seconds);
+      changes.push({ body: bodies.get(receiptHandle) ?? '', seconds });
+    },
+  };
+  const of = (webhookEventId: string) =>
+    changes
+      .filter(({ body }) => {
+        try {
+          return (JSON.parse(body) as { webhook_event_id?: string }).webhook_event_id === webhookEventId;
+        } catch {
+          return false;
+        }
+      })
+      .map(({ seconds }) => seconds);
+  return { queue: recording, of };
 }
 
 /**
