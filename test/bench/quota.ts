@@ -73,15 +73,17 @@ async function main() {
     const on = figures.on as { ms: number[] };
     console.log(`p50 ratio on/off: ${(percentile(on.ms, 50) / percentile(off.ms, 50)).toFixed(2)}`);
 
-    // A tenant at 10× its quota: one instance, the deployed quotas, 10× the credential's 300.
-    const keeper = new QuotaKeeper(world.table, DEFAULT_QUOTAS);
+    // A tenant at 10× its quota: one instance, the deployed quotas, 10× the credential's 300, all in
+    // one window: the keeper's clock is held inside a window of its own (one no earlier section
+    // counted in), so that every one of the 3,000 requests meets it, however slow the machine.
+    const window = DEFAULT_QUOTAS.credential.windowSeconds * 1000;
+    const held = new Date((Math.floor(Date.now() / window) + 1000) * window + 1);
+    const keeper = new QuotaKeeper(world.table, DEFAULT_QUOTAS, () => held);
     const limited = factory({ ...deps, quotas: keeper });
     const sent = DEFAULT_QUOTAS.credential.limit * 10;
     world.meter.reset();
     let refused = 0;
-    const started = Date.now();
-    const windowStart = Math.floor(started / 10_000);
-    for (let i = 0; i < sent && Math.floor(Date.now() / 10_000) === windowStart; i++) {
+    for (let i = 0; i < sent; i++) {
       const result = await limited(
         buildEvent('GET', url, { token: world.demo.personal_access_token }),
         lambdaContext(),
@@ -90,7 +92,7 @@ async function main() {
     }
     const writes = world.meter.calls.filter((call) => call.kind === 'write').length;
     console.log(
-      `\nA tenant past its quota in one window: ${world.meter.calls.length} DynamoDB calls, ${writes} of them quota writes, ${refused} requests refused (a refused request after the first ones costs no write).`,
+      `\nA tenant past its quota in one window: ${sent} requests, ${world.meter.calls.length} DynamoDB calls, ${writes} of them quota writes, ${refused} requests refused (a refused request after the first ones costs no write).`,
     );
   } finally {
     await world.drop();

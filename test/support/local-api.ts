@@ -19,6 +19,7 @@ import {
   stackPolicies,
   testWebhooks,
 } from './dynamodb.ts';
+import { UNREACHABLE_QUOTAS } from './quotas.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -55,6 +56,9 @@ export async function startLocalApi(
           policies: options.policies ?? stackPolicies(),
           // The clock's timer runs only where a test asks for it (test/e2e/subscription-clock.test.ts).
           scheduleIntervalMs: 0,
+          // The deployed keeper with limits out of reach: suites that send many requests with one
+          // token are not refused; test/e2e/quotas.test.ts passes its own small quotas.
+          quotas: UNREACHABLE_QUOTAS,
           ...options,
           dynamodbEndpoint: endpoint,
           tableName,
