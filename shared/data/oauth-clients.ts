@@ -166,28 +166,32 @@ export async function deleteOAuthClient(
   }
 }
 
-/** IAM (shared/data/grants.ts). */
-export const access = {
-  /** The client and the registrant's cap counter (seeded, when missing, from their clients in GSI1). */
-  insertOAuthClient: [
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] },
-    ...capsAccess.capCounter,
-    { actions: ['dynamodb:Query'], leadingKeys: ['user'], indexes: [indexNames.gsi1] },
-  ],
-  /** Also how client authentication and the registration token (RFC 7592) read the client. */
-  findOAuthClient: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] }],
-  /**
-   * The client read (strongly consistent, with the registration token's check) and updated: one
-   * statement.
-   */
-  replaceOAuthClientRegistration: [
-    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
-  ],
-  /** One transaction: the client soft-deleted and its liveness item removed (its tokens stop at once). */
-  deleteOAuthClient: [
-    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
-    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['oauthClientLive'] },
-    ...capsAccess.capCounter,
-    { actions: ['dynamodb:Query'], leadingKeys: ['user'], indexes: [indexNames.gsi1] },
-  ],
-} as const satisfies DataAccess;
+/**
+ * IAM (shared/data/grants.ts). Built by a pure call: it spreads the cap counter's grant, and a
+ * spread would otherwise keep the declarations in every bundle that imports this module.
+ */
+export const access = /* @__PURE__ */ (() =>
+  ({
+    /** The client and the registrant's cap counter (seeded, when missing, from their clients in GSI1). */
+    insertOAuthClient: [
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] },
+      ...capsAccess.capCounter,
+      { actions: ['dynamodb:Query'], leadingKeys: ['user'], indexes: [indexNames.gsi1] },
+    ],
+    /** Also how client authentication and the registration token (RFC 7592) read the client. */
+    findOAuthClient: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] }],
+    /**
+     * The client read (strongly consistent, with the registration token's check) and updated: one
+     * statement.
+     */
+    replaceOAuthClientRegistration: [
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
+    ],
+    /** One transaction: the client soft-deleted and its liveness item removed (its tokens stop at once). */
+    deleteOAuthClient: [
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['oauthClientLive'] },
+      ...capsAccess.capCounter,
+      { actions: ['dynamodb:Query'], leadingKeys: ['user'], indexes: [indexNames.gsi1] },
+    ],
+  }) as const satisfies DataAccess)();

@@ -277,38 +277,42 @@ export async function organizationWebhookEndpoints(
   return entries.map((entry) => webhookEndpointRecord(entry as unknown as Record<string, unknown>));
 }
 
-/** IAM (shared/data/grants.ts). */
-export const access = {
-  /**
-   * One transaction: the endpoint, its list entries (one per sort field), the list's count and the
-   * organization's cap counter (seeded, when missing, from the list's count).
-   */
-  insertWebhookEndpoint: [
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
-    { actions: ['dynamodb:UpdateItem', 'dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
-    ...capsAccess.capCounter,
-  ],
-  getWebhookEndpoint: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['webhookEndpoint'] }],
-  /**
-   * One transaction replaces the endpoint (on the revision read) and its list entries, deleting the
-   * entries whose sort key moved (url, name).
-   */
-  replaceWebhookEndpoint: [
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
-    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
-  ],
-  /** `replaceWebhookEndpoint` when no sort key moves (a new secret): the endpoint and its entries, same keys. */
-  replaceWebhookEndpointInPlace: [
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
-  ],
-  /** One transaction marks it deleted, removes its list entries and lowers the list's count and the cap counter. */
-  softDeleteWebhookEndpoint: [
-    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
-    { actions: ['dynamodb:DeleteItem', 'dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
-    ...capsAccess.capCounter,
-  ],
-  /** Per organization, one query of the list's count shards and one of its entries (shared/data/listing.ts). */
-  listWebhookEndpointPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
-  /** The organization's endpoints, from its endpoint list (the relay). */
-  organizationWebhookEndpoints: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
-} as const satisfies DataAccess;
+/**
+ * IAM (shared/data/grants.ts). Built by a pure call: it spreads the cap counter's grant, and a
+ * spread would otherwise keep the declarations in every bundle that imports this module.
+ */
+export const access = /* @__PURE__ */ (() =>
+  ({
+    /**
+     * One transaction: the endpoint, its list entries (one per sort field), the list's count and the
+     * organization's cap counter (seeded, when missing, from the list's count).
+     */
+    insertWebhookEndpoint: [
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+      { actions: ['dynamodb:UpdateItem', 'dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
+      ...capsAccess.capCounter,
+    ],
+    getWebhookEndpoint: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['webhookEndpoint'] }],
+    /**
+     * One transaction replaces the endpoint (on the revision read) and its list entries, deleting the
+     * entries whose sort key moved (url, name).
+     */
+    replaceWebhookEndpoint: [
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
+    ],
+    /** `replaceWebhookEndpoint` when no sort key moves (a new secret): the endpoint and its entries, same keys. */
+    replaceWebhookEndpointInPlace: [
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+    ],
+    /** One transaction marks it deleted, removes its list entries and lowers the list's count and the cap counter. */
+    softDeleteWebhookEndpoint: [
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+      { actions: ['dynamodb:DeleteItem', 'dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
+      ...capsAccess.capCounter,
+    ],
+    /** Per organization, one query of the list's count shards and one of its entries (shared/data/listing.ts). */
+    listWebhookEndpointPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
+    /** The organization's endpoints, from its endpoint list (the relay). */
+    organizationWebhookEndpoints: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
+  }) as const satisfies DataAccess)();
