@@ -5,8 +5,7 @@ import { DEFAULT_QUOTAS, type QuotaRule, type QuotaSettings } from '#shared/doma
  * The deployed quota keeper (`DEFAULT_QUOTAS`' windows, shards and leases) with limits no test run
  * reaches: every function counts its requests in the table under its deployed grant, as in prod, and
  * no scenario is refused with a 429 for sending the same token many times in 10 s. The IAM world
- * runs with it (so that the quota counter's grant is exercised like every other), and so does every
- * local API of the e2e tier but test/e2e/quotas.test.ts, which sets small ones to reach.
+ * runs with it, so that the quota counter's grant is exercised like every other.
  */
 export const UNREACHABLE_QUOTAS: QuotaSettings = Object.freeze(
   Object.fromEntries(
