@@ -590,9 +590,7 @@ export const operations = [
         "leadingKeys": [
           "product",
           "customer",
-          "organization",
-          "subscriptionList",
-          "subscriptionProductList"
+          "organization"
         ]
       },
       {
@@ -610,9 +608,21 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:ConditionCheckItem"
         ],
         "leadingKeys": [
+          "product",
           "customer"
         ]
       },
@@ -1341,7 +1351,11 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription"
+          "subscription",
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       },
       {
@@ -1354,15 +1368,6 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
         ]
       },
       {
@@ -1427,7 +1432,11 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription"
+          "subscription",
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       },
       {
@@ -1440,15 +1449,6 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
         ]
       },
       {
@@ -2754,7 +2754,11 @@ export const functionAccess = {
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription"
+          "subscription",
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       },
       {
@@ -2767,15 +2771,6 @@ export const functionAccess = {
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionProductList"
         ]
       },
       {
@@ -2847,26 +2842,6 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "webhookEvent"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:BatchGetItem",
-          "dynamodb:PutItem"
-        ],
-        "leadingKeys": [
-          "subscription"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:UpdateItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
         ]
       }
     ]

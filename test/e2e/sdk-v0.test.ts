@@ -16,6 +16,7 @@ import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
 import { expectDocumented } from '../support/contract.ts';
 import { scopedToken, sharedLocalApi } from '../support/local-api.ts';
+import { waitFor } from '../support/wait.ts';
 import {
   expectBalanceTies,
   expectSorted,
@@ -849,20 +850,29 @@ describe('Customer portal subscriptions (/v1/customer-portal/subscriptions/)', (
 describe('Webhook deliveries (GET /v1/webhooks/deliveries, POST /v1/webhooks/events/{id}/redeliver)', () => {
   it('listWebhookDeliveries: the page iterator walks every page; the strict schemas accept each attempt', async () => {
     const endpointId = stack.demo.webhook_endpoint_ids[1] as string;
-    const iterator = await polar.webhooks.listWebhookDeliveries({ endpointId, limit: 1 });
-    const eventIds: string[] = [];
-    let total = -1;
-    for await (const page of iterator) {
-      total = page.result.pagination.totalCount;
-      for (const delivery of page.result.items) {
-        expect(delivery.createdAt).toBeInstanceOf(Date);
-        expect(typeof delivery.succeeded).toBe('boolean');
-        eventIds.push(delivery.webhookEvent.id);
+    // Newest first, while the other files' deliveries to this endpoint keep arriving: a walk during
+    // which one landed sees the list shift by a page, so the walk is repeated until one saw it still
+    // (waited on that state with a deadline; each walk checks every attempt against the schemas).
+    let walked: { eventIds: string[]; total: number } = { eventIds: [], total: -1 };
+    const walk = async () => {
+      const iterator = await polar.webhooks.listWebhookDeliveries({ endpointId, limit: 1 });
+      const eventIds: string[] = [];
+      let total = -1;
+      for await (const page of iterator) {
+        total = page.result.pagination.totalCount;
+        for (const delivery of page.result.items) {
+          expect(delivery.createdAt).toBeInstanceOf(Date);
+          expect(typeof delivery.succeeded).toBe('boolean');
+          eventIds.push(delivery.webhookEvent.id);
+        }
       }
-    }
-    expect(total).toBeGreaterThan(0);
-    expect(eventIds).toHaveLength(total);
-    expect(eventIds).toContain(stack.demo.webhook_event_id);
+      walked = { eventIds, total };
+      return total > 0 && eventIds.length === total && eventIds.includes(stack.demo.webhook_event_id);
+    };
+    await waitFor(walk, 60_000, 'a page walk over a list that did not move under it').catch(() => {});
+    expect(walked.total).toBeGreaterThan(0);
+    expect(walked.eventIds).toHaveLength(walked.total);
+    expect(walked.eventIds).toContain(stack.demo.webhook_event_id);
   });
 
   it('redeliverWebhookEvent resolves (202, null); an unknown event is ResourceNotFound', async () => {

@@ -654,8 +654,9 @@ const faultOps = {
   }),
   'list-webhook-deliveries': {
     success: 200,
-    // The token, the list's count (its shards, one Query), one Query of its entries.
-    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand'],
+    // The token, each of the list's 4 shards' day counts (a Query each), each shard's entries (a
+    // Query each, one shard after another), one batch of the page's attempts and payloads.
+    calls: ['GetItemCommand', ...Array.from({ length: 8 }, () => 'QueryCommand'), 'BatchGetItemCommand'],
     async prepare() {
       await seedWebhookEvent(
         world.table,
