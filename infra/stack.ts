@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  Annotations,
   type App,
   ArnFormat,
   CfnOutput,
@@ -36,6 +37,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -47,7 +49,9 @@ import {
   tableDefinition,
 } from '../shared/data/table.ts';
 import { parseIssuer } from '../shared/domain/issuer.ts';
+import { STAGE_THROTTLE } from '../shared/domain/limits.ts';
 import {
+  CLIENT_ADDRESS_HEADER_ENV,
   CUSTOMER_PORTAL_URL_ENV,
   ID_TOKEN_PUBLISHED_KEYS_ENV,
   ID_TOKEN_SIGNING_KEY_ENV,
@@ -81,6 +85,7 @@ import { ApiFunction, constructId, type WebhookKeySetRef } from './function.ts';
 
 export { constructId } from './function.ts';
 
+import { FrontDoor, type FrontDoorProps } from './front-door.ts';
 import { Monitoring } from './monitoring.ts';
 import { WebhookPipeline } from './webhooks.ts';
 
@@ -124,6 +129,57 @@ export interface CommerceApiStackProps extends StackProps {
    * beside it, without a stream, for `npm run migrate:table` to fill. Default: `DataTable` only.
    */
   readonly legacyTable?: 'serve';
+  /**
+   * CloudFront + WAF in front, the `execute-api` endpoint disabled (infra/front-door.ts). Prod's
+   * default is on, and needs the origin domain and its certificate; previews get none.
+   */
+  readonly frontDoor?: FrontDoorConfig;
+  /** Reserved concurrency of the functions that could starve the rest (`RESERVED_CONCURRENCY`); default prod only. */
+  readonly reservedConcurrency?: boolean;
+}
+
+export type FrontDoorConfig = Omit<FrontDoorProps, 'api' | 'stage' | 'stageName'>;
+
+/**
+ * Reserved concurrency: a ceiling (and a guaranteed floor) for the functions a flood could drive to
+ * take the account's whole concurrency: the unauthenticated document functions and the OAuth client
+ * endpoints. The rest share the unreserved pool, which AWS keeps at 100 or more.
+ */
+export const RESERVED_CONCURRENCY: Readonly<Record<string, number>> = {
+  'route-not-found': 5,
+  'api-reference': 5,
+  'oauth-discovery': 5,
+  'request-token': 50,
+  'revoke-token': 10,
+  'introspect-token': 10,
+  'create-client': 10,
+};
+
+/** The context `-c frontDoor=false` or the prod front door's settings (`-c apiOriginDomain=…` and so on). */
+export function frontDoorConfig(app: App, stage: string): FrontDoorConfig | undefined {
+  const context = (name: string): string | undefined =>
+    app.node.tryGetContext(`${name}:${stage}`) ?? app.node.tryGetContext(name);
+  const wanted = context('frontDoor') ?? (stage === PRODUCTION_STAGE ? 'true' : 'false');
+  if (String(wanted) === 'false') return undefined;
+  const originDomainName = context('apiOriginDomain');
+  const originCertificateArn = context('apiOriginCertificateArn');
+  // Without its origin domain prod has no front door: synthesised anyway (the local stack, the
+  // rehearsal on moto and every tool that synthesises the default stage need no domain), with a
+  // warning on the stack (createStageStack) that deploying it so leaves the API open.
+  if (!originDomainName || !originCertificateArn) return undefined;
+  const aliases = context('apiAliases')
+    ?.split(',')
+    .map((alias) => alias.trim())
+    .filter(Boolean);
+  const viewerCertificateArn = context('apiCertificateArn');
+  const webAclArn = context('webAclArn');
+  return {
+    originDomainName,
+    originCertificateArn,
+    ...(aliases?.length ? { aliases } : {}),
+    ...(viewerCertificateArn ? { viewerCertificateArn } : {}),
+    ...(webAclArn ? { webAclArn } : {}),
+  };
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
@@ -212,8 +268,10 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
   if (portal !== undefined && !/^https:\/\/[^/?#]+(\/[^?#]*)?$/.test(portal)) {
     throw new Error(`customerPortalUrl must be an https URL without query or fragment: ${portal}`);
   }
-  return new CommerceApiStack(app, `CommerceApi-${stage}`, {
+  const frontDoor = frontDoorConfig(app, stage);
+  const stack = new CommerceApiStack(app, `CommerceApi-${stage}`, {
     stage,
+    ...(frontDoor ? { frontDoor } : {}),
     ...(branch ? { branch } : {}),
     ...(origins !== undefined ? { corsAllowOrigins: parseAllowOrigins(origins) } : {}),
     ...(portal !== undefined ? { customerPortalUrl: portal } : {}),
@@ -226,6 +284,13 @@ export function createStageStack(app: App, env?: Environment): CommerceApiStack 
     ...(legacyTable === 'serve' ? { legacyTable } : {}),
     ...(env ? { env } : {}),
   });
+  if (stage === PRODUCTION_STAGE && !frontDoor && app.node.tryGetContext('frontDoor') === undefined) {
+    Annotations.of(stack).addWarningV2(
+      'commerce-api:no-front-door',
+      'prod without its front door (CloudFront + WAF, execute-api disabled): pass -c apiOriginDomain=… -c apiOriginCertificateArn=… (docs/deploying.md), or -c frontDoor=false to mean it',
+    );
+  }
+  return stack;
 }
 
 const corsMethods = (policy: CorsPolicy): CorsHttpMethod[] =>
@@ -297,6 +362,8 @@ export class CommerceApiStack extends Stack {
   readonly monitoring?: Monitoring;
   /** The table's stream → relay → delivery queue → deliverer. */
   readonly webhooks: WebhookPipeline;
+  /** CloudFront + WAF in front (prod by default); undefined: the execute-api endpoint is the way in. */
+  readonly frontDoor?: FrontDoor;
 
   constructor(scope: Construct, id: string, props: CommerceApiStackProps) {
     super(scope, id, props);
@@ -330,6 +397,8 @@ export class CommerceApiStack extends Stack {
       apiName: `commerce-api-${props.stage}`,
       // The default stage is added below because only an explicit stage takes throttle settings.
       createDefaultStage: false,
+      // Behind the front door the API is reached only through it (its custom domain).
+      disableExecuteApiEndpoint: props.frontDoor !== undefined,
       // API Gateway answers preflights itself and adds these headers to every answer; the local
       // server mirrors it from the same policy (shared/http/cors.ts).
       corsPreflight: {
@@ -363,22 +432,34 @@ export class CommerceApiStack extends Stack {
         destination: new LogGroupLogDestination(this.accessLogs),
         format: accessLogFormat,
       },
-      // A cap below the account's regional limit (10k rps shared by every API in the account),
-      // so a runaway client or a load test cannot starve other APIs or drain the Lambda
-      // concurrency pool; 100 rps sustained is far above expected traffic, and the 200 burst
-      // absorbs retry storms. Raise these with evidence from the 4xx/429 metrics.
-      throttle: { burstLimit: 200, rateLimit: 100 },
+      // A backstop below the account's regional limit (10k rps shared by every API in the account):
+      // fairness between tenants is the functions' quotas (shared/http/quota.ts), which keep one
+      // tenant far below this (docs/limits.md#request-quotas).
+      throttle: { ...STAGE_THROTTLE },
     });
 
     // Each request's log line is also its metrics document (shared/observability/telemetry.ts),
     // in a namespace per stage so that a preview's traffic never mixes with prod's.
     // The API's own URL ends in a slash; the issuer has none (shared/domain/issuer.ts). Every function
     // is told its stage's issuer, the one setting every absolute URL the API hands out is built on.
-    this.issuer = props.issuer ?? `https://${this.api.apiId}.execute-api.${this.region}.${this.urlSuffix}`;
+    if (props.frontDoor) {
+      this.frontDoor = new FrontDoor(this, 'FrontDoor', {
+        ...props.frontDoor,
+        api: this.api,
+        stage: this.apiStage,
+        stageName: props.stage,
+      });
+    }
+    this.issuer =
+      props.issuer ??
+      this.frontDoor?.url ??
+      `https://${this.api.apiId}.execute-api.${this.region}.${this.urlSuffix}`;
     const telemetry = {
       [METRICS_NAMESPACE_ENV]: metricsNamespaceOf(props.stage),
       [LOG_LEVEL_ENV]: props.logLevel ?? 'info',
       [ISSUER_ENV]: this.issuer,
+      // Behind CloudFront the caller's address is the header CloudFront sets (shared/http/api.ts).
+      ...(this.frontDoor ? { [CLIENT_ADDRESS_HEADER_ENV]: 'cloudfront-viewer-address' } : {}),
     };
     this.idTokenKeys = this.createIdTokenKeys(props.idTokenKeyGeneration ?? 1);
 
@@ -498,7 +579,9 @@ export class CommerceApiStack extends Stack {
       new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.alarmTopic.topicArn });
     }
 
-    new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url });
+    if (props.reservedConcurrency ?? production) this.reserveConcurrency();
+
+    new CfnOutput(this, 'ApiUrl', { value: this.frontDoor ? `${this.frontDoor.url}/` : this.apiStage.url });
     new CfnOutput(this, 'Issuer', { value: this.issuer });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     if (this.migrationTarget) {
@@ -537,6 +620,16 @@ export class CommerceApiStack extends Stack {
       [pipelineFunctions[0].name]: this.webhooks.relay,
       [pipelineFunctions[1].name]: this.webhooks.deliverer,
     };
+  }
+
+  /** `RESERVED_CONCURRENCY` on the functions it names. */
+  private reserveConcurrency(): void {
+    const functions = this.lambdaFunctions();
+    for (const [name, reserved] of Object.entries(RESERVED_CONCURRENCY)) {
+      const fn = functions[name];
+      if (!fn) throw new Error(`RESERVED_CONCURRENCY names no function: ${name}`);
+      (fn.function.node.defaultChild as CfnFunction).reservedConcurrentExecutions = reserved;
+    }
   }
 
   /** Both spellings of each path (`routeKeysOf`) to the function, through one integration. */

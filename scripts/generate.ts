@@ -26,6 +26,7 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import openapiTS, { astToString } from 'openapi-typescript';
 import type { FunctionAccess, OperationAccess } from '../shared/data/grants.ts';
+import { access as quotasAccess } from '../shared/data/quotas.ts';
 import { documentFunctions, routeNotFound } from '../shared/document-functions.ts';
 import { DEFAULT_ROUTE_KEY, routeKeysOf, shadowedVariables } from '../shared/http/routes.ts';
 import {
@@ -356,7 +357,12 @@ export function routeTable(
   if (unknown.length > 0) throw new Error(`Access declared for operations not in the document: ${unknown}`);
   return routes.map((route) => {
     const { table, webhookKeySet } = declarations.operations[route.operationId] as FunctionAccess;
-    return { ...route, table, ...(webhookKeySet && { webhookKeySet }) };
+    // Every operation counts its requests against the quotas (shared/http/quota.ts).
+    return {
+      ...route,
+      table: [...table, ...quotasAccess.takeFromShard],
+      ...(webhookKeySet && { webhookKeySet }),
+    };
   });
 }
 

@@ -62,7 +62,24 @@ async function main(): Promise<number> {
       const stack = `CommerceApi-${stage}`;
       const out = join(work, stage);
       const synth = await cdk(
-        ['synth', stack, '-c', `stage=${stage}`, '--quiet', '--output', out],
+        [
+          'synth',
+          stack,
+          '-c',
+          `stage=${stage}`,
+          // Prod with its front door (CloudFront + WAF), as deployed: an example origin domain.
+          ...(stage === PRODUCTION_STAGE
+            ? [
+                '-c',
+                'apiOriginDomain=origin.api.example.com',
+                '-c',
+                'apiOriginCertificateArn=arn:aws:acm:eu-west-3:123456789012:certificate/00000000-0000-4000-8000-000000000000',
+              ]
+            : []),
+          '--quiet',
+          '--output',
+          out,
+        ],
         process.env,
       );
       console.log(`Synthesised ${stack} (${synth.seconds.toFixed(0)} s)`);

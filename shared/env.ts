@@ -19,3 +19,9 @@ export const ISSUER_ENV = 'ISSUER_URL';
 export const ID_TOKEN_SIGNING_KEY_ENV = 'ID_TOKEN_SIGNING_KEY_ARN';
 /** ARNs of the KMS keys the JWKS publishes (the signing key first), comma-separated: the discovery function's. */
 export const ID_TOKEN_PUBLISHED_KEYS_ENV = 'ID_TOKEN_PUBLISHED_KEY_ARNS';
+
+/**
+ * The request header that names the caller's address (`cloudfront-viewer-address` behind the prod
+ * front door, infra/front-door.ts); unset: the connection's source address.
+ */
+export const CLIENT_ADDRESS_HEADER_ENV = 'CLIENT_ADDRESS_HEADER';

@@ -7,7 +7,9 @@ import { createDocumentClient, type Table } from './data/dynamo.ts';
 import type { IdTokenKeys } from './domain/id-token.ts';
 import { IssuerNotConfigured, parseIssuer } from './domain/issuer.ts';
 import { type Keyring, noKeyring } from './domain/keyring.ts';
+import { DEFAULT_QUOTAS } from './domain/limits.ts';
 import { ISSUER_ENV, TABLE_NAME_ENV } from './env.ts';
+import { QuotaKeeper } from './http/quota.ts';
 import { type AddressPolicy, DEPLOYED_ADDRESS_POLICY } from './webhooks/address-policy.ts';
 
 export interface WebhookSettings {
@@ -23,6 +25,11 @@ export interface Dependencies {
   webhooks: WebhookSettings;
   /** The issuer, the API's base URL (`shared/domain/issuer.ts`); read through `issuerOf`. */
   issuer?: string;
+  /**
+   * The request quotas this function instance enforces (shared/http/quota.ts): deployed and
+   * `npm start` always; test worlds only where a test gives one.
+   */
+  quotas?: QuotaKeeper;
   /**
    * The keys that sign ID Tokens and that the JWKS publishes: given only to the functions that use
    * them (the token endpoint, discovery); deployed, a KMS key (`shared/oauth/kms-keys.ts`).
@@ -54,10 +61,12 @@ export const DEPLOYED_WEBHOOK_SETTINGS: WebhookSettings = Object.freeze({
 });
 
 export function productionDependencies(): Dependencies {
+  const table = { doc: createDocumentClient(), name: requireEnv(TABLE_NAME_ENV) };
   return {
-    table: { doc: createDocumentClient(), name: requireEnv(TABLE_NAME_ENV) },
+    table,
     now: () => new Date(),
     webhooks: DEPLOYED_WEBHOOK_SETTINGS,
+    quotas: new QuotaKeeper(table, DEFAULT_QUOTAS),
     ...optionalIssuer(),
   };
 }

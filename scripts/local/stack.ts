@@ -16,8 +16,10 @@ import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { getWebhookEndpoint } from '#shared/data/webhooks.ts';
 import { type IdTokenKeys, localIdTokenKeys } from '#shared/domain/id-token.ts';
 import { newKeySetDocument, noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
+import { DEFAULT_QUOTAS, type QuotaSettings } from '#shared/domain/limits.ts';
 import { TABLE_NAME_ENV, WEBHOOK_KEY_SET_ID_ENV } from '#shared/env.ts';
 import { type CorsPolicy, corsPolicy, DEFAULT_ALLOW_ORIGINS, parseAllowOrigins } from '#shared/http/cors.ts';
+import { QuotaKeeper } from '#shared/http/quota.ts';
 import { scheduledFunctions, usesIdTokenKeys, usesWebhookKeySet } from '#shared/operations.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
 import { DELIVERY_QUEUE_URL_ENV } from '#shared/queue/production.ts';
@@ -40,6 +42,11 @@ export const LOCAL_REGION = 'us-east-1';
 
 export interface LocalStackOptions {
   port: number;
+  /**
+   * The request quotas the functions enforce (shared/http/quota.ts): default the deployed ones
+   * (`DEFAULT_QUOTAS`); `false` turns them off (suites that send thousands of requests with one token).
+   */
+  quotas?: QuotaSettings | false;
   host?: string;
   /** Keep the database here across restarts; in memory when absent. */
   dataDir?: string;
@@ -188,6 +195,7 @@ function functionDependencies(
   tableName: string,
   webhooks: WebhookSettings,
   oauth: OAuthSettings,
+  quotas: QuotaSettings | undefined,
 ): (name: string) => Dependencies {
   const deps = new Map<string, Dependencies>();
   return (name) => {
@@ -206,6 +214,8 @@ function functionDependencies(
         },
         ...(usesIdTokenKeys(name) ? { idTokenKeys: oauth.idTokenKeys } : {}),
       };
+      // Each function its own keeper, as each deployed instance has: same quotas, same counters.
+      if (quotas) found.quotas = new QuotaKeeper(found.table, quotas);
       deps.set(name, found);
     }
     return found;
@@ -339,6 +349,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       tableName,
       ctx.webhooks,
       oauth,
+      options.quotas === false ? undefined : (options.quotas ?? DEFAULT_QUOTAS),
     );
     const server = await startApiServer({
       port: options.port,

@@ -701,6 +701,11 @@ export async function listMatchingPage<R extends { id: string }, F extends strin
   return pageOf(listing, matches, criteria, offset, limit);
 }
 
+/** An owner's live entities in a listing (its whole list): the sum of its count shards. */
+export function listedCount(table: Table, partition: ListPartition, owner: string): Promise<number> {
+  return readCount(table, partition, owner, []);
+}
+
 /** The sum of the count's shards: one strongly consistent Query of at most `LIST_COUNT_SHARDS` small items. */
 async function readCount(
   table: Table,

@@ -1,23 +1,76 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, InvalidToken } from '../domain/errors.ts';
-import { putNew, run, type Table, transact } from './dynamo.ts';
+import { capClaim, capRelease, capSeed, access as capsAccess, withinCap } from './caps.ts';
+import { createOnly, run, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { item, type OAuthClientRecord, record } from './records.ts';
-import { gsi1, keys, ownerKeys } from './table.ts';
+import { gsi1, indexNames, keys, ownerKeys } from './table.ts';
 
+/**
+ * The user's live clients, for the cap's counter when it does not exist yet: a count over the
+ * user's clients in GSI1 (deleted ones stay there, and are filtered out).
+ */
+async function liveClientCount(table: Table, userId: string): Promise<number> {
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          IndexName: indexNames.gsi1,
+          KeyConditionExpression: 'GSI1PK = :owner AND begins_with(GSI1SK, :kind)',
+          FilterExpression: 'attribute_not_exists(deleted_at) OR deleted_at = :null',
+          ExpressionAttributeValues: {
+            ':owner': ownerKeys.user(userId),
+            ':kind': gsi1.ownerPrefix('OAUTHCLIENT'),
+            ':null': null,
+          },
+          Select: 'COUNT',
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      ),
+    );
+    count += page.Count ?? 0;
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return count;
+}
+
+const clientCapSeed = (table: Table, userId: string) =>
+  capSeed(table, 'oauthClients', userId, () => liveClientCount(table, userId));
+
+/**
+ * The client and its registrant's cap counter up by one (`CAPS.oauthClients`), in one transaction:
+ * at the cap it is refused with `LimitReached` in RFC 7591's error shape.
+ */
 export async function insertOAuthClient(table: Table, client: OAuthClientRecord): Promise<void> {
-  const owner = ownerKeys.user(client.created_by_user_id);
-  await putNew(
-    table,
-    item(
-      {
-        ...keys.oauthClient(client.client_id),
-        ...gsi1.ownedBy(owner, 'OAUTHCLIENT', client.created_at, client.client_id),
-      },
-      'oauth_client',
-      client,
-    ),
+  const userId = client.created_by_user_id;
+  const owner = ownerKeys.user(userId);
+  await withinCap(
+    'oauthClients',
+    'OAuth clients per user',
+    async () => {
+      const seed = await clientCapSeed(table, userId);
+      await transact(table, [
+        {
+          Put: createOnly(
+            table,
+            item(
+              {
+                ...keys.oauthClient(client.client_id),
+                ...gsi1.ownedBy(owner, 'OAUTHCLIENT', client.created_at, client.client_id),
+              },
+              'oauth_client',
+              client,
+            ),
+          ),
+        },
+        capClaim(table, 'oauthClients', userId, seed),
+      ]);
+    },
+    { oauth: true },
   );
 }
 
@@ -81,10 +134,12 @@ export async function replaceOAuthClientRegistration(
  */
 export async function deleteOAuthClient(
   table: Table,
-  clientId: string,
+  client: Pick<OAuthClientRecord, 'client_id' | 'created_by_user_id'>,
   tokenHash: string,
   now: string,
 ): Promise<void> {
+  const clientId = client.client_id;
+  const seed = await clientCapSeed(table, client.created_by_user_id);
   try {
     await transact(table, [
       {
@@ -103,6 +158,7 @@ export async function deleteOAuthClient(
         },
       },
       { Delete: { TableName: table.name, Key: keys.oauthClientLive(clientId) } },
+      capRelease(table, 'oauthClients', client.created_by_user_id, seed),
     ]);
   } catch (error) {
     if (error instanceof ConditionFailed) throw new InvalidToken();
@@ -110,21 +166,32 @@ export async function deleteOAuthClient(
   }
 }
 
-/** IAM (shared/data/grants.ts). */
-export const access = {
-  insertOAuthClient: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] }],
-  /** Also how client authentication and the registration token (RFC 7592) read the client. */
-  findOAuthClient: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] }],
-  /**
-   * The client read (strongly consistent, with the registration token's check) and updated: one
-   * statement.
-   */
-  replaceOAuthClientRegistration: [
-    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
-  ],
-  /** One transaction: the client soft-deleted and its liveness item removed (its tokens stop at once). */
-  deleteOAuthClient: [
-    { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
-    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['oauthClientLive'] },
-  ],
-} as const satisfies DataAccess;
+/**
+ * IAM (shared/data/grants.ts). Built by a pure call: it spreads the cap counter's grant, and a
+ * spread would otherwise keep the declarations in every bundle that imports this module.
+ */
+export const access = /* @__PURE__ */ (() =>
+  ({
+    /** The client and the registrant's cap counter (seeded, when missing, from their clients in GSI1). */
+    insertOAuthClient: [
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['oauthClient'] },
+      ...capsAccess.capCounter,
+      { actions: ['dynamodb:Query'], leadingKeys: ['user'], indexes: [indexNames.gsi1] },
+    ],
+    /** Also how client authentication and the registration token (RFC 7592) read the client. */
+    findOAuthClient: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['oauthClient'] }],
+    /**
+     * The client read (strongly consistent, with the registration token's check) and updated: one
+     * statement.
+     */
+    replaceOAuthClientRegistration: [
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
+    ],
+    /** One transaction: the client soft-deleted and its liveness item removed (its tokens stop at once). */
+    deleteOAuthClient: [
+      { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['oauthClient'] },
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['oauthClientLive'] },
+      ...capsAccess.capCounter,
+      { actions: ['dynamodb:Query'], leadingKeys: ['user'], indexes: [indexNames.gsi1] },
+    ],
+  }) as const satisfies DataAccess)();

@@ -124,6 +124,10 @@ export const partitions = {
   webhookEvent: 'WHEVENT#',
   /** Delivery attempts, listed per organization and per endpoint (`shared/data/deliveries.ts`). */
   deliveryList: 'LIST#DELIVERY#',
+  /** A cap's counter: how many of a kind an owner has (`shared/data/caps.ts`). */
+  cap: 'CAP#',
+  /** Request quota counters, per bucket, window and shard (`shared/data/quotas.ts`). */
+  quota: 'QUOTA#',
 } as const;
 export type Partition = keyof typeof partitions;
 
@@ -187,6 +191,11 @@ export const keys = {
     SK: guardSortKey('CUSTOMEREXTERNAL', externalId),
   }),
   webhookEvent: (webhookEventId: string): Key => same(`${partitions.webhookEvent}${webhookEventId}`),
+  /** A cap's counter (`shared/data/caps.ts`): one small item per owner and kind. */
+  cap: (kind: string, owner: string): Key => same(`${partitions.cap}${kind}#${owner}`),
+  /** One shard of a quota bucket's counter for one window (`shared/data/quotas.ts`). */
+  quota: (bucket: string, window: number, shard: number): Key =>
+    same(`${partitions.quota}${bucket}#${window}#${shard}`),
   /** An attempt of a webhook event: per delivery round (a redelivery starts a new one), numbered. */
   deliveryAttempt: (webhookEventId: string, round: number, attempt: number): Key => ({
     PK: `${partitions.webhookEvent}${webhookEventId}`,

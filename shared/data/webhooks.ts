@@ -10,11 +10,13 @@
  */
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
+import { capClaim, capRelease, capSeed, access as capsAccess, withinCap } from './caps.ts';
 import { createOnly, run, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
   delistedWrites,
   type Listing,
+  listedCount,
   listedWrites,
   listPage,
   readRange,
@@ -104,12 +106,26 @@ async function transactChange(table: Table, items: TransactItem[]): Promise<void
   }
 }
 
-/** A new endpoint and its list entries and count, in one transaction. */
+/** How many live endpoints the organization has, for the cap's counter (shared/data/caps.ts). */
+const endpointCapSeed = (table: Table, organizationId: string) =>
+  capSeed(table, 'webhookEndpoints', organizationId, () =>
+    listedCount(table, 'webhookEndpointList', organizationId),
+  );
+
+/**
+ * A new endpoint, its list entries and count, and the organization's cap counter up by one, in one
+ * transaction: at the cap (`CAPS.webhookEndpoints`) it is refused with `LimitReached`.
+ */
 export async function insertWebhookEndpoint(table: Table, endpoint: WebhookEndpointRecord): Promise<void> {
-  await transact(table, [
-    { Put: createOnly(table, endpointItem(endpoint)) },
-    ...listedWrites(table, webhookEndpointListing, endpoint),
-  ]);
+  const owner = endpoint.organization_id;
+  await withinCap('webhookEndpoints', 'webhook endpoints per organization', async () => {
+    const seed = await endpointCapSeed(table, owner);
+    await transact(table, [
+      { Put: createOnly(table, endpointItem(endpoint)) },
+      ...listedWrites(table, webhookEndpointListing, endpoint),
+      capClaim(table, 'webhookEndpoints', owner, seed),
+    ]);
+  });
 }
 
 /** Strongly consistent: a change is computed from this read and conditioned on its revision. */
@@ -161,6 +177,7 @@ export async function softDeleteWebhookEndpoint(
   now: string,
 ): Promise<void> {
   const condition = unchangedSince(endpoint);
+  const seed = await endpointCapSeed(table, endpoint.organization_id);
   await transactChange(table, [
     {
       Update: {
@@ -178,6 +195,7 @@ export async function softDeleteWebhookEndpoint(
       },
     },
     ...delistedWrites(table, webhookEndpointListing, endpoint),
+    capRelease(table, 'webhookEndpoints', endpoint.organization_id, seed),
   ]);
 }
 
@@ -259,33 +277,42 @@ export async function organizationWebhookEndpoints(
   return entries.map((entry) => webhookEndpointRecord(entry as unknown as Record<string, unknown>));
 }
 
-/** IAM (shared/data/grants.ts). */
-export const access = {
-  /** One transaction: the endpoint, its list entries (one per sort field) and the list's count. */
-  insertWebhookEndpoint: [
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
-    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpointList'] },
-  ],
-  getWebhookEndpoint: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['webhookEndpoint'] }],
-  /**
-   * One transaction replaces the endpoint (on the revision read) and its list entries, deleting the
-   * entries whose sort key moved (url, name).
-   */
-  replaceWebhookEndpoint: [
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
-    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
-  ],
-  /** `replaceWebhookEndpoint` when no sort key moves (a new secret): the endpoint and its entries, same keys. */
-  replaceWebhookEndpointInPlace: [
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
-  ],
-  /** One transaction marks it deleted, removes its list entries and lowers the list's count. */
-  softDeleteWebhookEndpoint: [
-    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
-    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
-  ],
-  /** Per organization, one query of the list's count shards and one of its entries (shared/data/listing.ts). */
-  listWebhookEndpointPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
-  /** The organization's endpoints, from its endpoint list (the relay). */
-  organizationWebhookEndpoints: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
-} as const satisfies DataAccess;
+/**
+ * IAM (shared/data/grants.ts). Built by a pure call: it spreads the cap counter's grant, and a
+ * spread would otherwise keep the declarations in every bundle that imports this module.
+ */
+export const access = /* @__PURE__ */ (() =>
+  ({
+    /**
+     * One transaction: the endpoint, its list entries (one per sort field), the list's count and the
+     * organization's cap counter (seeded, when missing, from the list's count).
+     */
+    insertWebhookEndpoint: [
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+      { actions: ['dynamodb:UpdateItem', 'dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
+      ...capsAccess.capCounter,
+    ],
+    getWebhookEndpoint: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['webhookEndpoint'] }],
+    /**
+     * One transaction replaces the endpoint (on the revision read) and its list entries, deleting the
+     * entries whose sort key moved (url, name).
+     */
+    replaceWebhookEndpoint: [
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+      { actions: ['dynamodb:DeleteItem'], leadingKeys: ['webhookEndpointList'] },
+    ],
+    /** `replaceWebhookEndpoint` when no sort key moves (a new secret): the endpoint and its entries, same keys. */
+    replaceWebhookEndpointInPlace: [
+      { actions: ['dynamodb:PutItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+    ],
+    /** One transaction marks it deleted, removes its list entries and lowers the list's count and the cap counter. */
+    softDeleteWebhookEndpoint: [
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['webhookEndpoint', 'webhookEndpointList'] },
+      { actions: ['dynamodb:DeleteItem', 'dynamodb:Query'], leadingKeys: ['webhookEndpointList'] },
+      ...capsAccess.capCounter,
+    ],
+    /** Per organization, one query of the list's count shards and one of its entries (shared/data/listing.ts). */
+    listWebhookEndpointPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
+    /** The organization's endpoints, from its endpoint list (the relay). */
+    organizationWebhookEndpoints: [{ actions: ['dynamodb:Query'], leadingKeys: ['webhookEndpointList'] }],
+  }) as const satisfies DataAccess)();

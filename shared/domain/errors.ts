@@ -210,6 +210,36 @@ export class ServiceUnavailable extends ApiError {
   }
 }
 
+/**
+ * A cap reached (shared/domain/limits.ts): the owner has as many as allowed. `oauth`: in RFC 7591's
+ * error shape (the registration endpoint's), else in the API's.
+ */
+export class LimitReached extends ApiError {
+  constructor(what: string, limit: number, oauth = false) {
+    const description = `At most ${limit} ${what}: delete one before creating another.`;
+    super(
+      403,
+      oauth
+        ? { error: 'limit_reached', error_description: description }
+        : { error: 'LimitReached', detail: description },
+    );
+  }
+}
+
+/** A request quota spent (shared/http/quota.ts): retry after `retryAfterSeconds`. */
+export class TooManyRequests extends ApiError {
+  constructor(retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super(
+      429,
+      {
+        error: 'TooManyRequests',
+        detail: `Rate limit exceeded: retry after ${retryAfterSeconds} seconds.`,
+      },
+      { 'Retry-After': String(retryAfterSeconds), ...headers },
+    );
+  }
+}
+
 export const internalErrorBody = { error: 'InternalServerError', detail: 'Internal Server Error' } as const;
 
 /** An external customer id that names customers in several of the caller's organizations (409). */

@@ -2517,6 +2517,32 @@ export interface components {
             /** @enum {string} */
             error?: "invalid_client_metadata" | "invalid_redirect_uri";
         };
+        /** @description A request quota is spent; `detail` says when to retry (as `Retry-After` does). */
+        TooManyRequests: {
+            /** @constant */
+            error: "TooManyRequests";
+            detail: string;
+        };
+        /** @description API Gateway's own throttle (the stage-wide backstop), in API Gateway's shape. */
+        GatewayThrottled: {
+            /** @constant */
+            message: "Too Many Requests";
+        };
+        /** @description A cap is reached ([Limits](docs/limits.md#caps)); `detail` names it and its value. */
+        LimitReached: {
+            /** @constant */
+            error: "LimitReached";
+            detail: string;
+        };
+        /**
+         * @description The user has the most live OAuth clients allowed ([Limits](docs/limits.md#caps)), in
+         *     RFC 7591's error shape.
+         */
+        ClientLimitReached: {
+            /** @constant */
+            error: "limit_reached";
+            error_description: string;
+        };
         /**
          * @description Error body with a machine code in `error` (`NotFound`, `MethodNotAllowed`,
          *     `UnsupportedMediaType`, `PayloadTooLarge`, `IdempotencyKeyInUse`, `ServiceUnavailable`,
@@ -2721,6 +2747,36 @@ export interface components {
                 "application/json": components["schemas"]["GenericError"];
             };
         };
+        /**
+         * @description A request quota is spent ([Request quotas](docs/limits.md#request-quotas)). Ours
+         *     (`TooManyRequests`) carries `Retry-After`, the seconds until the quota's window ends, and so
+         *     does the WAF rate rule in front of prod (same body, `Retry-After: 60`). API Gateway's
+         *     stage throttle, a backstop far above any one tenant's quota, answers
+         *     `{"message":"Too Many Requests"}` without `Retry-After`: retry with backoff.
+         */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TooManyRequests"] | components["schemas"]["GatewayThrottled"];
+            };
+        };
+        /**
+         * @description The credential lacks the scope the operation requires (`insufficient_scope`), or the
+         *     organization already has the most live webhook endpoints allowed, 20 (`LimitReached`,
+         *     [Limits](docs/limits.md#caps)): delete one before creating another.
+         */
+        WebhookEndpointForbidden: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InsufficientScope"] | components["schemas"]["LimitReached"];
+            };
+        };
         /** @description The database stayed unavailable or throttled after retries (`ServiceUnavailable`). */
         ServiceUnavailable: {
             headers: {
@@ -2873,8 +2929,10 @@ export interface operations {
                 };
             };
             /**
-             * @description The personal access token lacks `user:write`: registering a client in the user's
-             *     name changes the user's account.
+             * @description The personal access token lacks `user:write` (`insufficient_scope`): registering a
+             *     client in the user's name changes the user's account. Or the user already has the
+             *     most live clients allowed, 20 (`limit_reached`, [Limits](docs/limits.md#caps)):
+             *     delete one (RFC 7592) before registering another.
              */
             403: {
                 headers: {
@@ -2884,13 +2942,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InsufficientScope"];
+                    "application/json": components["schemas"]["InsufficientScope"] | components["schemas"]["ClientLimitReached"];
                 };
             };
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2919,6 +2978,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["RegistrationUnauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2969,6 +3029,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2995,6 +3056,7 @@ export interface operations {
                 content?: never;
             };
             401: components["responses"]["RegistrationUnauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3039,6 +3101,7 @@ export interface operations {
             400: components["responses"]["AuthorizationRequestError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3087,6 +3150,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3119,6 +3183,7 @@ export interface operations {
             401: components["responses"]["InvalidClient"];
             413: components["responses"]["FormTooLarge"];
             415: components["responses"]["FormMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3151,6 +3216,7 @@ export interface operations {
             401: components["responses"]["InvalidClient"];
             413: components["responses"]["FormTooLarge"];
             415: components["responses"]["FormMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3183,6 +3249,7 @@ export interface operations {
             401: components["responses"]["InvalidClient"];
             413: components["responses"]["FormTooLarge"];
             415: components["responses"]["FormMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3207,6 +3274,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3230,6 +3298,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3256,6 +3325,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3350,6 +3420,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3405,6 +3476,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3448,6 +3520,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3477,6 +3550,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3501,6 +3575,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3591,6 +3666,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3648,6 +3724,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3708,6 +3785,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3737,6 +3815,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3775,6 +3854,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3823,6 +3903,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3852,6 +3933,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3901,6 +3983,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3930,6 +4013,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -3980,6 +4064,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4036,6 +4121,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4097,6 +4183,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4137,7 +4224,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["WebhookEndpointForbidden"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4154,6 +4241,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4185,6 +4273,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4213,6 +4302,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["WebhookEndpointLocked"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4263,6 +4353,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4301,6 +4392,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["WebhookEndpointLocked"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4368,6 +4460,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4409,6 +4502,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4482,6 +4576,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4537,6 +4632,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4566,6 +4662,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4597,6 +4694,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["CustomerConflict"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4646,6 +4744,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4679,6 +4778,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["CustomerConflict"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4713,6 +4813,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["CustomerConflict"];
             422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4765,6 +4866,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -4831,6 +4933,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -5029,6 +5132,10 @@ export type AuthorizedClient = components['schemas']['AuthorizedClient'];
 export type AuthorizedClientList = components['schemas']['AuthorizedClientList'];
 export type UserInfoOrganization = components['schemas']['UserInfoOrganization'];
 export type ClientRegistrationError = components['schemas']['ClientRegistrationError'];
+export type TooManyRequests = components['schemas']['TooManyRequests'];
+export type GatewayThrottled = components['schemas']['GatewayThrottled'];
+export type LimitReached = components['schemas']['LimitReached'];
+export type ClientLimitReached = components['schemas']['ClientLimitReached'];
 export type GenericError = components['schemas']['GenericError'];
 export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'];
 export type GetClientPath = operations['getClient']['parameters']['path'];

@@ -38,6 +38,34 @@ export const operations = [
         "leadingKeys": [
           "oauthClient"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "cap"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -56,6 +84,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "oauthClient"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -76,6 +112,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "oauthClient"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -105,6 +149,34 @@ export const operations = [
         "leadingKeys": [
           "oauthClientLive"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "cap"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "user"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -133,6 +205,14 @@ export const operations = [
           "oauthClient",
           "user",
           "organization"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -178,6 +258,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "authorizationCode"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -236,6 +324,14 @@ export const operations = [
         "leadingKeys": [
           "oauthClient"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -266,6 +362,14 @@ export const operations = [
           "token",
           "oauthGrant"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -285,6 +389,14 @@ export const operations = [
         "leadingKeys": [
           "oauthClient",
           "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -318,6 +430,14 @@ export const operations = [
           "token",
           "oauthClientLive",
           "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -356,6 +476,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "oauthClient"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -396,6 +524,14 @@ export const operations = [
         "leadingKeys": [
           "token",
           "oauthGrant"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -489,6 +625,14 @@ export const operations = [
           "product",
           "customer"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -541,6 +685,14 @@ export const operations = [
           "customer",
           "product"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -572,6 +724,14 @@ export const operations = [
         "leadingKeys": [
           "customer"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -602,6 +762,14 @@ export const operations = [
         "leadingKeys": [
           "customer"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -631,6 +799,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -692,6 +868,14 @@ export const operations = [
         "leadingKeys": [
           "productList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -731,6 +915,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "productList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -773,6 +965,14 @@ export const operations = [
           "organization",
           "product"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -805,6 +1005,14 @@ export const operations = [
           "customer",
           "organization",
           "subscription"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -865,6 +1073,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -924,6 +1140,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -963,6 +1187,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "product"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1023,6 +1255,14 @@ export const operations = [
         "leadingKeys": [
           "productList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1064,6 +1304,14 @@ export const operations = [
         "leadingKeys": [
           "customer",
           "product"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1138,6 +1386,14 @@ export const operations = [
           "customer",
           "product"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1211,6 +1467,14 @@ export const operations = [
           "customer",
           "product"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1264,10 +1528,28 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:UpdateItem"
+          "dynamodb:UpdateItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "webhookEndpointList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "cap"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ],
@@ -1310,6 +1592,14 @@ export const operations = [
         "leadingKeys": [
           "webhookEndpointList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ],
     "webhookKeySet": true
@@ -1343,6 +1633,14 @@ export const operations = [
           "token",
           "oauthClientLive",
           "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ],
@@ -1394,6 +1692,14 @@ export const operations = [
         "leadingKeys": [
           "webhookEndpointList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ],
     "webhookKeySet": true
@@ -1439,10 +1745,28 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:DeleteItem"
+          "dynamodb:DeleteItem",
+          "dynamodb:Query"
         ],
         "leadingKeys": [
           "webhookEndpointList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "cap"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1484,6 +1808,14 @@ export const operations = [
         "leadingKeys": [
           "webhookEndpoint",
           "webhookEndpointList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ],
@@ -1535,6 +1867,14 @@ export const operations = [
           "webhookEvent",
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1584,6 +1924,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "webhookEvent"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1645,6 +1993,14 @@ export const operations = [
         "leadingKeys": [
           "customerList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1685,6 +2041,14 @@ export const operations = [
         "leadingKeys": [
           "customerList"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1717,6 +2081,14 @@ export const operations = [
         "leadingKeys": [
           "token",
           "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1776,6 +2148,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1834,6 +2214,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -1873,6 +2261,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -1939,6 +2335,14 @@ export const operations = [
         "leadingKeys": [
           "event"
         ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
       }
     ]
   },
@@ -2003,6 +2407,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "event"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]
@@ -2069,6 +2481,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
         ]
       }
     ]

@@ -30,6 +30,7 @@ import type {
   RegistrationPrincipal,
   UserPrincipal,
 } from '../domain/principals.ts';
+import { CLIENT_ADDRESS_HEADER_ENV } from '../env.ts';
 import { shadowedPathVariables } from '../generated/routes.ts';
 import type { QueryShape } from '../generated/validators.js';
 import { observed } from '../observability/observed.ts';
@@ -41,6 +42,7 @@ import { formBody } from './form-body.ts';
 import { idempotency } from './idempotency.ts';
 import { iJsonBody, strictUtf8Body } from './json-body.ts';
 import { parseQuery } from './query.ts';
+import { bucketsOf, enforce } from './quota.ts';
 import type { ApiResult } from './responses.ts';
 import { GREEDY_PARAMETER, templateOfRouteKey } from './routes.ts';
 import { type RequestPart, toIssues, type Validator } from './validation.ts';
@@ -146,6 +148,18 @@ function checkForm(validator: Validator, data: unknown): unknown {
   throw new OAuthError('invalid_request', name ? `${name}: ${first?.msg}.` : 'The form is malformed.');
 }
 
+/**
+ * The caller's address: deployed behind CloudFront, the viewer's address CloudFront sets
+ * (`CloudFront-Viewer-Address`, `ip:port`; the front door is the only way in, so no client can set
+ * it); anywhere else, the connection's source address as API Gateway saw it.
+ */
+function sourceAddress(event: APIGatewayProxyEventV2): string {
+  const header = process.env[CLIENT_ADDRESS_HEADER_ENV];
+  const viewer = header ? event.headers?.[header] : undefined;
+  if (viewer) return viewer.replace(/:\d+$/, '');
+  return event.requestContext?.http?.sourceIp ?? 'unknown';
+}
+
 /** Logs what an operator needs for a 5xx and nothing else: no event, no headers, no body. */
 function logUnexpected(error: unknown): void {
   const status = (error as ApiError).statusCode;
@@ -223,8 +237,27 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
             );
     },
   };
+  const { quotas } = deps;
+  // The OAuth client endpoints count per source address before anything is read: a client's
+  // credentials are checked only within the address's quota (shared/http/quota.ts).
+  if (quotas && options.credential === 'oauth_client') {
+    stack.use({
+      before: async (request: Request) =>
+        enforce(quotas, [['address', `ip:${sourceAddress(request.event)}`]]),
+    });
+  }
+  // Once the caller is known, its credential and tenant (or its client) count the request.
+  const counting = quotas && {
+    before: async (request: Request) => {
+      const { principal } = stateOf(request.event);
+      if (principal) await enforce(quotas, bucketsOf(principal));
+    },
+  };
   // A client may authenticate in the form (client_secret_post, none): the form is read first.
-  if (options.credential !== 'oauth_client') stack.use(authenticating);
+  if (options.credential !== 'oauth_client') {
+    stack.use(authenticating);
+    if (counting) stack.use(counting);
+  }
 
   if (options.form) {
     stack.use(formBody(MAX_BODY_BYTES));
@@ -245,7 +278,10 @@ export function api<K extends CredentialKind, Body = undefined, Query = undefine
       .use(iJsonBody());
   }
 
-  if (options.credential === 'oauth_client') stack.use(authenticating);
+  if (options.credential === 'oauth_client') {
+    stack.use(authenticating);
+    if (counting) stack.use(counting);
+  }
 
   stack.use({
     before: async (request: Request) => {

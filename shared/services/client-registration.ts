@@ -104,7 +104,7 @@ export async function updateClient(
 }
 
 export async function deleteClient(deps: Dependencies, principal: RegistrationPrincipal): Promise<void> {
-  await deleteOAuthClient(deps.table, principal.clientId, principal.tokenHash, deps.now().toISOString());
+  await deleteOAuthClient(deps.table, principal.client, principal.tokenHash, deps.now().toISOString());
 }
 
 /**

@@ -73,6 +73,11 @@ describe('what is acknowledged, and where', () => {
     expect(acknowledged('prod')).toEqual(
       [
         'AwsSolutions-APIG4 CommerceApi-prod/HttpApi',
+        // The front door's distribution (infra/front-door.ts): no geo restriction, API Gateway's
+        // access log instead of CloudFront's, the default certificate's TLS policy without an alias.
+        'AwsSolutions-CFR1 CommerceApi-prod/FrontDoor/Distribution',
+        'AwsSolutions-CFR3 CommerceApi-prod/FrontDoor/Distribution',
+        'AwsSolutions-CFR4 CommerceApi-prod/FrontDoor/Distribution',
         'AwsSolutions-SMG4 CommerceApi-prod/WebhookKeySet',
         ...webhookPipeline('prod'),
         ...functionsRuntime('prod'),

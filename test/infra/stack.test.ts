@@ -12,6 +12,7 @@ import {
   projectionTypeOf,
   tableDefinition,
 } from '../../shared/data/table.ts';
+import { STAGE_THROTTLE } from '../../shared/domain/limits.ts';
 import { corsPolicy } from '../../shared/http/cors.ts';
 import { DEFAULT_ROUTE_KEY } from '../../shared/http/routes.ts';
 import {
@@ -104,8 +105,16 @@ const keyId = ({ template }: Synth | { template: Template }, generation: number)
 const keyArn = (s: Synth | { template: Template }, generation: number) => ({
   'Fn::GetAtt': [keyId(s, generation), 'Arn'],
 });
-/** The issuer a stage without `issuer` context gives its functions: the HTTP API's own URL. */
-const defaultIssuer = (s: Synth) => ({
+/**
+ * The issuer a stage without `issuer` context gives its functions: the front door's URL in prod
+ * (infra/front-door.ts), the HTTP API's own URL in a preview.
+ */
+const frontDoorIssuer = (s: Synth) => {
+  const [id] = Object.keys(resources(s, 'AWS::CloudFront::Distribution'));
+  return { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [id, 'DomainName'] }]] };
+};
+const defaultIssuer = (s: Synth) => (s.model.stage === 'prod' ? frontDoorIssuer(s) : executeApiIssuer(s));
+const executeApiIssuer = (s: Synth) => ({
   'Fn::Join': [
     '',
     [
@@ -182,6 +191,8 @@ describe.each([
         LOG_LEVEL: 'info',
         // The configured issuer (here none: the API's own URL), never the request's Host.
         ISSUER_URL: defaultIssuer(s),
+        // Behind the prod front door the caller's address is CloudFront's header (shared/http/api.ts).
+        ...(s.model.stage === 'prod' && { CLIENT_ADDRESS_HEADER: 'cloudfront-viewer-address' }),
         // Only the token endpoint signs ID Tokens, with the current key.
         ...(op.name === 'request-token' && { ID_TOKEN_SIGNING_KEY_ARN: keyArn(s, 1) }),
         // Only the functions that seal or open webhook secrets learn where the key set is.
@@ -198,6 +209,7 @@ describe.each([
       METRICS_NAMESPACE: `CommerceApi/${s.model.stage}`,
       LOG_LEVEL: 'info',
       ISSUER_URL: defaultIssuer(s),
+      ...(s.model.stage === 'prod' && { CLIENT_ADDRESS_HEADER: 'cloudfront-viewer-address' }),
     });
   });
 
@@ -357,7 +369,10 @@ describe.each([
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
       AutoDeploy: true,
-      DefaultRouteSettings: { ThrottlingBurstLimit: 200, ThrottlingRateLimit: 100 },
+      DefaultRouteSettings: {
+        ThrottlingBurstLimit: STAGE_THROTTLE.burstLimit,
+        ThrottlingRateLimit: STAGE_THROTTLE.rateLimit,
+      },
     });
   });
 
@@ -472,17 +487,23 @@ describe.each([
     }
   });
 
-  it('gives list-wallets no write action', () => {
-    const actions = actionsOf(statementsOf(s, 'list-wallets'));
+  it('gives list-wallets no write action (but to its request quota counters)', () => {
+    const quotaOnly = (statement: { Condition?: unknown }) =>
+      JSON.stringify(statement.Condition ?? {}).includes('"QUOTA#*"') &&
+      !JSON.stringify(statement.Condition ?? {}).match(/"(?!QUOTA#)[A-Z-]+#\*"/);
+    const actions = actionsOf(statementsOf(s, 'list-wallets').filter((statement) => !quotaOnly(statement)));
     for (const write of ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']) {
       expect(actions).not.toContain(`dynamodb:${write}`);
     }
     expect(actions.some((action) => action === 'dynamodb:*')).toBe(false);
   });
 
-  it('gives delete-webhook-endpoint no Query and no index', () => {
+  it('gives delete-webhook-endpoint no Query but of its list count (the cap seed), and no index', () => {
     const statements = statementsOf(s, 'delete-webhook-endpoint');
-    expect(actionsOf(statements)).not.toContain('dynamodb:Query');
+    for (const statement of statements.filter((st) => actionsOf([st]).includes('dynamodb:Query'))) {
+      expect(JSON.stringify(statement.Condition)).toContain('LIST#WEBHOOK#*');
+      expect(JSON.stringify(statement.Condition)).not.toMatch(/"(?!LIST#WEBHOOK#)[A-Z-]+#\*"/);
+    }
     expect(JSON.stringify(statements)).not.toContain('/index/');
   });
 
@@ -508,9 +529,11 @@ describe.each([
   });
 
   it('outputs the API URL and table name and tags resources with stage and branch', () => {
-    s.template.hasOutput('ApiUrl', {
-      Value: { 'Fn::Join': ['', Match.arrayWith([{ Ref: s.model.ids.api }])] },
-    });
+    // Prod: the front door's URL; a preview: the HTTP API's.
+    const api = s.template.toJSON().Outputs.ApiUrl.Value;
+    expect(JSON.stringify(api)).toContain(
+      s.model.stage === 'prod' ? 'DomainName' : JSON.stringify({ Ref: s.model.ids.api }),
+    );
     s.template.hasOutput('TableName', { Value: { Ref: s.model.ids.table } });
     s.template.hasResourceProperties('AWS::DynamoDB::Table', {
       Tags: Match.arrayWith([

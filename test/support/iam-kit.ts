@@ -5,6 +5,8 @@
  * (test/support/iam-scenarios.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { CAPS, type CapName } from '#shared/domain/limits.ts';
 import type { OperationName, PipelineFunctionName, ScheduledFunctionName } from '#shared/operations.ts';
 import type { Reply, World } from './world.ts';
 
@@ -68,6 +70,34 @@ export async function registerClient(
   });
   if (reply.status !== 201) throw new Error(`Create Client answered ${reply.status}`);
   return reply.body;
+}
+
+/**
+ * Removes every owner's counter of `cap` (operator access, no IAM), as for data from before the
+ * counters: the next create or delete counts the owner's live items (its Query), then writes the
+ * counter, so that a scenario run after it uses both the count's grant and the counter's.
+ */
+export async function forgetCapCounters(world: World, cap: CapName): Promise<void> {
+  const prefix = `CAP#${CAPS[cap].kind}#`;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await world.table.doc.send(
+      new ScanCommand({
+        TableName: world.table.name,
+        ConsistentRead: true,
+        FilterExpression: 'begins_with(PK, :prefix)',
+        ExpressionAttributeValues: { ':prefix': prefix },
+        ProjectionExpression: 'PK, SK',
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      await world.table.doc.send(
+        new DeleteCommand({ TableName: world.table.name, Key: { PK: item.PK, SK: item.SK } }),
+      );
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
 }
 
 /** Idempotency keys unique to one run of a scenario: the runs share one table. */

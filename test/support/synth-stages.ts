@@ -18,6 +18,7 @@ import type { IConstruct } from 'constructs';
 import type { ApiFunction } from '../../infra/function.ts';
 import { createStageStack } from '../../infra/stack.ts';
 import { tableDefinition } from '../../shared/data/table.ts';
+import { PROD_FRONT_DOOR_CONTEXT } from './front-door-context.ts';
 import { acknowledgmentsOf, findingsOf, unacknowledgedPack } from './nag.ts';
 import type { SharedStageModel, StageName } from './synth.ts';
 
@@ -31,6 +32,8 @@ export const sharedStageContexts: Record<StageName, Record<string, unknown>> = {
     'aws:cdk:enable-path-metadata': true,
     'aws:cdk:enable-asset-metadata': true,
     branch: 'feature/test',
+    // The front door's origin (docs/deploying.md): what a real prod deployment passes.
+    ...PROD_FRONT_DOOR_CONTEXT,
   },
   preview: {
     ...cdkJson.context,

@@ -18,6 +18,8 @@ import type { DemoData } from '#scripts/local/seed.ts';
 import { functionWebhookSettings } from '#scripts/local/stack.ts';
 import { createDocumentClient, type Table } from '#shared/data/dynamo.ts';
 import { localIdTokenKeys } from '#shared/domain/id-token.ts';
+import type { QuotaSettings } from '#shared/domain/limits.ts';
+import { QuotaKeeper } from '#shared/http/quota.ts';
 import { usesIdTokenKeys } from '#shared/operations.ts';
 import type { Dependencies, WebhookSettings } from '#shared/runtime.ts';
 import {
@@ -30,6 +32,8 @@ import {
   testWebhooks,
 } from './dynamodb.ts';
 import { restoreSnapshot } from './snapshot.ts';
+
+export { UNREACHABLE_QUOTAS } from './quotas.ts';
 
 export interface Reply {
   status: number;
@@ -139,6 +143,11 @@ export interface FunctionClientsOptions {
   now?: () => Date;
   /** The key set and address policy; each function gets the key set only if the stack grants it. */
   webhooks: WebhookSettings;
+  /**
+   * The request quotas each function enforces with a keeper of its own, as each deployed instance
+   * does (`productionDependencies`); absent: none (the worlds of tests that count round trips).
+   */
+  quotas?: QuotaSettings;
 }
 
 /**
@@ -182,6 +191,7 @@ export function functionClients(options: FunctionClientsOptions): FunctionClient
           issuer: WORLD_ISSUER,
           ...(usesIdTokenKeys(name) ? { idTokenKeys: worldIdTokenKeys } : {}),
         };
+        if (options.quotas) found.quotas = new QuotaKeeper(found.table, options.quotas);
         deps.set(name, found);
       }
       return found;
@@ -216,11 +226,22 @@ export interface World {
    */
   roundTripsOf(functionName: string): number;
   resetCount(): void;
+  /** The quotas its functions enforce (`createWorld`'s option), kept by `underPolicies`. */
+  quotas?: QuotaSettings;
   call(method: string, url: string, options?: CallOptions): Promise<Reply>;
   drop(): Promise<void>;
 }
 
-export async function createWorld(prefix: string, policies: StackPolicies = stackPolicies()): Promise<World> {
+export interface WorldOptions {
+  /** The request quotas the functions enforce (`FunctionClientsOptions.quotas`); default none. */
+  quotas?: QuotaSettings;
+}
+
+export async function createWorld(
+  prefix: string,
+  policies: StackPolicies = stackPolicies(),
+  options: WorldOptions = {},
+): Promise<World> {
   const fresh = await freshTable(prefix);
   // The run's one demo seed, copied into this world's table below, sealed its secrets with this key set.
   const snapshot = seedSnapshot();
@@ -239,6 +260,7 @@ export async function createWorld(prefix: string, policies: StackPolicies = stac
     tableName: fresh.tableName,
     clientConfig: TEST_CLIENT_CONFIG,
     webhooks,
+    ...(options.quotas ? { quotas: options.quotas } : {}),
     configure: (doc, functionName) =>
       doc.middlewareStack.add(
         (next) => async (args) => {
@@ -259,6 +281,7 @@ export async function createWorld(prefix: string, policies: StackPolicies = stac
     demo,
     iam,
     policies,
+    ...(options.quotas ? { quotas: options.quotas } : {}),
     roundTrips: () => [...sentBy.values()].reduce((sum, n) => sum + n, 0),
     roundTripsOf: (functionName) => sentBy.get(functionName) ?? 0,
     resetCount: () => sentBy.clear(),
@@ -292,6 +315,7 @@ export async function underPolicies(
     tableName: world.table.name,
     clientConfig: TEST_CLIENT_CONFIG,
     webhooks: world.admin.webhooks,
+    ...(world.quotas ? { quotas: world.quotas } : {}),
   });
   return {
     ...world,
