@@ -12,8 +12,9 @@
  *   (up to `maxOpenMs`).
  *
  * Each container learns on its own (no shared state, no extra reads or writes): with the deliverer's
- * 20 concurrent executions at most, a dead endpoint costs at most 20 × `threshold` attempts to open
- * every container's circuit, then one probe per container per open period.
+ * 20 concurrent executions at most, a dead endpoint costs about one batch of attempts per container
+ * (`threshold` failures, or the ten of a batch sent together) to open every container's circuit,
+ * then one probe per container per open period.
  */
 
 export interface CircuitOptions {
