@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import type { LifecycleFields } from '../domain/subscription-lifecycle.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
@@ -8,7 +8,7 @@ import type { DataAccess } from './grants.ts';
 /** Items of one TransactWriteItems. */
 export type TransactItems = Parameters<typeof transact>[1];
 
-import { readMany } from './catalog.ts';
+import { keyId, readMany } from './catalog.ts';
 import {
   type Listing,
   type ListPage,
@@ -18,6 +18,8 @@ import {
   relistedWrites,
   type SegmentFilter,
   type SortCriterion,
+  segmentRegistryKey,
+  segmentRegistryWrite,
 } from './listing.ts';
 import {
   item,
@@ -33,6 +35,7 @@ import {
   dueKeys,
   gsi1,
   indexNames,
+  type Key,
   keys,
   type ListPartition,
   ownerKeys,
@@ -44,6 +47,14 @@ import {
 // its product, and its customer and product together, so that each filter is a key, never a filter
 // over an organization's list. Each list is segmented by status and amount (shared/data/listing.ts):
 // `active` chooses segments, and sorting by status or amount orders segments.
+//
+// No item that every signup of an organization (or of one product) touches is in a subscription's
+// transaction, so that concurrent signups never conflict (issue 25): the lists' counts are kept
+// from the table stream (`counts: 'stream'`, `shared/data/subscription-counts.ts`), the product is
+// read (strongly consistent) before the transaction instead of checked in it, and the registry item
+// of a segment of the organization's and the product's lists is written before the transaction, only
+// when it is missing (`registerSharedSegments`). The customer's own lists' registry items are
+// written in the transaction (only that customer's writes share them).
 // ---------------------------------------------------------------------------
 
 export type SubscriptionSortField = 'started_at' | 'current_period_end' | 'created_at' | 'status' | 'amount';
@@ -65,6 +76,7 @@ const subscriptionListing = (
   owner,
   fields: sortFields,
   segments: ['status', 'amount'],
+  counts: 'stream',
 });
 
 export const subscriptionListings = {
@@ -88,19 +100,70 @@ const everyListing = Object.values(subscriptionListings);
 export const subscriptionListKeys = (subscription: StoredSubscription) =>
   everyListing.flatMap((listing) => listedKeys(listing, subscription));
 
+/** The lists every signup of an organization, or of one product, shares. */
+const sharedListings = [subscriptionListings.organization, subscriptionListings.product];
+/** The lists only one customer's subscriptions share. */
+const customerListings = [subscriptionListings.customer, subscriptionListings.customerProduct];
+
+/** The registry items of the subscription's segment in its organization's and its product's lists. */
+export const sharedSegmentKeys = (
+  subscription: Pick<
+    StoredSubscription,
+    'id' | 'organization_id' | 'customer_id' | 'product_id' | 'status' | 'amount'
+  >,
+): Key[] => sharedListings.map((listing) => segmentRegistryKey(listing, subscription as StoredSubscription));
+
 /**
- * Writes a subscription in one transaction that re-checks, at write time, what the service read (the
- * customer is live and in the product's organization, the product is live and not archived), and
- * lists it. A concurrent delete or archive cancels the write instead of leaving a subscription to
- * something gone (ConditionFailed).
+ * The registry items of the subscription's segment in its organization's and its product's lists
+ * (`shared/data/listing.ts`), written when missing, before the write that adds the segment's first
+ * entry. Which exist: `present` (`keyId`s, read by the caller), else one eventually consistent
+ * BatchGetItem (a registry item is never removed, so an item seen is there; one not seen is written
+ * again, which changes nothing); then a PutItem of each missing one.
+ */
+async function registerSharedSegments(
+  table: Table,
+  subscription: StoredSubscription,
+  present?: ReadonlySet<string>,
+): Promise<void> {
+  const wanted = sharedSegmentKeys(subscription);
+  let seen = present;
+  if (!seen) {
+    const result = await run(() =>
+      table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: wanted } } })),
+    );
+    seen = new Set((result.Responses?.[table.name] ?? []).map((stored) => keyId(stored as Key)));
+  }
+  const known = seen;
+  await Promise.all(
+    sharedListings
+      .filter((_, i) => !known.has(keyId(wanted[i] as Key)))
+      .map((listing) =>
+        run(() => table.doc.send(new PutCommand(segmentRegistryWrite(table, listing, subscription).Put))),
+      ),
+  );
+}
+
+/**
+ * Writes a subscription and lists it (its entries; the counts follow from the stream) in one
+ * transaction that re-checks the customer (live, in the product's organization): a concurrent delete
+ * of the customer cancels the write (ConditionFailed). The product is not checked here: every signup
+ * to a product would hold its item, and concurrent signups would conflict. The service read it
+ * (strongly consistent) just before: live and not archived. Ordering against a concurrent archive or
+ * delete of the product: a create whose read began after the archive (or delete) was written is
+ * refused; one whose read came first may still be written after it, and counts as made before it
+ * (as if it had been answered a moment earlier). Nothing is ever created for a product that was
+ * already archived or deleted when the create began. `registered`: which of `sharedSegmentKeys` the
+ * caller found (read with the product), else they are read here.
  */
 export async function insertSubscription(
   table: Table,
   subscription: SubscriptionRecord,
   outbox: TransactItems = [],
+  registered?: ReadonlySet<string>,
 ): Promise<void> {
   const owner = ownerKeys.customer(subscription.customer_id);
   const stored = storedSubscription(subscription);
+  await registerSharedSegments(table, stored, registered);
   await transact(table, [
     {
       Put: createOnly(
@@ -125,14 +188,7 @@ export async function insertSubscription(
         ExpressionAttributeValues: { ':null': null, ':organization': subscription.organization_id },
       },
     },
-    {
-      ConditionCheck: {
-        TableName: table.name,
-        Key: keys.product(subscription.product_id),
-        ConditionExpression: 'attribute_exists(PK) AND deleted_at = :null AND is_archived = :false',
-        ExpressionAttributeValues: { ':null': null, ':false': false },
-      },
-    },
+    ...customerListings.map((listing) => segmentRegistryWrite(table, listing, stored)),
     ...everyListing.flatMap((listing) => listedWrites(table, listing, stored)),
     ...outbox,
   ]);
@@ -158,7 +214,9 @@ export async function getSubscription(table: Table, id: string): Promise<Subscri
  *
  * This one transaction is where a change's webhook events are written (the outbox): `also`
  * builds them from the subscription as written, so a change and its events are stored together or
- * not at all.
+ * not at all. The lists' counts are not written here: the stream's projection moves them
+ * (`shared/data/subscription-counts.ts`); a change that moves the subscription to another segment
+ * registers that segment first (`registerSharedSegments`, and the customer's lists in the transaction).
  */
 export async function writeSubscriptionChange(
   table: Table,
@@ -176,6 +234,12 @@ export async function writeSubscriptionChange(
   const dueUpdate = due
     ? `, ${attr.gsi2pk} = :duePartition, ${attr.gsi2sk} = :dueSort`
     : ` REMOVE ${attr.gsi2pk}, ${attr.gsi2sk}`;
+  // A change that moves the subscription to another segment (a revoke, an end) registers that segment.
+  const storedAfter = storedSubscription(after);
+  const moves =
+    segmentRegistryKey(subscriptionListings.organization, storedSubscription(before)).SK !==
+    segmentRegistryKey(subscriptionListings.organization, storedAfter).SK;
+  if (moves) await registerSharedSegments(table, storedAfter);
   try {
     await transact(table, [
       {
@@ -203,8 +267,9 @@ export async function writeSubscriptionChange(
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
+      ...(moves ? customerListings.map((listing) => segmentRegistryWrite(table, listing, storedAfter)) : []),
       ...everyListing.flatMap((listing) =>
-        relistedWrites(table, listing, storedSubscription(before), storedSubscription(after)),
+        relistedWrites(table, listing, storedSubscription(before), storedAfter),
       ),
       ...also(after),
     ]);
@@ -305,14 +370,24 @@ const SUBSCRIPTION_LISTS = [
 ] as const;
 
 /**
+ * `registerSharedSegments` on a change: the organization's and the product's lists read in a batch (a
+ * missing registry item is put under the list grants' PutItem, which the entries already need).
+ */
+const registerSharedSegmentsAccess = [
+  { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscriptionList', 'subscriptionProductList'] },
+] as const;
+
+/**
  * IAM (shared/data/grants.ts). Built by a pure call: it reads `indexNames`, and a property read
  * would otherwise keep the declarations in every bundle that imports this module.
  */
 export const access = /* @__PURE__ */ (() =>
   ({
     /**
-     * One transaction writes the subscription, lists it (entries, counts) and writes its events (the
-     * outbox), and re-checks the customer and the product.
+     * One transaction writes the subscription, lists it (entries, the customer's lists' segment
+     * registry items) and writes its events (the outbox), and re-checks the customer; before it, the
+     * shared lists' segment registry items are put when missing (read with the product,
+     * `getSubscriptionInputs`).
      */
     insertSubscription: [
       {
@@ -326,8 +401,7 @@ export const access = /* @__PURE__ */ (() =>
           'event',
         ],
       },
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: SUBSCRIPTION_LISTS },
-      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['product', 'customer'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['customer'] },
     ],
     getSubscription: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['subscription'] }],
     /** The due subscriptions, in one batch. */
@@ -335,20 +409,13 @@ export const access = /* @__PURE__ */ (() =>
     /**
      * A subscription change and its relisting, in one transaction (`writeSubscriptionChange`,
      * `updateSubscriptionLifecycle`): the subscription's conditional update, its list entries
-     * rewritten (deleted when their key moves), the list counts.
+     * rewritten (deleted when their key moves) and, when it moves to another segment, that segment
+     * registered (`registerSharedSegments`; the customer's lists in the transaction).
      */
     writeSubscriptionChange: [
-      {
-        actions: ['dynamodb:UpdateItem'],
-        leadingKeys: [
-          'subscription',
-          'subscriptionList',
-          'subscriptionCustomerList',
-          'subscriptionProductList',
-          'subscriptionCustomerProductList',
-        ],
-      },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
       { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: SUBSCRIPTION_LISTS },
+      ...registerSharedSegmentsAccess,
     ],
     /**
      * `updateSubscriptionLifecycle` from the portal (cancel at period end, uncancel) keeps the
