@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import type { LifecycleFields } from '../domain/subscription-lifecycle.ts';
+import { logError } from '../observability/telemetry.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 
@@ -52,9 +53,10 @@ import {
 // transaction, so that concurrent signups never conflict (issue 25): the lists' counts are kept
 // from the table stream (`counts: 'stream'`, `shared/data/subscription-counts.ts`), the product is
 // read (strongly consistent) before the transaction instead of checked in it, and the registry item
-// of a segment of the organization's and the product's lists is written before the transaction, only
-// when it is missing (`registerSharedSegments`). The customer's own lists' registry items are
-// written in the transaction (only that customer's writes share them).
+// of a segment of the organization's and the product's lists is put after the transaction succeeded,
+// only when it was missing (`registerSharedSegments`): a refused write leaves nothing behind. The
+// customer's own lists' registry items are written in the transaction (only that customer's writes
+// share them).
 // ---------------------------------------------------------------------------
 
 export type SubscriptionSortField = 'started_at' | 'current_period_end' | 'created_at' | 'status' | 'amount';
@@ -96,9 +98,15 @@ export type SubscriptionListScope = keyof typeof subscriptionListings;
 
 const everyListing = Object.values(subscriptionListings);
 
-/** The keys of a subscription's entries and counts in its four lists, in the state given. */
+/**
+ * The keys a subscription's own writes occupy in its four lists, in the state given: its entries and
+ * its segment's registry items (the counts are the stream projection's, `subscription-counts.ts`).
+ */
 export const subscriptionListKeys = (subscription: StoredSubscription) =>
-  everyListing.flatMap((listing) => listedKeys(listing, subscription));
+  everyListing.flatMap((listing) => [
+    ...listedKeys(listing, subscription),
+    segmentRegistryKey(listing, subscription),
+  ]);
 
 /** The lists every signup of an organization, or of one product, shares. */
 const sharedListings = [subscriptionListings.organization, subscriptionListings.product];
@@ -114,33 +122,54 @@ export const sharedSegmentKeys = (
 ): Key[] => sharedListings.map((listing) => segmentRegistryKey(listing, subscription as StoredSubscription));
 
 /**
+ * Which of the registry items of the subscription's segment in its organization's and its product's
+ * lists exist: one eventually consistent BatchGetItem (a registry item is never removed, so an item
+ * seen is there; one not seen is written again after the change, which changes nothing).
+ */
+async function registeredSharedSegments(
+  table: Table,
+  subscription: StoredSubscription,
+): Promise<ReadonlySet<string>> {
+  const result = await run(() =>
+    table.doc.send(
+      new BatchGetCommand({ RequestItems: { [table.name]: { Keys: sharedSegmentKeys(subscription) } } }),
+    ),
+  );
+  return new Set((result.Responses?.[table.name] ?? []).map((stored) => keyId(stored as Key)));
+}
+
+/**
  * The registry items of the subscription's segment in its organization's and its product's lists
- * (`shared/data/listing.ts`), written when missing, before the write that adds the segment's first
- * entry. Which exist: `present` (`keyId`s, read by the caller), else one eventually consistent
- * BatchGetItem (a registry item is never removed, so an item seen is there; one not seen is written
- * again, which changes nothing); then a PutItem of each missing one.
+ * (`shared/data/listing.ts`) that `present` (`keyId`s, read before the write) lacks, put after the
+ * write that added the segment's first entry succeeded: a refused write leaves nothing behind, and
+ * no signup's transaction holds an item every signup of the organization or the product shares.
+ *
+ * Until they are put (a moment after the transaction; the caller answers after), a page of those
+ * lists does not read the new segment. A failure here is logged, not answered: the subscription is
+ * written, and the stream's projection registers the segment anyway when it counts the subscription
+ * (a count shard carries the segment as a registry item does: `shared/data/subscription-counts.ts`),
+ * within the counts' freshness (docs/data-model.md, "Subscription counts"); a crash between the two
+ * is repaired the same way.
  */
 async function registerSharedSegments(
   table: Table,
   subscription: StoredSubscription,
-  present?: ReadonlySet<string>,
+  present: ReadonlySet<string>,
 ): Promise<void> {
   const wanted = sharedSegmentKeys(subscription);
-  let seen = present;
-  if (!seen) {
-    const result = await run(() =>
-      table.doc.send(new BatchGetCommand({ RequestItems: { [table.name]: { Keys: wanted } } })),
-    );
-    seen = new Set((result.Responses?.[table.name] ?? []).map((stored) => keyId(stored as Key)));
-  }
-  const known = seen;
-  await Promise.all(
-    sharedListings
-      .filter((_, i) => !known.has(keyId(wanted[i] as Key)))
-      .map((listing) =>
+  const missing = sharedListings.filter((_, i) => !present.has(keyId(wanted[i] as Key)));
+  try {
+    await Promise.all(
+      missing.map((listing) =>
         run(() => table.doc.send(new PutCommand(segmentRegistryWrite(table, listing, subscription).Put))),
       ),
-  );
+    );
+  } catch (error) {
+    logError('subscription written but its segment not registered; the stream projection will', {
+      subscription_id: subscription.id,
+      name: (error as Error).name,
+    });
+  }
 }
 
 /**
@@ -152,8 +181,9 @@ async function registerSharedSegments(
  * delete of the product: a create whose read began after the archive (or delete) was written is
  * refused; one whose read came first may still be written after it, and counts as made before it
  * (as if it had been answered a moment earlier). Nothing is ever created for a product that was
- * already archived or deleted when the create began. `registered`: which of `sharedSegmentKeys` the
- * caller found (read with the product), else they are read here.
+ * already archived or deleted when the create began (docs/api.md, "Create Subscription and a
+ * concurrent archive"). `registered`: which of `sharedSegmentKeys` the caller found (read with the
+ * product), else they are read here; the missing ones are put once the transaction succeeded.
  */
 export async function insertSubscription(
   table: Table,
@@ -163,7 +193,7 @@ export async function insertSubscription(
 ): Promise<void> {
   const owner = ownerKeys.customer(subscription.customer_id);
   const stored = storedSubscription(subscription);
-  await registerSharedSegments(table, stored, registered);
+  const present = registered ?? (await registeredSharedSegments(table, stored));
   await transact(table, [
     {
       Put: createOnly(
@@ -192,6 +222,7 @@ export async function insertSubscription(
     ...everyListing.flatMap((listing) => listedWrites(table, listing, stored)),
     ...outbox,
   ]);
+  await registerSharedSegments(table, stored, present);
 }
 
 /** A stored subscription (strongly consistent), its metadata parsed back from the JSON text it is kept as. */
@@ -216,7 +247,8 @@ export async function getSubscription(table: Table, id: string): Promise<Subscri
  * builds them from the subscription as written, so a change and its events are stored together or
  * not at all. The lists' counts are not written here: the stream's projection moves them
  * (`shared/data/subscription-counts.ts`); a change that moves the subscription to another segment
- * registers that segment first (`registerSharedSegments`, and the customer's lists in the transaction).
+ * reads whether that segment is registered first, and registers it once the transaction succeeded
+ * (`registerSharedSegments`; the customer's lists in the transaction).
  */
 export async function writeSubscriptionChange(
   table: Table,
@@ -234,12 +266,13 @@ export async function writeSubscriptionChange(
   const dueUpdate = due
     ? `, ${attr.gsi2pk} = :duePartition, ${attr.gsi2sk} = :dueSort`
     : ` REMOVE ${attr.gsi2pk}, ${attr.gsi2sk}`;
-  // A change that moves the subscription to another segment (a revoke, an end) registers that segment.
+  // A change that moves the subscription to another segment (a revoke, an end) registers that segment
+  // (read now, put after the transaction succeeded: a refused change leaves nothing).
   const storedAfter = storedSubscription(after);
   const moves =
     segmentRegistryKey(subscriptionListings.organization, storedSubscription(before)).SK !==
     segmentRegistryKey(subscriptionListings.organization, storedAfter).SK;
-  if (moves) await registerSharedSegments(table, storedAfter);
+  const present = moves ? await registeredSharedSegments(table, storedAfter) : undefined;
   try {
     await transact(table, [
       {
@@ -276,6 +309,7 @@ export async function writeSubscriptionChange(
   } catch (error) {
     if (!(error instanceof ConditionFailed && error.item?.change_id === changeId)) throw error;
   }
+  if (present) await registerSharedSegments(table, storedAfter, present);
   return after;
 }
 
@@ -370,8 +404,8 @@ const SUBSCRIPTION_LISTS = [
 ] as const;
 
 /**
- * `registerSharedSegments` on a change: the organization's and the product's lists read in a batch (a
- * missing registry item is put under the list grants' PutItem, which the entries already need).
+ * `registeredSharedSegments` on a change: the organization's and the product's lists read in a batch
+ * (a missing registry item is put under the list grants' PutItem, which the entries already need).
  */
 const registerSharedSegmentsAccess = [
   { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscriptionList', 'subscriptionProductList'] },
@@ -385,7 +419,7 @@ export const access = /* @__PURE__ */ (() =>
   ({
     /**
      * One transaction writes the subscription, lists it (entries, the customer's lists' segment
-     * registry items) and writes its events (the outbox), and re-checks the customer; before it, the
+     * registry items) and writes its events (the outbox), and re-checks the customer; after it, the
      * shared lists' segment registry items are put when missing (read with the product,
      * `getSubscriptionInputs`).
      */
@@ -410,7 +444,8 @@ export const access = /* @__PURE__ */ (() =>
      * A subscription change and its relisting, in one transaction (`writeSubscriptionChange`,
      * `updateSubscriptionLifecycle`): the subscription's conditional update, its list entries
      * rewritten (deleted when their key moves) and, when it moves to another segment, that segment
-     * registered (`registerSharedSegments`; the customer's lists in the transaction).
+     * registered (read before, put after: `registerSharedSegments`; the customer's lists in the
+     * transaction).
      */
     writeSubscriptionChange: [
       { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
