@@ -13,6 +13,7 @@ import {
   type SubscriptionImage,
 } from '#shared/data/subscription-counts.ts';
 import { partitions } from '#shared/data/table.ts';
+import { waitFor } from './wait.ts';
 
 let sequence = BigInt(Date.now()) * 1_000_000n;
 /** A stream sequence number above every one given before (as DynamoDB's grow per item). */
@@ -44,4 +45,29 @@ export async function projectSubscriptionCounts(table: Table): Promise<void> {
     subscription,
   }));
   await project(table, images);
+}
+
+/**
+ * How long a test waits for the stream's projection to count the subscriptions it just wrote: a
+ * deadline for a hang (a loaded machine's pipeline), not the freshness the docs promise.
+ */
+export const COUNTS_DEADLINE_MS = 30_000;
+
+/**
+ * Waits until a subscription list's `total` (read by `total`, e.g. a page of one) is `expected`: the
+ * counts have caught up with the writes (docs/data-model.md, "Subscription counts"). A page walk that
+ * relies on the total (an SDK's page iterator stops at `max_page`) starts after this.
+ */
+export async function countsSettled(total: () => Promise<number>, expected: number, what: string) {
+  let last = -1;
+  await waitFor(
+    async () => {
+      last = await total();
+      return last === expected;
+    },
+    COUNTS_DEADLINE_MS,
+    `${what}: total ${expected}`,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message} (last total seen ${last})`);
+  });
 }
