@@ -122,6 +122,45 @@ export const sharedSegmentKeys = (
 ): Key[] => sharedListings.map((listing) => segmentRegistryKey(listing, subscription as StoredSubscription));
 
 /**
+ * Whose counts a subscription's item is in (issue 25's move to counts from the stream). Each write of
+ * this code sets `counts_change` to the write's `change_id` (`'created'` on the create, which sets
+ * none): an image whose `counts_change` is its own `change_id` was written by code that leaves the
+ * counts to the stream. Any other image (no `counts_change`: a subscription of a table that predates
+ * the stream's counts; or one a write of the older code changed since, `change_id` moved on) was
+ * counted by that write's own transaction, where it says (`shared/data/subscription-counts.ts`).
+ */
+export const COUNTS_CHANGE = 'counts_change';
+/** The `counts_change` of a create (which sets no `change_id`). */
+export const CREATED_CHANGE = 'created';
+/**
+ * On this code's first change of a subscription its transactions counted (an image not
+ * `streamCounted`): where they counted it, for the projection to move it from when it holds no marker
+ * for the subscription yet (the item of a table written before the stream kept the counts).
+ */
+export const COUNTED_FROM = 'counted_from';
+
+/** What decides where a subscription is counted: its lists' owners, its segment, its id (its shard). */
+export type CountedPlace = Pick<
+  StoredSubscription,
+  'id' | 'organization_id' | 'customer_id' | 'product_id' | 'status' | 'amount'
+>;
+
+export const countedPlace = (s: CountedPlace): CountedPlace => ({
+  id: s.id,
+  organization_id: s.organization_id,
+  customer_id: s.customer_id,
+  product_id: s.product_id,
+  status: s.status,
+  amount: s.amount,
+});
+
+/** Written by code whose counts the stream keeps (see `COUNTS_CHANGE`). */
+export function streamCounted(image: object): boolean {
+  const { change_id, [COUNTS_CHANGE]: counts } = image as Record<string, unknown>;
+  return typeof counts === 'string' && counts === (change_id ?? CREATED_CHANGE);
+}
+
+/**
  * Which of the registry items of the subscription's segment in its organization's and its product's
  * lists exist: one eventually consistent BatchGetItem (a registry item is never removed, so an item
  * seen is there; one not seen is written again after the change, which changes nothing).
@@ -205,7 +244,7 @@ export async function insertSubscription(
             ...dueKeys(subscription.id, subscription.current_period_end),
           },
           'subscription',
-          stored,
+          { ...stored, [COUNTS_CHANGE]: CREATED_CHANGE },
         ),
       ),
     },
@@ -258,14 +297,27 @@ export async function writeSubscriptionChange(
   also: (after: SubscriptionRecord) => TransactItems = () => [],
 ): Promise<SubscriptionRecord> {
   const changeId = randomUUID();
-  const after: SubscriptionRecord = { ...before, ...change, modified_at: now, change_id: changeId };
+  // The item's own bookkeeping of whose counts it is in stays out of the copies (entries, events).
+  const {
+    [COUNTS_CHANGE]: _counts,
+    [COUNTED_FROM]: _from,
+    ...previous
+  } = before as SubscriptionRecord & Record<string, unknown>;
+  const after: SubscriptionRecord = { ...previous, ...change, modified_at: now, change_id: changeId };
+  // Counted by its own transactions so far (a subscription of a table older than the stream's
+  // counts): where they counted it goes with this write, for the projection (`COUNTED_FROM`).
+  const countedFrom = streamCounted(before) ? undefined : countedPlace(storedSubscription(before));
   const fields = Object.keys(change) as (keyof SubscriptionRecord)[];
   const values = storedSubscription(after) as unknown as Record<string, unknown>;
   // The due index holds live subscriptions only, at the end of their current period.
   const due = after.ended_at === null ? dueKeys(after.id, after.current_period_end) : undefined;
-  const dueUpdate = due
-    ? `, ${attr.gsi2pk} = :duePartition, ${attr.gsi2sk} = :dueSort`
-    : ` REMOVE ${attr.gsi2pk}, ${attr.gsi2sk}`;
+  const removed = [...(due ? [] : [attr.gsi2pk, attr.gsi2sk]), ...(countedFrom ? [] : [COUNTED_FROM])];
+  const set = [
+    ...(due ? [`${attr.gsi2pk} = :duePartition`, `${attr.gsi2sk} = :dueSort`] : []),
+    `${COUNTS_CHANGE} = :change`,
+    ...(countedFrom ? [`${COUNTED_FROM} = :countedFrom`] : []),
+  ];
+  const dueUpdate = `, ${set.join(', ')}${removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : ''}`;
   // A change that moves the subscription to another segment (a revoke, an end) registers that segment
   // (read now, put after the transaction succeeded: a refused change leaves nothing).
   const storedAfter = storedSubscription(after);
@@ -293,6 +345,7 @@ export async function writeSubscriptionChange(
             ...(before.change_id === undefined ? {} : { ':beforeChange': before.change_id }),
             ...Object.fromEntries(fields.map((f) => [`:${f}`, values[f]])),
             ...(due ? { ':duePartition': due[attr.gsi2pk], ':dueSort': due[attr.gsi2sk] } : {}),
+            ...(countedFrom ? { ':countedFrom': countedFrom } : {}),
           },
           ...(fields.length > 0
             ? { ExpressionAttributeNames: Object.fromEntries(fields.map((f) => [`#${f}`, f])) }

@@ -7,12 +7,16 @@
  */
 // On a DynamoDB Local of its own: its freshness test reads its table's stream (test/support/private-engine.ts).
 import '../support/private-engine.ts';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createRelay } from '#functions/webhook-relay/handler.ts';
-import { COUNTED_SORT_KEY, projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
+import {
+  COUNTED_SORT_KEY,
+  projectSubscriptionCounts,
+  type SubscriptionImage,
+} from '#shared/data/subscription-counts.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
 import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { startTestPipeline } from '../support/pipeline.ts';
@@ -74,7 +78,10 @@ async function customerCount(customer: string): Promise<Record<string, number>> 
 async function imagesOf(ids: readonly string[]) {
   return (await storedSubscriptions(world.table))
     .filter((s) => ids.includes(s.id))
-    .map((subscription) => ({ sequence: nextSequence(), subscription }));
+    .map((subscription) => ({
+      sequence: nextSequence(),
+      subscription: subscription as SubscriptionImage['subscription'],
+    }));
 }
 
 describe('lists while the counts lag', () => {
@@ -144,6 +151,74 @@ describe('the projection', () => {
       counted: { status: 'canceled' },
       sequence: afterRevoke[0]?.sequence.padStart(40, '0'),
     });
+  });
+
+  // A table written before the counts came from the stream: its subscriptions were counted by their
+  // own transactions, and have no marker and no `counts_change`. No backfill is needed: this code's
+  // first change of one records where it was counted (`counted_from`), and the projection moves it
+  // from there. (Without it, shown by hand: the revoke counted +1 canceled with no -1 active, the
+  // cancel at period end +1 active: { active: 3, canceled: 1 }.)
+  it('subscriptions of a table older than the stream projection (no marker): their changes are counted from where their transactions counted them', async () => {
+    const { customer, ids } = await customerWith(3);
+    await projectSubscriptionCounts(world.table, await imagesOf(ids));
+    expect(await customerCount(customer)).toEqual({ active: 3 });
+    // Made old: as the transactional-count code left them (counted, no marker, no `counts_change`).
+    for (const id of ids) {
+      await world.table.doc.send(
+        new DeleteCommand({
+          TableName: world.table.name,
+          Key: { PK: `SUBSCRIPTION#${id}`, SK: COUNTED_SORT_KEY },
+        }),
+      );
+      await world.table.doc.send(
+        new UpdateCommand({
+          TableName: world.table.name,
+          Key: { PK: `SUBSCRIPTION#${id}`, SK: `SUBSCRIPTION#${id}` },
+          UpdateExpression: 'REMOVE counts_change',
+        }),
+      );
+    }
+    const [revokedId, canceledId, untouchedId] = ids as [string, string, string];
+    const pat = { token: world.demo.personal_access_token };
+    expect((await world.call('DELETE', `/v1/subscriptions/${revokedId}`, pat)).status).toBe(200);
+    expect(
+      (
+        await world.call('PATCH', `/v1/subscriptions/${canceledId}`, {
+          ...pat,
+          body: { cancel_at_period_end: true },
+        })
+      ).status,
+    ).toBe(200);
+    const changed = await imagesOf([revokedId, canceledId]);
+    expect(changed.map((image) => image.subscription.counted_from?.status)).toEqual(['active', 'active']);
+    await projectSubscriptionCounts(world.table, changed);
+    expect(await customerCount(customer)).toEqual({ active: 2, canceled: 1 });
+    // A later change of this code: from the marker now (its `counted_from` is gone).
+    expect((await world.call('DELETE', `/v1/subscriptions/${canceledId}`, pat)).status).toBe(200);
+    const again = await imagesOf([canceledId]);
+    expect(again[0]?.subscription.counted_from).toBeUndefined();
+    await projectSubscriptionCounts(world.table, again);
+    expect(await customerCount(customer)).toEqual({ active: 1, canceled: 2 });
+    // A write of the older code (during a deploy's roll-out) moved the counts in its own transaction:
+    // its image (`change_id` moved on, `counts_change` left behind) is recorded where it is, not moved.
+    const [untouched] = await imagesOf([untouchedId]);
+    const olderWrite = {
+      sequence: nextSequence(),
+      subscription: {
+        ...(untouched?.subscription as NonNullable<typeof untouched>['subscription']),
+        status: 'canceled' as const,
+        change_id: 'older-code',
+      },
+    };
+    await projectSubscriptionCounts(world.table, [olderWrite]);
+    expect(await customerCount(customer)).toEqual({ active: 1, canceled: 2 });
+    const marker = await world.table.doc.send(
+      new GetCommand({
+        TableName: world.table.name,
+        Key: { PK: `SUBSCRIPTION#${untouchedId}`, SK: COUNTED_SORT_KEY },
+      }),
+    );
+    expect(marker.Item?.counted).toMatchObject({ status: 'canceled' });
   });
 
   it('the relay runs it from the stream records of subscriptions, under its own IAM policy', async () => {
