@@ -590,7 +590,9 @@ export const operations = [
         "leadingKeys": [
           "product",
           "customer",
-          "organization"
+          "organization",
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -608,21 +610,9 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:UpdateItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:ConditionCheckItem"
         ],
         "leadingKeys": [
-          "product",
           "customer"
         ]
       },
@@ -1351,11 +1341,7 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -1368,6 +1354,15 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -1432,11 +1427,7 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -1449,6 +1440,15 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -2754,11 +2754,7 @@ export const functionAccess = {
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -2771,6 +2767,15 @@ export const functionAccess = {
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -2842,6 +2847,26 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "webhookEvent"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem",
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "subscription"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       }
     ]
