@@ -6,97 +6,137 @@
  * transactions on the counter item. Creates of these kinds are rare, so one item per owner is no
  * hot item.
  *
- * An owner whose counter does not exist yet (data from before the counter) gets it seeded from its
- * live count, read before the write: the write uses the seed only while the item is missing
- * (`if_not_exists`), so concurrent first writes still count each other.
+ * The counter is written at 0 with its owner (`capCounterStart`, in the organization's or user's
+ * creation), so a create or delete is its one transaction, nothing read first: the counter's move
+ * is conditioned on the counter existing. Only an owner from before the counters has none: its
+ * transaction is refused at the counter, which then tells (ReturnValuesOnConditionCheckFailure)
+ * "missing" (no old item) from "at the cap" (the old item); a missing one is seeded from the
+ * owner's live count and the transaction sent once more, the seed used only while the item is
+ * still missing (`if_not_exists`), so concurrent first writes still count each other.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, LimitReached } from '../domain/errors.ts';
 import { CAPS, type CapName } from '../domain/limits.ts';
-import { run, type Table, type TransactItem } from './dynamo.ts';
+import { createOnly, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { keys } from './table.ts';
 
-/**
- * The counter's value, or (when it does not exist yet) the live count to seed it with. Call it inside
- * `withinCap`: a missing counter whose live count is already at the cap is refused here.
- */
-export async function capSeed(
-  table: Table,
-  cap: CapName,
-  owner: string,
-  liveCount: () => Promise<number>,
-): Promise<number> {
-  const { kind } = CAPS[cap];
-  const result = await run(() =>
-    table.doc.send(
-      new GetCommand({
-        TableName: table.name,
-        Key: keys.cap(kind, owner),
-        ConsistentRead: true,
-        ProjectionExpression: '#used',
-        ExpressionAttributeNames: { '#used': 'used' },
-      }),
-    ),
-  );
-  const used = result.Item?.used;
-  if (typeof used === 'number') return used;
-  const seed = await liveCount();
-  // The write's condition sees only the item: a missing counter seeded at the cap is refused here.
-  if (seed >= CAPS[cap].limit) throw new ConditionFailed(['ConditionalCheckFailed']);
-  return seed;
+/** The counter of a new owner (an organization's or user's creation writes it): none of `cap` yet. */
+export function capCounterStart(table: Table, cap: CapName, owner: string): TransactItem {
+  return { Put: createOnly(table, { ...keys.cap(CAPS[cap].kind, owner), used: 0 }) };
 }
 
-/** One more of `cap` for `owner`, refused (ConditionFailed) at the cap. */
-export function capClaim(table: Table, cap: CapName, owner: string, seed: number): TransactItem {
+/**
+ * One more of `cap` for `owner`, refused at the cap. Without `seed`: only on an existing counter
+ * (its old item comes back with a refusal, telling the cap from a missing counter); with it, the
+ * counter is created from the seed when missing.
+ */
+export function capClaim(table: Table, cap: CapName, owner: string, seed?: number): TransactItem {
   const { kind, limit } = CAPS[cap];
+  const seeded = seed !== undefined;
   return {
     Update: {
       TableName: table.name,
       Key: keys.cap(kind, owner),
-      UpdateExpression: 'SET #used = if_not_exists(#used, :seed) + :one',
-      ConditionExpression: 'attribute_not_exists(#used) OR #used < :limit',
+      UpdateExpression: seeded
+        ? 'SET #used = if_not_exists(#used, :seed) + :one'
+        : 'SET #used = #used + :one',
+      ConditionExpression: seeded
+        ? 'attribute_not_exists(#used) OR #used < :limit'
+        : 'attribute_exists(#used) AND #used < :limit',
       ExpressionAttributeNames: { '#used': 'used' },
-      ExpressionAttributeValues: { ':seed': seed, ':one': 1, ':limit': limit },
-    },
-  };
-}
-
-/** One fewer of `cap` for `owner` (never below zero). */
-export function capRelease(table: Table, cap: CapName, owner: string, seed: number): TransactItem {
-  const { kind } = CAPS[cap];
-  return {
-    Update: {
-      TableName: table.name,
-      Key: keys.cap(kind, owner),
-      UpdateExpression: 'SET #used = if_not_exists(#used, :seed) - :one',
-      ExpressionAttributeNames: { '#used': 'used' },
-      ExpressionAttributeValues: { ':seed': Math.max(seed, 1), ':one': 1 },
+      ExpressionAttributeValues: { ...(seeded ? { ':seed': seed } : {}), ':one': 1, ':limit': limit },
+      ...(seeded ? {} : { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const }),
     },
   };
 }
 
 /**
- * A transaction with a cap claim as its last item: the claim's refusal becomes `LimitReached`
- * (`what`: the cap in words), any other refusal is passed on.
+ * One fewer of `cap` for `owner`. Without `seed`: only on an existing counter (a refusal means it is
+ * missing); with it, the counter is created from the seed (never below zero) when missing.
  */
-export async function withinCap(
-  cap: CapName,
+export function capRelease(table: Table, cap: CapName, owner: string, seed?: number): TransactItem {
+  const { kind } = CAPS[cap];
+  const seeded = seed !== undefined;
+  return {
+    Update: {
+      TableName: table.name,
+      Key: keys.cap(kind, owner),
+      UpdateExpression: seeded
+        ? 'SET #used = if_not_exists(#used, :seed) - :one'
+        : 'SET #used = #used - :one',
+      ExpressionAttributeNames: { '#used': 'used' },
+      ...(seeded
+        ? { ExpressionAttributeValues: { ':seed': Math.max(seed, 1), ':one': 1 } }
+        : { ConditionExpression: 'attribute_exists(#used)', ExpressionAttributeValues: { ':one': 1 } }),
+    },
+  };
+}
+
+/** A transaction refused at its last item (the counter's) alone. */
+const refusedAtCounter = (error: unknown): error is ConditionFailed =>
+  error instanceof ConditionFailed &&
+  error.reasons.at(-1) === 'ConditionalCheckFailed' &&
+  !error.reasons.slice(0, -1).includes('ConditionalCheckFailed');
+
+/** Where a capped write sends its transaction, and how it counts a counter-less owner's live items. */
+export interface CapWrite {
+  cap: CapName;
+  owner: string;
+  liveCount: () => Promise<number>;
+}
+
+/**
+ * `items` and a claim on the counter, in one transaction: at the cap it is refused with
+ * `LimitReached` (`what`: the cap in words; `oauth`: RFC 7591's error shape); any other refusal is
+ * passed on. One transaction when the counter exists.
+ */
+export async function transactClaiming(
+  table: Table,
+  { cap, owner, liveCount }: CapWrite,
+  items: TransactItem[],
   what: string,
-  write: () => Promise<void>,
   options: { oauth?: boolean } = {},
 ): Promise<void> {
+  const { limit } = CAPS[cap];
+  const atCap = () => new LimitReached(what, limit, options.oauth);
   try {
-    await write();
+    await transact(table, [...items, capClaim(table, cap, owner)]);
+    return;
   } catch (error) {
-    if (error instanceof ConditionFailed && error.reasons.at(-1) === 'ConditionalCheckFailed') {
-      throw new LimitReached(what, CAPS[cap].limit, options.oauth);
-    }
+    if (!refusedAtCounter(error)) throw error;
+    if (error.items.at(-1) !== undefined) throw atCap();
+  }
+  // No counter: an owner from before the counters.
+  const seed = await liveCount();
+  if (seed >= limit) throw atCap();
+  try {
+    await transact(table, [...items, capClaim(table, cap, owner, seed)]);
+  } catch (error) {
+    if (refusedAtCounter(error)) throw atCap();
     throw error;
   }
 }
 
-/** IAM (shared/data/grants.ts): the counter read (seed) and moved in the create's or delete's transaction. */
+/**
+ * `items` and a release on the counter, in one transaction; a refusal of `items` is passed on as
+ * it is. One transaction when the counter exists.
+ */
+export async function transactReleasing(
+  table: Table,
+  { cap, owner, liveCount }: CapWrite,
+  items: TransactItem[],
+): Promise<void> {
+  try {
+    await transact(table, [...items, capRelease(table, cap, owner)]);
+    return;
+  } catch (error) {
+    if (!refusedAtCounter(error)) throw error;
+  }
+  // No counter: an owner from before the counters; the live count still holds the item deleted.
+  await transact(table, [...items, capRelease(table, cap, owner, await liveCount())]);
+}
+
+/** IAM (shared/data/grants.ts): the counter moved in the create's or delete's transaction. */
 export const access = {
-  capCounter: [{ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], leadingKeys: ['cap'] }],
+  capCounter: [{ actions: ['dynamodb:UpdateItem'], leadingKeys: ['cap'] }],
 } as const satisfies DataAccess;

@@ -239,8 +239,10 @@ function translate(raw: unknown): unknown {
     }
     if (codes.includes('ConditionalCheckFailed')) {
       // An item that asked for it (ReturnValuesOnConditionCheckFailure) comes back as it was.
-      const old = (error.CancellationReasons ?? []).find((reason) => reason.Item)?.Item;
-      return new ConditionFailed(codes, old ? unmarshall(old) : undefined);
+      const items = (error.CancellationReasons ?? []).map((reason) =>
+        reason.Item ? unmarshall(reason.Item) : undefined,
+      );
+      return new ConditionFailed(codes, items.find(Boolean), items);
     }
   }
   if (isTransient(error)) return new ServiceUnavailable();

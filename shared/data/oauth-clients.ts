@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, InvalidToken } from '../domain/errors.ts';
-import { capClaim, capRelease, capSeed, access as capsAccess, withinCap } from './caps.ts';
-import { createOnly, run, type Table, transact } from './dynamo.ts';
+import { type CapWrite, access as capsAccess, transactClaiming, transactReleasing } from './caps.ts';
+import { createOnly, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { item, type OAuthClientRecord, record } from './records.ts';
 import { gsi1, indexNames, keys, ownerKeys } from './table.ts';
@@ -38,8 +38,11 @@ async function liveClientCount(table: Table, userId: string): Promise<number> {
   return count;
 }
 
-const clientCapSeed = (table: Table, userId: string) =>
-  capSeed(table, 'oauthClients', userId, () => liveClientCount(table, userId));
+const clientCap = (table: Table, userId: string): CapWrite => ({
+  cap: 'oauthClients',
+  owner: userId,
+  liveCount: () => liveClientCount(table, userId),
+});
 
 /**
  * The client and its registrant's cap counter up by one (`CAPS.oauthClients`), in one transaction:
@@ -48,28 +51,25 @@ const clientCapSeed = (table: Table, userId: string) =>
 export async function insertOAuthClient(table: Table, client: OAuthClientRecord): Promise<void> {
   const userId = client.created_by_user_id;
   const owner = ownerKeys.user(userId);
-  await withinCap(
-    'oauthClients',
-    'OAuth clients per user',
-    async () => {
-      const seed = await clientCapSeed(table, userId);
-      await transact(table, [
-        {
-          Put: createOnly(
-            table,
-            item(
-              {
-                ...keys.oauthClient(client.client_id),
-                ...gsi1.ownedBy(owner, 'OAUTHCLIENT', client.created_at, client.client_id),
-              },
-              'oauth_client',
-              client,
-            ),
+  await transactClaiming(
+    table,
+    clientCap(table, userId),
+    [
+      {
+        Put: createOnly(
+          table,
+          item(
+            {
+              ...keys.oauthClient(client.client_id),
+              ...gsi1.ownedBy(owner, 'OAUTHCLIENT', client.created_at, client.client_id),
+            },
+            'oauth_client',
+            client,
           ),
-        },
-        capClaim(table, 'oauthClients', userId, seed),
-      ]);
-    },
+        ),
+      },
+    ],
+    'OAuth clients per user',
     { oauth: true },
   );
 }
@@ -139,9 +139,8 @@ export async function deleteOAuthClient(
   now: string,
 ): Promise<void> {
   const clientId = client.client_id;
-  const seed = await clientCapSeed(table, client.created_by_user_id);
   try {
-    await transact(table, [
+    await transactReleasing(table, clientCap(table, client.created_by_user_id), [
       {
         Update: {
           TableName: table.name,
@@ -158,7 +157,6 @@ export async function deleteOAuthClient(
         },
       },
       { Delete: { TableName: table.name, Key: keys.oauthClientLive(clientId) } },
-      capRelease(table, 'oauthClients', client.created_by_user_id, seed),
     ]);
   } catch (error) {
     if (error instanceof ConditionFailed) throw new InvalidToken();

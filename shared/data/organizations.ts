@@ -1,11 +1,15 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
+import { capCounterStart } from './caps.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { item, type MembershipRecord, type OrganizationRecord, record, type UserRecord } from './records.ts';
 import { gsi1, indexNames, keys, ownerKeys } from './table.ts';
 
-/** An organization and its slug, unique across organizations. */
+/**
+ * An organization and its slug, unique across organizations, and its webhook endpoint cap's counter
+ * at 0 (so that a create or delete of an endpoint is one transaction: shared/data/caps.ts).
+ */
 export async function insertOrganization(table: Table, organization: OrganizationRecord): Promise<void> {
   await transact(table, [
     { Put: createOnly(table, item(keys.organization(organization.id), 'organization', organization)) },
@@ -16,14 +20,16 @@ export async function insertOrganization(table: Table, organization: Organizatio
         organization_id: organization.id,
       }),
     },
+    capCounterStart(table, 'webhookEndpoints', organization.id),
   ]);
 }
 
-/** A user and their e-mail address, unique across users. */
+/** A user and their e-mail address, unique across users, and their OAuth client cap's counter at 0. */
 export async function insertUser(table: Table, user: UserRecord): Promise<void> {
   await transact(table, [
     { Put: createOnly(table, item(keys.user(user.id), 'user', user)) },
     { Put: createOnly(table, { ...keys.userEmail(user.email), entity: 'user_email', user_id: user.id }) },
+    capCounterStart(table, 'oauthClients', user.id),
   ]);
 }
 

@@ -10,7 +10,7 @@
  */
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
-import { capClaim, capRelease, capSeed, access as capsAccess, withinCap } from './caps.ts';
+import { type CapWrite, access as capsAccess, transactClaiming, transactReleasing } from './caps.ts';
 import { createOnly, run, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
@@ -95,9 +95,13 @@ function unchangedSince(seen: WebhookEndpointRecord) {
 }
 
 /** A changed write's transaction; the first item is the endpoint's own, the one that can refuse. */
-async function transactChange(table: Table, items: TransactItem[]): Promise<void> {
+async function transactChange(
+  table: Table,
+  ...args: [TransactItem[]] | [CapWrite, TransactItem[]]
+): Promise<void> {
   try {
-    await transact(table, items);
+    if (args.length === 1) await transact(table, args[0]);
+    else await transactReleasing(table, ...args);
   } catch (error) {
     if (error instanceof ConditionFailed && error.reasons[0] === 'ConditionalCheckFailed') {
       throw new EndpointChanged();
@@ -106,26 +110,27 @@ async function transactChange(table: Table, items: TransactItem[]): Promise<void
   }
 }
 
-/** How many live endpoints the organization has, for the cap's counter (shared/data/caps.ts). */
-const endpointCapSeed = (table: Table, organizationId: string) =>
-  capSeed(table, 'webhookEndpoints', organizationId, () =>
-    listedCount(table, 'webhookEndpointList', organizationId),
-  );
+/** The organization's endpoint cap; its live endpoints counted from its list when it has no counter. */
+const endpointCap = (table: Table, organizationId: string): CapWrite => ({
+  cap: 'webhookEndpoints',
+  owner: organizationId,
+  liveCount: () => listedCount(table, 'webhookEndpointList', organizationId),
+});
 
 /**
  * A new endpoint, its list entries and count, and the organization's cap counter up by one, in one
  * transaction: at the cap (`CAPS.webhookEndpoints`) it is refused with `LimitReached`.
  */
 export async function insertWebhookEndpoint(table: Table, endpoint: WebhookEndpointRecord): Promise<void> {
-  const owner = endpoint.organization_id;
-  await withinCap('webhookEndpoints', 'webhook endpoints per organization', async () => {
-    const seed = await endpointCapSeed(table, owner);
-    await transact(table, [
+  await transactClaiming(
+    table,
+    endpointCap(table, endpoint.organization_id),
+    [
       { Put: createOnly(table, endpointItem(endpoint)) },
       ...listedWrites(table, webhookEndpointListing, endpoint),
-      capClaim(table, 'webhookEndpoints', owner, seed),
-    ]);
-  });
+    ],
+    'webhook endpoints per organization',
+  );
 }
 
 /** Strongly consistent: a change is computed from this read and conditioned on its revision. */
@@ -177,8 +182,7 @@ export async function softDeleteWebhookEndpoint(
   now: string,
 ): Promise<void> {
   const condition = unchangedSince(endpoint);
-  const seed = await endpointCapSeed(table, endpoint.organization_id);
-  await transactChange(table, [
+  await transactChange(table, endpointCap(table, endpoint.organization_id), [
     {
       Update: {
         TableName: table.name,
@@ -195,7 +199,6 @@ export async function softDeleteWebhookEndpoint(
       },
     },
     ...delistedWrites(table, webhookEndpointListing, endpoint),
-    capRelease(table, 'webhookEndpoints', endpoint.organization_id, seed),
   ]);
 }
 

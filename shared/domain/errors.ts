@@ -275,6 +275,8 @@ export class ConditionFailed extends Error {
   constructor(
     readonly reasons: (string | undefined)[] = [],
     readonly item?: Record<string, unknown>,
+    /** A transaction's: per item (as `reasons`), the old item of one that asked for it, as it was. */
+    readonly items: (Record<string, unknown> | undefined)[] = [],
   ) {
     super('condition failed');
     this.name = 'ConditionFailed';

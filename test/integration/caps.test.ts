@@ -86,11 +86,28 @@ describe('webhook endpoints per organization', () => {
 
   it('an organization without a counter (endpoints from before it) is counted from its list', async () => {
     const owner = await member('webhooks:write');
-    for (let n = 0; n < limit; n++) expect((await create(owner.token, n)).status).toBe(201);
-    await world.table.doc.send(
-      new DeleteCommand({ TableName: world.table.name, Key: keys.cap(kind, owner.organizationId) }),
-    );
+    const forget = () =>
+      world.table.doc.send(
+        new DeleteCommand({ TableName: world.table.name, Key: keys.cap(kind, owner.organizationId) }),
+      );
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++) ids.push((await create(owner.token, n)).body.id);
+    // Below the cap, a create and a delete each seed the counter from the list.
+    await forget();
+    expect((await create(owner.token, 3)).status).toBe(201);
+    expect(await counter(kind, owner.organizationId)).toBe(4);
+    await forget();
+    const deleted = await world.call('DELETE', `/v1/webhooks/endpoints/${ids[0]}`, { token: owner.token });
+    expect(deleted.status).toBe(204);
+    expect(await counter(kind, owner.organizationId)).toBe(3);
+    for (let n = 3; n < limit; n++) expect((await create(owner.token, 10 + n)).status).toBe(201);
+    // At the cap with a counter: refused by the transaction alone (the token, then the transaction).
+    world.resetCount();
+    expect((await create(owner.token, 499)).status).toBe(403);
+    expect(world.roundTrips()).toBe(2);
+    await forget();
     expect((await create(owner.token, 500)).status).toBe(403);
+    expect(await counter(kind, owner.organizationId)).toBeUndefined();
   });
 });
 
@@ -135,10 +152,28 @@ describe('OAuth clients per user', () => {
 
   it('a user without a counter (clients from before it) is counted from their live clients', async () => {
     const owner = await member('user:write');
-    for (let n = 0; n < limit; n++) expect((await register(owner.token, n)).status).toBe(201);
-    await world.table.doc.send(
-      new DeleteCommand({ TableName: world.table.name, Key: keys.cap(kind, owner.userId) }),
-    );
+    const forget = () =>
+      world.table.doc.send(
+        new DeleteCommand({ TableName: world.table.name, Key: keys.cap(kind, owner.userId) }),
+      );
+    const clients: { client_id: string; registration_access_token: string }[] = [];
+    for (let n = 0; n < 3; n++) clients.push((await register(owner.token, n)).body);
+    // Below the cap, a registration and a delete each seed the counter from the live clients.
+    await forget();
+    expect((await register(owner.token, 3)).status).toBe(201);
+    expect(await counter(kind, owner.userId)).toBe(4);
+    await forget();
+    const deleted = await world.call('DELETE', `/v1/oauth2/register/${clients[0].client_id}`, {
+      token: clients[0].registration_access_token,
+    });
+    expect(deleted.status).toBe(204);
+    expect(await counter(kind, owner.userId)).toBe(3);
+    for (let n = 3; n < limit; n++) expect((await register(owner.token, 10 + n)).status).toBe(201);
+    world.resetCount();
+    expect((await register(owner.token, 499)).status).toBe(403);
+    expect(world.roundTrips()).toBe(2);
+    await forget();
     expect((await register(owner.token, 500)).status).toBe(403);
+    expect(await counter(kind, owner.userId)).toBeUndefined();
   });
 });
