@@ -163,8 +163,9 @@ describe('OAuth clients per user', () => {
     expect((await register(owner.token, 3)).status).toBe(201);
     expect(await counter(kind, owner.userId)).toBe(4);
     await forget();
-    const deleted = await world.call('DELETE', `/v1/oauth2/register/${clients[0].client_id}`, {
-      token: clients[0].registration_access_token,
+    const [first] = clients as [(typeof clients)[number]];
+    const deleted = await world.call('DELETE', `/v1/oauth2/register/${first.client_id}`, {
+      token: first.registration_access_token,
     });
     expect(deleted.status).toBe(204);
     expect(await counter(kind, owner.userId)).toBe(3);

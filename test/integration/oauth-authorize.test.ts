@@ -16,7 +16,7 @@ import { keys } from '#shared/data/table.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS } from '#shared/domain/oauth.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
-import { registerClient } from '../support/oauth.ts';
+import { registerClient, registrants } from '../support/oauth.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -46,8 +46,14 @@ interface Client {
   registration_access_token: string;
 }
 
-const register = (body: Record<string, unknown> = {}): Promise<Client> =>
-  registerClient(world.call, world.demo.personal_access_token, {
+/** The suite registers more clients than one user may (CAPS.oauthClients): they are spread over users of their own. */
+let registrant: () => Promise<string>;
+beforeAll(() => {
+  registrant = registrants(world.admin);
+});
+
+const register = async (body: Record<string, unknown> = {}): Promise<Client> =>
+  registerClient(world.call, await registrant(), {
     redirect_uris: [REDIRECT],
     client_name: 'Consent app',
     scope: 'openid email products:read',

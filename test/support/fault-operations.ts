@@ -16,8 +16,10 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import {
+  addMember,
   createCustomer,
   createCustomerSession,
+  createOrganization,
   createPersonalAccessToken,
   createProduct,
   createUser,
@@ -29,6 +31,7 @@ import { productListing } from '#shared/data/products.ts';
 import { record, type StoredSubscription } from '#shared/data/records.ts';
 import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
 import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
+import { CAPS } from '#shared/domain/limits.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { fixtureItems } from '#test/bench/fixture.ts';
@@ -44,6 +47,7 @@ import {
   REDIRECT_URI,
   type RegisteredClient as RegisteredOAuthClient,
   registerClient as registerOAuthClient,
+  registrants,
   type Tokens,
 } from './oauth.ts';
 import { seedWebhookEvent } from './outbox.ts';
@@ -142,7 +146,8 @@ const countFor = (outcome: Outcome, found: number) => {
 const faultOps = {
   'create-client': {
     success: 201,
-    calls: ['GetItemCommand', 'PutItemCommand'],
+    // The token, then one transaction: the client and its registrant's cap counter.
+    calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       // A user of its own, so that its clients can be counted.
       const user = await createUser(world.admin, { email: `faults+${crypto.randomUUID()}@x.example` });
@@ -311,7 +316,7 @@ const faultOps = {
     calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       // A client that was issued tokens: it has a liveness item for the delete to remove.
-      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const client = await registerOAuthClient(world.call, await registrant());
       await issueTokens(world.call, world.demo.personal_access_token, client);
       return {
         method: 'DELETE',
@@ -522,15 +527,14 @@ const faultOps = {
     calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       const url = `https://hooks.example/faults/${crypto.randomUUID()}`;
+      const owner = await endpointOwner();
       return {
         method: 'POST',
         url: '/v1/webhooks/endpoints',
-        token: world.demo.personal_access_token,
+        token: owner.token,
         body: { url, format: 'raw', events: ['customer.created'] },
         async verify(reply, outcome) {
-          const entries = (await listEntries(world.demo.organization_id)).filter(
-            (entry) => entry.url === url,
-          );
+          const entries = (await listEntries(owner.organizationId)).filter((entry) => entry.url === url);
           const ids = [...new Set(entries.map((entry) => entry.id as string))];
           // The endpoint and its three entries are written together or not at all.
           for (const id of ids) {
@@ -547,7 +551,7 @@ const faultOps = {
     success: 200,
     calls: ['GetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
-      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const client = await registerOAuthClient(world.call, await registrant());
       const { verifier, challenge } = pkce();
       const code = await authorizationCode(world.call, world.demo.personal_access_token, client, {
         challenge,
@@ -633,7 +637,7 @@ const faultOps = {
     calls: ['GetItemCommand', 'QueryCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       // A client of its own with one grant: revoking it touches nothing else of the demo user's.
-      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const client = await registerOAuthClient(world.call, await registrant());
       const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
       return {
         method: 'DELETE',
@@ -816,7 +820,7 @@ function clientTokenFault(
     success: 200,
     calls,
     async prepare() {
-      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const client = await registerOAuthClient(world.call, await registrant());
       const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
       const request = clientRequest(client, { token: tokens.access_token });
       return {
@@ -965,13 +969,14 @@ function endpointFault(
     success: method === 'DELETE' ? 204 : 200,
     calls: ['GetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
+      const owner = await endpointOwner();
       const { endpoint } = await createWebhookEndpoint(world.admin, {
-        organizationId: world.demo.organization_id,
+        organizationId: owner.organizationId,
         url: `https://hooks.example/faults/${crypto.randomUUID()}`,
       });
       const state = async (): Promise<EndpointState> => ({
         item: await get(keys.webhookEndpoint(endpoint.id)),
-        entries: (await listEntries(world.demo.organization_id)).filter((entry) => entry.id === endpoint.id),
+        entries: (await listEntries(owner.organizationId)).filter((entry) => entry.id === endpoint.id),
       });
       const before = await state();
       const body =
@@ -979,7 +984,7 @@ function endpointFault(
       return {
         method,
         url: `/v1/webhooks/endpoints/${endpoint.id}${suffix}`,
-        token: world.demo.personal_access_token,
+        token: owner.token,
         ...(body ? { body } : {}),
         async verify(_, outcome) {
           countFor(outcome, judge(before, await state(), body) ? 1 : 0);
@@ -1038,10 +1043,48 @@ function portalCancelFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<Fau
   };
 }
 
-/** A fresh OAuth client of the demo user, through Create Client, with its RFC 7592 credentials. */
+/**
+ * The cases register more clients than one user may (CAPS.oauthClients): with users of their own
+ * (test/support/oauth.ts `registrants`), made for the world in use.
+ */
+let registrantsOf: { world: World; next: () => Promise<string> } | undefined;
+function registrant(): Promise<string> {
+  if (registrantsOf?.world !== world) registrantsOf = { world, next: registrants(world.admin) };
+  return registrantsOf.next();
+}
+
+/**
+ * An organization (and a webhooks:write token of a member) to hold one more webhook endpoint: the
+ * cases make more than one organization may hold (CAPS.webhookEndpoints), a new one every
+ * `CAPS.webhookEndpoints.limit` calls.
+ */
+let endpointOwners: { world: World; calls: number; current?: Promise<EndpointOwner> } | undefined;
+interface EndpointOwner {
+  organizationId: string;
+  token: string;
+}
+function endpointOwner(): Promise<EndpointOwner> {
+  if (endpointOwners?.world !== world) endpointOwners = { world, calls: 0 };
+  const owners = endpointOwners;
+  if (owners.calls++ % CAPS.webhookEndpoints.limit === 0) {
+    owners.current = (async () => {
+      const organization = await createOrganization(world.admin, { name: `Faults ${crypto.randomUUID()}` });
+      const user = await createUser(world.admin, { email: `faults+${crypto.randomUUID()}@x.example` });
+      await addMember(world.admin, organization.id, user.id);
+      const { token } = await createPersonalAccessToken(world.admin, {
+        userId: user.id,
+        scope: 'webhooks:write',
+      });
+      return { organizationId: organization.id, token };
+    })();
+  }
+  return owners.current as Promise<EndpointOwner>;
+}
+
+/** A fresh OAuth client, through Create Client, with its RFC 7592 credentials. */
 async function registerClient(): Promise<{ client_id: string; registration_access_token: string }> {
   const reply = await world.call('POST', '/v1/oauth2/register', {
-    token: world.demo.personal_access_token,
+    token: await registrant(),
     body: { redirect_uris: ['https://app.example/cb'], client_name: 'faults' },
   });
   expect(reply.status).toBe(201);
@@ -1134,7 +1177,7 @@ const extraOps: FaultOp[] = [
     success: 200,
     calls: ['BatchGetItemCommand', 'GetItemCommand'],
     async prepare() {
-      const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+      const client = await registerOAuthClient(world.call, await registrant());
       const { access_token } = await issueTokens(world.call, world.demo.personal_access_token, client);
       return {
         method: 'GET',

@@ -14,7 +14,7 @@
  * beyond the double range. URI fields get every scheme and authority shape.
  */
 
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -23,6 +23,7 @@ import {
   createCustomer,
   createCustomerSession,
   createProduct,
+  createUser,
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
 import { DEMO_CUSTOMER_EXTERNAL_ID, type DemoData } from '#scripts/local/seed.ts';
@@ -46,6 +47,7 @@ import { subscriptionListKeys } from '#shared/data/subscriptions.ts';
 import { keys, LIST_COUNT_PREFIX, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
+import { CAPS } from '#shared/domain/limits.ts';
 import type {
   ClientPrincipal,
   RegisteredClient as RegisteredClientRecord,
@@ -261,12 +263,20 @@ export async function fuzzContext(
     organizationIds: owner.organization_ids,
     scopes: new Set(),
   };
+  // The pools' clients are registered by users of their own, a new one for each CAPS.oauthClients.limit
+  // clients: the demo user's own registrations (below) stay under its cap, whatever the pools' size.
+  let pooled = 0;
+  let poolRegistrant = registrant;
   const registerPool = async (n: number, name: string) => {
     const pool: RegisteredPair[] = [];
     for (let i = 0; i < n; i++) {
+      if (pooled++ % CAPS.oauthClients.limit === 0) {
+        const user = await createUser(admin, { email: `pool-${randomUUID()}@${options.label}.example` });
+        poolRegistrant = { ...registrant, userId: user.id, organizationIds: [] };
+      }
       const client = await createClient(
         admin,
-        registrant,
+        poolRegistrant,
         { redirect_uris: ['https://app.example/cb'], client_name: `${options.label} ${name} ${i}` },
         { baseUrl: 'http://api.test' },
       );

@@ -4,10 +4,12 @@
  * operation's handler (each under its own policy), so a suite that needs tokens gets them the way a
  * client would.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
+import { type AdminContext, createPersonalAccessToken, createUser } from '#scripts/admin/commands.ts';
 import type { Table } from '#shared/data/dynamo.ts';
+import { CAPS } from '#shared/domain/limits.ts';
 import type { CallOptions, Reply } from './world.ts';
 
 type Call = (method: string, url: string, options?: CallOptions) => Promise<Reply>;
@@ -48,6 +50,25 @@ export function registrationMetadata(registration: object): Record<string, unkno
     ...metadata
   } = registration as Record<string, unknown>;
   return metadata;
+}
+
+/**
+ * Personal access tokens (user:write) to register clients with, for a suite that registers more
+ * than one user may (`CAPS.oauthClients`): each call answers one, a new user's every
+ * `CAPS.oauthClients.limit` calls. Who registered a client matters to no flow: any user may consent.
+ */
+export function registrants(admin: AdminContext): () => Promise<string> {
+  let calls = 0;
+  let current: Promise<string> | undefined;
+  const next = async () => {
+    const user = await createUser(admin, { email: `registrant-${randomUUID()}@x.example` });
+    return (await createPersonalAccessToken(admin, { userId: user.id, scope: 'user:write' })).token;
+  };
+  return () => {
+    // Counted and replaced before any wait: concurrent calls share a user, never pass its cap.
+    if (calls++ % CAPS.oauthClients.limit === 0) current = next();
+    return current as Promise<string>;
+  };
 }
 
 export async function registerClient(
