@@ -47,7 +47,7 @@ import { subscriptionListKeys } from '#shared/data/subscriptions.ts';
 import { keys, LIST_COUNT_PREFIX, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
-import { CAPS } from '#shared/domain/limits.ts';
+import { CAPS, type CapName } from '#shared/domain/limits.ts';
 import type {
   ClientPrincipal,
   RegisteredClient as RegisteredClientRecord,
@@ -6084,7 +6084,30 @@ export function touchedKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest):
  * write back. Allowed to differ, not required to.
  */
 export function mayTouchKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
-  return [...mayTouchOwnKeys(c, reply, before), ...outboxKeysOf(c, reply), ...redeliveryKeysOf(c, reply)];
+  return [
+    ...mayTouchOwnKeys(c, reply, before),
+    ...outboxKeysOf(c, reply),
+    ...redeliveryKeysOf(c, reply),
+    ...capKeysOf(c, reply),
+  ];
+}
+
+/** The operations that move a cap's counter (shared/data/caps.ts), the cap and their success. */
+const CAP_MOVES: Partial<Record<OperationId, { cap: CapName; status: number }>> = {
+  createClient: { cap: 'oauthClients', status: 201 },
+  deleteClient: { cap: 'oauthClients', status: 204 },
+  createWebhookEndpoint: { cap: 'webhookEndpoints', status: 201 },
+  deleteWebhookEndpoint: { cap: 'webhookEndpoints', status: 204 },
+};
+
+/**
+ * A successful create or delete of a capped kind moves its owner's counter (a batch's create and
+ * delete of one owner may leave it as it was): the kind's counters are allowed to differ.
+ */
+function capKeysOf(c: FuzzCase, reply: FuzzReply): string[] {
+  const move = CAP_MOVES[c.operationId];
+  if (!move || reply.status !== move.status) return [];
+  return [`${partitions.cap}${CAPS[move.cap].kind}#*`];
 }
 
 /** The object's outbox partition: its change's events (`allowedPartition`, test/support/table-state.ts). */
