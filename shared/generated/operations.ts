@@ -41,7 +41,6 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:GetItem",
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -152,7 +151,6 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:GetItem",
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -1537,7 +1535,6 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:GetItem",
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -1754,7 +1751,6 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:GetItem",
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
