@@ -580,6 +580,13 @@ export class ReadBudget {
 
 /** Items read per follow-up query while completing a tie group at the page boundary. */
 const CONTINUATION = 25;
+/**
+ * The largest `Limit` a Query takes (a 32-bit integer). A list whose counts lag its entries (the
+ * stream-kept ones) reads past its counted end, so a page number far beyond it asked a Limit of its
+ * offset (up to 2^53); DynamoDB refused it with a 500, answered as a 503. The entries that exist end
+ * the read long before.
+ */
+const QUERY_LIMIT_MAX = 2_147_483_647;
 
 export interface ListPage<R> {
   items: R[];
@@ -893,7 +900,7 @@ async function readSource<R extends { id: string }, F extends string, V extends 
   for (;;) {
     const missing = needed - read.length;
     // One entry beyond the page shows whether the boundary tie group is complete.
-    const pageSize = missing > 0 ? missing + (exact ? 0 : 1) : CONTINUATION;
+    const pageSize = Math.min(missing > 0 ? missing + (exact ? 0 : 1) : CONTINUATION, QUERY_LIMIT_MAX);
     const exclusiveStartKey = startKey;
     const query = async (limit: number) => {
       const result = await run(() =>
