@@ -1,7 +1,9 @@
 /**
  * The webhook delivery pipeline: the table's stream → the relay → the delivery queue → the deliverer,
  * with a dead-letter queue for messages the deliverer keeps failing on and one for stream batches the
- * relay keeps failing on; in prod, alarms on both and on the delivery failure rate.
+ * relay keeps failing on; in prod, alarms on both, on the delivery failure rate, and on the two
+ * backlogs that show a stalled pipeline: the relay's stream iterator age and the delivery queue's
+ * oldest message.
  */
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
@@ -20,11 +22,12 @@ import { Construct } from 'constructs';
 import { DELIVERY_METRICS, SERVICE } from '../shared/observability/telemetry.ts';
 import { pipelineFunctions } from '../shared/operations.ts';
 import { DELIVERY_QUEUE_URL_ENV } from '../shared/queue/production.ts';
+import { CIRCUIT_MAX_WAIT_SECONDS } from '../shared/webhooks/circuit.ts';
 import { relayStreamFilters } from '../shared/webhooks/relay.ts';
 import { MAX_ATTEMPTS } from '../shared/webhooks/retry.ts';
 import { ApiFunction, constructId, LOCAL_SQS_ENDPOINT_ENV, type WebhookKeySetRef } from './function.ts';
 
-/** A batch of ten messages sent in parallel, each within send.ts's 10 s deadline, plus the table writes. */
+/** A batch of ten messages sent in parallel, each within send.ts's 5 s deadline, plus the table writes. */
 export const DELIVERER_TIMEOUT_SECONDS = 30;
 /** AWS advises a queue visibility timeout of six times the consumer's timeout. */
 export const DELIVERY_VISIBILITY_SECONDS = 6 * DELIVERER_TIMEOUT_SECONDS;
@@ -37,6 +40,20 @@ export const DELIVERY_MAX_RECEIVES = MAX_ATTEMPTS + 5;
 export const RELAY_RETRY_ATTEMPTS = 20;
 /** Delivery failure rate (failed attempts / attempts, 15 min) above which prod alarms. */
 export const DELIVERY_FAILURE_RATE_ALARM_PERCENT = 20;
+/**
+ * Stream records older than this when the relay gets them (its `IteratorAge`, the maximum of each
+ * minute, 5 minutes in a row) mean the relay is failing or cannot keep up: events are late for
+ * every tenant. It is milliseconds to a second or two when healthy.
+ */
+export const RELAY_ITERATOR_AGE_ALARM_SECONDS = 120;
+/**
+ * The delivery queue's oldest message (`ApproximateAgeOfOldestMessage`, maximum, 5 minutes in a
+ * row) older than this means the deliverer is not keeping up. Messages waiting on purpose stay
+ * below it: SQS leaves a message received three times or more out of this metric, and before its
+ * third receive a message waits at most twice, each wait the ladder's (5 s, 30 s) or an open
+ * circuit's (`CIRCUIT_MAX_WAIT_SECONDS`, 7.5 min); 5 minutes more is a backlog.
+ */
+export const DELIVERY_OLDEST_MESSAGE_ALARM_SECONDS = 2 * CIRCUIT_MAX_WAIT_SECONDS + 300;
 
 export interface WebhookPipelineProps {
   table: Table;
@@ -217,6 +234,30 @@ export class WebhookPipeline extends Construct {
         }),
         threshold: DELIVERY_FAILURE_RATE_ALARM_PERCENT,
         evaluationPeriods: 2,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    this.alarms.push(
+      new Alarm(this, 'RelayIteratorAgeAlarm', {
+        alarmDescription: `The webhook relay reads outbox stream records more than ${RELAY_ITERATOR_AGE_ALARM_SECONDS} s old (5 min in a row): it is failing or cannot keep up, and every tenant's events are late`,
+        metric: this.relay.function.metric('IteratorAge', {
+          statistic: 'Maximum',
+          period: Duration.minutes(1),
+        }),
+        threshold: RELAY_ITERATOR_AGE_ALARM_SECONDS * 1000,
+        evaluationPeriods: 5,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+      new Alarm(this, 'DeliveryOldestMessageAlarm', {
+        alarmDescription: `The delivery queue's oldest message is more than ${DELIVERY_OLDEST_MESSAGE_ALARM_SECONDS} s old (5 min in a row): the webhook deliverer is not keeping up`,
+        metric: this.queue.metricApproximateAgeOfOldestMessage({
+          statistic: 'Maximum',
+          period: Duration.minutes(1),
+        }),
+        threshold: DELIVERY_OLDEST_MESSAGE_ALARM_SECONDS,
+        evaluationPeriods: 5,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),

@@ -2,7 +2,8 @@
  * The webhook pipeline as AWS runs it, in process: DynamoDB Local's stream polled as Lambda's event
  * source mapping polls a table stream (the same filters: inserts of outbox items, removals of delivery list entries), the relay handler
  * invoked with a Lambda-shaped event, and the deliverer handler fed from an in-process queue with SQS's
- * semantics as Lambda's SQS mapping feeds it (batches of ten, messages not reported as failed deleted).
+ * semantics as Lambda's SQS mapping feeds it (batches of ten, messages not reported as failed deleted,
+ * several batches at a time: a slow batch does not stop the queue being read, as on AWS).
  *
  * A batch the relay fails is offered again before the stream is read further (Lambda retries a
  * stream batch until it succeeds); a batch the deliverer fails leaves its messages to come back after
@@ -18,6 +19,13 @@ export type DelivererHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
 /** Lambda's SQS event source mapping's largest batch for a standard queue without a window. */
 const SQS_BATCH = 10;
+/**
+ * Batches handed over at once: Lambda's SQS mapping starts with five pollers, each invoking the
+ * function with its batch while the others go on receiving (then scales up to the mapping's
+ * maximum concurrency, 20 here: infra/webhooks.ts). One batch waiting on a slow receiver does not
+ * stop the queue.
+ */
+export const LOCAL_CONCURRENT_BATCHES = 5;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -57,17 +65,27 @@ export async function pumpQueue(
 ): Promise<number> {
   const messages = await queue.receive({ max: SQS_BATCH });
   if (messages.length === 0) return 0;
+  await handBatch(queue, deliver, messages, queueArn);
+  return messages.length;
+}
+
+/** A received batch to the handler, then the messages it did not report as failed deleted. */
+async function handBatch(
+  queue: DeliveryQueue,
+  deliver: DelivererHandler,
+  messages: readonly QueueMessage[],
+  queueArn = 'local',
+): Promise<void> {
   let failed: Set<string>;
   try {
     const result = await deliver(sqsEvent(messages, queueArn));
     failed = new Set(result.batchItemFailures.map((failure) => failure.itemIdentifier));
   } catch {
-    return messages.length;
+    return;
   }
   for (const message of messages) {
     if (!failed.has(message.messageId)) await queue.delete(message.receiptHandle);
   }
-  return messages.length;
 }
 
 export interface LocalPipelineOptions {
@@ -79,6 +97,8 @@ export interface LocalPipelineOptions {
   deliver: DelivererHandler;
   queue: DeliveryQueue;
   pollMs?: number;
+  /** Deliverer batches running at once (default `LOCAL_CONCURRENT_BATCHES`). */
+  concurrentBatches?: number;
   /** A relay or deliverer failure (logged by `npm start`; tests inspect them). */
   onError?: (error: unknown) => void;
 }
@@ -141,17 +161,36 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       if (!stopped) await sleep(pollMs);
     }
   })();
+  const concurrentBatches = options.concurrentBatches ?? LOCAL_CONCURRENT_BATCHES;
+  /** Deliverer batches running. */
+  const running = new Set<Promise<void>>();
   const queueLoop = (async () => {
     while (!stopped) {
+      if (running.size >= concurrentBatches) {
+        await Promise.race(running);
+        continue;
+      }
+      let handed = 0;
       try {
-        const handed = await pumpQueue(options.queue, options.deliver);
-        queueQuietRounds = handed > 0 ? 0 : queueQuietRounds + 1;
-        if (handed > 0) continue;
+        const messages = await options.queue.receive({ max: SQS_BATCH });
+        handed = messages.length;
+        if (handed > 0) {
+          const batch: Promise<void> = handBatch(options.queue, options.deliver, messages)
+            .catch((error: unknown) => {
+              if (!stopped) options.onError?.(error);
+            })
+            .finally(() => running.delete(batch));
+          running.add(batch);
+        }
       } catch (error) {
         if (!stopped) options.onError?.(error);
       }
+      // Quiet: nothing handed over and no batch running.
+      queueQuietRounds = handed > 0 || running.size > 0 ? 0 : queueQuietRounds + 1;
+      if (handed > 0) continue;
       if (!stopped) await sleep(pollMs);
     }
+    await Promise.all(running);
   })();
 
   return {

@@ -242,7 +242,7 @@ async function startWebhookPipeline(
 }
 
 /** Local deliveries that crashed come back after this long (the deployed queue: infra/webhooks.ts). */
-const LOCAL_VISIBILITY_SECONDS = 30;
+export const LOCAL_VISIBILITY_SECONDS = 30;
 
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;

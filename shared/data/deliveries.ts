@@ -647,12 +647,15 @@ export interface Redelivery {
 /**
  * The queue messages of Redeliver requests (the relay): each names its event's current round, if
  * that round is still the one the request started; a request a later one superseded sends nothing,
- * the later one's own record sends that round. One strongly consistent batch read.
+ * the later one's own record sends that round; with the event's organization (the message's tenant
+ * in the fair queue, not part of its body). One strongly consistent batch read.
  */
 export async function redeliveryMessages(
   table: Table,
   redeliveries: readonly Redelivery[],
-): Promise<{ webhook_event_id: string; endpoint_id: string; round: number; event_key?: Key }[]> {
+): Promise<
+  { webhook_event_id: string; endpoint_id: string; round: number; event_key?: Key; organization_id: string }[]
+> {
   if (redeliveries.length === 0) return [];
   // One key per event (a batch read refuses a key twice): two requests for one event can share a batch.
   const ids = [...new Set(redeliveries.map((r) => r.webhook_event_id))];
@@ -667,6 +670,7 @@ export async function redeliveryMessages(
         endpoint_id: event.endpoint_id,
         round: event.round,
         ...(event.event_key ? { event_key: event.event_key } : {}),
+        organization_id: event.organization_id,
       },
     ];
   });

@@ -1301,7 +1301,8 @@ export interface components {
             /**
              * @description The first 1 KiB of the answer's body, or why there was no answer: `no answer` for
              *     every network fault alike (refused, reset, DNS, TLS, timeout), `address refused` for an
-             *     address or port the rules refuse.
+             *     address or port the rules refuse, `not sent: circuit open` for an attempt taken without
+             *     a request because the endpoint's last attempts kept failing (its circuit was open).
              */
             response: string | null;
             webhook_event: components["schemas"]["WebhookEvent"];

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { DeliveryQueue, QueueMessage } from './queue.ts';
+import { type DeliveryQueue, type OutgoingMessage, outgoing, type QueueMessage } from './queue.ts';
 
 interface Stored {
   messageId: string;
   body: string;
+  /** Its tenant (fair queue); none: a group of its own. */
+  groupId: string | undefined;
   receiveCount: number;
   /** Epoch ms from which it can be received. */
   visibleAt: number;
@@ -33,28 +35,53 @@ export class LocalQueue implements DeliveryQueue {
     this.now = options.now ?? Date.now;
   }
 
-  async send(body: string, options: { delaySeconds?: number } = {}): Promise<void> {
+  async send(body: string, options: { delaySeconds?: number; groupId?: string } = {}): Promise<void> {
     const messageId = randomUUID();
     this.messages.set(messageId, {
       messageId,
       body,
+      groupId: options.groupId,
       receiveCount: 0,
       visibleAt: this.now() + (options.delaySeconds ?? 0) * 1000,
       receipt: undefined,
     });
   }
 
-  async sendBatch(bodies: readonly string[]): Promise<void> {
-    for (const body of bodies) await this.send(body);
+  async sendBatch(messages: readonly (string | OutgoingMessage)[]): Promise<void> {
+    for (const { body, groupId } of messages.map(outgoing)) {
+      await this.send(body, groupId ? { groupId } : {});
+    }
   }
 
+  /**
+   * Up to `max` visible messages, as a fair queue hands them out: each next one from the tenant
+   * with the fewest messages in flight (received, not deleted, not yet visible again: a backlog
+   * waiting on its retries or a slow receiver), oldest first within a tenant and between equals.
+   */
   async receive(options: { max?: number } = {}): Promise<QueueMessage[]> {
     const max = options.max ?? 10;
     const out: QueueMessage[] = [];
     const now = this.now();
+    const group = (stored: Stored) => stored.groupId ?? `#${stored.messageId}`;
+    const inFlight = new Map<string, number>();
+    const visible: Stored[] = [];
     for (const stored of this.messages.values()) {
+      if (stored.visibleAt > now) {
+        if (stored.receipt !== undefined) inFlight.set(group(stored), (inFlight.get(group(stored)) ?? 0) + 1);
+      } else {
+        visible.push(stored);
+      }
+    }
+    const fairest = (): Stored | undefined => {
+      let best: Stored | undefined;
+      for (const stored of visible) {
+        if (!best || (inFlight.get(group(stored)) ?? 0) < (inFlight.get(group(best)) ?? 0)) best = stored;
+      }
+      if (best) visible.splice(visible.indexOf(best), 1);
+      return best;
+    };
+    for (let stored = fairest(); stored; stored = fairest()) {
       if (out.length >= max) break;
-      if (stored.visibleAt > now) continue;
       const { maxReceiveCount, deadLetter } = this.options;
       if (maxReceiveCount !== undefined && deadLetter && stored.receiveCount >= maxReceiveCount) {
         this.messages.delete(stored.messageId);
@@ -64,6 +91,7 @@ export class LocalQueue implements DeliveryQueue {
       stored.receiveCount += 1;
       stored.visibleAt = now + this.options.visibilityTimeoutSeconds * 1000;
       stored.receipt = `${stored.messageId}#${randomUUID()}`;
+      inFlight.set(group(stored), (inFlight.get(group(stored)) ?? 0) + 1);
       out.push({
         messageId: stored.messageId,
         body: stored.body,

@@ -6,7 +6,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { type DeliveryQueue, MAX_BATCH_MESSAGES, type QueueMessage } from './queue.ts';
+import { type DeliveryQueue, MAX_BATCH_MESSAGES, outgoing, type QueueMessage } from './queue.ts';
 
 /** Entries a batch refused (SQS answers per entry) are sent again this many times, then it fails. */
 const BATCH_ATTEMPTS = 3;
@@ -20,14 +20,20 @@ export function sqsQueue(client: SQSClient, queueUrl: string): DeliveryQueue {
           QueueUrl: queueUrl,
           MessageBody: body,
           ...(options.delaySeconds ? { DelaySeconds: options.delaySeconds } : {}),
+          ...(options.groupId ? { MessageGroupId: options.groupId } : {}),
         }),
       );
     },
-    async sendBatch(bodies) {
-      for (let offset = 0; offset < bodies.length; offset += MAX_BATCH_MESSAGES) {
-        let entries = bodies
+    async sendBatch(messages) {
+      for (let offset = 0; offset < messages.length; offset += MAX_BATCH_MESSAGES) {
+        let entries = messages
           .slice(offset, offset + MAX_BATCH_MESSAGES)
-          .map((body, i) => ({ Id: String(i), MessageBody: body }));
+          .map(outgoing)
+          .map(({ body, groupId }, i) => ({
+            Id: String(i),
+            MessageBody: body,
+            ...(groupId ? { MessageGroupId: groupId } : {}),
+          }));
         for (let attempt = 1; entries.length > 0; attempt++) {
           const result = await client.send(
             new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }),

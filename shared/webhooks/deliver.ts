@@ -15,6 +15,12 @@
  * `FAILED_EVENTS_DISABLE_THRESHOLD` the endpoint is disabled (`too_many_failures`). The endpoint's
  * change is written in the attempt's own transaction, conditioned on the endpoint's revision (with
  * its list entries, as every endpoint change), so the count cannot be lost between the two.
+ *
+ * Isolation: an endpoint whose attempts keep getting no answer (or a 5xx) opens its circuit
+ * (`circuit.ts`); while it is open, its messages take their attempt without a network call (recorded
+ * as `not sent: circuit open`) and come back after the ladder's delay or the circuit's end, whichever
+ * is later, so a dead or slow receiver costs the deliverer one probe per open period, not a deadline
+ * per message.
  */
 import {
   access as deliveriesAccess,
@@ -30,14 +36,15 @@ import type { DeliveryAttemptRecord, WebhookEndpointRecord, WebhookEventRecord }
 import { ServiceUnavailable } from '../domain/errors.ts';
 import { deliveryHeaders } from '../domain/webhook-signature.ts';
 import { emitDeliveries, emitDeliveryLogFailure, logError, logInfo } from '../observability/telemetry.ts';
-import type { DeliveryQueue, QueueMessage } from '../queue/queue.ts';
+import { type DeliveryQueue, MAX_VISIBILITY_SECONDS, type QueueMessage } from '../queue/queue.ts';
 import type { Dependencies } from '../runtime.ts';
 import { signingSecrets } from '../services/webhook-endpoints.ts';
 import { addressGuard, portAllowed } from './address-guard.ts';
+import { type CircuitBreaker, circuitFailure, circuitWaitSeconds } from './circuit.ts';
 import { derivedId } from './events.ts';
 import type { DeliveryMessage } from './relay.ts';
 import { MAX_ATTEMPTS, retryDelaySeconds } from './retry.ts';
-import { type Attempt, sendAttempt } from './send.ts';
+import { type Attempt, CIRCUIT_OPEN, sendAttempt } from './send.ts';
 
 /** Events in a row that exhausted every retry before an endpoint is disabled (see docs/webhooks.md). */
 export const FAILED_EVENTS_DISABLE_THRESHOLD = 5;
@@ -52,9 +59,12 @@ export interface DelivererDependencies extends Dependencies {
   queue: DeliveryQueue;
   random?: () => number;
   timeoutMs?: number;
+  /** The endpoints' circuits (the handler keeps one per container); none: every attempt goes out. */
+  circuit?: CircuitBreaker;
 }
 
-export type Outcome = 'delivered' | 'retry' | 'failed' | 'skipped' | 'ignored';
+/** `deferred`: not sent (the endpoint's circuit is open), put back like a retry. */
+export type Outcome = 'delivered' | 'retry' | 'deferred' | 'failed' | 'skipped' | 'ignored';
 
 function parse(body: string): DeliveryMessage | undefined {
   try {
@@ -210,15 +220,31 @@ export async function deliverMessage(
     await skipWebhookEvent(deps.table, event, now.toISOString());
     return 'skipped';
   }
-  const headers = deliveryHeaders(
-    { id: event.id, timestamp: Math.floor(now.getTime() / 1000), payload },
-    await signingSecrets(deps, endpoint, now),
-  );
-  const attempt = await sendAttempt(endpoint.url, headers, payload, {
-    guard: addressGuard(deps.webhooks.addresses),
-    allowPort: (url) => portAllowed(url, deps.webhooks.addresses),
-    ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
-  });
+  const admission = deps.circuit?.admit(endpoint.id) ?? { send: true, probe: false };
+  let attempt: Attempt;
+  if (admission.send) {
+    const headers = deliveryHeaders(
+      { id: event.id, timestamp: Math.floor(now.getTime() / 1000), payload },
+      await signingSecrets(deps, endpoint, now),
+    );
+    attempt = await sendAttempt(endpoint.url, headers, payload, {
+      guard: addressGuard(deps.webhooks.addresses),
+      allowPort: (url) => portAllowed(url, deps.webhooks.addresses),
+      ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
+    });
+    deps.circuit?.record(endpoint.id, circuitFailure(attempt), admission.probe);
+  } else {
+    // The circuit is open: the attempt is taken without a network call, so the ladder (and the
+    // endpoint's health) go on as for an attempt that failed, and no message waits on this receiver.
+    attempt = {
+      status: null,
+      durationMs: 0,
+      snippet: '',
+      error: CIRCUIT_OPEN,
+      cause: 'circuit open',
+      delivered: false,
+    };
+  }
   const at = deps.now().toISOString();
   const after = settle(event, attempt, at);
   const attemptRecord: DeliveryAttemptRecord = {
@@ -249,7 +275,13 @@ export async function deliverMessage(
   const disabled = Boolean(change?.before.enabled && !change.after.enabled);
   if (disabled) stats.disabled++;
   const outcome: Outcome =
-    after.status === 'succeeded' ? 'delivered' : after.status === 'failed' ? 'failed' : 'retry';
+    after.status === 'succeeded'
+      ? 'delivered'
+      : after.status === 'failed'
+        ? 'failed'
+        : admission.send
+          ? 'retry'
+          : 'deferred';
   // The change's correlation id with each attempt: one id from the API request to the receiver.
   logInfo('webhook delivery attempt', {
     correlation_id: event.correlation_id ?? null,
@@ -264,12 +296,19 @@ export async function deliverMessage(
     ...(attempt.error ? { error: attempt.cause ?? attempt.error } : {}),
     duration_ms: attempt.durationMs,
     outcome,
+    ...(admission.send ? {} : { circuit: 'open' }),
+    ...(admission.send && admission.probe ? { circuit: 'half-open probe' } : {}),
     ...(disabled ? { endpoint_disabled: change?.after.disabled_reason } : {}),
   });
-  if (outcome !== 'retry') return outcome;
-  const delay = retryDelaySeconds(after.attempts, deps.random) ?? 0;
-  await deps.queue.changeVisibility(message.receiptHandle, delay);
-  return 'retry';
+  if (outcome !== 'retry' && outcome !== 'deferred') return outcome;
+  const ladder = retryDelaySeconds(after.attempts, deps.random) ?? 0;
+  // Held back by the circuit: put back until it is over at the earliest.
+  const circuitWait = admission.send ? 0 : circuitWaitSeconds(admission.waitMs, deps.random);
+  await deps.queue.changeVisibility(
+    message.receiptHandle,
+    Math.min(Math.max(ladder, circuitWait), MAX_VISIBILITY_SECONDS),
+  );
+  return outcome;
 }
 
 /**
@@ -303,7 +342,7 @@ export async function deliverBatch(
     });
   }
   return messages
-    .filter((_, i) => outcomes[i] === 'retry' || outcomes[i] === 'error')
+    .filter((_, i) => outcomes[i] === 'retry' || outcomes[i] === 'deferred' || outcomes[i] === 'error')
     .map((m) => m.messageId);
 }
 

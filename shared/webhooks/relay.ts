@@ -93,7 +93,7 @@ export async function relayEvents(
     }
     return found;
   };
-  const messages: DeliveryMessage[] = [];
+  const messages: { message: DeliveryMessage; organizationId: string }[] = [];
   for (const event of events) {
     const targets = (await endpointsOf(event.organization_id)).filter((endpoint) =>
       isTarget(endpoint, event.type),
@@ -119,10 +119,13 @@ export async function relayEvents(
     await Promise.all(webhookEvents.map((webhookEvent) => recordWebhookEvent(deps.table, webhookEvent)));
     for (const webhookEvent of webhookEvents) {
       messages.push({
-        webhook_event_id: webhookEvent.id,
-        endpoint_id: webhookEvent.endpoint_id,
-        round: 1,
-        event_key: { PK: event.PK, SK: event.SK },
+        message: {
+          webhook_event_id: webhookEvent.id,
+          endpoint_id: webhookEvent.endpoint_id,
+          round: 1,
+          event_key: { PK: event.PK, SK: event.SK },
+        },
+        organizationId: event.organization_id,
       });
     }
     logInfo('webhook event relayed', {
@@ -133,9 +136,18 @@ export async function relayEvents(
       webhook_event_ids: webhookEvents.map((webhookEvent) => webhookEvent.id),
     });
   }
-  await deps.queue.sendBatch(messages.map((message) => JSON.stringify(message)));
+  await deps.queue.sendBatch(messages.map(queued));
   return messages.length;
 }
+
+/**
+ * A message as queued: its tenant is its organization (SQS fair queue), so that one organization's
+ * backlog or slow receivers do not hold back the others' deliveries.
+ */
+const queued = ({ message, organizationId }: { message: DeliveryMessage; organizationId: string }) => ({
+  body: JSON.stringify(message),
+  groupId: organizationId,
+});
 
 /**
  * Queues the first attempt of each Redeliver request's round (the round and the request were one
@@ -155,7 +167,9 @@ export async function relayRedeliveries(
       round: message.round,
     });
   }
-  await deps.queue.sendBatch(messages.map((message) => JSON.stringify(message)));
+  await deps.queue.sendBatch(
+    messages.map(({ organization_id, ...message }) => queued({ message, organizationId: organization_id })),
+  );
   return messages.length;
 }
 

@@ -22,7 +22,8 @@ export interface Attempt {
    * Why there was no answer, in words the endpoint's owner reads in the delivery log: `address
    * refused` (our rule), `invalid URL`, `unsupported scheme`, or `no answer` for every network fault
    * alike (refused, reset, unreachable, DNS, TLS, timeout), so that the log tells no one whether a
-   * port is closed, filtered or open.
+   * port is closed, filtered or open. `not sent: circuit open`: the endpoint kept failing, and
+   * this attempt was taken without a network call (`circuit.ts`).
    */
   error: string | null;
   /** The network fault behind `no answer` (`ECONNREFUSED`, `timeout`, …): for the operator's log only. */
@@ -34,7 +35,14 @@ export interface Attempt {
 export const SNIPPET_BYTES = 1024;
 /** The one public reason for every network fault (see `Attempt.error`). */
 export const NO_ANSWER = 'no answer';
-export const DEFAULT_TIMEOUT_MS = 10_000;
+/**
+ * An attempt's deadline: a receiver has this long to answer (the Standard Webhooks guidance asks
+ * receivers to answer quickly and do the work later). Short, so that a receiver that never answers
+ * holds a deliverer no longer than this before its circuit opens (`circuit.ts`).
+ */
+export const DEFAULT_TIMEOUT_MS = 5_000;
+/** The delivery log's reason for an attempt the endpoint's open circuit kept from going out. */
+export const CIRCUIT_OPEN = 'not sent: circuit open';
 
 /** Decides whether an address may be connected to: false refuses the attempt. */
 export type AddressGuard = (address: string, family: number) => boolean;

@@ -4,6 +4,10 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { CommerceApiStack, createStageStack } from '../../infra/stack.ts';
+import {
+  DELIVERY_OLDEST_MESSAGE_ALARM_SECONDS,
+  RELAY_ITERATOR_AGE_ALARM_SECONDS,
+} from '../../infra/webhooks.ts';
 import { stackRoutes } from '../../scripts/local/apigw.ts';
 import { legacyTableDefinition } from '../../shared/data/legacy-table.ts';
 import {
@@ -23,6 +27,7 @@ import {
   type TableGrant,
   usesWebhookKeySet,
 } from '../../shared/operations.ts';
+import { CIRCUIT_MAX_WAIT_SECONDS } from '../../shared/webhooks/circuit.ts';
 import { relayStreamFilters } from '../../shared/webhooks/relay.ts';
 import { sharedNestedTemplate, sharedStage } from '../support/stages.ts';
 
@@ -546,8 +551,9 @@ describe('prod', () => {
   it("keeps the alarms per function in a nested stack, fed the names it watches as parameters, none of the API's", () => {
     // The API's 5xx alarm and the dashboard stay: moto, the rehearsal's CloudFormation, cannot resolve a
     // reference to an HTTP API, and a nested stack's parameters must all resolve. So do the webhook
-    // pipeline's three (its dead-letter queues and its failure rate: "the webhook pipeline", below).
-    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3);
+    // pipeline's five (its dead-letter queues, its failure rate, the relay's iterator age and the
+    // delivery queue's oldest message: "the webhook pipeline", below).
+    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 5);
     prod.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     prod.template.resourceCountIs('AWS::CloudFormation::Stack', 1);
     expect(JSON.stringify(monitoringParameters())).not.toContain(prod.model.ids.api);
@@ -626,7 +632,7 @@ describe('prod', () => {
     const names = prod.model.httpFunctions;
     // One throttle alarm per function, latency and error rate per operation, table throttles; a
     // scheduled function: its throttles and its failed runs; the clock's isolated failures
-    // (test/infra/clock-alarm.test.ts). (The API's 5xx alarm and the webhook pipeline's three are the
+    // (test/infra/clock-alarm.test.ts). (The API's 5xx alarm and the webhook pipeline's five are the
     // parent's: "the webhook pipeline", below.)
     monitoring.resourceCountIs(
       'AWS::CloudWatch::Alarm',
@@ -1050,5 +1056,44 @@ describe('the webhook pipeline (prod)', () => {
       [prod.model.ids.deadLetterQueue, prod.model.ids.relayFailures].sort(),
     );
     expect(alarms.filter((a) => a.Properties.Metrics !== undefined)).toHaveLength(1);
+  });
+
+  it("alarms on the relay's stream iterator age and on the delivery queue's oldest message (a stalled pipeline)", () => {
+    const alarms = Object.values(resources(prod, 'AWS::CloudWatch::Alarm'));
+    const iteratorAge = alarms.filter((a) => a.Properties.MetricName === 'IteratorAge');
+    expect(iteratorAge.map((a) => a.Properties)).toEqual([
+      expect.objectContaining({
+        Namespace: 'AWS/Lambda',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: idsOf(prod, 'webhook-relay').function } }],
+        Statistic: 'Maximum',
+        Period: 60,
+        EvaluationPeriods: 5,
+        Threshold: RELAY_ITERATOR_AGE_ALARM_SECONDS * 1000,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      }),
+    ]);
+    const oldest = alarms.filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage');
+    expect(oldest.map((a) => a.Properties)).toEqual([
+      expect.objectContaining({
+        Namespace: 'AWS/SQS',
+        Dimensions: [
+          { Name: 'QueueName', Value: { 'Fn::GetAtt': [prod.model.ids.deliveryQueue, 'QueueName'] } },
+        ],
+        Statistic: 'Maximum',
+        Period: 60,
+        EvaluationPeriods: 5,
+        Threshold: DELIVERY_OLDEST_MESSAGE_ALARM_SECONDS,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      }),
+    ]);
+    // Above what messages waiting on purpose reach before SQS leaves them out of the metric (two
+    // waits of an open circuit), below an hour.
+    expect(DELIVERY_OLDEST_MESSAGE_ALARM_SECONDS).toBeGreaterThan(2 * CIRCUIT_MAX_WAIT_SECONDS);
+    expect(DELIVERY_OLDEST_MESSAGE_ALARM_SECONDS).toBeLessThan(3600);
+    // Neither exists outside prod, as the other alarms.
+    const previewAlarms = Object.values(resources(preview, 'AWS::CloudWatch::Alarm'));
+    expect(previewAlarms).toEqual([]);
   });
 });

@@ -314,7 +314,13 @@ describe('Redeliver Webhook Event (POST /v1/webhooks/events/{id}/redeliver)', ()
     // relay may get them: one message, for round 3; the superseded round 2 sends nothing.
     const messages = await redeliveryMessages(world.table, requests);
     expect(messages).toEqual([
-      { webhook_event_id: id, endpoint_id: expect.any(String), round: 3, event_key: expect.any(Object) },
+      {
+        webhook_event_id: id,
+        endpoint_id: expect.any(String),
+        round: 3,
+        event_key: expect.any(Object),
+        organization_id: other().organization_id,
+      },
     ]);
     await waitFor(() => b.deliveries.length >= 2, 15_000, 'the redelivery');
     await pipeline.settled();

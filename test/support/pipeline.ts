@@ -34,8 +34,10 @@ export interface TestPipeline extends LocalPipeline {
    * for the messages of this webhook event: what a test of the retry's timing checks, not a clock.
    */
   retryDelays(webhookEventId: string): number[];
-  /** Milliseconds the queue's clock skipped while the pipeline was idle (`skipIdleTime`). */
+  /** Milliseconds the queue's clock skipped while the pipeline was idle (`skipIdleTime`), or `advance`d. */
   skipped(): number;
+  /** Moves the queue's clock ahead now (what waits that long comes back). */
+  advance(ms: number): void;
 }
 
 export interface TestPipelineOptions {
@@ -45,6 +47,12 @@ export interface TestPipelineOptions {
   wrapRelay?: (relay: TestPipeline['relay']) => TestPipeline['relay'];
   wrapDeliver?: (deliver: TestPipeline['deliver']) => TestPipeline['deliver'];
   visibilityTimeoutSeconds?: number;
+  /**
+   * Deliverer batches at once; default one. `npm start` runs `LOCAL_CONCURRENT_BATCHES` with a 30 s
+   * visibility timeout; these tests' 2 s (a crashed delivery comes back quickly) is shorter than a
+   * slow batch, so a second batch would receive a message the first is still handling.
+   */
+  concurrentBatches?: number;
   /** The functions' dependencies; default the world's (its IAM proxy, its clients). */
   depsFor?: DepsFor;
   /** The queue as the relay and deliverer see it (fault injection); the pipeline pumps the real one. */
@@ -118,6 +126,7 @@ export async function startTestPipeline(
     deliver: counted(options.wrapDeliver ? options.wrapDeliver(deliver) : deliver),
     // Pumped through the recorder, which learns each receipt's body as Lambda's mapping receives it.
     queue: delays.queue,
+    concurrentBatches: options.concurrentBatches ?? 1,
     pollMs: 25,
     onError: (error) => errors.push(error),
   });
@@ -152,6 +161,9 @@ export async function startTestPipeline(
     deliver,
     retryDelays: delays.of,
     skipped: () => skew,
+    advance: (ms) => {
+      skew += ms;
+    },
   };
 }
 
@@ -164,7 +176,7 @@ function recordedDelays(queue: DeliveryQueue): {
   const changes: { body: string; seconds: number }[] = [];
   const recording: DeliveryQueue = {
     send: (body, options) => queue.send(body, options),
-    sendBatch: (bodies) => queue.sendBatch(bodies),
+    sendBatch: (messages) => queue.sendBatch(messages),
     delete: (receiptHandle) => queue.delete(receiptHandle),
     receive: async (options) => {
       const messages = await queue.receive(options);

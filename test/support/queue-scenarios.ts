@@ -97,5 +97,22 @@ export function queueScenarios(backend: QueueBackend): void {
       }
       expect(received.sort()).toEqual([...bodies].sort());
     });
+
+    it('takes a tenant (MessageGroupId on a standard queue, a fair queue) on send and sendBatch, delays included', async () => {
+      const { queue } = await makePair();
+      const bodies = Array.from({ length: 12 }, (_, i) => ({ body: `{"g":${i}}`, groupId: `org_${i % 3}` }));
+      await queue.sendBatch(bodies);
+      await queue.send('{"g":"delayed"}', { groupId: 'org_0', delaySeconds: 1 });
+      const received: string[] = [];
+      for (let round = 0; round < 10 && received.length < bodies.length; round++) {
+        for (const message of await queue.receive({ max: 10 })) {
+          received.push(message.body);
+          await queue.delete(message.receiptHandle);
+        }
+      }
+      expect(received.sort()).toEqual(bodies.map((b) => b.body).sort());
+      await pass(1300);
+      expect((await queue.receive({ max: 10 })).map((m) => m.body)).toEqual(['{"g":"delayed"}']);
+    });
   });
 }

@@ -76,6 +76,7 @@ function synthStage(name: StageName, dir: string): SharedStageModel {
       accessLogs: idOf(stack, stack.accessLogs),
       webhookKeySet: idOf(stack, stack.webhookKeySet),
       deadLetterQueue: idOf(stack, stack.webhooks.deadLetterQueue),
+      deliveryQueue: idOf(stack, stack.webhooks.queue),
       relayFailures: idOf(stack, stack.webhooks.relayFailures),
       ...(monitoring && { alarmTopic: idOf(stack, monitoring.alarmTopic) }),
     },

@@ -51,6 +51,7 @@ export interface SharedStageModel {
     accessLogs: string;
     webhookKeySet: string;
     deadLetterQueue: string;
+    deliveryQueue: string;
     relayFailures: string;
     alarmTopic?: string;
   };
