@@ -24,6 +24,8 @@ export const longSuites = {
   process: { needs: 'none', files: ['test/e2e/npm-start.test.ts'] },
   /** The delivery queue's scenarios against Amazon SQS's API (moto), in real time. */
   sqs: { needs: 'none', files: ['test/integration/queue-sqs.test.ts'] },
+  /** Issue 25's scale checks: 500 concurrent signups on one product, transaction conflicts emulated. */
+  scale: { needs: 'dynamodb', files: ['test/scale/concurrent-subscriptions.test.ts'] },
 } as const satisfies Record<string, { needs: 'dynamodb' | 'synth' | 'none'; files: readonly string[] }>;
 
 const longFiles = Object.values(longSuites).flatMap((suite) => suite.files);

@@ -134,7 +134,7 @@ export class WebhookPipeline extends Construct {
         'The stream event source mapping needs dynamodb:ListStreams, which takes no resource-level permission ' +
         '(AWS requires Resource "*"); the stream\'s own read actions are granted on the table\'s stream ARN only.',
     });
-    const { outbox, redelivery } = relayStreamFilters;
+    const { outbox, redelivery, subscription } = relayStreamFilters;
     this.relay.function.addEventSource(
       new DynamoEventSource(props.table, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -155,6 +155,16 @@ export class WebhookPipeline extends Construct {
               Keys: {
                 PK: { S: FilterRule.beginsWith(redelivery.partitionKeyPrefix) },
                 SK: { S: FilterRule.beginsWith(redelivery.sortKeyPrefix) },
+              },
+            },
+          }),
+          // Subscriptions created or changed: their lists' counts (shared/data/subscription-counts.ts).
+          FilterCriteria.filter({
+            eventName: FilterRule.or(...subscription.eventNames),
+            dynamodb: {
+              Keys: {
+                PK: { S: FilterRule.beginsWith(subscription.partitionKeyPrefix) },
+                SK: { S: FilterRule.beginsWith(subscription.sortKeyPrefix) },
               },
             },
           }),

@@ -2,7 +2,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Redelivery } from '#shared/data/deliveries.ts';
-import { type OutboxEventRecord, record } from '#shared/data/records.ts';
+import { type OutboxEventRecord, record, type StoredSubscription } from '#shared/data/records.ts';
+import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
 import type { Key } from '#shared/data/table.ts';
 import { productionQueue } from '#shared/queue/production.ts';
 import { productionDependencies } from '#shared/runtime.ts';
@@ -28,15 +29,28 @@ const redeliveries = (records: DynamoDBRecord[]): Redelivery[] =>
     .filter((r) => relayRecordKind(r) === 'redelivery' && r.dynamodb?.NewImage)
     .map((r) => unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>) as Redelivery);
 
+/** Subscriptions created or changed, each with its record's sequence number (the counts' projection). */
+const subscriptionImages = (records: DynamoDBRecord[]) =>
+  records
+    .filter((r) => relayRecordKind(r) === 'subscription' && r.dynamodb?.NewImage)
+    .map((r) => ({
+      sequence: r.dynamodb?.SequenceNumber ?? '0',
+      subscription: record<StoredSubscription>(
+        unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>),
+      ),
+    }));
+
 /**
  * DynamoDB Streams → webhook events and queue messages, Redeliver requests → their round's first
- * message; a failure retries the batch (both are idempotent). Any other record (such as a delivery
- * list entry's TTL removal, which a mapping created before the delivery log's redesign still
- * hands over) is ignored: nothing is kept per expired entry.
+ * message, and subscriptions created or changed into their lists' counts; a failure retries the
+ * batch (all three are idempotent). Any other record (such as a delivery list entry's TTL removal,
+ * which a mapping created before the delivery log's redesign still hands over) is ignored: nothing
+ * is kept per expired entry.
  */
 export const createHandler = (deps: RelayDependencies) => async (event: DynamoDBStreamEvent) => {
   await relayEvents(deps, outboxEvents(event.Records));
   await relayRedeliveries(deps, redeliveries(event.Records));
+  await projectSubscriptionCounts(deps.table, subscriptionImages(event.Records));
 };
 
 const { table, now } = productionDependencies();

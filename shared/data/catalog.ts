@@ -52,21 +52,28 @@ export async function readMany(table: Table, wanted: Key[]): Promise<Map<string,
 export interface SubscriptionInputs {
   product?: ProductRecord;
   customer?: CustomerRecord;
+  /** Which of the `also` keys exist (`keyId`). */
+  present: ReadonlySet<string>;
   /** The caller's organizations that exist, by id (for the default currency). */
   organizations: Map<string, OrganizationRecord>;
 }
 
-/** Product, customer and the caller's organizations in one round trip. */
+/**
+ * Product, customer and the caller's organizations in one round trip, and whether the `also` keys
+ * exist (Create Subscription's segment registry items, `sharedSegmentKeys`).
+ */
 export async function getSubscriptionInputs(
   table: Table,
   productId: string,
   customerId: string,
   organizationIds: readonly string[],
+  also: readonly Key[] = [],
 ): Promise<SubscriptionInputs> {
   const found = await readMany(table, [
     keys.product(productId),
     keys.customer(customerId),
     ...organizationIds.map((id) => keys.organization(id)),
+    ...also,
   ]);
   const product = found.get(keyId(keys.product(productId)));
   const customer = found.get(keyId(keys.customer(customerId)));
@@ -79,6 +86,7 @@ export async function getSubscriptionInputs(
     ...(product ? { product: productRecord(product) } : {}),
     ...(customer ? { customer: customerRecord(customer) } : {}),
     organizations,
+    present: new Set(also.map(keyId).filter((id) => found.has(id))),
   };
 }
 
@@ -227,8 +235,16 @@ export async function readPortalContext(
 /** IAM (shared/data/grants.ts). */
 export const access = {
   /** One batch: the product, the customer and the caller's organizations (default currency). */
+  /**
+   * One batch: the product, the customer, the caller's organizations and the segment registry items
+   * of the organization's and the product's subscription lists (one statement: IAM judges a batch's
+   * keys against each statement on its own).
+   */
   getSubscriptionInputs: [
-    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'customer', 'organization'] },
+    {
+      actions: ['dynamodb:BatchGetItem'],
+      leadingKeys: ['product', 'customer', 'organization', 'subscriptionList', 'subscriptionProductList'],
+    },
   ],
   /**
    * One batch reads the customer (by id) or its external-id guards, and the caller's organizations

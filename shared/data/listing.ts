@@ -40,6 +40,19 @@
  * the fields that are not segment fields, plus the first segment field, whose entries (constant
  * value, then id) give the id order within a segment. Cost: offset + limit entries per segment read,
  * whatever the list's size; the count Query grows with the number of segments.
+ *
+ * **Counts kept from the stream** (`counts: 'stream'`). A count shard is an item that concurrent
+ * writes of one list share: inside every create's transaction it makes concurrent creates conflict
+ * (DynamoDB cancels overlapping transactions on one item). A listing may therefore leave its counts
+ * to a projection of the table stream (`countWrites`, applied by `shared/data/subscription-counts.ts`):
+ * the entity's transactions write only its entries. The segments are then known from a **registry
+ * item** per segment (`#COUNT#<segment>#-`, no count, written before or with the first entry of the
+ * segment, never removed, `segmentRegistryWrite`), and a page reads every registered segment whatever
+ * its count, and reads past the counts' end: the entries, written in the entity's own transaction,
+ * decide what a page holds; the counts only the `total`. A segment read to its end gives its exact
+ * size (strongly consistent); one cut at the page is counted as max(its count, entries read). So
+ * while the projection lags, a page never skips or repeats an entity; only `total` may be behind by
+ * the changes not yet projected, in segments the page did not read to their end.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { PolarRequestValidationError } from '../domain/errors.ts';
@@ -77,6 +90,12 @@ export interface Listing<R extends { id: string }, F extends string, V extends s
   views?: { readonly [K in V]: (record: R) => string };
   /** Fields with few values that split a list into segments (see above); none by default. */
   segments?: readonly F[];
+  /**
+   * Who keeps the counts: the entity's own transactions (the default), or a projection of the table
+   * stream (`'stream'`, segmented listings only; see "Counts kept from the stream" above): the
+   * entity's writes then leave the count shards alone, and a page reads every registered segment.
+   */
+  counts?: 'transaction' | 'stream';
 }
 
 /** Which segments of a segmented listing a page takes, judged by their segment fields' values. */
@@ -267,11 +286,20 @@ const put = <R extends { id: string }>(table: Table, listing: AnyListing<R>, key
   Put: { TableName: table.name, Item: item(key, listing.entity, entity) },
 });
 
+/** The count's shard in the entity's own transaction, unless the stream keeps the counts. */
+const ownCount = <R extends { id: string }>(
+  table: Table,
+  listing: AnyListing<R>,
+  entity: R,
+  view: ListView,
+  delta: 1 | -1,
+): Write[] => (listing.counts === 'stream' ? [] : [countUpdate(table, listing, entity, view, delta)]);
+
 /** An entity entering a view: one entry per sort field, and the view's count up by one. */
 function entering<R extends { id: string }>(table: Table, listing: AnyListing<R>, entity: R, view: ListView) {
   return [
     ...fieldsOf(listing).map((field) => put(table, listing, entryKey(listing, entity, field, view), entity)),
-    countUpdate(table, listing, entity, view, 1),
+    ...ownCount(table, listing, entity, view, 1),
   ];
 }
 
@@ -281,7 +309,74 @@ function leaving<R extends { id: string }>(table: Table, listing: AnyListing<R>,
     ...fieldsOf(listing).map((field) => ({
       Delete: { TableName: table.name, Key: entryKey(listing, entity, field, view) },
     })),
-    countUpdate(table, listing, entity, view, -1),
+    ...ownCount(table, listing, entity, view, -1),
+  ];
+}
+
+/** The registry item's suffix after `#COUNT#<segment>#` (a shard is a number: they never meet). */
+const REGISTRY = '-';
+
+/** The key of the registry item of the entity's segment, in the list's whole view (`counts: 'stream'`). */
+export function segmentRegistryKey<R extends { id: string }, F extends string, V extends string>(
+  listing: Listing<R, F, V>,
+  entity: R,
+): Key {
+  const any = listing as unknown as AnyListing<R>;
+  return {
+    PK: listKeys.partition(any.partition, any.owner(entity)),
+    SK: `${LIST_COUNT_PREFIX}${segmentOf(any, entity)}#${REGISTRY}`,
+  };
+}
+
+/**
+ * The registry item of the entity's segment: the segment and its values, no count. The same item
+ * whoever writes it, so writing it again changes nothing.
+ */
+export function segmentRegistryWrite<R extends { id: string }, F extends string, V extends string>(
+  table: Table,
+  listing: Listing<R, F, V>,
+  entity: R,
+): { Put: { TableName: string; Item: Record<string, unknown> } } {
+  const any = listing as unknown as AnyListing<R>;
+  const segments = any.segments ?? [];
+  return {
+    Put: {
+      TableName: table.name,
+      Item: {
+        ...segmentRegistryKey(listing, entity),
+        entity: 'list_segment',
+        segment_key: segmentOf(any, entity),
+        segment_values: Object.fromEntries(segments.map((field) => [field, any.fields[field]?.(entity)])),
+      },
+    },
+  };
+}
+
+/**
+ * The count updates that move an entity from where `before` counted it to where `after` counts it
+ * (either undefined: not counted), in every view: nothing when both count it in the same places.
+ * For a listing whose counts the stream keeps (`counts: 'stream'`): its projection's writes.
+ */
+export function countWrites<R extends { id: string }, F extends string, V extends string>(
+  table: Table,
+  listing: Listing<R, F, V>,
+  before: R | undefined,
+  after: R | undefined,
+): Write[] {
+  const any = listing as unknown as AnyListing<R>;
+  const places = (entity: R | undefined) =>
+    entity
+      ? viewsOf(any, entity).map((view) => ({
+          view,
+          at: JSON.stringify([listing.owner(entity), view, segmentOf(any, entity), entity.id]),
+        }))
+      : [];
+  const from = places(before);
+  const to = places(after);
+  const kept = new Set(from.map((p) => p.at).filter((at) => to.some((p) => p.at === at)));
+  return [
+    ...from.filter((p) => !kept.has(p.at)).map((p) => countUpdate(table, any, before as R, p.view, -1)),
+    ...to.filter((p) => !kept.has(p.at)).map((p) => countUpdate(table, any, after as R, p.view, 1)),
   ];
 }
 
@@ -485,6 +580,8 @@ export class ReadBudget {
 
 /** Items read per follow-up query while completing a tie group at the page boundary. */
 const CONTINUATION = 25;
+/** The largest `Limit` one Query of a list's entries asks for (it reads at most 1 MB anyway). */
+const MAX_QUERY_LIMIT = 1000;
 
 export interface ListPage<R> {
   items: R[];
@@ -565,8 +662,11 @@ export async function listPage<R extends { id: string }, F extends string, V ext
       ),
     )
   ).flat();
-  const total = sources.reduce((sum, source) => sum + source.count, 0);
-  if (offset >= total) return { items: [], total };
+  const counted = sources.reduce((sum, source) => sum + source.count, 0);
+  // Counts kept by the stream may lag the entries: every registered segment is read, past the end too.
+  const lagging = listing.counts === 'stream';
+  if (!lagging && offset >= counted) return { items: [], total: counted };
+  // The bound is judged on the counts (a lag of a few entries); the budget still caps what is read.
   if (budget) checkPageBound(listing.partition, sources, offset + limit, budget);
   // Within a segment its fields are constant: the remaining criteria order it, and when none remain,
   // the first segment field's entries (one value, then the id) give the id order.
@@ -574,11 +674,19 @@ export async function listPage<R extends { id: string }, F extends string, V ext
   const within = criteria.filter((criterion) => !segmentFields.includes(criterion.field));
   const [idOrder] = segmentFields;
   const readOrder = within.length > 0 || !idOrder ? within : [{ field: idOrder, descending: false }];
+  const needed = offset + limit;
   const perSource = await Promise.all(
     sources.map((source) =>
-      source.count > 0 ? readSource(table, listing, source, view, readOrder, offset + limit, budget) : [],
+      source.count > 0 || lagging ? readSource(table, listing, source, view, readOrder, needed, budget) : [],
     ),
   );
+  // A segment read to its end (fewer entries than the page needed) has exactly the entries read.
+  const total = lagging
+    ? sources.reduce((sum, source, i) => {
+        const read = perSource[i]?.length ?? 0;
+        return sum + (read < needed ? read : Math.max(source.count, read));
+      }, 0)
+    : counted;
   const merged = perSource.flat().sort(listComparator(listing, criteria));
   return { items: merged.slice(offset, offset + limit), total };
 }
@@ -782,7 +890,9 @@ async function readSource<R extends { id: string }, F extends string, V extends 
   for (;;) {
     const missing = needed - read.length;
     // One entry beyond the page shows whether the boundary tie group is complete.
-    const pageSize = missing > 0 ? missing + (exact ? 0 : 1) : CONTINUATION;
+    // At most MAX_QUERY_LIMIT per Query (a page far past a lagging list's counts needs an offset no
+    // Limit may carry: DynamoDB answers such a Limit with a 500); the loop goes on from the last key.
+    const pageSize = Math.min(missing > 0 ? missing + (exact ? 0 : 1) : CONTINUATION, MAX_QUERY_LIMIT);
     const exclusiveStartKey = startKey;
     const query = async (limit: number) => {
       const result = await run(() =>

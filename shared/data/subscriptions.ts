@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import type { LifecycleFields } from '../domain/subscription-lifecycle.ts';
+import { logError } from '../observability/telemetry.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 
 /** Items of one TransactWriteItems. */
 export type TransactItems = Parameters<typeof transact>[1];
 
-import { readMany } from './catalog.ts';
+import { keyId, readMany } from './catalog.ts';
 import {
   type Listing,
   type ListPage,
@@ -18,6 +19,8 @@ import {
   relistedWrites,
   type SegmentFilter,
   type SortCriterion,
+  segmentRegistryKey,
+  segmentRegistryWrite,
 } from './listing.ts';
 import {
   item,
@@ -33,6 +36,7 @@ import {
   dueKeys,
   gsi1,
   indexNames,
+  type Key,
   keys,
   type ListPartition,
   ownerKeys,
@@ -44,6 +48,15 @@ import {
 // its product, and its customer and product together, so that each filter is a key, never a filter
 // over an organization's list. Each list is segmented by status and amount (shared/data/listing.ts):
 // `active` chooses segments, and sorting by status or amount orders segments.
+//
+// No item that every signup of an organization (or of one product) touches is in a subscription's
+// transaction, so that concurrent signups never conflict (issue 25): the lists' counts are kept
+// from the table stream (`counts: 'stream'`, `shared/data/subscription-counts.ts`), the product is
+// read (strongly consistent) before the transaction instead of checked in it, and the registry item
+// of a segment of the organization's and the product's lists is put after the transaction succeeded,
+// only when it was missing (`registerSharedSegments`): a refused write leaves nothing behind. The
+// customer's own lists' registry items are written in the transaction (only that customer's writes
+// share them).
 // ---------------------------------------------------------------------------
 
 export type SubscriptionSortField = 'started_at' | 'current_period_end' | 'created_at' | 'status' | 'amount';
@@ -65,6 +78,7 @@ const subscriptionListing = (
   owner,
   fields: sortFields,
   segments: ['status', 'amount'],
+  counts: 'stream',
 });
 
 export const subscriptionListings = {
@@ -84,23 +98,141 @@ export type SubscriptionListScope = keyof typeof subscriptionListings;
 
 const everyListing = Object.values(subscriptionListings);
 
-/** The keys of a subscription's entries and counts in its four lists, in the state given. */
+/**
+ * The keys a subscription's own writes occupy in its four lists, in the state given: its entries and
+ * its segment's registry items (the counts are the stream projection's, `subscription-counts.ts`).
+ */
 export const subscriptionListKeys = (subscription: StoredSubscription) =>
-  everyListing.flatMap((listing) => listedKeys(listing, subscription));
+  everyListing.flatMap((listing) => [
+    ...listedKeys(listing, subscription),
+    segmentRegistryKey(listing, subscription),
+  ]);
+
+/** The lists every signup of an organization, or of one product, shares. */
+const sharedListings = [subscriptionListings.organization, subscriptionListings.product];
+/** The lists only one customer's subscriptions share. */
+const customerListings = [subscriptionListings.customer, subscriptionListings.customerProduct];
+
+/** The registry items of the subscription's segment in its organization's and its product's lists. */
+export const sharedSegmentKeys = (
+  subscription: Pick<
+    StoredSubscription,
+    'id' | 'organization_id' | 'customer_id' | 'product_id' | 'status' | 'amount'
+  >,
+): Key[] => sharedListings.map((listing) => segmentRegistryKey(listing, subscription as StoredSubscription));
 
 /**
- * Writes a subscription in one transaction that re-checks, at write time, what the service read (the
- * customer is live and in the product's organization, the product is live and not archived), and
- * lists it. A concurrent delete or archive cancels the write instead of leaving a subscription to
- * something gone (ConditionFailed).
+ * Whose counts a subscription's item is in (issue 25's move to counts from the stream). Each write of
+ * this code sets `counts_change` to the write's `change_id` (`'created'` on the create, which sets
+ * none): an image whose `counts_change` is its own `change_id` was written by code that leaves the
+ * counts to the stream. Any other image (no `counts_change`: a subscription of a table that predates
+ * the stream's counts; or one a write of the older code changed since, `change_id` moved on) was
+ * counted by that write's own transaction, where it says (`shared/data/subscription-counts.ts`).
+ */
+export const COUNTS_CHANGE = 'counts_change';
+/** The `counts_change` of a create (which sets no `change_id`). */
+export const CREATED_CHANGE = 'created';
+/**
+ * On this code's first change of a subscription its transactions counted (an image not
+ * `streamCounted`): where they counted it, for the projection to move it from when it holds no marker
+ * for the subscription yet (the item of a table written before the stream kept the counts).
+ */
+export const COUNTED_FROM = 'counted_from';
+
+/** What decides where a subscription is counted: its lists' owners, its segment, its id (its shard). */
+export type CountedPlace = Pick<
+  StoredSubscription,
+  'id' | 'organization_id' | 'customer_id' | 'product_id' | 'status' | 'amount'
+>;
+
+export const countedPlace = (s: CountedPlace): CountedPlace => ({
+  id: s.id,
+  organization_id: s.organization_id,
+  customer_id: s.customer_id,
+  product_id: s.product_id,
+  status: s.status,
+  amount: s.amount,
+});
+
+/** Written by code whose counts the stream keeps (see `COUNTS_CHANGE`). */
+export function streamCounted(image: object): boolean {
+  const { change_id, [COUNTS_CHANGE]: counts } = image as Record<string, unknown>;
+  return typeof counts === 'string' && counts === (change_id ?? CREATED_CHANGE);
+}
+
+/**
+ * Which of the registry items of the subscription's segment in its organization's and its product's
+ * lists exist: one eventually consistent BatchGetItem (a registry item is never removed, so an item
+ * seen is there; one not seen is written again after the change, which changes nothing).
+ */
+async function registeredSharedSegments(
+  table: Table,
+  subscription: StoredSubscription,
+): Promise<ReadonlySet<string>> {
+  const result = await run(() =>
+    table.doc.send(
+      new BatchGetCommand({ RequestItems: { [table.name]: { Keys: sharedSegmentKeys(subscription) } } }),
+    ),
+  );
+  return new Set((result.Responses?.[table.name] ?? []).map((stored) => keyId(stored as Key)));
+}
+
+/**
+ * The registry items of the subscription's segment in its organization's and its product's lists
+ * (`shared/data/listing.ts`) that `present` (`keyId`s, read before the write) lacks, put after the
+ * write that added the segment's first entry succeeded: a refused write leaves nothing behind, and
+ * no signup's transaction holds an item every signup of the organization or the product shares.
+ *
+ * Until they are put (a moment after the transaction; the caller answers after), a page of those
+ * lists does not read the new segment. A failure here is logged, not answered: the subscription is
+ * written, and the stream's projection registers the segment anyway when it counts the subscription
+ * (a count shard carries the segment as a registry item does: `shared/data/subscription-counts.ts`),
+ * within the counts' freshness (docs/data-model.md, "Subscription counts"); a crash between the two
+ * is repaired the same way.
+ */
+async function registerSharedSegments(
+  table: Table,
+  subscription: StoredSubscription,
+  present: ReadonlySet<string>,
+): Promise<void> {
+  const wanted = sharedSegmentKeys(subscription);
+  const missing = sharedListings.filter((_, i) => !present.has(keyId(wanted[i] as Key)));
+  try {
+    await Promise.all(
+      missing.map((listing) =>
+        run(() => table.doc.send(new PutCommand(segmentRegistryWrite(table, listing, subscription).Put))),
+      ),
+    );
+  } catch (error) {
+    logError('subscription written but its segment not registered; the stream projection will', {
+      subscription_id: subscription.id,
+      name: (error as Error).name,
+    });
+  }
+}
+
+/**
+ * Writes a subscription and lists it (its entries; the counts follow from the stream) in one
+ * transaction that re-checks the customer (live, in the product's organization): a concurrent delete
+ * of the customer cancels the write (ConditionFailed). The product is not checked here: every signup
+ * to a product would hold its item, and concurrent signups would conflict. The service read it
+ * (strongly consistent) just before: live and not archived. Ordering against a concurrent archive or
+ * delete of the product: a create whose read began after the archive (or delete) was written is
+ * refused; one whose read came first may still be written after it, and counts as made before it
+ * (as if it had been answered a moment earlier). Nothing is ever created for a product that was
+ * already archived or deleted when the create began (docs/api.md, "Create Subscription and a
+ * concurrent archive"). `registered`: which of `sharedSegmentKeys` the caller found (read with the
+ * product), else they are read here; the missing ones are put once the transaction succeeded.
  */
 export async function insertSubscription(
   table: Table,
   subscription: SubscriptionRecord,
   outbox: TransactItems = [],
+  registered?: ReadonlySet<string>,
 ): Promise<void> {
   const owner = ownerKeys.customer(subscription.customer_id);
   const stored = storedSubscription(subscription);
+  const present = registered ?? (await registeredSharedSegments(table, stored));
   await transact(table, [
     {
       Put: createOnly(
@@ -112,7 +244,7 @@ export async function insertSubscription(
             ...dueKeys(subscription.id, subscription.current_period_end),
           },
           'subscription',
-          stored,
+          { ...stored, [COUNTS_CHANGE]: CREATED_CHANGE },
         ),
       ),
     },
@@ -125,17 +257,11 @@ export async function insertSubscription(
         ExpressionAttributeValues: { ':null': null, ':organization': subscription.organization_id },
       },
     },
-    {
-      ConditionCheck: {
-        TableName: table.name,
-        Key: keys.product(subscription.product_id),
-        ConditionExpression: 'attribute_exists(PK) AND deleted_at = :null AND is_archived = :false',
-        ExpressionAttributeValues: { ':null': null, ':false': false },
-      },
-    },
+    ...customerListings.map((listing) => segmentRegistryWrite(table, listing, stored)),
     ...everyListing.flatMap((listing) => listedWrites(table, listing, stored)),
     ...outbox,
   ]);
+  await registerSharedSegments(table, stored, present);
 }
 
 /** A stored subscription (strongly consistent), its metadata parsed back from the JSON text it is kept as. */
@@ -158,7 +284,10 @@ export async function getSubscription(table: Table, id: string): Promise<Subscri
  *
  * This one transaction is where a change's webhook events are written (the outbox): `also`
  * builds them from the subscription as written, so a change and its events are stored together or
- * not at all.
+ * not at all. The lists' counts are not written here: the stream's projection moves them
+ * (`shared/data/subscription-counts.ts`); a change that moves the subscription to another segment
+ * reads whether that segment is registered first, and registers it once the transaction succeeded
+ * (`registerSharedSegments`; the customer's lists in the transaction).
  */
 export async function writeSubscriptionChange(
   table: Table,
@@ -168,14 +297,34 @@ export async function writeSubscriptionChange(
   also: (after: SubscriptionRecord) => TransactItems = () => [],
 ): Promise<SubscriptionRecord> {
   const changeId = randomUUID();
-  const after: SubscriptionRecord = { ...before, ...change, modified_at: now, change_id: changeId };
+  // The item's own bookkeeping of whose counts it is in stays out of the copies (entries, events).
+  const {
+    [COUNTS_CHANGE]: _counts,
+    [COUNTED_FROM]: _from,
+    ...previous
+  } = before as SubscriptionRecord & Record<string, unknown>;
+  const after: SubscriptionRecord = { ...previous, ...change, modified_at: now, change_id: changeId };
+  // Counted by its own transactions so far (a subscription of a table older than the stream's
+  // counts): where they counted it goes with this write, for the projection (`COUNTED_FROM`).
+  const countedFrom = streamCounted(before) ? undefined : countedPlace(storedSubscription(before));
   const fields = Object.keys(change) as (keyof SubscriptionRecord)[];
   const values = storedSubscription(after) as unknown as Record<string, unknown>;
   // The due index holds live subscriptions only, at the end of their current period.
   const due = after.ended_at === null ? dueKeys(after.id, after.current_period_end) : undefined;
-  const dueUpdate = due
-    ? `, ${attr.gsi2pk} = :duePartition, ${attr.gsi2sk} = :dueSort`
-    : ` REMOVE ${attr.gsi2pk}, ${attr.gsi2sk}`;
+  const removed = [...(due ? [] : [attr.gsi2pk, attr.gsi2sk]), ...(countedFrom ? [] : [COUNTED_FROM])];
+  const set = [
+    ...(due ? [`${attr.gsi2pk} = :duePartition`, `${attr.gsi2sk} = :dueSort`] : []),
+    `${COUNTS_CHANGE} = :change`,
+    ...(countedFrom ? [`${COUNTED_FROM} = :countedFrom`] : []),
+  ];
+  const dueUpdate = `, ${set.join(', ')}${removed.length > 0 ? ` REMOVE ${removed.join(', ')}` : ''}`;
+  // A change that moves the subscription to another segment (a revoke, an end) registers that segment
+  // (read now, put after the transaction succeeded: a refused change leaves nothing).
+  const storedAfter = storedSubscription(after);
+  const moves =
+    segmentRegistryKey(subscriptionListings.organization, storedSubscription(before)).SK !==
+    segmentRegistryKey(subscriptionListings.organization, storedAfter).SK;
+  const present = moves ? await registeredSharedSegments(table, storedAfter) : undefined;
   try {
     await transact(table, [
       {
@@ -196,6 +345,7 @@ export async function writeSubscriptionChange(
             ...(before.change_id === undefined ? {} : { ':beforeChange': before.change_id }),
             ...Object.fromEntries(fields.map((f) => [`:${f}`, values[f]])),
             ...(due ? { ':duePartition': due[attr.gsi2pk], ':dueSort': due[attr.gsi2sk] } : {}),
+            ...(countedFrom ? { ':countedFrom': countedFrom } : {}),
           },
           ...(fields.length > 0
             ? { ExpressionAttributeNames: Object.fromEntries(fields.map((f) => [`#${f}`, f])) }
@@ -203,14 +353,16 @@ export async function writeSubscriptionChange(
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
+      ...(moves ? customerListings.map((listing) => segmentRegistryWrite(table, listing, storedAfter)) : []),
       ...everyListing.flatMap((listing) =>
-        relistedWrites(table, listing, storedSubscription(before), storedSubscription(after)),
+        relistedWrites(table, listing, storedSubscription(before), storedAfter),
       ),
       ...also(after),
     ]);
   } catch (error) {
     if (!(error instanceof ConditionFailed && error.item?.change_id === changeId)) throw error;
   }
+  if (present) await registerSharedSegments(table, storedAfter, present);
   return after;
 }
 
@@ -305,14 +457,24 @@ const SUBSCRIPTION_LISTS = [
 ] as const;
 
 /**
+ * `registeredSharedSegments` on a change: the organization's and the product's lists read in a batch
+ * (a missing registry item is put under the list grants' PutItem, which the entries already need).
+ */
+const registerSharedSegmentsAccess = [
+  { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscriptionList', 'subscriptionProductList'] },
+] as const;
+
+/**
  * IAM (shared/data/grants.ts). Built by a pure call: it reads `indexNames`, and a property read
  * would otherwise keep the declarations in every bundle that imports this module.
  */
 export const access = /* @__PURE__ */ (() =>
   ({
     /**
-     * One transaction writes the subscription, lists it (entries, counts) and writes its events (the
-     * outbox), and re-checks the customer and the product.
+     * One transaction writes the subscription, lists it (entries, the customer's lists' segment
+     * registry items) and writes its events (the outbox), and re-checks the customer; after it, the
+     * shared lists' segment registry items are put when missing (read with the product,
+     * `getSubscriptionInputs`).
      */
     insertSubscription: [
       {
@@ -326,8 +488,7 @@ export const access = /* @__PURE__ */ (() =>
           'event',
         ],
       },
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: SUBSCRIPTION_LISTS },
-      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['product', 'customer'] },
+      { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['customer'] },
     ],
     getSubscription: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['subscription'] }],
     /** The due subscriptions, in one batch. */
@@ -335,20 +496,14 @@ export const access = /* @__PURE__ */ (() =>
     /**
      * A subscription change and its relisting, in one transaction (`writeSubscriptionChange`,
      * `updateSubscriptionLifecycle`): the subscription's conditional update, its list entries
-     * rewritten (deleted when their key moves), the list counts.
+     * rewritten (deleted when their key moves) and, when it moves to another segment, that segment
+     * registered (read before, put after: `registerSharedSegments`; the customer's lists in the
+     * transaction).
      */
     writeSubscriptionChange: [
-      {
-        actions: ['dynamodb:UpdateItem'],
-        leadingKeys: [
-          'subscription',
-          'subscriptionList',
-          'subscriptionCustomerList',
-          'subscriptionProductList',
-          'subscriptionCustomerProductList',
-        ],
-      },
+      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
       { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: SUBSCRIPTION_LISTS },
+      ...registerSharedSegmentsAccess,
     ],
     /**
      * `updateSubscriptionLifecycle` from the portal (cancel at period end, uncancel) keeps the

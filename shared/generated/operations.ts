@@ -454,7 +454,9 @@ export const operations = [
         "leadingKeys": [
           "product",
           "customer",
-          "organization"
+          "organization",
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -472,21 +474,9 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:UpdateItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:ConditionCheckItem"
         ],
         "leadingKeys": [
-          "product",
           "customer"
         ]
       }
@@ -1103,11 +1093,7 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -1120,6 +1106,15 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -1176,11 +1171,7 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -1193,6 +1184,15 @@ export const operations = [
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -2334,11 +2334,7 @@ export const functionAccess = {
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "subscription",
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
+          "subscription"
         ]
       },
       {
@@ -2351,6 +2347,15 @@ export const functionAccess = {
           "subscriptionCustomerList",
           "subscriptionProductList",
           "subscriptionCustomerProductList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionProductList"
         ]
       },
       {
@@ -2422,6 +2427,26 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "webhookEvent"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem",
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "subscription"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "subscriptionList",
+          "subscriptionCustomerList",
+          "subscriptionProductList",
+          "subscriptionCustomerProductList"
         ]
       }
     ]

@@ -3,7 +3,11 @@ import type { OperationAccess } from '../data/grants.ts';
 import { access as idempotencyAccess } from '../data/idempotency.ts';
 import { outboxWrites } from '../data/outbox.ts';
 import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
-import { insertSubscription, access as subscriptionsAccess } from '../data/subscriptions.ts';
+import {
+  insertSubscription,
+  sharedSegmentKeys,
+  access as subscriptionsAccess,
+} from '../data/subscriptions.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
 import {
   ConditionFailed,
@@ -72,9 +76,12 @@ function qualify(
 }
 
 /**
- * Reads product, customer and the caller's organizations in one batch, checks the rules, then writes in a
- * transaction that re-checks them (with the subscription's webhook events); if something changed in between, the rules
- * are evaluated once more on fresh data so the answer names what changed.
+ * Reads product, customer and the caller's organizations in one batch (strongly consistent), checks the
+ * rules, then writes in a transaction that re-checks the customer (with the subscription's webhook
+ * events); if the customer changed in between, the rules are evaluated once more on fresh data so the
+ * answer names what changed. The product is not re-checked in the transaction (every signup to it would
+ * hold its item and concurrent signups would conflict): a create whose read saw the product live and
+ * not archived is ordered before an archive or delete that lands meanwhile (`insertSubscription`).
  */
 export async function createSubscription(
   deps: Dependencies,
@@ -87,11 +94,23 @@ export async function createSubscription(
     customer_id: normalizeId(body.customer_id),
   };
   for (let attempt = 0; ; attempt++) {
+    // The segment registry items a new (active, free) subscription needs, read with the product.
+    const registry = principal.organizationIds.flatMap((organizationId) =>
+      sharedSegmentKeys({
+        id: '',
+        organization_id: organizationId,
+        customer_id: request.customer_id,
+        product_id: request.product_id,
+        status: LIVE.status,
+        amount: 0,
+      }),
+    );
     const read = await getSubscriptionInputs(
       deps.table,
       request.product_id,
       request.customer_id,
       principal.organizationIds,
+      registry,
     );
     const { product, customer } = qualify(principal, request, read.product, read.customer);
     const interval = product.recurring_interval as NonNullable<ProductRecord['recurring_interval']>;
@@ -135,13 +154,14 @@ export async function createSubscription(
         deps.table,
         subscription,
         outboxWrites(deps.table, subject, start, events, newId),
+        read.present,
       );
       countBusinessEvent('SubscriptionsCreated');
       return presented;
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
-      // The rules passed on fresh data twice and the write was refused twice: the customer or
-      // product is changing under us right now. Nothing was written; the client may retry.
+      // The rules passed on fresh data twice and the write was refused twice: the customer is
+      // changing under us right now. Nothing was written; the client may retry.
       if (attempt > 0) throw new ServiceUnavailable();
     }
   }

@@ -19,6 +19,7 @@ import {
 import type { Table } from '../data/dynamo.ts';
 import type { FunctionAccess } from '../data/grants.ts';
 import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
+import { access as subscriptionCountsAccess } from '../data/subscription-counts.ts';
 import { type Key, partitions, REDELIVERY_SORT_KEY_PREFIX } from '../data/table.ts';
 import { organizationWebhookEndpoints, access as webhooksAccess } from '../data/webhooks.ts';
 import { logInfo } from '../observability/telemetry.ts';
@@ -45,7 +46,7 @@ export interface DeliveryMessage {
 
 /**
  * The stream records the relay takes (the event source mapping's filters, and the local poller's):
- * inserts of outbox items and of Redeliver requests. (Expired delivery list entries need nothing:
+ * inserts of outbox items and of Redeliver requests, and subscriptions created or changed. (Expired delivery list entries need nothing:
  * a list counts its attempts by day and shows whole days, `shared/data/deliveries.ts`.)
  */
 export const relayStreamFilters = {
@@ -54,6 +55,12 @@ export const relayStreamFilters = {
     eventName: 'INSERT',
     partitionKeyPrefix: partitions.webhookEvent,
     sortKeyPrefix: REDELIVERY_SORT_KEY_PREFIX,
+  },
+  /** Subscriptions created or changed: their lists' counts (`shared/data/subscription-counts.ts`). */
+  subscription: {
+    eventNames: ['INSERT', 'MODIFY'],
+    partitionKeyPrefix: partitions.subscription,
+    sortKeyPrefix: partitions.subscription,
   },
 } as const;
 
@@ -64,8 +71,15 @@ export function relayRecordKind(record: {
 }): keyof typeof relayStreamFilters | undefined {
   const pk = record.dynamodb?.Keys?.PK?.S ?? '';
   const sk = record.dynamodb?.Keys?.SK?.S ?? '';
-  const { outbox, redelivery } = relayStreamFilters;
+  const { outbox, redelivery, subscription } = relayStreamFilters;
   if (record.eventName === outbox.eventName && pk.startsWith(outbox.partitionKeyPrefix)) return 'outbox';
+  if (
+    (subscription.eventNames as readonly string[]).includes(record.eventName ?? '') &&
+    pk.startsWith(subscription.partitionKeyPrefix) &&
+    sk.startsWith(subscription.sortKeyPrefix)
+  ) {
+    return 'subscription';
+  }
   if (
     record.eventName === redelivery.eventName &&
     pk.startsWith(redelivery.partitionKeyPrefix) &&
@@ -179,6 +193,10 @@ export async function relayRedeliveries(
  */
 export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
   'webhook-relay': {
-    table: [...webhooksAccess.organizationWebhookEndpoints, ...deliveriesAccess.relay],
+    table: [
+      ...webhooksAccess.organizationWebhookEndpoints,
+      ...deliveriesAccess.relay,
+      ...subscriptionCountsAccess.projectSubscriptionCounts,
+    ],
   },
 });

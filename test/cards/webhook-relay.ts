@@ -3,12 +3,20 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import { getWebhookEvent, startRound } from '#shared/data/deliveries.ts';
-import { keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
+import {
+  keys,
+  LIST_COUNT_PREFIX,
+  listKeys,
+  partitions,
+  REDELIVERY_SORT_KEY_PREFIX,
+  subscriptionListOwners,
+} from '#shared/data/table.ts';
 import { LocalQueue } from '#shared/queue/local.ts';
 import { webhookEventId } from '#shared/webhooks/events.ts';
 import type { DeliveryMessage } from '#shared/webhooks/relay.ts';
 import { freshCustomer, run, type Step } from '#test/support/iam-kit.ts';
 import { seedWebhookEvent } from '#test/support/outbox.ts';
+import { nextSequence, storedSubscriptions } from '#test/support/subscription-counts.ts';
 import type { World } from '#test/support/world.ts';
 import { defineCard } from './card.ts';
 
@@ -22,8 +30,9 @@ export default defineCard({
  * The relay, given one stream batch as its event source mapping gives it: the insert of a fresh
  * customer's `customer.created` outbox item (its organization's endpoint list read, one webhook event
  * recorded per subscribed endpoint, the messages queued), the insert of a Redeliver request (its
- * event's round read, its message queued) and the TTL removal of a delivery list entry (ignored:
- * nothing is kept per expired entry).
+ * event's round read, its message queued), the TTL removal of a delivery list entry (ignored:
+ * nothing is kept per expired entry) and the insert of a subscription (its count marker read, then
+ * the marker and the count shards of its four lists written in one transaction).
  */
 async function relayScenario(world: World): Promise<Step[]> {
   const { endpoint } = await createWebhookEndpoint(world.admin, {
@@ -52,6 +61,13 @@ async function relayScenario(world: World): Promise<Step[]> {
   if (!outboxItem || !redelivery) throw new Error('the relay scenario found nothing to relay');
   // A delivery list entry's TTL removal, as a mapping created before the delivery log's redesign hands it over.
   const entry = { PK: `${partitions.deliveryList}${world.demo.organization_id}`, SK: 'created_at#x#y' };
+  // A new subscription, as the API writes it: its stream image is counted into its four lists.
+  const subscribed = await world.call('POST', '/v1/subscriptions/', {
+    token: world.demo.personal_access_token,
+    body: { product_id: world.demo.free_product_id, customer_id: customer.id },
+  });
+  const subscription = (await storedSubscriptions(world.table)).find((s) => s.id === subscribed.body?.id);
+  if (!subscription) throw new Error('the relay scenario found no subscription to count');
   const queue = new LocalQueue({ visibilityTimeoutSeconds: 30 });
   // Imported when run: a handler module wires its production dependencies at import (the bench
   // loads every card without them).
@@ -74,6 +90,14 @@ async function relayScenario(world: World): Promise<Step[]> {
         },
       },
       { eventName: 'REMOVE', dynamodb: { Keys: marshall({ PK: entry.PK, SK: entry.SK }) } },
+      {
+        eventName: 'INSERT',
+        dynamodb: {
+          Keys: marshall(keys.subscription(subscription.id)),
+          NewImage: marshall({ ...keys.subscription(subscription.id), ...subscription }),
+          SequenceNumber: nextSequence(),
+        },
+      },
     ],
   } as DynamoDBStreamEvent).then(
     () => 'ran',
@@ -88,6 +112,11 @@ async function relayScenario(world: World): Promise<Step[]> {
     { what: 'a webhook event for the endpoint', got: String(recorded?.status), expected: 'pending' },
     { what: 'its message queued', got: String(roundOf(recordedId)), expected: '1' },
     { what: "the redelivered event's new round queued", got: String(roundOf(delivered.id)), expected: '2' },
+    {
+      what: "the new subscription in its customer's list's count",
+      got: String(await customerSubscriptionCount(world, customer.id)),
+      expected: '1',
+    },
   ];
 }
 
@@ -102,4 +131,23 @@ async function outboxItems(table: World['table'], kind: string, id: string) {
     }),
   );
   return result.Items ?? [];
+}
+
+/** The count of a customer's subscription list, summed over its shards (the registry items hold none). */
+async function customerSubscriptionCount(world: World, customerId: string) {
+  const result = await world.table.doc.send(
+    new QueryCommand({
+      TableName: world.table.name,
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :count)',
+      ExpressionAttributeValues: {
+        ':pk': listKeys.partition(
+          'subscriptionCustomerList',
+          subscriptionListOwners.customer(world.demo.organization_id, customerId),
+        ),
+        ':count': LIST_COUNT_PREFIX,
+      },
+      ConsistentRead: true,
+    }),
+  );
+  return (result.Items ?? []).reduce((sum, shard) => sum + Number(shard.entry_count ?? 0), 0);
 }

@@ -16,6 +16,7 @@ import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
 import { expectDocumented } from '../support/contract.ts';
 import { scopedToken, sharedLocalApi } from '../support/local-api.ts';
+import { countsSettled } from '../support/subscription-counts.ts';
 import { waitFor } from '../support/wait.ts';
 import {
   expectBalanceTies,
@@ -776,6 +777,14 @@ describe('List Subscriptions (GET /v1/subscriptions/)', () => {
       );
     }
     await polar.subscriptions.update({ id: created[0]?.id as string, subscriptionUpdate: { revoke: true } });
+    // The iterator stops at `maxPage`, from the total: walked once the stream's projection counted all
+    // five (the counts lag the writes: docs/data-model.md, "Subscription counts").
+    await countsSettled(
+      async () =>
+        (await polar.subscriptions.list({ customerId: customer.id, limit: 1 })).result.pagination.totalCount,
+      5,
+      "the customer's subscriptions counted",
+    );
     const pages = [];
     const iterator = await polar.subscriptions.list({
       customerId: customer.id,
@@ -807,6 +816,12 @@ describe('Customer portal subscriptions (/v1/customer-portal/subscriptions/)', (
         await polar.subscriptions.create({ productId: stack.demo.free_product_id, customerId: customer.id }),
       );
     }
+    await countsSettled(
+      async () =>
+        (await polar.customerPortal.subscriptions.list(security, { limit: 1 })).result.pagination.totalCount,
+      3,
+      "the portal customer's subscriptions counted",
+    );
     const pages = [];
     const iterator = await polar.customerPortal.subscriptions.list(security, {
       limit: 2,

@@ -1011,7 +1011,7 @@ describe('the webhook pipeline (prod)', () => {
     ]);
   });
 
-  it('maps the stream to the relay (outbox and Redeliver inserts, expired delivery entries; bisect, DLQ) and the queue to the deliverer', () => {
+  it('maps the stream to the relay (outbox and Redeliver inserts, expired delivery entries, subscriptions created or changed; bisect, DLQ) and the queue to the deliverer', () => {
     const mappings = Object.values(resources(prod, 'AWS::Lambda::EventSourceMapping'));
     expect(mappings).toHaveLength(2);
     const relay = mappings.find((m) => m.Properties.StartingPosition === 'TRIM_HORIZON');
@@ -1024,7 +1024,7 @@ describe('the webhook pipeline (prod)', () => {
       JSON.parse(f.Pattern),
     );
     // Exactly the records `relayRecordKind` takes, no more (each costs an invocation), no fewer.
-    const { outbox, redelivery } = relayStreamFilters;
+    const { outbox, redelivery, subscription } = relayStreamFilters;
     expect(patterns).toEqual([
       {
         eventName: [outbox.eventName],
@@ -1039,6 +1039,15 @@ describe('the webhook pipeline (prod)', () => {
           },
         },
       })),
+      {
+        eventName: [...subscription.eventNames],
+        dynamodb: {
+          Keys: {
+            PK: { S: [{ prefix: subscription.partitionKeyPrefix }] },
+            SK: { S: [{ prefix: subscription.sortKeyPrefix }] },
+          },
+        },
+      },
     ]);
     const deliverer = mappings.find((m) => m !== relay);
     expect(deliverer?.Properties).toMatchObject({

@@ -21,6 +21,7 @@ import type { Subscription } from '#shared/generated/api-types.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { changeSubscription } from '#shared/services/update-subscription.ts';
 import { documentedReply } from '../support/contract.ts';
+import { projectSubscriptionCounts } from '../support/subscription-counts.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -129,6 +130,8 @@ async function seedTenant(): Promise<Tenant> {
 beforeAll(async () => {
   world = await createWorld('list-subscriptions');
   tenant = await seedTenant();
+  // The counts as the stream's projection leaves them once caught up (this table has no stream).
+  await projectSubscriptionCounts(world.table);
 });
 afterAll(() => world?.drop());
 
@@ -291,8 +294,11 @@ describe('GET /v1/subscriptions/', () => {
       (s: Subscription) => s.id === created.body.id,
     );
     expect(ended).toEqual(revoked.body);
-    // Each of the four lists holds exactly one segment count per (status, amount) and four entries
-    // per subscription (three sort fields and the id order): nothing stale is left by the move.
+    // Each of the four lists holds one segment count per (status, amount) (its registry item aside)
+    // and four entries per subscription (three sort fields and the id order): nothing stale is left
+    // by the move.
+    // Listed before counted: the counts follow from the stream (projected here as it would).
+    await projectSubscriptionCounts(world.table);
     const stored = await world.table.doc.send(
       new QueryCommand({
         TableName: world.table.name,
@@ -302,7 +308,9 @@ describe('GET /v1/subscriptions/', () => {
         },
       }),
     );
-    const counts = (stored.Items ?? []).filter((i) => String(i.SK).startsWith('#COUNT#'));
+    const counts = (stored.Items ?? []).filter(
+      (i) => String(i.SK).startsWith('#COUNT#') && i.entry_count !== undefined,
+    );
     const entries = (stored.Items ?? []).filter((i) => !String(i.SK).startsWith('#COUNT#'));
     const total = counts.reduce((sum, c) => sum + Number(c.entry_count), 0);
     expect(entries).toHaveLength(4 * total);
@@ -312,7 +320,7 @@ describe('GET /v1/subscriptions/', () => {
     tenant.subscriptions.push(revoked.body);
   });
 
-  it('round trips: auth, the count Query, one Query per segment read, one batch; past the end only the counts', async () => {
+  it('round trips: auth, the count Query, one Query per segment read, one batch (none past the end)', async () => {
     const [, b] = tenant.organizations;
     world.resetCount();
     // Organization B: an active and a canceled segment.
@@ -323,9 +331,10 @@ describe('GET /v1/subscriptions/', () => {
     await list(queryOf({ organization_id: [b], active: true }, [], 1, 10));
     expect(world.roundTrips()).toBe(4);
     world.resetCount();
+    // Past the counts' end the segments are read still: counts kept by the stream may lag the entries.
     const past = await list(queryOf({ organization_id: [b] }, [], 50, 10));
     expect(past.body.items).toEqual([]);
-    expect(world.roundTrips()).toBe(2);
+    expect(world.roundTrips()).toBe(4);
   });
 
   it('another organization’s ids match nothing: no item, no count, as unknown ids', async () => {

@@ -53,6 +53,11 @@ interface Case {
   success: number;
   /** No scope required: a token with none of the operation's scopes still passes. */
   unscoped?: true;
+  /**
+   * Run once before the two are compared: the state after which both credentials' requests make the
+   * same calls (a first revoke into a segment also registers it in the shared lists: two PutItems).
+   */
+  settle?(): Promise<void>;
 }
 
 const subscriptionOfDemo = async () => {
@@ -114,6 +119,14 @@ const cases: Record<string, Case> = {
   'revoke-subscription': {
     send: async (token) => world.call('DELETE', `/v1/subscriptions/${await subscriptionOfDemo()}`, { token }),
     success: 200,
+    // The canceled segment of the organization's and the free product's lists registered.
+    settle: async () => {
+      const id = await subscriptionOfDemo();
+      const revoked = await world.call('DELETE', `/v1/subscriptions/${id}`, {
+        token: world.demo.personal_access_token,
+      });
+      expect(revoked.status).toBe(200);
+    },
   },
   'create-customer': {
     send: (token) =>
@@ -253,6 +266,7 @@ describe('every operation that takes a personal access token takes an OAuth acce
   it.each(Object.entries(cases))(
     '%s: the same answer as with the PAT, at the same round trips',
     async (_, c) => {
+      await c.settle?.();
       world.resetCount();
       const withPat = await c.send(world.demo.personal_access_token);
       const patTrips = world.roundTrips();

@@ -22,6 +22,8 @@ interface Measured {
   bytes: number;
   largestItem: number;
   largestEvent: number;
+  /** It moves a subscription to the `canceled` status (its segment): a revoke, or the clock's end. */
+  cancels: boolean;
 }
 const transactions: Measured[] = [];
 const FUNCTIONS = [
@@ -67,8 +69,14 @@ beforeAll(async () => {
           .map((a) => a.put)
           .filter((item): item is Record<string, unknown> => String(item?.PK ?? '').startsWith('EVENT#'))
           .map((item) => Buffer.byteLength(String(item.payload ?? '')));
+        const cancels = input.TransactItems.some(
+          (action) =>
+            String(action.Update?.Key?.PK ?? '').startsWith('SUBSCRIPTION#') &&
+            action.Update?.ExpressionAttributeValues?.[':status'] === 'canceled',
+        );
         transactions.push({
           fn,
+          cancels,
           actions: actions.length,
           bytes: sizes.reduce((sum, size) => sum + size, 0),
           largestItem: Math.max(...sizes),
@@ -173,6 +181,9 @@ describe('the largest customer, product and subscription through their lifecycle
   });
 });
 
-/** The transactions that move a subscription to the canceled segment: revoke, and the clock's end (most actions). */
-const revokes = (t: Measured) =>
-  t.fn === 'revoke-subscription' || (t.fn === 'subscription-clock' && t.actions > 40);
+/**
+ * The transactions that move a subscription to the canceled segment: revoke, and the clock's end
+ * (told by what the transaction sets, not by its action count, which the design changes: the end
+ * had more than 40 actions while its counts were in it, 38 since the stream keeps them).
+ */
+const revokes = (t: Measured) => t.fn === 'revoke-subscription' || t.cancels;

@@ -5,9 +5,10 @@
  * product), each for its own fresh customer (a freemium launch: every signup through one free
  * plan), through the real handler against DynamoDB Local with DynamoDB's transaction conflicts
  * emulated (`conflicts.ts`). It prints the answers by status, the items the conflicts were on, and
- * what else failed. The target of issue 25 is N × 201 and no conflict for N ≥ 500; today's design
- * checks the product inside every signup's transaction and keeps the lists' counts in 16 shards per
- * list, so overlapping signups conflict. `--hold-ms` keeps each transaction in flight that much
+ * what else failed. The target of issue 25 is N × 201 and no conflict for N ≥ 500 (the test that
+ * holds it: `concurrent-subscriptions.test.ts`, `npm run test:scale`); before, every signup's
+ * transaction checked the product and added to the lists' count shards, so overlapping signups
+ * conflicted (docs/data-model.md, Scale model). `--hold-ms` keeps each transaction in flight that much
  * longer (DynamoDB Local answers in a millisecond or two; the service takes longer).
  * `--max-in-flight K` lets at most K DynamoDB calls reach DynamoDB Local at once, the others waiting
  * before the emulators (holding nothing): without it a flood of 500 requests queues inside DynamoDB

@@ -26,6 +26,8 @@ import {
 import { customerListing } from '#shared/data/customers.ts';
 import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
 import { productListing } from '#shared/data/products.ts';
+import { record, type StoredSubscription } from '#shared/data/records.ts';
+import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
 import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
@@ -46,6 +48,7 @@ import {
 } from './oauth.ts';
 import { seedWebhookEvent } from './outbox.ts';
 import { expectListedInStep } from './products.ts';
+import { nextSequence } from './subscription-counts.ts';
 import { listPartition, scanTable } from './table-state.ts';
 import type { Reply, World } from './world.ts';
 
@@ -101,10 +104,17 @@ const get = async (key: { PK: string; SK: string }) =>
   ).Item;
 
 /**
- * A customer's subscriptions as its list holds them: the entries of its customer list, by
- * subscription id (every entry of a subscription carries the same copy), and the counts' total.
+ * A customer's subscriptions as its list holds them once the stream's projection has counted them
+ * (the relay's, `shared/data/subscription-counts.ts`, run here over the customer's subscriptions as
+ * stored): the entries of its customer list, by subscription id (every entry of a subscription
+ * carries the same copy), and the counts' total (its segments' registry items carry no count).
  */
 async function customerList(organizationId: string, customerId: string) {
+  const stored = await query(`CUSTOMER#${customerId}`, 'SUBSCRIPTION#');
+  await projectSubscriptionCounts(
+    world.table,
+    stored.map((item) => ({ sequence: nextSequence(), subscription: record<StoredSubscription>(item) })),
+  );
   const items =
     (
       await world.table.doc.send(
@@ -117,7 +127,7 @@ async function customerList(organizationId: string, customerId: string) {
       )
     ).Items ?? [];
   const counted = items
-    .filter((i) => String(i.SK).startsWith('#COUNT#'))
+    .filter((i) => String(i.SK).startsWith('#COUNT#') && i.entry_count !== undefined)
     .reduce((sum, i) => sum + Number(i.entry_count), 0);
   const entries = items.filter((i) => !String(i.SK).startsWith('#COUNT#'));
   return { counted, entries };
@@ -850,14 +860,24 @@ const codesOf = (clientId: string) => itemsOf('OAUTHCODE#', clientId);
 
 /**
  * A lifecycle change of a fresh subscription: the read, the embedded customer and product, then the
- * conditional write with its events in one transaction. The stored subscription is either unchanged
- * or changed in every field at once, and its events exist exactly when it changed.
+ * conditional write with its events in one transaction. A revoke moves the subscription to the
+ * `canceled` segment: whether the organization's and the product's lists have that segment
+ * registered is read before the transaction (a `BatchGetItem`; the demo data's revoked subscriptions
+ * registered it, so no registry item is put after). The stored subscription is either unchanged or
+ * changed in every field at once, and its events exist exactly when it changed.
  */
 function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultOp, 'operationId'> {
   return {
     success: 200,
-    calls: ['GetItemCommand', 'GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
+    calls: [
+      'GetItemCommand',
+      'GetItemCommand',
+      'BatchGetItemCommand',
+      ...(method === 'DELETE' ? ['BatchGetItemCommand'] : []),
+      'TransactWriteItemsCommand',
+    ],
     async prepare() {
+      if (method === 'DELETE') await canceledSegmentRegistered();
       const created = await world.call('POST', '/v1/subscriptions/', {
         token: world.demo.personal_access_token,
         body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
@@ -895,6 +915,31 @@ function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultO
       };
     },
   };
+}
+
+let registering: { world: World; done: Promise<void> } | undefined;
+
+/**
+ * The `canceled` segment of the demo organization's list and of its free product's list registered
+ * (once per world): a revoke of a subscription of its own, without faults. The first revoke into a
+ * segment puts its registry items after its transaction; the revoke cases' calls are those of every
+ * later one.
+ */
+function canceledSegmentRegistered(): Promise<void> {
+  if (registering?.world !== world) {
+    const done = (async () => {
+      const created = await world.call('POST', '/v1/subscriptions/', {
+        token: world.demo.personal_access_token,
+        body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
+      });
+      const revoked = await world.call('DELETE', `/v1/subscriptions/${created.body.id}`, {
+        token: world.demo.personal_access_token,
+      });
+      if (revoked.status !== 200) throw new Error(`revoke answered ${revoked.status}`);
+    })();
+    registering = { world, done };
+  }
+  return (registering as { done: Promise<void> }).done;
 }
 
 /** The entries of an organization's webhook endpoint list (one per sort field of each endpoint). */

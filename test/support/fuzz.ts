@@ -5957,8 +5957,17 @@ const touched: Partial<
 > = {
   createClient: (_, body, status) =>
     status === 201 ? [itemKey(keys.oauthClient(body.client_id as string))] : [],
+  // Its entries; its segment's registry items (`#COUNT#<segment>#-`) only when the segment was new
+  // (see `mayTouchOwnKeys`).
   createSubscription: (_, body, status) =>
-    status === 201 ? [itemKey(keys.subscription(body.id as string)), ...listed(body).map(itemKey)] : [],
+    status === 201
+      ? [
+          itemKey(keys.subscription(body.id as string)),
+          ...listed(body)
+            .filter((k) => !isCount(k))
+            .map(itemKey),
+        ]
+      : [],
   listWallets: () => [],
   listSubscriptions: () => [],
   listCustomerSubscriptions: () => [],
@@ -6108,6 +6117,12 @@ function outboxKeysOf(c: FuzzCase, reply: FuzzReply): string[] {
 function mayTouchOwnKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
   if (c.operationId === 'updateSubscription' || c.operationId === 'revokeSubscription') {
     return subscriptionMayTouch(c, reply);
+  }
+  if (c.operationId === 'createSubscription' && reply.status === 201) {
+    // The first subscription of a segment registers it in its lists.
+    return listed(reply.body as Record<string, unknown>)
+      .filter(isCount)
+      .map(itemKey);
   }
   if (c.operationId === 'updateProduct' && reply.status === 200) {
     // Archiving moves a product between views, so its count shards may change too.
