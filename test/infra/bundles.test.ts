@@ -243,10 +243,7 @@ describe('the webhook pipeline, bundled: a stream record through the relay, its 
       // The records Lambda's DynamoDB stream mapping hands the relay (NEW_IMAGE, inserts): the
       // outbox item, and the Redeliver request.
       const streamEvent = {
-        Records: [
-          outboxItem,
-          redeliveries.Items?.[0] as Record<string, unknown>,
-        ].map((image, i) => ({
+        Records: [outboxItem, redeliveries.Items?.[0] as Record<string, unknown>].map((image, i) => ({
           eventID: String(i + 1),
           eventName: 'INSERT',
           eventVersion: '1.1',
