@@ -40,10 +40,20 @@ const env = {
   AWS_SECRET_ACCESS_KEY: 'local',
   // The SDK's notice that its 2027 releases need Node 22 (CI runs Node 20; the functions run 22).
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  // aws-cdk-lib's built-in CloudFormation validation (a WebAssembly rule engine) on every synth: about
+  // 7 s of a core to load, then 1-3 s per template, in each process that synthesises. Without
+  // `@aws-cdk/core:validateAgainstDefaultRules` it only downgrades what it finds to warnings, so no test
+  // can fail on it; the templates and asset manifests are the same byte for byte without it. The
+  // templates are linted by `npm run lint:cfn` (cfn-lint), and `npm run synth` still runs it.
+  // cdk-nag (registered by infra/app.ts, run by the shared synth) is a plugin of its own and still runs.
+  CDK_VALIDATION: process.env.CDK_VALIDATION ?? 'false',
 };
 // The global setups (DynamoDB Local, the demo seed) run in this process, not a worker: the same notice off.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??=
   env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+// The same for the synths of this process (the policies) and its children (the infra files' shared
+// synth, test/support/synth.ts), which inherit its environment.
+process.env.CDK_VALIDATION ??= env.CDK_VALIDATION;
 
 /** One DynamoDB Local per project that asks for one; one policy synthesis and one demo seed per run. */
 const dynamodb = {

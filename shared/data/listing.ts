@@ -580,13 +580,8 @@ export class ReadBudget {
 
 /** Items read per follow-up query while completing a tie group at the page boundary. */
 const CONTINUATION = 25;
-/**
- * The largest `Limit` a Query takes (a 32-bit integer). A list whose counts lag its entries (the
- * stream-kept ones) reads past its counted end, so a page number far beyond it asked a Limit of its
- * offset (up to 2^53); DynamoDB refused it with a 500, answered as a 503. The entries that exist end
- * the read long before.
- */
-const QUERY_LIMIT_MAX = 2_147_483_647;
+/** The largest `Limit` one Query of a list's entries asks for (it reads at most 1 MB anyway). */
+const MAX_QUERY_LIMIT = 1000;
 
 export interface ListPage<R> {
   items: R[];
@@ -900,7 +895,9 @@ async function readSource<R extends { id: string }, F extends string, V extends 
   for (;;) {
     const missing = needed - read.length;
     // One entry beyond the page shows whether the boundary tie group is complete.
-    const pageSize = Math.min(missing > 0 ? missing + (exact ? 0 : 1) : CONTINUATION, QUERY_LIMIT_MAX);
+    // At most MAX_QUERY_LIMIT per Query (a page far past a lagging list's counts needs an offset no
+    // Limit may carry: DynamoDB answers such a Limit with a 500); the loop goes on from the last key.
+    const pageSize = Math.min(missing > 0 ? missing + (exact ? 0 : 1) : CONTINUATION, MAX_QUERY_LIMIT);
     const exclusiveStartKey = startKey;
     const query = async (limit: number) => {
       const result = await run(() =>

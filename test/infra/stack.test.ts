@@ -794,7 +794,47 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
    * none of these read; preview: `-c stage=pr-42 -c branch=feature/test`): no synth of their own.
    */
   const templateOf = (context: Record<string, string> | Template) =>
-    context instanceof Template ? context : fromContext(context).template;
+    context instanceof Template ? context : synthOf(context).template;
+  /**
+   * Three contexts carry every setting these tests synthesise for (ten synths of their own took a
+   * third of this file's time). Settings of different names shape different properties, and each test
+   * reads only its own: one context per combination of stage and per-stage form is enough.
+   */
+  const contexts = {
+    /** No stage given (prod), each setting for every stage. */
+    prod: {
+      alarmEmail: 'ops@example.com, oncall@example.com',
+      corsAllowOrigins: 'https://shop.example.com, https://b.example',
+    },
+    /** Prod with a setting for prod over the one for every stage, and one for another stage only. */
+    prodPerStage: {
+      alarmEmail: 'all@example.com',
+      'alarmEmail:prod': 'prod@example.com',
+      'tracing:pr-3': 'false',
+    },
+    /** A preview stage whose settings of its own win over the ones for every stage. */
+    preview: {
+      stage: 'pr-7',
+      'corsAllowOrigins:pr-7': 'http://localhost:5173',
+      corsAllowOrigins: 'https://shop.example.com',
+      'logLevel:pr-7': 'debug',
+      logLevel: 'warn',
+      'issuer:pr-7': 'https://api.example.com/',
+      'idTokenKeyGeneration:pr-7': '3',
+      'tracing:pr-7': 'false',
+      tagKmsKeys: 'false',
+    },
+  };
+  const synthesised = new Map<Record<string, string>, ReturnType<typeof fromContext>>();
+  /** One synth per context object, whichever tests read it. */
+  const synthOf = (context: Record<string, string>) => {
+    let found = synthesised.get(context);
+    if (!found) {
+      found = fromContext(context);
+      synthesised.set(context, found);
+    }
+    return found;
+  };
   const tagsOf = (template: Template) =>
     (Object.values(template.findResources('AWS::DynamoDB::Table'))[0] as Resource).Properties.Tags as {
       Key: string;
@@ -802,7 +842,7 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
     }[];
 
   it('deploys CommerceApi-prod, the production stage, when no stage is given', () => {
-    const { app, stack, template } = fromContext({});
+    const { app, stack, template } = synthOf(contexts.prod);
     expect(app.node.children.filter((child) => child instanceof CommerceApiStack)).toEqual([stack]);
     expect(stack.stackName).toBe('CommerceApi-prod');
     expect(tagsOf(template)).toEqual([{ Key: 'stage', Value: 'prod' }]);
@@ -830,13 +870,11 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
         subscription.Properties.Endpoint,
       ]);
     expect(mailed(prod.template)).toEqual([]);
-    expect(mailed({ alarmEmail: 'ops@example.com, oncall@example.com' })).toEqual([
+    expect(mailed(contexts.prod)).toEqual([
       ['email', 'ops@example.com'],
       ['email', 'oncall@example.com'],
     ]);
-    expect(mailed({ alarmEmail: 'all@example.com', 'alarmEmail:prod': 'prod@example.com' })).toEqual([
-      ['email', 'prod@example.com'],
-    ]);
+    expect(mailed(contexts.prodPerStage)).toEqual([['email', 'prod@example.com']]);
     expect(() => fromContext({ alarmEmail: 'ops@example.com,not an address' })).toThrow(
       /alarmEmail: not an e-mail address: not an address/,
     );
@@ -847,17 +885,8 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
       (Object.values(templateOf(context).findResources('AWS::ApiGatewayV2::Api'))[0] as Resource).Properties
         .CorsConfiguration.AllowOrigins;
     expect(originsOf(prod.template)).toEqual(['*']);
-    expect(originsOf({ corsAllowOrigins: 'https://shop.example.com, https://b.example' })).toEqual([
-      'https://shop.example.com',
-      'https://b.example',
-    ]);
-    expect(
-      originsOf({
-        stage: 'pr-7',
-        'corsAllowOrigins:pr-7': 'http://localhost:5173',
-        corsAllowOrigins: 'https://shop.example.com',
-      }),
-    ).toEqual(['http://localhost:5173']);
+    expect(originsOf(contexts.prod)).toEqual(['https://shop.example.com', 'https://b.example']);
+    expect(originsOf(contexts.preview)).toEqual(['http://localhost:5173']);
     expect(() => fromContext({ corsAllowOrigins: 'https://shop.example.com/path' })).toThrow(/not an origin/);
     expect(() => fromContext({ corsAllowOrigins: '*,https://a.example' })).toThrow(/cannot be combined/);
   });
@@ -872,18 +901,14 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
     for (const variables of prodVariables) {
       expect(variables).toMatchObject({ METRICS_NAMESPACE: 'CommerceApi/prod', LOG_LEVEL: 'info' });
     }
-    for (const variables of variablesOf({ stage: 'pr-9', 'logLevel:pr-9': 'debug', logLevel: 'warn' })) {
-      expect(variables).toMatchObject({ METRICS_NAMESPACE: 'CommerceApi/pr-9', LOG_LEVEL: 'debug' });
+    for (const variables of variablesOf(contexts.preview)) {
+      expect(variables).toMatchObject({ METRICS_NAMESPACE: 'CommerceApi/pr-7', LOG_LEVEL: 'debug' });
     }
     expect(() => fromContext({ logLevel: 'verbose' })).toThrow(/logLevel must be one of/);
   });
 
   it('gives the functions the issuer of the context (the custom domain), and rotates the ID Token key by generation', () => {
-    const { template } = fromContext({
-      stage: 'pr-7',
-      'issuer:pr-7': 'https://api.example.com/',
-      'idTokenKeyGeneration:pr-7': '3',
-    });
+    const { template } = synthOf(contexts.preview);
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Resource[];
     // Every function is told its stage's issuer.
     expect(functions).toHaveLength(FUNCTION_COUNT);
@@ -916,10 +941,8 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
       );
     expect(tracingOf(prod.template)).toHaveLength(FUNCTION_COUNT);
     for (const config of tracingOf(prod.template)) expect(config).toEqual({ Mode: 'Active' });
-    for (const config of tracingOf({ stage: 'pr-3', 'tracing:pr-3': 'false' }))
-      expect(config).toBeUndefined();
-    for (const config of tracingOf({ stage: 'pr-4', 'tracing:pr-3': 'false' }))
-      expect(config).toEqual({ Mode: 'Active' });
+    for (const config of tracingOf(contexts.preview)) expect(config).toBeUndefined();
+    for (const config of tracingOf(contexts.prodPerStage)) expect(config).toEqual({ Mode: 'Active' });
     expect(() => fromContext({ tracing: 'maybe' })).toThrow(/tracing must be true or false/);
   });
 
@@ -939,8 +962,7 @@ describe('stage selection: cdk -c stage=<stage> -c branch=<branch>', () => {
     expect(keyTags(template).length).toBeGreaterThan(0);
     for (const tags of keyTags(template))
       expect(tags).toEqual(expect.arrayContaining([{ Key: 'stage', Value: 'pr-42' }]));
-    for (const tags of keyTags(fromContext({ stage: 'pr-43', tagKmsKeys: 'false' }).template))
-      expect(tags).toBeUndefined();
+    for (const tags of keyTags(synthOf(contexts.preview).template)) expect(tags).toBeUndefined();
     expect(() => fromContext({ tagKmsKeys: 'maybe' })).toThrow(/tagKmsKeys must be true or false/);
     const [api] = Object.values(template.findResources('AWS::ApiGatewayV2::Api')) as Resource[];
     expect(api?.Properties.Tags).toMatchObject({ stage: 'pr-42', branch: 'feature/test' });

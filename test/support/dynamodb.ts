@@ -2,7 +2,7 @@
  * One DynamoDB Local per test run (vitest `globalSetup`), and `freshTable()`
  * so each test file gets its own table in it instead of its own engine.
  */
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
@@ -22,6 +22,8 @@ declare module 'vitest' {
     stackPolicies: StackPolicies;
     /** The demo data set, seeded once per run (`test/support/snapshot.ts`). */
     seedSnapshot: SeedSnapshot;
+    /** The in-process worlds' ID Token signing key, one per run (PKCS #8 PEM; test/support/world.ts). */
+    worldIdTokenPrivateKey: string;
   }
 }
 
@@ -53,6 +55,7 @@ interface Engine {
 interface SharedRun {
   policies?: StackPolicies;
   seed?: Promise<SeedSnapshot>;
+  idTokenKey?: string;
 }
 const runGlobals = globalThis as { __commerceTestRun?: SharedRun };
 runGlobals.__commerceTestRun ??= {};
@@ -97,6 +100,10 @@ export default async function setup({ provide }: Pick<TestProject, 'provide'>): 
   provide('dynamodbEndpoint', ready.endpoint);
   provide('stackPolicies', ready.policies);
   provide('seedSnapshot', ready.seed);
+  shared.idTokenKey ??= generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+  provide('worldIdTokenPrivateKey', shared.idTokenKey);
   return () => ready.stop();
 }
 

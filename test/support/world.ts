@@ -7,9 +7,10 @@
  * call it makes is judged by the policy the synthesised stack gives that function; seeding and
  * assertions (`world.table`) go to DynamoDB Local directly, as an operator would.
  */
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { inject } from 'vitest';
 import type { AdminContext } from '#scripts/admin/commands.ts';
 import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import type { StackPolicies } from '#scripts/local/iam/policy.ts';
@@ -156,10 +157,22 @@ export interface FunctionClientsOptions {
  */
 export const WORLD_ISSUER = 'https://api.test';
 /**
- * The worlds' ID Token keys: one per test process, given only to the functions the stack grants them
- * to. The private key is exported for the secrets-hygiene suite, which looks for it everywhere.
+ * The worlds' ID Token keys, given only to the functions the stack grants them to: one per test run,
+ * made by the DynamoDB projects' global setup (test/support/dynamodb.ts), or one per process where no
+ * setup provides it (a script importing this module). An RSA-2048 key pair costs about 0.2 s of a core
+ * to generate, once per test file when each file made its own. The private key is exported for the
+ * secrets-hygiene suite, which looks for it everywhere.
  */
-export const worldIdTokenPrivateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+export const worldIdTokenPrivateKey: KeyObject = runIdTokenKey();
+function runIdTokenKey(): KeyObject {
+  let pem: string | undefined;
+  try {
+    pem = inject('worldIdTokenPrivateKey');
+  } catch {
+    // Not in a vitest worker.
+  }
+  return pem ? createPrivateKey(pem) : generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+}
 export const worldIdTokenKeys = localIdTokenKeys(worldIdTokenPrivateKey);
 
 export interface FunctionClients {
