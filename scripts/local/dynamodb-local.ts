@@ -7,7 +7,7 @@
  * (without it the engine tries to phone home at start-up) nor JVM flags.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -92,6 +92,43 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
       });
     });
   });
+}
+
+/**
+ * Whether process `pid` holds a listening TCP socket on `port` (Linux: /proc/net/tcp{,6} and the
+ * process's descriptors); undefined where that cannot be told. The ready probe waits for it: the port
+ * chosen free may be taken by someone else before the JVM binds it (the JVM then exits), and a probe
+ * sent meanwhile reaches that other server: the IAM proxy of a suite running beside, which recorded
+ * it as a refused ListTables of whichever function owned that port.
+ */
+export function holdsListeningPort(pid: number, port: number): boolean | undefined {
+  if (process.platform !== 'linux') return undefined;
+  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  try {
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      if (!existsSync(table)) continue;
+      for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+        // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+        const fields = line.trim().split(/\s+/);
+        if (fields[1]?.endsWith(suffix) && fields[3] === '0A' && fields[9]) inodes.add(fields[9]);
+      }
+    }
+    if (inodes.size === 0) return false;
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      let target = '';
+      try {
+        target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode && inodes.has(inode)) return true;
+    }
+    return false;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One signed-looking request: DynamoDB Local checks that credentials are present, never the signature. */
@@ -281,7 +318,9 @@ async function launch(options: DynamoDbLocalOptions, port: number): Promise<Dyna
         addressInUse,
       );
     }
-    if (await listTables(port, 1_000)) break;
+    // Only the JVM's own port is probed (see holdsListeningPort); where that cannot be told, any.
+    const ours = child.pid === undefined ? undefined : holdsListeningPort(child.pid, port);
+    if (ours !== false && (await listTables(port, 1_000))) break;
     if (Date.now() > deadline) {
       await stop();
       throw new StartError(

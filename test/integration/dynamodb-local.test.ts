@@ -1,5 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTableInput, ensureTable } from '../../scripts/local/create-table.ts';
 import {
   type DynamoDbLocal,
+  holdsListeningPort,
   JAVA_REQUIRED_MESSAGE,
   startDynamoDbLocal,
 } from '../../scripts/local/dynamodb-local.ts';
@@ -138,6 +141,25 @@ describe('startDynamoDbLocal', () => {
     expect(processAlive(other.pid)).toBe(false);
     expect(dynamoDbLocalJvms(other.port)).toEqual([]);
     await other.stop();
+  });
+
+  it('never probes a port another server took first: the JVM fails to bind it, and that server saw no request', async () => {
+    // What a suite running beside saw: its IAM proxy took the port chosen free before the JVM bound
+    // it, and recorded the ready probes as refused ListTables of one of its functions.
+    const seen: string[] = [];
+    const other = createServer((req, res) => {
+      seen.push(String(req.headers['x-amz-target']));
+      res.writeHead(403).end();
+    });
+    await new Promise<void>((done) => other.listen(0, '127.0.0.1', done));
+    try {
+      const { port } = other.address() as AddressInfo;
+      expect(holdsListeningPort(process.pid, port)).toBe(true);
+      await expect(startDynamoDbLocal({ port })).rejects.toThrow(/BindException|Address already in use/i);
+      expect(seen).toEqual([]);
+    } finally {
+      await new Promise((done) => other.close(done));
+    }
   });
 
   it('explains a missing java', async () => {
