@@ -14,31 +14,32 @@ import {
   relayRedeliveries,
 } from '#shared/webhooks/relay.ts';
 
+/** The new images of a stream batch's records of one kind (`relayRecordKind`), with each record, in stream order. */
+const imagesOf = (records: DynamoDBRecord[], kind: NonNullable<ReturnType<typeof relayRecordKind>>) =>
+  records.flatMap((r) =>
+    relayRecordKind(r) === kind && r.dynamodb?.NewImage
+      ? [{ record: r, image: unmarshall(r.dynamodb.NewImage as Record<string, AttributeValue>) }]
+      : [],
+  );
+
 /** The outbox items of a stream batch (with their keys), in stream order (the mapping's filter chose them). */
 const outboxEvents = (records: DynamoDBRecord[]): (OutboxEventRecord & Key)[] =>
-  records
-    .filter((r) => relayRecordKind(r) === 'outbox' && r.dynamodb?.NewImage)
-    .map((r) => {
-      const image = unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>);
-      return { ...record<OutboxEventRecord>(image), PK: String(image.PK), SK: String(image.SK) };
-    });
+  imagesOf(records, 'outbox').map(({ image }) => ({
+    ...record<OutboxEventRecord>(image),
+    PK: String(image.PK),
+    SK: String(image.SK),
+  }));
 
 /** The Redeliver requests of a stream batch, in stream order. */
 const redeliveries = (records: DynamoDBRecord[]): Redelivery[] =>
-  records
-    .filter((r) => relayRecordKind(r) === 'redelivery' && r.dynamodb?.NewImage)
-    .map((r) => unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>) as Redelivery);
+  imagesOf(records, 'redelivery').map(({ image }) => image as Redelivery);
 
 /** Subscriptions created or changed, each with its record's sequence number (the counts' projection). */
 const subscriptionImages = (records: DynamoDBRecord[]) =>
-  records
-    .filter((r) => relayRecordKind(r) === 'subscription' && r.dynamodb?.NewImage)
-    .map((r) => ({
-      sequence: r.dynamodb?.SequenceNumber ?? '0',
-      subscription: record<StoredSubscription>(
-        unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>),
-      ),
-    }));
+  imagesOf(records, 'subscription').map(({ record: r, image }) => ({
+    sequence: r.dynamodb?.SequenceNumber ?? '0',
+    subscription: record<StoredSubscription>(image),
+  }));
 
 /**
  * DynamoDB Streams → webhook events and queue messages, Redeliver requests → their round's first

@@ -47,16 +47,13 @@ import type { StoredSubscription } from './records.ts';
 import { type CountedPlace, countedPlace, streamCounted, subscriptionListings } from './subscriptions.ts';
 import { keys } from './table.ts';
 
-/** What decides where a subscription is counted: its lists' owners, its segment, its id (the shard). */
-type Counted = CountedPlace;
-
 /**
  * One subscription image from the stream, with the record's sequence number: its place, and whose
  * counts the write that made it kept (`streamCounted`, `COUNTED_FROM`: shared/data/subscriptions.ts).
  */
 export interface SubscriptionImage {
   sequence: string;
-  subscription: Counted & { change_id?: string; counts_change?: string; counted_from?: Counted };
+  subscription: CountedPlace & { change_id?: string; counts_change?: string; counted_from?: CountedPlace };
 }
 
 /** The marker's sort key, in the subscription's own partition. */
@@ -69,7 +66,7 @@ const markerKey = (id: string) => ({ PK: keys.subscription(id).PK, SK: COUNTED_S
 
 interface Marker {
   sequence: string;
-  counted: Counted;
+  counted: CountedPlace;
 }
 
 const listings = Object.values(subscriptionListings);
@@ -102,7 +99,8 @@ export async function projectSubscriptionCounts(
   );
   const markers = new Map<string, Marker>();
   for (const stored of found.values()) {
-    markers.set(String(stored.PK).slice(keys.subscription('').PK.length), stored as unknown as Marker);
+    const marker = stored as unknown as Marker;
+    markers.set(marker.counted.id, marker);
   }
   const work = [...bySubscription.entries()];
   for (let i = 0; i < work.length; i += WIDTH) {
@@ -171,7 +169,7 @@ async function project(
 }
 
 /** Counted in the same places: the same owners, segment and id. */
-const samePlace = (a: Counted, b: Counted) =>
+const samePlace = (a: CountedPlace, b: CountedPlace) =>
   JSON.stringify(countedPlace(a)) === JSON.stringify(countedPlace(b));
 
 /** IAM (shared/data/grants.ts). */

@@ -114,12 +114,8 @@ const sharedListings = [subscriptionListings.organization, subscriptionListings.
 const customerListings = [subscriptionListings.customer, subscriptionListings.customerProduct];
 
 /** The registry items of the subscription's segment in its organization's and its product's lists. */
-export const sharedSegmentKeys = (
-  subscription: Pick<
-    StoredSubscription,
-    'id' | 'organization_id' | 'customer_id' | 'product_id' | 'status' | 'amount'
-  >,
-): Key[] => sharedListings.map((listing) => segmentRegistryKey(listing, subscription as StoredSubscription));
+export const sharedSegmentKeys = (subscription: CountedPlace): Key[] =>
+  sharedListings.map((listing) => segmentRegistryKey(listing, subscription as StoredSubscription));
 
 /**
  * Whose counts a subscription's item is in (issue 25's move to counts from the stream). Each write of

@@ -16,7 +16,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { createWorld, type World } from '#test/support/world.ts';
-import { ConflictEmulator } from './conflicts.ts';
+import { ConflictEmulator, limitInFlight } from './conflicts.ts';
 
 const N = 500;
 const MAX_IN_FLIGHT = 32;
@@ -57,22 +57,7 @@ describe('concurrent Create Subscription on one product', () => {
     );
 
     const doc = world.depsFor('create-subscription').table.doc;
-    let inFlight = 0;
-    const waiting: (() => void)[] = [];
-    // Added before the emulator, so outermost: a call waits here before the emulator sees it.
-    doc.middlewareStack.add(
-      (next) => async (args) => {
-        if (inFlight >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => waiting.push(resolve));
-        inFlight++;
-        try {
-          return await next(args);
-        } finally {
-          inFlight--;
-          waiting.shift()?.();
-        }
-      },
-      { step: 'initialize', name: 'maxInFlight', priority: 'high' },
-    );
+    limitInFlight(doc, MAX_IN_FLIGHT);
     const emulator = new ConflictEmulator();
     emulator.install(doc);
 

@@ -17,7 +17,7 @@
  */
 import { benchEnvironment } from '#test/bench/handlers.ts';
 import { createLocalWorld, stopDynamoDbLocal } from '#test/bench/local-table.ts';
-import { ConflictEmulator } from './conflicts.ts';
+import { ConflictEmulator, limitInFlight } from './conflicts.ts';
 import { PartitionThroughput, ThroughputEmulator } from './throughput.ts';
 
 const args = process.argv.slice(2);
@@ -64,24 +64,7 @@ try {
   }
 
   const maxInFlight = option('--max-in-flight', 0);
-  if (maxInFlight > 0) {
-    let inFlight = 0;
-    const waiting: (() => void)[] = [];
-    // Added first, so outermost: a call waits here before any emulator sees it.
-    world.table.doc.middlewareStack.add(
-      (next) => async (args) => {
-        if (inFlight >= maxInFlight) await new Promise<void>((resolve) => waiting.push(resolve));
-        inFlight++;
-        try {
-          return await next(args);
-        } finally {
-          inFlight--;
-          waiting.shift()?.();
-        }
-      },
-      { step: 'initialize', name: 'maxInFlight', priority: 'high' },
-    );
-  }
+  if (maxInFlight > 0) limitInFlight(world.table.doc, maxInFlight);
   const emulator = new ConflictEmulator(
     holdMs > 0 ? () => new Promise((resolve) => setTimeout(resolve, holdMs)) : undefined,
   );

@@ -131,3 +131,27 @@ export class ConflictEmulator {
     return [...this.held.keys()];
   }
 }
+
+/**
+ * At most `max` calls of the client in flight; the others wait before anything else on its stack
+ * (added first, at high priority: outermost), holding nothing, so no emulator sees a call that
+ * waits. DynamoDB Local answers in one process: a flood of hundreds would queue inside it, which
+ * DynamoDB itself would not do.
+ */
+export function limitInFlight(doc: DynamoDBDocumentClient, max: number): void {
+  let inFlight = 0;
+  const waiting: (() => void)[] = [];
+  doc.middlewareStack.add(
+    (next) => async (args) => {
+      if (inFlight >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+      inFlight++;
+      try {
+        return await next(args);
+      } finally {
+        inFlight--;
+        waiting.shift()?.();
+      }
+    },
+    { step: 'initialize', name: 'maxInFlight', priority: 'high' },
+  );
+}

@@ -5,7 +5,6 @@
  * every one used before in this process. After `projectSubscriptionCounts(table)` the counts are
  * those the projection reaches once the stream has caught up.
  */
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Table } from '#shared/data/dynamo.ts';
 import { record, type StoredSubscription } from '#shared/data/records.ts';
 import {
@@ -13,29 +12,20 @@ import {
   type SubscriptionImage,
 } from '#shared/data/subscription-counts.ts';
 import { partitions } from '#shared/data/table.ts';
+import { scanTable } from './table-state.ts';
 import { waitFor } from './wait.ts';
 
 let sequence = BigInt(Date.now()) * 1_000_000n;
 /** A stream sequence number above every one given before (as DynamoDB's grow per item). */
 export const nextSequence = (): string => String(++sequence);
 
-/** Every subscription item of the table, as stored. */
+/** Every subscription item of the table, as stored (the table's Scan, `scanTable`). */
 export async function storedSubscriptions(table: Table): Promise<StoredSubscription[]> {
-  const found: StoredSubscription[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await table.doc.send(
-      new ScanCommand({
-        TableName: table.name,
-        FilterExpression: 'begins_with(PK, :p) AND begins_with(SK, :p)',
-        ExpressionAttributeValues: { ':p': partitions.subscription },
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    for (const item of page.Items ?? []) found.push(record<StoredSubscription>(item));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return found;
+  const subscription = (pk: unknown, sk: unknown) =>
+    String(pk).startsWith(partitions.subscription) && String(sk).startsWith(partitions.subscription);
+  return (await scanTable(table))
+    .filter((item) => subscription(item.PK, item.SK))
+    .map((item) => record<StoredSubscription>(item));
 }
 
 /** The projection run over every subscription's current image: the counts once the stream caught up. */
