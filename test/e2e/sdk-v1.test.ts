@@ -529,28 +529,33 @@ describe('List, Get by external id, Update and Delete Customer', () => {
   const ids = (items: { id: string }[]) => items.map((c) => c.id);
 
   it('customers.iterList walks every page, in the order one customers.list page gives', async () => {
+    // The e2e files share one stack and run two at a time: the lists are scoped to this test's
+    // customers (a name prefix of its own), or a customer another file creates meanwhile shows up.
+    const tag = `sdk-v1-list-${Date.now()}`;
     for (let i = 0; i < 5; i++) {
-      await polar.customers.create({
-        email: `sdk-v1-list-${i}-${Date.now()}@example.com`,
-        name: `List ${i}`,
-      });
+      await polar.customers.create({ email: `${tag}-${i}@example.com`, name: `${tag} ${i}` });
     }
-    const whole = await polar.customers.list({ limit: 100, sorting: ['-name', 'email'] });
+    const whole = await polar.customers.list({ limit: 100, sorting: ['-name', 'email'], query: tag });
     expectDocumented('listCustomers', lastExchange().reply);
-    expect(whole.pagination.total_count).toBeGreaterThanOrEqual(8);
+    expect(whole.pagination.total_count).toBe(5);
+    expect(whole.items.map((c) => c.name)).toEqual([4, 3, 2, 1, 0].map((i) => `${tag} ${i}`));
     const walked: { id: string }[] = [];
-    for await (const customer of polar.customers.iterList({ limit: 3, sorting: ['-name', 'email'] })) {
+    for await (const customer of polar.customers.iterList({
+      limit: 2,
+      sorting: ['-name', 'email'],
+      query: tag,
+    })) {
       expectDocumented('listCustomers', lastExchange().reply);
       walked.push(customer);
     }
     expect(ids(walked)).toEqual(ids(whole.items));
-    // Filters as the client sends them: email exact, query a prefix.
+    // Filters as the client sends them: email exact, query a prefix (any case).
     const [first] = whole.items;
     const byEmail = await polar.customers.list({ email: first?.email?.toUpperCase() ?? '' });
     expect(lastExchange().url.searchParams.get('email')).toBe(first?.email?.toUpperCase());
     expect(ids(byEmail.items)).toEqual([first?.id]);
     const byQuery = await polar.customers.list({
-      query: 'list ',
+      query: tag.toUpperCase(),
       organization_id: stack.demo.organization_id,
     });
     expect(byQuery.items.length).toBe(5);
