@@ -1,5 +1,5 @@
 import { benchRun, createClient } from '#test/bench/work-kit.ts';
-import { forgetCapCounters, key, step } from '#test/support/iam-kit.ts';
+import { forgetCapCounters, key, registrant, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
 
 export default defineCard({
@@ -22,10 +22,11 @@ export default defineCard({
   },
   iam: async (world) => {
     // The first registration counts the user's live clients (no counter yet), as after an upgrade.
+    const pat = await registrant(world);
     await forgetCapCounters(world, 'oauthClients');
     const register = (key: string, redirect: string) =>
       world.call('POST', '/v1/oauth2/register', {
-        token: world.demo.personal_access_token,
+        token: pat,
         headers: { 'idempotency-key': key },
         body: { client_name: 'IAM scenario', redirect_uris: [redirect] },
       });

@@ -1,6 +1,6 @@
 import { UNKNOWN_ACCESS_TOKEN } from '#test/bench/fixture.ts';
 import { demoClient } from '#test/bench/work-kit.ts';
-import { step } from '#test/support/iam-kit.ts';
+import { registrant, step } from '#test/support/iam-kit.ts';
 import { clientTokenRow } from '#test/support/isolation-kit.ts';
 import { clientRequest, issueTokens, registerClient as registerOAuthClient } from '#test/support/oauth.ts';
 import { defineCard } from './card.ts';
@@ -17,7 +17,7 @@ export default defineCard({
     form: { token: UNKNOWN_ACCESS_TOKEN },
   },
   iam: async (world) => {
-    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const client = await registerOAuthClient(world.call, await registrant(world));
     const tokens = await issueTokens(world.call, world.demo.personal_access_token, client);
     const reply = await world.call(
       'POST',

@@ -1,5 +1,5 @@
 import { codes, demoCode } from '#test/bench/work-kit.ts';
-import { step } from '#test/support/iam-kit.ts';
+import { registrant, step } from '#test/support/iam-kit.ts';
 import {
   authorizationCode,
   issueTokens,
@@ -21,7 +21,7 @@ export default defineCard({
     form: { grant_type: 'refresh_token', refresh_token: `polar_rt_o_${'H'.repeat(48)}` },
   },
   iam: async (world) => {
-    const client = await registerOAuthClient(world.call, world.demo.personal_access_token);
+    const client = await registerOAuthClient(world.call, await registrant(world));
     const exchange = async (verifier?: string) => {
       const { verifier: real, challenge } = pkce();
       const code = await authorizationCode(world.call, world.demo.personal_access_token, client, {

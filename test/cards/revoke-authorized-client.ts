@@ -1,4 +1,4 @@
-import { step } from '#test/support/iam-kit.ts';
+import { registrant, step } from '#test/support/iam-kit.ts';
 import { issueTokens, registerClient } from '#test/support/oauth.ts';
 import { defineCard } from './card.ts';
 
@@ -12,7 +12,7 @@ export default defineCard({
   iam: async (world) => {
     const pat = world.demo.personal_access_token;
     // A client of its own, so that revoking it ends no grant another scenario uses.
-    const client = await registerClient(world.call, pat);
+    const client = await registerClient(world.call, await registrant(world));
     await issueTokens(world.call, pat, client);
     const revoke = (clientId: string) =>
       world.call('DELETE', `/v1/oauth2/authorized-clients/${clientId}`, { token: pat });

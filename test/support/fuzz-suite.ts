@@ -158,7 +158,7 @@ export function defineFuzzSuite(options: FuzzSuiteOptions): FuzzSuite {
         // filled with the whole context, so its size is paid once per operation.
         ...(runs <= FUZZ_BATCH
           ? { endpoints: 12, refreshTokens: 10, products: 8, subscriptions: 4 }
-          : { endpoints: 14 }),
+          : { endpoints: 13 }),
       });
       const items = await scanRaw(client, base.table.name);
       const seeded = new Map(seedSnapshot().items.map((item) => [keyOf(item), canonical(unmarshall(item))]));

@@ -1727,7 +1727,9 @@ function clientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     const redirectVerdicts = (uris as string[]).map(verdict);
     const pages = ['client_uri', 'logo_uri', 'tos_uri', 'policy_uri'].map((field) => b[field]);
     const pageVerdicts = pages.filter((v): v is string => typeof v === 'string').map(verdict);
-    if (unknown) return anything([201, 400, 422]);
+    // The demo user starts under its cap of clients; valid registrations fill it, the ones after
+    // are the cap's 403 `limit_reached` (docs/limits.md), nothing written.
+    if (unknown) return anything([201, 400, 403, 422]);
     // Then RFC 7591 §3.2.2, in the documented order.
     if (redirectVerdicts.some((v) => v?.redirect === 'bad')) {
       return { statuses: [400], errors: ['invalid_redirect_uri'] };
@@ -1740,13 +1742,17 @@ function clientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     }
     if (b.scope !== undefined) {
       const verdict = scopes.get(b.scope as string);
-      if (verdict === undefined) return anything([201, 400]);
+      if (verdict === undefined) return anything([201, 400, 403]);
       if (verdict === 'bad') return { statuses: [400], errors: ['invalid_client_metadata'] };
     }
     const isPublic = b.token_endpoint_auth_method === 'none';
     return {
-      statuses: [201],
+      statuses: [201, 403],
       check: (reply) => {
+        if (reply.status === 403) {
+          expect(reply.body).toMatchObject({ error: 'limit_reached' });
+          return;
+        }
         const registration = reply.body as Record<string, unknown>;
         // Exactly what was sent (repeated grant and response types stored once, nulls left out).
         expect(registration.redirect_uris).toEqual(uris);
@@ -5388,9 +5394,15 @@ function webhookCreateModel(ctx: FuzzContext, parsed: unknown, tenant: Tenant): 
   }
   const verdict = urlVerdict.get(body.url as string);
   if (verdict !== 'ok') return refusedUrl();
+  // The demo organization starts a few endpoints under its cap (fuzzContext): valid creates fill
+  // it, the ones after are the cap's 403 (docs/limits.md), nothing written.
   return {
-    statuses: [201],
+    statuses: [201, 403],
     check: (reply) => {
+      if (reply.status === 403) {
+        expect(reply.body).toMatchObject({ error: 'LimitReached' });
+        return;
+      }
       const created = reply.body as Record<string, unknown>;
       expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
       expect(created.organization_id).toBe(own);

@@ -6,8 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { organizationWebhookEndpoints, softDeleteWebhookEndpoint } from '#shared/data/webhooks.ts';
 import { CAPS, type CapName } from '#shared/domain/limits.ts';
 import type { OperationName, PipelineFunctionName, ScheduledFunctionName } from '#shared/operations.ts';
+import { registrants } from './oauth.ts';
 import type { Reply, World } from './world.ts';
 
 /** The functions whose grants are proven here: the operations', the scheduled and the pipeline's. */
@@ -60,16 +62,46 @@ export async function freshCustomer(
   return { id: reply.body.id, externalId };
 }
 
+/**
+ * A personal access token (user:write) to register a scenario's client with: a new user's every
+ * `CAPS.oauthClients.limit` calls, so that the runs sharing one world (iam-mutations re-runs the
+ * scenarios hundreds of times) never meet the cap of clients per user. Who registered a client
+ * matters to no flow: any user may consent.
+ */
+export function registrant(world: World): Promise<string> {
+  const key = world.table.name;
+  let next = registrantsOf.get(key);
+  if (!next) {
+    next = registrants(world.admin);
+    registrantsOf.set(key, next);
+  }
+  return next();
+}
+const registrantsOf = new Map<string, () => Promise<string>>();
+
 /** A fresh client through Create Client (its own function and policy): RFC 7592 scenarios start from it. */
 export async function registerClient(
   world: World,
 ): Promise<{ client_id: string; registration_access_token: string }> {
   const reply = await world.call('POST', '/v1/oauth2/register', {
-    token: world.demo.personal_access_token,
+    token: await registrant(world),
     body: { client_name: 'IAM scenario', redirect_uris: ['https://app.example.com/callback'] },
   });
   if (reply.status !== 201) throw new Error(`Create Client answered ${reply.status}`);
   return reply.body;
+}
+
+/**
+ * Deletes (operator access, no IAM) the demo organization's live webhook endpoints that the seed did
+ * not make: what earlier runs created. Every run starts from the seed's endpoints, so the runs
+ * sharing one world never meet the cap of endpoints per organization (`CAPS.webhookEndpoints`).
+ */
+export async function endpointsBackToSeed(world: World): Promise<void> {
+  const seeded = new Set(world.demo.webhook_endpoint_ids);
+  for (const endpoint of await organizationWebhookEndpoints(world.table, world.demo.organization_id)) {
+    if (!seeded.has(endpoint.id))
+      await softDeleteWebhookEndpoint(world.table, endpoint, new Date().toISOString());
+  }
 }
 
 /**

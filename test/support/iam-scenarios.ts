@@ -30,7 +30,15 @@ import { indexNames } from '#shared/data/table.ts';
 import { operations, pipelineFunctions, scheduledFunctions } from '#shared/operations.ts';
 import { cardOf } from '#test/cards/index.ts';
 import { LOCAL_REGION, stackPolicies } from './dynamodb.ts';
-import { type FunctionName, nextRun, oauth, type Scenario, type Step, step } from './iam-kit.ts';
+import {
+  endpointsBackToSeed,
+  type FunctionName,
+  nextRun,
+  oauth,
+  type Scenario,
+  type Step,
+  step,
+} from './iam-kit.ts';
 import { issueTokens, registerClient as registerOAuthClient } from './oauth.ts';
 import { createWorld, UNREACHABLE_QUOTAS, underPolicies, type World } from './world.ts';
 
@@ -150,6 +158,7 @@ async function oauthStep(world: World, name: FunctionName): Promise<Step[]> {
 /** A scenario and, for the operations that take them, the OAuth access token step. */
 export const runScenario = async (name: FunctionName, world: World): Promise<Step[]> => {
   nextRun();
+  await endpointsBackToSeed(world);
   const scenario = await scenarioOf(name);
   return [...(await scenario(world)), ...(await oauthStep(world, name))];
 };
