@@ -59,6 +59,8 @@ const EVENT_FIELDS = new Set(['name', 'source', 'timestamp']);
 /** Bounds of a meter's filter (a deliberate difference: the hosted service sets none). */
 export const MAX_FILTER_DEPTH = 5;
 export const MAX_FILTER_CLAUSES = 50;
+/** The filter's JSON text in UTF-8 bytes: keeps a meter (and each of its list entries) far below DynamoDB's 400 KB item. */
+export const MAX_FILTER_BYTES = 16 * 1024;
 
 export const isClause = (c: FilterClause | MeterFilter): c is FilterClause => 'operator' in c;
 
@@ -122,6 +124,10 @@ export function definitionIssues(filter?: MeterFilter, aggregation?: MeterAggreg
   };
   if (filter) {
     walk(filter, ['filter'], 1);
+    const bytes = new TextEncoder().encode(JSON.stringify(filter)).length;
+    if (bytes > MAX_FILTER_BYTES) {
+      issues.push({ loc: ['filter'], msg: `A filter takes at most ${MAX_FILTER_BYTES} bytes as JSON.`, input: bytes });
+    }
     if (clauses > MAX_FILTER_CLAUSES) {
       issues.push({
         loc: ['filter'],
