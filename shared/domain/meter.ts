@@ -62,18 +62,35 @@ export const MAX_FILTER_CLAUSES = 50;
 /** The filter's JSON text in UTF-8 bytes: keeps a meter (and each of its list entries) far below DynamoDB's 400 KB item. */
 export const MAX_FILTER_BYTES = 16 * 1024;
 
-export const isClause = (c: FilterClause | MeterFilter): c is FilterClause => 'operator' in c;
+const isValue = (v: unknown): v is ClauseValue =>
+  typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isInteger(v));
+
+/**
+ * Whether an item of `clauses` is a clause: a `property` string, a known `operator` and a value. An
+ * item the schema let through as both (it holds a clause's and a filter's fields) is read as a
+ * clause, and stored as one (`normalizeFilter`).
+ */
+export const isClause = (c: FilterClause | MeterFilter): c is FilterClause => {
+  const item = c as Partial<FilterClause>;
+  return (
+    typeof item.property === 'string' &&
+    (FILTER_OPERATORS as readonly unknown[]).includes(item.operator) &&
+    isValue(item.value)
+  );
+};
 
 /** `metadata.tokens` → `tokens`, as the hosted service stores it. */
 export const normalizeProperty = (property: string): string =>
   property.startsWith('metadata.') ? property.slice('metadata.'.length) : property;
 
-/** The filter with every clause's property normalized. */
+/** The filter as stored: every clause's property normalized, fields the rules do not read left out. */
 export function normalizeFilter(filter: MeterFilter): MeterFilter {
   return {
     conjunction: filter.conjunction,
     clauses: filter.clauses.map((c) =>
-      isClause(c) ? { ...c, property: normalizeProperty(c.property) } : normalizeFilter(c),
+      isClause(c)
+        ? { property: normalizeProperty(c.property), operator: c.operator, value: c.value }
+        : normalizeFilter(c),
     ),
   };
 }

@@ -90,7 +90,13 @@ const issue = (loc: string[], msg: string, input: unknown, type = 'value_error')
 });
 
 /** The definition's and the unit's rules on a meter as it would be stored. */
-function checked(meter: MeterRecord, touched: { filter: boolean; aggregation: boolean }): MeterRecord {
+function checked(input: MeterRecord, touched: { filter: boolean; aggregation: boolean }): MeterRecord {
+  // Normalized first: fields a body adds beyond the schema's are ignored, not stored or counted.
+  const meter = {
+    ...input,
+    filter: touched.filter ? normalizeFilter(input.filter) : input.filter,
+    aggregation: touched.aggregation ? normalizeAggregation(input.aggregation) : input.aggregation,
+  };
   const issues: ValidationIssue[] = definitionIssues(
     touched.filter ? meter.filter : undefined,
     touched.aggregation ? meter.aggregation : undefined,
@@ -108,11 +114,7 @@ function checked(meter: MeterRecord, touched: { filter: boolean; aggregation: bo
     );
   }
   if (issues.length > 0) throw new PolarRequestValidationError(issues);
-  return {
-    ...meter,
-    filter: touched.filter ? normalizeFilter(meter.filter) : meter.filter,
-    aggregation: touched.aggregation ? normalizeAggregation(meter.aggregation) : meter.aggregation,
-  };
+  return meter;
 }
 
 /** A new meter of an organization from a Create Meter body, every rule checked. */
