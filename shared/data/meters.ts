@@ -9,6 +9,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import type { MeterAggregation, MeterFilter } from '../domain/meter.ts';
+import { keyId, readMany } from './catalog.ts';
 import { createOnly, run, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
@@ -141,6 +142,21 @@ export async function replaceMeter(
   }
 }
 
+/** Meters by id, in one batch (strongly consistent): those that exist. For metered prices. */
+export async function getMeters(table: Table, ids: readonly string[]): Promise<Map<string, MeterRecord>> {
+  if (ids.length === 0) return new Map();
+  const found = await readMany(
+    table,
+    ids.map((id) => keys.meter(id)),
+  );
+  const meters = new Map<string, MeterRecord>();
+  for (const id of ids) {
+    const item = found.get(keyId(keys.meter(id)));
+    if (item) meters.set(id, meterRecord(item));
+  }
+  return meters;
+}
+
 export interface MeterQuery {
   organizationIds: readonly string[];
   criteria: readonly SortCriterion<MeterSortField>[];
@@ -179,6 +195,8 @@ export const access = {
     { actions: ['dynamodb:UpdateItem'], leadingKeys: ['meterList'] },
   ],
   getMeter: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['meter'] }],
+  /** The meters a product's new metered prices name, in one batch. */
+  getMeters: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['meter'] }],
   /** One transaction: the meter (on its version), its entries moved in step, its `meter.updated` event. */
   replaceMeter: [
     { actions: ['dynamodb:PutItem'], leadingKeys: ['meter', 'meterList', 'event'] },

@@ -143,7 +143,11 @@ export function definitionIssues(filter?: MeterFilter, aggregation?: MeterAggreg
     walk(filter, ['filter'], 1);
     const bytes = new TextEncoder().encode(JSON.stringify(filter)).length;
     if (bytes > MAX_FILTER_BYTES) {
-      issues.push({ loc: ['filter'], msg: `A filter takes at most ${MAX_FILTER_BYTES} bytes as JSON.`, input: bytes });
+      issues.push({
+        loc: ['filter'],
+        msg: `A filter takes at most ${MAX_FILTER_BYTES} bytes as JSON.`,
+        input: bytes,
+      });
     }
     if (clauses > MAX_FILTER_CLAUSES) {
       issues.push({

@@ -424,10 +424,11 @@ export interface paths {
          * @description Creates a product of one of the caller's organizations (`organization_id`, needed only when
          *     the caller belongs to several): recurring (`recurring_interval` and
          *     `recurring_interval_count`) or one-time (no interval), with fixed prices, one per currency,
-         *     one of them in the organization's default currency. A fixed price of 0 is free; the legacy
-         *     `{"amount_type": "free"}` is accepted and stored as a fixed price of 0. Other price types
-         *     (custom, seat-based, metered, unit-based) are refused (422), as are trials, meters, media
-         *     and custom fields. Requires `products:write`.
+         *     one of them in the organization's default currency, and on a recurring product metered
+         *     prices (`metered_unit`) of the organization's live meters. A fixed price of 0 is free; the
+         *     legacy `{"amount_type": "free"}` is accepted and stored as a fixed price of 0. Other price
+         *     types (custom, seat-based, unit-based) are refused (422), as are trials, a separate meter
+         *     interval, media and custom fields. Requires `products:write`.
          */
         post: operations["createProduct"];
         delete?: never;
@@ -1717,15 +1718,22 @@ export interface components {
         ProductDescription: string | null;
         /** @description Number of intervals per billing period. */
         RecurringIntervalCount: number;
-        /** @description A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{"amount_type": "free"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have. */
+        /** @description A new price: fixed (`price_amount` in minor units, from 0 (free) to 2^53−1, no minimum; the legacy `{"amount_type": "free"}`, with no amount or 0, is stored as a fixed price of 0) or metered (`metered_unit`: `unit_amount` in cents per unit, a decimal of at most 17 digits and 12 decimal places, greater than 0, as a string or a number; an optional `cap_amount` in cents; the `meter_id` of a live meter of the product's organization; recurring products only, beside a fixed price in the same currency). Custom (pay what you want), seat-based and unit-based prices are refused: they need checkout, which this API does not have. */
         ProductPriceCreate: {
             /** @enum {string} */
-            amount_type: "fixed" | "free";
+            amount_type: "fixed" | "free" | "metered_unit";
             /** @description Defaults to the organization's default currency. */
             price_currency?: components["schemas"]["Currency"];
             price_amount?: number;
             tax_behavior?: components["schemas"]["TaxBehaviorOption"] | null;
-        } & (unknown & unknown);
+            unit_amount?: components["schemas"]["UnitAmountInput"];
+            cap_amount?: components["schemas"]["CapAmountInput"];
+            meter_id?: components["schemas"]["Uuid4"];
+        } & (unknown & unknown & unknown);
+        /** @description Cents per unit: a decimal text (`"0.5"`) or a number, greater than 0, at most 17 digits and 12 decimal places (a `PolarRequestValidationError` otherwise). Answered as canonical text. */
+        UnitAmountInput: string | number;
+        /** @description The most the price charges per period, in cents; null for no cap. */
+        CapAmountInput: number | null;
         /** @description Keeps one of the product's live prices as it is. */
         ExistingProductPrice: {
             id: components["schemas"]["Uuid4"];
@@ -1734,10 +1742,13 @@ export interface components {
         ProductPriceUpdate: {
             id?: components["schemas"]["Uuid4"];
             /** @enum {string} */
-            amount_type?: "fixed" | "free";
+            amount_type?: "fixed" | "free" | "metered_unit";
             price_currency?: components["schemas"]["Currency"];
             price_amount?: number;
             tax_behavior?: components["schemas"]["TaxBehaviorOption"] | null;
+            unit_amount?: components["schemas"]["UnitAmountInput"];
+            cap_amount?: components["schemas"]["CapAmountInput"];
+            meter_id?: components["schemas"]["Uuid4"];
         };
         /** @description Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it. */
         UnsupportedProductFields: {
@@ -1758,7 +1769,7 @@ export interface components {
             recurring_interval?: components["schemas"]["RecurringInterval"] | null;
             /** @description For a recurring product, default 1. A one-time product has none (null or left out). */
             recurring_interval_count?: components["schemas"]["RecurringIntervalCount"] | null;
-            /** @description One price per currency, one of them in the organization's default currency. */
+            /** @description One fixed price per currency, one of them in the organization's default currency; metered prices beside them (recurring products only). */
             prices: components["schemas"]["ProductPriceCreate"][];
             metadata?: components["schemas"]["MetadataInput"];
             /** @description Needed only when the caller belongs to several organizations. */
@@ -5359,6 +5370,8 @@ export type ProductName = components['schemas']['ProductName'];
 export type ProductDescription = components['schemas']['ProductDescription'];
 export type RecurringIntervalCount = components['schemas']['RecurringIntervalCount'];
 export type ProductPriceCreate = components['schemas']['ProductPriceCreate'];
+export type UnitAmountInput = components['schemas']['UnitAmountInput'];
+export type CapAmountInput = components['schemas']['CapAmountInput'];
 export type ExistingProductPrice = components['schemas']['ExistingProductPrice'];
 export type ProductPriceUpdate = components['schemas']['ProductPriceUpdate'];
 export type UnsupportedProductFields = components['schemas']['UnsupportedProductFields'];

@@ -841,6 +841,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
@@ -1223,6 +1231,14 @@ export const operations = [
         "leadingKeys": [
           "product",
           "organization"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter"
         ]
       },
       {
