@@ -3,6 +3,7 @@ import { PRODUCT } from '#test/bench/fixture.ts';
 import { benchRun } from '#test/bench/work-kit.ts';
 import { run, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
+import { seedMeter } from './get-meter.ts';
 
 export default defineCard({
   name: 'update-product',
@@ -31,6 +32,21 @@ export default defineCard({
         200,
       ),
       step('unarchive', await patch(id, { is_archived: false }), 200),
+      // A metered price added: the meter it names is read (one batch).
+      step(
+        'add a metered price',
+        await patch(id, {
+          prices: [
+            { amount_type: 'free' },
+            {
+              amount_type: 'metered_unit',
+              unit_amount: '2',
+              meter_id: await seedMeter(world, world.demo.organization_id),
+            },
+          ],
+        }),
+        200,
+      ),
       step('an unknown product', await patch(randomUUID(), { name: 'nobody' }), 404),
     ];
   },

@@ -3897,9 +3897,39 @@ const unsupportedArb = fc.record(
 );
 
 /** An independent reading of one item of ProductCreate.prices: its fault, or the price it makes. */
-function priceVerdict(item: unknown): { currency?: string } | 'invalid' {
+function priceVerdict(item: unknown): { currency?: string; metered?: true } | 'invalid' {
   if (!isObject(item)) return 'invalid';
   const { amount_type, price_amount, price_currency, tax_behavior } = item;
+  if (amount_type === 'metered_unit') {
+    // The schema's part; the rules (a meter of the organization, the amount) are the model's.
+    const unitOk =
+      (typeof item.unit_amount === 'string' && codePoints(item.unit_amount) <= 40) ||
+      typeof item.unit_amount === 'number';
+    const capOk =
+      item.cap_amount === undefined ||
+      item.cap_amount === null ||
+      (Number.isInteger(item.cap_amount) &&
+        (item.cap_amount as number) >= 0 &&
+        (item.cap_amount as number) < 2 ** 31);
+    if (!unitOk || !capOk || !isUuid4(item.meter_id)) return 'invalid';
+    if (price_currency !== undefined && !CURRENCIES.has(price_currency as string)) return 'invalid';
+    if (
+      price_amount !== undefined &&
+      !(
+        Number.isInteger(price_amount) &&
+        (price_amount as number) >= 0 &&
+        (price_amount as number) <= MAX_SAFE_AMOUNT
+      )
+    )
+      return 'invalid';
+    if (
+      tax_behavior !== undefined &&
+      tax_behavior !== null &&
+      !['location', 'inclusive', 'exclusive'].includes(tax_behavior as string)
+    )
+      return 'invalid';
+    return { ...(price_currency === undefined ? {} : { currency: price_currency as string }), metered: true };
+  }
   if (amount_type !== 'fixed' && amount_type !== 'free') return 'invalid';
   const amountOk = (v: unknown) =>
     Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_SAFE_AMOUNT;
@@ -3991,6 +4021,8 @@ function productModel(ctx: FuzzContext, parsed: unknown, tenant: Tenant): Oracle
   }
   const interval = body.recurring_interval ?? null;
   if (unsupportedUsed(body) || (interval === null && body.recurring_interval_count != null)) return polar422;
+  // A metered price names a meter the cases never create (or is on a one-time product): refused.
+  if ((prices as { metered?: true }[]).some((p) => p.metered)) return polar422;
   const currencies = (prices as { currency?: string }[]).map((p) => p.currency ?? TENANT_CURRENCY[tenant]);
   const refused = priceListOracle(currencies, tenant);
   if (refused) return refused;
@@ -4551,6 +4583,8 @@ function updateProductModel(parsed: unknown, tenant: Tenant): Oracle {
   if (unsupportedUsed(body) || changedInterval) return polar422;
   // A random price id is never one of the product's: refused.
   if (verdicts.includes('existing')) return polar422;
+  // A metered price names a meter the cases never create: refused.
+  if (verdicts.some((v) => typeof v === 'object' && v.metered)) return polar422;
   if (Array.isArray(body.prices)) {
     const currencies = (verdicts as { currency?: string }[]).map(
       (p) => p.currency ?? TENANT_CURRENCY[tenant],
