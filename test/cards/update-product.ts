@@ -18,7 +18,12 @@ export default defineCard({
     // A fresh product per run, through Create Product (its own function and policy).
     const created = await world.call('POST', '/v1/products/', {
       token: world.demo.personal_access_token,
-      body: { name: `IAM update ${run}`, prices: [{ amount_type: 'fixed', price_amount: 100 }] },
+      // Recurring: a metered price is added below.
+      body: {
+        name: `IAM update ${run}`,
+        recurring_interval: 'month',
+        prices: [{ amount_type: 'fixed', price_amount: 100 }],
+      },
     });
     if (created.status !== 201) throw new Error(`Create Product answered ${created.status}`);
     const patch = (id: string, body: unknown) =>
