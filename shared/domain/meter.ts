@@ -53,9 +53,6 @@ export interface MeterEvent {
   metadata: Record<string, unknown>;
 }
 
-/** Event fields a clause may name; anything else is a metadata key. */
-const EVENT_FIELDS = new Set(['name', 'source', 'timestamp']);
-
 /** Bounds of a meter's filter (a deliberate difference: the hosted service sets none). */
 export const MAX_FILTER_DEPTH = 5;
 export const MAX_FILTER_CLAUSES = 50;

@@ -514,9 +514,11 @@ const faultOps = {
           const changed = stored?.name !== product.name;
           await expectEventsWithChange(outbox, changed, 1);
           expect(stored?.is_archived).toBe(changed);
-          expect(stored?.prices.filter((p) => !p.is_archived).map((p) => (p.amount_type === "fixed" ? p.price_amount : null))).toEqual([
-            changed ? 0 : 100,
-          ]);
+          expect(
+            stored?.prices
+              .filter((p) => !p.is_archived)
+              .map((p) => (p.amount_type === 'fixed' ? p.price_amount : null)),
+          ).toEqual([changed ? 0 : 100]);
           countFor(outcome, changed ? 1 : 0);
         },
       };
