@@ -476,6 +476,7 @@ const QUERY_MAX_BYTES = 1024 * 1024;
 export const ENTRY_BYTES: Readonly<Record<ListPartition, { min: number; max: number }>> = {
   customerList: { min: 400, max: 110 * 1024 },
   productList: { min: 400, max: 160 * 1024 },
+  meterList: { min: 400, max: 130 * 1024 },
   subscriptionList: { min: 400, max: 110 * 1024 },
   subscriptionCustomerList: { min: 400, max: 110 * 1024 },
   subscriptionProductList: { min: 400, max: 110 * 1024 },

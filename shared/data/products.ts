@@ -17,6 +17,7 @@ import {
   type SortCriterion,
 } from './listing.ts';
 import {
+  type FixedPriceRecord,
   item,
   type OrganizationRecord,
   type ProductRecord,
@@ -30,8 +31,14 @@ import { gsi1, keys, ownerKeys } from './table.ts';
 export type ProductSortField = 'created_at' | 'name' | 'price_amount_type' | 'price_amount';
 export type ProductFilter = 'is_archived' | 'is_recurring';
 
-/** The price a product sorts by: its first live one (written first: the organization's default currency). */
-const sortPrice = (product: StoredProduct) => product.prices.find((price) => !price.is_archived);
+/**
+ * The price a product sorts by: its first live fixed one (written first: the organization's default
+ * currency; metered prices are written after the fixed price of their currency).
+ */
+const sortPrice = (product: StoredProduct) =>
+  product.prices.find(
+    (price): price is FixedPriceRecord => !price.is_archived && price.amount_type === 'fixed',
+  );
 
 /**
  * The product list: one entry per sort field, in the whole list and in a view per combination of

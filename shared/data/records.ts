@@ -86,17 +86,40 @@ export interface CustomerRecord {
 
 export type TaxBehavior = 'location' | 'inclusive' | 'exclusive';
 
-export interface PriceRecord {
+interface PriceBase {
   id: string;
   created_at: string;
   modified_at: string | null;
-  amount_type: 'fixed';
   price_currency: string;
-  price_amount: number;
   /** Absent on prices written before it was kept: null. */
   tax_behavior?: TaxBehavior | null;
   is_archived: boolean;
 }
+
+export interface FixedPriceRecord extends PriceBase {
+  amount_type: 'fixed';
+  price_amount: number;
+}
+
+/** What a metered price shows of its meter: the meter as it was when the price was written. */
+export interface PriceMeter {
+  id: string;
+  name: string;
+  unit: 'scalar' | 'token' | 'custom';
+  custom_label: string | null;
+  custom_multiplier: number | null;
+}
+
+export interface MeteredPriceRecord extends PriceBase {
+  amount_type: 'metered_unit';
+  /** Cents per unit, canonical decimal text (`shared/domain/metered-amount.ts`). */
+  unit_amount: string;
+  cap_amount: number | null;
+  meter_id: string;
+  meter: PriceMeter;
+}
+
+export type PriceRecord = FixedPriceRecord | MeteredPriceRecord;
 
 export interface ProductRecord {
   id: string;

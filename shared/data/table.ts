@@ -98,6 +98,7 @@ export const partitions = {
   product: 'PRODUCT#',
   subscription: 'SUBSCRIPTION#',
   webhookEndpoint: 'WEBHOOK#',
+  meter: 'METER#',
   oauthClient: 'OAUTHCLIENT#',
   /** Present while a client is live and has been issued tokens: read beside each OAuth access token. */
   oauthClientLive: 'CLIENTLIVE#',
@@ -110,6 +111,7 @@ export const partitions = {
   /** Sorted lists of an organization's entities (`shared/data/listing.ts`), one partition per kind and organization. */
   customerList: 'LIST#CUSTOMER#',
   productList: 'LIST#PRODUCT#',
+  meterList: 'LIST#METER#',
   subscriptionList: 'LIST#SUBSCRIPTION#',
   /** An organization's subscriptions of one customer, of one product, of one customer to one product. */
   subscriptionCustomerList: 'LIST#SUBSCRIPTION-CUSTOMER#',
@@ -134,6 +136,7 @@ export type Partition = keyof typeof partitions;
 export type ListPartition =
   | 'customerList'
   | 'productList'
+  | 'meterList'
   | 'subscriptionList'
   | 'subscriptionCustomerList'
   | 'subscriptionProductList'
@@ -173,6 +176,7 @@ export const keys = {
   product: (productId: string): Key => same(`${partitions.product}${productId}`),
   subscription: (subscriptionId: string): Key => same(`${partitions.subscription}${subscriptionId}`),
   webhookEndpoint: (endpointId: string): Key => same(`${partitions.webhookEndpoint}${endpointId}`),
+  meter: (meterId: string): Key => same(`${partitions.meter}${meterId}`),
   oauthClient: (clientId: string): Key => same(`${partitions.oauthClient}${clientId}`),
   oauthClientLive: (clientId: string): Key => same(`${partitions.oauthClientLive}${clientId}`),
   /** Authorization codes, looked up by the SHA-256 of the code. */

@@ -424,10 +424,11 @@ export interface paths {
          * @description Creates a product of one of the caller's organizations (`organization_id`, needed only when
          *     the caller belongs to several): recurring (`recurring_interval` and
          *     `recurring_interval_count`) or one-time (no interval), with fixed prices, one per currency,
-         *     one of them in the organization's default currency. A fixed price of 0 is free; the legacy
-         *     `{"amount_type": "free"}` is accepted and stored as a fixed price of 0. Other price types
-         *     (custom, seat-based, metered, unit-based) are refused (422), as are trials, meters, media
-         *     and custom fields. Requires `products:write`.
+         *     one of them in the organization's default currency, and on a recurring product metered
+         *     prices (`metered_unit`) of the organization's live meters. A fixed price of 0 is free; the
+         *     legacy `{"amount_type": "free"}` is accepted and stored as a fixed price of 0. Other price
+         *     types (custom, seat-based, unit-based) are refused (422), as are trials, a separate meter
+         *     interval, media and custom fields. Requires `products:write`.
          */
         post: operations["createProduct"];
         delete?: never;
@@ -530,6 +531,68 @@ export interface paths {
          *     Requires `products:write`.
          */
         patch: operations["updateProduct"];
+        trace?: never;
+    };
+    "/v1/meters/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List meters
+         * @description One page of the meters of the caller's organizations (or of those named by
+         *     `organization_id` among them), sorted and filtered, from per-organization sorted lists kept
+         *     in step with every meter write. Requires `meters:read` or `meters:write`.
+         */
+        get: operations["listMeters"];
+        put?: never;
+        /**
+         * Create a meter
+         * @description Creates a meter of one of the caller's organizations (`organization_id`, needed only when
+         *     the caller belongs to several): which events it counts (`filter`, `and`/`or` of clauses
+         *     `property operator value`, nested at most 5 levels, at most 50 clauses) and how
+         *     (`aggregation`: `count`; `sum`, `max`, `min`, `avg` of a numeric property; `unique` of a
+         *     property). A `metadata.` prefix on a property is removed. Its `meter.created` event is
+         *     written in the same transaction. Requires `meters:write`.
+         */
+        post: operations["createMeter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/meters/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a meter
+         * @description A meter of one of the caller's organizations. Another organization's meter or an unknown
+         *     id is the same 404. Requires `meters:read` or `meters:write`.
+         */
+        get: operations["getMeter"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update or archive a meter
+         * @description Changes the fields the body names: `name`, `unit`, `custom_label`, `custom_multiplier`,
+         *     `metadata` (replaced as a whole), `filter`, `aggregation`, `is_archived` (`true` sets
+         *     `archived_at`, `false` clears it). A `null` leaves a field as it is. Once the meter has
+         *     billed an event, `filter` and `aggregation` are frozen: naming either is a 422 `forbidden`
+         *     at the field. Its `meter.updated` event is written in the same transaction; a body that
+         *     changes nothing writes neither. Another organization's meter or an unknown id is the same
+         *     404. Requires `meters:write`.
+         */
+        patch: operations["updateMeter"];
         trace?: never;
     };
     "/v1/subscriptions/{id}": {
@@ -1179,12 +1242,13 @@ export interface components {
             pagination: components["schemas"]["Pagination"];
         };
         /**
-         * @description An event an endpoint can subscribe to: the values of the official 1.x client. The
-         *     delivery pipeline emits the subscription, customer and product events; an endpoint may
+         * @description An event an endpoint can subscribe to: the values of the official 1.x client, and
+         *     `meter.created` / `meter.updated`, which the hosted service does not emit. The delivery
+         *     pipeline emits the subscription, customer, product and meter events; an endpoint may
          *     subscribe to the others ahead of time.
          * @enum {string}
          */
-        WebhookEventType: "checkout.created" | "checkout.updated" | "checkout.expired" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.state_changed" | "customer_seat.assigned" | "customer_seat.claimed" | "customer_seat.revoked" | "member.created" | "member.updated" | "member.deleted" | "order.created" | "order.updated" | "order.paid" | "order.refunded" | "subscription.created" | "subscription.updated" | "subscription.active" | "subscription.canceled" | "subscription.uncanceled" | "subscription.cycled" | "subscription.revoked" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.migrated" | "refund.created" | "refund.updated" | "product.created" | "product.updated" | "discount.created" | "discount.updated" | "discount.deleted" | "benefit.created" | "benefit.updated" | "benefit_grant.created" | "benefit_grant.cycled" | "benefit_grant.updated" | "benefit_grant.revoked" | "organization.updated";
+        WebhookEventType: "checkout.created" | "checkout.updated" | "checkout.expired" | "customer.created" | "customer.updated" | "customer.deleted" | "customer.state_changed" | "customer_seat.assigned" | "customer_seat.claimed" | "customer_seat.revoked" | "member.created" | "member.updated" | "member.deleted" | "order.created" | "order.updated" | "order.paid" | "order.refunded" | "subscription.created" | "subscription.updated" | "subscription.active" | "subscription.canceled" | "subscription.uncanceled" | "subscription.cycled" | "subscription.revoked" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.migrated" | "refund.created" | "refund.updated" | "product.created" | "product.updated" | "meter.created" | "meter.updated" | "discount.created" | "discount.updated" | "discount.deleted" | "benefit.created" | "benefit.updated" | "benefit_grant.created" | "benefit_grant.cycled" | "benefit_grant.updated" | "benefit_grant.revoked" | "organization.updated";
         /** @description Events the endpoint receives; may be empty. A value given twice is stored once. */
         WebhookEventTypes: components["schemas"]["WebhookEventType"][];
         /**
@@ -1654,15 +1718,22 @@ export interface components {
         ProductDescription: string | null;
         /** @description Number of intervals per billing period. */
         RecurringIntervalCount: number;
-        /** @description A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{"amount_type": "free"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have. */
+        /** @description A new price: fixed (`price_amount` in minor units, from 0 (free) to 2^53−1, no minimum; the legacy `{"amount_type": "free"}`, with no amount or 0, is stored as a fixed price of 0) or metered (`metered_unit`: `unit_amount` in cents per unit, a decimal of at most 17 digits and 12 decimal places, greater than 0, as a string or a number; an optional `cap_amount` in cents; the `meter_id` of a live meter of the product's organization; recurring products only, beside a fixed price in the same currency). Custom (pay what you want), seat-based and unit-based prices are refused: they need checkout, which this API does not have. */
         ProductPriceCreate: {
             /** @enum {string} */
-            amount_type: "fixed" | "free";
+            amount_type: "fixed" | "free" | "metered_unit";
             /** @description Defaults to the organization's default currency. */
             price_currency?: components["schemas"]["Currency"];
             price_amount?: number;
             tax_behavior?: components["schemas"]["TaxBehaviorOption"] | null;
-        } & (unknown & unknown);
+            unit_amount?: components["schemas"]["UnitAmountInput"];
+            cap_amount?: components["schemas"]["CapAmountInput"];
+            meter_id?: components["schemas"]["Uuid4"];
+        } & (unknown & unknown & unknown);
+        /** @description Cents per unit: a decimal text (`"0.5"`) or a number, greater than 0, at most 17 digits and 12 decimal places (a `PolarRequestValidationError` otherwise). Answered as canonical text. */
+        UnitAmountInput: string | number;
+        /** @description The most the price charges per period, in cents; null for no cap. */
+        CapAmountInput: number | null;
         /** @description Keeps one of the product's live prices as it is. */
         ExistingProductPrice: {
             id: components["schemas"]["Uuid4"];
@@ -1671,10 +1742,13 @@ export interface components {
         ProductPriceUpdate: {
             id?: components["schemas"]["Uuid4"];
             /** @enum {string} */
-            amount_type?: "fixed" | "free";
+            amount_type?: "fixed" | "free" | "metered_unit";
             price_currency?: components["schemas"]["Currency"];
             price_amount?: number;
             tax_behavior?: components["schemas"]["TaxBehaviorOption"] | null;
+            unit_amount?: components["schemas"]["UnitAmountInput"];
+            cap_amount?: components["schemas"]["CapAmountInput"];
+            meter_id?: components["schemas"]["Uuid4"];
         };
         /** @description Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it. */
         UnsupportedProductFields: {
@@ -1695,7 +1769,7 @@ export interface components {
             recurring_interval?: components["schemas"]["RecurringInterval"] | null;
             /** @description For a recurring product, default 1. A one-time product has none (null or left out). */
             recurring_interval_count?: components["schemas"]["RecurringIntervalCount"] | null;
-            /** @description One price per currency, one of them in the organization's default currency. */
+            /** @description One fixed price per currency, one of them in the organization's default currency; metered prices beside them (recurring products only). */
             prices: components["schemas"]["ProductPriceCreate"][];
             metadata?: components["schemas"]["MetadataInput"];
             /** @description Needed only when the caller belongs to several organizations. */
@@ -1957,6 +2031,67 @@ export interface components {
             aggregation: components["schemas"]["CountAggregation"] | components["schemas"]["PropertyAggregation"] | components["schemas"]["UniqueAggregation"];
             organization_id: components["schemas"]["Uuid4"];
             archived_at?: string | null;
+        };
+        /** @enum {string} */
+        MeterSortProperty: "created_at" | "-created_at" | "name" | "-name";
+        ListResourceMeter: {
+            items: components["schemas"]["Meter"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @description 3 to 64 characters, no control characters; stored as sent. */
+        MeterName: string;
+        /** @description The label of a `custom` unit, 1 to 64 characters, no control characters. */
+        MeterCustomLabel: string;
+        /** @description Converts the base unit to the display scale (1000 shows per 1000 units). */
+        MeterCustomMultiplier: number;
+        /** @description Which events the meter counts: `and`/`or` of clauses and nested filters, at most 5 levels deep and 50 clauses in all (a `PolarRequestValidationError` beyond). */
+        MeterFilterInput: {
+            conjunction: components["schemas"]["FilterConjunction"];
+            clauses: (components["schemas"]["FilterClauseInput"] | components["schemas"]["MeterFilterInput"])[];
+        };
+        /** @description `property` names `name`, `source`, `timestamp` (whole seconds since the epoch) or a metadata key, dots reading nested objects; a leading `metadata.` is removed. */
+        FilterClauseInput: {
+            property: string;
+            operator: components["schemas"]["FilterOperator"];
+            value: string | number | boolean;
+        };
+        /** @description `{func: count}`, `{func: sum|max|min|avg, property}` or `{func: unique, property}`. */
+        MeterAggregationInput: {
+            /** @constant */
+            func: "count";
+        } | {
+            /** @enum {string} */
+            func: "sum" | "max" | "min" | "avg";
+            property: string;
+        } | {
+            /** @constant */
+            func: "unique";
+            property: string;
+        };
+        /** @description Body of Create Meter. */
+        MeterCreate: {
+            name: components["schemas"]["MeterName"];
+            /** @default scalar */
+            unit?: components["schemas"]["MeterUnit"];
+            /** @description Required when `unit` is `custom`, refused otherwise. */
+            custom_label?: components["schemas"]["MeterCustomLabel"] | null;
+            custom_multiplier?: components["schemas"]["MeterCustomMultiplier"] | null;
+            filter: components["schemas"]["MeterFilterInput"];
+            aggregation: components["schemas"]["MeterAggregationInput"];
+            metadata?: components["schemas"]["MetadataInput"];
+            /** @description Needed only when the caller belongs to several organizations. */
+            organization_id?: components["schemas"]["Uuid4"] | null;
+        };
+        /** @description Body of Update Meter; every field is optional and `null` leaves a field as it is. */
+        MeterUpdate: {
+            name?: components["schemas"]["MeterName"] | null;
+            unit?: components["schemas"]["MeterUnit"] | null;
+            custom_label?: components["schemas"]["MeterCustomLabel"] | null;
+            custom_multiplier?: components["schemas"]["MeterCustomMultiplier"] | null;
+            filter?: components["schemas"]["MeterFilterInput"] | null;
+            aggregation?: components["schemas"]["MeterAggregationInput"] | null;
+            metadata?: components["schemas"]["MetadataInput"];
+            is_archived?: boolean | null;
         };
         /** @enum {string} */
         MeterUnit: "scalar" | "token" | "custom";
@@ -3989,6 +4124,220 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listMeters: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only these organizations' meters; repeat for several. An organization the caller is
+                 *     not in, or an unknown id, contributes nothing (never an error).
+                 */
+                organization_id?: components["schemas"]["Uuid4"][];
+                /**
+                 * @description Meters whose name starts with this text, compared in lowercase; a prefix matching more
+                 *     than 1000 meters of one organization is a 422. The hosted service matches anywhere in
+                 *     the name.
+                 */
+                query?: string;
+                /** @description Only archived (`true`) or only live (`false`) meters. */
+                is_archived?: boolean;
+                /**
+                 * @description Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422
+                 *     `PolarRequestValidationError`.
+                 */
+                metadata?: {
+                    [key: string]: string[];
+                };
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a
+                 *     page past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,
+                 *     `1e2`) is a 422.
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are
+                 *     served as 100. Anything else is a 422.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Sort criteria, applied in the order given; repeat the parameter for several. A leading
+                 *     `-` sorts descending; `name` compares in lowercase. Default `name`, as the hosted
+                 *     service. Remaining ties are broken by ascending meter id.
+                 */
+                sorting?: components["schemas"]["MeterSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of meters. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceMeter"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A query parameter does not match its schema (`RequestValidationError`), or names the
+             *     unsupported `metadata` filter, or a `query` prefix matches too many meters
+             *     (`PolarRequestValidationError`). The page would read more than 500 read units or
+             *     answer more than 6 MB.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMeter: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MeterCreate"];
+            };
+        };
+        responses: {
+            /** @description Meter created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Meter"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the body does not match its schema (`RequestValidationError`: an unknown
+             *     operator or aggregation among them), or it breaks a rule of meters
+             *     (`PolarRequestValidationError`): a filter nested too deep or with too many clauses, an
+             *     empty property, `custom_label` missing for a `custom` unit or given for another, an
+             *     organization the caller is not in.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMeter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the meter. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The meter. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Meter"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMeter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the meter. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MeterUpdate"];
+            };
+        };
+        responses: {
+            /** @description The meter as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Meter"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the body does not match its schema (`RequestValidationError`), or it breaks a
+             *     rule of meters (`PolarRequestValidationError`): `filter` or `aggregation` of a meter
+             *     that has billed an event (`forbidden`), a filter too deep or too wide, an empty
+             *     property, a custom label without the `custom` unit.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getSubscription: {
         parameters: {
             query?: never;
@@ -5021,6 +5370,8 @@ export type ProductName = components['schemas']['ProductName'];
 export type ProductDescription = components['schemas']['ProductDescription'];
 export type RecurringIntervalCount = components['schemas']['RecurringIntervalCount'];
 export type ProductPriceCreate = components['schemas']['ProductPriceCreate'];
+export type UnitAmountInput = components['schemas']['UnitAmountInput'];
+export type CapAmountInput = components['schemas']['CapAmountInput'];
 export type ExistingProductPrice = components['schemas']['ExistingProductPrice'];
 export type ProductPriceUpdate = components['schemas']['ProductPriceUpdate'];
 export type UnsupportedProductFields = components['schemas']['UnsupportedProductFields'];
@@ -5058,6 +5409,16 @@ export type DiscountPercentageOnceForeverDurationBase = components['schemas']['D
 export type DiscountPercentageRepeatDurationBase = components['schemas']['DiscountPercentageRepeatDurationBase'];
 export type SubscriptionMeter = components['schemas']['SubscriptionMeter'];
 export type Meter = components['schemas']['Meter'];
+export type MeterSortProperty = components['schemas']['MeterSortProperty'];
+export type ListResourceMeter = components['schemas']['ListResourceMeter'];
+export type MeterName = components['schemas']['MeterName'];
+export type MeterCustomLabel = components['schemas']['MeterCustomLabel'];
+export type MeterCustomMultiplier = components['schemas']['MeterCustomMultiplier'];
+export type MeterFilterInput = components['schemas']['MeterFilterInput'];
+export type FilterClauseInput = components['schemas']['FilterClauseInput'];
+export type MeterAggregationInput = components['schemas']['MeterAggregationInput'];
+export type MeterCreate = components['schemas']['MeterCreate'];
+export type MeterUpdate = components['schemas']['MeterUpdate'];
 export type MeterUnit = components['schemas']['MeterUnit'];
 export type Filter = components['schemas']['Filter'];
 export type FilterConjunction = components['schemas']['FilterConjunction'];
@@ -5163,6 +5524,11 @@ export type CancelCustomerSubscriptionPath = operations['cancelCustomerSubscript
 export type GetProductPath = operations['getProduct']['parameters']['path'];
 export type UpdateProductBody = components['schemas']['ProductUpdate'];
 export type UpdateProductPath = operations['updateProduct']['parameters']['path'];
+export type CreateMeterBody = components['schemas']['MeterCreate'];
+export type ListMetersQuery = NonNullable<operations['listMeters']['parameters']['query']>;
+export type GetMeterPath = operations['getMeter']['parameters']['path'];
+export type UpdateMeterBody = components['schemas']['MeterUpdate'];
+export type UpdateMeterPath = operations['updateMeter']['parameters']['path'];
 export type GetSubscriptionPath = operations['getSubscription']['parameters']['path'];
 export type UpdateSubscriptionBody = components['schemas']['SubscriptionUpdate'];
 export type UpdateSubscriptionPath = operations['updateSubscription']['parameters']['path'];

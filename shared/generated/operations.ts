@@ -841,6 +841,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
@@ -1227,6 +1235,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
@@ -1242,6 +1258,221 @@ export const operations = [
         ],
         "leadingKeys": [
           "productList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "create-meter",
+    "operationId": "createMeter",
+    "method": "POST",
+    "path": "/v1/meters/",
+    "entry": "functions/create-meter/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "meters:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem",
+          "dynamodb:UpdateItem",
+          "dynamodb:DeleteItem"
+        ],
+        "leadingKeys": [
+          "idempotency"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "meter",
+          "meterList",
+          "event"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "list-meters",
+    "operationId": "listMeters",
+    "method": "GET",
+    "path": "/v1/meters/",
+    "entry": "functions/list-meters/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "meters:read",
+      "meters:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "get-meter",
+    "operationId": "getMeter",
+    "method": "GET",
+    "path": "/v1/meters/{id}",
+    "entry": "functions/get-meter/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "meters:read",
+      "meters:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "meter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "update-meter",
+    "operationId": "updateMeter",
+    "method": "PATCH",
+    "path": "/v1/meters/{id}",
+    "entry": "functions/update-meter/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "meters:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "meter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "meter",
+          "meterList",
+          "event"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:DeleteItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "meterList"
         ]
       },
       {
@@ -2617,6 +2848,26 @@ export const operationRoutes = [
     "operationId": "updateProduct",
     "method": "PATCH",
     "path": "/v1/products/{id}"
+  },
+  {
+    "operationId": "createMeter",
+    "method": "POST",
+    "path": "/v1/meters/"
+  },
+  {
+    "operationId": "listMeters",
+    "method": "GET",
+    "path": "/v1/meters/"
+  },
+  {
+    "operationId": "getMeter",
+    "method": "GET",
+    "path": "/v1/meters/{id}"
+  },
+  {
+    "operationId": "updateMeter",
+    "method": "PATCH",
+    "path": "/v1/meters/{id}"
   },
   {
     "operationId": "getSubscription",

@@ -671,13 +671,13 @@ return validate20;
 })();
 
 export const validateGetClientPath = /* @__PURE__ */ (() => {
-const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -741,11 +741,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate63;
+validate73.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate73;
 })();
 
 export const validateUpdateClientBody = /* @__PURE__ */ (() => {
@@ -1497,13 +1497,13 @@ return validate21;
 })();
 
 export const validateUpdateClientPath = /* @__PURE__ */ (() => {
-const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1567,21 +1567,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate64;
+validate74.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate74;
 })();
 
 export const validateDeleteClientPath = /* @__PURE__ */ (() => {
-const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1645,20 +1645,20 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate65;
+validate75.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate75;
 })();
 
 export const validateAuthorizeQuery = /* @__PURE__ */ (() => {
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"AuthorizeQuery","type":"object","properties":{"response_type":{"type":"string","description":"`code`."},"client_id":{"type":"string","description":"The registered client."},"redirect_uri":{"type":"string","description":"One of the client's registered redirect URIs, exactly; optional when it registered one."},"scope":{"type":"string","description":"Space-separated; a subset of the client's."},"state":{"type":"string","description":"Returned to the client unchanged (at most 1024 characters)."},"nonce":{"type":"string","description":"OpenID Connect: copied into the ID Token unchanged (at most 1024 characters)."},"code_challenge":{"type":"string","description":"BASE64URL(SHA-256(code_verifier)), required."},"code_challenge_method":{"type":"string","description":"`S256`, required."}}};
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"AuthorizeQuery","type":"object","properties":{"response_type":{"type":"string","description":"`code`."},"client_id":{"type":"string","description":"The registered client."},"redirect_uri":{"type":"string","description":"One of the client's registered redirect URIs, exactly; optional when it registered one."},"scope":{"type":"string","description":"Space-separated; a subset of the client's."},"state":{"type":"string","description":"Returned to the client unchanged (at most 1024 characters)."},"nonce":{"type":"string","description":"OpenID Connect: copied into the ID Token unchanged (at most 1024 characters)."},"code_challenge":{"type":"string","description":"BASE64URL(SHA-256(code_verifier)), required."},"code_challenge_method":{"type":"string","description":"`S256`, required."}}};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1773,11 +1773,11 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":{"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"nonce":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
-return validate66;
+validate76.evaluated = {"props":{"response_type":true,"client_id":true,"redirect_uri":true,"scope":true,"state":true,"nonce":true,"code_challenge":true,"code_challenge_method":true},"dynamicProps":false,"dynamicItems":false};
+return validate76;
 })();
 
 export const validateConsentBody = /* @__PURE__ */ (() => {
@@ -2584,13 +2584,13 @@ return validate27;
 })();
 
 export const validateRevokeAuthorizedClientPath = /* @__PURE__ */ (() => {
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeAuthorizedClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeAuthorizedClientPath","type":"object","properties":{"client_id":{"type":"string","minLength":1,"maxLength":255,"description":"The `client_id` Create Client issued."}},"required":["client_id"]};
 const func1 = ucs2length;
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2654,11 +2654,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate67;
+validate77.evaluated = {"props":{"client_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate77;
 })();
 
 export const validateCreateSubscriptionBody = /* @__PURE__ */ (() => {
@@ -3004,17 +3004,17 @@ return validate28;
 })();
 
 export const validateListSubscriptionsQuery = /* @__PURE__ */ (() => {
-const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListSubscriptionsQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' subscriptions (of the caller's organizations)."},"customer_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' subscriptions (at most 10 ids)."},"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others\n(canceled and ended).\n"},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported (filter by `customer_id`): any value is a 422 `PolarRequestValidationError`.\n"},"discount_id":{"type":"array","items":{"type":"string"},"description":"Not supported (no discounts here): any value is a 422 `PolarRequestValidationError`.\n"},"cancel_at_period_end":{"type":"boolean","description":"Not supported (no list is kept by it): any value is a 422 `PolarRequestValidationError`.\n"},"customer_cancellation_reason":{"type":"array","items":{"type":"string"},"description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_after":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_before":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"started_after":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"started_before":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"status":{"type":"array","items":{"$ref":"#/$defs/SubscriptionStatus"},"description":"Only subscriptions in one of these statuses."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.\nRemaining ties are broken by ascending subscription id. Statuses sort by name\n(`active` before `canceled`).\n"}},"$defs":{"SubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]},"SubscriptionStatus":{"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema144 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema147 = {"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]};
-const schema148 = {"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]};
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListSubscriptionsQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' subscriptions (of the caller's organizations)."},"customer_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' subscriptions (at most 10 ids)."},"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others\n(canceled and ended).\n"},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported (filter by `customer_id`): any value is a 422 `PolarRequestValidationError`.\n"},"discount_id":{"type":"array","items":{"type":"string"},"description":"Not supported (no discounts here): any value is a 422 `PolarRequestValidationError`.\n"},"cancel_at_period_end":{"type":"boolean","description":"Not supported (no list is kept by it): any value is a 422 `PolarRequestValidationError`.\n"},"customer_cancellation_reason":{"type":"array","items":{"type":"string"},"description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_after":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"canceled_at_before":{"type":"string","description":"Not supported: any value is a 422 `PolarRequestValidationError`.\n"},"started_after":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"started_before":{"type":"string","description":"Not supported (sort by `started_at`): any value is a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"status":{"type":"array","items":{"$ref":"#/$defs/SubscriptionStatus"},"description":"Only subscriptions in one of these statuses."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=status&sorting=-current_period_end`). A leading `-` sorts descending.\nRemaining ties are broken by ascending subscription id. Statuses sort by name\n(`active` before `canceled`).\n"}},"$defs":{"SubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]},"SubscriptionStatus":{"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema180 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema183 = {"type":"string","enum":["incomplete","incomplete_expired","trialing","active","past_due","canceled","unpaid","paused"]};
+const schema184 = {"type":"string","enum":["started_at","-started_at","current_period_end","-current_period_end","created_at","-created_at","status","-status","amount","-amount"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3430,7 +3430,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((((((((data22 === "incomplete") || (data22 === "incomplete_expired")) || (data22 === "trialing")) || (data22 === "active")) || (data22 === "past_due")) || (data22 === "canceled")) || (data22 === "unpaid")) || (data22 === "paused"))){
-const err31 = {instancePath:instancePath+"/status/" + i7,schemaPath:"#/$defs/SubscriptionStatus/enum",keyword:"enum",params:{allowedValues: schema147.enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/status/" + i7,schemaPath:"#/$defs/SubscriptionStatus/enum",keyword:"enum",params:{allowedValues: schema183.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3514,7 +3514,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!((((((((((data26 === "started_at") || (data26 === "-started_at")) || (data26 === "current_period_end")) || (data26 === "-current_period_end")) || (data26 === "created_at")) || (data26 === "-created_at")) || (data26 === "status")) || (data26 === "-status")) || (data26 === "amount")) || (data26 === "-amount"))){
-const err38 = {instancePath:instancePath+"/sorting/" + i8,schemaPath:"#/$defs/SubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema148.enum},message:"must be equal to one of the allowed values"};
+const err38 = {instancePath:instancePath+"/sorting/" + i8,schemaPath:"#/$defs/SubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema184.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -3546,21 +3546,21 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":{"organization_id":true,"customer_id":true,"product_id":true,"active":true,"external_customer_id":true,"discount_id":true,"cancel_at_period_end":true,"customer_cancellation_reason":true,"canceled_at_after":true,"canceled_at_before":true,"started_after":true,"started_before":true,"metadata":true,"status":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate68;
+validate78.evaluated = {"props":{"organization_id":true,"customer_id":true,"product_id":true,"active":true,"external_customer_id":true,"discount_id":true,"cancel_at_period_end":true,"customer_cancellation_reason":true,"canceled_at_after":true,"canceled_at_before":true,"started_after":true,"started_before":true,"metadata":true,"status":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate78;
 })();
 
 export const validateListWalletsQuery = /* @__PURE__ */ (() => {
-const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
-const schema150 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
+const schema185 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWalletsQuery","type":"object","properties":{"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else (`0`, `-1`,\n`1.5`, `2.0`, `1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerWalletSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=balance&sorting=-created_at`). A leading `-` sorts descending. Remaining\nties are broken by ascending wallet id.\n"}},"$defs":{"CustomerWalletSortProperty":{"type":"string","enum":["created_at","-created_at","balance","-balance"]}}};
+const schema186 = {"type":"string","enum":["created_at","-created_at","balance","-balance"]};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3639,7 +3639,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((data3 === "created_at") || (data3 === "-created_at")) || (data3 === "balance")) || (data3 === "-balance"))){
-const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema150.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/sorting/" + i0,schemaPath:"#/$defs/CustomerWalletSortProperty/enum",keyword:"enum",params:{allowedValues: schema186.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3671,23 +3671,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate69;
+validate79.evaluated = {"props":{"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate79;
 })();
 
 export const validateGetWalletPath = /* @__PURE__ */ (() => {
-const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema152 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWalletPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the wallet."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema188 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3751,22 +3751,22 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate70;
+validate80.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate80;
 })();
 
 export const validateCreateProductBody = /* @__PURE__ */ (() => {
-const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateProductBody","description":"Body of Create Product.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"$ref":"#/$defs/ProductName"},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"$ref":"#/$defs/ProductVisibility","default":"public"},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}],"description":"Billing interval; left out or null for a one-time product."},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}],"description":"For a recurring product, default 1. A one-time product has none (null or left out)."},"prices":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceCreate"},"description":"One price per currency, one of them in the organization's default currency."},"metadata":{"$ref":"#/$defs/MetadataInput"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["name","prices"]}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateProductBody","description":"Body of Create Product.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"$ref":"#/$defs/ProductName"},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"$ref":"#/$defs/ProductVisibility","default":"public"},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}],"description":"Billing interval; left out or null for a one-time product."},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}],"description":"For a recurring product, default 1. A one-time product has none (null or left out)."},"prices":{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceCreate"},"description":"One fixed price per currency, one of them in the organization's default currency; metered prices beside them (recurring products only)."},"metadata":{"$ref":"#/$defs/MetadataInput"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["name","prices"]}],"$defs":{"CapAmountInput":{"description":"The most the price charges per period, in cents; null for no cap.","anyOf":[{"type":"integer","minimum":0,"maximum":2147483647},{"type":"null"}]},"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price: fixed (`price_amount` in minor units, from 0 (free) to 2^53−1, no minimum; the legacy `{\"amount_type\": \"free\"}`, with no amount or 0, is stored as a fixed price of 0) or metered (`metered_unit`: `unit_amount` in cents per unit, a decimal of at most 17 digits and 12 decimal places, greater than 0, as a string or a number; an optional `cap_amount` in cents; the `meter_id` of a live meter of the product's organization; recurring products only, beside a fixed price in the same currency). Custom (pay what you want), seat-based and unit-based prices are refused: they need checkout, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free","metered_unit"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]},"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"cap_amount":{"$ref":"#/$defs/CapAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"metered_unit"}},"required":["amount_type"]},"then":{"properties":{"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"required":["unit_amount","meter_id"]}},{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnitAmountInput":{"description":"Cents per unit: a decimal text (`\"0.5\"`) or a number, greater than 0, at most 17 digits and 12 decimal places (a `PolarRequestValidationError` otherwise). Answered as canonical text.","anyOf":[{"type":"string","maxLength":40},{"type":"number"}]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema55 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
 const schema56 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
 const schema57 = {"type":"string","enum":["draft","private","public"]};
 const schema54 = {"type":"string","enum":["day","week","month","year"]};
 const schema59 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
-const schema63 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema64 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema68 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema62 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const schema52 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
 const schema53 = {"type":"string","enum":["day","week","month","year"]};
 
@@ -4129,9 +4129,14 @@ return errors === 0;
 }
 validate30.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema60 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
-const schema61 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
-const schema62 = {"type":"string","enum":["location","inclusive","exclusive"]};
+const schema60 = {"description":"A new price: fixed (`price_amount` in minor units, from 0 (free) to 2^53−1, no minimum; the legacy `{\"amount_type\": \"free\"}`, with no amount or 0, is stored as a fixed price of 0) or metered (`metered_unit`: `unit_amount` in cents per unit, a decimal of at most 17 digits and 12 decimal places, greater than 0, as a string or a number; an optional `cap_amount` in cents; the `meter_id` of a live meter of the product's organization; recurring products only, beside a fixed price in the same currency). Custom (pay what you want), seat-based and unit-based prices are refused: they need checkout, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free","metered_unit"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]},"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"cap_amount":{"$ref":"#/$defs/CapAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"metered_unit"}},"required":["amount_type"]},"then":{"properties":{"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"required":["unit_amount","meter_id"]}},{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
+const schema61 = {"description":"Cents per unit: a decimal text (`\"0.5\"`) or a number, greater than 0, at most 17 digits and 12 decimal places (a `PolarRequestValidationError` otherwise). Answered as canonical text.","anyOf":[{"type":"string","maxLength":40},{"type":"number"}]};
+const schema63 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
+const schema64 = {"type":"string","enum":["location","inclusive","exclusive"]};
+const schema66 = {"description":"The most the price charges per period, in cents; null for no cap.","anyOf":[{"type":"integer","minimum":0,"maximum":2147483647},{"type":"null"}]};
+const func1 = ucs2length;
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4160,7 +4165,7 @@ errors++;
 }
 else {
 if(data.amount_type !== undefined){
-if("fixed" !== data.amount_type){
+if("metered_unit" !== data.amount_type){
 const err1 = {};
 if(vErrors === null){
 vErrors = [err1];
@@ -4186,8 +4191,8 @@ vErrors = null;
 if(_valid0){
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.price_amount === undefined){
-const err2 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "price_amount"},message:"must have required property '"+"price_amount"+"'"};
+if(data.unit_amount === undefined){
+const err2 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "unit_amount"},message:"must have required property '"+"unit_amount"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4196,15 +4201,111 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.price_amount !== undefined){
-let data1 = data.price_amount;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err3 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/0/then/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.meter_id === undefined){
+const err3 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "meter_id"},message:"must have required property '"+"meter_id"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data.unit_amount !== undefined){
+let data1 = data.unit_amount;
+const _errs8 = errors;
+let valid5 = false;
+const _errs9 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 40){
+const err4 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid1 = _errs9 === errors;
+valid5 = valid5 || _valid1;
+const _errs11 = errors;
+if(!((typeof data1 == "number") && (isFinite(data1)))){
+const err6 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid5 = valid5 || _valid1;
+if(!valid5){
+const err7 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+else {
+errors = _errs8;
+if(vErrors !== null){
+if(_errs8){
+vErrors.length = _errs8;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meter_id !== undefined){
+let data2 = data.meter_id;
+if(typeof data2 === "string"){
+if(!pattern6.test(data2)){
+const err8 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!(formats16.test(data2))){
+const err9 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -4214,91 +4315,103 @@ var _valid0 = _errs5 === errors;
 valid1 = _valid0;
 if(valid1){
 var props0 = {};
-props0.price_amount = true;
+props0.unit_amount = true;
+props0.meter_id = true;
 props0.amount_type = true;
 }
 }
 if(!valid1){
-const err4 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err11 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err11];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err11);
 }
 errors++;
 }
-const _errs9 = errors;
-let valid4 = true;
-const _errs10 = errors;
+const _errs17 = errors;
+let valid7 = true;
+const _errs18 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
 if((data.amount_type === undefined) && (missing1 = "amount_type")){
-const err5 = {};
+const err12 = {};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err12];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err12);
 }
 errors++;
 }
 else {
 if(data.amount_type !== undefined){
-if("free" !== data.amount_type){
-const err6 = {};
+if("fixed" !== data.amount_type){
+const err13 = {};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err13];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err13);
 }
 errors++;
 }
 }
 }
 }
-var _valid1 = _errs10 === errors;
-errors = _errs9;
+var _valid2 = _errs18 === errors;
+errors = _errs17;
 if(vErrors !== null){
-if(_errs9){
-vErrors.length = _errs9;
+if(_errs17){
+vErrors.length = _errs17;
 }
 else {
 vErrors = null;
 }
 }
-if(_valid1){
-const _errs12 = errors;
+if(_valid2){
+const _errs20 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.price_amount !== undefined){
-if(0 !== data.price_amount){
-const err7 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/1/then/properties/price_amount/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant"};
+if(data.price_amount === undefined){
+const err14 = {instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: "price_amount"},message:"must have required property '"+"price_amount"+"'"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err14];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err14);
+}
+errors++;
+}
+if(data.price_amount !== undefined){
+let data4 = data.price_amount;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/1/then/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
 }
 errors++;
 }
 }
 }
-var _valid1 = _errs12 === errors;
-valid4 = _valid1;
-if(valid4){
+var _valid2 = _errs20 === errors;
+valid7 = _valid2;
+if(valid7){
 var props1 = {};
 props1.price_amount = true;
 props1.amount_type = true;
 }
 }
-if(!valid4){
-const err8 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid7){
+const err16 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err16];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err16);
 }
 errors++;
 }
@@ -4311,14 +4424,97 @@ props0 = props0 || {};
 Object.assign(props0, props1);
 }
 }
+const _errs24 = errors;
+let valid10 = true;
+const _errs25 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.amount_type === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount_type"},message:"must have required property '"+"amount_type"+"'"};
+let missing2;
+if((data.amount_type === undefined) && (missing2 = "amount_type")){
+const err17 = {};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err17];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+if(data.amount_type !== undefined){
+if("free" !== data.amount_type){
+const err18 = {};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+var _valid3 = _errs25 === errors;
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs27 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.price_amount !== undefined){
+if(0 !== data.price_amount){
+const err19 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/2/then/properties/price_amount/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs27 === errors;
+valid10 = _valid3;
+if(valid10){
+var props2 = {};
+props2.price_amount = true;
+props2.amount_type = true;
+}
+}
+if(!valid10){
+const err20 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(props0 !== true && props2 !== undefined){
+if(props2 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props2);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.amount_type === undefined){
+const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount_type"},message:"must have required property '"+"amount_type"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -4328,143 +4524,146 @@ props0.amount_type = true;
 props0.price_currency = true;
 props0.price_amount = true;
 props0.tax_behavior = true;
+props0.unit_amount = true;
+props0.cap_amount = true;
+props0.meter_id = true;
 }
 if(data.amount_type !== undefined){
-let data4 = data.amount_type;
-if(typeof data4 !== "string"){
-const err10 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data7 = data.amount_type;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err22];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err22);
 }
 errors++;
 }
-if(!((data4 === "fixed") || (data4 === "free"))){
-const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema60.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+if(!(((data7 === "fixed") || (data7 === "free")) || (data7 === "metered_unit"))){
+const err23 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema60.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err23];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err23);
 }
 errors++;
 }
 }
 if(data.price_currency !== undefined){
-let data5 = data.price_currency;
-if(typeof data5 !== "string"){
-const err12 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data8 = data.price_currency;
+if(typeof data8 !== "string"){
+const err24 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err12];
+vErrors = [err24];
 }
 else {
-vErrors.push(err12);
+vErrors.push(err24);
 }
 errors++;
 }
-if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "aed") || (data5 === "afn")) || (data5 === "all")) || (data5 === "amd")) || (data5 === "ang")) || (data5 === "aoa")) || (data5 === "ars")) || (data5 === "aud")) || (data5 === "awg")) || (data5 === "azn")) || (data5 === "bam")) || (data5 === "bbd")) || (data5 === "bdt")) || (data5 === "bgn")) || (data5 === "bhd")) || (data5 === "bif")) || (data5 === "bmd")) || (data5 === "bnd")) || (data5 === "bob")) || (data5 === "brl")) || (data5 === "bsd")) || (data5 === "btn")) || (data5 === "bwp")) || (data5 === "byn")) || (data5 === "bzd")) || (data5 === "cad")) || (data5 === "cdf")) || (data5 === "chf")) || (data5 === "clp")) || (data5 === "cny")) || (data5 === "cop")) || (data5 === "crc")) || (data5 === "cuc")) || (data5 === "cup")) || (data5 === "cve")) || (data5 === "czk")) || (data5 === "djf")) || (data5 === "dkk")) || (data5 === "dop")) || (data5 === "dzd")) || (data5 === "egp")) || (data5 === "ern")) || (data5 === "etb")) || (data5 === "eur")) || (data5 === "fjd")) || (data5 === "fkp")) || (data5 === "gbp")) || (data5 === "gel")) || (data5 === "ghs")) || (data5 === "gip")) || (data5 === "gmd")) || (data5 === "gnf")) || (data5 === "gtq")) || (data5 === "gyd")) || (data5 === "hkd")) || (data5 === "hnl")) || (data5 === "hrk")) || (data5 === "htg")) || (data5 === "huf")) || (data5 === "idr")) || (data5 === "ils")) || (data5 === "inr")) || (data5 === "iqd")) || (data5 === "irr")) || (data5 === "isk")) || (data5 === "jmd")) || (data5 === "jod")) || (data5 === "jpy")) || (data5 === "kes")) || (data5 === "kgs")) || (data5 === "khr")) || (data5 === "kmf")) || (data5 === "kpw")) || (data5 === "krw")) || (data5 === "kwd")) || (data5 === "kyd")) || (data5 === "kzt")) || (data5 === "lak")) || (data5 === "lbp")) || (data5 === "lkr")) || (data5 === "lrd")) || (data5 === "lsl")) || (data5 === "lyd")) || (data5 === "mad")) || (data5 === "mdl")) || (data5 === "mga")) || (data5 === "mkd")) || (data5 === "mmk")) || (data5 === "mnt")) || (data5 === "mop")) || (data5 === "mru")) || (data5 === "mur")) || (data5 === "mvr")) || (data5 === "mwk")) || (data5 === "mxn")) || (data5 === "myr")) || (data5 === "mzn")) || (data5 === "nad")) || (data5 === "ngn")) || (data5 === "nio")) || (data5 === "nok")) || (data5 === "npr")) || (data5 === "nzd")) || (data5 === "omr")) || (data5 === "pab")) || (data5 === "pen")) || (data5 === "pgk")) || (data5 === "php")) || (data5 === "pkr")) || (data5 === "pln")) || (data5 === "pyg")) || (data5 === "qar")) || (data5 === "ron")) || (data5 === "rsd")) || (data5 === "rub")) || (data5 === "rwf")) || (data5 === "sar")) || (data5 === "sbd")) || (data5 === "scr")) || (data5 === "sdg")) || (data5 === "sek")) || (data5 === "sgd")) || (data5 === "shp")) || (data5 === "sle")) || (data5 === "sll")) || (data5 === "sos")) || (data5 === "srd")) || (data5 === "ssp")) || (data5 === "stn")) || (data5 === "svc")) || (data5 === "syp")) || (data5 === "szl")) || (data5 === "thb")) || (data5 === "tjs")) || (data5 === "tmt")) || (data5 === "tnd")) || (data5 === "top")) || (data5 === "try")) || (data5 === "ttd")) || (data5 === "twd")) || (data5 === "tzs")) || (data5 === "uah")) || (data5 === "ugx")) || (data5 === "usd")) || (data5 === "uyu")) || (data5 === "uzs")) || (data5 === "ves")) || (data5 === "vnd")) || (data5 === "vuv")) || (data5 === "wst")) || (data5 === "xaf")) || (data5 === "xcd")) || (data5 === "xcg")) || (data5 === "xof")) || (data5 === "xpf")) || (data5 === "yer")) || (data5 === "zar")) || (data5 === "zmw")) || (data5 === "zwg")) || (data5 === "zwl"))){
-const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values"};
+if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data8 === "aed") || (data8 === "afn")) || (data8 === "all")) || (data8 === "amd")) || (data8 === "ang")) || (data8 === "aoa")) || (data8 === "ars")) || (data8 === "aud")) || (data8 === "awg")) || (data8 === "azn")) || (data8 === "bam")) || (data8 === "bbd")) || (data8 === "bdt")) || (data8 === "bgn")) || (data8 === "bhd")) || (data8 === "bif")) || (data8 === "bmd")) || (data8 === "bnd")) || (data8 === "bob")) || (data8 === "brl")) || (data8 === "bsd")) || (data8 === "btn")) || (data8 === "bwp")) || (data8 === "byn")) || (data8 === "bzd")) || (data8 === "cad")) || (data8 === "cdf")) || (data8 === "chf")) || (data8 === "clp")) || (data8 === "cny")) || (data8 === "cop")) || (data8 === "crc")) || (data8 === "cuc")) || (data8 === "cup")) || (data8 === "cve")) || (data8 === "czk")) || (data8 === "djf")) || (data8 === "dkk")) || (data8 === "dop")) || (data8 === "dzd")) || (data8 === "egp")) || (data8 === "ern")) || (data8 === "etb")) || (data8 === "eur")) || (data8 === "fjd")) || (data8 === "fkp")) || (data8 === "gbp")) || (data8 === "gel")) || (data8 === "ghs")) || (data8 === "gip")) || (data8 === "gmd")) || (data8 === "gnf")) || (data8 === "gtq")) || (data8 === "gyd")) || (data8 === "hkd")) || (data8 === "hnl")) || (data8 === "hrk")) || (data8 === "htg")) || (data8 === "huf")) || (data8 === "idr")) || (data8 === "ils")) || (data8 === "inr")) || (data8 === "iqd")) || (data8 === "irr")) || (data8 === "isk")) || (data8 === "jmd")) || (data8 === "jod")) || (data8 === "jpy")) || (data8 === "kes")) || (data8 === "kgs")) || (data8 === "khr")) || (data8 === "kmf")) || (data8 === "kpw")) || (data8 === "krw")) || (data8 === "kwd")) || (data8 === "kyd")) || (data8 === "kzt")) || (data8 === "lak")) || (data8 === "lbp")) || (data8 === "lkr")) || (data8 === "lrd")) || (data8 === "lsl")) || (data8 === "lyd")) || (data8 === "mad")) || (data8 === "mdl")) || (data8 === "mga")) || (data8 === "mkd")) || (data8 === "mmk")) || (data8 === "mnt")) || (data8 === "mop")) || (data8 === "mru")) || (data8 === "mur")) || (data8 === "mvr")) || (data8 === "mwk")) || (data8 === "mxn")) || (data8 === "myr")) || (data8 === "mzn")) || (data8 === "nad")) || (data8 === "ngn")) || (data8 === "nio")) || (data8 === "nok")) || (data8 === "npr")) || (data8 === "nzd")) || (data8 === "omr")) || (data8 === "pab")) || (data8 === "pen")) || (data8 === "pgk")) || (data8 === "php")) || (data8 === "pkr")) || (data8 === "pln")) || (data8 === "pyg")) || (data8 === "qar")) || (data8 === "ron")) || (data8 === "rsd")) || (data8 === "rub")) || (data8 === "rwf")) || (data8 === "sar")) || (data8 === "sbd")) || (data8 === "scr")) || (data8 === "sdg")) || (data8 === "sek")) || (data8 === "sgd")) || (data8 === "shp")) || (data8 === "sle")) || (data8 === "sll")) || (data8 === "sos")) || (data8 === "srd")) || (data8 === "ssp")) || (data8 === "stn")) || (data8 === "svc")) || (data8 === "syp")) || (data8 === "szl")) || (data8 === "thb")) || (data8 === "tjs")) || (data8 === "tmt")) || (data8 === "tnd")) || (data8 === "top")) || (data8 === "try")) || (data8 === "ttd")) || (data8 === "twd")) || (data8 === "tzs")) || (data8 === "uah")) || (data8 === "ugx")) || (data8 === "usd")) || (data8 === "uyu")) || (data8 === "uzs")) || (data8 === "ves")) || (data8 === "vnd")) || (data8 === "vuv")) || (data8 === "wst")) || (data8 === "xaf")) || (data8 === "xcd")) || (data8 === "xcg")) || (data8 === "xof")) || (data8 === "xpf")) || (data8 === "yer")) || (data8 === "zar")) || (data8 === "zmw")) || (data8 === "zwg")) || (data8 === "zwl"))){
+const err25 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err13];
+vErrors = [err25];
 }
 else {
-vErrors.push(err13);
+vErrors.push(err25);
 }
 errors++;
 }
 }
 if(data.price_amount !== undefined){
-let data6 = data.price_amount;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err14 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data9 = data.price_amount;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err26 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err14];
+vErrors = [err26];
 }
 else {
-vErrors.push(err14);
+vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 9007199254740991 || isNaN(data6)){
-const err15 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 9007199254740991 || isNaN(data9)){
+const err27 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
-vErrors = [err15];
+vErrors = [err27];
 }
 else {
-vErrors.push(err15);
+vErrors.push(err27);
 }
 errors++;
 }
-if(data6 < 0 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data9 < 0 || isNaN(data9)){
+const err28 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
-vErrors = [err16];
+vErrors = [err28];
 }
 else {
-vErrors.push(err16);
+vErrors.push(err28);
 }
 errors++;
 }
 }
 }
 if(data.tax_behavior !== undefined){
-let data7 = data.tax_behavior;
-const _errs22 = errors;
-let valid9 = false;
-const _errs23 = errors;
-if(typeof data7 !== "string"){
-const err17 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data10 = data.tax_behavior;
+const _errs37 = errors;
+let valid15 = false;
+const _errs38 = errors;
+if(typeof data10 !== "string"){
+const err29 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err17];
+vErrors = [err29];
 }
 else {
-vErrors.push(err17);
+vErrors.push(err29);
 }
 errors++;
 }
-if(!(((data7 === "location") || (data7 === "inclusive")) || (data7 === "exclusive"))){
-const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema62.enum},message:"must be equal to one of the allowed values"};
+if(!(((data10 === "location") || (data10 === "inclusive")) || (data10 === "exclusive"))){
+const err30 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err18];
+vErrors = [err30];
 }
 else {
-vErrors.push(err18);
+vErrors.push(err30);
 }
 errors++;
 }
-var _valid2 = _errs23 === errors;
-valid9 = valid9 || _valid2;
-const _errs26 = errors;
-if(data7 !== null){
-const err19 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+var _valid4 = _errs38 === errors;
+valid15 = valid15 || _valid4;
+const _errs41 = errors;
+if(data10 !== null){
+const err31 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err31];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err31);
 }
 errors++;
 }
-var _valid2 = _errs26 === errors;
-valid9 = valid9 || _valid2;
-if(!valid9){
-const err20 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid4 = _errs41 === errors;
+valid15 = valid15 || _valid4;
+if(!valid15){
+const err32 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err32];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err32);
 }
 errors++;
 }
 else {
-errors = _errs22;
+errors = _errs37;
 if(vErrors !== null){
-if(_errs22){
-vErrors.length = _errs22;
+if(_errs37){
+vErrors.length = _errs37;
 }
 else {
 vErrors = null;
@@ -4472,14 +4671,187 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.unit_amount !== undefined){
+let data11 = data.unit_amount;
+const _errs45 = errors;
+let valid18 = false;
+const _errs46 = errors;
+if(typeof data11 === "string"){
+if(func1(data11) > 40){
+const err33 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err33];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid5 = _errs46 === errors;
+valid18 = valid18 || _valid5;
+const _errs48 = errors;
+if(!((typeof data11 == "number") && (isFinite(data11)))){
+const err35 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+var _valid5 = _errs48 === errors;
+valid18 = valid18 || _valid5;
+if(!valid18){
+const err36 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+else {
+errors = _errs45;
+if(vErrors !== null){
+if(_errs45){
+vErrors.length = _errs45;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.cap_amount !== undefined){
+let data12 = data.cap_amount;
+const _errs52 = errors;
+let valid20 = false;
+const _errs53 = errors;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err37 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 2147483647 || isNaN(data12)){
+const err38 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(data12 < 0 || isNaN(data12)){
+const err39 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+var _valid6 = _errs53 === errors;
+valid20 = valid20 || _valid6;
+const _errs55 = errors;
+if(data12 !== null){
+const err40 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid6 = _errs55 === errors;
+valid20 = valid20 || _valid6;
+if(!valid20){
+const err41 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+else {
+errors = _errs52;
+if(vErrors !== null){
+if(_errs52){
+vErrors.length = _errs52;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meter_id !== undefined){
+let data13 = data.meter_id;
+if(typeof data13 === "string"){
+if(!pattern6.test(data13)){
+const err42 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(!(formats16.test(data13))){
+const err43 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
 }
 errors++;
 }
@@ -4489,11 +4861,8 @@ return errors === 0;
 }
 validate32.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5156,16 +5525,16 @@ return validate29;
 })();
 
 export const validateListProductsQuery = /* @__PURE__ */ (() => {
-const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema154 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema155 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
+const schema189 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListProductsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' products; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Products whose name starts with this text, compared in lowercase (`pro` finds \"Pro\nplan\" and \"PROFESSIONAL\", not \"Go pro\"). Answered from the name order of the list, so\nit costs what it matches; a prefix matching more than 1000 products of one\norganization is a 422 (use a longer one). The hosted service matches anywhere in the\nname.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) products."},"is_recurring":{"type":"boolean","description":"Only recurring (`true`) or only one-time (`false`) products."},"id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"benefit_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (products have no benefits in this API; 422 when given)."},"visibility":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however\nlong; a page past the end answers 200 with no items. Anything else is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above\n100 are served as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/ProductSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `name` compares\nin lowercase; `price_amount` and `price_amount_type` read the product's first live\nprice (the one in the organization's default currency when it was written); products\nwithout a value sort last. Remaining ties are broken by ascending product id.\n"}},"$defs":{"ProductSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema190 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema191 = {"type":"string","enum":["created_at","-created_at","name","-name","price_amount_type","-price_amount_type","price_amount","-price_amount"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5458,7 +5827,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((((data17 === "created_at") || (data17 === "-created_at")) || (data17 === "name")) || (data17 === "-name")) || (data17 === "price_amount_type")) || (data17 === "-price_amount_type")) || (data17 === "price_amount")) || (data17 === "-price_amount"))){
-const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema155.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/sorting/" + i5,schemaPath:"#/$defs/ProductSortProperty/enum",keyword:"enum",params:{allowedValues: schema191.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5490,24 +5859,24 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate71;
+validate81.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"is_recurring":true,"id":true,"benefit_id":true,"visibility":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate81;
 })();
 
 export const validateListCustomerSubscriptionsQuery = /* @__PURE__ */ (() => {
-const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerSubscriptionsQuery","type":"object","properties":{"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"query":{"type":"string","description":"Not supported (a search of product and organization names cannot be answered from a\nkey): any value is a 422 `PolarRequestValidationError`.\n"},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1; past the end, a 200 with no items."},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; a leading `-` sorts descending. Every\nsubscription of a customer belongs to one organization, so `organization` orders\nnothing. Remaining ties are broken by ascending subscription id.\n"}},"$defs":{"CustomerSubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema157 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema158 = {"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]};
+const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerSubscriptionsQuery","type":"object","properties":{"product_id":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only subscriptions to these products (at most 10 ids)."},"query":{"type":"string","description":"Not supported (a search of product and organization names cannot be answered from a\nkey): any value is a 422 `PolarRequestValidationError`.\n"},"active":{"type":"boolean","description":"`true`: only trialing, active and past-due subscriptions; `false`: only the others.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1; past the end, a 200 with no items."},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSubscriptionSortProperty"},"default":["-started_at"],"description":"Sort criteria, applied in the order given; a leading `-` sorts descending. Every\nsubscription of a customer belongs to one organization, so `organization` orders\nnothing. Remaining ties are broken by ascending subscription id.\n"}},"$defs":{"CustomerSubscriptionSortProperty":{"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema193 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema194 = {"type":"string","enum":["started_at","-started_at","amount","-amount","status","-status","organization","-organization"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5671,7 +6040,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((((((((data7 === "started_at") || (data7 === "-started_at")) || (data7 === "amount")) || (data7 === "-amount")) || (data7 === "status")) || (data7 === "-status")) || (data7 === "organization")) || (data7 === "-organization"))){
-const err12 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema158.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/CustomerSubscriptionSortProperty/enum",keyword:"enum",params:{allowedValues: schema194.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5703,23 +6072,23 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":{"product_id":true,"query":true,"active":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate72;
+validate82.evaluated = {"props":{"product_id":true,"query":true,"active":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate82;
 })();
 
 export const validateGetCustomerSubscriptionPath = /* @__PURE__ */ (() => {
-const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema160 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema196 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5783,17 +6152,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate73;
+validate83.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate83;
 })();
 
 export const validateUpdateCustomerSubscriptionBody = /* @__PURE__ */ (() => {
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionBody","description":"Cancel at the end of the current period (`true`, with an optional reason and comment) or\ntake that back (`false`).\n","type":"object","properties":{"cancel_at_period_end":{"type":"boolean"},"cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]}},"required":["cancel_at_period_end"],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]}}};
-const schema66 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
-const schema67 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
+const schema70 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionBody","description":"Cancel at the end of the current period (`true`, with an optional reason and comment) or\ntake that back (`false`).\n","type":"object","properties":{"cancel_at_period_end":{"type":"boolean"},"cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]}},"required":["cancel_at_period_end"],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]}}};
+const schema71 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
+const schema72 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
 const func1 = ucs2length;
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 
@@ -5846,7 +6215,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5995,15 +6364,15 @@ return validate34;
 })();
 
 export const validateUpdateCustomerSubscriptionPath = /* @__PURE__ */ (() => {
-const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema162 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema198 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6067,23 +6436,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate74;
+validate84.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate84;
 })();
 
 export const validateCancelCustomerSubscriptionPath = /* @__PURE__ */ (() => {
-const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CancelCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema164 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CancelCustomerSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema200 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6147,23 +6516,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate75;
+validate85.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate85;
 })();
 
 export const validateGetProductPath = /* @__PURE__ */ (() => {
-const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema166 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema202 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6227,23 +6596,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate76;
+validate86.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate86;
 })();
 
 export const validateUpdateProductBody = /* @__PURE__ */ (() => {
-const schema68 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductBody","description":"Body of Update Product; every field is optional and `null` leaves a field as it is.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"anyOf":[{"$ref":"#/$defs/ProductName"},{"type":"null"}]},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"anyOf":[{"$ref":"#/$defs/ProductVisibility"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/MetadataInput"},"is_archived":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}]},"prices":{"anyOf":[{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceUpdate"}},{"type":"null"}]}}}],"$defs":{"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"ExistingProductPrice":{"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductPriceUpdate":{"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema72 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema73 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema74 = {"type":"string","enum":["draft","private","public"]};
-const schema75 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema71 = {"type":"string","enum":["day","week","month","year"]};
-const schema77 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
-const schema69 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
-const schema70 = {"type":"string","enum":["day","week","month","year"]};
+const schema73 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductBody","description":"Body of Update Product; every field is optional and `null` leaves a field as it is.","allOf":[{"$ref":"#/$defs/UnsupportedProductFields"},{"type":"object","properties":{"name":{"anyOf":[{"$ref":"#/$defs/ProductName"},{"type":"null"}]},"description":{"$ref":"#/$defs/ProductDescription"},"visibility":{"anyOf":[{"$ref":"#/$defs/ProductVisibility"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/MetadataInput"},"is_archived":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"recurring_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"recurring_interval_count":{"anyOf":[{"$ref":"#/$defs/RecurringIntervalCount"},{"type":"null"}]},"prices":{"anyOf":[{"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"#/$defs/ProductPriceUpdate"}},{"type":"null"}]}}}],"$defs":{"CapAmountInput":{"description":"The most the price charges per period, in cents; null for no cap.","anyOf":[{"type":"integer","minimum":0,"maximum":2147483647},{"type":"null"}]},"Currency":{"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]},"ExistingProductPrice":{"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"ProductDescription":{"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"ProductName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"ProductPriceCreate":{"description":"A new price: fixed (`price_amount` in minor units, from 0 (free) to 2^53−1, no minimum; the legacy `{\"amount_type\": \"free\"}`, with no amount or 0, is stored as a fixed price of 0) or metered (`metered_unit`: `unit_amount` in cents per unit, a decimal of at most 17 digits and 12 decimal places, greater than 0, as a string or a number; an optional `cap_amount` in cents; the `meter_id` of a live meter of the product's organization; recurring products only, beside a fixed price in the same currency). Custom (pay what you want), seat-based and unit-based prices are refused: they need checkout, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free","metered_unit"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]},"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"cap_amount":{"$ref":"#/$defs/CapAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"metered_unit"}},"required":["amount_type"]},"then":{"properties":{"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"required":["unit_amount","meter_id"]}},{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]},"ProductPriceUpdate":{"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free","metered_unit"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]},"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"cap_amount":{"$ref":"#/$defs/CapAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}},"ProductVisibility":{"type":"string","enum":["draft","private","public"]},"RecurringInterval":{"type":"string","enum":["day","week","month","year"]},"RecurringIntervalCount":{"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999},"TaxBehaviorOption":{"type":"string","enum":["location","inclusive","exclusive"]},"TrialInterval":{"type":"string","enum":["day","week","month","year"]},"UnitAmountInput":{"description":"Cents per unit: a decimal text (`\"0.5\"`) or a number, greater than 0, at most 17 digits and 12 decimal places (a `PolarRequestValidationError` otherwise). Answered as canonical text.","anyOf":[{"type":"string","maxLength":40},{"type":"number"}]},"UnsupportedProductFields":{"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema77 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema78 = {"description":"At most 5000 characters; no control characters but tab, line feed and carriage return.","anyOf":[{"type":"string","maxLength":5000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema79 = {"type":"string","enum":["draft","private","public"]};
+const schema80 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema76 = {"type":"string","enum":["day","week","month","year"]};
+const schema82 = {"description":"Number of intervals per billing period.","type":"integer","minimum":1,"maximum":999};
+const schema74 = {"description":"Fields of the hosted service's product bodies this API does not support. Each may be left out, null or empty; a value is a 422 `PolarRequestValidationError` naming it.","type":"object","properties":{"trial_interval":{"anyOf":[{"$ref":"#/$defs/TrialInterval"},{"type":"null"}]},"trial_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"meter_interval":{"anyOf":[{"$ref":"#/$defs/RecurringInterval"},{"type":"null"}]},"meter_interval_count":{"anyOf":[{"type":"integer"},{"type":"null"}]},"medias":{"anyOf":[{"type":"array"},{"type":"null"}]},"attached_custom_fields":{"anyOf":[{"type":"array"},{"type":"null"}]}}};
+const schema75 = {"type":"string","enum":["day","week","month","year"]};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6272,7 +6641,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((data0 === "day") || (data0 === "week")) || (data0 === "month")) || (data0 === "year"))){
-const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values"};
+const err1 = {instancePath:instancePath+"/trial_interval",schemaPath:"#/$defs/TrialInterval/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6386,7 +6755,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((data2 === "day") || (data2 === "week")) || (data2 === "month")) || (data2 === "year"))){
-const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/meter_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema76.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6604,11 +6973,13 @@ return errors === 0;
 }
 validate36.evaluated = {"props":{"trial_interval":true,"trial_interval_count":true,"meter_interval":true,"meter_interval_count":true,"medias":true,"attached_custom_fields":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema78 = {"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}};
-const schema80 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema82 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
-const schema83 = {"type":"string","enum":["location","inclusive","exclusive"]};
-const schema79 = {"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]};
+const schema83 = {"description":"An item of `ProductUpdate.prices`: with an `id`, one of the product's live prices to keep (`ExistingProductPrice`); otherwise a new price (`ProductPriceCreate`).","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"},"amount_type":{"type":"string","enum":["fixed","free","metered_unit"]},"price_currency":{"$ref":"#/$defs/Currency"},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]},"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"cap_amount":{"$ref":"#/$defs/CapAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"if":{"properties":{"id":true},"required":["id"]},"then":{"$ref":"#/$defs/ExistingProductPrice"},"else":{"$ref":"#/$defs/ProductPriceCreate"}};
+const schema85 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema89 = {"description":"A lowercase ISO 4217 code of a circulating currency (the list ICU keeps, without the special drawing right `xdr` and the sucre `xsu`).","type":"string","enum":["aed","afn","all","amd","ang","aoa","ars","aud","awg","azn","bam","bbd","bdt","bgn","bhd","bif","bmd","bnd","bob","brl","bsd","btn","bwp","byn","bzd","cad","cdf","chf","clp","cny","cop","crc","cuc","cup","cve","czk","djf","dkk","dop","dzd","egp","ern","etb","eur","fjd","fkp","gbp","gel","ghs","gip","gmd","gnf","gtq","gyd","hkd","hnl","hrk","htg","huf","idr","ils","inr","iqd","irr","isk","jmd","jod","jpy","kes","kgs","khr","kmf","kpw","krw","kwd","kyd","kzt","lak","lbp","lkr","lrd","lsl","lyd","mad","mdl","mga","mkd","mmk","mnt","mop","mru","mur","mvr","mwk","mxn","myr","mzn","nad","ngn","nio","nok","npr","nzd","omr","pab","pen","pgk","php","pkr","pln","pyg","qar","ron","rsd","rub","rwf","sar","sbd","scr","sdg","sek","sgd","shp","sle","sll","sos","srd","ssp","stn","svc","syp","szl","thb","tjs","tmt","tnd","top","try","ttd","twd","tzs","uah","ugx","usd","uyu","uzs","ves","vnd","vuv","wst","xaf","xcd","xcg","xof","xpf","yer","zar","zmw","zwg","zwl"]};
+const schema90 = {"type":"string","enum":["location","inclusive","exclusive"]};
+const schema87 = {"description":"Cents per unit: a decimal text (`\"0.5\"`) or a number, greater than 0, at most 17 digits and 12 decimal places (a `PolarRequestValidationError` otherwise). Answered as canonical text.","anyOf":[{"type":"string","maxLength":40},{"type":"number"}]};
+const schema92 = {"description":"The most the price charges per period, in cents; null for no cap.","anyOf":[{"type":"integer","minimum":0,"maximum":2147483647},{"type":"null"}]};
+const schema84 = {"description":"Keeps one of the product's live prices as it is.","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4"}},"required":["id"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
@@ -6684,7 +7055,8 @@ return errors === 0;
 }
 validate39.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema81 = {"description":"A new price. Only fixed prices are supported: `price_amount` in minor units, from 0 (free) to 2^53−1, no minimum. The legacy `{\"amount_type\": \"free\"}` (with no amount, or 0) is stored as a fixed price of 0. Custom (pay what you want), seat-based, metered and unit-based prices are refused: they need checkout and usage billing, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
+const schema86 = {"description":"A new price: fixed (`price_amount` in minor units, from 0 (free) to 2^53−1, no minimum; the legacy `{\"amount_type\": \"free\"}`, with no amount or 0, is stored as a fixed price of 0) or metered (`metered_unit`: `unit_amount` in cents per unit, a decimal of at most 17 digits and 12 decimal places, greater than 0, as a string or a number; an optional `cap_amount` in cents; the `meter_id` of a live meter of the product's organization; recurring products only, beside a fixed price in the same currency). Custom (pay what you want), seat-based and unit-based prices are refused: they need checkout, which this API does not have.","type":"object","properties":{"amount_type":{"type":"string","enum":["fixed","free","metered_unit"]},"price_currency":{"$ref":"#/$defs/Currency","description":"Defaults to the organization's default currency."},"price_amount":{"type":"integer","minimum":0,"maximum":9007199254740991},"tax_behavior":{"anyOf":[{"$ref":"#/$defs/TaxBehaviorOption"},{"type":"null"}]},"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"cap_amount":{"$ref":"#/$defs/CapAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"required":["amount_type"],"allOf":[{"if":{"properties":{"amount_type":{"const":"metered_unit"}},"required":["amount_type"]},"then":{"properties":{"unit_amount":{"$ref":"#/$defs/UnitAmountInput"},"meter_id":{"$ref":"#/$defs/Uuid4"}},"required":["unit_amount","meter_id"]}},{"if":{"properties":{"amount_type":{"const":"fixed"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"type":"integer"}},"required":["price_amount"]}},{"if":{"properties":{"amount_type":{"const":"free"}},"required":["amount_type"]},"then":{"properties":{"price_amount":{"const":0}}}}]};
+const func1 = ucs2length;
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6713,7 +7085,7 @@ errors++;
 }
 else {
 if(data.amount_type !== undefined){
-if("fixed" !== data.amount_type){
+if("metered_unit" !== data.amount_type){
 const err1 = {};
 if(vErrors === null){
 vErrors = [err1];
@@ -6739,8 +7111,8 @@ vErrors = null;
 if(_valid0){
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.price_amount === undefined){
-const err2 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "price_amount"},message:"must have required property '"+"price_amount"+"'"};
+if(data.unit_amount === undefined){
+const err2 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "unit_amount"},message:"must have required property '"+"unit_amount"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6749,15 +7121,111 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.price_amount !== undefined){
-let data1 = data.price_amount;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err3 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/0/then/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.meter_id === undefined){
+const err3 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "meter_id"},message:"must have required property '"+"meter_id"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+if(data.unit_amount !== undefined){
+let data1 = data.unit_amount;
+const _errs8 = errors;
+let valid5 = false;
+const _errs9 = errors;
+if(typeof data1 === "string"){
+if(func1(data1) > 40){
+const err4 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid1 = _errs9 === errors;
+valid5 = valid5 || _valid1;
+const _errs11 = errors;
+if(!((typeof data1 == "number") && (isFinite(data1)))){
+const err6 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid5 = valid5 || _valid1;
+if(!valid5){
+const err7 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+else {
+errors = _errs8;
+if(vErrors !== null){
+if(_errs8){
+vErrors.length = _errs8;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meter_id !== undefined){
+let data2 = data.meter_id;
+if(typeof data2 === "string"){
+if(!pattern6.test(data2)){
+const err8 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(!(formats16.test(data2))){
+const err9 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -6767,91 +7235,103 @@ var _valid0 = _errs5 === errors;
 valid1 = _valid0;
 if(valid1){
 var props0 = {};
-props0.price_amount = true;
+props0.unit_amount = true;
+props0.meter_id = true;
 props0.amount_type = true;
 }
 }
 if(!valid1){
-const err4 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err11 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err11];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err11);
 }
 errors++;
 }
-const _errs9 = errors;
-let valid4 = true;
-const _errs10 = errors;
+const _errs17 = errors;
+let valid7 = true;
+const _errs18 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
 if((data.amount_type === undefined) && (missing1 = "amount_type")){
-const err5 = {};
+const err12 = {};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err12];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err12);
 }
 errors++;
 }
 else {
 if(data.amount_type !== undefined){
-if("free" !== data.amount_type){
-const err6 = {};
+if("fixed" !== data.amount_type){
+const err13 = {};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err13];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err13);
 }
 errors++;
 }
 }
 }
 }
-var _valid1 = _errs10 === errors;
-errors = _errs9;
+var _valid2 = _errs18 === errors;
+errors = _errs17;
 if(vErrors !== null){
-if(_errs9){
-vErrors.length = _errs9;
+if(_errs17){
+vErrors.length = _errs17;
 }
 else {
 vErrors = null;
 }
 }
-if(_valid1){
-const _errs12 = errors;
+if(_valid2){
+const _errs20 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.price_amount !== undefined){
-if(0 !== data.price_amount){
-const err7 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/1/then/properties/price_amount/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant"};
+if(data.price_amount === undefined){
+const err14 = {instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: "price_amount"},message:"must have required property '"+"price_amount"+"'"};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err14];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err14);
+}
+errors++;
+}
+if(data.price_amount !== undefined){
+let data4 = data.price_amount;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/1/then/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
 }
 errors++;
 }
 }
 }
-var _valid1 = _errs12 === errors;
-valid4 = _valid1;
-if(valid4){
+var _valid2 = _errs20 === errors;
+valid7 = _valid2;
+if(valid7){
 var props1 = {};
 props1.price_amount = true;
 props1.amount_type = true;
 }
 }
-if(!valid4){
-const err8 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid7){
+const err16 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err16];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err16);
 }
 errors++;
 }
@@ -6864,14 +7344,97 @@ props0 = props0 || {};
 Object.assign(props0, props1);
 }
 }
+const _errs24 = errors;
+let valid10 = true;
+const _errs25 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.amount_type === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount_type"},message:"must have required property '"+"amount_type"+"'"};
+let missing2;
+if((data.amount_type === undefined) && (missing2 = "amount_type")){
+const err17 = {};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err17];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+if(data.amount_type !== undefined){
+if("free" !== data.amount_type){
+const err18 = {};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+var _valid3 = _errs25 === errors;
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs27 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.price_amount !== undefined){
+if(0 !== data.price_amount){
+const err19 = {instancePath:instancePath+"/price_amount",schemaPath:"#/allOf/2/then/properties/price_amount/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs27 === errors;
+valid10 = _valid3;
+if(valid10){
+var props2 = {};
+props2.price_amount = true;
+props2.amount_type = true;
+}
+}
+if(!valid10){
+const err20 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(props0 !== true && props2 !== undefined){
+if(props2 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props2);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.amount_type === undefined){
+const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "amount_type"},message:"must have required property '"+"amount_type"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -6881,143 +7444,146 @@ props0.amount_type = true;
 props0.price_currency = true;
 props0.price_amount = true;
 props0.tax_behavior = true;
+props0.unit_amount = true;
+props0.cap_amount = true;
+props0.meter_id = true;
 }
 if(data.amount_type !== undefined){
-let data4 = data.amount_type;
-if(typeof data4 !== "string"){
-const err10 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data7 = data.amount_type;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err22];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err22);
 }
 errors++;
 }
-if(!((data4 === "fixed") || (data4 === "free"))){
-const err11 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema81.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+if(!(((data7 === "fixed") || (data7 === "free")) || (data7 === "metered_unit"))){
+const err23 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema86.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err23];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err23);
 }
 errors++;
 }
 }
 if(data.price_currency !== undefined){
-let data5 = data.price_currency;
-if(typeof data5 !== "string"){
-const err12 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data8 = data.price_currency;
+if(typeof data8 !== "string"){
+const err24 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err12];
+vErrors = [err24];
 }
 else {
-vErrors.push(err12);
+vErrors.push(err24);
 }
 errors++;
 }
-if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "aed") || (data5 === "afn")) || (data5 === "all")) || (data5 === "amd")) || (data5 === "ang")) || (data5 === "aoa")) || (data5 === "ars")) || (data5 === "aud")) || (data5 === "awg")) || (data5 === "azn")) || (data5 === "bam")) || (data5 === "bbd")) || (data5 === "bdt")) || (data5 === "bgn")) || (data5 === "bhd")) || (data5 === "bif")) || (data5 === "bmd")) || (data5 === "bnd")) || (data5 === "bob")) || (data5 === "brl")) || (data5 === "bsd")) || (data5 === "btn")) || (data5 === "bwp")) || (data5 === "byn")) || (data5 === "bzd")) || (data5 === "cad")) || (data5 === "cdf")) || (data5 === "chf")) || (data5 === "clp")) || (data5 === "cny")) || (data5 === "cop")) || (data5 === "crc")) || (data5 === "cuc")) || (data5 === "cup")) || (data5 === "cve")) || (data5 === "czk")) || (data5 === "djf")) || (data5 === "dkk")) || (data5 === "dop")) || (data5 === "dzd")) || (data5 === "egp")) || (data5 === "ern")) || (data5 === "etb")) || (data5 === "eur")) || (data5 === "fjd")) || (data5 === "fkp")) || (data5 === "gbp")) || (data5 === "gel")) || (data5 === "ghs")) || (data5 === "gip")) || (data5 === "gmd")) || (data5 === "gnf")) || (data5 === "gtq")) || (data5 === "gyd")) || (data5 === "hkd")) || (data5 === "hnl")) || (data5 === "hrk")) || (data5 === "htg")) || (data5 === "huf")) || (data5 === "idr")) || (data5 === "ils")) || (data5 === "inr")) || (data5 === "iqd")) || (data5 === "irr")) || (data5 === "isk")) || (data5 === "jmd")) || (data5 === "jod")) || (data5 === "jpy")) || (data5 === "kes")) || (data5 === "kgs")) || (data5 === "khr")) || (data5 === "kmf")) || (data5 === "kpw")) || (data5 === "krw")) || (data5 === "kwd")) || (data5 === "kyd")) || (data5 === "kzt")) || (data5 === "lak")) || (data5 === "lbp")) || (data5 === "lkr")) || (data5 === "lrd")) || (data5 === "lsl")) || (data5 === "lyd")) || (data5 === "mad")) || (data5 === "mdl")) || (data5 === "mga")) || (data5 === "mkd")) || (data5 === "mmk")) || (data5 === "mnt")) || (data5 === "mop")) || (data5 === "mru")) || (data5 === "mur")) || (data5 === "mvr")) || (data5 === "mwk")) || (data5 === "mxn")) || (data5 === "myr")) || (data5 === "mzn")) || (data5 === "nad")) || (data5 === "ngn")) || (data5 === "nio")) || (data5 === "nok")) || (data5 === "npr")) || (data5 === "nzd")) || (data5 === "omr")) || (data5 === "pab")) || (data5 === "pen")) || (data5 === "pgk")) || (data5 === "php")) || (data5 === "pkr")) || (data5 === "pln")) || (data5 === "pyg")) || (data5 === "qar")) || (data5 === "ron")) || (data5 === "rsd")) || (data5 === "rub")) || (data5 === "rwf")) || (data5 === "sar")) || (data5 === "sbd")) || (data5 === "scr")) || (data5 === "sdg")) || (data5 === "sek")) || (data5 === "sgd")) || (data5 === "shp")) || (data5 === "sle")) || (data5 === "sll")) || (data5 === "sos")) || (data5 === "srd")) || (data5 === "ssp")) || (data5 === "stn")) || (data5 === "svc")) || (data5 === "syp")) || (data5 === "szl")) || (data5 === "thb")) || (data5 === "tjs")) || (data5 === "tmt")) || (data5 === "tnd")) || (data5 === "top")) || (data5 === "try")) || (data5 === "ttd")) || (data5 === "twd")) || (data5 === "tzs")) || (data5 === "uah")) || (data5 === "ugx")) || (data5 === "usd")) || (data5 === "uyu")) || (data5 === "uzs")) || (data5 === "ves")) || (data5 === "vnd")) || (data5 === "vuv")) || (data5 === "wst")) || (data5 === "xaf")) || (data5 === "xcd")) || (data5 === "xcg")) || (data5 === "xof")) || (data5 === "xpf")) || (data5 === "yer")) || (data5 === "zar")) || (data5 === "zmw")) || (data5 === "zwg")) || (data5 === "zwl"))){
-const err13 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
+if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data8 === "aed") || (data8 === "afn")) || (data8 === "all")) || (data8 === "amd")) || (data8 === "ang")) || (data8 === "aoa")) || (data8 === "ars")) || (data8 === "aud")) || (data8 === "awg")) || (data8 === "azn")) || (data8 === "bam")) || (data8 === "bbd")) || (data8 === "bdt")) || (data8 === "bgn")) || (data8 === "bhd")) || (data8 === "bif")) || (data8 === "bmd")) || (data8 === "bnd")) || (data8 === "bob")) || (data8 === "brl")) || (data8 === "bsd")) || (data8 === "btn")) || (data8 === "bwp")) || (data8 === "byn")) || (data8 === "bzd")) || (data8 === "cad")) || (data8 === "cdf")) || (data8 === "chf")) || (data8 === "clp")) || (data8 === "cny")) || (data8 === "cop")) || (data8 === "crc")) || (data8 === "cuc")) || (data8 === "cup")) || (data8 === "cve")) || (data8 === "czk")) || (data8 === "djf")) || (data8 === "dkk")) || (data8 === "dop")) || (data8 === "dzd")) || (data8 === "egp")) || (data8 === "ern")) || (data8 === "etb")) || (data8 === "eur")) || (data8 === "fjd")) || (data8 === "fkp")) || (data8 === "gbp")) || (data8 === "gel")) || (data8 === "ghs")) || (data8 === "gip")) || (data8 === "gmd")) || (data8 === "gnf")) || (data8 === "gtq")) || (data8 === "gyd")) || (data8 === "hkd")) || (data8 === "hnl")) || (data8 === "hrk")) || (data8 === "htg")) || (data8 === "huf")) || (data8 === "idr")) || (data8 === "ils")) || (data8 === "inr")) || (data8 === "iqd")) || (data8 === "irr")) || (data8 === "isk")) || (data8 === "jmd")) || (data8 === "jod")) || (data8 === "jpy")) || (data8 === "kes")) || (data8 === "kgs")) || (data8 === "khr")) || (data8 === "kmf")) || (data8 === "kpw")) || (data8 === "krw")) || (data8 === "kwd")) || (data8 === "kyd")) || (data8 === "kzt")) || (data8 === "lak")) || (data8 === "lbp")) || (data8 === "lkr")) || (data8 === "lrd")) || (data8 === "lsl")) || (data8 === "lyd")) || (data8 === "mad")) || (data8 === "mdl")) || (data8 === "mga")) || (data8 === "mkd")) || (data8 === "mmk")) || (data8 === "mnt")) || (data8 === "mop")) || (data8 === "mru")) || (data8 === "mur")) || (data8 === "mvr")) || (data8 === "mwk")) || (data8 === "mxn")) || (data8 === "myr")) || (data8 === "mzn")) || (data8 === "nad")) || (data8 === "ngn")) || (data8 === "nio")) || (data8 === "nok")) || (data8 === "npr")) || (data8 === "nzd")) || (data8 === "omr")) || (data8 === "pab")) || (data8 === "pen")) || (data8 === "pgk")) || (data8 === "php")) || (data8 === "pkr")) || (data8 === "pln")) || (data8 === "pyg")) || (data8 === "qar")) || (data8 === "ron")) || (data8 === "rsd")) || (data8 === "rub")) || (data8 === "rwf")) || (data8 === "sar")) || (data8 === "sbd")) || (data8 === "scr")) || (data8 === "sdg")) || (data8 === "sek")) || (data8 === "sgd")) || (data8 === "shp")) || (data8 === "sle")) || (data8 === "sll")) || (data8 === "sos")) || (data8 === "srd")) || (data8 === "ssp")) || (data8 === "stn")) || (data8 === "svc")) || (data8 === "syp")) || (data8 === "szl")) || (data8 === "thb")) || (data8 === "tjs")) || (data8 === "tmt")) || (data8 === "tnd")) || (data8 === "top")) || (data8 === "try")) || (data8 === "ttd")) || (data8 === "twd")) || (data8 === "tzs")) || (data8 === "uah")) || (data8 === "ugx")) || (data8 === "usd")) || (data8 === "uyu")) || (data8 === "uzs")) || (data8 === "ves")) || (data8 === "vnd")) || (data8 === "vuv")) || (data8 === "wst")) || (data8 === "xaf")) || (data8 === "xcd")) || (data8 === "xcg")) || (data8 === "xof")) || (data8 === "xpf")) || (data8 === "yer")) || (data8 === "zar")) || (data8 === "zmw")) || (data8 === "zwg")) || (data8 === "zwl"))){
+const err25 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err13];
+vErrors = [err25];
 }
 else {
-vErrors.push(err13);
+vErrors.push(err25);
 }
 errors++;
 }
 }
 if(data.price_amount !== undefined){
-let data6 = data.price_amount;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err14 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data9 = data.price_amount;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err26 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err14];
+vErrors = [err26];
 }
 else {
-vErrors.push(err14);
+vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 9007199254740991 || isNaN(data6)){
-const err15 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 9007199254740991 || isNaN(data9)){
+const err27 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
-vErrors = [err15];
+vErrors = [err27];
 }
 else {
-vErrors.push(err15);
+vErrors.push(err27);
 }
 errors++;
 }
-if(data6 < 0 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data9 < 0 || isNaN(data9)){
+const err28 = {instancePath:instancePath+"/price_amount",schemaPath:"#/properties/price_amount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
-vErrors = [err16];
+vErrors = [err28];
 }
 else {
-vErrors.push(err16);
+vErrors.push(err28);
 }
 errors++;
 }
 }
 }
 if(data.tax_behavior !== undefined){
-let data7 = data.tax_behavior;
-const _errs22 = errors;
-let valid9 = false;
-const _errs23 = errors;
-if(typeof data7 !== "string"){
-const err17 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data10 = data.tax_behavior;
+const _errs37 = errors;
+let valid15 = false;
+const _errs38 = errors;
+if(typeof data10 !== "string"){
+const err29 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err17];
+vErrors = [err29];
 }
 else {
-vErrors.push(err17);
+vErrors.push(err29);
 }
 errors++;
 }
-if(!(((data7 === "location") || (data7 === "inclusive")) || (data7 === "exclusive"))){
-const err18 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values"};
+if(!(((data10 === "location") || (data10 === "inclusive")) || (data10 === "exclusive"))){
+const err30 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err18];
+vErrors = [err30];
 }
 else {
-vErrors.push(err18);
+vErrors.push(err30);
 }
 errors++;
 }
-var _valid2 = _errs23 === errors;
-valid9 = valid9 || _valid2;
-const _errs26 = errors;
-if(data7 !== null){
-const err19 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+var _valid4 = _errs38 === errors;
+valid15 = valid15 || _valid4;
+const _errs41 = errors;
+if(data10 !== null){
+const err31 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err31];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err31);
 }
 errors++;
 }
-var _valid2 = _errs26 === errors;
-valid9 = valid9 || _valid2;
-if(!valid9){
-const err20 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid4 = _errs41 === errors;
+valid15 = valid15 || _valid4;
+if(!valid15){
+const err32 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/properties/tax_behavior/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err32];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err32);
 }
 errors++;
 }
 else {
-errors = _errs22;
+errors = _errs37;
 if(vErrors !== null){
-if(_errs22){
-vErrors.length = _errs22;
+if(_errs37){
+vErrors.length = _errs37;
 }
 else {
 vErrors = null;
@@ -7025,14 +7591,187 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.unit_amount !== undefined){
+let data11 = data.unit_amount;
+const _errs45 = errors;
+let valid18 = false;
+const _errs46 = errors;
+if(typeof data11 === "string"){
+if(func1(data11) > 40){
+const err33 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err33];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid5 = _errs46 === errors;
+valid18 = valid18 || _valid5;
+const _errs48 = errors;
+if(!((typeof data11 == "number") && (isFinite(data11)))){
+const err35 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+var _valid5 = _errs48 === errors;
+valid18 = valid18 || _valid5;
+if(!valid18){
+const err36 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+else {
+errors = _errs45;
+if(vErrors !== null){
+if(_errs45){
+vErrors.length = _errs45;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.cap_amount !== undefined){
+let data12 = data.cap_amount;
+const _errs52 = errors;
+let valid20 = false;
+const _errs53 = errors;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err37 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 2147483647 || isNaN(data12)){
+const err38 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(data12 < 0 || isNaN(data12)){
+const err39 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+var _valid6 = _errs53 === errors;
+valid20 = valid20 || _valid6;
+const _errs55 = errors;
+if(data12 !== null){
+const err40 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid6 = _errs55 === errors;
+valid20 = valid20 || _valid6;
+if(!valid20){
+const err41 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+else {
+errors = _errs52;
+if(vErrors !== null){
+if(_errs52){
+vErrors.length = _errs52;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meter_id !== undefined){
+let data13 = data.meter_id;
+if(typeof data13 === "string"){
+if(!pattern6.test(data13)){
+const err42 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(!(formats16.test(data13))){
+const err43 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
 }
 errors++;
 }
@@ -7136,6 +7875,9 @@ props0.amount_type = true;
 props0.price_currency = true;
 props0.price_amount = true;
 props0.tax_behavior = true;
+props0.unit_amount = true;
+props0.cap_amount = true;
+props0.meter_id = true;
 }
 if(data.id !== undefined){
 let data0 = data.id;
@@ -7184,8 +7926,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!((data1 === "fixed") || (data1 === "free"))){
-const err6 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema78.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
+if(!(((data1 === "fixed") || (data1 === "free")) || (data1 === "metered_unit"))){
+const err6 = {instancePath:instancePath+"/amount_type",schemaPath:"#/properties/amount_type/enum",keyword:"enum",params:{allowedValues: schema83.properties.amount_type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7208,7 +7950,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data2 === "aed") || (data2 === "afn")) || (data2 === "all")) || (data2 === "amd")) || (data2 === "ang")) || (data2 === "aoa")) || (data2 === "ars")) || (data2 === "aud")) || (data2 === "awg")) || (data2 === "azn")) || (data2 === "bam")) || (data2 === "bbd")) || (data2 === "bdt")) || (data2 === "bgn")) || (data2 === "bhd")) || (data2 === "bif")) || (data2 === "bmd")) || (data2 === "bnd")) || (data2 === "bob")) || (data2 === "brl")) || (data2 === "bsd")) || (data2 === "btn")) || (data2 === "bwp")) || (data2 === "byn")) || (data2 === "bzd")) || (data2 === "cad")) || (data2 === "cdf")) || (data2 === "chf")) || (data2 === "clp")) || (data2 === "cny")) || (data2 === "cop")) || (data2 === "crc")) || (data2 === "cuc")) || (data2 === "cup")) || (data2 === "cve")) || (data2 === "czk")) || (data2 === "djf")) || (data2 === "dkk")) || (data2 === "dop")) || (data2 === "dzd")) || (data2 === "egp")) || (data2 === "ern")) || (data2 === "etb")) || (data2 === "eur")) || (data2 === "fjd")) || (data2 === "fkp")) || (data2 === "gbp")) || (data2 === "gel")) || (data2 === "ghs")) || (data2 === "gip")) || (data2 === "gmd")) || (data2 === "gnf")) || (data2 === "gtq")) || (data2 === "gyd")) || (data2 === "hkd")) || (data2 === "hnl")) || (data2 === "hrk")) || (data2 === "htg")) || (data2 === "huf")) || (data2 === "idr")) || (data2 === "ils")) || (data2 === "inr")) || (data2 === "iqd")) || (data2 === "irr")) || (data2 === "isk")) || (data2 === "jmd")) || (data2 === "jod")) || (data2 === "jpy")) || (data2 === "kes")) || (data2 === "kgs")) || (data2 === "khr")) || (data2 === "kmf")) || (data2 === "kpw")) || (data2 === "krw")) || (data2 === "kwd")) || (data2 === "kyd")) || (data2 === "kzt")) || (data2 === "lak")) || (data2 === "lbp")) || (data2 === "lkr")) || (data2 === "lrd")) || (data2 === "lsl")) || (data2 === "lyd")) || (data2 === "mad")) || (data2 === "mdl")) || (data2 === "mga")) || (data2 === "mkd")) || (data2 === "mmk")) || (data2 === "mnt")) || (data2 === "mop")) || (data2 === "mru")) || (data2 === "mur")) || (data2 === "mvr")) || (data2 === "mwk")) || (data2 === "mxn")) || (data2 === "myr")) || (data2 === "mzn")) || (data2 === "nad")) || (data2 === "ngn")) || (data2 === "nio")) || (data2 === "nok")) || (data2 === "npr")) || (data2 === "nzd")) || (data2 === "omr")) || (data2 === "pab")) || (data2 === "pen")) || (data2 === "pgk")) || (data2 === "php")) || (data2 === "pkr")) || (data2 === "pln")) || (data2 === "pyg")) || (data2 === "qar")) || (data2 === "ron")) || (data2 === "rsd")) || (data2 === "rub")) || (data2 === "rwf")) || (data2 === "sar")) || (data2 === "sbd")) || (data2 === "scr")) || (data2 === "sdg")) || (data2 === "sek")) || (data2 === "sgd")) || (data2 === "shp")) || (data2 === "sle")) || (data2 === "sll")) || (data2 === "sos")) || (data2 === "srd")) || (data2 === "ssp")) || (data2 === "stn")) || (data2 === "svc")) || (data2 === "syp")) || (data2 === "szl")) || (data2 === "thb")) || (data2 === "tjs")) || (data2 === "tmt")) || (data2 === "tnd")) || (data2 === "top")) || (data2 === "try")) || (data2 === "ttd")) || (data2 === "twd")) || (data2 === "tzs")) || (data2 === "uah")) || (data2 === "ugx")) || (data2 === "usd")) || (data2 === "uyu")) || (data2 === "uzs")) || (data2 === "ves")) || (data2 === "vnd")) || (data2 === "vuv")) || (data2 === "wst")) || (data2 === "xaf")) || (data2 === "xcd")) || (data2 === "xcg")) || (data2 === "xof")) || (data2 === "xpf")) || (data2 === "yer")) || (data2 === "zar")) || (data2 === "zmw")) || (data2 === "zwg")) || (data2 === "zwl"))){
-const err8 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/price_currency",schemaPath:"#/$defs/Currency/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7269,7 +8011,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data4 === "location") || (data4 === "inclusive")) || (data4 === "exclusive"))){
-const err13 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/tax_behavior",schemaPath:"#/$defs/TaxBehaviorOption/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7315,14 +8057,187 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.unit_amount !== undefined){
+let data5 = data.unit_amount;
+const _errs24 = errors;
+let valid7 = false;
+const _errs25 = errors;
+if(typeof data5 === "string"){
+if(func1(data5) > 40){
+const err16 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
 else {
 vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid2 = _errs25 === errors;
+valid7 = valid7 || _valid2;
+const _errs27 = errors;
+if(!((typeof data5 == "number") && (isFinite(data5)))){
+const err18 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf/1/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid2 = _errs27 === errors;
+valid7 = valid7 || _valid2;
+if(!valid7){
+const err19 = {instancePath:instancePath+"/unit_amount",schemaPath:"#/$defs/UnitAmountInput/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.cap_amount !== undefined){
+let data6 = data.cap_amount;
+const _errs31 = errors;
+let valid9 = false;
+const _errs32 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err20 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 2147483647 || isNaN(data6)){
+const err21 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+var _valid3 = _errs32 === errors;
+valid9 = valid9 || _valid3;
+const _errs34 = errors;
+if(data6 !== null){
+const err23 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid3 = _errs34 === errors;
+valid9 = valid9 || _valid3;
+if(!valid9){
+const err24 = {instancePath:instancePath+"/cap_amount",schemaPath:"#/$defs/CapAmountInput/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+else {
+errors = _errs31;
+if(vErrors !== null){
+if(_errs31){
+vErrors.length = _errs31;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.meter_id !== undefined){
+let data7 = data.meter_id;
+if(typeof data7 === "string"){
+if(!pattern6.test(data7)){
+const err25 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(!(formats16.test(data7))){
+const err26 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/meter_id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
 }
 errors++;
 }
@@ -7332,7 +8247,6 @@ return errors === 0;
 }
 validate38.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 
@@ -7525,7 +8439,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data2 === "draft") || (data2 === "private")) || (data2 === "public"))){
-const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/visibility",schemaPath:"#/$defs/ProductVisibility/enum",keyword:"enum",params:{allowedValues: schema79.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7852,7 +8766,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!((((data6 === "day") || (data6 === "week")) || (data6 === "month")) || (data6 === "year"))){
-const err36 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"};
+const err36 = {instancePath:instancePath+"/recurring_interval",schemaPath:"#/$defs/RecurringInterval/enum",keyword:"enum",params:{allowedValues: schema76.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8072,15 +8986,15 @@ return validate35;
 })();
 
 export const validateUpdateProductPath = /* @__PURE__ */ (() => {
-const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema168 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateProductPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the product."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema204 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8144,105 +9058,3146 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate77;
+validate87.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate87;
 })();
 
-export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
-const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema170 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate78.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id !== undefined){
-let data0 = data.id;
-if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
-const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(!(formats16.test(data0))){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-else {
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate78.errors = vErrors;
-return errors === 0;
-}
-validate78.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate78;
-})();
-
-export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
-const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionBody","description":"One change: cancel at period end (or take that back), or revoke now. Exactly one of\n`cancel_at_period_end` and `revoke` is sent.\n","oneOf":[{"$ref":"#/$defs/SubscriptionCancel"},{"$ref":"#/$defs/SubscriptionRevoke"}],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]},"SubscriptionCancel":{"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]},"SubscriptionRevoke":{"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]}}};
-const schema88 = {"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]};
-const schema89 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
-const schema90 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
+export const validateCreateMeterBody = /* @__PURE__ */ (() => {
+const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateMeterBody","description":"Body of Create Meter.","type":"object","properties":{"name":{"$ref":"#/$defs/MeterName"},"unit":{"$ref":"#/$defs/MeterUnit","default":"scalar"},"custom_label":{"anyOf":[{"$ref":"#/$defs/MeterCustomLabel"},{"type":"null"}],"description":"Required when `unit` is `custom`, refused otherwise."},"custom_multiplier":{"anyOf":[{"$ref":"#/$defs/MeterCustomMultiplier"},{"type":"null"}]},"filter":{"$ref":"#/$defs/MeterFilterInput"},"aggregation":{"$ref":"#/$defs/MeterAggregationInput"},"metadata":{"$ref":"#/$defs/MetadataInput"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["name","filter","aggregation"],"$defs":{"FilterClauseInput":{"description":"`property` names `name`, `source`, `timestamp` (whole seconds since the epoch) or a metadata key, dots reading nested objects; a leading `metadata.` is removed.","type":"object","properties":{"property":{"type":"string","minLength":1,"maxLength":200},"operator":{"$ref":"#/$defs/FilterOperator"},"value":{"anyOf":[{"type":"string","maxLength":1000},{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"boolean"}]}},"required":["property","operator","value"]},"FilterConjunction":{"type":"string","enum":["and","or"]},"FilterOperator":{"type":"string","enum":["eq","ne","gt","gte","lt","lte","like","not_like"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"MeterAggregationInput":{"description":"`{func: count}`, `{func: sum|max|min|avg, property}` or `{func: unique, property}`.","oneOf":[{"type":"object","properties":{"func":{"type":"string","const":"count"}},"required":["func"]},{"type":"object","properties":{"func":{"type":"string","enum":["sum","max","min","avg"]},"property":{"type":"string","minLength":1,"maxLength":200}},"required":["func","property"]},{"type":"object","properties":{"func":{"type":"string","const":"unique"},"property":{"type":"string","minLength":1,"maxLength":200}},"required":["func","property"]}]},"MeterCustomLabel":{"description":"The label of a `custom` unit, 1 to 64 characters, no control characters.","type":"string","minLength":1,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"MeterCustomMultiplier":{"description":"Converts the base unit to the display scale (1000 shows per 1000 units).","type":"integer","minimum":1,"maximum":2147483647},"MeterFilterInput":{"description":"Which events the meter counts: `and`/`or` of clauses and nested filters, at most 5 levels deep and 50 clauses in all (a `PolarRequestValidationError` beyond).","type":"object","properties":{"conjunction":{"$ref":"#/$defs/FilterConjunction"},"clauses":{"type":"array","maxItems":50,"items":{"anyOf":[{"$ref":"#/$defs/FilterClauseInput"},{"$ref":"#/$defs/MeterFilterInput"}]}}},"required":["conjunction","clauses"]},"MeterName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"MeterUnit":{"type":"string","enum":["scalar","token","custom"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema101 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema102 = {"type":"string","enum":["scalar","token","custom"]};
+const schema103 = {"description":"The label of a `custom` unit, 1 to 64 characters, no control characters.","type":"string","minLength":1,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema104 = {"description":"Converts the base unit to the display scale (1000 shows per 1000 units).","type":"integer","minimum":1,"maximum":2147483647};
+const schema109 = {"description":"`{func: count}`, `{func: sum|max|min|avg, property}` or `{func: unique, property}`.","oneOf":[{"type":"object","properties":{"func":{"type":"string","const":"count"}},"required":["func"]},{"type":"object","properties":{"func":{"type":"string","enum":["sum","max","min","avg"]},"property":{"type":"string","minLength":1,"maxLength":200}},"required":["func","property"]},{"type":"object","properties":{"func":{"type":"string","const":"unique"},"property":{"type":"string","minLength":1,"maxLength":200}},"required":["func","property"]}]};
+const schema110 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema111 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const func1 = ucs2length;
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+const schema105 = {"description":"Which events the meter counts: `and`/`or` of clauses and nested filters, at most 5 levels deep and 50 clauses in all (a `PolarRequestValidationError` beyond).","type":"object","properties":{"conjunction":{"$ref":"#/$defs/FilterConjunction"},"clauses":{"type":"array","maxItems":50,"items":{"anyOf":[{"$ref":"#/$defs/FilterClauseInput"},{"$ref":"#/$defs/MeterFilterInput"}]}}},"required":["conjunction","clauses"]};
+const schema106 = {"type":"string","enum":["and","or"]};
+const schema107 = {"description":"`property` names `name`, `source`, `timestamp` (whole seconds since the epoch) or a metadata key, dots reading nested objects; a leading `metadata.` is removed.","type":"object","properties":{"property":{"type":"string","minLength":1,"maxLength":200},"operator":{"$ref":"#/$defs/FilterOperator"},"value":{"anyOf":[{"type":"string","maxLength":1000},{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"boolean"}]}},"required":["property","operator","value"]};
+const schema108 = {"type":"string","enum":["eq","ne","gt","gte","lt","lte","like","not_like"]};
+
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate46.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.property === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "property"},message:"must have required property '"+"property"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.operator === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.value === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.property !== undefined){
+let data0 = data.property;
+if(typeof data0 === "string"){
+if(func1(data0) > 200){
+const err3 = {instancePath:instancePath+"/property",schemaPath:"#/properties/property/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err4 = {instancePath:instancePath+"/property",schemaPath:"#/properties/property/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/property",schemaPath:"#/properties/property/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.operator !== undefined){
+let data1 = data.operator;
+if(typeof data1 !== "string"){
+const err6 = {instancePath:instancePath+"/operator",schemaPath:"#/$defs/FilterOperator/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!((((((((data1 === "eq") || (data1 === "ne")) || (data1 === "gt")) || (data1 === "gte")) || (data1 === "lt")) || (data1 === "lte")) || (data1 === "like")) || (data1 === "not_like"))){
+const err7 = {instancePath:instancePath+"/operator",schemaPath:"#/$defs/FilterOperator/enum",keyword:"enum",params:{allowedValues: schema108.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.value !== undefined){
+let data2 = data.value;
+const _errs7 = errors;
+let valid2 = false;
+const _errs8 = errors;
+if(typeof data2 === "string"){
+if(func1(data2) > 1000){
+const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid0 = _errs8 === errors;
+valid2 = valid2 || _valid0;
+const _errs10 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 2147483647 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/1/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2 < -2147483648 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+var _valid0 = _errs10 === errors;
+valid2 = valid2 || _valid0;
+const _errs12 = errors;
+if(typeof data2 !== "boolean"){
+const err13 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid0 = _errs12 === errors;
+valid2 = valid2 || _valid0;
+if(!valid2){
+const err14 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate46.errors = vErrors;
+return errors === 0;
+}
+validate46.evaluated = {"props":{"property":true,"operator":true,"value":true},"dynamicProps":false,"dynamicItems":false};
+
+const wrapper0 = {validate: validate45};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate45.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.conjunction === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conjunction"},message:"must have required property '"+"conjunction"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.clauses === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clauses"},message:"must have required property '"+"clauses"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.conjunction !== undefined){
+let data0 = data.conjunction;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/conjunction",schemaPath:"#/$defs/FilterConjunction/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!((data0 === "and") || (data0 === "or"))){
+const err3 = {instancePath:instancePath+"/conjunction",schemaPath:"#/$defs/FilterConjunction/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.clauses !== undefined){
+let data1 = data.clauses;
+if(Array.isArray(data1)){
+if(data1.length > 50){
+const err4 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+const _errs7 = errors;
+let valid4 = false;
+const _errs8 = errors;
+if(!(validate46(data2, {instancePath:instancePath+"/clauses/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs8 === errors;
+valid4 = valid4 || _valid0;
+if(_valid0){
+var props0 = {};
+props0.property = true;
+props0.operator = true;
+props0.value = true;
+}
+const _errs9 = errors;
+if(!(wrapper0.validate(data2, {instancePath:instancePath+"/clauses/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? wrapper0.validate.errors : vErrors.concat(wrapper0.validate.errors);
+errors = vErrors.length;
+}
+else {
+var props1 = wrapper0.validate.evaluated.props;
+}
+var _valid0 = _errs9 === errors;
+valid4 = valid4 || _valid0;
+if(_valid0){
+if(props0 !== true && props1 !== undefined){
+if(props1 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props1);
+}
+}
+}
+if(!valid4){
+const err5 = {instancePath:instancePath+"/clauses/" + i0,schemaPath:"#/properties/clauses/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate45.errors = vErrors;
+return errors === 0;
+}
+validate45.evaluated = {"props":{"conjunction":true,"clauses":true},"dynamicProps":false,"dynamicItems":false};
+
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate44.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.filter === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter"},message:"must have required property '"+"filter"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.aggregation === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "aggregation"},message:"must have required property '"+"aggregation"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/MeterName/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data0) < 3){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/MeterName/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/MeterName/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/MeterName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.unit !== undefined){
+let data1 = data.unit;
+if(typeof data1 !== "string"){
+const err7 = {instancePath:instancePath+"/unit",schemaPath:"#/$defs/MeterUnit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((data1 === "scalar") || (data1 === "token")) || (data1 === "custom"))){
+const err8 = {instancePath:instancePath+"/unit",schemaPath:"#/$defs/MeterUnit/enum",keyword:"enum",params:{allowedValues: schema102.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.custom_label !== undefined){
+let data2 = data.custom_label;
+const _errs8 = errors;
+let valid3 = false;
+const _errs9 = errors;
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+const err9 = {instancePath:instancePath+"/custom_label",schemaPath:"#/$defs/MeterCustomLabel/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err10 = {instancePath:instancePath+"/custom_label",schemaPath:"#/$defs/MeterCustomLabel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err11 = {instancePath:instancePath+"/custom_label",schemaPath:"#/$defs/MeterCustomLabel/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/custom_label",schemaPath:"#/$defs/MeterCustomLabel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid0 = _errs9 === errors;
+valid3 = valid3 || _valid0;
+const _errs12 = errors;
+if(data2 !== null){
+const err13 = {instancePath:instancePath+"/custom_label",schemaPath:"#/properties/custom_label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid0 = _errs12 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const err14 = {instancePath:instancePath+"/custom_label",schemaPath:"#/properties/custom_label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+else {
+errors = _errs8;
+if(vErrors !== null){
+if(_errs8){
+vErrors.length = _errs8;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.custom_multiplier !== undefined){
+let data3 = data.custom_multiplier;
+const _errs15 = errors;
+let valid5 = false;
+const _errs16 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err15 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/$defs/MeterCustomMultiplier/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err16 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/$defs/MeterCustomMultiplier/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data3 < 1 || isNaN(data3)){
+const err17 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/$defs/MeterCustomMultiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+var _valid1 = _errs16 === errors;
+valid5 = valid5 || _valid1;
+const _errs19 = errors;
+if(data3 !== null){
+const err18 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/properties/custom_multiplier/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid1 = _errs19 === errors;
+valid5 = valid5 || _valid1;
+if(!valid5){
+const err19 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/properties/custom_multiplier/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.filter !== undefined){
+if(!(validate45(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+errors = vErrors.length;
+}
+}
+if(data.aggregation !== undefined){
+let data5 = data.aggregation;
+const _errs24 = errors;
+let valid8 = false;
+let passing0 = null;
+const _errs25 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.func === undefined){
+const err20 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/0/required",keyword:"required",params:{missingProperty: "func"},message:"must have required property '"+"func"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data5.func !== undefined){
+let data6 = data5.func;
+if(typeof data6 !== "string"){
+const err21 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/0/properties/func/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if("count" !== data6){
+const err22 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/0/properties/func/const",keyword:"const",params:{allowedValue: "count"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid2 = _errs25 === errors;
+if(_valid2){
+valid8 = true;
+passing0 = 0;
+var props0 = {};
+props0.func = true;
+}
+const _errs29 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.func === undefined){
+const err24 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/required",keyword:"required",params:{missingProperty: "func"},message:"must have required property '"+"func"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data5.property === undefined){
+const err25 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/required",keyword:"required",params:{missingProperty: "property"},message:"must have required property '"+"property"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data5.func !== undefined){
+let data7 = data5.func;
+if(typeof data7 !== "string"){
+const err26 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/func/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((((data7 === "sum") || (data7 === "max")) || (data7 === "min")) || (data7 === "avg"))){
+const err27 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/func/enum",keyword:"enum",params:{allowedValues: schema109.oneOf[1].properties.func.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data5.property !== undefined){
+let data8 = data5.property;
+if(typeof data8 === "string"){
+if(func1(data8) > 200){
+const err28 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/property/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(func1(data8) < 1){
+const err29 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/property/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/property/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid2 = _errs29 === errors;
+if(_valid2 && valid8){
+valid8 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid2){
+valid8 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = props0 || {};
+props0.func = true;
+props0.property = true;
+}
+}
+const _errs35 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.func === undefined){
+const err32 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/required",keyword:"required",params:{missingProperty: "func"},message:"must have required property '"+"func"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data5.property === undefined){
+const err33 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/required",keyword:"required",params:{missingProperty: "property"},message:"must have required property '"+"property"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data5.func !== undefined){
+let data9 = data5.func;
+if(typeof data9 !== "string"){
+const err34 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/func/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if("unique" !== data9){
+const err35 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/func/const",keyword:"const",params:{allowedValue: "unique"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data5.property !== undefined){
+let data10 = data5.property;
+if(typeof data10 === "string"){
+if(func1(data10) > 200){
+const err36 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/property/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(func1(data10) < 1){
+const err37 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/property/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/property/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+var _valid2 = _errs35 === errors;
+if(_valid2 && valid8){
+valid8 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid2){
+valid8 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = props0 || {};
+props0.func = true;
+props0.property = true;
+}
+}
+}
+}
+if(!valid8){
+const err40 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.metadata !== undefined){
+let data11 = data.metadata;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(Object.keys(data11).length > 50){
+const err41 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+for(const key0 in data11){
+const _errs44 = errors;
+if(typeof key0 === "string"){
+if(func1(key0) > 40){
+const err42 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(func1(key0) < 1){
+const err43 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(!pattern4.test(key0)){
+const err44 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\"",propertyName:key0};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key0};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var valid13 = _errs44 === errors;
+if(!valid13){
+const err46 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+for(const key1 in data11){
+let data12 = data11[key1];
+const _errs48 = errors;
+let valid15 = false;
+const _errs49 = errors;
+if(typeof data12 === "string"){
+if(func1(data12) > 500){
+const err47 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(func1(data12) < 1){
+const err48 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(!pattern10.test(data12)){
+const err49 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid3 = _errs49 === errors;
+valid15 = valid15 || _valid3;
+const _errs51 = errors;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err51 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 9007199254740991 || isNaN(data12)){
+const err52 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data12 < -9007199254740991 || isNaN(data12)){
+const err53 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+var _valid3 = _errs51 === errors;
+valid15 = valid15 || _valid3;
+const _errs53 = errors;
+if(!((typeof data12 == "number") && (isFinite(data12)))){
+const err54 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/2/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid3 = _errs53 === errors;
+valid15 = valid15 || _valid3;
+const _errs55 = errors;
+if(typeof data12 !== "boolean"){
+const err55 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/3/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid3 = _errs55 === errors;
+valid15 = valid15 || _valid3;
+if(!valid15){
+const err56 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data.organization_id !== undefined){
+let data13 = data.organization_id;
+const _errs58 = errors;
+let valid16 = false;
+const _errs59 = errors;
+if(typeof data13 === "string"){
+if(!pattern6.test(data13)){
+const err58 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if(!(formats16.test(data13))){
+const err59 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/organization_id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid4 = _errs59 === errors;
+valid16 = valid16 || _valid4;
+const _errs62 = errors;
+if(data13 !== null){
+const err61 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+var _valid4 = _errs62 === errors;
+valid16 = valid16 || _valid4;
+if(!valid16){
+const err62 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+else {
+errors = _errs58;
+if(vErrors !== null){
+if(_errs58){
+vErrors.length = _errs58;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err63 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+validate44.evaluated = {"props":{"name":true,"unit":true,"custom_label":true,"custom_multiplier":true,"filter":true,"aggregation":true,"metadata":true,"organization_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate44;
+})();
+
+export const validateListMetersQuery = /* @__PURE__ */ (() => {
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListMetersQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' meters; repeat for several. An organization the caller is\nnot in, or an unknown id, contributes nothing (never an error).\n"},"query":{"type":"string","description":"Meters whose name starts with this text, compared in lowercase; a prefix matching more\nthan 1000 meters of one organization is a 422. The hosted service matches anywhere in\nthe name.\n"},"is_archived":{"type":"boolean","description":"Only archived (`true`) or only live (`false`) meters."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/MeterSortProperty"},"default":["name"],"description":"Sort criteria, applied in the order given; repeat the parameter for several. A leading\n`-` sorts descending; `name` compares in lowercase. Default `name`, as the hosted\nservice. Remaining ties are broken by ascending meter id.\n"}},"$defs":{"MeterSortProperty":{"type":"string","enum":["created_at","-created_at","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema206 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema207 = {"type":"string","enum":["created_at","-created_at","name","-name"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate88.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.page === undefined){
+data.page = 1;
+}
+if(data.limit === undefined){
+data.limit = 10;
+}
+if(data.sorting === undefined){
+data.sorting = ["name"];
+}
+if(data.organization_id !== undefined){
+let data0 = data.organization_id;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(!pattern6.test(data1)){
+const err0 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(formats16.test(data1))){
+const err1 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.query !== undefined){
+if(typeof data.query !== "string"){
+const err4 = {instancePath:instancePath+"/query",schemaPath:"#/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.is_archived !== undefined){
+if(typeof data.is_archived !== "boolean"){
+const err5 = {instancePath:instancePath+"/is_archived",schemaPath:"#/properties/is_archived/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.metadata !== undefined){
+let data4 = data.metadata;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key0 in data4){
+let data5 = data4[key0];
+if(Array.isArray(data5)){
+const len1 = data5.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data5[i1] !== "string"){
+const err6 = {instancePath:instancePath+"/metadata/" + key0.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i1,schemaPath:"#/properties/metadata/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/metadata/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/metadata/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+let data7 = data.page;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err9 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 1 || isNaN(data7)){
+const err10 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+let data8 = data.limit;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err11 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err12 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+let data9 = data.sorting;
+if(Array.isArray(data9)){
+const len2 = data9.length;
+for(let i2=0; i2<len2; i2++){
+let data10 = data9[i2];
+if(typeof data10 !== "string"){
+const err13 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/MeterSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(!((((data10 === "created_at") || (data10 === "-created_at")) || (data10 === "name")) || (data10 === "-name"))){
+const err14 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/MeterSortProperty/enum",keyword:"enum",params:{allowedValues: schema207.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate88.errors = vErrors;
+return errors === 0;
+}
+validate88.evaluated = {"props":{"organization_id":true,"query":true,"is_archived":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate88;
+})();
+
+export const validateGetMeterPath = /* @__PURE__ */ (() => {
+const schema208 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetMeterPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the meter."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema209 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate89.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate89.errors = vErrors;
+return errors === 0;
+}
+validate89.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate89;
+})();
+
+export const validateUpdateMeterBody = /* @__PURE__ */ (() => {
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateMeterBody","description":"Body of Update Meter; every field is optional and `null` leaves a field as it is.","type":"object","properties":{"name":{"anyOf":[{"$ref":"#/$defs/MeterName"},{"type":"null"}]},"unit":{"anyOf":[{"$ref":"#/$defs/MeterUnit"},{"type":"null"}]},"custom_label":{"anyOf":[{"$ref":"#/$defs/MeterCustomLabel"},{"type":"null"}]},"custom_multiplier":{"anyOf":[{"$ref":"#/$defs/MeterCustomMultiplier"},{"type":"null"}]},"filter":{"anyOf":[{"$ref":"#/$defs/MeterFilterInput"},{"type":"null"}]},"aggregation":{"anyOf":[{"$ref":"#/$defs/MeterAggregationInput"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/MetadataInput"},"is_archived":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"$defs":{"FilterClauseInput":{"description":"`property` names `name`, `source`, `timestamp` (whole seconds since the epoch) or a metadata key, dots reading nested objects; a leading `metadata.` is removed.","type":"object","properties":{"property":{"type":"string","minLength":1,"maxLength":200},"operator":{"$ref":"#/$defs/FilterOperator"},"value":{"anyOf":[{"type":"string","maxLength":1000},{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"boolean"}]}},"required":["property","operator","value"]},"FilterConjunction":{"type":"string","enum":["and","or"]},"FilterOperator":{"type":"string","enum":["eq","ne","gt","gte","lt","lte","like","not_like"]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"MeterAggregationInput":{"description":"`{func: count}`, `{func: sum|max|min|avg, property}` or `{func: unique, property}`.","oneOf":[{"type":"object","properties":{"func":{"type":"string","const":"count"}},"required":["func"]},{"type":"object","properties":{"func":{"type":"string","enum":["sum","max","min","avg"]},"property":{"type":"string","minLength":1,"maxLength":200}},"required":["func","property"]},{"type":"object","properties":{"func":{"type":"string","const":"unique"},"property":{"type":"string","minLength":1,"maxLength":200}},"required":["func","property"]}]},"MeterCustomLabel":{"description":"The label of a `custom` unit, 1 to 64 characters, no control characters.","type":"string","minLength":1,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"MeterCustomMultiplier":{"description":"Converts the base unit to the display scale (1000 shows per 1000 units).","type":"integer","minimum":1,"maximum":2147483647},"MeterFilterInput":{"description":"Which events the meter counts: `and`/`or` of clauses and nested filters, at most 5 levels deep and 50 clauses in all (a `PolarRequestValidationError` beyond).","type":"object","properties":{"conjunction":{"$ref":"#/$defs/FilterConjunction"},"clauses":{"type":"array","maxItems":50,"items":{"anyOf":[{"$ref":"#/$defs/FilterClauseInput"},{"$ref":"#/$defs/MeterFilterInput"}]}}},"required":["conjunction","clauses"]},"MeterName":{"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"MeterUnit":{"type":"string","enum":["scalar","token","custom"]}}};
+const schema113 = {"description":"3 to 64 characters, no control characters; stored as sent.","type":"string","minLength":3,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema114 = {"type":"string","enum":["scalar","token","custom"]};
+const schema115 = {"description":"The label of a `custom` unit, 1 to 64 characters, no control characters.","type":"string","minLength":1,"maxLength":64,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema116 = {"description":"Converts the base unit to the display scale (1000 shows per 1000 units).","type":"integer","minimum":1,"maximum":2147483647};
+const schema121 = {"description":"`{func: count}`, `{func: sum|max|min|avg, property}` or `{func: unique, property}`.","oneOf":[{"type":"object","properties":{"func":{"type":"string","const":"count"}},"required":["func"]},{"type":"object","properties":{"func":{"type":"string","enum":["sum","max","min","avg"]},"property":{"type":"string","minLength":1,"maxLength":200}},"required":["func","property"]},{"type":"object","properties":{"func":{"type":"string","const":"unique"},"property":{"type":"string","minLength":1,"maxLength":200}},"required":["func","property"]}]};
+const schema122 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const func1 = ucs2length;
+const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+const schema117 = {"description":"Which events the meter counts: `and`/`or` of clauses and nested filters, at most 5 levels deep and 50 clauses in all (a `PolarRequestValidationError` beyond).","type":"object","properties":{"conjunction":{"$ref":"#/$defs/FilterConjunction"},"clauses":{"type":"array","maxItems":50,"items":{"anyOf":[{"$ref":"#/$defs/FilterClauseInput"},{"$ref":"#/$defs/MeterFilterInput"}]}}},"required":["conjunction","clauses"]};
+const schema118 = {"type":"string","enum":["and","or"]};
+const schema119 = {"description":"`property` names `name`, `source`, `timestamp` (whole seconds since the epoch) or a metadata key, dots reading nested objects; a leading `metadata.` is removed.","type":"object","properties":{"property":{"type":"string","minLength":1,"maxLength":200},"operator":{"$ref":"#/$defs/FilterOperator"},"value":{"anyOf":[{"type":"string","maxLength":1000},{"type":"integer","minimum":-2147483648,"maximum":2147483647},{"type":"boolean"}]}},"required":["property","operator","value"]};
+const schema120 = {"type":"string","enum":["eq","ne","gt","gte","lt","lte","like","not_like"]};
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate51.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.property === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "property"},message:"must have required property '"+"property"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.operator === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.value === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.property !== undefined){
+let data0 = data.property;
+if(typeof data0 === "string"){
+if(func1(data0) > 200){
+const err3 = {instancePath:instancePath+"/property",schemaPath:"#/properties/property/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(func1(data0) < 1){
+const err4 = {instancePath:instancePath+"/property",schemaPath:"#/properties/property/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/property",schemaPath:"#/properties/property/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.operator !== undefined){
+let data1 = data.operator;
+if(typeof data1 !== "string"){
+const err6 = {instancePath:instancePath+"/operator",schemaPath:"#/$defs/FilterOperator/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!((((((((data1 === "eq") || (data1 === "ne")) || (data1 === "gt")) || (data1 === "gte")) || (data1 === "lt")) || (data1 === "lte")) || (data1 === "like")) || (data1 === "not_like"))){
+const err7 = {instancePath:instancePath+"/operator",schemaPath:"#/$defs/FilterOperator/enum",keyword:"enum",params:{allowedValues: schema120.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.value !== undefined){
+let data2 = data.value;
+const _errs7 = errors;
+let valid2 = false;
+const _errs8 = errors;
+if(typeof data2 === "string"){
+if(func1(data2) > 1000){
+const err8 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid0 = _errs8 === errors;
+valid2 = valid2 || _valid0;
+const _errs10 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 2147483647 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/1/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2 < -2147483648 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: -2147483648},message:"must be >= -2147483648"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+var _valid0 = _errs10 === errors;
+valid2 = valid2 || _valid0;
+const _errs12 = errors;
+if(typeof data2 !== "boolean"){
+const err13 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid0 = _errs12 === errors;
+valid2 = valid2 || _valid0;
+if(!valid2){
+const err14 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+validate51.evaluated = {"props":{"property":true,"operator":true,"value":true},"dynamicProps":false,"dynamicItems":false};
+
+const wrapper1 = {validate: validate50};
+
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate50.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.conjunction === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conjunction"},message:"must have required property '"+"conjunction"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.clauses === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "clauses"},message:"must have required property '"+"clauses"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.conjunction !== undefined){
+let data0 = data.conjunction;
+if(typeof data0 !== "string"){
+const err2 = {instancePath:instancePath+"/conjunction",schemaPath:"#/$defs/FilterConjunction/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(!((data0 === "and") || (data0 === "or"))){
+const err3 = {instancePath:instancePath+"/conjunction",schemaPath:"#/$defs/FilterConjunction/enum",keyword:"enum",params:{allowedValues: schema118.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.clauses !== undefined){
+let data1 = data.clauses;
+if(Array.isArray(data1)){
+if(data1.length > 50){
+const err4 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+const _errs7 = errors;
+let valid4 = false;
+const _errs8 = errors;
+if(!(validate51(data2, {instancePath:instancePath+"/clauses/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs8 === errors;
+valid4 = valid4 || _valid0;
+if(_valid0){
+var props0 = {};
+props0.property = true;
+props0.operator = true;
+props0.value = true;
+}
+const _errs9 = errors;
+if(!(wrapper1.validate(data2, {instancePath:instancePath+"/clauses/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? wrapper1.validate.errors : vErrors.concat(wrapper1.validate.errors);
+errors = vErrors.length;
+}
+else {
+var props1 = wrapper1.validate.evaluated.props;
+}
+var _valid0 = _errs9 === errors;
+valid4 = valid4 || _valid0;
+if(_valid0){
+if(props0 !== true && props1 !== undefined){
+if(props1 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props1);
+}
+}
+}
+if(!valid4){
+const err5 = {instancePath:instancePath+"/clauses/" + i0,schemaPath:"#/properties/clauses/items/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/clauses",schemaPath:"#/properties/clauses/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate50.errors = vErrors;
+return errors === 0;
+}
+validate50.evaluated = {"props":{"conjunction":true,"clauses":true},"dynamicProps":false,"dynamicItems":false};
+
+
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate49.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name !== undefined){
+let data0 = data.name;
+const _errs2 = errors;
+let valid1 = false;
+const _errs3 = errors;
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err0 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/MeterName/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(func1(data0) < 3){
+const err1 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/MeterName/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!pattern4.test(data0)){
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/MeterName/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/MeterName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs3 === errors;
+valid1 = valid1 || _valid0;
+const _errs6 = errors;
+if(data0 !== null){
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.unit !== undefined){
+let data1 = data.unit;
+const _errs9 = errors;
+let valid3 = false;
+const _errs10 = errors;
+if(typeof data1 !== "string"){
+const err6 = {instancePath:instancePath+"/unit",schemaPath:"#/$defs/MeterUnit/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(!(((data1 === "scalar") || (data1 === "token")) || (data1 === "custom"))){
+const err7 = {instancePath:instancePath+"/unit",schemaPath:"#/$defs/MeterUnit/enum",keyword:"enum",params:{allowedValues: schema114.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs10 === errors;
+valid3 = valid3 || _valid1;
+const _errs13 = errors;
+if(data1 !== null){
+const err8 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid3 = valid3 || _valid1;
+if(!valid3){
+const err9 = {instancePath:instancePath+"/unit",schemaPath:"#/properties/unit/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.custom_label !== undefined){
+let data2 = data.custom_label;
+const _errs16 = errors;
+let valid5 = false;
+const _errs17 = errors;
+if(typeof data2 === "string"){
+if(func1(data2) > 64){
+const err10 = {instancePath:instancePath+"/custom_label",schemaPath:"#/$defs/MeterCustomLabel/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func1(data2) < 1){
+const err11 = {instancePath:instancePath+"/custom_label",schemaPath:"#/$defs/MeterCustomLabel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!pattern4.test(data2)){
+const err12 = {instancePath:instancePath+"/custom_label",schemaPath:"#/$defs/MeterCustomLabel/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/custom_label",schemaPath:"#/$defs/MeterCustomLabel/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid5 = valid5 || _valid2;
+const _errs20 = errors;
+if(data2 !== null){
+const err14 = {instancePath:instancePath+"/custom_label",schemaPath:"#/properties/custom_label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid2 = _errs20 === errors;
+valid5 = valid5 || _valid2;
+if(!valid5){
+const err15 = {instancePath:instancePath+"/custom_label",schemaPath:"#/properties/custom_label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.custom_multiplier !== undefined){
+let data3 = data.custom_multiplier;
+const _errs23 = errors;
+let valid7 = false;
+const _errs24 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err16 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/$defs/MeterCustomMultiplier/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2147483647 || isNaN(data3)){
+const err17 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/$defs/MeterCustomMultiplier/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647},message:"must be <= 2147483647"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data3 < 1 || isNaN(data3)){
+const err18 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/$defs/MeterCustomMultiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+var _valid3 = _errs24 === errors;
+valid7 = valid7 || _valid3;
+const _errs27 = errors;
+if(data3 !== null){
+const err19 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/properties/custom_multiplier/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid7 = valid7 || _valid3;
+if(!valid7){
+const err20 = {instancePath:instancePath+"/custom_multiplier",schemaPath:"#/properties/custom_multiplier/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs23;
+if(vErrors !== null){
+if(_errs23){
+vErrors.length = _errs23;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.filter !== undefined){
+let data4 = data.filter;
+const _errs30 = errors;
+let valid9 = false;
+const _errs31 = errors;
+if(!(validate50(data4, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+errors = vErrors.length;
+}
+var _valid4 = _errs31 === errors;
+valid9 = valid9 || _valid4;
+if(_valid4){
+var props0 = {};
+props0.conjunction = true;
+props0.clauses = true;
+}
+const _errs32 = errors;
+if(data4 !== null){
+const err21 = {instancePath:instancePath+"/filter",schemaPath:"#/properties/filter/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid4 = _errs32 === errors;
+valid9 = valid9 || _valid4;
+if(!valid9){
+const err22 = {instancePath:instancePath+"/filter",schemaPath:"#/properties/filter/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.aggregation !== undefined){
+let data5 = data.aggregation;
+const _errs35 = errors;
+let valid10 = false;
+const _errs36 = errors;
+const _errs38 = errors;
+let valid12 = false;
+let passing0 = null;
+const _errs39 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.func === undefined){
+const err23 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/0/required",keyword:"required",params:{missingProperty: "func"},message:"must have required property '"+"func"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data5.func !== undefined){
+let data6 = data5.func;
+if(typeof data6 !== "string"){
+const err24 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/0/properties/func/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if("count" !== data6){
+const err25 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/0/properties/func/const",keyword:"const",params:{allowedValue: "count"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid6 = _errs39 === errors;
+if(_valid6){
+valid12 = true;
+passing0 = 0;
+var props1 = {};
+props1.func = true;
+}
+const _errs43 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.func === undefined){
+const err27 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/required",keyword:"required",params:{missingProperty: "func"},message:"must have required property '"+"func"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data5.property === undefined){
+const err28 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/required",keyword:"required",params:{missingProperty: "property"},message:"must have required property '"+"property"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data5.func !== undefined){
+let data7 = data5.func;
+if(typeof data7 !== "string"){
+const err29 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/func/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(!((((data7 === "sum") || (data7 === "max")) || (data7 === "min")) || (data7 === "avg"))){
+const err30 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/func/enum",keyword:"enum",params:{allowedValues: schema121.oneOf[1].properties.func.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data5.property !== undefined){
+let data8 = data5.property;
+if(typeof data8 === "string"){
+if(func1(data8) > 200){
+const err31 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/property/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(func1(data8) < 1){
+const err32 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/property/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/properties/property/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+if(_valid6 && valid12){
+valid12 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid6){
+valid12 = true;
+passing0 = 1;
+if(props1 !== true){
+props1 = props1 || {};
+props1.func = true;
+props1.property = true;
+}
+}
+const _errs49 = errors;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.func === undefined){
+const err35 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/required",keyword:"required",params:{missingProperty: "func"},message:"must have required property '"+"func"+"'"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data5.property === undefined){
+const err36 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/required",keyword:"required",params:{missingProperty: "property"},message:"must have required property '"+"property"+"'"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data5.func !== undefined){
+let data9 = data5.func;
+if(typeof data9 !== "string"){
+const err37 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/func/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if("unique" !== data9){
+const err38 = {instancePath:instancePath+"/aggregation/func",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/func/const",keyword:"const",params:{allowedValue: "unique"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data5.property !== undefined){
+let data10 = data5.property;
+if(typeof data10 === "string"){
+if(func1(data10) > 200){
+const err39 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/property/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(func1(data10) < 1){
+const err40 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/property/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/aggregation/property",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/properties/property/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid6 = _errs49 === errors;
+if(_valid6 && valid12){
+valid12 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid6){
+valid12 = true;
+passing0 = 2;
+if(props1 !== true){
+props1 = props1 || {};
+props1.func = true;
+props1.property = true;
+}
+}
+}
+}
+if(!valid12){
+const err43 = {instancePath:instancePath+"/aggregation",schemaPath:"#/$defs/MeterAggregationInput/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs38;
+if(vErrors !== null){
+if(_errs38){
+vErrors.length = _errs38;
+}
+else {
+vErrors = null;
+}
+}
+}
+var _valid5 = _errs36 === errors;
+valid10 = valid10 || _valid5;
+const _errs55 = errors;
+if(data5 !== null){
+const err44 = {instancePath:instancePath+"/aggregation",schemaPath:"#/properties/aggregation/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid5 = _errs55 === errors;
+valid10 = valid10 || _valid5;
+if(!valid10){
+const err45 = {instancePath:instancePath+"/aggregation",schemaPath:"#/properties/aggregation/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+else {
+errors = _errs35;
+if(vErrors !== null){
+if(_errs35){
+vErrors.length = _errs35;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.metadata !== undefined){
+let data11 = data.metadata;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(Object.keys(data11).length > 50){
+const err46 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+for(const key0 in data11){
+const _errs60 = errors;
+if(typeof key0 === "string"){
+if(func1(key0) > 40){
+const err47 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/maxLength",keyword:"maxLength",params:{limit: 40},message:"must NOT have more than 40 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(func1(key0) < 1){
+const err48 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",propertyName:key0};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(!pattern4.test(key0)){
+const err49 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x1F\\x7F]*$"+"\"",propertyName:key0};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key0};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var valid17 = _errs60 === errors;
+if(!valid17){
+const err51 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/propertyNames",keyword:"propertyNames",params:{propertyName: key0},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+for(const key1 in data11){
+let data12 = data11[key1];
+const _errs64 = errors;
+let valid19 = false;
+const _errs65 = errors;
+if(typeof data12 === "string"){
+if(func1(data12) > 500){
+const err52 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(func1(data12) < 1){
+const err53 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if(!pattern10.test(data12)){
+const err54 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},message:"must match pattern \""+"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"+"\""};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid7 = _errs65 === errors;
+valid19 = valid19 || _valid7;
+const _errs67 = errors;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err56 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 9007199254740991 || isNaN(data12)){
+const err57 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(data12 < -9007199254740991 || isNaN(data12)){
+const err58 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/1/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+var _valid7 = _errs67 === errors;
+valid19 = valid19 || _valid7;
+const _errs69 = errors;
+if(!((typeof data12 == "number") && (isFinite(data12)))){
+const err59 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/2/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+var _valid7 = _errs69 === errors;
+valid19 = valid19 || _valid7;
+const _errs71 = errors;
+if(typeof data12 !== "boolean"){
+const err60 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf/3/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid7 = _errs71 === errors;
+valid19 = valid19 || _valid7;
+if(!valid19){
+const err61 = {instancePath:instancePath+"/metadata/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/MetadataInput/additionalProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+else {
+errors = _errs64;
+if(vErrors !== null){
+if(_errs64){
+vErrors.length = _errs64;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/metadata",schemaPath:"#/$defs/MetadataInput/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data.is_archived !== undefined){
+let data13 = data.is_archived;
+const _errs74 = errors;
+let valid20 = false;
+const _errs75 = errors;
+if(typeof data13 !== "boolean"){
+const err63 = {instancePath:instancePath+"/is_archived",schemaPath:"#/properties/is_archived/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+var _valid8 = _errs75 === errors;
+valid20 = valid20 || _valid8;
+const _errs77 = errors;
+if(data13 !== null){
+const err64 = {instancePath:instancePath+"/is_archived",schemaPath:"#/properties/is_archived/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+var _valid8 = _errs77 === errors;
+valid20 = valid20 || _valid8;
+if(!valid20){
+const err65 = {instancePath:instancePath+"/is_archived",schemaPath:"#/properties/is_archived/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+else {
+errors = _errs74;
+if(vErrors !== null){
+if(_errs74){
+vErrors.length = _errs74;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err66 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+validate49.errors = vErrors;
+return errors === 0;
+}
+validate49.evaluated = {"props":{"name":true,"unit":true,"custom_label":true,"custom_multiplier":true,"filter":true,"aggregation":true,"metadata":true,"is_archived":true},"dynamicProps":false,"dynamicItems":false};
+return validate49;
+})();
+
+export const validateUpdateMeterPath = /* @__PURE__ */ (() => {
+const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateMeterPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the meter."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema211 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate90.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate90.errors = vErrors;
+return errors === 0;
+}
+validate90.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate90;
+})();
+
+export const validateGetSubscriptionPath = /* @__PURE__ */ (() => {
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema213 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate91.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate91.errors = vErrors;
+return errors === 0;
+}
+validate91.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate91;
+})();
+
+export const validateUpdateSubscriptionBody = /* @__PURE__ */ (() => {
+const schema123 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionBody","description":"One change: cancel at period end (or take that back), or revoke now. Exactly one of\n`cancel_at_period_end` and `revoke` is sent.\n","oneOf":[{"$ref":"#/$defs/SubscriptionCancel"},{"$ref":"#/$defs/SubscriptionRevoke"}],"$defs":{"CancellationComment":{"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."},"CustomerCancellationReason":{"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]},"SubscriptionCancel":{"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]},"SubscriptionRevoke":{"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]}}};
+const schema124 = {"type":"object","properties":{"cancel_at_period_end":{"type":"boolean","description":"true cancels at the end of the current period; false takes a cancellation back."},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"revoke":false},"required":["cancel_at_period_end"]};
+const schema125 = {"type":"string","enum":["customer_service","low_quality","missing_features","switched_service","too_complex","too_expensive","unused","other"]};
+const schema126 = {"type":"string","minLength":1,"maxLength":1000,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$","description":"Free text; no control characters but tab, line feed and carriage return."};
+const func1 = ucs2length;
+const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
+
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8288,7 +12243,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema125.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8439,17 +12394,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":{"cancel_at_period_end":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"revoke":true},"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":{"cancel_at_period_end":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"revoke":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema91 = {"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]};
+const schema127 = {"type":"object","properties":{"revoke":{"const":true},"customer_cancellation_reason":{"anyOf":[{"$ref":"#/$defs/CustomerCancellationReason"},{"type":"null"}]},"customer_cancellation_comment":{"anyOf":[{"$ref":"#/$defs/CancellationComment"},{"type":"null"}]},"cancel_at_period_end":false},"required":["revoke"]};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8495,7 +12450,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data1 === "customer_service") || (data1 === "low_quality")) || (data1 === "missing_features")) || (data1 === "switched_service")) || (data1 === "too_complex")) || (data1 === "too_expensive")) || (data1 === "unused")) || (data1 === "other"))){
-const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema89.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/customer_cancellation_reason",schemaPath:"#/$defs/CustomerCancellationReason/enum",keyword:"enum",params:{allowedValues: schema125.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8646,16 +12601,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":{"revoke":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"cancel_at_period_end":true},"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":{"revoke":true,"customer_cancellation_reason":true,"customer_cancellation_comment":true,"cancel_at_period_end":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8666,8 +12621,8 @@ const _errs0 = errors;
 let valid0 = false;
 let passing0 = null;
 const _errs1 = errors;
-if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate55(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs1 === errors;
@@ -8681,8 +12636,8 @@ props0.customer_cancellation_comment = true;
 props0.revoke = true;
 }
 const _errs2 = errors;
-if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs2 === errors;
@@ -8724,24 +12679,24 @@ vErrors = null;
 }
 }
 }
-validate44.errors = vErrors;
+validate54.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate44.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate44;
+validate54.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate54;
 })();
 
 export const validateUpdateSubscriptionPath = /* @__PURE__ */ (() => {
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema172 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema214 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema215 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8805,23 +12760,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate79;
+validate92.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate92;
 })();
 
 export const validateRevokeSubscriptionPath = /* @__PURE__ */ (() => {
-const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema174 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema216 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RevokeSubscriptionPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the subscription."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema217 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8885,29 +12840,29 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate80;
+validate93.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate93;
 })();
 
 export const validateCreateWebhookEndpointBody = /* @__PURE__ */ (() => {
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateWebhookEndpointBody","description":"Body of Create Webhook Endpoint.","type":"object","properties":{"url":{"$ref":"#/$defs/WebhookUrl"},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"$ref":"#/$defs/WebhookFormat"},"events":{"$ref":"#/$defs/WebhookEventTypes"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["url","format","events"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
-const schema95 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema96 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema97 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
-const schema100 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateWebhookEndpointBody","description":"Body of Create Webhook Endpoint.","type":"object","properties":{"url":{"$ref":"#/$defs/WebhookUrl"},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"$ref":"#/$defs/WebhookFormat"},"events":{"$ref":"#/$defs/WebhookEventTypes"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."}},"required":["url","format","events"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client, and\n`meter.created` / `meter.updated`, which the hosted service does not emit. The delivery\npipeline emits the subscription, customer, product and meter events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","meter.created","meter.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
+const schema131 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema132 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema133 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
+const schema136 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const schema98 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
-const schema99 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
+const schema134 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
+const schema135 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client, and\n`meter.created` / `meter.updated`, which the hosted service does not emit. The delivery\npipeline emits the subscription, customer, product and meter events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","meter.created","meter.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8928,8 +12883,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(!((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
-const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema99.enum},message:"must be equal to one of the allowed values"};
+if(!((((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "meter.created")) || (data0 === "meter.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
+const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema135.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8950,17 +12905,17 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9140,7 +13095,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data2 === "raw") || (data2 === "discord")) || (data2 === "slack"))){
-const err14 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema133.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9151,8 +13106,8 @@ errors++;
 }
 }
 if(data.events !== undefined){
-if(!(validate50(data.events, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate60(data.events, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
@@ -9241,24 +13196,24 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"organization_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate49;
+validate59.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"organization_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate59;
 })();
 
 export const validateListWebhookEndpointsQuery = /* @__PURE__ */ (() => {
-const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
-const schema176 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema177 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
+const schema218 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookEndpointsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only endpoints of these organizations; repeat the parameter for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/WebhookEndpointSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several\n(`?sorting=name&sorting=-created_at`). A leading `-` sorts descending. `url` and `name`\ncompare case-insensitively; no name sorts after every name (last ascending, first\ndescending). Remaining ties are broken by ascending endpoint id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookEndpointSortProperty":{"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]}}};
+const schema219 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema220 = {"type":"string","enum":["created_at","-created_at","url","-url","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9388,7 +13343,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((((((data5 === "created_at") || (data5 === "-created_at")) || (data5 === "url")) || (data5 === "-url")) || (data5 === "name")) || (data5 === "-name"))){
-const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema177.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/sorting/" + i1,schemaPath:"#/$defs/WebhookEndpointSortProperty/enum",keyword:"enum",params:{allowedValues: schema220.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9420,23 +13375,23 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate81;
+validate94.evaluated = {"props":{"organization_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate94;
 })();
 
 export const validateGetWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema179 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema222 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9500,27 +13455,27 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate82;
+validate95.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate95;
 })();
 
 export const validateUpdateWebhookEndpointBody = /* @__PURE__ */ (() => {
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointBody","description":"Body of Update Webhook Endpoint: the fields to change. `name: null` removes the name;\n`null` for any other field changes nothing.\n","type":"object","properties":{"url":{"anyOf":[{"$ref":"#/$defs/WebhookUrl"},{"type":"null"}]},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"anyOf":[{"$ref":"#/$defs/WebhookFormat"},{"type":"null"}]},"events":{"anyOf":[{"$ref":"#/$defs/WebhookEventTypes"},{"type":"null"}]},"enabled":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"$defs":{"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
-const schema102 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema103 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
-const schema104 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointBody","description":"Body of Update Webhook Endpoint: the fields to change. `name: null` removes the name;\n`null` for any other field changes nothing.\n","type":"object","properties":{"url":{"anyOf":[{"$ref":"#/$defs/WebhookUrl"},{"type":"null"}]},"name":{"anyOf":[{"$ref":"#/$defs/WebhookEndpointName"},{"type":"null"}]},"format":{"anyOf":[{"$ref":"#/$defs/WebhookFormat"},{"type":"null"}]},"events":{"anyOf":[{"$ref":"#/$defs/WebhookEventTypes"},{"type":"null"}]},"enabled":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"$defs":{"WebhookEndpointName":{"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"WebhookEventType":{"description":"An event an endpoint can subscribe to: the values of the official 1.x client, and\n`meter.created` / `meter.updated`, which the hosted service does not emit. The delivery\npipeline emits the subscription, customer, product and meter events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","meter.created","meter.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]},"WebhookEventTypes":{"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}},"WebhookFormat":{"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]},"WebhookUrl":{"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"}}};
+const schema138 = {"description":"An `https` URL of at most 2083 characters naming a public host, without user information (surrounding spaces are ignored). Stored as WHATWG URL normalises it (lowercase host, punycode, canonical address literals).","type":"string","minLength":1,"maxLength":2083,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema139 = {"description":"Shown in lists; no control characters.","type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"};
+const schema140 = {"description":"`raw`: the event as JSON; `discord` and `slack`: a message for their incoming webhooks.","type":"string","enum":["raw","discord","slack"]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
-const schema105 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
-const schema106 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client. The\ndelivery pipeline emits the subscription, customer and product events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
+const schema141 = {"description":"Events the endpoint receives; may be empty. A value given twice is stored once.","type":"array","items":{"$ref":"#/$defs/WebhookEventType"}};
+const schema142 = {"description":"An event an endpoint can subscribe to: the values of the official 1.x client, and\n`meter.created` / `meter.updated`, which the hosted service does not emit. The delivery\npipeline emits the subscription, customer, product and meter events; an endpoint may\nsubscribe to the others ahead of time.\n","type":"string","enum":["checkout.created","checkout.updated","checkout.expired","customer.created","customer.updated","customer.deleted","customer.state_changed","customer_seat.assigned","customer_seat.claimed","customer_seat.revoked","member.created","member.updated","member.deleted","order.created","order.updated","order.paid","order.refunded","subscription.created","subscription.updated","subscription.active","subscription.canceled","subscription.uncanceled","subscription.cycled","subscription.revoked","subscription.past_due","subscription.paused","subscription.resumed","subscription.migrated","refund.created","refund.updated","product.created","product.updated","meter.created","meter.updated","discount.created","discount.updated","discount.deleted","benefit.created","benefit.updated","benefit_grant.created","benefit_grant.cycled","benefit_grant.updated","benefit_grant.revoked","organization.updated"]};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9541,8 +13496,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(!((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
-const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"};
+if(!((((((((((((((((((((((((((((((((((((((((((((data0 === "checkout.created") || (data0 === "checkout.updated")) || (data0 === "checkout.expired")) || (data0 === "customer.created")) || (data0 === "customer.updated")) || (data0 === "customer.deleted")) || (data0 === "customer.state_changed")) || (data0 === "customer_seat.assigned")) || (data0 === "customer_seat.claimed")) || (data0 === "customer_seat.revoked")) || (data0 === "member.created")) || (data0 === "member.updated")) || (data0 === "member.deleted")) || (data0 === "order.created")) || (data0 === "order.updated")) || (data0 === "order.paid")) || (data0 === "order.refunded")) || (data0 === "subscription.created")) || (data0 === "subscription.updated")) || (data0 === "subscription.active")) || (data0 === "subscription.canceled")) || (data0 === "subscription.uncanceled")) || (data0 === "subscription.cycled")) || (data0 === "subscription.revoked")) || (data0 === "subscription.past_due")) || (data0 === "subscription.paused")) || (data0 === "subscription.resumed")) || (data0 === "subscription.migrated")) || (data0 === "refund.created")) || (data0 === "refund.updated")) || (data0 === "product.created")) || (data0 === "product.updated")) || (data0 === "meter.created")) || (data0 === "meter.updated")) || (data0 === "discount.created")) || (data0 === "discount.updated")) || (data0 === "discount.deleted")) || (data0 === "benefit.created")) || (data0 === "benefit.updated")) || (data0 === "benefit_grant.created")) || (data0 === "benefit_grant.cycled")) || (data0 === "benefit_grant.updated")) || (data0 === "benefit_grant.revoked")) || (data0 === "organization.updated"))){
+const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/$defs/WebhookEventType/enum",keyword:"enum",params:{allowedValues: schema142.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9563,16 +13518,16 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9764,7 +13719,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data2 === "raw") || (data2 === "discord")) || (data2 === "slack"))){
-const err13 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema104.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/format",schemaPath:"#/$defs/WebhookFormat/enum",keyword:"enum",params:{allowedValues: schema140.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9815,8 +13770,8 @@ let data3 = data.events;
 const _errs23 = errors;
 let valid7 = false;
 const _errs24 = errors;
-if(!(validate53(data3, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate63(data3, {instancePath:instancePath+"/events",parentData:data,parentDataProperty:"events",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 var _valid3 = _errs24 === errors;
@@ -9919,23 +13874,23 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"enabled":true},"dynamicProps":false,"dynamicItems":false};
-return validate52;
+validate62.evaluated = {"props":{"url":true,"name":true,"format":true,"events":true,"enabled":true},"dynamicProps":false,"dynamicItems":false};
+return validate62;
 })();
 
 export const validateUpdateWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema181 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema223 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema224 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9999,23 +13954,23 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate83;
+validate96.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate96;
 })();
 
 export const validateDeleteWebhookEndpointPath = /* @__PURE__ */ (() => {
-const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema183 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteWebhookEndpointPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema226 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10079,20 +14034,20 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate84;
+validate97.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate97;
 })();
 
 export const validateResetWebhookEndpointSecretQuery = /* @__PURE__ */ (() => {
-const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretQuery","type":"object","properties":{"previous_secret_overlap_seconds":{"type":"integer","minimum":0,"maximum":86400,"default":86400,"description":"How long the replaced secret keeps signing beside the new one, in seconds: `0` (it\nstops at once) to `86400` (24 hours, the default). Anything else is a 422.\n"}}};
+const schema227 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretQuery","type":"object","properties":{"previous_secret_overlap_seconds":{"type":"integer","minimum":0,"maximum":86400,"default":86400,"description":"How long the replaced secret keeps signing beside the new one, in seconds: `0` (it\nstops at once) to `86400` (24 hours, the default). Anything else is a 422.\n"}}};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10147,23 +14102,23 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":{"previous_secret_overlap_seconds":true},"dynamicProps":false,"dynamicItems":false};
-return validate85;
+validate98.evaluated = {"props":{"previous_secret_overlap_seconds":true},"dynamicProps":false,"dynamicItems":false};
+return validate98;
 })();
 
 export const validateResetWebhookEndpointSecretPath = /* @__PURE__ */ (() => {
-const schema185 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema186 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ResetWebhookEndpointSecretPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook endpoint."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema229 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10227,25 +14182,25 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate86;
+validate99.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate99;
 })();
 
 export const validateListWebhookDeliveriesQuery = /* @__PURE__ */ (() => {
-const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookDeliveriesQuery","type":"object","properties":{"endpoint_id":{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only attempts to these endpoints (repeatable, at most 20)."},"succeeded":{"type":"boolean","description":"Only successful (`true`) or failed (`false`) attempts."},"start_timestamp":{"type":"string","description":"Not supported (a time range's count cannot be read from a key); any value is a 422 `PolarRequestValidationError`."},"end_timestamp":{"type":"string","description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"query":{"type":"string","description":"Not supported (a substring search needs a scan); any value is a 422 `PolarRequestValidationError`."},"http_code_class":{"type":"string","enum":["2xx","3xx","4xx","5xx"],"description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"event_type":{"type":"array","maxItems":100,"items":{"type":"string","maxLength":100},"description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/WebhookDeliverySortProperty"},"default":["-created_at"],"description":"`created_at` or `-created_at` (the default), repeatable; remaining ties are broken by\nascending attempt id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookDeliverySortProperty":{"type":"string","enum":["created_at","-created_at"]}}};
-const schema188 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema189 = {"type":"string","enum":["created_at","-created_at"]};
+const schema230 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListWebhookDeliveriesQuery","type":"object","properties":{"endpoint_id":{"type":"array","maxItems":20,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only attempts to these endpoints (repeatable, at most 20)."},"succeeded":{"type":"boolean","description":"Only successful (`true`) or failed (`false`) attempts."},"start_timestamp":{"type":"string","description":"Not supported (a time range's count cannot be read from a key); any value is a 422 `PolarRequestValidationError`."},"end_timestamp":{"type":"string","description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"query":{"type":"string","description":"Not supported (a substring search needs a scan); any value is a 422 `PolarRequestValidationError`."},"http_code_class":{"type":"string","enum":["2xx","3xx","4xx","5xx"],"description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"event_type":{"type":"array","maxItems":100,"items":{"type":"string","maxLength":100},"description":"Not supported; any value is a 422 `PolarRequestValidationError`."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","maxItems":10,"items":{"$ref":"#/$defs/WebhookDeliverySortProperty"},"default":["-created_at"],"description":"`created_at` or `-created_at` (the default), repeatable; remaining ties are broken by\nascending attempt id.\n"}},"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]},"WebhookDeliverySortProperty":{"type":"string","enum":["created_at","-created_at"]}}};
+const schema231 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema232 = {"type":"string","enum":["created_at","-created_at"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const func1 = ucs2length;
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10384,7 +14339,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((((data6 === "2xx") || (data6 === "3xx")) || (data6 === "4xx")) || (data6 === "5xx"))){
-const err10 = {instancePath:instancePath+"/http_code_class",schemaPath:"#/properties/http_code_class/enum",keyword:"enum",params:{allowedValues: schema187.properties.http_code_class.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/http_code_class",schemaPath:"#/properties/http_code_class/enum",keyword:"enum",params:{allowedValues: schema230.properties.http_code_class.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10517,7 +14472,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((data12 === "created_at") || (data12 === "-created_at"))){
-const err21 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/WebhookDeliverySortProperty/enum",keyword:"enum",params:{allowedValues: schema189.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/WebhookDeliverySortProperty/enum",keyword:"enum",params:{allowedValues: schema232.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10549,23 +14504,23 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":{"endpoint_id":true,"succeeded":true,"start_timestamp":true,"end_timestamp":true,"query":true,"http_code_class":true,"event_type":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate87;
+validate100.evaluated = {"props":{"endpoint_id":true,"succeeded":true,"start_timestamp":true,"end_timestamp":true,"query":true,"http_code_class":true,"event_type":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate100;
 })();
 
 export const validateRedeliverWebhookEventPath = /* @__PURE__ */ (() => {
-const schema190 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RedeliverWebhookEventPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook event (its `webhook-id`)."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema191 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema233 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"RedeliverWebhookEventPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the webhook event (its `webhook-id`)."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema234 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10629,28 +14584,28 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate88;
+validate101.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate101;
 })();
 
 export const validateCreateCustomerBody = /* @__PURE__ */ (() => {
-const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema108 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema109 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const pattern30 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerBody","description":"Body of Create Customer.","type":"object","properties":{"email":{"type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}],"description":"The customer's e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively."},"name":{"anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"external_id":{"description":"Stored and shown, so no control characters.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"const":"individual","description":"Only individual customers are created here."},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"metadata":{"$ref":"#/$defs/MetadataInput"}},"required":["email"],"$defs":{"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema144 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema145 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const pattern44 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
 const func1 = ucs2length;
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10671,7 +14626,7 @@ errors++;
 if(data.email !== undefined){
 let data0 = data.email;
 if(typeof data0 === "string"){
-if(!pattern30.test(data0)){
+if(!pattern44.test(data0)){
 const err1 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -11205,25 +15160,25 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
-return validate55;
+validate65.evaluated = {"props":{"email":true,"name":true,"external_id":true,"type":true,"organization_id":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+return validate65;
 })();
 
 export const validateListCustomersQuery = /* @__PURE__ */ (() => {
-const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema193 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema194 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
+const schema235 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomersQuery","type":"object","properties":{"organization_id":{"type":"array","maxItems":100,"items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations (repeatable); ids of organizations the caller is not in match nothing."},"email":{"type":"string","minLength":1,"maxLength":320,"description":"Exact e-mail address, compared case-insensitively."},"query":{"type":"string","minLength":1,"maxLength":320,"description":"Case-insensitive prefix of the name or the e-mail address, or the exact `external_id`.\n"},"active":{"type":"boolean","description":"Not supported (a customer's subscriptions are not part of its list entries): any value\nis a 422 `PolarRequestValidationError`.\n"},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (`?metadata[key]=value` cannot be answered from a key): any value is a 422\n`PolarRequestValidationError`.\n"},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid; a page past the\nend answers 200 with no items.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size; values above 100 are served as 100."},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerSortProperty"},"default":["-created_at"],"description":"Sort criteria, applied in the order given (`?sorting=name&sorting=-created_at`); a\nleading `-` sorts descending. Names and e-mail addresses compare case-insensitively,\nby code point; customers without a name sort last. Remaining ties are broken by\nascending customer id.\n"}},"$defs":{"CustomerSortProperty":{"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema236 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema237 = {"type":"string","enum":["created_at","-created_at","email","-email","name","-name"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 const func1 = ucs2length;
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11488,7 +15443,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "email")) || (data11 === "-email")) || (data11 === "name")) || (data11 === "-name"))){
-const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema194.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/sorting/" + i2,schemaPath:"#/$defs/CustomerSortProperty/enum",keyword:"enum",params:{allowedValues: schema237.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11520,23 +15475,23 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate89;
+validate102.evaluated = {"props":{"organization_id":true,"email":true,"query":true,"active":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate102;
 })();
 
 export const validateGetCustomerPath = /* @__PURE__ */ (() => {
-const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema196 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema239 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11600,32 +15555,32 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate90;
+validate103.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate103;
 })();
 
 export const validateUpdateCustomerBody = /* @__PURE__ */ (() => {
-const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema111 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema112 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema113 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema121 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerBody","description":"Body of Update Customer: only the fields sent change. `external_id` can be set once (when\nthe customer has none); `type` stays `individual`.\n","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"},"external_id":{"description":"Stored and shown, so no control characters. Set once; it cannot change after.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"type":{"anyOf":[{"const":"individual"},{"type":"null"}],"description":"Only individual customers exist here."}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema147 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema148 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema149 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema157 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const pattern30 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
-const pattern47 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema114 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema115 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema120 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const pattern44 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern61 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema150 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema151 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema156 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12026,7 +15981,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema120.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema156.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12047,16 +16002,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12280,7 +16235,7 @@ errors++;
 if(data.email !== undefined){
 let data2 = data.email;
 if(typeof data2 === "string"){
-if(!pattern30.test(data2)){
+if(!pattern44.test(data2)){
 const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -12425,8 +16380,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate57(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate67(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -12555,7 +16510,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern47.test(data6)){
+if(!pattern61.test(data6)){
 const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -12760,23 +16715,23 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
-return validate56;
+validate66.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true,"external_id":true,"type":true},"dynamicProps":false,"dynamicItems":false};
+return validate66;
 })();
 
 export const validateUpdateCustomerPath = /* @__PURE__ */ (() => {
-const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema198 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema241 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12840,20 +16795,20 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate91;
+validate104.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate104;
 })();
 
 export const validateDeleteCustomerQuery = /* @__PURE__ */ (() => {
-const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12885,23 +16840,23 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate92;
+validate105.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate105;
 })();
 
 export const validateDeleteCustomerPath = /* @__PURE__ */ (() => {
-const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema201 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema244 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12965,21 +16920,21 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate93;
+validate106.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate106;
 })();
 
 export const validateGetCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13033,32 +16988,32 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate94;
+validate107.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate107;
 })();
 
 export const validateUpdateCustomerExternalBody = /* @__PURE__ */ (() => {
-const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
-const schema123 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
-const schema124 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
-const schema125 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema133 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
+const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalBody","description":"Body of Update Customer by external id (the external id itself does not change).","type":"object","properties":{"metadata":{"$ref":"#/$defs/MetadataInput"},"email":{"$ref":"#/$defs/CustomerEmail"},"name":{"$ref":"#/$defs/CustomerName"},"billing_address":{"anyOf":[{"$ref":"#/$defs/AddressInput"},{"type":"null"}]},"tax_id":{"description":"Not supported; only `null` is accepted.\n","anyOf":[{"type":"string","maxLength":64},{"type":"null"}]},"locale":{"$ref":"#/$defs/CustomerLocale"}},"$defs":{"AddressInput":{"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]},"AddressLine":{"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"CountryAlpha2":{"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]},"CustomerEmail":{"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]},"CustomerLocale":{"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]},"CustomerName":{"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"MetadataInput":{"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}}}};
+const schema159 = {"description":"Up to 50 pairs; keys of 1 to 40 characters without control characters; values a string of 1 to 500 characters (no control characters but tab, line feed and carriage return), an integer within ±(2^53−1), a finite number or a boolean. Values are answered as sent; an integer past the range is a 422 `int_range`, never rounded.","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}};
+const schema160 = {"description":"An e-mail address (one `@`, a dot in the domain, no spaces); unique within the organization, compared case-insensitively.","type":"string","minLength":3,"maxLength":320,"allOf":[{"pattern":"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},{"pattern":"^[^\\x00-\\x1F\\x7F]*$"}]};
+const schema161 = {"description":"The customer's name; `null` clears it.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema169 = {"description":"A language tag (`en`, `pt-BR`, `zh_Hant`); `null` clears it.","anyOf":[{"type":"string","maxLength":35,"pattern":"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},{"type":"null"}]};
 const func1 = ucs2length;
 const pattern4 = new RegExp("^[^\\x00-\\x1F\\x7F]*$", "u");
 const pattern10 = new RegExp("^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$", "u");
-const pattern30 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
-const pattern47 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
-const schema126 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
-const schema127 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
-const schema132 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
+const pattern44 = new RegExp("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$", "u");
+const pattern61 = new RegExp("^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$", "u");
+const schema162 = {"description":"A billing address; `country` is required.","type":"object","properties":{"line1":{"$ref":"#/$defs/AddressLine"},"line2":{"$ref":"#/$defs/AddressLine"},"postal_code":{"$ref":"#/$defs/AddressLine"},"city":{"$ref":"#/$defs/AddressLine"},"state":{"$ref":"#/$defs/AddressLine"},"country":{"$ref":"#/$defs/CountryAlpha2"}},"required":["country"]};
+const schema163 = {"anyOf":[{"type":"string","maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]};
+const schema168 = {"description":"ISO 3166-1 alpha-2 country code.","type":"string","enum":["AD","AE","AF","AG","AI","AL","AM","AO","AQ","AR","AS","AT","AU","AW","AX","AZ","BA","BB","BD","BE","BF","BG","BH","BI","BJ","BL","BM","BN","BO","BQ","BR","BS","BT","BV","BW","BY","BZ","CA","CC","CD","CF","CG","CH","CI","CK","CL","CM","CN","CO","CR","CU","CV","CW","CX","CY","CZ","DE","DJ","DK","DM","DO","DZ","EC","EE","EG","EH","ER","ES","ET","FI","FJ","FK","FM","FO","FR","GA","GB","GD","GE","GF","GG","GH","GI","GL","GM","GN","GP","GQ","GR","GS","GT","GU","GW","GY","HK","HM","HN","HR","HT","HU","ID","IE","IL","IM","IN","IO","IQ","IR","IS","IT","JE","JM","JO","JP","KE","KG","KH","KI","KM","KN","KP","KR","KW","KY","KZ","LA","LB","LC","LI","LK","LR","LS","LT","LU","LV","LY","MA","MC","MD","ME","MF","MG","MH","MK","ML","MM","MN","MO","MP","MQ","MR","MS","MT","MU","MV","MW","MX","MY","MZ","NA","NC","NE","NF","NG","NI","NL","NO","NP","NR","NU","NZ","OM","PA","PE","PF","PG","PH","PK","PL","PM","PN","PR","PS","PT","PW","PY","QA","RE","RO","RS","RU","RW","SA","SB","SC","SD","SE","SG","SH","SI","SJ","SK","SL","SM","SN","SO","SR","SS","ST","SV","SX","SY","SZ","TC","TD","TF","TG","TH","TJ","TK","TL","TM","TN","TO","TR","TT","TV","TW","TZ","UA","UG","UM","US","UY","UZ","VA","VC","VE","VG","VI","VN","VU","WF","WS","YE","YT","ZA","ZM","ZW"]};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13459,7 +17414,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data5 === "AD") || (data5 === "AE")) || (data5 === "AF")) || (data5 === "AG")) || (data5 === "AI")) || (data5 === "AL")) || (data5 === "AM")) || (data5 === "AO")) || (data5 === "AQ")) || (data5 === "AR")) || (data5 === "AS")) || (data5 === "AT")) || (data5 === "AU")) || (data5 === "AW")) || (data5 === "AX")) || (data5 === "AZ")) || (data5 === "BA")) || (data5 === "BB")) || (data5 === "BD")) || (data5 === "BE")) || (data5 === "BF")) || (data5 === "BG")) || (data5 === "BH")) || (data5 === "BI")) || (data5 === "BJ")) || (data5 === "BL")) || (data5 === "BM")) || (data5 === "BN")) || (data5 === "BO")) || (data5 === "BQ")) || (data5 === "BR")) || (data5 === "BS")) || (data5 === "BT")) || (data5 === "BV")) || (data5 === "BW")) || (data5 === "BY")) || (data5 === "BZ")) || (data5 === "CA")) || (data5 === "CC")) || (data5 === "CD")) || (data5 === "CF")) || (data5 === "CG")) || (data5 === "CH")) || (data5 === "CI")) || (data5 === "CK")) || (data5 === "CL")) || (data5 === "CM")) || (data5 === "CN")) || (data5 === "CO")) || (data5 === "CR")) || (data5 === "CU")) || (data5 === "CV")) || (data5 === "CW")) || (data5 === "CX")) || (data5 === "CY")) || (data5 === "CZ")) || (data5 === "DE")) || (data5 === "DJ")) || (data5 === "DK")) || (data5 === "DM")) || (data5 === "DO")) || (data5 === "DZ")) || (data5 === "EC")) || (data5 === "EE")) || (data5 === "EG")) || (data5 === "EH")) || (data5 === "ER")) || (data5 === "ES")) || (data5 === "ET")) || (data5 === "FI")) || (data5 === "FJ")) || (data5 === "FK")) || (data5 === "FM")) || (data5 === "FO")) || (data5 === "FR")) || (data5 === "GA")) || (data5 === "GB")) || (data5 === "GD")) || (data5 === "GE")) || (data5 === "GF")) || (data5 === "GG")) || (data5 === "GH")) || (data5 === "GI")) || (data5 === "GL")) || (data5 === "GM")) || (data5 === "GN")) || (data5 === "GP")) || (data5 === "GQ")) || (data5 === "GR")) || (data5 === "GS")) || (data5 === "GT")) || (data5 === "GU")) || (data5 === "GW")) || (data5 === "GY")) || (data5 === "HK")) || (data5 === "HM")) || (data5 === "HN")) || (data5 === "HR")) || (data5 === "HT")) || (data5 === "HU")) || (data5 === "ID")) || (data5 === "IE")) || (data5 === "IL")) || (data5 === "IM")) || (data5 === "IN")) || (data5 === "IO")) || (data5 === "IQ")) || (data5 === "IR")) || (data5 === "IS")) || (data5 === "IT")) || (data5 === "JE")) || (data5 === "JM")) || (data5 === "JO")) || (data5 === "JP")) || (data5 === "KE")) || (data5 === "KG")) || (data5 === "KH")) || (data5 === "KI")) || (data5 === "KM")) || (data5 === "KN")) || (data5 === "KP")) || (data5 === "KR")) || (data5 === "KW")) || (data5 === "KY")) || (data5 === "KZ")) || (data5 === "LA")) || (data5 === "LB")) || (data5 === "LC")) || (data5 === "LI")) || (data5 === "LK")) || (data5 === "LR")) || (data5 === "LS")) || (data5 === "LT")) || (data5 === "LU")) || (data5 === "LV")) || (data5 === "LY")) || (data5 === "MA")) || (data5 === "MC")) || (data5 === "MD")) || (data5 === "ME")) || (data5 === "MF")) || (data5 === "MG")) || (data5 === "MH")) || (data5 === "MK")) || (data5 === "ML")) || (data5 === "MM")) || (data5 === "MN")) || (data5 === "MO")) || (data5 === "MP")) || (data5 === "MQ")) || (data5 === "MR")) || (data5 === "MS")) || (data5 === "MT")) || (data5 === "MU")) || (data5 === "MV")) || (data5 === "MW")) || (data5 === "MX")) || (data5 === "MY")) || (data5 === "MZ")) || (data5 === "NA")) || (data5 === "NC")) || (data5 === "NE")) || (data5 === "NF")) || (data5 === "NG")) || (data5 === "NI")) || (data5 === "NL")) || (data5 === "NO")) || (data5 === "NP")) || (data5 === "NR")) || (data5 === "NU")) || (data5 === "NZ")) || (data5 === "OM")) || (data5 === "PA")) || (data5 === "PE")) || (data5 === "PF")) || (data5 === "PG")) || (data5 === "PH")) || (data5 === "PK")) || (data5 === "PL")) || (data5 === "PM")) || (data5 === "PN")) || (data5 === "PR")) || (data5 === "PS")) || (data5 === "PT")) || (data5 === "PW")) || (data5 === "PY")) || (data5 === "QA")) || (data5 === "RE")) || (data5 === "RO")) || (data5 === "RS")) || (data5 === "RU")) || (data5 === "RW")) || (data5 === "SA")) || (data5 === "SB")) || (data5 === "SC")) || (data5 === "SD")) || (data5 === "SE")) || (data5 === "SG")) || (data5 === "SH")) || (data5 === "SI")) || (data5 === "SJ")) || (data5 === "SK")) || (data5 === "SL")) || (data5 === "SM")) || (data5 === "SN")) || (data5 === "SO")) || (data5 === "SR")) || (data5 === "SS")) || (data5 === "ST")) || (data5 === "SV")) || (data5 === "SX")) || (data5 === "SY")) || (data5 === "SZ")) || (data5 === "TC")) || (data5 === "TD")) || (data5 === "TF")) || (data5 === "TG")) || (data5 === "TH")) || (data5 === "TJ")) || (data5 === "TK")) || (data5 === "TL")) || (data5 === "TM")) || (data5 === "TN")) || (data5 === "TO")) || (data5 === "TR")) || (data5 === "TT")) || (data5 === "TV")) || (data5 === "TW")) || (data5 === "TZ")) || (data5 === "UA")) || (data5 === "UG")) || (data5 === "UM")) || (data5 === "US")) || (data5 === "UY")) || (data5 === "UZ")) || (data5 === "VA")) || (data5 === "VC")) || (data5 === "VE")) || (data5 === "VG")) || (data5 === "VI")) || (data5 === "VN")) || (data5 === "VU")) || (data5 === "WF")) || (data5 === "WS")) || (data5 === "YE")) || (data5 === "YT")) || (data5 === "ZA")) || (data5 === "ZM")) || (data5 === "ZW"))){
-const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema132.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/country",schemaPath:"#/$defs/CountryAlpha2/enum",keyword:"enum",params:{allowedValues: schema168.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13480,16 +17435,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":{"line1":true,"line2":true,"postal_code":true,"city":true,"state":true,"country":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13713,7 +17668,7 @@ errors++;
 if(data.email !== undefined){
 let data2 = data.email;
 if(typeof data2 === "string"){
-if(!pattern30.test(data2)){
+if(!pattern44.test(data2)){
 const err17 = {instancePath:instancePath+"/email",schemaPath:"#/$defs/CustomerEmail/allOf/0/pattern",keyword:"pattern",params:{pattern: "^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"},message:"must match pattern \""+"^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -13858,8 +17813,8 @@ let data4 = data.billing_address;
 const _errs30 = errors;
 let valid9 = false;
 const _errs31 = errors;
-if(!(validate60(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate70(data4, {instancePath:instancePath+"/billing_address",parentData:data,parentDataProperty:"billing_address",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs31 === errors;
@@ -13988,7 +17943,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern47.test(data6)){
+if(!pattern61.test(data6)){
 const err35 = {instancePath:instancePath+"/locale",schemaPath:"#/$defs/CustomerLocale/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"},message:"must match pattern \""+"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$"+"\""};
 if(vErrors === null){
 vErrors = [err35];
@@ -14057,21 +18012,21 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
-return validate59;
+validate69.evaluated = {"props":{"metadata":true,"email":true,"name":true,"billing_address":true,"tax_id":true,"locale":true},"dynamicProps":false,"dynamicItems":false};
+return validate69;
 })();
 
 export const validateUpdateCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema203 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"UpdateCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14125,20 +18080,20 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate95;
+validate108.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate108;
 })();
 
 export const validateDeleteCustomerExternalQuery = /* @__PURE__ */ (() => {
-const schema204 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
+const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalQuery","type":"object","properties":{"anonymize":{"type":"boolean","default":false,"description":"Also anonymize the customer's personal data (`true` or `false`; default `false`)."}}};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14170,21 +18125,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
-return validate96;
+validate109.evaluated = {"props":{"anonymize":true},"dynamicProps":false,"dynamicItems":false};
+return validate109;
 })();
 
 export const validateDeleteCustomerExternalPath = /* @__PURE__ */ (() => {
-const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const schema248 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"DeleteCustomerExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
 const func1 = ucs2length;
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14238,27 +18193,27 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
-return validate97;
+validate110.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate110;
 })();
 
 export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
-const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema135 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema136 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema171 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema172 = {"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats0 = format_uri;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
-const pattern61 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
+const pattern75 = new RegExp("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]", "u");
 const func1 = ucs2length;
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14478,7 +18433,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!pattern61.test(data3)){
+if(!pattern75.test(data3)){
 const err14 = {instancePath:instancePath+"/return_url",schemaPath:"#/properties/return_url/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"},message:"must match pattern \""+"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -14557,12 +18512,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate72.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate62.evaluated = {"dynamicProps":true,"dynamicItems":false};
-return validate62;
+validate72.evaluated = {"dynamicProps":true,"dynamicItems":false};
+return validate72;
 })();
 
 export const authorizeQueryShape = {"response_type":"string","client_id":"string","redirect_uri":"string","scope":"string","state":"string","nonce":"string","code_challenge":"string","code_challenge_method":"string"};
@@ -14574,6 +18529,8 @@ export const listWalletsQueryShape = {"page":"integer","limit":"integer","sortin
 export const listProductsQueryShape = {"organization_id":"array","query":"string","is_archived":"boolean","is_recurring":"boolean","id":"array","benefit_id":"array","visibility":"array","metadata":"object","page":"integer","limit":"integer","sorting":"array"};
 
 export const listCustomerSubscriptionsQueryShape = {"product_id":"array","query":"string","active":"boolean","page":"integer","limit":"integer","sorting":"array"};
+
+export const listMetersQueryShape = {"organization_id":"array","query":"string","is_archived":"boolean","metadata":"object","page":"integer","limit":"integer","sorting":"array"};
 
 export const listWebhookEndpointsQueryShape = {"organization_id":"array","page":"integer","limit":"integer","sorting":"array"};
 

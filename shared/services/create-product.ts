@@ -1,6 +1,7 @@
 import type { Table } from '../data/dynamo.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { access as idempotencyAccess } from '../data/idempotency.ts';
+import { getMeters, type MeterRecord, access as metersAccess } from '../data/meters.ts';
 import { getOrganization, access as organizationsAccess } from '../data/organizations.ts';
 import { outboxWrites } from '../data/outbox.ts';
 import { createProductRecord, access as productsAccess } from '../data/products.ts';
@@ -14,7 +15,13 @@ import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { DEFAULT_CURRENCY, organizationFor } from './organizations.ts';
 import { presentProduct } from './presenters.ts';
-import { checkLivePrices, newPrice, unsupportedIssues } from './product-rules.ts';
+import {
+  checkLivePrices,
+  meteredIssues,
+  meteredMeterIds,
+  newPrice,
+  unsupportedIssues,
+} from './product-rules.ts';
 
 /**
  * A new product of an organization from a Create Product body, every rule checked: the record Create
@@ -25,9 +32,12 @@ export function newProduct(
   organizationId: string,
   defaultCurrency: string,
   now: Date,
+  meters: ReadonlyMap<string, MeterRecord> = new Map(),
 ): ProductRecord {
   const issues = unsupportedIssues(body);
   const interval = body.recurring_interval ?? null;
+  const metered = { organizationId, recurring: interval !== null, meters };
+  issues.push(...meteredIssues(body.prices, metered));
   if (interval === null && body.recurring_interval_count != null) {
     issues.push({
       loc: ['body', 'recurring_interval_count'],
@@ -51,7 +61,7 @@ export function newProduct(
     is_archived: false,
     metadata: (body.metadata ?? {}) as Metadata,
     prices: checkLivePrices(
-      body.prices.map((price) => newPrice(price, defaultCurrency, created)),
+      body.prices.map((price) => newPrice(price, defaultCurrency, created, metered)),
       defaultCurrency,
       body.prices,
     ),
@@ -99,7 +109,9 @@ export async function createProduct(
   const organizationId = organizationFor(principal, body.organization_id);
   const organization = await getOrganization(deps.table, organizationId);
   const currency = organization?.default_currency ?? DEFAULT_CURRENCY;
-  const product = newProduct(body, organizationId, currency, deps.now());
+  // The meters its metered prices name (a read only when there are some).
+  const meters = await getMeters(deps.table, meteredMeterIds(body.prices));
+  const product = newProduct(body, organizationId, currency, deps.now(), meters);
   await storeNewProduct(deps.table, product);
   countBusinessEvent('ProductsCreated');
   return presentProduct(product);
@@ -116,6 +128,7 @@ export const operationAccess = (): OperationAccess => ({
       oneStatement(tokensAccess.findToken, organizationsAccess.getOrganization),
       ...tokensAccess.findAccessToken,
       ...idempotencyAccess.idempotencyKey,
+      ...metersAccess.getMeters,
       ...productsAccess.createProductRecord,
     ],
   },

@@ -57,7 +57,14 @@ export function presentPrice(price: PriceRecord, product: ProductRecord): Produc
     tax_behavior: price.tax_behavior ?? null,
     is_archived: price.is_archived,
     product_id: product.id,
-    price_amount: price.price_amount,
+    ...(price.amount_type === 'fixed'
+      ? { price_amount: price.price_amount }
+      : {
+          unit_amount: price.unit_amount,
+          cap_amount: price.cap_amount,
+          meter_id: price.meter_id,
+          meter: price.meter,
+        }),
     // Fields older clients still read; `legacy` is false because the interval lives on the product.
     type: product.recurring_interval ? 'recurring' : 'one_time',
     recurring_interval: product.recurring_interval,

@@ -1,4 +1,5 @@
 import type { OperationAccess } from '../data/grants.ts';
+import { getMeters, type MeterRecord, access as metersAccess } from '../data/meters.ts';
 import {
   getProductForUpdate,
   ProductChanged,
@@ -21,7 +22,7 @@ import type { Dependencies } from '../runtime.ts';
 import { productEvent } from './create-product.ts';
 import { DEFAULT_CURRENCY } from './organizations.ts';
 import { presentProduct } from './presenters.ts';
-import { replacePrices, unsupportedIssues } from './product-rules.ts';
+import { meteredMeterIds, replacePrices, unsupportedIssues } from './product-rules.ts';
 
 /**
  * Attempts when a concurrent update wins the race: each re-reads and re-applies this one. An attempt
@@ -42,6 +43,7 @@ function applied(
   body: UpdateProductBody,
   currency: string,
   now: string,
+  meters: ReadonlyMap<string, MeterRecord>,
 ): ProductRecord {
   const issues: ValidationIssue[] = unsupportedIssues(body);
   const fixed = (field: 'recurring_interval' | 'recurring_interval_count') => {
@@ -66,7 +68,13 @@ function applied(
     visibility: body.visibility ?? product.visibility,
     metadata: body.metadata === undefined ? product.metadata : (body.metadata as Metadata),
     is_archived: body.is_archived ?? product.is_archived,
-    prices: body.prices ? replacePrices(product, body.prices, currency, now) : product.prices,
+    prices: body.prices
+      ? replacePrices(product, body.prices, currency, now, {
+          organizationId: product.organization_id,
+          recurring: product.recurring_interval !== null,
+          meters,
+        })
+      : product.prices,
   };
 }
 
@@ -84,6 +92,8 @@ export async function updateProduct(
   body: UpdateProductBody,
 ): Promise<Product> {
   const productId = normalizeId(id);
+  // The meters its new metered prices name (a read only when there are some).
+  const meters = await getMeters(deps.table, meteredMeterIds(body.prices ?? []));
   for (let attempt = 1; ; attempt++) {
     const read = await getProductForUpdate(deps.table, productId, principal.organizationIds);
     const { product } = read;
@@ -96,7 +106,7 @@ export async function updateProduct(
     }
     const currency = read.organizations.get(product.organization_id)?.default_currency ?? DEFAULT_CURRENCY;
     const now = deps.now().toISOString();
-    const changed = applied(product, body, currency, now);
+    const changed = applied(product, body, currency, now, meters);
     // Nothing to change: nothing written, and `modified_at` stays.
     if (canonicalJson(changed) === canonicalJson(product)) return presentProduct(product);
     const after = { ...changed, modified_at: now };
@@ -125,6 +135,7 @@ export const operationAccess = (): OperationAccess => ({
       ...tokensAccess.findToken,
       ...tokensAccess.findAccessToken,
       ...productsAccess.getProductForUpdate,
+      ...metersAccess.getMeters,
       ...productsAccess.updateProductRecord,
     ],
   },

@@ -16,6 +16,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'customer.deleted',
   'product.created',
   'product.updated',
+  'meter.created',
+  'meter.updated',
   'subscription.created',
   'subscription.active',
   'subscription.updated',
@@ -34,7 +36,7 @@ export interface ChangeEvent {
 
 /** What a change is about: the object whose events must arrive in the order they were written. */
 export interface EventSubject {
-  kind: 'customer' | 'product' | 'subscription';
+  kind: 'customer' | 'product' | 'subscription' | 'meter';
   id: string;
   organizationId: string;
 }

@@ -9,6 +9,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
 import { customerEntry, customerListing } from '#shared/data/customers.ts';
 import { countShard, listedWrites } from '#shared/data/listing.ts';
+import { type MeterRecord, meterItem, meterListing, storedMeter } from '#shared/data/meters.ts';
 import { productListing } from '#shared/data/products.ts';
 import {
   type CustomerRecord,
@@ -37,6 +38,7 @@ const USER = '1c6d4068-2a1f-4e1b-8e54-6c1b4d7e8f02';
 export const CUSTOMER = '2d7e5179-3b20-4f2c-9f65-7d2c5e8f9003';
 export const PRODUCT = '3e8f628a-4c31-4a3d-8a76-8e3d6f90a104';
 export const WEBHOOK = '4f90739b-5d42-4b4e-9b87-9f4e70a1b205';
+export const METER = '5b1295bd-6f64-4d60-9da9-a16092c3d4aa';
 export const UNKNOWN_ID = '5a0184ac-6e53-4c5f-8c98-a05f81b2c306';
 
 export const PAT = `polar_pat_${'B'.repeat(48)}`;
@@ -139,6 +141,22 @@ export function fixtureItems(): Record<string, unknown>[] {
     locale: null,
     deleted_at: null,
     wallet_count: balances.length,
+  };
+  const meter: MeterRecord = {
+    id: METER,
+    organization_id: ORG,
+    name: 'API calls',
+    unit: 'scalar',
+    custom_label: null,
+    custom_multiplier: null,
+    filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: 'api.call' }] },
+    aggregation: { func: 'count' },
+    metadata: {},
+    created_at: at(6_500),
+    modified_at: null,
+    archived_at: null,
+    last_billed_event_id: null,
+    version: 1,
   };
   const product: ProductRecord = {
     id: PRODUCT,
@@ -247,6 +265,14 @@ export function fixtureItems(): Record<string, unknown>[] {
     ),
     // Its list entries and the lists' count shards, as Create Product writes them.
     ...listedWrites({ name: 'bench', doc: undefined as never }, productListing, storedProduct(product)).map(
+      (write) =>
+        'Put' in write
+          ? write.Put.Item
+          : { ...(write as { Update: { Key: object } }).Update.Key, entity: 'list_count', entry_count: 1 },
+    ),
+    // A meter and its list entries, as Create Meter writes them.
+    meterItem(storedMeter(meter)),
+    ...listedWrites({ name: 'bench', doc: undefined as never }, meterListing, storedMeter(meter)).map(
       (write) =>
         'Put' in write
           ? write.Put.Item

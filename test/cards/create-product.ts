@@ -1,6 +1,7 @@
 import { benchRun } from '#test/bench/work-kit.ts';
 import { key, run, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
+import { seedMeter } from './get-meter.ts';
 
 export default defineCard({
   name: 'create-product',
@@ -36,8 +37,19 @@ export default defineCard({
       { ...product, prices: [{ ...product.prices[0], price_currency: 'eur' }] },
       key('eur'),
     );
+    // A metered price: the meter it names is read (one batch) before the product is written.
+    const meterId = await seedMeter(world, world.demo.organization_id);
+    const metered = await create(
+      {
+        ...product,
+        name: `IAM metered ${run}`,
+        prices: [...product.prices, { amount_type: 'metered_unit', unit_amount: '0.5', meter_id: meterId }],
+      },
+      key('metered'),
+    );
     return [
       step('create', created, 201),
+      step('with a metered price (its meter read)', metered, 201),
       step('replay with the same key', replayed, 201, { reply: created, field: 'id' }),
       step('refused after claiming its key', refused, 422),
       step('retry of the refused request', retried, 422),

@@ -3,6 +3,7 @@ import { PRODUCT } from '#test/bench/fixture.ts';
 import { benchRun } from '#test/bench/work-kit.ts';
 import { run, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
+import { seedMeter } from './get-meter.ts';
 
 export default defineCard({
   name: 'update-product',
@@ -17,7 +18,12 @@ export default defineCard({
     // A fresh product per run, through Create Product (its own function and policy).
     const created = await world.call('POST', '/v1/products/', {
       token: world.demo.personal_access_token,
-      body: { name: `IAM update ${run}`, prices: [{ amount_type: 'fixed', price_amount: 100 }] },
+      // Recurring: a metered price is added below.
+      body: {
+        name: `IAM update ${run}`,
+        recurring_interval: 'month',
+        prices: [{ amount_type: 'fixed', price_amount: 100 }],
+      },
     });
     if (created.status !== 201) throw new Error(`Create Product answered ${created.status}`);
     const patch = (id: string, body: unknown) =>
@@ -31,6 +37,21 @@ export default defineCard({
         200,
       ),
       step('unarchive', await patch(id, { is_archived: false }), 200),
+      // A metered price added: the meter it names is read (one batch).
+      step(
+        'add a metered price',
+        await patch(id, {
+          prices: [
+            { amount_type: 'free' },
+            {
+              amount_type: 'metered_unit',
+              unit_amount: '2',
+              meter_id: await seedMeter(world, world.demo.organization_id),
+            },
+          ],
+        }),
+        200,
+      ),
       step('an unknown product', await patch(randomUUID(), { name: 'nobody' }), 404),
     ];
   },

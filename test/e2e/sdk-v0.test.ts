@@ -914,3 +914,70 @@ describe('Webhook deliveries (GET /v1/webhooks/deliveries, POST /v1/webhooks/eve
     expect(refused).toBeInstanceOf(HTTPValidationError);
   });
 });
+
+describe('Meters (POST, GET /v1/meters/, GET, PATCH /v1/meters/{id}) and a metered price', () => {
+  it('meters.create, get, list and update parse the answers with their schemas; a metered price too', async () => {
+    const created = await polar.meters.create({
+      name: 'SDK v0 tokens',
+      filter: {
+        conjunction: 'and',
+        clauses: [
+          { property: 'name', operator: 'eq', value: 'llm.call' },
+          { conjunction: 'or', clauses: [{ property: 'metadata.tier', operator: 'ne', value: 3 }] },
+        ],
+      },
+      aggregation: { func: 'unique', property: 'metadata.user' },
+      unit: 'custom',
+      customLabel: 'user',
+    });
+    expect(created).toMatchObject({
+      name: 'SDK v0 tokens',
+      unit: 'custom',
+      customLabel: 'user',
+      organizationId: stack.demo.organization_id,
+      aggregation: { func: 'unique', property: 'user' },
+    });
+    expect(created.createdAt).toBeInstanceOf(Date);
+    const got = await polar.meters.get({ id: created.id });
+    expect(got.id).toBe(created.id);
+    const pages = [];
+    for await (const page of await polar.meters.list({
+      query: 'SDK v0',
+      sorting: ['-created_at'],
+      limit: 1,
+    })) {
+      pages.push(page.result);
+    }
+    expect(pages.flatMap((page) => page.items.map((m) => m.id))).toContain(created.id);
+    const updated = await polar.meters.update({
+      id: created.id,
+      meterUpdate: { isArchived: true, aggregation: { func: 'max', property: 'latency' } },
+    });
+    expect(updated.archivedAt).toBeInstanceOf(Date);
+    expect(updated.aggregation).toMatchObject({ func: 'max', property: 'latency' });
+    expect(
+      await failure(() => polar.meters.get({ id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b' })),
+    ).toBeInstanceOf(ResourceNotFound);
+
+    const live = await polar.meters.create({
+      name: 'SDK v0 calls',
+      filter: { conjunction: 'and', clauses: [] },
+      aggregation: { func: 'count' },
+    });
+    const product = await polar.products.create({
+      name: 'SDK v0 usage plan',
+      recurringInterval: 'month',
+      prices: [
+        { amountType: 'fixed', priceAmount: 0 },
+        { amountType: 'metered_unit', unitAmount: '1.5', meterId: live.id },
+      ],
+    });
+    expect(product.prices[1]).toMatchObject({
+      amountType: 'metered_unit',
+      unitAmount: '1.5',
+      capAmount: null,
+      meterId: live.id,
+      meter: { id: live.id, name: 'SDK v0 calls' },
+    });
+  });
+});

@@ -970,3 +970,74 @@ describe('Webhook deliveries (GET /v1/webhooks/deliveries, POST /v1/webhooks/eve
     });
   });
 });
+
+describe('Meters (POST, GET /v1/meters/, GET, PATCH /v1/meters/{id}) and a metered price', () => {
+  it('meters.create, get, list, iterList and update: every answer the document allows; a metered price on a product', async () => {
+    const created = await polar.meters.create({
+      name: 'SDK v1 tokens',
+      filter: {
+        conjunction: 'and',
+        clauses: [
+          { property: 'name', operator: 'eq', value: 'llm.call' },
+          { conjunction: 'or', clauses: [{ property: 'metadata.model', operator: 'like', value: 'gpt' }] },
+        ],
+      },
+      aggregation: { func: 'sum', property: 'metadata.tokens' },
+      metadata: { source: 'sdk-v1' },
+    });
+    expect(lastExchange().reply.status).toBe(201);
+    expectDocumented('createMeter', lastExchange().reply);
+    expect(created).toMatchObject({
+      name: 'SDK v1 tokens',
+      unit: 'scalar',
+      organization_id: stack.demo.organization_id,
+      aggregation: { func: 'sum', property: 'tokens' },
+      archived_at: null,
+    });
+    expect(await polar.meters.get(created.id)).toEqual(created);
+    expectDocumented('getMeter', lastExchange().reply);
+    const listed = await polar.meters.list({ query: 'SDK v1', sorting: ['name'] });
+    expectDocumented('listMeters', lastExchange().reply);
+    expect(listed.items.map((m) => m.id)).toContain(created.id);
+    const walked: string[] = [];
+    for await (const meter of polar.meters.iterList({ limit: 1, is_archived: false })) walked.push(meter.id);
+    expect(walked).toContain(created.id);
+    const updated = await polar.meters.update(created.id, {
+      name: 'SDK v1 tokens, archived',
+      is_archived: true,
+    });
+    expectDocumented('updateMeter', lastExchange().reply);
+    expect(updated.archived_at).not.toBeNull();
+    expect(await failure(() => polar.meters.get('6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b'))).toBeInstanceOf(
+      errors.ResourceNotFound,
+    );
+    const refused = await failure(() =>
+      polar.meters.create({
+        name: 'Bad',
+        filter: { conjunction: 'and', clauses: [] },
+        aggregation: { func: 'median' } as never,
+      }),
+    );
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+
+    const live = await polar.meters.create({
+      name: 'SDK v1 calls',
+      filter: { conjunction: 'and', clauses: [] },
+      aggregation: { func: 'count' },
+    });
+    const product = await polar.products.create({
+      name: 'SDK v1 usage plan',
+      recurring_interval: 'month',
+      prices: [
+        { amount_type: 'fixed', price_amount: 0 },
+        { amount_type: 'metered_unit', unit_amount: '0.25', cap_amount: 5000, meter_id: live.id },
+      ],
+    });
+    expectDocumented('createProduct', lastExchange().reply);
+    expect(product.prices[1]).toMatchObject({
+      amount_type: 'metered_unit',
+      unit_amount: '0.25',
+      meter_id: live.id,
+    });
+  });
+});

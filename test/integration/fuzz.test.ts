@@ -65,6 +65,8 @@ const handReach: Partial<Record<OperationId, number[]>> = {
   listProducts: [200, 401, 403, 422],
   // A price change of one of ours may meet a product that holds its 100 prices: 200 or 422.
   updateProduct: [200, 401, 403, 404, 413, 415, 422],
+  createMeter: [201, 401, 403, 413, 415, 422],
+  updateMeter: [200, 401, 403, 404, 413, 415, 422],
   createWebhookEndpoint: [201, 401, 403, 413, 415, 422],
   listWebhookEndpoints: [200, 401, 403, 422],
   getWebhookEndpoint: [200, 401, 403, 404, 422],

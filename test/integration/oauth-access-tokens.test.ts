@@ -35,7 +35,7 @@ let access: string;
 let narrow: string;
 
 const SCOPES =
-  'openid email profile products:read products:write subscriptions:read subscriptions:write customers:read customers:write webhooks:write customer_sessions:write';
+  'openid email profile products:read products:write subscriptions:read subscriptions:write customers:read customers:write webhooks:write customer_sessions:write meters:read meters:write';
 
 beforeAll(async () => {
   world = await createWorld('oauth-access');
@@ -67,6 +67,20 @@ const subscriptionOfDemo = async () => {
   });
   return reply.body.id as string;
 };
+
+/** A meter of the demo organization, made once with the PAT. */
+let demoMeter: Promise<string> | undefined;
+const meterOfDemo = () =>
+  (demoMeter ??= world
+    .call('POST', '/v1/meters/', {
+      token: world.demo.personal_access_token,
+      body: {
+        name: 'OAuth meter',
+        filter: { conjunction: 'and', clauses: [] },
+        aggregation: { func: 'count' },
+      },
+    })
+    .then((reply) => reply.body.id as string));
 
 /** Every operation that takes a personal access token, with a request that succeeds. */
 // Create Client is not among them: it takes the user's own personal access token only
@@ -225,6 +239,36 @@ const cases: Record<string, Case> = {
   'reset-webhook-endpoint-secret': {
     send: (token) =>
       world.call('PATCH', `/v1/webhooks/endpoints/${world.demo.webhook_endpoint_ids[1]}/secret`, { token }),
+    success: 200,
+  },
+  'create-meter': {
+    send: (token) =>
+      world.call('POST', '/v1/meters/', {
+        token,
+        body: {
+          name: 'OAuth meter',
+          filter: { conjunction: 'and', clauses: [] },
+          aggregation: { func: 'count' },
+        },
+      }),
+    success: 201,
+  },
+  'list-meters': {
+    send: (token) => world.call('GET', '/v1/meters/?limit=2', { token }),
+    success: 200,
+  },
+  'get-meter': {
+    send: async (token) => world.call('GET', `/v1/meters/${await meterOfDemo()}`, { token }),
+    settle: async () => void (await meterOfDemo()),
+    success: 200,
+  },
+  'update-meter': {
+    send: async (token) =>
+      world.call('PATCH', `/v1/meters/${await meterOfDemo()}`, {
+        token,
+        body: { name: `Changed ${randomUUID()}` },
+      }),
+    settle: async () => void (await meterOfDemo()),
     success: 200,
   },
   'list-webhook-deliveries': {

@@ -182,9 +182,10 @@ describe('POST /v1/products/', () => {
         ['body', 'prices', '0', 'amount_type'],
       ],
       [{ ...monthlyFree(), prices: [{ amount_type: 'seat_based' }] }, ['body', 'prices', '0', 'amount_type']],
+      // A metered price without its unit amount and meter (metered-prices.test.ts covers the rest).
       [
-        { ...monthlyFree(), prices: [{ amount_type: 'metered_unit' }] },
-        ['body', 'prices', '0', 'amount_type'],
+        { ...monthlyFree(), prices: [{ amount_type: 'metered_unit', meter_id: randomUUID() }] },
+        ['body', 'prices', '0', 'unit_amount'],
       ],
       [{ ...monthlyFree(), prices: [{ amount_type: 'unit_based' }] }, ['body', 'prices', '0', 'amount_type']],
       [{ ...monthlyFree(), prices: [{ amount_type: 'fixed' }] }, ['body', 'prices', '0', 'price_amount']],
@@ -230,7 +231,7 @@ describe('POST /v1/products/', () => {
     }
     expect((await list('limit=1')).body.pagination).toEqual(before.body.pagination);
     expect((await create({ ...monthlyFree(), prices: [{ amount_type: 'custom' }] })).body.detail[0].msg).toBe(
-      "Input should be 'fixed' or 'free'",
+      "Input should be 'fixed', 'free' or 'metered_unit'",
     );
   });
 

@@ -27,6 +27,7 @@ import {
 } from '#scripts/admin/commands.ts';
 import { customerListing } from '#shared/data/customers.ts';
 import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
+import { getMeter, meterListing } from '#shared/data/meters.ts';
 import { productListing } from '#shared/data/products.ts';
 import { record, type StoredSubscription } from '#shared/data/records.ts';
 import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
@@ -34,6 +35,7 @@ import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } fr
 import { CAPS } from '#shared/domain/limits.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
+import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { fixtureItems } from '#test/bench/fixture.ts';
 import { sampleRequest } from '#test/bench/samples.ts';
 import { operationCards } from '#test/cards/index.ts';
@@ -514,9 +516,59 @@ const faultOps = {
           const changed = stored?.name !== product.name;
           await expectEventsWithChange(outbox, changed, 1);
           expect(stored?.is_archived).toBe(changed);
-          expect(stored?.prices.filter((p) => !p.is_archived).map((p) => p.price_amount)).toEqual([
-            changed ? 0 : 100,
-          ]);
+          expect(
+            stored?.prices
+              .filter((p) => !p.is_archived)
+              .map((p) => (p.amount_type === 'fixed' ? p.price_amount : null)),
+          ).toEqual([changed ? 0 : 100]);
+          countFor(outcome, changed ? 1 : 0);
+        },
+      };
+    },
+  },
+  'update-meter': {
+    success: 200,
+    // The token, the meter (strongly consistent), one transaction.
+    calls: ['GetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
+    async prepare() {
+      const meter = newMeter(
+        {
+          name: `faults ${crypto.randomUUID()}`,
+          filter: { conjunction: 'and', clauses: [] },
+          aggregation: { func: 'count' },
+        },
+        world.demo.organization_id,
+        world.admin.now(),
+      );
+      await storeNewMeter(world.table, meter);
+      const outbox: Key[] = [];
+      const entriesIn = async (archived: boolean) =>
+        (
+          await world.table.doc.send(
+            new QueryCommand({
+              TableName: world.table.name,
+              KeyConditionExpression: 'PK = :pk',
+              ExpressionAttributeValues: {
+                ':pk': `${partitions.meterList}${meter.organization_id}#is_archived=${archived}`,
+              },
+              ConsistentRead: true,
+            }),
+          )
+        ).Items?.filter((item) => item.id === meter.id) ?? [];
+      return {
+        method: 'PATCH',
+        url: `/v1/meters/${meter.id}`,
+        token: world.demo.personal_access_token,
+        body: { name: `renamed ${meter.id}`, is_archived: true },
+        outbox,
+        async verify(_, outcome) {
+          const stored = await getMeter(world.table, meter.id);
+          // Name, archive, entries and event change in one write: never some without the others.
+          const changed = stored?.name !== meter.name;
+          expect(stored?.archived_at !== null).toBe(changed);
+          expect(await entriesIn(true)).toHaveLength(changed ? Object.keys(meterListing.fields).length : 0);
+          expect(await entriesIn(false)).toHaveLength(changed ? 0 : Object.keys(meterListing.fields).length);
+          await expectEventsWithChange(outbox, changed, 1);
           countFor(outcome, changed ? 1 : 0);
         },
       };

@@ -31,6 +31,7 @@ import { loadOpenApi } from '#scripts/openapi.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
 import { type CustomerState, customerEntry, customerListing } from '#shared/data/customers.ts';
 import { listedWrites } from '#shared/data/listing.ts';
+import { meterListing, meterRecord, storedMeter } from '#shared/data/meters.ts';
 import { findOAuthClient } from '#shared/data/oauth-clients.ts';
 import { findStoredToken } from '#shared/data/oauth-grants.ts';
 import { productListing } from '#shared/data/products.ts';
@@ -48,6 +49,14 @@ import { keys, LIST_COUNT_PREFIX, partitions, REDELIVERY_SORT_KEY_PREFIX } from 
 import { findToken } from '#shared/data/tokens.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
 import { CAPS, type CapName } from '#shared/domain/limits.ts';
+import {
+  definitionIssues,
+  FILTER_OPERATORS,
+  type MeterAggregation,
+  type MeterFilter,
+  normalizeAggregation,
+  normalizeFilter,
+} from '#shared/domain/meter.ts';
 import type {
   ClientPrincipal,
   RegisteredClient as RegisteredClientRecord,
@@ -63,6 +72,7 @@ import { consent } from '#shared/services/consent.ts';
 import { createClient } from '#shared/services/create-client.ts';
 import { createSubscription } from '#shared/services/create-subscription.ts';
 import { deleteCustomer } from '#shared/services/delete-customer.ts';
+import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { requestToken } from '#shared/services/request-token.ts';
 import { expectDocumented } from './contract.ts';
 import { customerOrder } from './customer-order.ts';
@@ -140,6 +150,8 @@ export interface FuzzContext {
   customers: { changeable: PoolCustomer[]; deletable: PoolCustomer[] };
   /** Live monthly products to update: the demo organization's (`ours`, in usd) and the other's (eur). */
   products: Map<string, Tenant>;
+  /** Meters to read and update: the demo organization's (some billed: filter and aggregation frozen) and the other's. */
+  meters: Map<string, { tenant: Tenant; billed: boolean }>;
   /** OAuth clients that only the authorization fuzzing uses (nothing changes their registration). */
   oauthClients: OAuthClientModel[];
   /** The API's base URL as the requests reach it: the `iss` of authorization answers. */
@@ -405,6 +417,27 @@ export async function fuzzContext(
       products.set(product.id, tenant);
     }
   }
+  const meters = new Map<string, { tenant: Tenant; billed: boolean }>();
+  for (const [tenant, billed, count] of [
+    ['ours', false, 6],
+    ['ours', true, 2],
+    ['theirs', false, 2],
+  ] as const) {
+    for (let i = 0; i < count; i++) {
+      const meter = newMeter(
+        {
+          name: `${options.label} meter ${tenant} ${billed} ${i}`,
+          filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: 'api.call' }] },
+          aggregation: { func: 'count' },
+        },
+        tenant === 'ours' ? demo.organization_id : demo.other_organization.organization_id,
+        admin.now(),
+      );
+      // A billed meter, as the usage consumer will mark it.
+      await storeNewMeter(admin.table, billed ? { ...meter, last_billed_event_id: randomUUID() } : meter);
+      meters.set(meter.id, { tenant, billed });
+    }
+  }
   // An address Create Customer cases find taken (TAKEN_EMAIL).
   await createCustomer(admin, { organizationId: demo.organization_id, email: 'taken@fuzz.example' });
   await subscribe('theirs');
@@ -442,6 +475,7 @@ export async function fuzzContext(
     webhookEvents,
     subscriptions,
     products,
+    meters,
     oauthClients,
     issuer: options.issuer,
     tokenClients,
@@ -3869,9 +3903,39 @@ const unsupportedArb = fc.record(
 );
 
 /** An independent reading of one item of ProductCreate.prices: its fault, or the price it makes. */
-function priceVerdict(item: unknown): { currency?: string } | 'invalid' {
+function priceVerdict(item: unknown): { currency?: string; metered?: true } | 'invalid' {
   if (!isObject(item)) return 'invalid';
   const { amount_type, price_amount, price_currency, tax_behavior } = item;
+  if (amount_type === 'metered_unit') {
+    // The schema's part; the rules (a meter of the organization, the amount) are the model's.
+    const unitOk =
+      (typeof item.unit_amount === 'string' && codePoints(item.unit_amount) <= 40) ||
+      typeof item.unit_amount === 'number';
+    const capOk =
+      item.cap_amount === undefined ||
+      item.cap_amount === null ||
+      (Number.isInteger(item.cap_amount) &&
+        (item.cap_amount as number) >= 0 &&
+        (item.cap_amount as number) < 2 ** 31);
+    if (!unitOk || !capOk || !isUuid4(item.meter_id)) return 'invalid';
+    if (price_currency !== undefined && !CURRENCIES.has(price_currency as string)) return 'invalid';
+    if (
+      price_amount !== undefined &&
+      !(
+        Number.isInteger(price_amount) &&
+        (price_amount as number) >= 0 &&
+        (price_amount as number) <= MAX_SAFE_AMOUNT
+      )
+    )
+      return 'invalid';
+    if (
+      tax_behavior !== undefined &&
+      tax_behavior !== null &&
+      !['location', 'inclusive', 'exclusive'].includes(tax_behavior as string)
+    )
+      return 'invalid';
+    return { ...(price_currency === undefined ? {} : { currency: price_currency as string }), metered: true };
+  }
   if (amount_type !== 'fixed' && amount_type !== 'free') return 'invalid';
   const amountOk = (v: unknown) =>
     Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_SAFE_AMOUNT;
@@ -3963,6 +4027,8 @@ function productModel(ctx: FuzzContext, parsed: unknown, tenant: Tenant): Oracle
   }
   const interval = body.recurring_interval ?? null;
   if (unsupportedUsed(body) || (interval === null && body.recurring_interval_count != null)) return polar422;
+  // A metered price names a meter the cases never create (or is on a one-time product): refused.
+  if ((prices as { metered?: true }[]).some((p) => p.metered)) return polar422;
   const currencies = (prices as { currency?: string }[]).map((p) => p.currency ?? TENANT_CURRENCY[tenant]);
   const refused = priceListOracle(currencies, tenant);
   if (refused) return refused;
@@ -4041,6 +4107,305 @@ function createProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
   return createArb(ctx, 'createProduct', '/v1/products', productValueArb, (parsed, tenant) =>
     productModel(ctx, parsed, tenant),
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Create and Update Meter
+// ---------------------------------------------------------------------------------------------
+
+const METER_UNITS = ['scalar', 'token', 'custom'];
+const INT32 = 2 ** 31;
+
+/** A filter clause or a filter, plausible or broken (wrong operators, values, nesting). */
+const clauseArb: fc.Arbitrary<unknown> = fc.record(
+  {
+    property: fc.oneof(
+      fc.constantFrom(
+        'name',
+        'source',
+        'timestamp',
+        'metadata.tokens',
+        'a.b',
+        'metadata.',
+        '',
+        'a..b',
+        'x'.repeat(201),
+      ),
+      printable(1, 12),
+    ),
+    operator: fc.constantFrom(...FILTER_OPERATORS, 'contains', 'EQ'),
+    value: fc.oneof(
+      printable(0, 10),
+      fc.integer({ min: -INT32, max: INT32 }),
+      fc.boolean(),
+      fc.constantFrom(null, 1.5, [], {}, 'x'.repeat(1001)),
+    ),
+  },
+  { requiredKeys: ['property', 'operator', 'value'] },
+);
+const filterArb: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  filter: fc.record(
+    {
+      conjunction: fc.constantFrom('and', 'or', 'and', 'or', 'xor'),
+      clauses: fc.array(fc.oneof({ depthSize: 'small', withCrossShrink: true }, clauseArb, tie('filter')), {
+        maxLength: 4,
+      }),
+    },
+    { requiredKeys: ['conjunction', 'clauses'] },
+  ),
+})).filter;
+/** Filters past the bounds: nested 6 levels, 51 clauses, more than 16 KB. */
+const boundaryFilterArb: fc.Arbitrary<unknown> = fc.constantFrom(
+  [0, 1, 2, 3, 4, 5].reduce<unknown>((inner) => ({ conjunction: 'or', clauses: [inner] }), {
+    conjunction: 'and',
+    clauses: [],
+  }),
+  {
+    conjunction: 'and',
+    clauses: [
+      {
+        conjunction: 'or',
+        clauses: Array.from({ length: 26 }, () => ({ property: 'p', operator: 'eq', value: 1 })),
+      },
+      {
+        conjunction: 'or',
+        clauses: Array.from({ length: 25 }, () => ({ property: 'p', operator: 'eq', value: 1 })),
+      },
+    ],
+  },
+  {
+    conjunction: 'and',
+    clauses: Array.from({ length: 20 }, () => ({ property: 'p', operator: 'eq', value: 'é'.repeat(1000) })),
+  },
+  // A clause that is also a filter: read as a clause, its other fields dropped.
+  {
+    conjunction: 'and',
+    clauses: [{ property: 'p', operator: 'eq', value: 1, conjunction: 'or', clauses: [] }],
+  },
+);
+const aggregationArb: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constant({ func: 'count' }),
+  fc.record({
+    func: fc.constantFrom('sum', 'max', 'min', 'avg', 'unique'),
+    property: fc.constantFrom('tokens', 'metadata.tokens', 'metadata.', 'a..b', ''),
+  }),
+  fc.constantFrom(
+    {},
+    { func: 'median', property: 'x' },
+    { func: 'sum' },
+    { property: 'x' },
+    { func: 'count', property: 'x' },
+    null,
+    'count',
+  ),
+);
+const meterFields = {
+  name: fc.oneof(printable(3, 20), fc.constantFrom('ab', 'x'.repeat(65), 'tab\there', 5)),
+  unit: fc.constantFrom(...METER_UNITS, 'bytes', null),
+  custom_label: fc.oneof(fc.constant(null), printable(1, 10), fc.constantFrom('', 'x'.repeat(65))),
+  custom_multiplier: fc.constantFrom(null, 1, 1000, 0, -1, 1.5, INT32),
+  filter: fc.oneof({ weight: 4, arbitrary: filterArb }, { weight: 1, arbitrary: boundaryFilterArb }),
+  aggregation: aggregationArb,
+  metadata: metadataArb,
+};
+/** Plausible meters, so that the rules behind the schema (and successes) are reached often. */
+const plausibleMeterArb: fc.Arbitrary<unknown> = fc.record(
+  {
+    name: printable(3, 30),
+    unit: fc.constantFrom('scalar', 'token'),
+    filter: fc.record({
+      conjunction: fc.constantFrom('and', 'or'),
+      clauses: fc.array(
+        fc.record({
+          property: fc.constantFrom('name', 'metadata.tokens', 'route', 'a.b'),
+          operator: fc.constantFrom(...FILTER_OPERATORS),
+          value: fc.oneof(printable(0, 10), fc.integer({ min: -1000, max: 1000 }), fc.boolean()),
+        }),
+        { maxLength: 3 },
+      ),
+    }),
+    aggregation: fc.oneof(
+      fc.constant({ func: 'count' }),
+      fc.record({
+        func: fc.constantFrom('sum', 'max', 'min', 'avg', 'unique'),
+        property: fc.constantFrom('tokens', 'metadata.size'),
+      }),
+    ),
+    metadata: fc.dictionary(printable(1, 10), fc.oneof(printable(1, 10), fc.integer(), fc.boolean()), {
+      maxKeys: 3,
+    }),
+  },
+  { requiredKeys: ['name', 'filter', 'aggregation'] },
+);
+const meterValueArb: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 2, arbitrary: plausibleMeterArb },
+  {
+    weight: 3,
+    arbitrary: fc.record(
+      {
+        ...meterFields,
+        organization_id: fc.oneof(fc.constant(null), fc.uuid({ version: 4 }), fc.constantFrom('x', 5)),
+      },
+      { requiredKeys: [] },
+    ),
+  },
+);
+const meterUpdateValueArb: fc.Arbitrary<unknown> = fc.record(
+  {
+    name: fc.oneof(fc.constant(null), meterFields.name),
+    unit: meterFields.unit,
+    custom_label: meterFields.custom_label,
+    custom_multiplier: meterFields.custom_multiplier,
+    filter: fc.oneof(fc.constant(null), meterFields.filter),
+    aggregation: fc.oneof(fc.constant(null), aggregationArb),
+    metadata: metadataArb,
+    is_archived: fc.constantFrom(true, false, null, 'yes'),
+  },
+  { requiredKeys: [] },
+);
+
+const labelValid = (v: unknown) =>
+  typeof v === 'string' && codePoints(v) >= 1 && codePoints(v) <= 64 && !hasControl(v);
+const multiplierValid = (v: unknown) => Number.isInteger(v) && (v as number) >= 1 && (v as number) < INT32;
+const propertyValid = (v: unknown) => typeof v === 'string' && codePoints(v) >= 1 && codePoints(v) <= 200;
+const clauseValid = (v: unknown): boolean =>
+  isObject(v) &&
+  propertyValid(v.property) &&
+  FILTER_OPERATORS.includes(v.operator as (typeof FILTER_OPERATORS)[number]) &&
+  ((typeof v.value === 'string' && codePoints(v.value) <= 1000) ||
+    typeof v.value === 'boolean' ||
+    (Number.isInteger(v.value) && (v.value as number) >= -INT32 && (v.value as number) < INT32));
+const filterValid = (v: unknown): boolean =>
+  isObject(v) &&
+  (v.conjunction === 'and' || v.conjunction === 'or') &&
+  Array.isArray(v.clauses) &&
+  v.clauses.length <= 50 &&
+  v.clauses.every((c) => clauseValid(c) || filterValid(c));
+const aggregationValid = (v: unknown): boolean =>
+  isObject(v) &&
+  (v.func === 'count' ||
+    (['sum', 'max', 'min', 'avg', 'unique'].includes(v.func as string) && propertyValid(v.property)));
+
+/** The meter rules behind the schema for a definition the body names: depth, clauses, size, properties. */
+const definitionRefused = (filter: unknown, aggregation: unknown) =>
+  definitionIssues(
+    filter == null ? undefined : normalizeFilter(filter as MeterFilter),
+    aggregation == null ? undefined : normalizeAggregation(aggregation as MeterAggregation),
+  ).length > 0;
+
+const polar422: Oracle = { statuses: [422], errors: ['PolarRequestValidationError'] };
+
+/** An independent reading of MeterCreate and the meter rules. */
+function meterModel(ctx: FuzzContext, parsed: unknown, tenant: Tenant): Oracle {
+  const body = parsed as Record<string, unknown>;
+  const nullable = (v: unknown, ok: (x: unknown) => boolean) => v === undefined || v === null || ok(v);
+  const valid =
+    nameValid(body.name) &&
+    (body.unit === undefined || METER_UNITS.includes(body.unit as string)) &&
+    nullable(body.custom_label, labelValid) &&
+    nullable(body.custom_multiplier, multiplierValid) &&
+    filterValid(body.filter) &&
+    aggregationValid(body.aggregation) &&
+    metadataValid(body.metadata) &&
+    nullable(body.organization_id, isUuid4);
+  if (!valid) return requestValidation('body');
+  if (
+    body.organization_id != null &&
+    (body.organization_id as string).toLowerCase() !== organizationOf(ctx, tenant)
+  )
+    return polar422;
+  const unit = (body.unit ?? 'scalar') as string;
+  if ((unit === 'custom') !== (body.custom_label != null)) return polar422;
+  if (definitionRefused(body.filter, body.aggregation)) return polar422;
+  return {
+    statuses: [201],
+    check: (reply) => {
+      const meter = reply.body as Record<string, unknown>;
+      expect(meter.name).toBe(body.name);
+      expect(meter.unit).toBe(unit);
+      expect(meter.organization_id).toBe(organizationOf(ctx, tenant));
+      expect(meter.filter).toEqual(normalizeFilter(body.filter as MeterFilter));
+      expect(meter.aggregation).toEqual(normalizeAggregation(body.aggregation as MeterAggregation));
+      expect(meter.archived_at).toBeNull();
+    },
+  };
+}
+
+function createMeterArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  return createArb(ctx, 'createMeter', '/v1/meters', meterValueArb, (parsed, tenant) =>
+    meterModel(ctx, parsed, tenant),
+  );
+}
+
+/** An independent reading of MeterUpdate and the meter rules, for a meter of the caller's. */
+function updateMeterModel(parsed: unknown, billed: boolean): Oracle {
+  const body = parsed as Record<string, unknown>;
+  const nullable = (v: unknown, ok: (x: unknown) => boolean) => v === undefined || v === null || ok(v);
+  const valid =
+    nullable(body.name, nameValid) &&
+    nullable(body.unit, (v) => METER_UNITS.includes(v as string)) &&
+    nullable(body.custom_label, labelValid) &&
+    nullable(body.custom_multiplier, multiplierValid) &&
+    nullable(body.filter, filterValid) &&
+    nullable(body.aggregation, aggregationValid) &&
+    metadataValid(body.metadata) &&
+    nullable(body.is_archived, (v) => typeof v === 'boolean');
+  if (!valid) return requestValidation('body');
+  if (billed && (body.filter !== undefined || body.aggregation !== undefined)) return polar422;
+  if (definitionRefused(body.filter, body.aggregation)) return polar422;
+  const check = (reply: FuzzReply) => {
+    if (reply.status !== 200) return;
+    const meter = reply.body as Record<string, unknown>;
+    if (body.name != null) expect(meter.name).toBe(body.name);
+    if (body.is_archived != null) expect(meter.archived_at === null).toBe(!body.is_archived);
+    if (body.metadata !== undefined) expect(meter.metadata).toEqual(body.metadata);
+    if (body.filter != null) expect(meter.filter).toEqual(normalizeFilter(body.filter as MeterFilter));
+  };
+  // The unit's rules read the meter as earlier cases left it (custom or not): 200 or 422.
+  if (body.unit != null || body.custom_label != null) return { statuses: [200, 422], check };
+  return { statuses: [200], check };
+}
+
+function updateMeterArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const idArb = fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...ctx.meters.keys()) },
+    { weight: 1, arbitrary: fc.uuid({ version: 4 }) },
+    {
+      weight: 1,
+      arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0 && !/^\.+$/.test(v)),
+    },
+  );
+  return fc
+    .tuple(idArb, fc.boolean(), authArb(ctx, 'pat', true), contentTypeArb, bodyArb(meterUpdateValueArb))
+    .map(([id, slash, auth, type, body]): FuzzCase => {
+      const url = `/v1/meters/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+      const headers: Record<string, string> = {
+        ...(auth.header !== undefined ? { authorization: auth.header } : {}),
+        ...(type.header !== undefined ? { 'content-type': type.header } : {}),
+      };
+      const sent = toWellFormed(id);
+      const verdict = (parsed: unknown, tenant: Tenant): Oracle => {
+        if (!isUuid4(sent)) return requestValidation('path', ['path', 'id']);
+        const meter = ctx.meters.get(sent.toLowerCase());
+        const bodyOracle = updateMeterModel(parsed, meter?.billed ?? false);
+        if (bodyOracle.errors?.includes('RequestValidationError')) return bodyOracle;
+        if (meter?.tenant !== tenant) {
+          return {
+            statuses: [404],
+            check: (reply) => expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
+          };
+        }
+        return bodyOracle;
+      };
+      return {
+        operationId: 'updateMeter',
+        request: { method: 'PATCH', url, headers, body: body.bytes ?? body.text },
+        oracle:
+          passed(auth.outcome) && type.json && !isUuid4(sent) && parsesToNonObject(body)
+            ? requestValidation('path', ['path', 'id'])
+            : postOracle(auth, type, body, verdict),
+      };
+    });
 }
 
 const PRODUCT_SORTS = [
@@ -4224,6 +4589,8 @@ function updateProductModel(parsed: unknown, tenant: Tenant): Oracle {
   if (unsupportedUsed(body) || changedInterval) return polar422;
   // A random price id is never one of the product's: refused.
   if (verdicts.includes('existing')) return polar422;
+  // A metered price names a meter the cases never create: refused.
+  if (verdicts.some((v) => typeof v === 'object' && v.metered)) return polar422;
   if (Array.isArray(body.prices)) {
     const currencies = (verdicts as { currency?: string }[]).map(
       (p) => p.currency ?? TENANT_CURRENCY[tenant],
@@ -5189,6 +5556,8 @@ function handModels(ctx: FuzzContext): Partial<Record<OperationId, fc.Arbitrary<
     revokeSubscription: lifecycleArb(ctx, 'revokeSubscription'),
     createCustomer: createCustomerArb(ctx),
     createProduct: createProductArb(ctx),
+    createMeter: createMeterArb(ctx),
+    updateMeter: updateMeterArb(ctx),
     listProducts: listProductsArb(ctx),
     updateProduct: updateProductArb(ctx),
     getCustomer: getByIdArb(
@@ -5924,6 +6293,31 @@ function customerBefore(before: TableDigest, id: string): CustomerState | undefi
 }
 
 /** The items a product in this state is written as: the item, its list entries and count shards. */
+/** The fields a meter's keys are made of (its item, its list entries and count shards). */
+type MeterKeyFields = {
+  id: string;
+  organization_id: string;
+  name: string;
+  created_at: string;
+  archived_at: string | null;
+};
+
+function meterItemKeys(meter: MeterKeyFields): string[] {
+  const stored = storedMeter({ metadata: {}, ...meter } as never);
+  return [
+    itemKey(keys.meter(meter.id)),
+    ...listedWrites({ name: 'fuzz', doc: undefined as never }, meterListing, stored).map(writtenKey),
+  ];
+}
+
+function meterBefore(
+  before: TableDigest,
+  id: string,
+): (MeterKeyFields & { modified_at: string | null }) | undefined {
+  const text = before.items.get(itemKey(keys.meter(id)));
+  return text === undefined ? undefined : meterRecord(JSON.parse(text));
+}
+
 function productItemKeys(product: StoredProduct): string[] {
   const writes = listedWrites({ name: 'fuzz', doc: undefined as never }, productListing, product);
   return [
@@ -6055,6 +6449,13 @@ const touched: Partial<
   createProduct: (_, body, status) =>
     status === 201 ? productItemKeys(storedFromAnswer(body as unknown as Product)) : [],
   listProducts: () => [],
+  createMeter: (_, body, status) => (status === 201 ? meterItemKeys(body as unknown as MeterKeyFields) : []),
+  // A change writes the meter item (unless it changed nothing); its entries and count shards may
+  // move, or be written back as they were by the batch's other changes of it (see `mayTouch`).
+  updateMeter: (_, body, status, before) =>
+    status === 200 && meterBefore(before, body.id as string)?.modified_at !== body.modified_at
+      ? [itemKey(keys.meter(body.id as string))]
+      : [],
   // A change writes the product item (unless it changed nothing); its entries and count shards may
   // move, or be written back as they were by the batch's other changes of it (see `mayTouch`).
   updateProduct: (_, body, status, before) =>
@@ -6141,6 +6542,8 @@ const EVENT_SUBJECTS: Partial<Record<OperationId, { kind: string; status: number
   deleteCustomerExternal: { kind: 'customer', status: 204 },
   createProduct: { kind: 'product', status: 201 },
   updateProduct: { kind: 'product', status: 200 },
+  createMeter: { kind: 'meter', status: 201 },
+  updateMeter: { kind: 'meter', status: 200 },
   createSubscription: { kind: 'subscription', status: 201 },
   updateSubscription: { kind: 'subscription', status: 200 },
   revokeSubscription: { kind: 'subscription', status: 200 },
@@ -6180,6 +6583,12 @@ function mayTouchOwnKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): st
     const after = storedFromAnswer(reply.body as Product);
     const initial = productBefore(before, after.id);
     return [...productItemKeys(after), ...(initial ? productItemKeys(initial) : [])];
+  }
+  if (c.operationId === 'updateMeter' && reply.status === 200) {
+    // Renaming moves its name entries; archiving moves it between views (their count shards too).
+    const after = reply.body as unknown as MeterKeyFields;
+    const initial = meterBefore(before, after.id);
+    return [...meterItemKeys(after), ...(initial ? meterItemKeys(initial) : [])];
   }
   if (
     ['updateWebhookEndpoint', 'resetWebhookEndpointSecret'].includes(c.operationId) &&

@@ -19,7 +19,7 @@ export interface StoredEvent {
 
 export async function outboxOf(
   table: Table,
-  kind: 'customer' | 'product' | 'subscription',
+  kind: 'customer' | 'product' | 'subscription' | 'meter',
   id: string,
 ): Promise<StoredEvent[]> {
   const result = await table.doc.send(

@@ -1,0 +1,206 @@
+/**
+ * Meters: the meter item (`METER#<id>`) and its entries in the organization's meter list
+ * (`shared/data/listing.ts`), always written in one transaction with the meter's webhook event.
+ * Usage (events, customer meters) lives elsewhere: a meter item changes only when its definition
+ * does, or once when the consumer marks it billed (`last_billed_event_id`, which freezes its filter
+ * and aggregation).
+ */
+
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed } from '../domain/errors.ts';
+import type { MeterAggregation, MeterFilter } from '../domain/meter.ts';
+import { keyId, readMany } from './catalog.ts';
+import { createOnly, run, type Table, type TransactItem, transact } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
+import {
+  type ListFilter,
+  type Listing,
+  type ListPage,
+  listedWrites,
+  listMatchingPage,
+  listPage,
+  relistedWrites,
+  type SortCriterion,
+} from './listing.ts';
+import { item, type Metadata, record } from './records.ts';
+import { keys } from './table.ts';
+
+export type MeterUnit = 'scalar' | 'token' | 'custom';
+
+export interface MeterRecord {
+  id: string;
+  organization_id: string;
+  name: string;
+  unit: MeterUnit;
+  custom_label: string | null;
+  custom_multiplier: number | null;
+  filter: MeterFilter;
+  aggregation: MeterAggregation;
+  metadata: Metadata;
+  created_at: string;
+  modified_at: string | null;
+  archived_at: string | null;
+  /**
+   * The last event the meter has billed, set by the usage consumer (the hosted service's
+   * `last_billed_event`): once set, `filter` and `aggregation` are frozen. Null until then.
+   */
+  last_billed_event_id: string | null;
+  /** Raised by every write: each change is conditioned on the version it read. */
+  version: number;
+}
+
+/** A meter as the table holds it: metadata as its JSON text (DynamoDB numbers cannot hold every JSON number). */
+export type StoredMeter = Omit<MeterRecord, 'metadata'> & { metadata: string };
+
+export const storedMeter = (meter: MeterRecord): StoredMeter => ({
+  ...meter,
+  metadata: JSON.stringify(meter.metadata),
+});
+
+export function meterRecord(item: Record<string, unknown>): MeterRecord {
+  const meter = record<MeterRecord & { metadata: unknown }>(item);
+  const metadata = typeof meter.metadata === 'string' ? JSON.parse(meter.metadata) : meter.metadata;
+  return { ...meter, metadata };
+}
+
+export type MeterSortField = 'created_at' | 'name';
+export type MeterListFilter = 'is_archived';
+
+/** The meter list: an entry per sort field in the whole list and in the view of its archived state. */
+export const meterListing: Listing<StoredMeter, MeterSortField, MeterListFilter> = {
+  partition: 'meterList',
+  entity: 'meter_entry',
+  owner: (meter) => meter.organization_id,
+  fields: {
+    created_at: (meter) => ({ time: meter.created_at }),
+    name: (meter) => ({ text: meter.name }),
+  },
+  views: {
+    is_archived: (meter) => String(meter.archived_at !== null),
+  },
+};
+
+export const meterItem = (meter: StoredMeter) => item(keys.meter(meter.id), 'meter', meter);
+
+/** A new meter, its list entries and `outbox` (its `meter.created` event), in one transaction. */
+export async function insertMeter(
+  table: Table,
+  meter: MeterRecord,
+  outbox: readonly TransactItem[] = [],
+): Promise<void> {
+  const s = storedMeter(meter);
+  await transact(table, [
+    { Put: createOnly(table, meterItem(s)) },
+    ...listedWrites(table, meterListing, s),
+    ...outbox,
+  ]);
+}
+
+export async function getMeter(table: Table, meterId: string): Promise<MeterRecord | undefined> {
+  const result = await run(() =>
+    table.doc.send(new GetCommand({ TableName: table.name, Key: keys.meter(meterId), ConsistentRead: true })),
+  );
+  return result.Item ? meterRecord(result.Item) : undefined;
+}
+
+/** The meter changed between the read and the write: nothing was written. */
+export class MeterChanged extends Error {
+  constructor() {
+    super('meter changed since it was read');
+    this.name = 'MeterChanged';
+  }
+}
+
+/**
+ * Replaces a meter with its new state, moves its list entries and writes `outbox`, in one
+ * transaction conditioned on the meter's version as read.
+ */
+export async function replaceMeter(
+  table: Table,
+  before: MeterRecord,
+  after: MeterRecord,
+  outbox: readonly TransactItem[] = [],
+): Promise<void> {
+  const next = storedMeter({ ...after, version: before.version + 1 });
+  try {
+    await transact(table, [
+      {
+        Put: {
+          TableName: table.name,
+          Item: meterItem(next),
+          ConditionExpression: 'version = :version',
+          ExpressionAttributeValues: { ':version': before.version },
+        },
+      },
+      ...relistedWrites(table, meterListing, storedMeter(before), next),
+      ...outbox,
+    ]);
+  } catch (error) {
+    if (error instanceof ConditionFailed && error.reasons[0] === 'ConditionalCheckFailed')
+      throw new MeterChanged();
+    throw error;
+  }
+}
+
+/** Meters by id, in one batch (strongly consistent): those that exist. For metered prices. */
+export async function getMeters(table: Table, ids: readonly string[]): Promise<Map<string, MeterRecord>> {
+  if (ids.length === 0) return new Map();
+  const found = await readMany(
+    table,
+    ids.map((id) => keys.meter(id)),
+  );
+  const meters = new Map<string, MeterRecord>();
+  for (const id of ids) {
+    const item = found.get(keyId(keys.meter(id)));
+    if (item) meters.set(id, meterRecord(item));
+  }
+  return meters;
+}
+
+export interface MeterQuery {
+  organizationIds: readonly string[];
+  criteria: readonly SortCriterion<MeterSortField>[];
+  filter: ListFilter<MeterListFilter>;
+  namePrefix?: { prefix: string; maxMatches: number };
+  offset: number;
+  limit: number;
+}
+
+/** A page of meters and the total matching, from the organizations' meter lists. */
+export async function listMeterPage(table: Table, query: MeterQuery): Promise<ListPage<MeterRecord>> {
+  const { organizationIds, criteria, filter, namePrefix, offset, limit } = query;
+  const page = namePrefix
+    ? await listMatchingPage(
+        table,
+        meterListing,
+        organizationIds,
+        { field: 'name', ...namePrefix },
+        criteria,
+        offset,
+        limit,
+        filter,
+      )
+    : await listPage(table, meterListing, organizationIds, criteria, offset, limit, filter);
+  return {
+    items: page.items.map((entry) => meterRecord(entry as unknown as Record<string, unknown>)),
+    total: page.total,
+  };
+}
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  /** One transaction: the meter, its list entries and counts, its `meter.created` event. */
+  insertMeter: [
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['meter', 'meterList', 'event'] },
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['meterList'] },
+  ],
+  getMeter: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['meter'] }],
+  /** The meters a product's new metered prices name, in one batch. */
+  getMeters: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['meter'] }],
+  /** One transaction: the meter (on its version), its entries moved in step, its `meter.updated` event. */
+  replaceMeter: [
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['meter', 'meterList', 'event'] },
+    { actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'], leadingKeys: ['meterList'] },
+  ],
+  listMeterPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['meterList'] }],
+} as const satisfies DataAccess;
