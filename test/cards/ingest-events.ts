@@ -35,12 +35,16 @@ export default defineCard({
     const stored = await ingest({ events }, key('ingest'));
     const replayed = await ingest({ events }, key('ingest'));
     const again = await ingest({ events });
-    const unknown = await ingest({ events: [{ name: 'iam', customer_id: randomUUID() }] });
+    // Refused after claiming its key: the claim is released, so the retry runs again.
+    const refusedBody = { events: [{ name: 'iam', customer_id: randomUUID() }] };
+    const unknown = await ingest(refusedBody, key('refused'));
+    const retried = await ingest(refusedBody, key('refused'));
     return [
       step('two events, one by customer id', stored, 200),
       step('replay with the same key', replayed, 200),
       step('the same batch again: duplicates', again, 200),
-      step('an unknown customer, refused after reading it', unknown, 422),
+      step('an unknown customer, refused after claiming its key', unknown, 422),
+      step('retry of the refused request', retried, 422),
     ];
   },
   isolation: ({ world, deletedCustomerId }) => ({
