@@ -260,46 +260,41 @@ export async function readEventNames(
   organizationId: string,
   budget: ReadBudget,
 ): Promise<EventNameCounts[]> {
-  const shards = await Promise.all(
-    Array.from({ length: EVENT_NAME_SHARDS }, async (_, shard) => {
-      const read: EventNameCounts[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        let next: Record<string, unknown> | undefined;
-        const items = await budget.query(1000, 1024, async (granted) => {
-          const result = await run(() =>
-            table.doc.send(
-              new QueryCommand({
-                TableName: table.name,
-                KeyConditionExpression: 'PK = :pk AND begins_with(SK, :names)',
-                ExpressionAttributeValues: {
-                  ':pk': namesPartition(organizationId, shard),
-                  ':names': 'NAME#',
-                },
-                ConsistentRead: true,
-                Limit: granted,
-                ...(start ? { ExclusiveStartKey: start } : {}),
-              }),
-            ),
-          );
-          next = result.LastEvaluatedKey;
-          return (result.Items ?? []) as Record<string, unknown>[];
+  // One shard after another: a request makes one call at a time (its first failure ends it).
+  const read: EventNameCounts[] = [];
+  for (let shard = 0; shard < EVENT_NAME_SHARDS; shard++) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      let next: Record<string, unknown> | undefined;
+      const items = await budget.query(1000, 1024, async (granted) => {
+        const result = await run(() =>
+          table.doc.send(
+            new QueryCommand({
+              TableName: table.name,
+              KeyConditionExpression: 'PK = :pk AND begins_with(SK, :names)',
+              ExpressionAttributeValues: { ':pk': namesPartition(organizationId, shard), ':names': 'NAME#' },
+              ConsistentRead: true,
+              Limit: granted,
+              ...(start ? { ExclusiveStartKey: start } : {}),
+            }),
+          ),
+        );
+        next = result.LastEvaluatedKey;
+        return (result.Items ?? []) as Record<string, unknown>[];
+      });
+      for (const item of items) {
+        read.push({
+          organization_id: String(item.organization_id),
+          name: String(item.name),
+          occurrences: Number(item.occurrences),
+          first_seen_us: Number(item.first_seen_us),
+          last_seen_us: Number(item.last_seen_us),
         });
-        for (const item of items) {
-          read.push({
-            organization_id: String(item.organization_id),
-            name: String(item.name),
-            occurrences: Number(item.occurrences),
-            first_seen_us: Number(item.first_seen_us),
-            last_seen_us: Number(item.last_seen_us),
-          });
-        }
-        start = next;
-      } while (start);
-      return read;
-    }),
-  );
-  return shards.flat();
+      }
+      start = next;
+    } while (start);
+  }
+  return read;
 }
 
 export const access = {

@@ -472,30 +472,28 @@ async function readWindow(
   budget: ReadBudget,
 ): Promise<UsageEventRecord[]> {
   try {
-    const shards = await Promise.all(
-      organizations.flatMap((organizationId) =>
-        Array.from({ length: EVENT_LIST_SHARDS }, async (_, shard) => {
-          const read: UsageEventRecord[] = [];
-          let start: Record<string, unknown> | undefined;
-          do {
-            const chunk = await readEventRange(
-              deps.table,
-              organizationId,
-              shard,
-              range,
-              false,
-              1000,
-              budget,
-              start,
-            );
-            read.push(...chunk.items);
-            start = chunk.next;
-          } while (start);
-          return read;
-        }),
-      ),
-    );
-    return shards.flat();
+    // One shard after another: a request makes one call at a time (its first failure ends it).
+    const read: UsageEventRecord[] = [];
+    for (const organizationId of organizations) {
+      for (let shard = 0; shard < EVENT_LIST_SHARDS; shard++) {
+        let start: Record<string, unknown> | undefined;
+        do {
+          const chunk = await readEventRange(
+            deps.table,
+            organizationId,
+            shard,
+            range,
+            false,
+            1000,
+            budget,
+            start,
+          );
+          read.push(...chunk.items);
+          start = chunk.next;
+        } while (start);
+      }
+    }
+    return read;
   } catch (error) {
     if (!(error instanceof ListReadTooCostly)) throw error;
     throw new PolarRequestValidationError([
@@ -533,23 +531,22 @@ async function readNewest(
   const chunk = Math.min(1000, Math.max(8, Math.ceil((needed * 1.5) / sources.length)));
   let pending = sources;
   for (;;) {
-    await Promise.all(
-      pending.map(async (source) => {
-        const read = await readEventRange(
-          deps.table,
-          source.organizationId,
-          source.shard,
-          range,
-          descending,
-          chunk,
-          budget,
-          source.next,
-        );
-        source.items.push(...read.items);
-        source.more = read.more;
-        source.next = read.next;
-      }),
-    );
+    // One shard after another: a request makes one call at a time (its first failure ends it).
+    for (const source of pending) {
+      const read = await readEventRange(
+        deps.table,
+        source.organizationId,
+        source.shard,
+        range,
+        descending,
+        chunk,
+        budget,
+        source.next,
+      );
+      source.items.push(...read.items);
+      source.more = read.more;
+      source.next = read.next;
+    }
     const merged = sources.flatMap((source) => source.items).sort(order);
     const boundary = merged[needed - 1];
     pending = sources.filter((source) => {
@@ -586,11 +583,9 @@ export async function listEventNames(
   const budget = new ReadBudget();
   let read: EventNameCounts[];
   try {
-    read = (
-      await Promise.all(
-        organizationsOf(principal, query.organization_id).map((id) => readEventNames(deps.table, id, budget)),
-      )
-    ).flat();
+    read = [];
+    for (const id of organizationsOf(principal, query.organization_id))
+      read.push(...(await readEventNames(deps.table, id, budget)));
   } catch (error) {
     if (!(error instanceof ListReadTooCostly)) throw error;
     throw new PolarRequestValidationError([
