@@ -8,12 +8,12 @@
  *   share: an event is stored whole or not at all, and a batch retried after a failure part-way
  *   stores each event once (the events the first try wrote are duplicates of the retry).
  * - **Its list entry is its own index entry.** The item carries `GSI1PK` =
- *   `UEVLIST#<organization>#<shard>` (16 shards by the id, so that one organization's or one
+ *   `UEVLIST#<organization>#S<shard>` (16 shards by the id, so that one organization's or one
  *   customer's events spread over 16 index partitions) and `GSI1SK` = its timestamp in
  *   microseconds (fixed width) and id: written by the same put, nothing to keep in step.
  * - **Names and counts per batch.** Each batch adds its stored events to one of 16 shards (by
- *   request) of its organization's name counts (`UEVNAME#<organization>#<shard>` / `NAME#<name>`):
- *   one `UpdateItem` per name and batch (two more when the batch moves the first or last timestamp),
+ *   request) of its organization's name counts (`UEVNAME#<organization>#S<shard>` / `NAME#<name>`):
+ *   one `UpdateItem` per name and batch (one or two more for a batch older than the last one seen),
  *   so their cost is the batch's, not the event's.
  * - **The stream.** Each stored event is one `INSERT` record of `UEVENT#<id>` on the table's stream;
  *   a duplicate writes nothing and makes no record. The aggregation consumer (docs/data-model.md,
@@ -79,12 +79,12 @@ export const eventListShard = (eventId: string): number =>
   Number.parseInt(eventId.slice(0, 2), 16) % EVENT_LIST_SHARDS;
 
 export const eventListPartition = (organizationId: string, shard: number): string =>
-  `${partitions.usageEventList}${organizationId}#${shard}`;
+  `${partitions.usageEventList}${organizationId}#S${shard}`;
 
 export const eventTimeKey = (micros: number): string => String(micros).padStart(MICROS_WIDTH, '0');
 
 const namesPartition = (organizationId: string, shard: number): string =>
-  `${partitions.usageEventNames}${organizationId}#${shard}`;
+  `${partitions.usageEventNames}${organizationId}#S${shard}`;
 
 export function storedUsageEvent(event: UsageEventRecord): Record<string, unknown> {
   return {
@@ -127,53 +127,80 @@ export async function putUsageEvent(
 }
 
 /**
- * Adds a batch's stored events of one name to one shard of the organization's name counts: the
- * count, and the first and last timestamps widened (a conditional update each, only when the batch
- * moves them; a concurrent batch's wider value wins its condition).
+ * Adds a batch's stored events of one name to one shard of the organization's name counts: one
+ * `UpdateItem` that adds the count and moves the last timestamp forward (conditioned on not moving
+ * it back); a batch older than the last one seen adds its count without it, and a batch before the
+ * first seen moves that back with one more conditional update (a concurrent batch's wider value
+ * wins its condition). Live events, in time order: one call per name and batch.
  */
-export async function countEventName(table: Table, shard: number, counts: EventNameCounts): Promise<void> {
+export async function countEventName(
+  table: Table,
+  shard: number,
+  counts: EventNameCounts,
+  request: string,
+): Promise<void> {
   const Key = { PK: namesPartition(counts.organization_id, shard), SK: `NAME#${counts.name}` };
-  const result = await run(() =>
-    table.doc.send(
-      new UpdateCommand({
-        TableName: table.name,
-        Key,
-        UpdateExpression:
-          'ADD occurrences :n SET entity = :entity, organization_id = :org, #name = :name, first_seen_us = if_not_exists(first_seen_us, :first), last_seen_us = if_not_exists(last_seen_us, :last)',
-        ExpressionAttributeNames: { '#name': 'name' },
-        ExpressionAttributeValues: {
-          ':n': counts.occurrences,
-          ':entity': 'usage_event_name',
-          ':org': counts.organization_id,
-          ':name': counts.name,
-          ':first': counts.first_seen_us,
-          ':last': counts.last_seen_us,
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    ),
-  );
-  const now = result.Attributes ?? {};
-  const widen = async (attribute: 'first_seen_us' | 'last_seen_us', value: number, comparison: '>' | '<') => {
+  const values = {
+    ':n': counts.occurrences,
+    ':entity': 'usage_event_name',
+    ':org': counts.organization_id,
+    ':name': counts.name,
+    ':first': counts.first_seen_us,
+    ':request': request,
+  };
+  const common =
+    'ADD occurrences :n SET entity = :entity, organization_id = :org, #name = :name, first_seen_us = if_not_exists(first_seen_us, :first), last_request = :request';
+  // The SDK's retry of an update whose answer was lost finds this request's mark: applied once.
+  const notYet = '(attribute_not_exists(last_request) OR last_request <> :request)';
+  const update = (withLast: boolean) =>
+    run(() =>
+      table.doc.send(
+        new UpdateCommand({
+          TableName: table.name,
+          Key,
+          UpdateExpression: withLast ? `${common}, last_seen_us = :last` : common,
+          ExpressionAttributeNames: { '#name': 'name' },
+          ExpressionAttributeValues: withLast ? { ...values, ':last': counts.last_seen_us } : values,
+          ConditionExpression: withLast
+            ? `(attribute_not_exists(last_seen_us) OR last_seen_us <= :last) AND ${notYet}`
+            : notYet,
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+  let first: number;
+  try {
+    first = Number((await update(true)).Attributes?.first_seen_us);
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    if (error.item?.last_request === request) first = Number(error.item.first_seen_us);
+    else {
+      try {
+        first = Number((await update(false)).Attributes?.first_seen_us);
+      } catch (again) {
+        if (!(again instanceof ConditionFailed) || again.item?.last_request !== request) throw again;
+        first = Number(again.item.first_seen_us);
+      }
+    }
+  }
+  if (first > counts.first_seen_us) {
     try {
       await run(() =>
         table.doc.send(
           new UpdateCommand({
             TableName: table.name,
             Key,
-            UpdateExpression: `SET ${attribute} = :value`,
-            ConditionExpression: `${attribute} ${comparison} :value`,
-            ExpressionAttributeValues: { ':value': value },
+            UpdateExpression: 'SET first_seen_us = :value',
+            ConditionExpression: 'first_seen_us > :value',
+            ExpressionAttributeValues: { ':value': counts.first_seen_us },
           }),
         ),
       );
     } catch (error) {
       if (!(error instanceof ConditionFailed)) throw error;
     }
-  };
-  if (Number(now.first_seen_us) > counts.first_seen_us)
-    await widen('first_seen_us', counts.first_seen_us, '>');
-  if (Number(now.last_seen_us) < counts.last_seen_us) await widen('last_seen_us', counts.last_seen_us, '<');
+  }
 }
 
 /** An event by id (strongly consistent: an event just ingested is found). */

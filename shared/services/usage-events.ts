@@ -295,7 +295,7 @@ export async function ingestEvents(
   });
   const shard = Number.parseInt(mark.slice(0, 2), 16) % EVENT_NAME_SHARDS;
   const counted = await settleAll([...names.values()], PUTS_IN_FLIGHT, (counts) =>
-    countEventName(deps.table, shard, counts),
+    countEventName(deps.table, shard, counts, mark),
   );
   const failed = [...outcomes, ...counted].find((outcome) => outcome.status === 'rejected');
   if (failed) {

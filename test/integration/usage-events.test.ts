@@ -47,7 +47,7 @@ const usageEvents = async (organizationId: string) => {
         TableName: world.table.name,
         IndexName: 'GSI1',
         KeyConditionExpression: 'GSI1PK = :pk',
-        ExpressionAttributeValues: { ':pk': `${partitions.usageEventList}${organizationId}#${shard}` },
+        ExpressionAttributeValues: { ':pk': `${partitions.usageEventList}${organizationId}#S${shard}` },
       }),
     );
     items.push(...(result.Items ?? []));
@@ -291,6 +291,26 @@ describe('POST /v1/events/ingest', () => {
     } finally {
       api.destroy();
     }
+  });
+});
+
+describe('lost answers of the name count', () => {
+  it("the SDK's retry of a name count whose answer was lost finds this request's mark: counted once", async () => {
+    const t = await tenant();
+    // Calls: the token, the customers, the put, the name's count (its answer lost once).
+    const api = faultyApi(world, { kind: 'lost-response', call: 4, times: 1 }, { retryDelay: 'none' });
+    try {
+      const reply = await api.call('POST', '/v1/events/ingest', {
+        token: t.token,
+        body: { events: [{ name: 'counted', customer_id: t.customerId, external_id: `c-${randomUUID()}` }] },
+      });
+      expect(api.injector.injections()).toBe(1);
+      expect(reply.body).toEqual({ inserted: 1, duplicates: 0 });
+    } finally {
+      api.destroy();
+    }
+    const names = await world.call('GET', '/v1/events/names', { token: t.token });
+    expect(names.body.items).toEqual([expect.objectContaining({ name: 'counted', occurrences: 1 })]);
   });
 });
 
