@@ -15,7 +15,7 @@ export default defineCard({
         {
           name: 'api_call',
           customer_id: CUSTOMER,
-          external_id: `bench-${randomUUID()}`,
+          external_id: `bench-${Math.random().toString(36).slice(2)}`,
           metadata: { tokens: 3 },
         },
       ],
