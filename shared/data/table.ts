@@ -130,6 +130,15 @@ export const partitions = {
   cap: 'CAP#',
   /** Request quota counters, per bucket, window and shard (`shared/data/quotas.ts`). */
   quota: 'QUOTA#',
+  /**
+   * A usage event (`shared/data/usage-events.ts`), keyed by its id, which is derived from
+   * (organization, external_id): its own conditional put is the deduplication claim.
+   */
+  usageEvent: 'UEVENT#',
+  /** An organization's events by timestamp, in 16 shards by event id: `GSI1` partitions, never base-table keys. */
+  usageEventList: 'UEVLIST#',
+  /** An organization's event names with their counts, in 16 shards by ingest request. */
+  usageEventNames: 'UEVNAME#',
 } as const;
 export type Partition = keyof typeof partitions;
 
@@ -195,6 +204,8 @@ export const keys = {
     SK: guardSortKey('CUSTOMEREXTERNAL', externalId),
   }),
   webhookEvent: (webhookEventId: string): Key => same(`${partitions.webhookEvent}${webhookEventId}`),
+  /** A usage event (`shared/data/usage-events.ts`). */
+  usageEvent: (eventId: string): Key => same(`${partitions.usageEvent}${eventId}`),
   /** A cap's counter (`shared/data/caps.ts`): one small item per owner and kind. */
   cap: (kind: string, owner: string): Key => same(`${partitions.cap}${kind}#${owner}`),
   /** One shard of a quota bucket's counter for one window (`shared/data/quotas.ts`). */

@@ -945,6 +945,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events/ingest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ingest events
+         * @description Stores a batch of usage events (at most 1000) of the caller's organizations, all or none
+         *     refused: one invalid event is a 422 at `["body","events",<index>,…]` and nothing is stored.
+         *     Each event names its customer by `customer_id` (a live customer of the event's
+         *     organization, else a 422 at its `customer_id`) or by `external_customer_id` (not checked,
+         *     as the hosted service: it may name a customer created later). `external_id` is the
+         *     event's deduplication key, kept forever per organization: an event whose `external_id`
+         *     was already stored (by this batch or an earlier one) is counted in `duplicates` and not
+         *     stored again, so a whole batch retried answers `inserted: 0`. An event without
+         *     `external_id` is never a duplicate. `timestamp` defaults to now and may not be in the
+         *     future. Requires `events:write`.
+         */
+        post: operations["ingestEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description One page of the events of the caller's organizations (or of those `organization_id` names
+         *     among them), by `timestamp` (newest first by default), ties by ascending id. Without a
+         *     time window the newest (or oldest) 1000 events can be paged (`page × limit` ≤ 1000) and
+         *     `total_count` is the organizations' event count. With `start_timestamp` and/or
+         *     `end_timestamp` the page is cut from the events of that window, which one request reads
+         *     in full (at most 500 read units, else a 422 at `start_timestamp`): any page of it, an
+         *     exact `total_count`, and the filters `customer_id`, `external_customer_id` and `name`.
+         *     Requires `events:read` or `events:write`.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/names": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List event names
+         * @description The names of the events of the caller's organizations (or of those `organization_id`
+         *     names among them), each with its number of events and the first and last event
+         *     timestamps, sorted (`-last_seen` by default). Requires `events:read` or `events:write`.
+         */
+        get: operations["listEventNames"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description An event of one of the caller's organizations; another organization's or an unknown id is
+         *     the same 404. Requires `events:read` or `events:write`.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2688,6 +2787,118 @@ export interface components {
         GenericError: {
             error: string;
             detail: string;
+        };
+        /**
+         * @description `user`: ingested through this API (the only kind here); `system`: made by the service.
+         * @enum {string}
+         */
+        EventSource: "system" | "user";
+        /** @enum {string} */
+        EventSortProperty: "timestamp" | "-timestamp";
+        /** @enum {string} */
+        EventNamesSortProperty: "name" | "-name" | "occurrences" | "-occurrences" | "first_seen" | "-first_seen" | "last_seen" | "-last_seen";
+        /** @description Up to 50 pairs, as `MetadataInput` (keys of 1 to 40 characters; values a string of 1 to 500 characters, an integer within ±(2^53−1), a finite number or a boolean), plus two structured keys: `_cost` (`amount` in cents, `currency` `usd`) and `_llm` (vendor, model, token counts). */
+        EventMetadataInput: {
+            _cost?: components["schemas"]["CostMetadata"];
+            _llm?: components["schemas"]["LLMMetadata"];
+        } & {
+            [key: string]: string | number | boolean;
+        };
+        CostMetadata: {
+            /** @description The amount in cents (at most 17 digits, 12 after the point). */
+            amount: number;
+            /** @constant */
+            currency: "usd";
+        };
+        LLMMetadata: {
+            vendor: string;
+            model: string;
+            prompt?: string | null;
+            response?: string | null;
+            input_tokens: number;
+            cached_input_tokens?: number;
+            output_tokens: number;
+            total_tokens: number;
+        };
+        /**
+         * @description One event: `customer_id` or `external_customer_id` (exactly one of them). `parent_id`,
+         *     `member_id` and `external_member_id` are not supported (a non-null value is a 422).
+         */
+        EventCreate: {
+            name: string;
+            /**
+             * Format: date-time
+             * @description When it happened; not in the future; default now. Kept to the microsecond.
+             */
+            timestamp?: string;
+            /** @description Needed only when the caller belongs to several organizations. */
+            organization_id?: components["schemas"]["Uuid4"] | null;
+            /** @description The deduplication key, unique per organization, kept forever. */
+            external_id?: string | null;
+            customer_id?: components["schemas"]["Uuid4"];
+            external_customer_id?: string;
+            parent_id?: string | null;
+            member_id?: string | null;
+            external_member_id?: string | null;
+            metadata?: components["schemas"]["EventMetadataInput"];
+        };
+        /** @description Body of Ingest Events. */
+        EventsIngest: {
+            /** @description At most 1000 events. */
+            events: components["schemas"]["EventCreate"][];
+        };
+        EventsIngestResponse: {
+            /** @description Events stored by this request. */
+            inserted: number;
+            /** @description Events whose external_id was already stored. */
+            duplicates: number;
+        };
+        /** @description An event ingested through this API (`source` `user`). */
+        Event: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            timestamp: string;
+            organization_id: components["schemas"]["Uuid4"];
+            customer_id: components["schemas"]["Uuid4"] | null;
+            /** @description The customer `customer_id` names (null for an event naming its customer by external id). */
+            customer: components["schemas"]["SubscriptionCustomer"] | null;
+            external_customer_id: string | null;
+            member_id: null;
+            external_member_id: null;
+            /** @constant */
+            child_count: 0;
+            parent_id: null;
+            /** @description The event's name. */
+            label: string;
+            name: string;
+            /** @constant */
+            source: "user";
+            metadata: components["schemas"]["EventMetadataOutput"];
+        };
+        EventMetadataOutput: {
+            _cost?: components["schemas"]["CostMetadata"];
+            _llm?: components["schemas"]["LLMMetadata"];
+        } & {
+            [key: string]: string | number | boolean;
+        };
+        ListResourceEvent: {
+            items: components["schemas"]["Event"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        EventName: {
+            name: string;
+            label: string;
+            /** @constant */
+            source: "user";
+            occurrences: number;
+            /** Format: date-time */
+            first_seen: string;
+            /** Format: date-time */
+            last_seen: string;
+        };
+        ListResourceEventName: {
+            items: components["schemas"]["EventName"][];
+            pagination: components["schemas"]["Pagination"];
         };
     };
     responses: {
@@ -5288,6 +5499,241 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    ingestEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the POST safe to retry. A retry with the same key, by the same credential, within
+                 *     24 hours returns the first answer (status, headers and body) and creates nothing. Reusing
+                 *     a key with a different body is a 422 `RequestValidationError` at
+                 *     `["header","Idempotency-Key"]` (type `idempotency_key_reused`); while the first request
+                 *     with a key is still running, others with that key get 409 `IdempotencyKeyInUse`. A
+                 *     request that fails frees its key. Stored answers are encrypted with a key derived from
+                 *     the caller's credential and the idempotency key.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EventsIngest"];
+            };
+        };
+        responses: {
+            /** @description How many events were stored, and how many were already stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventsIngestResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /**
+             * @description Either the body does not match its schema (`RequestValidationError`: more than 1000
+             *     events among them), or an event breaks a rule (`PolarRequestValidationError`, at
+             *     `["body","events",<index>,<field>]`): a timestamp in the future, no customer or both
+             *     ways of naming one, an unknown, deleted or other organization's `customer_id`, an
+             *     organization the caller is not in (or none named while the caller is in several), a
+             *     parent or member (not supported).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only these organizations' events; repeat for several. Another organization's id matches nothing. */
+                organization_id?: components["schemas"]["Uuid4"][];
+                /** @description Only events at or after this time. */
+                start_timestamp?: string;
+                /** @description Only events at or before this time. */
+                end_timestamp?: string;
+                /** @description Only events naming these customers by id; repeat for several. Needs a time window. */
+                customer_id?: components["schemas"]["Uuid4"][];
+                /** @description Only events naming these customers by external id; repeat for several. Needs a time window. */
+                external_customer_id?: string[];
+                /** @description Only events of these names; repeat for several. Needs a time window. */
+                name?: string[];
+                /** @description Only events of these sources. Every event here is `user`; `system` matches nothing. */
+                source?: components["schemas"]["EventSource"][];
+                /** @description Not supported here (422 when given). */
+                filter?: string;
+                /** @description Not supported here (422 when given). */
+                meter_id?: string;
+                /** @description Not supported here (422 when given). */
+                query?: string;
+                /** @description Not supported here (events have no parents in this API; 422 when given). */
+                parent_id?: string;
+                /** @description Not supported here (422 when given). */
+                depth?: string;
+                /** @description Not supported (422 when given). */
+                metadata?: {
+                    [key: string]: string[];
+                };
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a
+                 *     page past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,
+                 *     `1e2`) is a 422.
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are
+                 *     served as 100. Anything else is a 422.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description `timestamp` or `-timestamp` (the default). Ties are broken by ascending event id. */
+                sorting?: components["schemas"]["EventSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceEvent"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A query parameter does not match its schema (`RequestValidationError`), names a filter
+             *     this API does not support, a filter that needs a time window given without one, a page
+             *     past the newest 1000 events without a window, or a window holding more events than one
+             *     request reads (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEventNames: {
+        parameters: {
+            query?: {
+                /** @description Only these organizations' event names; repeat for several. */
+                organization_id?: components["schemas"]["Uuid4"][];
+                /** @description Only names of these sources. Every event here is `user`; `system` matches nothing. */
+                source?: components["schemas"]["EventSource"][];
+                /** @description Only names containing this text, compared in lowercase. */
+                query?: string;
+                /** @description Not supported here (422 when given). */
+                customer_id?: string[];
+                /** @description Not supported here (422 when given). */
+                external_customer_id?: string[];
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a
+                 *     page past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,
+                 *     `1e2`) is a 422.
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are
+                 *     served as 100. Anything else is a 422.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description `name`, `occurrences`, `first_seen`, `last_seen`, each may be prefixed with `-`; the
+                 *     default is `-last_seen`. Ties are broken by ascending name.
+                 */
+                sorting?: components["schemas"]["EventNamesSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of event names. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceEventName"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A query parameter does not match its schema (`RequestValidationError`), or names a filter
+             *     this API does not support, or the names are too many to read in one request
+             *     (`PolarRequestValidationError`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the event. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
 }
 
 // Named aliases: one per component schema, then one per request schema.
@@ -5499,6 +5945,20 @@ export type GatewayThrottled = components['schemas']['GatewayThrottled'];
 export type LimitReached = components['schemas']['LimitReached'];
 export type ClientLimitReached = components['schemas']['ClientLimitReached'];
 export type GenericError = components['schemas']['GenericError'];
+export type EventSource = components['schemas']['EventSource'];
+export type EventSortProperty = components['schemas']['EventSortProperty'];
+export type EventNamesSortProperty = components['schemas']['EventNamesSortProperty'];
+export type EventMetadataInput = components['schemas']['EventMetadataInput'];
+export type CostMetadata = components['schemas']['CostMetadata'];
+export type LLMMetadata = components['schemas']['LLMMetadata'];
+export type EventCreate = components['schemas']['EventCreate'];
+export type EventsIngest = components['schemas']['EventsIngest'];
+export type EventsIngestResponse = components['schemas']['EventsIngestResponse'];
+export type Event = components['schemas']['Event'];
+export type EventMetadataOutput = components['schemas']['EventMetadataOutput'];
+export type ListResourceEvent = components['schemas']['ListResourceEvent'];
+export type EventName = components['schemas']['EventName'];
+export type ListResourceEventName = components['schemas']['ListResourceEventName'];
 export type CreateClientBody = components['schemas']['OAuth2ClientConfiguration'];
 export type GetClientPath = operations['getClient']['parameters']['path'];
 export type UpdateClientBody = components['schemas']['OAuth2ClientConfigurationUpdate'];
@@ -5556,3 +6016,7 @@ export type UpdateCustomerExternalPath = operations['updateCustomerExternal']['p
 export type DeleteCustomerExternalQuery = NonNullable<operations['deleteCustomerExternal']['parameters']['query']>;
 export type DeleteCustomerExternalPath = operations['deleteCustomerExternal']['parameters']['path'];
 export type CreateCustomerSessionBody = components['schemas']['CustomerSessionCreate'];
+export type IngestEventsBody = components['schemas']['EventsIngest'];
+export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
+export type ListEventNamesQuery = NonNullable<operations['listEventNames']['parameters']['query']>;
+export type GetEventPath = operations['getEvent']['parameters']['path'];

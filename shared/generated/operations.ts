@@ -2719,6 +2719,250 @@ export const operations = [
         ]
       }
     ]
+  },
+  {
+    "name": "ingest-events",
+    "operationId": "ingestEvents",
+    "method": "POST",
+    "path": "/v1/events/ingest",
+    "entry": "functions/ingest-events/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "events:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem",
+          "dynamodb:UpdateItem",
+          "dynamodb:DeleteItem"
+        ],
+        "leadingKeys": [
+          "idempotency"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "usageEvent"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "usageEventNames"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "list-events",
+    "operationId": "listEvents",
+    "method": "GET",
+    "path": "/v1/events/",
+    "entry": "functions/list-events/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "events:read",
+      "events:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "usageEventNames"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "usageEventList"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "list-event-names",
+    "operationId": "listEventNames",
+    "method": "GET",
+    "path": "/v1/events/names",
+    "entry": "functions/list-event-names/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "events:read",
+      "events:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "usageEventNames"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "get-event",
+    "operationId": "getEvent",
+    "method": "GET",
+    "path": "/v1/events/{id}",
+    "entry": "functions/get-event/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "events:read",
+      "events:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "usageEvent"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
   }
 ] as const;
 
@@ -2968,6 +3212,26 @@ export const operationRoutes = [
     "operationId": "createCustomerSession",
     "method": "POST",
     "path": "/v1/customer-sessions/"
+  },
+  {
+    "operationId": "ingestEvents",
+    "method": "POST",
+    "path": "/v1/events/ingest"
+  },
+  {
+    "operationId": "listEvents",
+    "method": "GET",
+    "path": "/v1/events/"
+  },
+  {
+    "operationId": "listEventNames",
+    "method": "GET",
+    "path": "/v1/events/names"
+  },
+  {
+    "operationId": "getEvent",
+    "method": "GET",
+    "path": "/v1/events/{id}"
   }
 ] as const;
 

@@ -100,6 +100,14 @@ export const functionOfRouteKey: Readonly<Record<string, string>> = {
   "DELETE /v1/customers/external/{external_id}/{proxy+}": "delete-customer-external",
   "POST /v1/customer-sessions": "create-customer-session",
   "POST /v1/customer-sessions/{proxy+}": "create-customer-session",
+  "POST /v1/events/ingest": "ingest-events",
+  "POST /v1/events/ingest/{proxy+}": "ingest-events",
+  "GET /v1/events": "list-events",
+  "GET /v1/events/{proxy+}": "list-events",
+  "GET /v1/events/names": "list-event-names",
+  "GET /v1/events/names/{proxy+}": "list-event-names",
+  "GET /v1/events/{id}": "get-event",
+  "GET /v1/events/{id}/{proxy+}": "get-event",
   "GET /openapi.json": "api-reference",
   "GET /openapi.json/{proxy+}": "api-reference",
   "GET /docs": "api-reference",
@@ -118,6 +126,12 @@ export const shadowedPathVariables: Readonly<Record<string, Readonly<Record<stri
   "/v1/customers/{id}": {
     "id": [
       "external"
+    ]
+  },
+  "/v1/events/{id}": {
+    "id": [
+      "ingest",
+      "names"
     ]
   }
 };

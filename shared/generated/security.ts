@@ -52,3 +52,7 @@ export const getCustomerExternalSecurity = {"credential":"personal_access_token"
 export const updateCustomerExternalSecurity = {"credential":"personal_access_token","scopes":["customers:write"]} as const;
 export const deleteCustomerExternalSecurity = {"credential":"personal_access_token","scopes":["customers:write"]} as const;
 export const createCustomerSessionSecurity = {"credential":"personal_access_token","scopes":["customer_sessions:write"]} as const;
+export const ingestEventsSecurity = {"credential":"personal_access_token","scopes":["events:write"]} as const;
+export const listEventsSecurity = {"credential":"personal_access_token","scopes":["events:read","events:write"]} as const;
+export const listEventNamesSecurity = {"credential":"personal_access_token","scopes":["events:read","events:write"]} as const;
+export const getEventSecurity = {"credential":"personal_access_token","scopes":["events:read","events:write"]} as const;

@@ -24,6 +24,7 @@ import {
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
 import { gsi1, keys, listKeys } from '#shared/data/table.ts';
+import { storedUsageEvent, usageEventId } from '#shared/data/usage-events.ts';
 import { webhookEndpointListing } from '#shared/data/webhooks.ts';
 import { parseKeySet, staticKeyring } from '#shared/domain/keyring.ts';
 import { ALL_SCOPES, CUSTOMER_SESSION_SCOPE } from '#shared/domain/scopes.ts';
@@ -66,6 +67,8 @@ export const benchWebhooks: WebhookSettings = {
 };
 /** A webhook event of the fixture endpoint (Redeliver; the fake table answers its write as done). */
 export const WEBHOOK_EVENT = '6a1f3c2e-9b8d-4e7f-a6c5-b4d3e2f1a0b9';
+/** A usage event of the fixture customer (Get Event), as Ingest Events stores one. */
+export const USAGE_EVENT = usageEventId(ORG, 'bench-event');
 /** The fixture customer's external id. */
 export const EXTERNAL_ID = 'bench-ada';
 /** An authorization request of the fixture client (PKCE S256). */
@@ -287,6 +290,18 @@ export function fixtureItems(): Record<string, unknown>[] {
       webhook,
     ),
     ...wallets.map((wallet) => item(keys.wallet(CUSTOMER, wallet.id), 'wallet', wallet)),
+    storedUsageEvent({
+      id: USAGE_EVENT,
+      organization_id: ORG,
+      name: 'api_call',
+      timestamp_us: Date.parse(at(30)) * 1000,
+      external_id: 'bench-event',
+      customer_id: CUSTOMER,
+      external_customer_id: null,
+      metadata: JSON.stringify({ tokens: 12 }),
+      ingest_request: '0b1d2c3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e',
+      ingested_at: at(30),
+    }),
     item(
       {
         ...keys.oauthClient(CLIENT_ID),

@@ -981,3 +981,43 @@ describe('Meters (POST, GET /v1/meters/, GET, PATCH /v1/meters/{id}) and a meter
     });
   });
 });
+
+describe('Events: events.ingest, events.list, events.get, events.listNames', () => {
+  it('every answer passes the client schemas (Event, EventName, EventsIngestResponse)', async () => {
+    const run = `sdk-v0-${Date.now()}`;
+    const ingested = await polar.events.ingest({
+      events: [
+        {
+          name: `${run}-call`,
+          customerId: stack.demo.customer_id,
+          externalId: `${run}-1`,
+          timestamp: new Date(Date.now() - 60_000),
+          metadata: {
+            tokens: 7,
+            _llm: { vendor: 'openai', model: 'small', inputTokens: 3, outputTokens: 4, totalTokens: 7 },
+          },
+        },
+        { name: `${run}-call`, externalCustomerId: `${run}-ext`, externalId: `${run}-2` },
+      ],
+    });
+    expect(ingested).toEqual({ inserted: 2, duplicates: 0 });
+    const page = await polar.events.list({
+      startTimestamp: new Date(Date.now() - 3_600_000),
+      name: `${run}-call`,
+    });
+    expect(page.pagination).toMatchObject({ totalCount: 2 });
+    const [, byCustomer] = page.items;
+    expect(byCustomer).toMatchObject({
+      customerId: stack.demo.customer_id,
+      source: 'user',
+      name: `${run}-call`,
+    });
+    const read = await polar.events.get({ id: byCustomer?.id as string });
+    expect(read).toMatchObject({ id: byCustomer?.id, customer: { id: stack.demo.customer_id } });
+    const names = await polar.events.listNames({ query: run });
+    expect(names.result.items).toEqual([expect.objectContaining({ name: `${run}-call`, occurrences: 2 })]);
+    expect(
+      await failure(() => polar.events.get({ id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b' })),
+    ).toBeInstanceOf(ResourceNotFound);
+  });
+});

@@ -1041,3 +1041,63 @@ describe('Meters (POST, GET /v1/meters/, GET, PATCH /v1/meters/{id}) and a meter
     });
   });
 });
+
+describe('Events (POST /v1/events/ingest, GET /v1/events/, /v1/events/{id}, /v1/events/names)', () => {
+  it('events.ingest, events.list, events.get and events.listNames: every answer documented, duplicates counted', async () => {
+    const run = `sdk-v1-${Date.now()}`;
+    const events = [
+      {
+        name: `${run}-call`,
+        customer_id: stack.demo.customer_id,
+        external_id: `${run}-1`,
+        timestamp: new Date(Date.now() - 60_000).toISOString(),
+        metadata: { tokens: 12, _cost: { amount: 0.25, currency: 'usd' } },
+      },
+      { name: `${run}-call`, external_customer_id: `${run}-ext`, external_id: `${run}-2` },
+      { name: `${run}-call`, customer_id: stack.demo.customer_id, external_id: `${run}-1` },
+    ];
+    const ingested = await polar.events.ingest({ events });
+    expectDocumented('ingestEvents', lastExchange().reply);
+    expect(ingested).toEqual({ inserted: 2, duplicates: 1 });
+    expect(await polar.events.ingest({ events })).toEqual({ inserted: 0, duplicates: 3 });
+
+    const page = await polar.events.list({
+      start_timestamp: new Date(Date.now() - 3_600_000).toISOString(),
+      name: `${run}-call`,
+      limit: 10,
+    });
+    expectDocumented('listEvents', lastExchange().reply);
+    expect(lastExchange().url.searchParams.get('sorting')).toBe('-timestamp');
+    expect(page.pagination).toMatchObject({ total_count: 2 });
+    const [newest] = page.items;
+    expect(newest).toMatchObject({ external_customer_id: `${run}-ext`, customer: null, source: 'user' });
+    const unfiltered = await polar.events.list({ limit: 5 });
+    expectDocumented('listEvents', lastExchange().reply);
+    expect(unfiltered.items.length).toBeGreaterThan(0);
+
+    const read = await polar.events.get(page.items[1]?.id as string);
+    expectDocumented('getEvent', lastExchange().reply);
+    expect(read).toMatchObject({
+      customer_id: stack.demo.customer_id,
+      metadata: { tokens: 12, _cost: { amount: 0.25, currency: 'usd' } },
+    });
+    expect(await failure(() => polar.events.get('6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b'))).toBeInstanceOf(
+      errors.ResourceNotFound,
+    );
+
+    const names = await polar.events.listNames({ query: run });
+    expectDocumented('listEventNames', lastExchange().reply);
+    expect(lastExchange().url.searchParams.get('sorting')).toBe('-last_seen');
+    expect(names.items).toEqual([expect.objectContaining({ name: `${run}-call`, occurrences: 2 })]);
+
+    const refused = await failure(() =>
+      polar.events.ingest({
+        events: [{ name: 'x', customer_id: stack.demo.customer_id, timestamp: '2999-01-01T00:00:00Z' }],
+      }),
+    );
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({
+      detail: [{ loc: ['body', 'events', '0', 'timestamp'] }],
+    });
+  });
+});

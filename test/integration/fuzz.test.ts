@@ -52,6 +52,7 @@ const handReach: Partial<Record<OperationId, number[]>> = {
   updateSubscription: [401, 403, 404, 413, 415, 422],
   revokeSubscription: [401, 403, 404, 422],
   createCustomer: [201, 401, 403, 413, 415, 422],
+  ingestEvents: [200, 401, 403, 413, 415, 422],
   getCustomer: [200, 401, 403, 404, 422],
   listCustomers: [200, 401, 403, 422],
   getCustomerExternal: [200, 401, 403, 404],

@@ -360,6 +360,32 @@ describe('secrets never reach the table, the logs or other answers', () => {
     ).toBe(201);
     expect(record('subscribe as second user', await subscribe(userPat.token, good)).status).toBe(201);
     record('subscribe paid', await subscribe(pat, { ...good, product_id: demo.paid_product_id }));
+    // Usage events: an ingest, a list, a read and the names; their answers and lines are scanned too.
+    const usage = {
+      name: 'hygiene',
+      customer_id: demo.customer_id,
+      external_id: 'hygiene-1',
+      metadata: { note: 'x' },
+    };
+    const ingest = (token: string) =>
+      world.call('POST', '/v1/events/ingest', { token, body: { events: [usage] } });
+    expect(record('ingest events', await ingest(pat)).status).toBe(200);
+    expect(record('ingest events again (a duplicate)', await ingest(pat)).body).toEqual({
+      inserted: 0,
+      duplicates: 1,
+    });
+    const listedEvents = record(
+      'list events',
+      await world.call('GET', '/v1/events/?start_timestamp=2000-01-01T00:00:00Z', { token: pat }),
+    );
+    expect(listedEvents.status).toBe(200);
+    const eventId = listedEvents.body.items[0].id as string;
+    expect(record('get event', await world.call('GET', `/v1/events/${eventId}`, { token: pat })).status).toBe(
+      200,
+    );
+    expect(
+      record('list event names', await world.call('GET', '/v1/events/names', { token: pat })).status,
+    ).toBe(200);
     // A token pasted into the body: refused, echoed to its sender (the 422's input), stored nowhere.
     const pasted = await subscribe(pat, { ...good, metadata: { [pat]: pat } });
     expect(pasted.status).toBe(422);
@@ -576,6 +602,13 @@ describe('expired and revoked credentials are refused by every operation, and ch
         }),
       (token: string) =>
         world.call('DELETE', `/v1/webhooks/endpoints/${demo.webhook_endpoint_ids[2]}`, { token }),
+      (token: string) =>
+        world.call('POST', '/v1/events/ingest', {
+          token,
+          body: {
+            events: [{ name: 'hygiene', customer_id: demo.customer_id, external_id: 'hygiene-refused' }],
+          },
+        }),
     ];
     for (const [label, token] of Object.entries(pats)) {
       for (const [index, send] of requests.entries()) {

@@ -14,6 +14,7 @@ import {
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
 import { keys } from '#shared/data/table.ts';
+import { usageEventId } from '#shared/data/usage-events.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { operations } from '#shared/operations.ts';
@@ -35,7 +36,7 @@ let access: string;
 let narrow: string;
 
 const SCOPES =
-  'openid email profile products:read products:write subscriptions:read subscriptions:write customers:read customers:write webhooks:write customer_sessions:write meters:read meters:write';
+  'openid email profile products:read products:write subscriptions:read subscriptions:write customers:read customers:write webhooks:write customer_sessions:write meters:read meters:write events:read events:write';
 
 beforeAll(async () => {
   world = await createWorld('oauth-access');
@@ -85,6 +86,7 @@ const meterOfDemo = () =>
 /** Every operation that takes a personal access token, with a request that succeeds. */
 // Create Client is not among them: it takes the user's own personal access token only
 // (test/integration/create-client.test.ts), like Authorize and Consent.
+let ingested = 0;
 const cases: Record<string, Case> = {
   'create-subscription': {
     send: (token) =>
@@ -158,6 +160,32 @@ const cases: Record<string, Case> = {
   },
   'list-customers': {
     send: (token) => world.call('GET', '/v1/customers/?limit=2', { token }),
+    success: 200,
+  },
+  'ingest-events': {
+    send: (token) =>
+      world.call('POST', '/v1/events/ingest', {
+        token,
+        // A new event each time (a duplicate makes fewer calls: no name to count).
+        body: {
+          events: [
+            { name: 'oauth', customer_id: world.demo.customer_id, external_id: `oauth-${++ingested}` },
+          ],
+        },
+      }),
+    success: 200,
+  },
+  'list-events': {
+    send: (token) => world.call('GET', '/v1/events/?limit=2', { token }),
+    success: 200,
+  },
+  'get-event': {
+    send: (token) =>
+      world.call('GET', `/v1/events/${usageEventId(world.demo.organization_id, 'oauth-1')}`, { token }),
+    success: 200,
+  },
+  'list-event-names': {
+    send: (token) => world.call('GET', '/v1/events/names', { token }),
     success: 200,
   },
   'get-customer-external': {

@@ -89,8 +89,10 @@ export function requestCost(calls: RecordedCall[]): RequestCost {
 export interface Hottest {
   partition: string;
   units: number;
-  /** Requests per second one such partition allows. */
+  /** Requests per second one such partition (or sharded family) allows. */
   ceiling: number;
+  /** A family of hash-chosen shards (`SHARDED_PARTITIONS`): how many. */
+  shards?: number;
 }
 
 /**
@@ -102,16 +104,50 @@ export function hottestShared(
   limitPerSecond: number,
 ): Hottest | undefined {
   if (perRequest.length < 2) throw new Error('hot partitions need at least two repetitions');
-  const [first, ...rest] = perRequest as [Map<string, number>, ...Map<string, number>[]];
+  const families = new Map<string, number>();
+  const folded = perRequest.map((m) => foldShards(m, families));
+  const [first, ...rest] = folded as [Map<string, number>, ...Map<string, number>[]];
   let best: Hottest | undefined;
   for (const partition of first.keys()) {
     if (!rest.every((m) => m.has(partition))) continue;
-    const units = perRequest.reduce((s, m) => s + (m.get(partition) ?? 0), 0) / perRequest.length;
-    if (units > 0 && (!best || units > best.units)) {
-      best = { partition, units, ceiling: limitPerSecond / units };
+    const units = folded.reduce((s, m) => s + (m.get(partition) ?? 0), 0) / folded.length;
+    const shards = families.get(partition) ?? 1;
+    if (units > 0 && (!best || units / shards > best.units / (best.shards ?? 1))) {
+      best = {
+        partition,
+        units,
+        ceiling: (limitPerSecond * shards) / units,
+        ...(shards > 1 ? { shards } : {}),
+      };
     }
   }
   return best;
+}
+
+/**
+ * Partitions written in shards chosen by a hash (`…#S<k>`, `SHARDED_PARTITIONS`): a request's units
+ * on any of its shards spread, over many requests, evenly over all of them, so the family is one
+ * partition of `shards` times the limit: `<family>#S<shard> (N shards)`, its units summed.
+ */
+export const SHARDED_PARTITIONS: readonly { prefix: string; shards: number }[] = [
+  { prefix: 'GSI1:UEVLIST#', shards: 16 },
+  { prefix: 'UEVNAME#', shards: 16 },
+];
+const SHARD_SUFFIX = /#S\d+$/;
+
+function foldShards(units: Map<string, number>, families: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [partition, value] of units) {
+    const family = SHARDED_PARTITIONS.find(
+      (f) => partition.startsWith(f.prefix) && SHARD_SUFFIX.test(partition),
+    );
+    const key = family
+      ? `${partition.replace(SHARD_SUFFIX, '#S<shard>')} (${family.shards} shards)`
+      : partition;
+    if (family) families.set(key, family.shards);
+    out.set(key, (out.get(key) ?? 0) + value);
+  }
+  return out;
 }
 
 export interface CaseModel {

@@ -32,6 +32,7 @@ import { productListing } from '#shared/data/products.ts';
 import { record, type StoredSubscription } from '#shared/data/records.ts';
 import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
 import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
+import { usageEventId } from '#shared/data/usage-events.ts';
 import { CAPS } from '#shared/domain/limits.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
@@ -207,6 +208,45 @@ const faultOps = {
             expect(subscription.metadata).toBe('{"via":"faults"}');
           }
           if (reply.status === 201) expect(subscriptions[0]?.id).toBe(reply.body.id);
+        },
+      };
+    },
+  },
+  'ingest-events': {
+    success: 200,
+    // The token, the customers named (one BatchGetItem), the event's conditional put, its name counted.
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'PutItemCommand', 'UpdateItemCommand'],
+    async prepare() {
+      const externalId = `faults-${crypto.randomUUID()}`;
+      const name = `faults-${crypto.randomUUID()}`;
+      const body = {
+        events: [{ name, customer_id: world.demo.customer_id, external_id: externalId, metadata: { n: 1 } }],
+      };
+      const eventKey = keys.usageEvent(usageEventId(world.demo.organization_id, externalId));
+      return {
+        method: 'POST',
+        url: '/v1/events/ingest',
+        token: world.demo.personal_access_token,
+        body,
+        async verify(reply, outcome) {
+          const stored = await get(eventKey);
+          // A fault after the event's put (its name's count) leaves the event stored: never half of it.
+          if (outcome === 'done') expect(stored).toBeDefined();
+          if (stored) {
+            expect(stored.GSI1PK).toMatch(/^UEVLIST#/);
+            expect(stored.metadata).toBe('{"n":1}');
+          }
+          if (reply.status === 200) expect(reply.body).toEqual({ inserted: 1, duplicates: 0 });
+          // The client's retry of the whole batch: stored once in the end, counted once.
+          const retried = await world.call('POST', '/v1/events/ingest', {
+            token: world.demo.personal_access_token,
+            body,
+          });
+          expect(retried.status).toBe(200);
+          expect(retried.body).toEqual(
+            stored ? { inserted: 0, duplicates: 1 } : { inserted: 1, duplicates: 0 },
+          );
+          expect(await get(eventKey)).toBeDefined();
         },
       };
     },
@@ -1362,8 +1402,9 @@ async function expectOutcome(
       // The SDK retried the same call; the request made no extra call.
       expect(attempts).toEqual(op.calls.map((name, i) => [name, i + 1 === call ? MAX_ATTEMPTS : 1]));
     } else if (kind === 'transaction-conflict') {
-      // Not retried by the SDK (a 400): the data layer sends the write once more.
-      expect(attempts).toEqual([...op.calls.map((name) => [name, 1]), [command, 1]]);
+      // Not retried by the SDK (a 400): the data layer sends the write once more, at once.
+      const calls = op.calls.map((name): [string, number] => [name, 1]);
+      expect(attempts).toEqual([...calls.slice(0, call), [command, 1], ...calls.slice(call)]);
     } else {
       // lost-response: the SDK's second attempt finds the first one's work.
       expect(attempts).toEqual(op.calls.map((name, i) => [name, i + 1 === call ? 2 : 1]));

@@ -47,6 +47,7 @@ import {
 import { subscriptionListKeys } from '#shared/data/subscriptions.ts';
 import { keys, LIST_COUNT_PREFIX, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
+import { usageEventId } from '#shared/data/usage-events.ts';
 import { webhookEndpointListing, webhookEndpointRecord } from '#shared/data/webhooks.ts';
 import { CAPS, type CapName } from '#shared/domain/limits.ts';
 import {
@@ -3064,6 +3065,121 @@ function createCustomerArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Ingest Events
+// ---------------------------------------------------------------------------------------------
+
+/** An external id every tenant's cases reuse: after its first success, a duplicate. */
+const REUSED_EVENT_ID = 'fuzz-reused-event';
+
+/** Batches of a few events, each valid or broken in one way the contract names. */
+function ingestEventsArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+  const { demo } = ctx;
+  const customers = new Map<string, Tenant>([
+    [demo.customer_id, 'ours'],
+    [demo.other_organization.customer_id, 'theirs'],
+  ]);
+  const past = fc
+    .integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(2026, 0, 1) })
+    .map((ms) => new Date(ms).toISOString());
+  const eventArb = fc.record(
+    {
+      name: fc.oneof({ weight: 8, arbitrary: printable(1, 20) }, { weight: 1, arbitrary: text(0, 130) }),
+      customer: fc.oneof(
+        { weight: 6, arbitrary: fc.constantFrom(...customers.keys()).map((id) => ({ customer_id: id })) },
+        { weight: 2, arbitrary: printable(1, 30).map((id) => ({ external_customer_id: id })) },
+        { weight: 1, arbitrary: fc.uuid({ version: 4 }).map((id) => ({ customer_id: id })) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            {},
+            { customer_id: 'nope' },
+            { customer_id: demo.customer_id, external_customer_id: 'x' },
+          ),
+        },
+      ),
+      external_id: fc.oneof(
+        { weight: 6, arbitrary: fc.noBias(fc.uuid()).map((id) => `fuzz-${id}`) },
+        { weight: 2, arbitrary: fc.constant(REUSED_EVENT_ID) },
+        { weight: 1, arbitrary: fc.constantFrom('', 'tab\there', 'x'.repeat(257)) },
+      ),
+      timestamp: fc.oneof(
+        { weight: 4, arbitrary: past },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            '2999-01-01T00:00:00Z',
+            'yesterday',
+            '2020-01-01T00:00:00.1234567Z',
+            '2020-01-01T00:00:00',
+          ),
+        },
+      ),
+      metadata: metadataArb,
+    },
+    { requiredKeys: ['name', 'customer', 'external_id'] },
+  );
+  const value = fc.oneof(
+    {
+      weight: 12,
+      arbitrary: fc
+        .array(eventArb, { maxLength: 4 })
+        .map((events) => ({ events: events.map(({ customer, ...rest }) => ({ ...rest, ...customer })) })),
+    },
+    { weight: 1, arbitrary: fc.constantFrom({}, { events: 'x' }, { events: [1] }) },
+  );
+  return createArb(ctx, 'ingestEvents', '/v1/events/ingest', value, (parsed, tenant) =>
+    ingestModel(parsed, tenant, customers),
+  );
+}
+
+function ingestModel(parsed: unknown, tenant: Tenant, customers: ReadonlyMap<string, Tenant>): Oracle {
+  const events = (parsed as { events?: unknown }).events;
+  if (!Array.isArray(events)) return requestValidation('body');
+  const stringOk = (v: unknown, max: number) =>
+    typeof v === 'string' && codePoints(v) >= 1 && codePoints(v) <= max && !hasControl(v);
+  let structured = false;
+  const schemaValid = events.every((raw) => {
+    if (!isObject(raw)) return false;
+    const event = raw as Record<string, unknown>;
+    if (isObject(event.metadata) && ('_cost' in event.metadata || '_llm' in event.metadata))
+      structured = true;
+    return (
+      stringOk(event.name, 128) &&
+      (event.external_id === undefined || event.external_id === null || stringOk(event.external_id, 256)) &&
+      (event.customer_id === undefined || isUuid4(event.customer_id)) &&
+      (event.external_customer_id === undefined || stringOk(event.external_customer_id, 256)) &&
+      (event.timestamp === undefined ||
+        (typeof event.timestamp === 'string' &&
+          /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(event.timestamp))) &&
+      metadataValid(event.metadata)
+    );
+  });
+  // A structured key (`_cost`, `_llm`) has a schema of its own: either answer.
+  if (structured) return { statuses: [200, 422] };
+  if (!schemaValid) return requestValidation('body');
+  const ruleOk = events.every((raw) => {
+    const event = raw as Record<string, unknown>;
+    const hasId = event.customer_id !== undefined;
+    const hasExternal = event.external_customer_id !== undefined;
+    if (hasId === hasExternal) return false;
+    if (hasId && customers.get(String(event.customer_id).toLowerCase()) !== tenant) return false;
+    if (typeof event.timestamp === 'string') {
+      if (/\.\d{7,}/.test(event.timestamp) && /\.\d{6}\d*[1-9]/.test(event.timestamp)) return false;
+      if (Date.parse(event.timestamp) > Date.now()) return false;
+    }
+    return true;
+  });
+  if (!ruleOk) return { statuses: [422], errors: ['PolarRequestValidationError'] };
+  return {
+    statuses: [200],
+    check: (reply) => {
+      const { inserted, duplicates } = reply.body as { inserted: number; duplicates: number };
+      expect(inserted + duplicates).toBe(events.length);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // List Customers
 // ---------------------------------------------------------------------------------------------
 
@@ -5511,6 +5627,8 @@ function revokeAuthorizedClientArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
  */
 export function fuzzArbitraries(ctx: FuzzContext): Record<OperationId, fc.Arbitrary<FuzzCase>> {
   const models = handModels(ctx);
+  ingestOrganizations.ours = ctx.demo.organization_id;
+  ingestOrganizations.theirs = ctx.demo.other_organization.organization_id;
   return Object.fromEntries(
     operations.map((op) => [op.operationId, models[op.operationId] ?? documentModelArb(ctx, op.operationId)]),
   ) as Record<OperationId, fc.Arbitrary<FuzzCase>>;
@@ -5555,6 +5673,7 @@ function handModels(ctx: FuzzContext): Partial<Record<OperationId, fc.Arbitrary<
     updateSubscription: lifecycleArb(ctx, 'updateSubscription'),
     revokeSubscription: lifecycleArb(ctx, 'revokeSubscription'),
     createCustomer: createCustomerArb(ctx),
+    ingestEvents: ingestEventsArb(ctx),
     createProduct: createProductArb(ctx),
     createMeter: createMeterArb(ctx),
     updateMeter: updateMeterArb(ctx),
@@ -6504,12 +6623,38 @@ export function touchedKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest):
  */
 export function mayTouchKeys(c: FuzzCase, reply: FuzzReply, before: TableDigest): string[] {
   return [
+    ...ingestedKeysOf(c, reply),
     ...mayTouchOwnKeys(c, reply, before),
     ...outboxKeysOf(c, reply),
     ...redeliveryKeysOf(c, reply),
     ...capKeysOf(c, reply),
   ];
 }
+
+/**
+ * A successful ingest stores its events not yet stored (each at the id its organization and
+ * external_id derive: a duplicate writes nothing) and adds to its organization's name counts.
+ */
+function ingestedKeysOf(c: FuzzCase, reply: FuzzReply): string[] {
+  if (c.operationId !== 'ingestEvents' || reply.status !== 200) return [];
+  const raw = c.request.body;
+  const parsed = JSON.parse(typeof raw === 'string' ? raw : Buffer.from(raw ?? '').toString()) as {
+    events: { external_id?: string | null }[];
+  };
+  return [
+    ...parsed.events.flatMap((event) =>
+      typeof event.external_id === 'string'
+        ? [ingestOrganizations.ours, ingestOrganizations.theirs].map((org) =>
+            allowedPartition(keys.usageEvent(usageEventId(org, event.external_id as string)).PK),
+          )
+        : [],
+    ),
+    `${partitions.usageEventNames}*`,
+  ];
+}
+
+/** The organizations of the two tenants, for `ingestedKeysOf` (set by `fuzzArbitraries`). */
+const ingestOrganizations = { ours: '', theirs: '' };
 
 /** The operations that move a cap's counter (shared/data/caps.ts), the cap and their success. */
 const CAP_MOVES: Partial<Record<OperationId, { cap: CapName; status: number }>> = {

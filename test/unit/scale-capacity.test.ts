@@ -145,4 +145,35 @@ describe('request cost and the hottest shared partition', () => {
     const ownOnly = ['a', 'b'].map((id) => new Map([[`SUB#${id}`, 10]]));
     expect(hottestShared(ownOnly, 1000)).toBeUndefined();
   });
+
+  it('takes a family of hash-chosen shards as one partition of their count: the units a request puts on all of them', () => {
+    // One event per request, each on another shard: every request writes the family, never one shard twice.
+    const single = [3, 11].map((shard) => new Map([[`GSI1:UEVLIST#org#S${shard}`, 1]]));
+    expect(hottestShared(single, 1000)).toEqual({
+      partition: 'GSI1:UEVLIST#org#S<shard> (16 shards)',
+      units: 1,
+      ceiling: 16_000,
+      shards: 16,
+    });
+    // A batch spread over the shards: 100 units in all, whichever shard got the most.
+    const batch = [0, 1].map(
+      (r) =>
+        new Map(
+          Array.from(
+            { length: 16 },
+            (_, shard) => [`GSI1:UEVLIST#org#S${shard}`, shard === r ? 10 : 6] as const,
+          ),
+        ),
+    );
+    expect(hottestShared(batch, 1000)).toMatchObject({ units: 100, ceiling: 160 });
+    // A shared unsharded partition with more units per shard-equivalent is still the hottest.
+    const both = [0, 1].map(
+      (r) =>
+        new Map([
+          [`GSI1:UEVLIST#org#S${r}`, 20],
+          ['LIST#ORG', 6],
+        ]),
+    );
+    expect(hottestShared(both, 1000)).toMatchObject({ partition: 'LIST#ORG', units: 6 });
+  });
 });

@@ -1,0 +1,37 @@
+import { step } from '#test/support/iam-kit.ts';
+import { defineCard } from './card.ts';
+
+export default defineCard({
+  name: 'list-events',
+  sample: {
+    label: 'List Events',
+    status: 200,
+    query: 'limit=10',
+  },
+  iam: async (world) => {
+    const list = (query: string) =>
+      world.call('GET', `/v1/events/${query}`, { token: world.demo.personal_access_token });
+    return [
+      step('a page, newest first', await list('?limit=5'), 200),
+      step(
+        'a time window, by customer',
+        await list(`?start_timestamp=2000-01-01T00:00:00Z&customer_id=${world.demo.customer_id}`),
+        200,
+      ),
+    ];
+  },
+  isolation: {
+    namesNoResource:
+      'a list names no resource (a filter naming another tenant finds nothing): test/integration/usage-events.test.ts',
+  },
+  dynamoWork: [
+    {
+      key: 'list-events',
+      label: 'List Events (a page of 10, no window)',
+      status: 200,
+      target: 36,
+      send: (world) =>
+        world.call('list-events', 'GET', '/v1/events/?limit=10', { token: world.demo.personal_access_token }),
+    },
+  ],
+});
