@@ -4,6 +4,15 @@
  * Usage (events, customer meters) lives elsewhere: a meter item changes only when its definition
  * does, or once when the consumer marks it billed (`last_billed_event_id`, which freezes its filter
  * and aggregation).
+ *
+ * **Which products price a meter.** Beside it, `METER#<id>` / `#PRICED` counts the products that
+ * price it: live, unarchived products with an unarchived metered price naming it (a product counts
+ * once, whatever its number of such prices). Create and Update Product move it in their own
+ * transaction (`meterReferenceWrites`), and a product that starts pricing a meter checks there that
+ * the meter is not archived; archiving a meter checks there that no product prices it
+ * (`replaceMeter`). Both sides touch both items, so of a concurrent archive and a product pricing the
+ * meter exactly one passes: a product never prices an archived meter (the hosted service refuses
+ * the archive with 422 at `is_archived`, "still attached to active products").
  */
 
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -103,6 +112,76 @@ export async function getMeter(table: Table, meterId: string): Promise<MeterReco
   return result.Item ? meterRecord(result.Item) : undefined;
 }
 
+/** The counter of the products pricing a meter, in the meter's partition. */
+export const METER_PRICED_SORT_KEY = '#PRICED';
+const pricedKey = (meterId: string) => ({ PK: keys.meter(meterId).PK, SK: METER_PRICED_SORT_KEY });
+
+/**
+ * The writes that move the meters' counts of pricing products from `before` (the meter ids a
+ * product priced as it was; empty for a new product) to `after` (as it will be): a meter it starts
+ * pricing is checked live and not archived and counted up, one it stops pricing counted down.
+ * Ids in both: nothing.
+ */
+export function meterReferenceWrites(
+  table: Table,
+  before: ReadonlySet<string>,
+  after: ReadonlySet<string>,
+): TransactItem[] {
+  const count = (meterId: string, by: number): TransactItem => ({
+    Update: {
+      TableName: table.name,
+      Key: pricedKey(meterId),
+      UpdateExpression: 'ADD products :by',
+      ExpressionAttributeValues: { ':by': by },
+    },
+  });
+  const started = [...after].filter((id) => !before.has(id)).sort();
+  const stopped = [...before].filter((id) => !after.has(id)).sort();
+  return [
+    ...started.flatMap((id): TransactItem[] => [
+      {
+        ConditionCheck: {
+          TableName: table.name,
+          Key: keys.meter(id),
+          ConditionExpression: 'attribute_exists(PK) AND attribute_type(archived_at, :null)',
+          ExpressionAttributeValues: { ':null': 'NULL' },
+        },
+      },
+      count(id, 1),
+    ]),
+    ...stopped.map((id) => count(id, -1)),
+  ];
+}
+
+/** A meter a product was to price was archived after it was read: nothing was written. */
+export class MeterArchivedMeanwhile extends Error {
+  constructor() {
+    super('a meter was archived since it was read');
+    this.name = 'MeterArchivedMeanwhile';
+  }
+}
+
+/**
+ * A transaction that carried `meterReferenceWrites` failed: if one of their checks is what failed,
+ * `MeterArchivedMeanwhile` (read the meters again and decide again), else the error as it was.
+ */
+export function meterReferenceFailure(error: unknown, writes: readonly TransactItem[]): unknown {
+  if (!(error instanceof ConditionFailed)) return error;
+  // The reference writes are last in the transaction (see the callers): their reasons are the tail.
+  const tail = error.reasons.slice(error.reasons.length - writes.length);
+  return tail.some((reason, i) => reason === 'ConditionalCheckFailed' && writes[i]?.ConditionCheck)
+    ? new MeterArchivedMeanwhile()
+    : error;
+}
+
+/** Archiving a meter that products still price: nothing was written. */
+export class MeterPriced extends Error {
+  constructor() {
+    super('products still price this meter');
+    this.name = 'MeterPriced';
+  }
+}
+
 /** The meter changed between the read and the write: nothing was written. */
 export class MeterChanged extends Error {
   constructor() {
@@ -122,6 +201,7 @@ export async function replaceMeter(
   outbox: readonly TransactItem[] = [],
 ): Promise<void> {
   const next = storedMeter({ ...after, version: before.version + 1 });
+  const archiving = before.archived_at === null && after.archived_at !== null;
   try {
     await transact(table, [
       {
@@ -134,10 +214,24 @@ export async function replaceMeter(
       },
       ...relistedWrites(table, meterListing, storedMeter(before), next),
       ...outbox,
+      // Last: no product prices it (see above).
+      ...(archiving
+        ? [
+            {
+              ConditionCheck: {
+                TableName: table.name,
+                Key: pricedKey(before.id),
+                ConditionExpression: 'attribute_not_exists(products) OR products <= :none',
+                ExpressionAttributeValues: { ':none': 0 },
+              },
+            },
+          ]
+        : []),
     ]);
   } catch (error) {
-    if (error instanceof ConditionFailed && error.reasons[0] === 'ConditionalCheckFailed')
-      throw new MeterChanged();
+    if (!(error instanceof ConditionFailed)) throw error;
+    if (error.reasons[0] === 'ConditionalCheckFailed') throw new MeterChanged();
+    if (archiving && error.reasons.at(-1) === 'ConditionalCheckFailed') throw new MeterPriced();
     throw error;
   }
 }
@@ -197,10 +291,18 @@ export const access = {
   getMeter: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['meter'] }],
   /** The meters a product's new metered prices name, in one batch. */
   getMeters: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['meter'] }],
-  /** One transaction: the meter (on its version), its entries moved in step, its `meter.updated` event. */
+  /**
+   * One transaction: the meter (on its version), its entries moved in step, its `meter.updated`
+   * event; an archive checks the products pricing it.
+   */
   replaceMeter: [
     { actions: ['dynamodb:PutItem'], leadingKeys: ['meter', 'meterList', 'event'] },
     { actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'], leadingKeys: ['meterList'] },
+    { actions: ['dynamodb:ConditionCheckItem'], leadingKeys: ['meter'] },
+  ],
+  /** In a product's transaction: the meters it starts pricing checked, the counts moved. */
+  meterReferenceWrites: [
+    { actions: ['dynamodb:ConditionCheckItem', 'dynamodb:UpdateItem'], leadingKeys: ['meter'] },
   ],
   listMeterPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['meterList'] }],
 } as const satisfies DataAccess;

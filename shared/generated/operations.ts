@@ -867,6 +867,15 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:ConditionCheckItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "meter"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -1262,6 +1271,15 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:ConditionCheckItem",
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "meter"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -1473,6 +1491,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:ConditionCheckItem"
+        ],
+        "leadingKeys": [
+          "meter"
         ]
       },
       {

@@ -1,7 +1,14 @@
 import type { Table } from '../data/dynamo.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { access as idempotencyAccess } from '../data/idempotency.ts';
-import { getMeters, type MeterRecord, access as metersAccess } from '../data/meters.ts';
+import {
+  getMeters,
+  MeterArchivedMeanwhile,
+  type MeterRecord,
+  meterReferenceFailure,
+  meterReferenceWrites,
+  access as metersAccess,
+} from '../data/meters.ts';
 import { getOrganization, access as organizationsAccess } from '../data/organizations.ts';
 import { outboxWrites } from '../data/outbox.ts';
 import { createProductRecord, access as productsAccess } from '../data/products.ts';
@@ -20,6 +27,7 @@ import {
   meteredIssues,
   meteredMeterIds,
   newPrice,
+  pricedMeterIds,
   unsupportedIssues,
 } from './product-rules.ts';
 
@@ -90,11 +98,16 @@ export const productEvent = (
  * Create Product, and the operator CLI and the demo seed.
  */
 export async function storeNewProduct(table: Table, product: ProductRecord): Promise<void> {
-  await createProductRecord(
-    table,
-    product,
-    productEvent(table, 'product.created', product, product.created_at),
-  );
+  // The meters it prices, counted and checked not archived, last (`meterReferenceFailure`).
+  const references = meterReferenceWrites(table, new Set(), pricedMeterIds(product));
+  try {
+    await createProductRecord(table, product, [
+      ...productEvent(table, 'product.created', product, product.created_at),
+      ...references,
+    ]);
+  } catch (error) {
+    throw meterReferenceFailure(error, references);
+  }
 }
 
 /**
@@ -109,12 +122,20 @@ export async function createProduct(
   const organizationId = organizationFor(principal, body.organization_id);
   const organization = await getOrganization(deps.table, organizationId);
   const currency = organization?.default_currency ?? DEFAULT_CURRENCY;
-  // The meters its metered prices name (a read only when there are some).
-  const meters = await getMeters(deps.table, meteredMeterIds(body.prices));
-  const product = newProduct(body, organizationId, currency, deps.now(), meters);
-  await storeNewProduct(deps.table, product);
-  countBusinessEvent('ProductsCreated');
-  return presentProduct(product);
+  for (let attempt = 1; ; attempt++) {
+    // The meters its metered prices name (a read only when there are some).
+    const meters = await getMeters(deps.table, meteredMeterIds(body.prices));
+    const product = newProduct(body, organizationId, currency, deps.now(), meters);
+    try {
+      await storeNewProduct(deps.table, product);
+    } catch (error) {
+      // A meter archived since its read: read again, and the rules refuse it (422 at its price).
+      if (error instanceof MeterArchivedMeanwhile && attempt < 2) continue;
+      throw error;
+    }
+    countBusinessEvent('ProductsCreated');
+    return presentProduct(product);
+  }
 }
 
 /**
@@ -130,6 +151,7 @@ export const operationAccess = (): OperationAccess => ({
       ...idempotencyAccess.idempotencyKey,
       ...metersAccess.getMeters,
       ...productsAccess.createProductRecord,
+      ...metersAccess.meterReferenceWrites,
     ],
   },
 });

@@ -12,6 +12,7 @@ import {
   insertMeter,
   listMeterPage,
   MeterChanged,
+  MeterPriced,
   type MeterRecord,
   type MeterSortField,
   type MeterUnit,
@@ -272,6 +273,12 @@ export async function updateMeter(
       await replaceMeter(deps.table, meter, after, meterEvent(deps.table, 'meter.updated', after, now));
       return presentMeter(after);
     } catch (error) {
+      if (error instanceof MeterPriced) {
+        // As the hosted service: an archive of a meter that active products' prices still name.
+        throw new PolarRequestValidationError([
+          issue(['is_archived'], 'Cannot archive meter that is still attached to active products', true),
+        ]);
+      }
       if (!(error instanceof MeterChanged)) throw error;
       if (attempt === ATTEMPTS) throw new ServiceUnavailable();
     }

@@ -49,6 +49,19 @@ export interface MeteredContext {
   meters: ReadonlyMap<string, MeterRecord>;
 }
 
+/**
+ * The meters a product prices: those its unarchived metered prices name, while it is live and not
+ * archived (what the meters' counts of pricing products count: shared/data/meters.ts).
+ */
+export function pricedMeterIds(product: ProductRecord): Set<string> {
+  if (product.is_archived || product.deleted_at !== null) return new Set();
+  return new Set(
+    product.prices.flatMap((price) =>
+      !price.is_archived && price.amount_type === 'metered_unit' ? [price.meter_id] : [],
+    ),
+  );
+}
+
 /** The meter ids a body's new metered prices name (to read them before the rules run). */
 export const meteredMeterIds = (items: readonly unknown[]): string[] => [
   ...new Set(

@@ -1,5 +1,12 @@
 import type { OperationAccess } from '../data/grants.ts';
-import { getMeters, type MeterRecord, access as metersAccess } from '../data/meters.ts';
+import {
+  getMeters,
+  MeterArchivedMeanwhile,
+  type MeterRecord,
+  meterReferenceFailure,
+  meterReferenceWrites,
+  access as metersAccess,
+} from '../data/meters.ts';
 import {
   getProductForUpdate,
   ProductChanged,
@@ -22,7 +29,7 @@ import type { Dependencies } from '../runtime.ts';
 import { productEvent } from './create-product.ts';
 import { DEFAULT_CURRENCY } from './organizations.ts';
 import { presentProduct } from './presenters.ts';
-import { meteredMeterIds, replacePrices, unsupportedIssues } from './product-rules.ts';
+import { meteredMeterIds, pricedMeterIds, replacePrices, unsupportedIssues } from './product-rules.ts';
 
 /**
  * Attempts when a concurrent update wins the race: each re-reads and re-applies this one. An attempt
@@ -79,6 +86,31 @@ function applied(
 }
 
 /**
+ * A product that starts pricing a meter from a price it keeps (unarchived) needs that meter live:
+ * 422 at `is_archived` naming an archived one. (A new price's meter was checked by the price rules;
+ * `meters` holds those, read; the others are read here.)
+ */
+async function refuseArchivedMeters(
+  deps: Dependencies,
+  started: readonly string[],
+  meters: ReadonlyMap<string, MeterRecord>,
+): Promise<void> {
+  const unread = started.filter((meterId) => !meters.has(meterId));
+  const read = await getMeters(deps.table, unread);
+  const archived = unread.filter((meterId) => read.get(meterId)?.archived_at != null);
+  if (archived.length > 0) {
+    throw new PolarRequestValidationError([
+      {
+        loc: ['body', 'is_archived'],
+        msg: `A metered price of this product names an archived meter (${archived.join(', ')}): unarchive the meter first, or replace the price.`,
+        type: 'value_error',
+        input: false,
+      },
+    ]);
+  }
+}
+
+/**
  * Updates a live product of one of the caller's organizations (another organization's, a deleted one
  * and an unknown id are the same 404). The write is conditioned on the product being as read; when
  * another update wins in between, this one is applied again on the fresh product. Its
@@ -93,7 +125,7 @@ export async function updateProduct(
 ): Promise<Product> {
   const productId = normalizeId(id);
   // The meters its new metered prices name (a read only when there are some).
-  const meters = await getMeters(deps.table, meteredMeterIds(body.prices ?? []));
+  let meters = await getMeters(deps.table, meteredMeterIds(body.prices ?? []));
   for (let attempt = 1; ; attempt++) {
     const read = await getProductForUpdate(deps.table, productId, principal.organizationIds);
     const { product } = read;
@@ -110,16 +142,21 @@ export async function updateProduct(
     // Nothing to change: nothing written, and `modified_at` stays.
     if (canonicalJson(changed) === canonicalJson(product)) return presentProduct(product);
     const after = { ...changed, modified_at: now };
+    // The meters it starts or stops pricing (an archive stops them all), last (`meterReferenceFailure`).
+    const started = [...pricedMeterIds(after)].filter((meterId) => !pricedMeterIds(product).has(meterId));
+    await refuseArchivedMeters(deps, started, meters);
+    const references = meterReferenceWrites(deps.table, pricedMeterIds(product), pricedMeterIds(after));
     try {
-      await updateProductRecord(
-        deps.table,
-        product,
-        after,
-        productEvent(deps.table, 'product.updated', after, now),
-      );
+      await updateProductRecord(deps.table, product, after, [
+        ...productEvent(deps.table, 'product.updated', after, now),
+        ...references,
+      ]);
       return presentProduct(after);
-    } catch (error) {
-      if (!(error instanceof ProductChanged)) throw error;
+    } catch (caught) {
+      const error = meterReferenceFailure(caught, references);
+      // A meter archived since its read: read the meters again and decide again.
+      if (error instanceof MeterArchivedMeanwhile) meters = await getMeters(deps.table, [...meters.keys()]);
+      else if (!(error instanceof ProductChanged)) throw error;
       if (attempt === ATTEMPTS) throw new ServiceUnavailable();
     }
   }
@@ -137,6 +174,7 @@ export const operationAccess = (): OperationAccess => ({
       ...productsAccess.getProductForUpdate,
       ...metersAccess.getMeters,
       ...productsAccess.updateProductRecord,
+      ...metersAccess.meterReferenceWrites,
     ],
   },
 });

@@ -6,6 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getMeters, MeterArchivedMeanwhile } from '#shared/data/meters.ts';
+import type { CreateProductBody } from '#shared/generated/api-types.ts';
+import { newProduct, storeNewProduct } from '#shared/services/create-product.ts';
 import { documentedReply } from '../support/contract.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
@@ -207,5 +210,84 @@ describe('metered prices on Update Product, and Create Subscription', () => {
     expect(again.body.meters).toEqual([]);
     // The subscription embeds the product as it is: its archived metered price is not shown.
     expect(again.body.product.prices.map((p: { amount_type: string }) => p.amount_type)).toEqual(['fixed']);
+  });
+});
+
+describe('archiving a meter that products price', () => {
+  const updateMeter = (id: string, body: unknown) => call('updateMeter', 'PATCH', `/v1/meters/${id}`, body);
+  const refused = {
+    error: 'PolarRequestValidationError',
+    detail: [
+      {
+        loc: ['body', 'is_archived'],
+        msg: 'Cannot archive meter that is still attached to active products',
+        type: 'value_error',
+        input: true,
+      },
+    ],
+  };
+
+  it('is refused while a live product prices it (422 at is_archived, as the hosted service), then allowed once none does', async () => {
+    const m = await meter();
+    const a = await createProduct(monthly([fixed0, metered(m.id), metered(m.id, { unit_amount: '2' })]));
+    const b = await createProduct(monthly([fixed0, metered(m.id)]));
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect((await updateMeter(m.id, { is_archived: true })).body).toEqual(refused);
+    // A priced its meter twice and counts once: archiving A leaves B pricing it.
+    expect((await updateProduct(a.body.id, { is_archived: true })).status).toBe(200);
+    expect((await updateMeter(m.id, { is_archived: true })).body).toEqual(refused);
+    // B's metered price archived: no product prices the meter any more.
+    expect((await updateProduct(b.body.id, { prices: [{ id: b.body.prices[0].id }] })).status).toBe(200);
+    const archived = await updateMeter(m.id, { is_archived: true });
+    expect(archived.status, JSON.stringify(archived.body)).toBe(200);
+    expect(archived.body.archived_at).toEqual(expect.any(String));
+    // A's unarchive would price an archived meter again: refused at is_archived, A stays archived.
+    const unarchive = await updateProduct(a.body.id, { is_archived: false });
+    expect(unarchive.status).toBe(422);
+    expect(unarchive.body.detail[0]).toMatchObject({ loc: ['body', 'is_archived'] });
+    expect(unarchive.body.detail[0].msg).toContain(m.id);
+    expect((await call('getProduct', 'GET', `/v1/products/${a.body.id}`)).body.is_archived).toBe(true);
+    // Unarchived meter: A can come back, and then the meter is priced again.
+    expect((await updateMeter(m.id, { is_archived: false })).status).toBe(200);
+    expect((await updateProduct(a.body.id, { is_archived: false })).status).toBe(200);
+    expect((await updateMeter(m.id, { is_archived: true })).body).toEqual(refused);
+  });
+
+  it('a product built on a meter read live and stored after the archive: refused by its own transaction, nothing written', async () => {
+    // The race made deterministic: the meter read, then archived, then the product written.
+    const m = await meter();
+    const read = await getMeters(world.admin.table, [m.id]);
+    expect((await updateMeter(m.id, { is_archived: true })).status).toBe(200);
+    const body = monthly([fixed0, metered(m.id)]) as unknown as CreateProductBody;
+    const product = newProduct(body, world.demo.organization_id, 'usd', new Date(), read);
+    await expect(storeNewProduct(world.admin.table, product)).rejects.toBeInstanceOf(MeterArchivedMeanwhile);
+    expect((await call('getProduct', 'GET', `/v1/products/${product.id}`)).status).toBe(404);
+    // Through the API the same body is the price rule's 422.
+    const reply = await createProduct(body);
+    expect(reply.body.detail[0]).toMatchObject({
+      loc: ['body', 'prices', '1', 'meter_id'],
+      msg: 'Meter is archived.',
+    });
+  });
+
+  it('a concurrent archive and a product pricing the meter: never both (the archive refused, or the price refused)', async () => {
+    for (let round = 0; round < 6; round++) {
+      const m = await meter();
+      const [archive, product] = await Promise.all([
+        updateMeter(m.id, { is_archived: true }),
+        createProduct(monthly([fixed0, metered(m.id)])),
+      ]);
+      const outcome = [archive.status, product.status];
+      // Either order is fine; both passing would leave a product pricing an archived meter.
+      expect([
+        [200, 422],
+        [422, 201],
+      ]).toContainEqual(outcome);
+      if (product.status === 422) {
+        expect(product.body.detail[0]).toMatchObject({ msg: 'Meter is archived.' });
+      } else {
+        expect(archive.body).toEqual(refused);
+      }
+    }
   });
 });
