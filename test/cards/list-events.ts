@@ -1,4 +1,5 @@
-import { step } from '#test/support/iam-kit.ts';
+import { randomUUID } from 'node:crypto';
+import { run, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
 
 export default defineCard({
@@ -9,8 +10,24 @@ export default defineCard({
     query: 'limit=10',
   },
   iam: async (world) => {
-    const list = (query: string) =>
-      world.call('GET', `/v1/events/${query}`, { token: world.demo.personal_access_token });
+    const token = world.demo.personal_access_token;
+    // The organization's newest event names the demo customer, so the page embeds it (BatchGetItem on
+    // CUSTOMER#*): through Ingest Events (its own function and policy), since the seed holds no event
+    // with a customer and a world of its own holds no other scenario's events.
+    const ingested = await world.call('POST', '/v1/events/ingest', {
+      token,
+      body: {
+        events: [
+          {
+            name: 'iam',
+            customer_id: world.demo.customer_id,
+            external_id: `iam-list-${run}-${randomUUID()}`,
+          },
+        ],
+      },
+    });
+    if (ingested.status !== 200) throw new Error(`Ingest Events answered ${ingested.status}`);
+    const list = (query: string) => world.call('GET', `/v1/events/${query}`, { token });
     return [
       step('a page, newest first', await list('?limit=5'), 200),
       step(
