@@ -41,6 +41,7 @@ const small: ExactnessOptions = {
   replayRate: 0.3,
   retriedBatchRate: 0.2,
   minutesPerBatch: 47,
+  models: 40,
 };
 
 describe('customer meters equal a plain fold of the distinct events', () => {

@@ -66,8 +66,17 @@ export interface ExactnessOptions {
   replayRate: number;
   /** Share of ingest batches sent again whole. */
   retriedBatchRate: number;
+  /** Ingest batches sent at once (default 1). */
+  parallel?: number;
   /** Minutes the clock advances per ingest batch (arrivals over many hours). */
   minutesPerBatch: number;
+  /** Distinct values of the `unique` meter's property. */
+  models: number;
+  /**
+   * The table without the IAM proxy (the long run: the proxy's HTTP hop per call would make it
+   * last an hour); the fast run keeps each function under its policy.
+   */
+  direct?: true;
 }
 
 /** A deterministic PRNG (mulberry32). */
@@ -171,7 +180,13 @@ export async function exactnessSetup(
 }
 
 /** One event, of varied names, customers (by id or external id) and metadata (numbers exact and not, wrong types). */
-function makeEvent(random: () => number, setup: ExactnessSetup, index: number, arrival: Date): SentEvent {
+function makeEvent(
+  random: () => number,
+  setup: ExactnessSetup,
+  options: ExactnessOptions,
+  index: number,
+  arrival: Date,
+): SentEvent {
   const customer = setup.customers[Math.floor(random() * setup.customers.length)] as {
     id: string;
     externalId: string;
@@ -190,7 +205,7 @@ function makeEvent(random: () => number, setup: ExactnessSetup, index: number, a
           : Math.floor(random() * 1000) / 10;
   else if (t < 0.9) metadata.tokens = 'many'; // a wrong type: left out of numeric aggregations
   if (random() < 0.9) metadata.latency = Math.round(random() * 5000) / 100;
-  if (random() < 0.8) metadata.model = `m${Math.floor(random() * 40)}`;
+  if (random() < 0.8) metadata.model = `m${Math.floor(random() * options.models)}`;
   metadata.region = random() < 0.2 ? 'eu' : 'us';
   // Late (up to three days before arrival) and out of order.
   const timestamp = new Date(arrival.getTime() - Math.floor(random() * 3 * 86_400_000)).toISOString();
@@ -226,8 +241,12 @@ export async function ingestAll(
     organizationIds: [setup.organizationId],
     scopes: new Set(['events:write']),
   };
-  let clock = start;
-  const deps = { ...world.depsFor('ingest-events'), now: () => clock };
+  const functionDeps = world.depsFor('ingest-events');
+  const depsAt = (clock: Date) => ({
+    ...functionDeps,
+    table: options.direct ? world.table : functionDeps.table,
+    now: () => clock,
+  });
   const byExternal = new Map(setup.customers.map((c) => [c.externalId, c.id]));
   const distinct = new Map<string, { event: SentEvent; ingestedAt: string; customerId: string }>();
   const sentBefore: SentEvent[] = [];
@@ -235,36 +254,48 @@ export async function ingestAll(
   let duplicatesInjected = 0;
   let batches = 0;
   let next = 0;
+  let index = 0;
   while (next < options.events) {
-    const fresh: SentEvent[] = [];
-    const size = Math.min(options.ingestBatch, options.events - next);
-    const repeats = sentBefore.length > 0 ? Math.floor(size * 0.1) : 0;
-    for (let i = 0; i < size - repeats; i++) fresh.push(makeEvent(random, setup, next++, clock));
-    // Repeats of earlier batches' external ids (a client that retried events it had sent).
-    const repeated = Array.from(
-      { length: repeats },
-      () => sentBefore[Math.floor(random() * sentBefore.length)] as SentEvent,
+    // A group of batches sent at once (several clients); each repeats only external ids of the
+    // groups before it, whose events are stored: so which send stored an event is known.
+    const group: { batch: SentEvent[]; fresh: SentEvent[]; clock: Date; again: boolean }[] = [];
+    for (let g = 0; g < (options.parallel ?? 1) && next < options.events; g++, index++) {
+      const clock = new Date(start.getTime() + index * options.minutesPerBatch * 60_000);
+      const fresh: SentEvent[] = [];
+      const size = Math.min(options.ingestBatch, options.events - next);
+      const repeats = sentBefore.length > 0 ? Math.floor(size * 0.1) : 0;
+      for (let i = 0; i < size - repeats; i++) fresh.push(makeEvent(random, setup, options, next++, clock));
+      // Repeats of earlier batches' external ids (a client that retried events it had sent).
+      const repeated = Array.from(
+        { length: repeats },
+        () => sentBefore[Math.floor(random() * sentBefore.length)] as SentEvent,
+      );
+      duplicatesInjected += repeats;
+      const batch = [...fresh, ...repeated].sort(() => random() - 0.5);
+      group.push({ batch, fresh, clock, again: random() < options.retriedBatchRate });
+    }
+    await Promise.all(
+      group.map(async ({ batch, clock, again }) => {
+        const answer = await ingestEvents(depsAt(clock), principal, { events: batch } as never);
+        batches++;
+        duplicatesAnswered += answer.duplicates;
+        if (again) {
+          // The whole batch sent again (its answer lost on the client's side): every event a duplicate.
+          const retried = await ingestEvents(depsAt(clock), principal, { events: batch } as never);
+          batches++;
+          duplicatesAnswered += retried.duplicates;
+          duplicatesInjected += batch.length;
+          if (retried.inserted !== 0) throw new Error(`a retried batch inserted ${retried.inserted}`);
+        }
+      }),
     );
-    const batch = [...fresh, ...repeated].sort(() => random() - 0.5);
-    const ingestedAt = clock.toISOString();
-    const answer = await ingestEvents(deps, principal, { events: batch } as never);
-    batches++;
-    duplicatesAnswered += answer.duplicates;
-    duplicatesInjected += repeats;
-    for (const event of fresh) {
-      const customerId = event.customer_id ?? (byExternal.get(event.external_customer_id ?? '') as string);
-      distinct.set(event.external_id, { event, ingestedAt, customerId });
-      sentBefore.push(event);
+    for (const { fresh, clock } of group) {
+      for (const event of fresh) {
+        const customerId = event.customer_id ?? (byExternal.get(event.external_customer_id ?? '') as string);
+        distinct.set(event.external_id, { event, ingestedAt: clock.toISOString(), customerId });
+        sentBefore.push(event);
+      }
     }
-    if (random() < options.retriedBatchRate) {
-      // The whole batch sent again (its answer lost on the client's side): every event a duplicate.
-      const again = await ingestEvents(deps, principal, { events: batch } as never);
-      batches++;
-      duplicatesAnswered += again.duplicates;
-      duplicatesInjected += batch.length;
-      if (again.inserted !== 0) throw new Error(`a retried batch inserted ${again.inserted}`);
-    }
-    clock = new Date(clock.getTime() + options.minutesPerBatch * 60_000);
   }
   return { distinct, duplicatesAnswered, duplicatesInjected, batches };
 }
@@ -356,7 +387,8 @@ export async function driveConsumer(
 ): Promise<DriveOutcome> {
   const random = prng(options.seed ^ 0x5eed);
   const outcome: DriveOutcome = { invocations: 0, failures: 0, replays: 0, fired: { before: 0, after: 0 } };
-  const base = world.depsFor('meter-aggregator');
+  const functionDeps = world.depsFor('meter-aggregator');
+  const base = { ...functionDeps, table: options.direct ? world.table : functionDeps.table };
   const invoke = async (shardId: string, batch: StreamedEvent[], faulty: boolean) => {
     outcome.invocations++;
     const plan: FaultPlan | undefined = faulty
