@@ -33,6 +33,7 @@ import {
   WEBHOOK_METRICS,
 } from '../shared/observability/telemetry.ts';
 import { type ApiFunction, constructId } from './function.ts';
+import { AGGREGATOR_ITERATOR_AGE_ALARM_SECONDS } from './usage.ts';
 
 export interface MonitoringProps {
   stage: string;
@@ -45,6 +46,8 @@ export interface MonitoringProps {
   scheduled: Record<string, ApiFunction>;
   /** The webhook pipeline's dead-letter queues: their depth on the dashboard. */
   webhookDeadLetters: { deliveries: IQueue; relayFailures: IQueue };
+  /** The meter aggregator (infra/usage.ts): its stream iterator age alarm lives here. */
+  meterAggregator?: { fn: ApiFunction };
   /** Addresses the alarm topic mails (each confirms its subscription once); none: subscribe later. */
   alarmEmails?: readonly string[];
 }
@@ -173,7 +176,10 @@ export class Monitoring extends Construct {
     this.dashboard.addWidgets(
       graph('Webhook dead-letter queues (messages)', [
         depth('deliveries given up by the deliverer', props.webhookDeadLetters.deliveries),
-        depth('stream batches the relay failed', props.webhookDeadLetters.relayFailures),
+        depth(
+          'stream batches the relay or the meter aggregator failed',
+          props.webhookDeadLetters.relayFailures,
+        ),
       ]),
       graph('Webhook deliveries', [
         serviceMetric(DELIVERY_METRICS.attempts),
@@ -286,6 +292,16 @@ export class Monitoring extends Construct {
         `${name}: Lambda throttled invocations (concurrency exhausted)`,
         fn.function.metricThrottles({ period: PERIOD, statistic: 'Sum' }),
         1,
+      );
+    }
+    if (props.meterAggregator) {
+      const { fn } = props.meterAggregator;
+      alarm(
+        'AggregatorIteratorAgeAlarm',
+        `The meter aggregator reads usage-event stream records more than ${AGGREGATOR_ITERATOR_AGE_ALARM_SECONDS} s old (5 of 5 periods of 1 minute): customer meters lag`,
+        fn.function.metric('IteratorAge', { statistic: 'Maximum', period: Duration.minutes(1) }),
+        AGGREGATOR_ITERATOR_AGE_ALARM_SECONDS * 1000,
+        5,
       );
     }
     this.notify(this.alarms);

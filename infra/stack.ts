@@ -87,6 +87,7 @@ export { constructId } from './function.ts';
 
 import { FrontDoor, type FrontDoorProps } from './front-door.ts';
 import { Monitoring } from './monitoring.ts';
+import { MeterAggregation } from './usage.ts';
 import { WebhookPipeline } from './webhooks.ts';
 
 export interface CommerceApiStackProps extends StackProps {
@@ -362,6 +363,7 @@ export class CommerceApiStack extends Stack {
   readonly monitoring?: Monitoring;
   /** The table's stream → relay → delivery queue → deliverer. */
   readonly webhooks: WebhookPipeline;
+  readonly meterAggregation: MeterAggregation;
   /** CloudFront + WAF in front (prod by default); undefined: the execute-api endpoint is the way in. */
   readonly frontDoor?: FrontDoor;
 
@@ -518,6 +520,14 @@ export class CommerceApiStack extends Stack {
       namespace: metricsNamespaceOf(props.stage),
       environment: telemetry,
     });
+    this.meterAggregation = new MeterAggregation(this, 'MeterAggregation', {
+      table: this.table,
+      failures: this.webhooks.relayFailures,
+      projectRoot,
+      production,
+      tracing: props.tracing ?? true,
+      environment: telemetry,
+    });
 
     this.routeNotFound = new ApiFunction(this, constructId(routeNotFound.name), {
       operation: { ...routeNotFound, access: [] },
@@ -573,9 +583,13 @@ export class CommerceApiStack extends Stack {
           deliveries: this.webhooks.deadLetterQueue,
           relayFailures: this.webhooks.relayFailures,
         },
+        meterAggregator: { fn: this.meterAggregation.aggregator },
         ...(props.alarmEmails ? { alarmEmails: props.alarmEmails } : {}),
       });
       this.monitoring.notify(this.webhooks.alarms);
+      this.monitoring.notify(
+        this.webhooks.createNestedAlarms(this.monitoring.alarmStack, metricsNamespaceOf(props.stage)),
+      );
       new CfnOutput(this, 'AlarmTopicArn', { value: this.monitoring.alarmTopic.topicArn });
     }
 
@@ -612,13 +626,14 @@ export class CommerceApiStack extends Stack {
     };
   }
 
-  /** Every Lambda function of the stack by name: the HTTP API's, the scheduled ones and the webhook pipeline's. */
+  /** Every Lambda function of the stack by name: the HTTP API's, the scheduled ones, the webhook pipeline's and the meter aggregator. */
   lambdaFunctions(): Record<string, ApiFunction> {
     return {
       ...this.httpFunctions(),
       ...this.scheduled,
       [pipelineFunctions[0].name]: this.webhooks.relay,
       [pipelineFunctions[1].name]: this.webhooks.deliverer,
+      [pipelineFunctions[2].name]: this.meterAggregation.aggregator,
     };
   }
 

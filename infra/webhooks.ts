@@ -186,7 +186,7 @@ export class WebhookPipeline extends Construct {
       }),
     );
 
-    if (props.production) this.createAlarms(props.namespace);
+    if (props.production) this.createAlarms();
   }
 
   /**
@@ -207,10 +207,61 @@ export class WebhookPipeline extends Construct {
     fn.function.addEnvironment(LOCAL_SQS_ENDPOINT_ENV, '');
   }
 
-  private createAlarms(namespace: string): void {
+  /**
+   * The alarms that name no queue (the delivery failure rate, of the service's own metrics, and the
+   * relay's iterator age, of its function), made in `scope`: prod's nested alarm stack
+   * (infra/monitoring.ts), so that the API's stack stays under CloudFormation's 500 resources. Their
+   * only reference to the API's stack is the relay's function name, a parameter as the throttle
+   * alarms' are.
+   */
+  createNestedAlarms(scope: Construct, namespace: string): Alarm[] {
+    const created: Alarm[] = [];
+    const metric = (name: string) =>
+      new Metric({
+        namespace,
+        metricName: name,
+        dimensionsMap: { service: SERVICE },
+        statistic: 'Sum',
+        period: Duration.minutes(15),
+      });
+    created.push(
+      new Alarm(scope, 'DeliveryFailureRateAlarm', {
+        alarmDescription: `More than ${DELIVERY_FAILURE_RATE_ALARM_PERCENT} % of webhook delivery attempts failed (15 min, at least 20 attempts)`,
+        metric: new MathExpression({
+          expression: 'IF(a >= 20, 100 * f / a, 0)',
+          usingMetrics: { a: metric(DELIVERY_METRICS.attempts), f: metric(DELIVERY_METRICS.failures) },
+          period: Duration.minutes(15),
+        }),
+        threshold: DELIVERY_FAILURE_RATE_ALARM_PERCENT,
+        evaluationPeriods: 2,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    created.push(
+      new Alarm(scope, 'RelayIteratorAgeAlarm', {
+        alarmDescription: `The webhook relay reads outbox stream records more than ${RELAY_ITERATOR_AGE_ALARM_SECONDS} s old (5 min in a row): it is failing or cannot keep up, and every tenant's events are late`,
+        metric: this.relay.function.metric('IteratorAge', {
+          statistic: 'Maximum',
+          period: Duration.minutes(1),
+        }),
+        threshold: RELAY_ITERATOR_AGE_ALARM_SECONDS * 1000,
+        evaluationPeriods: 5,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      }),
+    );
+    return created;
+  }
+
+  private createAlarms(): void {
     for (const [name, queue, what] of [
       ['DeliveryDeadLettersAlarm', this.deadLetterQueue, 'webhook deliveries the deliverer kept failing on'],
-      ['RelayFailuresAlarm', this.relayFailures, 'outbox stream batches the relay kept failing on'],
+      [
+        'RelayFailuresAlarm',
+        this.relayFailures,
+        'stream batches the relay or the meter aggregator kept failing on',
+      ],
     ] as const) {
       this.alarms.push(
         new Alarm(this, name, {
@@ -226,40 +277,7 @@ export class WebhookPipeline extends Construct {
         }),
       );
     }
-    const metric = (name: string) =>
-      new Metric({
-        namespace,
-        metricName: name,
-        dimensionsMap: { service: SERVICE },
-        statistic: 'Sum',
-        period: Duration.minutes(15),
-      });
     this.alarms.push(
-      new Alarm(this, 'DeliveryFailureRateAlarm', {
-        alarmDescription: `More than ${DELIVERY_FAILURE_RATE_ALARM_PERCENT} % of webhook delivery attempts failed (15 min, at least 20 attempts)`,
-        metric: new MathExpression({
-          expression: 'IF(a >= 20, 100 * f / a, 0)',
-          usingMetrics: { a: metric(DELIVERY_METRICS.attempts), f: metric(DELIVERY_METRICS.failures) },
-          period: Duration.minutes(15),
-        }),
-        threshold: DELIVERY_FAILURE_RATE_ALARM_PERCENT,
-        evaluationPeriods: 2,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
-    );
-    this.alarms.push(
-      new Alarm(this, 'RelayIteratorAgeAlarm', {
-        alarmDescription: `The webhook relay reads outbox stream records more than ${RELAY_ITERATOR_AGE_ALARM_SECONDS} s old (5 min in a row): it is failing or cannot keep up, and every tenant's events are late`,
-        metric: this.relay.function.metric('IteratorAge', {
-          statistic: 'Maximum',
-          period: Duration.minutes(1),
-        }),
-        threshold: RELAY_ITERATOR_AGE_ALARM_SECONDS * 1000,
-        evaluationPeriods: 5,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      }),
       new Alarm(this, 'DeliveryOldestMessageAlarm', {
         alarmDescription: `The delivery queue's oldest message is more than ${DELIVERY_OLDEST_MESSAGE_ALARM_SECONDS} s old (5 min in a row): the webhook deliverer is not keeping up`,
         metric: this.queue.metricApproximateAgeOfOldestMessage({

@@ -80,8 +80,9 @@ export type ScheduledFunctionName = (typeof scheduledFunctions)[number]['name'];
 export type OperationName = (typeof operations)[number]['name'];
 
 /**
- * The webhook pipeline's functions, behind no route: the relay (triggered by the table's stream) and
- * the deliverer (triggered by the delivery queue). Their table grants are judged like the operations'.
+ * The stream pipelines' functions, behind no route: the webhook relay (triggered by the table's
+ * stream), the deliverer (triggered by the delivery queue) and the meter aggregator (the table's
+ * stream, usage events only). Their table grants are judged like the operations'.
  */
 export const pipelineFunctions = [
   {
@@ -96,6 +97,13 @@ export const pipelineFunctions = [
     // shared/webhooks/deliver.ts `functionAccess`.
     access: functionAccess['webhook-deliverer'].access,
     webhookKeySet: functionAccess['webhook-deliverer'].webhookKeySet,
+  },
+  {
+    // Usage events into customer meters: its own mapping, so that ingest never delays webhooks.
+    name: 'meter-aggregator',
+    entry: 'functions/meter-aggregator/handler.ts',
+    // shared/services/meter-aggregation.ts `functionAccess`.
+    access: functionAccess['meter-aggregator'].access,
   },
 ] as const satisfies readonly {
   name: string;

@@ -11,10 +11,13 @@
  */
 import type { DynamoDBRecord, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DeliveryQueue, QueueMessage } from '#shared/queue/queue.ts';
+import { isAggregatorRecord } from '#shared/services/meter-aggregation.ts';
 import { relayRecordKind } from '#shared/webhooks/relay.ts';
 import { openStreamReader, type StreamRecord } from './stream-reader.ts';
 
 export type RelayHandler = (event: DynamoDBStreamEvent) => Promise<unknown>;
+/** The meter aggregator's handler: a stream batch with its shard id, as a mapping with a tumbling window gives it. */
+export type AggregatorHandler = (event: DynamoDBStreamEvent & { shardId?: string }) => Promise<unknown>;
 export type DelivererHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
 /** Lambda's SQS event source mapping's largest batch for a standard queue without a window. */
@@ -31,6 +34,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What the relay's event source mapping hands it (`relayStreamFilters`). */
 export const matchesRelayFilter = (record: StreamRecord): boolean => relayRecordKind(record) !== undefined;
+
+/** What the meter aggregator's event source mapping hands it (`aggregatorStreamFilter`). */
+export const matchesAggregatorFilter = (record: StreamRecord): boolean => isAggregatorRecord(record);
 
 /** The SQS event Lambda would build for these messages. */
 export function sqsEvent(messages: readonly QueueMessage[], queueArn: string): SQSEvent {
@@ -96,6 +102,11 @@ export interface LocalPipelineOptions {
   relay: RelayHandler;
   deliver: DelivererHandler;
   queue: DeliveryQueue;
+  /**
+   * The meter aggregator: fed by a stream reader of its own (its own mapping on AWS), so that usage
+   * events never hold back the relay. Left out, usage events are not aggregated.
+   */
+  aggregate?: AggregatorHandler;
   pollMs?: number;
   /** Deliverer batches running at once (default `LOCAL_CONCURRENT_BATCHES`). */
   concurrentBatches?: number;
@@ -108,6 +119,8 @@ export interface LocalPipeline {
   settled(timeoutMs?: number): Promise<void>;
   /** Stream records handed to the relay so far. */
   relayed(): number;
+  /** Stream records handed to the meter aggregator so far. */
+  aggregated(): number;
   stop(): Promise<void>;
 }
 
@@ -125,6 +138,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   const pollMs = options.pollMs ?? 50;
   let stopped = false;
   let relayedRecords = 0;
+  let aggregatedRecords = 0;
+  let aggregatorQuietRounds = 0;
   /** Rounds of the stream loop that read nothing new, and of the queue loop that found nothing. */
   let streamQuietRounds = 0;
   let queueQuietRounds = 0;
@@ -155,6 +170,51 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     while (!stopped) {
       try {
         streamQuietRounds = (await stream.readOnce(relayPage)) > 0 ? 0 : streamQuietRounds + 1;
+      } catch (error) {
+        if (!stopped) options.onError?.(error);
+      }
+      if (!stopped) await sleep(pollMs);
+    }
+  })();
+  const aggregate = options.aggregate;
+  const aggregatorStream = aggregate
+    ? await openStreamReader({
+        dynamodbEndpoint: options.dynamodbEndpoint,
+        region: options.region,
+        tableName: options.tableName,
+        from: 'TRIM_HORIZON',
+        discoveryMs: SHARD_DISCOVERY_MS,
+      })
+    : undefined;
+  /** A page of one shard to the aggregator, as its mapping would hand it over (with the shard id). */
+  async function aggregatePage(page: StreamRecord[], shardId: string): Promise<void> {
+    const records = page.filter(matchesAggregatorFilter);
+    if (records.length === 0 || !aggregate) return;
+    const event = {
+      Records: records.map((r) => ({ ...(r as DynamoDBRecord), eventSourceARN: stream.streamArn })),
+      shardId,
+    };
+    for (;;) {
+      try {
+        await aggregate(event);
+        aggregatedRecords += records.length;
+        return;
+      } catch (error) {
+        options.onError?.(error);
+        if (stopped) throw error;
+        await sleep(pollMs * 4);
+      }
+    }
+  }
+  const aggregatorLoop = (async () => {
+    if (!aggregatorStream) {
+      aggregatorQuietRounds = Number.POSITIVE_INFINITY;
+      return;
+    }
+    while (!stopped) {
+      try {
+        aggregatorQuietRounds =
+          (await aggregatorStream.readOnce(aggregatePage)) > 0 ? 0 : aggregatorQuietRounds + 1;
       } catch (error) {
         if (!stopped) options.onError?.(error);
       }
@@ -198,16 +258,19 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       const deadline = Date.now() + timeoutMs;
       streamQuietRounds = 0;
       queueQuietRounds = 0;
-      while (streamQuietRounds < 2 || queueQuietRounds < 2) {
+      if (aggregatorStream) aggregatorQuietRounds = 0;
+      while (streamQuietRounds < 2 || queueQuietRounds < 2 || aggregatorQuietRounds < 2) {
         if (Date.now() > deadline) throw new Error('the local webhook pipeline did not settle');
         await sleep(pollMs);
       }
     },
     relayed: () => relayedRecords,
+    aggregated: () => aggregatedRecords,
     async stop() {
       stopped = true;
-      await Promise.all([streamLoop, queueLoop]);
+      await Promise.all([streamLoop, queueLoop, aggregatorLoop]);
       stream.close();
+      aggregatorStream?.close();
     },
   };
 }

@@ -238,6 +238,7 @@ async function startWebhookPipeline(
 ): Promise<LocalPipeline> {
   const relayModule = await import('#functions/webhook-relay/handler.ts');
   const delivererModule = await import('#functions/webhook-deliverer/handler.ts');
+  const aggregatorModule = await import('#functions/meter-aggregator/handler.ts');
   return startLocalPipeline({
     dynamodbEndpoint,
     tableName,
@@ -245,6 +246,7 @@ async function startWebhookPipeline(
     queue,
     relay: relayModule.createHandler({ ...depsFor('webhook-relay'), queue }),
     deliver: delivererModule.createHandler({ ...depsFor('webhook-deliverer'), queue }),
+    aggregate: aggregatorModule.createHandler(depsFor('meter-aggregator')),
     onError: (error) => {
       if (!quiet) console.error('[webhooks]', error);
     },

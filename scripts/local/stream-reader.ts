@@ -34,9 +34,10 @@ export interface StreamReader {
   /**
    * One page (GetRecords) from each shard that may be read now. `handle` gets each non-empty page
    * in order; the shard moves past it only when `handle` returns, so a page it throws on is read
-   * again. Answers how many records were read.
+   * again. Answers how many records were read. `handle` is told the page's shard too (as Lambda tells
+   * a mapping with a tumbling window).
    */
-  readOnce(handle: (records: StreamRecord[]) => Promise<void> | void): Promise<number>;
+  readOnce(handle: (records: StreamRecord[], shardId: string) => Promise<void> | void): Promise<number>;
   close(): void;
 }
 
@@ -93,13 +94,13 @@ export async function openStreamReader(options: StreamReaderOptions): Promise<St
     async readOnce(handle) {
       await discover('TRIM_HORIZON');
       let read = 0;
-      for (const shard of shards.values()) {
+      for (const [shardId, shard] of shards) {
         if (!readable(shard)) continue;
         const page = await streams.send(
           new GetRecordsCommand({ ShardIterator: shard.iterator, Limit: 1000 }),
         );
         const records = page.Records ?? [];
-        if (records.length > 0) await handle(records);
+        if (records.length > 0) await handle(records, shardId);
         read += records.length;
         shard.iterator = page.NextShardIterator;
         // A closed shard: its children are to be found at once.

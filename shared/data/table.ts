@@ -139,6 +139,13 @@ export const partitions = {
   usageEventList: 'UEVLIST#',
   /** An organization's event names with their counts, in 16 shards by ingest request. */
   usageEventNames: 'UEVNAME#',
+  /**
+   * A customer meter (`shared/data/customer-meters.ts`): its item, its hour aggregates and the
+   * distinct values of a `unique` meter, in one partition per (customer, meter).
+   */
+  customerMeter: 'CMETER#',
+  /** An organization's customer meters by creation: `GSI1` partitions, never base-table keys. */
+  customerMeterList: 'CMLIST#',
 } as const;
 export type Partition = keyof typeof partitions;
 
@@ -206,6 +213,8 @@ export const keys = {
   webhookEvent: (webhookEventId: string): Key => same(`${partitions.webhookEvent}${webhookEventId}`),
   /** A usage event (`shared/data/usage-events.ts`). */
   usageEvent: (eventId: string): Key => same(`${partitions.usageEvent}${eventId}`),
+  /** A customer meter's own item (`shared/data/customer-meters.ts`). */
+  customerMeter: (customerMeterId: string): Key => same(`${partitions.customerMeter}${customerMeterId}`),
   /** A cap's counter (`shared/data/caps.ts`): one small item per owner and kind. */
   cap: (kind: string, owner: string): Key => same(`${partitions.cap}${kind}#${owner}`),
   /** One shard of a quota bucket's counter for one window (`shared/data/quotas.ts`). */

@@ -3263,6 +3263,42 @@ export const operationRoutes = [
 
 /** The access of the functions behind no route (a schedule, the table stream, a queue), by name. */
 export const functionAccess = {
+  "meter-aggregator": {
+    "access": [
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "organization"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:PutItem"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      }
+    ]
+  },
   "subscription-clock": {
     "access": [
       {

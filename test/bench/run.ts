@@ -7,7 +7,7 @@
  *   npm run bench -- --quick           fewer repetitions, 5 s of HTTP load (BENCH_QUICK=1 too)
  *   BENCH_HTTP_SECONDS=10 npm run bench -- --only http
  *
- * Sections: cold, dynamo, scaling, webhooks, warm, http, cost.
+ * Sections: cold, dynamo, scaling, webhooks, freshness, warm, http, cost.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, freemem, release, totalmem } from 'node:os';
@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { coldStart } from './cold-start.ts';
 import { cost } from './cost.ts';
 import { dynamoWork, type OperationWork } from './dynamo-work.ts';
+import { meterFreshness } from './freshness.ts';
 import { benchEnvironment } from './handlers.ts';
 import { httpThroughput } from './http.ts';
 import { createLocalWorld, type LocalWorld, stopDynamoDbLocal } from './local-table.ts';
@@ -24,7 +25,7 @@ import { scaling } from './scaling.ts';
 import { type WarmFigures, warmOverhead } from './warm.ts';
 import { webhookPipeline } from './webhooks.ts';
 
-const SECTIONS = ['cold', 'dynamo', 'scaling', 'webhooks', 'warm', 'http', 'cost'] as const;
+const SECTIONS = ['cold', 'dynamo', 'scaling', 'webhooks', 'freshness', 'warm', 'http', 'cost'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({
@@ -54,6 +55,7 @@ const settings = {
   httpSeconds: Number(process.env.BENCH_HTTP_SECONDS ?? (quick ? 5 : 30)),
   httpConnections: 8,
   webhooks: { writes: quick ? 50 : 200, deliveries: quick ? 100 : 300 },
+  freshness: { events: quick ? 50 : 200, loopBatches: quick ? 20 : 50 },
 };
 
 benchEnvironment();
@@ -96,6 +98,15 @@ try {
     const own = await createLocalWorld('bench-webhooks');
     try {
       show(await webhookPipeline(own, settings.webhooks));
+    } finally {
+      await own.drop();
+    }
+  }
+  if (selected('freshness')) {
+    // On a table of its own, as the webhook section: its stream holds only this section's writes.
+    const own = await createLocalWorld('bench-freshness');
+    try {
+      show(await meterFreshness(own, settings.freshness));
     } finally {
       await own.drop();
     }

@@ -5,6 +5,13 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import {
+  AGGREGATOR_BATCH_SIZE,
+  AGGREGATOR_ITERATOR_AGE_ALARM_SECONDS,
+  AGGREGATOR_RETRY_ATTEMPTS,
+  AGGREGATOR_TIMEOUT_SECONDS,
+  AGGREGATOR_WINDOW_SECONDS,
+} from '../../infra/usage.ts';
+import {
   DELIVERY_OLDEST_MESSAGE_ALARM_SECONDS,
   RELAY_ITERATOR_AGE_ALARM_SECONDS,
 } from '../../infra/webhooks.ts';
@@ -28,6 +35,7 @@ import {
   type TableGrant,
   usesWebhookKeySet,
 } from '../../shared/operations.ts';
+import { aggregatorStreamFilter } from '../../shared/services/meter-aggregation.ts';
 import { CIRCUIT_MAX_WAIT_SECONDS } from '../../shared/webhooks/circuit.ts';
 import { relayStreamFilters } from '../../shared/webhooks/relay.ts';
 import { sharedNestedTemplate, sharedStage } from '../support/stages.ts';
@@ -178,7 +186,11 @@ describe.each([
     });
     // API functions stop at 10 s; scheduled ones at their own timeout; the pipeline's take a batch
     // (see infra/webhooks.ts).
-    const pipelineTimeouts: Record<string, number> = { 'webhook-relay': 60, 'webhook-deliverer': 30 };
+    const pipelineTimeouts: Record<string, number> = {
+      'webhook-relay': 60,
+      'webhook-deliverer': 30,
+      'meter-aggregator': 60,
+    };
     for (const [name, fn] of Object.entries(s.model.functions)) {
       const scheduled = scheduledFunctions.find((definition) => definition.name === name);
       expect(resources(s, 'AWS::Lambda::Function')[fn.function]?.Properties.Timeout, name).toBe(
@@ -574,9 +586,10 @@ describe('prod', () => {
   it("keeps the alarms per function in a nested stack, fed the names it watches as parameters, none of the API's", () => {
     // The API's 5xx alarm and the dashboard stay: moto, the rehearsal's CloudFormation, cannot resolve a
     // reference to an HTTP API, and a nested stack's parameters must all resolve. So do the webhook
-    // pipeline's five (its dead-letter queues, its failure rate, the relay's iterator age and the
-    // delivery queue's oldest message: "the webhook pipeline", below).
-    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 5);
+    // pipeline's three that watch a queue (its dead-letter queues and the delivery queue's oldest
+    // message: "the webhook pipeline", below); its failure rate and the relay's and the meter
+    // aggregator's iterator ages are nested.
+    prod.template.resourceCountIs('AWS::CloudWatch::Alarm', 1 + 3);
     prod.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     prod.template.resourceCountIs('AWS::CloudFormation::Stack', 1);
     expect(JSON.stringify(monitoringParameters())).not.toContain(prod.model.ids.api);
@@ -655,11 +668,12 @@ describe('prod', () => {
     const names = prod.model.httpFunctions;
     // One throttle alarm per function, latency and error rate per operation, table throttles; a
     // scheduled function: its throttles and its failed runs; the clock's isolated failures
-    // (test/infra/clock-alarm.test.ts). (The API's 5xx alarm and the webhook pipeline's five are the
-    // parent's: "the webhook pipeline", below.)
+    // (test/infra/clock-alarm.test.ts); the webhook pipeline's failure rate and the relay's and the
+    // meter aggregator's iterator ages. (The API's 5xx alarm and the webhook pipeline's three on
+    // queues are the parent's: "the webhook pipeline", below.)
     monitoring.resourceCountIs(
       'AWS::CloudWatch::Alarm',
-      names.length * 3 + 1 + scheduledFunctions.length * 2 + 1,
+      names.length * 3 + 1 + scheduledFunctions.length * 2 + 1 + 3,
     );
     for (const operation of names) {
       monitoring.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -1013,11 +1027,13 @@ describe('moving a stack off the retired local indexes: cdk -c legacyTable=serve
       keySchema(tableDefinition.partitionKey, tableDefinition.sortKey),
     );
     serving.hasOutput('MigrationTableName', { Value: { Ref: targetId } });
-    // Only the old table's stream feeds the relay.
+    // Only the old table's stream feeds the relay and the meter aggregator.
     const sources = Object.values(serving.findResources('AWS::Lambda::EventSourceMapping'))
       .map((mapping) => JSON.stringify((mapping as Resource).Properties.EventSourceArn))
       .filter((arn) => arn?.includes('StreamArn'));
-    expect(sources).toEqual([JSON.stringify({ 'Fn::GetAtt': [LEGACY_TABLE_LOGICAL_ID, 'StreamArn'] })]);
+    expect(sources).toEqual(
+      [1, 2].map(() => JSON.stringify({ 'Fn::GetAtt': [LEGACY_TABLE_LOGICAL_ID, 'StreamArn'] })),
+    );
   });
 
   it('without it (the switch, and every new stack): DataTable only, streamed, feeding the relay', () => {
@@ -1058,8 +1074,12 @@ describe('the webhook pipeline (prod)', () => {
 
   it('maps the stream to the relay (outbox and Redeliver inserts, expired delivery entries, subscriptions created or changed; bisect, DLQ) and the queue to the deliverer', () => {
     const mappings = Object.values(resources(prod, 'AWS::Lambda::EventSourceMapping'));
-    expect(mappings).toHaveLength(2);
-    const relay = mappings.find((m) => m.Properties.StartingPosition === 'TRIM_HORIZON');
+    expect(mappings).toHaveLength(3);
+    const relay = mappings.find(
+      (m) =>
+        JSON.stringify(m.Properties.FunctionName) ===
+        JSON.stringify({ Ref: idsOf(prod, 'webhook-relay').function }),
+    );
     expect(relay?.Properties).toMatchObject({
       BatchSize: 100,
       BisectBatchOnFunctionError: true,
@@ -1094,7 +1114,7 @@ describe('the webhook pipeline (prod)', () => {
         },
       },
     ]);
-    const deliverer = mappings.find((m) => m !== relay);
+    const deliverer = mappings.find((m) => m.Properties.StartingPosition === undefined);
     expect(deliverer?.Properties).toMatchObject({
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -1103,28 +1123,90 @@ describe('the webhook pipeline (prod)', () => {
     });
   });
 
+  it('maps the stream to the meter aggregator: usage-event inserts only, bisect, retries, the stream failure queue, a tumbling window for the shard id', () => {
+    const mappings = Object.values(resources(prod, 'AWS::Lambda::EventSourceMapping'));
+    const aggregator = mappings.find(
+      (m) =>
+        JSON.stringify(m.Properties.FunctionName) ===
+        JSON.stringify({ Ref: idsOf(prod, 'meter-aggregator').function }),
+    );
+    expect(aggregator?.Properties).toMatchObject({
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: AGGREGATOR_BATCH_SIZE,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: AGGREGATOR_RETRY_ATTEMPTS,
+      TumblingWindowInSeconds: AGGREGATOR_WINDOW_SECONDS,
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [prod.model.ids.relayFailures, 'Arn'] } },
+      },
+    });
+    const patterns = ((aggregator?.Properties.FilterCriteria?.Filters ?? []) as { Pattern: string }[]).map(
+      (f) => JSON.parse(f.Pattern),
+    );
+    // Exactly the records `isAggregatorRecord` takes (the local poller's filter too).
+    expect(patterns).toEqual([
+      {
+        eventName: [aggregatorStreamFilter.eventName],
+        dynamodb: { Keys: { PK: { S: [{ prefix: aggregatorStreamFilter.partitionKeyPrefix }] } } },
+      },
+    ]);
+    expect(
+      resources(prod, 'AWS::Lambda::Function')[idsOf(prod, 'meter-aggregator').function]?.Properties.Timeout,
+    ).toBe(AGGREGATOR_TIMEOUT_SECONDS);
+  });
+
   it('alarms on either dead-letter queue holding a message and on the delivery failure rate', () => {
     const alarms = Object.values(resources(prod, 'AWS::CloudWatch::Alarm'));
     const onQueues = alarms.filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
     expect(onQueues.map((a) => a.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).sort()).toEqual(
       [prod.model.ids.deadLetterQueue, prod.model.ids.relayFailures].sort(),
     );
-    expect(alarms.filter((a) => a.Properties.Metrics !== undefined)).toHaveLength(1);
+    // The failure rate names no queue nor function: it is nested (infra/webhooks.ts `createNestedAlarms`).
+    expect(alarms.filter((a) => a.Properties.Metrics !== undefined)).toHaveLength(0);
+    const nested = Object.values(monitoring.findResources('AWS::CloudWatch::Alarm')) as Resource[];
+    expect(
+      nested.filter((a) =>
+        String(a.Properties.AlarmDescription).includes('webhook delivery attempts failed'),
+      ),
+    ).toEqual([
+      expect.objectContaining({ Properties: expect.objectContaining({ Metrics: expect.any(Array) }) }),
+    ]);
   });
 
   it("alarms on the relay's stream iterator age and on the delivery queue's oldest message (a stalled pipeline)", () => {
     const alarms = Object.values(resources(prod, 'AWS::CloudWatch::Alarm'));
-    const iteratorAge = alarms.filter((a) => a.Properties.MetricName === 'IteratorAge');
-    expect(iteratorAge.map((a) => a.Properties)).toEqual([
+    expect(alarms.filter((a) => a.Properties.MetricName === 'IteratorAge')).toEqual([]);
+    // Nested, the function named through the nested stack's parameters (as the throttle alarms).
+    const iteratorAge = (Object.values(monitoring.findResources('AWS::CloudWatch::Alarm')) as Resource[])
+      .filter((a) => a.Properties.MetricName === 'IteratorAge')
+      .map((a) => {
+        const [dimension] = a.Properties.Dimensions as { Name: string; Value: { Ref: string } }[];
+        return { ...a.Properties, watched: monitoringParameters()[dimension?.Value.Ref ?? ''] };
+      });
+    const ages = (name: string) =>
+      iteratorAge.filter(
+        (a) => JSON.stringify(a.watched) === JSON.stringify({ Ref: idsOf(prod, name).function }),
+      );
+    expect(iteratorAge).toHaveLength(2);
+    expect(ages('webhook-relay')).toEqual([
       expect.objectContaining({
         Namespace: 'AWS/Lambda',
-        Dimensions: [{ Name: 'FunctionName', Value: { Ref: idsOf(prod, 'webhook-relay').function } }],
         Statistic: 'Maximum',
         Period: 60,
         EvaluationPeriods: 5,
         Threshold: RELAY_ITERATOR_AGE_ALARM_SECONDS * 1000,
         ComparisonOperator: 'GreaterThanThreshold',
         TreatMissingData: 'notBreaching',
+      }),
+    ]);
+    expect(ages('meter-aggregator')).toEqual([
+      expect.objectContaining({
+        Namespace: 'AWS/Lambda',
+        Statistic: 'Maximum',
+        Period: 60,
+        EvaluationPeriods: 5,
+        Threshold: AGGREGATOR_ITERATOR_AGE_ALARM_SECONDS * 1000,
+        ComparisonOperator: 'GreaterThanThreshold',
       }),
     ]);
     const oldest = alarms.filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage');

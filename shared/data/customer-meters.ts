@@ -1,0 +1,334 @@
+/**
+ * Customer meters: what the meter aggregator (`shared/services/meter-aggregation.ts`) keeps from the
+ * usage events the table's stream delivers, and what Get / List Customer Meters read.
+ *
+ * One partition per (customer, meter), `CMETER#<customer meter id>` (the id derived from both,
+ * `customerMeterId`), holds:
+ *
+ * - **the customer meter** (`SK` = its `PK`): ids, `created_at` (the first batch that counted an
+ *   event for it), listed in `GSI1` by `CMLIST#<organization>` and its creation;
+ * - **one aggregate per hour of arrival** (`SK` = `HOUR#<yyyy-mm-ddThh>`, the event's `ingested_at`):
+ *   the fold state of the events that arrived in that hour (`state`: count; exact sum; extreme; as
+ *   `shared/domain/meter.ts` folds them), `applied` (per stream shard, the highest sequence number
+ *   folded in), `version` (raised by every write; each write is conditioned on the version read);
+ * - **for a `unique` meter, one item per distinct value and hour** (`SK` = `VALUE#<hour>#<value>`):
+ *   a put of the value is its own idempotent claim (writing it twice is writing it once), so a
+ *   distinct count is the number of distinct values over a period's items.
+ *
+ * The claim and the write are one item write: the hour aggregate holds both the fold and the
+ * highest applied sequence per shard, so they cannot come apart.
+ */
+import { createHash } from 'node:crypto';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed } from '../domain/errors.ts';
+import type { FoldState } from '../domain/meter.ts';
+import { readMany } from './catalog.ts';
+import { run, type Table } from './dynamo.ts';
+import type { DataAccess } from './grants.ts';
+import { type MeterRecord, meterRecord } from './meters.ts';
+import { type Key, keys, listKeys, partitions } from './table.ts';
+
+/** Stream sequence numbers are decimal strings of up to 40 digits; padded, they compare as text. */
+export const orderedSequence = (sequence: string): string => sequence.padStart(40, '0');
+
+/** The id of a customer's meter: a UUID 4 made of SHA-256(customer, meter), the same for every run. */
+export function customerMeterId(customerId: string, meterId: string): string {
+  const digest = createHash('sha256').update(`customer-meter\u0000${customerId}\u0000${meterId}`).digest();
+  digest[6] = ((digest[6] ?? 0) & 0x0f) | 0x40;
+  digest[8] = ((digest[8] ?? 0) & 0x3f) | 0x80;
+  const hex = digest.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The hour an ISO instant falls in, as `yyyy-mm-ddThh` (UTC): an aggregate's period bucket. */
+export const hourOf = (iso: string): string => new Date(iso).toISOString().slice(0, 13);
+
+export const HOUR_PREFIX = 'HOUR#';
+export const VALUE_PREFIX = 'VALUE#';
+
+export const hourKey = (customerMeterId: string, hour: string): Key => ({
+  PK: `${partitions.customerMeter}${customerMeterId}`,
+  SK: `${HOUR_PREFIX}${hour}`,
+});
+
+/** A value's key text: its canonical JSON, or its SHA-256 when long (a sort key holds at most 1,024 bytes). */
+const valueKeyText = (value: string): string =>
+  Buffer.byteLength(value, 'utf8') <= 512
+    ? `=${value}`
+    : `%${createHash('sha256').update(value).digest('hex')}`;
+
+export const valueKey = (customerMeterId: string, hour: string, value: string): Key => ({
+  PK: `${partitions.customerMeter}${customerMeterId}`,
+  SK: `${VALUE_PREFIX}${hour}#${valueKeyText(value)}`,
+});
+
+export interface CustomerMeterRecord {
+  id: string;
+  organization_id: string;
+  customer_id: string;
+  meter_id: string;
+  created_at: string;
+}
+
+/** A hour aggregate as stored (`state` JSON: exact sums are decimal strings). */
+export interface HourAggregate {
+  customer_meter_id: string;
+  hour: string;
+  /** The fold of the hour's events; for `unique`, the values are in their own items (`values` empty). */
+  state: FoldState;
+  /** Per stream shard id, the highest sequence number folded in (padded, `orderedSequence`). */
+  applied: Record<string, string>;
+  version: number;
+  updated_at: string;
+}
+
+export const customerMeterListPartition = (organizationId: string): string =>
+  `${partitions.customerMeterList}${organizationId}`;
+
+export function storedCustomerMeter(meter: CustomerMeterRecord): Record<string, unknown> {
+  return {
+    ...keys.customerMeter(meter.id),
+    GSI1PK: customerMeterListPartition(meter.organization_id),
+    GSI1SK: `${meter.created_at}#${meter.id}`,
+    entity: 'customer_meter',
+    ...meter,
+  };
+}
+
+export const customerMeterRecord = (stored: Record<string, unknown>): CustomerMeterRecord => ({
+  id: String(stored.id),
+  organization_id: String(stored.organization_id),
+  customer_id: String(stored.customer_id),
+  meter_id: String(stored.meter_id),
+  created_at: String(stored.created_at),
+});
+
+export function hourAggregateOf(stored: Record<string, unknown>): HourAggregate {
+  return {
+    customer_meter_id: String(stored.customer_meter_id),
+    hour: String(stored.hour),
+    state: JSON.parse(String(stored.state)) as FoldState,
+    applied: (stored.applied ?? {}) as Record<string, string>,
+    version: Number(stored.version),
+    updated_at: String(stored.updated_at),
+  };
+}
+
+/**
+ * Every meter of an organization, archived ones too (an archived meter still counts the events that
+ * arrived before it was archived): its meter list's `created_at` entries, which hold the whole record.
+ */
+export async function organizationMeters(table: Table, organizationId: string): Promise<MeterRecord[]> {
+  const meters: MeterRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const result = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :field)',
+          ExpressionAttributeValues: {
+            ':pk': listKeys.partition('meterList', organizationId),
+            ':field': 'created_at#',
+          },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      ),
+    );
+    for (const item of result.Items ?? []) meters.push(meterRecord(item as Record<string, unknown>));
+    start = result.LastEvaluatedKey;
+  } while (start);
+  return meters;
+}
+
+/** The customers some external ids name in an organization (its external-id guards), by external id. */
+export async function customersByExternalId(
+  table: Table,
+  organizationId: string,
+  externalIds: readonly string[],
+): Promise<Map<string, string>> {
+  const unique = [...new Set(externalIds)];
+  const wanted = unique.map((externalId) => keys.customerExternalId(organizationId, externalId));
+  const found = await readMany(table, wanted);
+  const byExternal = new Map<string, string>();
+  unique.forEach((externalId, i) => {
+    const key = wanted[i] as Key;
+    const guard = found.get(`${key.PK}\u0000${key.SK}`);
+    if (guard?.customer_id) byExternal.set(externalId, String(guard.customer_id));
+  });
+  return byExternal;
+}
+
+/** Hour aggregates and customer meter items by key, in batches (strongly consistent). */
+export const readAggregates = (table: Table, wanted: Key[]): Promise<Map<string, Record<string, unknown>>> =>
+  readMany(table, wanted);
+
+/** One hour aggregate, strongly consistent (after a lost condition): the batch read's call, one key. */
+export async function getHourAggregate(table: Table, key: Key): Promise<HourAggregate | undefined> {
+  const found = [...(await readMany(table, [key])).values()][0];
+  return found ? hourAggregateOf(found) : undefined;
+}
+
+/** The aggregate changed between its read and the write: nothing was written. */
+export class AggregateChanged extends Error {
+  constructor() {
+    super('hour aggregate changed since it was read');
+    this.name = 'AggregateChanged';
+  }
+}
+
+/**
+ * Writes an hour aggregate's next state and applied sequences: one PutItem conditioned on the
+ * version read (absent when `readVersion` is undefined). Throws `AggregateChanged` when another
+ * writer (a consumer on another stream shard, or this very write whose answer was lost and was
+ * retried) got there first: the caller reads again and decides again.
+ */
+export async function writeHourAggregate(
+  table: Table,
+  owner: { organization_id: string; customer_id: string; meter_id: string },
+  next: HourAggregate,
+  readVersion: number | undefined,
+): Promise<void> {
+  try {
+    await run(() =>
+      table.doc.send(
+        new PutCommand({
+          TableName: table.name,
+          Item: {
+            ...hourKey(next.customer_meter_id, next.hour),
+            entity: 'customer_meter_hour',
+            ...owner,
+            customer_meter_id: next.customer_meter_id,
+            hour: next.hour,
+            state: JSON.stringify(next.state),
+            applied: next.applied,
+            version: next.version,
+            updated_at: next.updated_at,
+          },
+          ...(readVersion === undefined
+            ? { ConditionExpression: 'attribute_not_exists(PK)' }
+            : {
+                ConditionExpression: 'version = :version',
+                ExpressionAttributeValues: { ':version': readVersion },
+              }),
+        }),
+      ),
+    );
+  } catch (error) {
+    if (error instanceof ConditionFailed) throw new AggregateChanged();
+    throw error;
+  }
+}
+
+/** A distinct value of a `unique` meter in an hour: a plain put, idempotent (the same item every time). */
+export async function putUniqueValue(
+  table: Table,
+  customerMeterId: string,
+  hour: string,
+  value: string,
+): Promise<void> {
+  await run(() =>
+    table.doc.send(
+      new PutCommand({
+        TableName: table.name,
+        Item: { ...valueKey(customerMeterId, hour, value), entity: 'customer_meter_value', hour, value },
+      }),
+    ),
+  );
+}
+
+/** A customer meter's own item, unless it exists (the first batch that counts for it). */
+export async function putCustomerMeter(table: Table, meter: CustomerMeterRecord): Promise<void> {
+  try {
+    await run(() =>
+      table.doc.send(
+        new PutCommand({
+          TableName: table.name,
+          Item: storedCustomerMeter(meter),
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      ),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+  }
+}
+
+/** A customer meter's hour aggregates between two hours (inclusive), strongly consistent. */
+export async function readHours(
+  table: Table,
+  customerMeterId: string,
+  from: string,
+  to: string,
+): Promise<HourAggregate[]> {
+  const read: HourAggregate[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const result = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
+          ExpressionAttributeValues: {
+            ':pk': `${partitions.customerMeter}${customerMeterId}`,
+            ':lo': `${HOUR_PREFIX}${from}`,
+            ':hi': `${HOUR_PREFIX}${to}`,
+          },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      ),
+    );
+    for (const item of result.Items ?? []) read.push(hourAggregateOf(item as Record<string, unknown>));
+    start = result.LastEvaluatedKey;
+  } while (start);
+  return read;
+}
+
+/** The distinct values of a `unique` customer meter between two hours (inclusive). */
+export async function readUniqueValues(
+  table: Table,
+  customerMeterId: string,
+  from: string,
+  to: string,
+): Promise<Set<string>> {
+  const values = new Set<string>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const result = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
+          ExpressionAttributeValues: {
+            ':pk': `${partitions.customerMeter}${customerMeterId}`,
+            ':lo': `${VALUE_PREFIX}${from}#`,
+            ':hi': `${VALUE_PREFIX}${to}$`,
+          },
+          ProjectionExpression: '#value',
+          ExpressionAttributeNames: { '#value': 'value' },
+          ConsistentRead: true,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      ),
+    );
+    for (const item of result.Items ?? []) values.add(String(item.value));
+    start = result.LastEvaluatedKey;
+  } while (start);
+  return values;
+}
+
+/** IAM (shared/data/grants.ts). */
+export const access = {
+  /** The organization's meters, from its meter list's entries. */
+  organizationMeters: [{ actions: ['dynamodb:Query'], leadingKeys: ['meterList'] }],
+  /** The external-id guards, in the organization's partition. */
+  customersByExternalId: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['organization'] }],
+  /** A batch's aggregates and customer meters read at once; one read again after a lost condition. */
+  readAggregates: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerMeter'] }],
+  /** The aggregate's conditional put, the values' and the customer meter's puts. */
+  writeAggregates: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['customerMeter'] }],
+  /** A customer meter's hours and values. */
+  readCustomerMeter: [{ actions: ['dynamodb:GetItem', 'dynamodb:Query'], leadingKeys: ['customerMeter'] }],
+} as const satisfies DataAccess;

@@ -1,0 +1,287 @@
+/**
+ * The meter aggregator: usage events, as the table's stream delivers them, folded into customer
+ * meters (`shared/data/customer-meters.ts`). Its own function and event source mapping
+ * (`functions/meter-aggregator`, infra/usage.ts), never the webhook relay's: ingest volume must
+ * not delay webhooks.
+ *
+ * **Each distinct event once.** A stored event is one `INSERT` record of `UEVENT#<id>` (a duplicate
+ * writes nothing, so makes no record; ingest never modifies an event). A batch's events are matched
+ * against their organization's meters (read once per organization and batch) and grouped by
+ * aggregate: (customer, meter, hour of arrival). Each aggregate is then written with **one**
+ * conditional PutItem holding the new fold and, for the batch's stream shard, the highest sequence
+ * number folded in; a record whose sequence is not above the one recorded for its shard is skipped.
+ * So a batch retried whole, bisected, or replayed changes nothing it already applied; a consumer that
+ * fails after some aggregate writes and before others finds the written ones applied on the retry; a
+ * write that succeeded but whose answer was lost (the SDK retries it, or the batch is retried) finds
+ * its own version moved on, reads again and finds its sequence applied. Two consumers on different
+ * shards writing one aggregate: one condition fails, that one reads again and folds again.
+ *
+ * **Periods.** An event counts in the hour it *arrives* in (`ingested_at`), whatever its
+ * `timestamp`: a late event never reopens a closed period. A period is a range of whole hours, summed
+ * on read.
+ *
+ * **Meters.** A meter counts the events that arrive while it is live: `created_at` ≤ `ingested_at`
+ * and, once archived, `ingested_at` < `archived_at` (an event that arrived before the archive is
+ * counted even when the consumer gets to it later). An event names its customer by id, or by
+ * external id (resolved through the organization's external-id guard when the batch runs; an
+ * external id no customer has is counted for no customer meter).
+ *
+ * **Unique.** A `unique` meter's distinct values are items of their own (one put per value and hour,
+ * idempotent), written before the hour's aggregate; the count is the number of distinct values over
+ * the period's items.
+ */
+import {
+  AggregateChanged,
+  customerMeterId,
+  access as customerMetersAccess,
+  customersByExternalId,
+  getHourAggregate,
+  type HourAggregate,
+  hourAggregateOf,
+  hourKey,
+  hourOf,
+  orderedSequence,
+  organizationMeters,
+  putCustomerMeter,
+  putUniqueValue,
+  readAggregates,
+  writeHourAggregate,
+} from '../data/customer-meters.ts';
+import type { Table } from '../data/dynamo.ts';
+import type { FunctionAccess } from '../data/grants.ts';
+import type { MeterRecord } from '../data/meters.ts';
+import { keys, partitions } from '../data/table.ts';
+import type { UsageEventRecord } from '../data/usage-events.ts';
+import {
+  emptyState,
+  type FoldState,
+  foldEvent,
+  type MeterEvent,
+  matches,
+  mergeStates,
+  uniqueKey,
+} from '../domain/meter.ts';
+
+/** The stream records the aggregator takes (its event source mapping's filter, and the local poller's). */
+export const aggregatorStreamFilter = {
+  eventName: 'INSERT',
+  partitionKeyPrefix: partitions.usageEvent,
+} as const;
+
+/** Whether a stream record is one the aggregator takes (`aggregatorStreamFilter`). */
+export function isAggregatorRecord(record: {
+  eventName?: string;
+  dynamodb?: { Keys?: Record<string, { S?: string } | undefined> };
+}): boolean {
+  const pk = record.dynamodb?.Keys?.PK?.S ?? '';
+  return (
+    record.eventName === aggregatorStreamFilter.eventName &&
+    pk.startsWith(aggregatorStreamFilter.partitionKeyPrefix)
+  );
+}
+
+export interface StreamedEvent {
+  /** The record's stream sequence number. */
+  sequence: string;
+  event: UsageEventRecord;
+}
+
+export interface AggregatorDependencies {
+  table: Table;
+  now: () => Date;
+}
+
+/** Aggregates written at once. */
+const WIDTH = 16;
+/** An aggregate changed between its read and its write this many times: the batch fails (and is retried). */
+const ATTEMPTS = 8;
+
+/** What a meter reads of a stored event. */
+export const meterEventOf = (event: UsageEventRecord): MeterEvent => ({
+  name: event.name,
+  source: 'user',
+  timestamp: new Date(Math.floor(event.timestamp_us / 1000)).toISOString(),
+  metadata: JSON.parse(event.metadata) as Record<string, unknown>,
+});
+
+/** Whether a meter counts an event that arrived at `ingestedAt` (see above). */
+export const meterCounts = (meter: MeterRecord, ingestedAt: string): boolean =>
+  Date.parse(meter.created_at) <= Date.parse(ingestedAt) &&
+  (meter.archived_at === null || Date.parse(ingestedAt) < Date.parse(meter.archived_at));
+
+interface Pending {
+  meter: MeterRecord;
+  customerId: string;
+  customerMeterId: string;
+  hour: string;
+  /** The aggregate's records, in stream order. */
+  records: { sequence: string; event: MeterEvent }[];
+}
+
+export interface AggregationResult {
+  /** Aggregates written by this run. */
+  written: number;
+  /** Aggregates whose records were all applied already (a retry, a replay). */
+  skipped: number;
+}
+
+/**
+ * Folds one stream batch (one shard's records, in stream order) into its aggregates (see above).
+ * Throws when anything failed, so that the whole batch is retried: every write is idempotent.
+ */
+export async function aggregateEvents(
+  deps: AggregatorDependencies,
+  shardId: string,
+  streamed: readonly StreamedEvent[],
+): Promise<AggregationResult> {
+  const byOrganization = new Map<string, StreamedEvent[]>();
+  for (const s of streamed) {
+    const list = byOrganization.get(s.event.organization_id) ?? [];
+    list.push(s);
+    byOrganization.set(s.event.organization_id, list);
+  }
+  const pending = new Map<string, Pending>();
+  for (const [organizationId, events] of byOrganization) {
+    const meters = await organizationMeters(deps.table, organizationId);
+    if (meters.length === 0) continue;
+    const external = events.flatMap((s) =>
+      s.event.customer_id === null && s.event.external_customer_id !== null
+        ? [s.event.external_customer_id]
+        : [],
+    );
+    const byExternal =
+      external.length > 0 ? await customersByExternalId(deps.table, organizationId, external) : new Map();
+    for (const { sequence, event } of events) {
+      const customerId =
+        event.customer_id ??
+        (event.external_customer_id ? byExternal.get(event.external_customer_id) : undefined);
+      if (!customerId) continue;
+      const meterEvent = meterEventOf(event);
+      const hour = hourOf(event.ingested_at);
+      for (const meter of meters) {
+        if (!meterCounts(meter, event.ingested_at) || !matches(meter.filter, meterEvent)) continue;
+        const id = customerMeterId(customerId, meter.id);
+        const key = `${id}#${hour}`;
+        let entry = pending.get(key);
+        if (!entry) {
+          entry = { meter, customerId, customerMeterId: id, hour, records: [] };
+          pending.set(key, entry);
+        }
+        entry.records.push({ sequence: orderedSequence(sequence), event: meterEvent });
+      }
+    }
+  }
+  if (pending.size === 0) return { written: 0, skipped: 0 };
+
+  const entries = [...pending.values()];
+  const found = await readAggregates(deps.table, [
+    ...entries.map((e) => hourKey(e.customerMeterId, e.hour)),
+    ...[...new Set(entries.map((e) => e.customerMeterId))].map((id) => keys.customerMeter(id)),
+  ]);
+  const stored = (key: { PK: string; SK: string }) => found.get(`${key.PK}\u0000${key.SK}`);
+  const now = deps.now().toISOString();
+  let written = 0;
+  let skipped = 0;
+  for (let i = 0; i < entries.length; i += WIDTH) {
+    await Promise.all(
+      entries.slice(i, i + WIDTH).map(async (entry) => {
+        const item = stored(hourKey(entry.customerMeterId, entry.hour));
+        const outcome = await applyAggregate(
+          deps.table,
+          shardId,
+          entry,
+          item ? hourAggregateOf(item) : undefined,
+          now,
+        );
+        if (outcome === 'written') written++;
+        else skipped++;
+      }),
+    );
+  }
+  // The customer meters first counted by this batch (after their aggregates: a customer meter is
+  // listed once it has something to show; a failure here is repaired by the retry).
+  const created = new Map<string, Pending>();
+  for (const entry of entries) {
+    if (!stored(keys.customerMeter(entry.customerMeterId))) created.set(entry.customerMeterId, entry);
+  }
+  await Promise.all(
+    [...created.values()].map((entry) =>
+      putCustomerMeter(deps.table, {
+        id: entry.customerMeterId,
+        organization_id: entry.meter.organization_id,
+        customer_id: entry.customerId,
+        meter_id: entry.meter.id,
+        created_at: now,
+      }),
+    ),
+  );
+  return { written, skipped };
+}
+
+/** One aggregate: the records not applied yet folded in, with one conditional write; read again on a lost condition. */
+async function applyAggregate(
+  table: Table,
+  shardId: string,
+  entry: Pending,
+  read: HourAggregate | undefined,
+  now: string,
+): Promise<'written' | 'skipped'> {
+  let current = read;
+  for (let attempt = 1; ; attempt++) {
+    const applied = current?.applied[shardId];
+    const fresh = applied === undefined ? entry.records : entry.records.filter((r) => r.sequence > applied);
+    if (fresh.length === 0) return 'skipped';
+    const aggregation = entry.meter.aggregation;
+    let delta: FoldState = emptyState(aggregation);
+    for (const record of fresh) delta = foldEvent(aggregation, delta, record.event);
+    if (aggregation.func === 'unique') {
+      // Values first (idempotent), then the aggregate that records them applied.
+      const values = [...new Set(fresh.flatMap((r) => uniqueKey(r.event, aggregation.property) ?? []))];
+      for (let i = 0; i < values.length; i += WIDTH) {
+        await Promise.all(
+          values
+            .slice(i, i + WIDTH)
+            .map((value) => putUniqueValue(table, entry.customerMeterId, entry.hour, value)),
+        );
+      }
+      delta = { func: 'unique', values: [] };
+    }
+    const highest = fresh.reduce((max, r) => (r.sequence > max ? r.sequence : max), fresh[0]?.sequence ?? '');
+    const next: HourAggregate = {
+      customer_meter_id: entry.customerMeterId,
+      hour: entry.hour,
+      state: current ? mergeStates(current.state, delta) : delta,
+      applied: { ...(current?.applied ?? {}), [shardId]: highest },
+      version: (current?.version ?? 0) + 1,
+      updated_at: now,
+    };
+    try {
+      await writeHourAggregate(
+        table,
+        {
+          organization_id: entry.meter.organization_id,
+          customer_id: entry.customerId,
+          meter_id: entry.meter.id,
+        },
+        next,
+        current?.version,
+      );
+      return 'written';
+    } catch (error) {
+      if (!(error instanceof AggregateChanged) || attempt >= ATTEMPTS) throw error;
+      current = await getHourAggregate(table, hourKey(entry.customerMeterId, entry.hour));
+    }
+  }
+}
+
+/** What this function may do (shared/data/grants.ts), keyed by its name. */
+export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
+  'meter-aggregator': {
+    table: [
+      ...customerMetersAccess.organizationMeters,
+      ...customerMetersAccess.customersByExternalId,
+      ...customerMetersAccess.readAggregates,
+      ...customerMetersAccess.writeAggregates,
+    ],
+  },
+});

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { customerMeterId, hourOf, readHours, readUniqueValues } from '#shared/data/customer-meters.ts';
+import { keys } from '#shared/data/table.ts';
+import { getUsageEvent, storedUsageEvent, usageEventId } from '#shared/data/usage-events.ts';
+import { freshCustomer, run, type Step } from '#test/support/iam-kit.ts';
+import type { World } from '#test/support/world.ts';
+import { defineCard } from './card.ts';
+
+export default defineCard({
+  name: 'meter-aggregator',
+  // A stream function, driven as its event source mapping drives it.
+  iam: aggregatorScenario,
+});
+
+/**
+ * The aggregator, given one stream batch as its mapping gives it (with the shard id): two events of
+ * a fresh customer, one naming it by id and one by external id, counted by a `sum` meter and a
+ * `unique` meter: the organization's meter list read, the external id's guard read, the batch's
+ * aggregates and customer meters read in one batch, the unique values put, each hour aggregate put
+ * under its condition, the customer meters put. Then the same batch again: nothing written.
+ */
+async function aggregatorScenario(world: World): Promise<Step[]> {
+  const customer = await freshCustomer(world);
+  const name = `iam.aggregated.${run}.${randomUUID().slice(0, 8)}`;
+  const meter = async (aggregation: unknown) => {
+    const reply = await world.call('POST', '/v1/meters/', {
+      token: world.demo.personal_access_token,
+      body: {
+        name: `IAM ${(aggregation as { func: string }).func} ${randomUUID().slice(0, 8)}`,
+        filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+        aggregation,
+      },
+    });
+    if (reply.status !== 201)
+      throw new Error(`Create Meter answered ${reply.status}: ${JSON.stringify(reply.body)}`);
+    return String(reply.body.id);
+  };
+  const sum = await meter({ func: 'sum', property: 'tokens' });
+  const unique = await meter({ func: 'unique', property: 'model' });
+  const externalIds = [`iam-agg-${randomUUID()}`, `iam-agg-${randomUUID()}`];
+  const ingested = await world.call('POST', '/v1/events/ingest', {
+    token: world.demo.personal_access_token,
+    body: {
+      events: [
+        { name, customer_id: customer.id, external_id: externalIds[0], metadata: { tokens: 3, model: 'a' } },
+        {
+          name,
+          external_customer_id: customer.externalId,
+          external_id: externalIds[1],
+          metadata: { tokens: 4, model: 'b' },
+        },
+      ],
+    },
+  });
+  if (ingested.status !== 200) throw new Error(`Ingest Events answered ${ingested.status}`);
+  const stored = await Promise.all(
+    externalIds.map((id) => getUsageEvent(world.table, usageEventId(world.demo.organization_id, id))),
+  );
+  const records = stored.map((event, i): DynamoDBRecord => {
+    if (!event) throw new Error('the aggregator scenario found no stored event');
+    const item = storedUsageEvent(event);
+    return {
+      eventName: 'INSERT',
+      dynamodb: {
+        Keys: marshall(keys.usageEvent(event.id)) as NonNullable<DynamoDBRecord['dynamodb']>['Keys'],
+        NewImage: marshall(item) as NonNullable<DynamoDBRecord['dynamodb']>['NewImage'],
+        SequenceNumber: String(Date.now() * 100 + i),
+      },
+    };
+  });
+  // Imported when run: a handler module wires its production dependencies at import.
+  const { createHandler } = await import('#functions/meter-aggregator/handler.ts');
+  const aggregate = createHandler(world.depsFor('meter-aggregator'));
+  const shardId = `shardId-iam-${randomUUID()}`;
+  const ran = await aggregate({ Records: records, shardId }).then(
+    () => 'ran',
+    () => 'failed',
+  );
+  const again = await aggregate({ Records: records, shardId }).then(
+    () => 'ran',
+    () => 'failed',
+  );
+  const hour = hourOf(stored[0]?.ingested_at ?? new Date().toISOString());
+  const [sumHour] = await readHours(world.table, customerMeterId(customer.id, sum), hour, hour);
+  const values = await readUniqueValues(world.table, customerMeterId(customer.id, unique), hour, hour);
+  const sumState = sumHour?.state as { count?: number } | undefined;
+  return [
+    { what: 'a stream batch aggregated', got: ran, expected: 'ran' },
+    { what: 'the same batch again', got: again, expected: 'ran' },
+    { what: 'the sum meter counted both events once', got: String(sumState?.count), expected: '2' },
+    { what: 'the unique meter holds both values', got: [...values].sort().join(','), expected: '"a","b"' },
+  ];
+}

@@ -1,0 +1,83 @@
+/**
+ * Issue 28's exactness property at full size (`npm run test:exactness`): 100,000 distinct events
+ * over 50 customers and six meters, on DynamoDB Local, through the real ingest service and the real
+ * consumer, with everything test/support/exactness.ts injects: 0 differences from a plain fold for
+ * every customer, meter and hour, and `duplicates` equal to the injected count. The fast tier runs
+ * the same harness with 2,000 events (meter-exactness.test.ts). `EXACTNESS_EVENTS` sets the size.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  differences,
+  driveConsumer,
+  type ExactnessOptions,
+  exactnessSetup,
+  ingestAll,
+  openTableStream,
+  referenceFold,
+  splitShards,
+  storedFolds,
+  streamRecords,
+} from '../support/exactness.ts';
+import { createWorld, type World } from '../support/world.ts';
+
+let world: World;
+beforeAll(async () => {
+  world = await createWorld('meter-exactness-full');
+});
+afterAll(() => world?.drop());
+
+const full: ExactnessOptions = {
+  seed: 100_000,
+  events: Number(process.env.EXACTNESS_EVENTS ?? 100_000),
+  customers: 50,
+  ingestBatch: 1000,
+  consumerBatch: 1000,
+  shards: 4,
+  parallel: 4,
+  faultRate: 0.2,
+  replayRate: 0.2,
+  retriedBatchRate: 0.1,
+  minutesPerBatch: 7,
+  models: 8,
+  direct: true,
+};
+
+it(`${full.events} events, ${full.customers} customers, six meters: every customer meter's every hour equals the plain fold`, {
+  timeout: 1_800_000,
+}, async () => {
+  const start = new Date(Date.now() - 3 * 86_400_000);
+  const reader = await openTableStream(world.table);
+  try {
+    const phases: Record<string, number> = {};
+    let t = Date.now();
+    const lap = (name: string) => {
+      phases[name] = Date.now() - t;
+      t = Date.now();
+    };
+    const setup = await exactnessSetup(world, full, start);
+    const ingested = await ingestAll(world, setup, full, start);
+    lap('ingest ms');
+    expect(ingested.distinct.size).toBe(full.events);
+    expect(ingested.duplicatesAnswered).toBe(ingested.duplicatesInjected);
+    const records = await streamRecords(reader, ingested.distinct.size);
+    expect(records.length).toBe(ingested.distinct.size);
+    lap('stream read ms');
+    const driven = await driveConsumer(world, splitShards(records, full.shards), full);
+    lap('consumer ms');
+    const reference = referenceFold(setup, ingested);
+    const diffs = differences(reference, await storedFolds(world, setup));
+    lap('compare ms');
+    console.log('exactness (full)', {
+      events: full.events,
+      duplicates: ingested.duplicatesInjected,
+      aggregates: reference.size,
+      ...driven,
+      ...phases,
+    });
+    expect(driven.fired.before).toBeGreaterThan(0);
+    expect(driven.fired.after).toBeGreaterThan(0);
+    expect(diffs).toEqual([]);
+  } finally {
+    reader.close();
+  }
+});
