@@ -38,6 +38,8 @@ export interface TestPipeline extends LocalPipeline {
   skipped(): number;
   /** Moves the queue's clock ahead now (what waits that long comes back). */
   advance(ms: number): void;
+  /** No relay or deliverer call is running (when `skipIdleTime` would skip). */
+  idle(): boolean;
 }
 
 export interface TestPipelineOptions {
@@ -164,6 +166,7 @@ export async function startTestPipeline(
     advance: (ms) => {
       skew += ms;
     },
+    idle: () => running === 0,
   };
 }
 
