@@ -59,7 +59,7 @@ it(`${full.events} events, ${full.customers} customers, six meters: every custom
     lap('ingest ms');
     expect(ingested.distinct.size).toBe(full.events);
     expect(ingested.duplicatesAnswered).toBe(ingested.duplicatesInjected);
-    const records = await streamRecords(reader, ingested.distinct.size);
+    const records = await streamRecords(world.table, ingested.distinct.size);
     expect(records.length).toBe(ingested.distinct.size);
     lap('stream read ms');
     const driven = await driveConsumer(world, splitShards(records, full.shards), full);

@@ -300,8 +300,25 @@ export async function ingestAll(
   return { distinct, duplicatesAnswered, duplicatesInjected, batches };
 }
 
-/** The usage-event records of the table's real stream, in stream order, with their shard. */
+/**
+ * The usage-event records of the table's real stream, in stream order, with their shard: read by a
+ * reader opened now, from the stream's start. (The stream is turned on before the writes by an earlier
+ * reader; reading with that reader's iterators, taken while the shards were empty, once failed in CI
+ * with DynamoDB Local's TrimmedDataAccessException.)
+ */
 export async function streamRecords(
+  table: Table,
+  expected: number,
+): Promise<{ shardId: string; record: StreamRecord }[]> {
+  const reader = await openTableStream(table);
+  try {
+    return await readAll(reader, expected);
+  } finally {
+    reader.close();
+  }
+}
+
+async function readAll(
   reader: Awaited<ReturnType<typeof openStreamReader>>,
   expected: number,
 ): Promise<{ shardId: string; record: StreamRecord }[]> {
