@@ -19,7 +19,7 @@ import { jsonFaults } from '#shared/http/json-body.ts';
 import { operations } from '#shared/operations.ts';
 import type { Dependencies } from '#shared/runtime.ts';
 import type { FuzzCase, OperationId } from '../support/fuzz.ts';
-import { documentModelReaches, fuzzArbitraries } from '../support/fuzz.ts';
+import { documentModelArb, documentModelReaches, fuzzArbitraries } from '../support/fuzz.ts';
 import { defineFuzzSuite, FUZZ_BATCH } from '../support/fuzz-suite.ts';
 import { nonUtf8BodiesRefused, sendTo, unknownRoutesRefused } from '../support/http-probes.ts';
 import { digestChanges, tableDigest } from '../support/table-state.ts';
@@ -128,6 +128,27 @@ describe('the generators', () => {
     }
     // Every generator sampled 1,000 times: 27 s on a loaded 2-core machine, near the default 30 s.
   }, 120_000);
+
+  it('over HTTP no path parameter is a dot segment (a client normalises `/v1/events/./` into List Events)', () => {
+    // Found by fuzz-http (getEvent answered by List Events, judged against Get Event's schema).
+    const overHttp = { ...structuredClone(suite.context()), headerSafe: true };
+    // Every operation the document's model can draw for (bearer credentials) with a path parameter.
+    const withParameters = operations.filter(
+      (op) =>
+        /\{\w+\}/.test(op.path) &&
+        (op.credential === 'personal_access_token' || op.credential === 'customer_session'),
+    );
+    expect(withParameters.map((op) => op.operationId)).toContain('getEvent');
+    for (const op of withParameters) {
+      const urls = fc
+        .sample(documentModelArb(overHttp, op.operationId), { numRuns: 2000, seed: 7 })
+        .map((c) => c.request.url.split('?')[0] as string);
+      expect(
+        urls.filter((url) => url.split('/').some((part) => /^\.+$/.test(part))),
+        op.operationId,
+      ).toEqual([]);
+    }
+  });
 
   it('the generators reach every class of issue 10, not only its five examples', () => {
     const arbitraries = fuzzArbitraries(structuredClone(suite.context()));
