@@ -32,7 +32,7 @@ import type {
 } from '#shared/data/records.ts';
 import { insertToken, listPersonalAccessTokens, revokePersonalAccessToken } from '#shared/data/tokens.ts';
 import { insertWallet } from '#shared/data/wallets.ts';
-import { newId } from '#shared/domain/ids.ts';
+import { derivedId, newId } from '#shared/domain/ids.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
 import { parseScope } from '#shared/domain/scopes.ts';
 import { generateSecret, hashSecret, secretPrefixes } from '#shared/domain/secrets.ts';
@@ -43,7 +43,7 @@ import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { openCustomerSession } from '#shared/services/create-customer-session.ts';
 import { newProduct, storeNewProduct } from '#shared/services/create-product.ts';
 import { openWebhookEndpoint } from '#shared/services/webhook-endpoints.ts';
-import { derivedId, envelope, webhookEventId } from '#shared/webhooks/events.ts';
+import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
 
 /** What operator commands run with: the services' own dependencies (the table, a clock, the webhook key set). */
 export type AdminContext = Dependencies;

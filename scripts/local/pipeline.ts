@@ -127,100 +127,90 @@ export interface LocalPipeline {
 /** Shards are looked for once a second (and whenever one closes), not on every poll. */
 const SHARD_DISCOVERY_MS = 1_000;
 
-export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
-  const stream = await openStreamReader({
+/** A stream event source mapping run locally (`startMapping`). */
+interface LocalMapping {
+  /** Rounds that read nothing new (reset by `settled`). */
+  quietRounds: number;
+  /** Records handed to its function so far. */
+  handled: number;
+  /** The polling loop, ended by `stop`. */
+  loop: Promise<void>;
+  close(): void;
+}
+
+/**
+ * One event source mapping of the table's stream, as Lambda runs it: a reader of its own from
+ * TRIM_HORIZON, each shard's pages filtered by the mapping's filter and handed to its function in
+ * order, a failed batch handed again before the shard is read further (the reader stays on a page
+ * while `handle` throws). `withShardId`: the batch names its shard, as a mapping with a tumbling
+ * window gives it.
+ */
+async function startMapping(
+  options: LocalPipelineOptions,
+  isStopped: () => boolean,
+  filter: (record: StreamRecord) => boolean,
+  handler: (event: DynamoDBStreamEvent & { shardId?: string }) => Promise<unknown>,
+  withShardId: boolean,
+): Promise<LocalMapping> {
+  const pollMs = options.pollMs ?? 50;
+  const reader = await openStreamReader({
     dynamodbEndpoint: options.dynamodbEndpoint,
     region: options.region,
     tableName: options.tableName,
     from: 'TRIM_HORIZON',
     discoveryMs: SHARD_DISCOVERY_MS,
   });
+  async function handPage(page: StreamRecord[], shardId: string): Promise<void> {
+    const records = page.filter(filter);
+    if (records.length === 0) return;
+    const event = {
+      Records: records.map((r) => ({ ...(r as DynamoDBRecord), eventSourceARN: reader.streamArn })),
+      ...(withShardId ? { shardId } : {}),
+    };
+    for (;;) {
+      try {
+        await handler(event);
+        mapping.handled += records.length;
+        return;
+      } catch (error) {
+        options.onError?.(error);
+        if (isStopped()) throw error;
+        await sleep(pollMs * 4);
+      }
+    }
+  }
+  const mapping: LocalMapping = {
+    quietRounds: 0,
+    handled: 0,
+    loop: Promise.resolve(),
+    close: () => reader.close(),
+  };
+  mapping.loop = (async () => {
+    while (!isStopped()) {
+      try {
+        mapping.quietRounds = (await reader.readOnce(handPage)) > 0 ? 0 : mapping.quietRounds + 1;
+      } catch (error) {
+        if (!isStopped()) options.onError?.(error);
+      }
+      if (!isStopped()) await sleep(pollMs);
+    }
+  })();
+  return mapping;
+}
+
+export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
   const pollMs = options.pollMs ?? 50;
   let stopped = false;
-  let relayedRecords = 0;
-  let aggregatedRecords = 0;
-  let aggregatorQuietRounds = 0;
-  /** Rounds of the stream loop that read nothing new, and of the queue loop that found nothing. */
-  let streamQuietRounds = 0;
+  const isStopped = () => stopped;
+  /** Rounds of the queue loop that found nothing. */
   let queueQuietRounds = 0;
-
-  /** A page of the stream to the relay, as its mapping would hand it over. */
-  async function relayPage(page: StreamRecord[]): Promise<void> {
-    const records = page.filter(matchesRelayFilter);
-    if (records.length === 0) return;
-    const event: DynamoDBStreamEvent = {
-      Records: records.map((r) => ({ ...(r as DynamoDBRecord), eventSourceARN: stream.streamArn })),
-    };
-    // Lambda retries a failed stream batch before reading further: so do we (the reader stays
-    // on this page while this throws).
-    for (;;) {
-      try {
-        await options.relay(event);
-        relayedRecords += records.length;
-        return;
-      } catch (error) {
-        options.onError?.(error);
-        if (stopped) throw error;
-        await sleep(pollMs * 4);
-      }
-    }
-  }
-
-  const streamLoop = (async () => {
-    while (!stopped) {
-      try {
-        streamQuietRounds = (await stream.readOnce(relayPage)) > 0 ? 0 : streamQuietRounds + 1;
-      } catch (error) {
-        if (!stopped) options.onError?.(error);
-      }
-      if (!stopped) await sleep(pollMs);
-    }
-  })();
-  const aggregate = options.aggregate;
-  const aggregatorStream = aggregate
-    ? await openStreamReader({
-        dynamodbEndpoint: options.dynamodbEndpoint,
-        region: options.region,
-        tableName: options.tableName,
-        from: 'TRIM_HORIZON',
-        discoveryMs: SHARD_DISCOVERY_MS,
-      })
+  // The relay's mapping, and the meter aggregator's (its own reader: usage events never hold back
+  // the relay).
+  const relay = await startMapping(options, isStopped, matchesRelayFilter, options.relay, false);
+  const aggregator = options.aggregate
+    ? await startMapping(options, isStopped, matchesAggregatorFilter, options.aggregate, true)
     : undefined;
-  /** A page of one shard to the aggregator, as its mapping would hand it over (with the shard id). */
-  async function aggregatePage(page: StreamRecord[], shardId: string): Promise<void> {
-    const records = page.filter(matchesAggregatorFilter);
-    if (records.length === 0 || !aggregate) return;
-    const event = {
-      Records: records.map((r) => ({ ...(r as DynamoDBRecord), eventSourceARN: stream.streamArn })),
-      shardId,
-    };
-    for (;;) {
-      try {
-        await aggregate(event);
-        aggregatedRecords += records.length;
-        return;
-      } catch (error) {
-        options.onError?.(error);
-        if (stopped) throw error;
-        await sleep(pollMs * 4);
-      }
-    }
-  }
-  const aggregatorLoop = (async () => {
-    if (!aggregatorStream) {
-      aggregatorQuietRounds = Number.POSITIVE_INFINITY;
-      return;
-    }
-    while (!stopped) {
-      try {
-        aggregatorQuietRounds =
-          (await aggregatorStream.readOnce(aggregatePage)) > 0 ? 0 : aggregatorQuietRounds + 1;
-      } catch (error) {
-        if (!stopped) options.onError?.(error);
-      }
-      if (!stopped) await sleep(pollMs);
-    }
-  })();
+  const mappings = aggregator ? [relay, aggregator] : [relay];
   const concurrentBatches = options.concurrentBatches ?? LOCAL_CONCURRENT_BATCHES;
   /** Deliverer batches running. */
   const running = new Set<Promise<void>>();
@@ -256,21 +246,19 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   return {
     async settled(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
-      streamQuietRounds = 0;
       queueQuietRounds = 0;
-      if (aggregatorStream) aggregatorQuietRounds = 0;
-      while (streamQuietRounds < 2 || queueQuietRounds < 2 || aggregatorQuietRounds < 2) {
+      for (const mapping of mappings) mapping.quietRounds = 0;
+      while (queueQuietRounds < 2 || mappings.some((mapping) => mapping.quietRounds < 2)) {
         if (Date.now() > deadline) throw new Error('the local webhook pipeline did not settle');
         await sleep(pollMs);
       }
     },
-    relayed: () => relayedRecords,
-    aggregated: () => aggregatedRecords,
+    relayed: () => relay.handled,
+    aggregated: () => aggregator?.handled ?? 0,
     async stop() {
       stopped = true;
-      await Promise.all([streamLoop, queueLoop, aggregatorLoop]);
-      stream.close();
-      aggregatorStream?.close();
+      await Promise.all([queueLoop, ...mappings.map((mapping) => mapping.loop)]);
+      for (const mapping of mappings) mapping.close();
     },
   };
 }

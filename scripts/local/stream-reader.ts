@@ -47,23 +47,34 @@ interface Shard {
   parent: string | undefined;
 }
 
+type TableStreamOptions = Pick<StreamReaderOptions, 'dynamodbEndpoint' | 'region' | 'tableName'>;
+
+const localClient = (options: TableStreamOptions) => ({
+  endpoint: options.dynamodbEndpoint,
+  region: options.region,
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+});
+
+/**
+ * Turns the table's stream on if it is off; answers its ARN. Tests create their tables without a
+ * stream (DynamoDB Local would record every write of every suite); reading one turns it on.
+ * `npm start`'s table has one.
+ */
+export async function enableTableStream(options: TableStreamOptions): Promise<string> {
+  const db = new DynamoDBClient(localClient(options));
+  try {
+    const { Table } = await db.send(new DescribeTableCommand({ TableName: options.tableName }));
+    if (!Table) throw new Error(`no table ${options.tableName}`);
+    return await enableStream(db, Table);
+  } finally {
+    db.destroy();
+  }
+}
+
 /** Opens the table's stream (turning it on if it is off) and a reader of it. */
 export async function openStreamReader(options: StreamReaderOptions): Promise<StreamReader> {
-  const client = {
-    endpoint: options.dynamodbEndpoint,
-    region: options.region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  };
-  const db = new DynamoDBClient(client);
-  const streamArn = await db
-    .send(new DescribeTableCommand({ TableName: options.tableName }))
-    .then(({ Table }) => {
-      if (!Table) throw new Error(`no table ${options.tableName}`);
-      // Tests create their tables without a stream (DynamoDB Local would record every write of every
-      // suite); reading one turns it on. `npm start`'s table has one.
-      return enableStream(db, Table);
-    })
-    .finally(() => db.destroy());
+  const client = localClient(options);
+  const streamArn = await enableTableStream(options);
   const streams = new DynamoDBStreamsClient(client);
   const shards = new Map<string, Shard>();
   let nextDiscovery = 0;

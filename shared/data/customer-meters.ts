@@ -19,26 +19,19 @@
  * highest applied sequence per shard, so they cannot come apart.
  */
 import { createHash } from 'node:crypto';
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
+import { derivedId } from '../domain/ids.ts';
 import type { FoldState } from '../domain/meter.ts';
-import { readMany } from './catalog.ts';
-import { run, type Table } from './dynamo.ts';
+import { keyId, readMany } from './catalog.ts';
+import { queryAll, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { type MeterRecord, meterRecord } from './meters.ts';
 import { type Key, keys, listKeys, partitions } from './table.ts';
 
-/** Stream sequence numbers are decimal strings of up to 40 digits; padded, they compare as text. */
-export const orderedSequence = (sequence: string): string => sequence.padStart(40, '0');
-
-/** The id of a customer's meter: a UUID 4 made of SHA-256(customer, meter), the same for every run. */
-export function customerMeterId(customerId: string, meterId: string): string {
-  const digest = createHash('sha256').update(`customer-meter\u0000${customerId}\u0000${meterId}`).digest();
-  digest[6] = ((digest[6] ?? 0) & 0x0f) | 0x40;
-  digest[8] = ((digest[8] ?? 0) & 0x3f) | 0x80;
-  const hex = digest.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
+/** The id of a customer's meter: derived from (customer, meter), the same for every run. */
+export const customerMeterId = (customerId: string, meterId: string): string =>
+  derivedId('customer-meter', customerId, meterId);
 
 /** The hour an ISO instant falls in, as `yyyy-mm-ddThh` (UTC): an aggregate's period bucket. */
 export const hourOf = (iso: string): string => new Date(iso).toISOString().slice(0, 13);
@@ -119,27 +112,15 @@ export function hourAggregateOf(stored: Record<string, unknown>): HourAggregate 
  * arrived before it was archived): its meter list's `created_at` entries, which hold the whole record.
  */
 export async function organizationMeters(table: Table, organizationId: string): Promise<MeterRecord[]> {
-  const meters: MeterRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const result = await run(() =>
-      table.doc.send(
-        new QueryCommand({
-          TableName: table.name,
-          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :field)',
-          ExpressionAttributeValues: {
-            ':pk': listKeys.partition('meterList', organizationId),
-            ':field': 'created_at#',
-          },
-          ConsistentRead: true,
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      ),
-    );
-    for (const item of result.Items ?? []) meters.push(meterRecord(item as Record<string, unknown>));
-    start = result.LastEvaluatedKey;
-  } while (start);
-  return meters;
+  const items = await queryAll(table, {
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :field)',
+    ExpressionAttributeValues: {
+      ':pk': listKeys.partition('meterList', organizationId),
+      ':field': 'created_at#',
+    },
+    ConsistentRead: true,
+  });
+  return items.map(meterRecord);
 }
 
 /** The customers some external ids name in an organization (its external-id guards), by external id. */
@@ -153,8 +134,7 @@ export async function customersByExternalId(
   const found = await readMany(table, wanted);
   const byExternal = new Map<string, string>();
   unique.forEach((externalId, i) => {
-    const key = wanted[i] as Key;
-    const guard = found.get(`${key.PK}\u0000${key.SK}`);
+    const guard = found.get(keyId(wanted[i] as Key));
     if (guard?.customer_id) byExternal.set(externalId, String(guard.customer_id));
   });
   return byExternal;
@@ -262,28 +242,16 @@ export async function readHours(
   from: string,
   to: string,
 ): Promise<HourAggregate[]> {
-  const read: HourAggregate[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const result = await run(() =>
-      table.doc.send(
-        new QueryCommand({
-          TableName: table.name,
-          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
-          ExpressionAttributeValues: {
-            ':pk': `${partitions.customerMeter}${customerMeterId}`,
-            ':lo': `${HOUR_PREFIX}${from}`,
-            ':hi': `${HOUR_PREFIX}${to}`,
-          },
-          ConsistentRead: true,
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      ),
-    );
-    for (const item of result.Items ?? []) read.push(hourAggregateOf(item as Record<string, unknown>));
-    start = result.LastEvaluatedKey;
-  } while (start);
-  return read;
+  const items = await queryAll(table, {
+    KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
+    ExpressionAttributeValues: {
+      ':pk': `${partitions.customerMeter}${customerMeterId}`,
+      ':lo': `${HOUR_PREFIX}${from}`,
+      ':hi': `${HOUR_PREFIX}${to}`,
+    },
+    ConsistentRead: true,
+  });
+  return items.map(hourAggregateOf);
 }
 
 /** The distinct values of a `unique` customer meter between two hours (inclusive). */
@@ -293,30 +261,18 @@ export async function readUniqueValues(
   from: string,
   to: string,
 ): Promise<Set<string>> {
-  const values = new Set<string>();
-  let start: Record<string, unknown> | undefined;
-  do {
-    const result = await run(() =>
-      table.doc.send(
-        new QueryCommand({
-          TableName: table.name,
-          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
-          ExpressionAttributeValues: {
-            ':pk': `${partitions.customerMeter}${customerMeterId}`,
-            ':lo': `${VALUE_PREFIX}${from}#`,
-            ':hi': `${VALUE_PREFIX}${to}$`,
-          },
-          ProjectionExpression: '#value',
-          ExpressionAttributeNames: { '#value': 'value' },
-          ConsistentRead: true,
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }),
-      ),
-    );
-    for (const item of result.Items ?? []) values.add(String(item.value));
-    start = result.LastEvaluatedKey;
-  } while (start);
-  return values;
+  const items = await queryAll(table, {
+    KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
+    ExpressionAttributeValues: {
+      ':pk': `${partitions.customerMeter}${customerMeterId}`,
+      ':lo': `${VALUE_PREFIX}${from}#`,
+      ':hi': `${VALUE_PREFIX}${to}$`,
+    },
+    ProjectionExpression: '#value',
+    ExpressionAttributeNames: { '#value': 'value' },
+    ConsistentRead: true,
+  });
+  return new Set(items.map((item) => String(item.value)));
 }
 
 /** IAM (shared/data/grants.ts). */
@@ -329,6 +285,4 @@ export const access = {
   readAggregates: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerMeter'] }],
   /** The aggregate's conditional put, the values' and the customer meter's puts. */
   writeAggregates: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['customerMeter'] }],
-  /** A customer meter's hours and values. */
-  readCustomerMeter: [{ actions: ['dynamodb:GetItem', 'dynamodb:Query'], leadingKeys: ['customerMeter'] }],
 } as const satisfies DataAccess;

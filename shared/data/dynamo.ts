@@ -7,6 +7,8 @@ import { type AttributeValue, DynamoDBClient, type DynamoDBClientConfig } from '
 import {
   DynamoDBDocumentClient,
   PutCommand,
+  QueryCommand,
+  type QueryCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -194,6 +196,28 @@ function isConflict(error: SdkError): boolean {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Every item a Query matches, page after page (`LastEvaluatedKey`), through `run`. */
+export async function queryAll(
+  table: Table,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const result = await run(() =>
+      table.doc.send(
+        new QueryCommand({ ...input, TableName: table.name, ...(start ? { ExclusiveStartKey: start } : {}) }),
+      ),
+    );
+    items.push(...((result.Items ?? []) as Record<string, unknown>[]));
+    start = result.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Stream sequence numbers are decimal strings of up to 40 digits; padded, they compare as text. */
+export const orderedSequence = (sequence: string): string => sequence.padStart(40, '0');
 
 /** Runs one DynamoDB call, turning SDK failures into domain errors. */
 export async function run<T>(call: () => Promise<T>): Promise<T> {

@@ -693,6 +693,47 @@ export async function listPage<R extends { id: string }, F extends string, V ext
 }
 
 /** A text prefix matched more entities of one organization than a page may read. */
+/** What a list of an organization-owned kind is asked for (List Products, List Meters). */
+export interface RecordPageQuery<F extends string, V extends string> {
+  organizationIds: readonly string[];
+  criteria: readonly SortCriterion<F>[];
+  filter: ListFilter<V>;
+  /** Name prefix (`query`), answered from the name entries (`listMatchingPage`). */
+  namePrefix?: { prefix: string; maxMatches: number };
+  offset: number;
+  limit: number;
+}
+
+/**
+ * A page of records and the total matching, from the organizations' lists: the whole order
+ * (`listPage`), or with `namePrefix` the matching range of the name entries. Entries hold the whole
+ * record; `toRecord` reads one back.
+ */
+export async function listRecordPage<R extends { id: string }, F extends string, V extends string, T>(
+  table: Table,
+  listing: Listing<R, F | 'name', V>,
+  query: RecordPageQuery<F | 'name', V>,
+  toRecord: (entry: Record<string, unknown>) => T,
+): Promise<ListPage<T>> {
+  const { organizationIds, criteria, filter, namePrefix, offset, limit } = query;
+  const page = namePrefix
+    ? await listMatchingPage(
+        table,
+        listing,
+        organizationIds,
+        { field: 'name', ...namePrefix },
+        criteria,
+        offset,
+        limit,
+        filter,
+      )
+    : await listPage(table, listing, organizationIds, criteria, offset, limit, filter);
+  return {
+    items: page.items.map((entry) => toRecord(entry as unknown as Record<string, unknown>)),
+    total: page.total,
+  };
+}
+
 export class TooManyMatches extends Error {
   constructor(readonly limit: number) {
     super(`more than ${limit} entries match`);

@@ -22,14 +22,12 @@ import { keyId, readMany } from './catalog.ts';
 import { createOnly, run, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
-  type ListFilter,
   type Listing,
   type ListPage,
   listedWrites,
-  listMatchingPage,
-  listPage,
+  listRecordPage,
+  type RecordPageQuery,
   relistedWrites,
-  type SortCriterion,
 } from './listing.ts';
 import { item, type Metadata, record } from './records.ts';
 import { keys } from './table.ts';
@@ -251,35 +249,11 @@ export async function getMeters(table: Table, ids: readonly string[]): Promise<M
   return meters;
 }
 
-export interface MeterQuery {
-  organizationIds: readonly string[];
-  criteria: readonly SortCriterion<MeterSortField>[];
-  filter: ListFilter<MeterListFilter>;
-  namePrefix?: { prefix: string; maxMatches: number };
-  offset: number;
-  limit: number;
-}
+export type MeterQuery = RecordPageQuery<MeterSortField, MeterListFilter>;
 
 /** A page of meters and the total matching, from the organizations' meter lists. */
-export async function listMeterPage(table: Table, query: MeterQuery): Promise<ListPage<MeterRecord>> {
-  const { organizationIds, criteria, filter, namePrefix, offset, limit } = query;
-  const page = namePrefix
-    ? await listMatchingPage(
-        table,
-        meterListing,
-        organizationIds,
-        { field: 'name', ...namePrefix },
-        criteria,
-        offset,
-        limit,
-        filter,
-      )
-    : await listPage(table, meterListing, organizationIds, criteria, offset, limit, filter);
-  return {
-    items: page.items.map((entry) => meterRecord(entry as unknown as Record<string, unknown>)),
-    total: page.total,
-  };
-}
+export const listMeterPage = (table: Table, query: MeterQuery): Promise<ListPage<MeterRecord>> =>
+  listRecordPage(table, meterListing, query, meterRecord);
 
 /** IAM (shared/data/grants.ts). */
 export const access = {

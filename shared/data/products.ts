@@ -7,14 +7,12 @@ import { keyId, readMany } from './catalog.ts';
 import { createOnly, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
-  type ListFilter,
   type Listing,
   type ListPage,
   listedWrites,
-  listMatchingPage,
-  listPage,
+  listRecordPage,
+  type RecordPageQuery,
   relistedWrites,
-  type SortCriterion,
 } from './listing.ts';
 import {
   type FixedPriceRecord,
@@ -160,36 +158,11 @@ export async function getProductForUpdate(
   return { ...(product ? { product: productRecord(product) } : {}), organizations };
 }
 
-export interface ProductQuery {
-  organizationIds: readonly string[];
-  criteria: readonly SortCriterion<ProductSortField>[];
-  filter: ListFilter<ProductFilter>;
-  /** Name prefix (`query`), answered from the name entries. */
-  namePrefix?: { prefix: string; maxMatches: number };
-  offset: number;
-  limit: number;
-}
+export type ProductQuery = RecordPageQuery<ProductSortField, ProductFilter>;
 
 /** A page of products and the total matching, from the organizations' product lists. */
-export async function listProductPage(table: Table, query: ProductQuery): Promise<ListPage<ProductRecord>> {
-  const { organizationIds, criteria, filter, namePrefix, offset, limit } = query;
-  const page = namePrefix
-    ? await listMatchingPage(
-        table,
-        productListing,
-        organizationIds,
-        { field: 'name', ...namePrefix },
-        criteria,
-        offset,
-        limit,
-        filter,
-      )
-    : await listPage(table, productListing, organizationIds, criteria, offset, limit, filter);
-  return {
-    items: page.items.map((entry) => productRecord(entry as unknown as Record<string, unknown>)),
-    total: page.total,
-  };
-}
+export const listProductPage = (table: Table, query: ProductQuery): Promise<ListPage<ProductRecord>> =>
+  listRecordPage(table, productListing, query, productRecord);
 
 /** IAM (shared/data/grants.ts). */
 export const access = {

@@ -40,7 +40,7 @@
  */
 import { ConditionFailed } from '../domain/errors.ts';
 import { readMany } from './catalog.ts';
-import { type Table, transact } from './dynamo.ts';
+import { orderedSequence, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { countWrites } from './listing.ts';
 import type { StoredSubscription } from './records.ts';
@@ -58,9 +58,6 @@ export interface SubscriptionImage {
 
 /** The marker's sort key, in the subscription's own partition. */
 export const COUNTED_SORT_KEY = '#COUNTED';
-
-/** Stream sequence numbers are decimal strings of up to 40 digits; padded, they compare as text. */
-const ordered = (sequence: string) => sequence.padStart(40, '0');
 
 const markerKey = (id: string) => ({ PK: keys.subscription(id).PK, SK: COUNTED_SORT_KEY });
 
@@ -107,7 +104,9 @@ export async function projectSubscriptionCounts(
     await Promise.all(
       work.slice(i, i + WIDTH).map(async ([id, list]) => {
         let marker = markers.get(id);
-        const inOrder = [...list].sort((a, b) => (ordered(a.sequence) < ordered(b.sequence) ? -1 : 1));
+        const inOrder = [...list].sort((a, b) =>
+          orderedSequence(a.sequence) < orderedSequence(b.sequence) ? -1 : 1,
+        );
         for (const image of inOrder) marker = await project(table, image, marker);
       }),
     );
@@ -121,7 +120,7 @@ async function project(
   read: Marker | undefined,
 ): Promise<Marker | undefined> {
   const target = countedPlace(image.subscription);
-  const sequence = ordered(image.sequence);
+  const sequence = orderedSequence(image.sequence);
   const ours = streamCounted(image.subscription);
   let marker = read;
   for (let attempt = 1; ; attempt++) {

@@ -19,9 +19,9 @@
  *   a duplicate writes nothing and makes no record. The aggregation consumer (docs/data-model.md,
  *   Usage events) counts each distinct event once from these records.
  */
-import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
+import { derivedId } from '../domain/ids.ts';
 import { readMany } from './catalog.ts';
 import { run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
@@ -64,15 +64,8 @@ export interface EventNameCounts {
  * SHA-256 of both (its version and variant bits set), the same for every try, so that the event's
  * own conditional put is its deduplication.
  */
-export function usageEventId(organizationId: string, externalId: string): string {
-  const digest = createHash('sha256')
-    .update(`usage-event\u0000${organizationId}\u0000${externalId}`, 'utf8')
-    .digest();
-  digest[6] = ((digest[6] ?? 0) & 0x0f) | 0x40;
-  digest[8] = ((digest[8] ?? 0) & 0x3f) | 0x80;
-  const hex = digest.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
-}
+export const usageEventId = (organizationId: string, externalId: string): string =>
+  derivedId('usage-event', organizationId, externalId);
 
 /** The list shard of an event: its id's first byte (ids are hashes or random). */
 export const eventListShard = (eventId: string): number =>

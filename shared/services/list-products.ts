@@ -7,12 +7,12 @@ import {
   access as productsAccess,
 } from '../data/products.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
-import { PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
+import { PolarRequestValidationError } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { ListProductsQuery, ListResourceProduct } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
-import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
+import { pageWindow, pagination, queryIssue, tooManyMatches, withinAnswerLimit } from './paging.ts';
 import { presentProduct } from './presenters.ts';
 
 /** A `query` prefix may match at most this many products of one organization (each is read). */
@@ -20,13 +20,6 @@ export const MAX_QUERY_MATCHES = 1000;
 
 /** Hosted filters this API does not have (and `metadata[...]`): refused, never ignored (ignoring would answer wrong lists). */
 const UNSUPPORTED_FILTERS = ['id', 'benefit_id', 'visibility'] as const;
-
-const queryIssue = (name: string, msg: string, input: unknown): ValidationIssue => ({
-  loc: ['query', name],
-  msg,
-  type: 'value_error',
-  input,
-});
 
 /**
  * A page of the products of the caller's organizations, or of those named among them (another
@@ -75,14 +68,7 @@ export async function listProducts(
       pagination: pagination(page.total, window),
     });
   } catch (error) {
-    if (!(error instanceof TooManyMatches)) throw error;
-    throw new PolarRequestValidationError([
-      queryIssue(
-        'query',
-        `More than ${error.limit} products of one organization start with this text: use a longer one.`,
-        query.query,
-      ),
-    ]);
+    throw error instanceof TooManyMatches ? tooManyMatches('products', error.limit, query.query) : error;
   }
 }
 

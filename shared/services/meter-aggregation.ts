@@ -30,6 +30,8 @@
  * idempotent), written before the hour's aggregate; the count is the number of distinct values over
  * the period's items.
  */
+
+import { keyId } from '../data/catalog.ts';
 import {
   AggregateChanged,
   customerMeterId,
@@ -40,17 +42,16 @@ import {
   hourAggregateOf,
   hourKey,
   hourOf,
-  orderedSequence,
   organizationMeters,
   putCustomerMeter,
   putUniqueValue,
   readAggregates,
   writeHourAggregate,
 } from '../data/customer-meters.ts';
-import type { Table } from '../data/dynamo.ts';
+import { orderedSequence, type Table } from '../data/dynamo.ts';
 import type { FunctionAccess } from '../data/grants.ts';
 import type { MeterRecord } from '../data/meters.ts';
-import { keys, partitions } from '../data/table.ts';
+import { type Key, keys, partitions } from '../data/table.ts';
 import type { UsageEventRecord } from '../data/usage-events.ts';
 import {
   emptyState,
@@ -178,7 +179,7 @@ export async function aggregateEvents(
     ...entries.map((e) => hourKey(e.customerMeterId, e.hour)),
     ...[...new Set(entries.map((e) => e.customerMeterId))].map((id) => keys.customerMeter(id)),
   ]);
-  const stored = (key: { PK: string; SK: string }) => found.get(`${key.PK}\u0000${key.SK}`);
+  const stored = (key: Key) => found.get(keyId(key));
   const now = deps.now().toISOString();
   let written = 0;
   let skipped = 0;
@@ -233,9 +234,8 @@ async function applyAggregate(
     if (fresh.length === 0) return 'skipped';
     const aggregation = entry.meter.aggregation;
     let delta: FoldState = emptyState(aggregation);
-    for (const record of fresh) delta = foldEvent(aggregation, delta, record.event);
     if (aggregation.func === 'unique') {
-      // Values first (idempotent), then the aggregate that records them applied.
+      // The values in items of their own first (idempotent), then the aggregate that records them applied.
       const values = [...new Set(fresh.flatMap((r) => uniqueKey(r.event, aggregation.property) ?? []))];
       for (let i = 0; i < values.length; i += WIDTH) {
         await Promise.all(
@@ -244,7 +244,8 @@ async function applyAggregate(
             .map((value) => putUniqueValue(table, entry.customerMeterId, entry.hour, value)),
         );
       }
-      delta = { func: 'unique', values: [] };
+    } else {
+      for (const record of fresh) delta = foldEvent(aggregation, delta, record.event);
     }
     const highest = fresh.reduce((max, r) => (r.sequence > max ? r.sequence : max), fresh[0]?.sequence ?? '');
     const next: HourAggregate = {

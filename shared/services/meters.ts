@@ -48,7 +48,7 @@ import type {
 } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
 import { organizationFor } from './organizations.ts';
-import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
+import { pageWindow, pagination, queryIssue, tooManyMatches, withinAnswerLimit } from './paging.ts';
 
 /** A `query` prefix may match at most this many meters of one organization (each is read). */
 export const MAX_QUERY_MATCHES = 1000;
@@ -168,13 +168,6 @@ export async function getMeter(deps: Dependencies, principal: UserPrincipal, id:
   return presentMeter(await ownedMeter(deps, principal, normalizeId(id)));
 }
 
-const queryIssue = (name: string, msg: string, input: unknown): ValidationIssue => ({
-  loc: ['query', name],
-  msg,
-  type: 'value_error',
-  input,
-});
-
 export async function listMeters(
   deps: Dependencies,
   principal: UserPrincipal,
@@ -202,14 +195,7 @@ export async function listMeters(
       pagination: pagination(page.total, window),
     });
   } catch (error) {
-    if (!(error instanceof TooManyMatches)) throw error;
-    throw new PolarRequestValidationError([
-      queryIssue(
-        'query',
-        `More than ${error.limit} meters of one organization start with this text: use a longer one.`,
-        query.query,
-      ),
-    ]);
+    throw error instanceof TooManyMatches ? tooManyMatches('meters', error.limit, query.query) : error;
   }
 }
 

@@ -17,6 +17,24 @@ export function pageWindow(query: { page?: number; limit?: number }): PageWindow
   return { limit, offset: ((query.page ?? 1) - 1) * limit };
 }
 
+/** A 422 issue about one query parameter. */
+export const queryIssue = (name: string, msg: string, input: unknown): ValidationIssue => ({
+  loc: ['query', name],
+  msg,
+  type: 'value_error',
+  input,
+});
+
+/** A name prefix (`query`) matching more `things` of one organization than a list reads: the 422 at `query`. */
+export const tooManyMatches = (things: string, limit: number, input: unknown): PolarRequestValidationError =>
+  new PolarRequestValidationError([
+    queryIssue(
+      'query',
+      `More than ${limit} ${things} of one organization start with this text: use a longer one.`,
+      input,
+    ),
+  ]);
+
 export const pagination = (total: number, { limit }: PageWindow) => ({
   total_count: total,
   max_page: Math.ceil(total / limit),

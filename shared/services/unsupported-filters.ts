@@ -1,4 +1,5 @@
-import { PolarRequestValidationError, type ValidationIssue } from '../domain/errors.ts';
+import { PolarRequestValidationError } from '../domain/errors.ts';
+import { queryIssue } from './paging.ts';
 
 /**
  * Filters of the hosted service that no key of a list can answer: each one given is refused with a
@@ -12,13 +13,6 @@ export function refuseUnsupported<Q extends object>(
   const values = query as Record<string, unknown>;
   const refused = (Object.keys(unsupported) as (keyof Q & string)[])
     .filter((name) => values[name] !== undefined)
-    .map(
-      (name): ValidationIssue => ({
-        loc: ['query', name],
-        msg: unsupported[name] as string,
-        type: 'value_error',
-        input: values[name],
-      }),
-    );
+    .map((name) => queryIssue(name, unsupported[name] as string, values[name]));
   if (refused.length > 0) throw new PolarRequestValidationError(refused);
 }

@@ -143,9 +143,14 @@ export async function updateProduct(
     if (canonicalJson(changed) === canonicalJson(product)) return presentProduct(product);
     const after = { ...changed, modified_at: now };
     // The meters it starts or stops pricing (an archive stops them all), last (`meterReferenceFailure`).
-    const started = [...pricedMeterIds(after)].filter((meterId) => !pricedMeterIds(product).has(meterId));
-    await refuseArchivedMeters(deps, started, meters);
-    const references = meterReferenceWrites(deps.table, pricedMeterIds(product), pricedMeterIds(after));
+    const pricedBefore = pricedMeterIds(product);
+    const pricedAfter = pricedMeterIds(after);
+    await refuseArchivedMeters(
+      deps,
+      [...pricedAfter].filter((meterId) => !pricedBefore.has(meterId)),
+      meters,
+    );
+    const references = meterReferenceWrites(deps.table, pricedBefore, pricedAfter);
     try {
       await updateProductRecord(deps.table, product, after, [
         ...productEvent(deps.table, 'product.updated', after, now),

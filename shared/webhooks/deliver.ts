@@ -34,6 +34,7 @@ import {
 import type { FunctionAccess } from '../data/grants.ts';
 import type { DeliveryAttemptRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
 import { ServiceUnavailable } from '../domain/errors.ts';
+import { derivedId } from '../domain/ids.ts';
 import { deliveryHeaders } from '../domain/webhook-signature.ts';
 import { emitDeliveries, emitDeliveryLogFailure, logError, logInfo } from '../observability/telemetry.ts';
 import { type DeliveryQueue, MAX_VISIBILITY_SECONDS, type QueueMessage } from '../queue/queue.ts';
@@ -41,7 +42,6 @@ import type { Dependencies } from '../runtime.ts';
 import { signingSecrets } from '../services/webhook-endpoints.ts';
 import { addressGuard, portAllowed } from './address-guard.ts';
 import { type CircuitBreaker, circuitFailure, circuitWaitSeconds } from './circuit.ts';
-import { derivedId } from './events.ts';
 import type { DeliveryMessage } from './relay.ts';
 import { MAX_ATTEMPTS, retryDelaySeconds } from './retry.ts';
 import { type Attempt, CIRCUIT_OPEN, sendAttempt } from './send.ts';

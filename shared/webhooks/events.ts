@@ -7,7 +7,7 @@
  * (event, endpoint) pair is one *webhook event* whose id is the `webhook-id` header: derived from the
  * pair, so a relay that runs twice over the same event records and names the same thing twice.
  */
-import { createHash } from 'node:crypto';
+import { derivedId } from '../domain/ids.ts';
 
 /** Every type this API emits; an endpoint subscribes to a subset (`events`). */
 export const WEBHOOK_EVENT_TYPES = [
@@ -48,15 +48,6 @@ export interface EventSubject {
  */
 export function envelope(type: WebhookEventType, timestamp: string, data: object): string {
   return JSON.stringify({ type, timestamp, data });
-}
-
-/** A UUID (version 4 layout) derived from `parts`: the same parts always give the same id. */
-export function derivedId(...parts: string[]): string {
-  const bytes = createHash('sha256').update(parts.join('\u0000')).digest().subarray(0, 16);
-  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
-  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** The webhook event (and `webhook-id`) of one event for one endpoint. */
