@@ -14,22 +14,13 @@ export default defineCard({
   },
   iam: async (world) => {
     const token = world.demo.personal_access_token;
+    const externalId = `iam-get-${randomUUID()}`;
     const ingested = await world.call('POST', '/v1/events/ingest', {
       token,
-      body: {
-        events: [
-          { name: 'iam', customer_id: world.demo.customer_id, external_id: `iam-get-${randomUUID()}` },
-        ],
-      },
+      body: { events: [{ name: 'iam', customer_id: world.demo.customer_id, external_id: externalId }] },
     });
-    const listed = await world.call(
-      'GET',
-      '/v1/events/?limit=1&sorting=-timestamp&start_timestamp=2000-01-01T00:00:00Z',
-      {
-        token,
-      },
-    );
-    const id = (listed.body?.items?.[0]?.id as string | undefined) ?? randomUUID();
+    // Its id follows from (organization, external_id): no list read (its index lags) to find it.
+    const id = usageEventId(world.demo.organization_id, externalId);
     return [
       step('ingest one', ingested, 200),
       step('an event', await world.call('GET', `/v1/events/${id}`, { token }), 200),

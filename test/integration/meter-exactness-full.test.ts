@@ -12,11 +12,11 @@ import {
   type ExactnessOptions,
   exactnessSetup,
   ingestAll,
-  openTableStream,
   referenceFold,
   splitShards,
   storedFolds,
   streamRecords,
+  turnOnStream,
 } from '../support/exactness.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -46,38 +46,34 @@ it(`${full.events} events, ${full.customers} customers, six meters: every custom
   timeout: 1_800_000,
 }, async () => {
   const start = new Date(Date.now() - 3 * 86_400_000);
-  const reader = await openTableStream(world.table);
-  try {
-    const phases: Record<string, number> = {};
-    let t = Date.now();
-    const lap = (name: string) => {
-      phases[name] = Date.now() - t;
-      t = Date.now();
-    };
-    const setup = await exactnessSetup(world, full, start);
-    const ingested = await ingestAll(world, setup, full, start);
-    lap('ingest ms');
-    expect(ingested.distinct.size).toBe(full.events);
-    expect(ingested.duplicatesAnswered).toBe(ingested.duplicatesInjected);
-    const records = await streamRecords(world.table, ingested.distinct.size);
-    expect(records.length).toBe(ingested.distinct.size);
-    lap('stream read ms');
-    const driven = await driveConsumer(world, splitShards(records, full.shards), full);
-    lap('consumer ms');
-    const reference = referenceFold(setup, ingested);
-    const diffs = differences(reference, await storedFolds(world, setup));
-    lap('compare ms');
-    console.log('exactness (full)', {
-      events: full.events,
-      duplicates: ingested.duplicatesInjected,
-      aggregates: reference.size,
-      ...driven,
-      ...phases,
-    });
-    expect(driven.fired.before).toBeGreaterThan(0);
-    expect(driven.fired.after).toBeGreaterThan(0);
-    expect(diffs).toEqual([]);
-  } finally {
-    reader.close();
-  }
+  await turnOnStream(world.table);
+  const phases: Record<string, number> = {};
+  let t = Date.now();
+  const lap = (name: string) => {
+    phases[name] = Date.now() - t;
+    t = Date.now();
+  };
+  const setup = await exactnessSetup(world, full, start);
+  const ingested = await ingestAll(world, setup, full, start);
+  lap('ingest ms');
+  expect(ingested.distinct.size).toBe(full.events);
+  expect(ingested.duplicatesAnswered).toBe(ingested.duplicatesInjected);
+  const records = await streamRecords(world.table, ingested.distinct.size);
+  expect(records.length).toBe(ingested.distinct.size);
+  lap('stream read ms');
+  const driven = await driveConsumer(world, splitShards(records, full.shards), full);
+  lap('consumer ms');
+  const reference = referenceFold(setup, ingested);
+  const diffs = differences(reference, await storedFolds(world, setup));
+  lap('compare ms');
+  console.log('exactness (full)', {
+    events: full.events,
+    duplicates: ingested.duplicatesInjected,
+    aggregates: reference.size,
+    ...driven,
+    ...phases,
+  });
+  expect(driven.fired.before).toBeGreaterThan(0);
+  expect(driven.fired.after).toBeGreaterThan(0);
+  expect(diffs).toEqual([]);
 });

@@ -16,11 +16,11 @@ import {
   exactnessSetup,
   faultyTable,
   ingestAll,
-  openTableStream,
   referenceFold,
   splitShards,
   storedFolds,
   streamRecords,
+  turnOnStream,
 } from '../support/exactness.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -47,27 +47,23 @@ const small: ExactnessOptions = {
 describe('customer meters equal a plain fold of the distinct events', () => {
   it('2,000 events, 50 customers, six meters: duplicates, retried batches, late events, replays, bisects, concurrent shards, failures part-way', async () => {
     const start = new Date(Date.now() - 2 * 86_400_000);
-    const reader = await openTableStream(world.table);
-    try {
-      const setup = await exactnessSetup(world, small, start);
-      const ingested = await ingestAll(world, setup, small, start);
-      expect(ingested.duplicatesAnswered).toBe(ingested.duplicatesInjected);
-      expect(ingested.duplicatesInjected).toBeGreaterThanOrEqual(small.events * 0.1);
-      const records = await streamRecords(world.table, ingested.distinct.size);
-      // One record per distinct event: a duplicate wrote nothing.
-      expect(records.length).toBe(ingested.distinct.size);
-      const driven = await driveConsumer(world, splitShards(records, small.shards), small);
-      // The faults did happen, both kinds, and the replays.
-      expect(driven.fired.before).toBeGreaterThan(0);
-      expect(driven.fired.after).toBeGreaterThan(0);
-      expect(driven.replays).toBeGreaterThan(0);
-      const reference = referenceFold(setup, ingested);
-      // Arrivals span many hours; every meter counted something.
-      expect(new Set([...reference.keys()].map((k) => k.split('#')[1])).size).toBeGreaterThan(5);
-      expect(differences(reference, await storedFolds(world, setup))).toEqual([]);
-    } finally {
-      reader.close();
-    }
+    await turnOnStream(world.table);
+    const setup = await exactnessSetup(world, small, start);
+    const ingested = await ingestAll(world, setup, small, start);
+    expect(ingested.duplicatesAnswered).toBe(ingested.duplicatesInjected);
+    expect(ingested.duplicatesInjected).toBeGreaterThanOrEqual(small.events * 0.1);
+    const records = await streamRecords(world.table, ingested.distinct.size);
+    // One record per distinct event: a duplicate wrote nothing.
+    expect(records.length).toBe(ingested.distinct.size);
+    const driven = await driveConsumer(world, splitShards(records, small.shards), small);
+    // The faults did happen, both kinds, and the replays.
+    expect(driven.fired.before).toBeGreaterThan(0);
+    expect(driven.fired.after).toBeGreaterThan(0);
+    expect(driven.replays).toBeGreaterThan(0);
+    const reference = referenceFold(setup, ingested);
+    // Arrivals span many hours; every meter counted something.
+    expect(new Set([...reference.keys()].map((k) => k.split('#')[1])).size).toBeGreaterThan(5);
+    expect(differences(reference, await storedFolds(world, setup))).toEqual([]);
   });
 });
 
@@ -81,21 +77,17 @@ describe('a consumer failing part-way loses nothing and counts nothing twice', (
   }> {
     const options = { ...small, seed, events: 200, customers: 5, ingestBatch: 200, retriedBatchRate: 0 };
     const start = new Date(Date.now() - 86_400_000);
-    const reader = await openTableStream(world.table);
-    try {
-      const setup = await exactnessSetup(world, options, start);
-      const ingested = await ingestAll(world, setup, options, start);
-      const records = await streamRecords(world.table, ingested.distinct.size);
-      const [shardId, batch] = [...splitShards(records, 1).entries()][0] ?? ['', []];
-      return {
-        setup,
-        batch,
-        shardId,
-        check: async () => differences(referenceFold(setup, ingested), await storedFolds(world, setup)),
-      };
-    } finally {
-      reader.close();
-    }
+    await turnOnStream(world.table);
+    const setup = await exactnessSetup(world, options, start);
+    const ingested = await ingestAll(world, setup, options, start);
+    const records = await streamRecords(world.table, ingested.distinct.size);
+    const [shardId, batch] = [...splitShards(records, 1).entries()][0] ?? ['', []];
+    return {
+      setup,
+      batch,
+      shardId,
+      check: async () => differences(referenceFold(setup, ingested), await storedFolds(world, setup)),
+    };
   }
 
   it('lost after claim: an aggregate write that succeeded but whose answer was lost, then the batch retried', async () => {

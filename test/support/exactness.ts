@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { streamedEvents } from '#functions/meter-aggregator/handler.ts';
 import { createCustomer, createOrganization } from '#scripts/admin/commands.ts';
-import { openStreamReader, type StreamRecord } from '#scripts/local/stream-reader.ts';
+import { enableTableStream, openStreamReader, type StreamRecord } from '#scripts/local/stream-reader.ts';
 import {
   customerMeterId,
   HOUR_PREFIX,
@@ -301,10 +301,10 @@ export async function ingestAll(
 }
 
 /**
- * The usage-event records of the table's real stream, in stream order, with their shard: read by a
- * reader opened now, from the stream's start. (The stream is turned on before the writes by an earlier
- * reader; reading with that reader's iterators, taken while the shards were empty, once failed in CI
- * with DynamoDB Local's TrimmedDataAccessException.)
+ * The usage-event records of the table's real stream (turned on before the writes: `turnOnStream`),
+ * in stream order, with their shard: read by a reader opened now, from the stream's start. (Reading
+ * with iterators taken before the writes, while the shards were empty, once failed in CI with
+ * DynamoDB Local's TrimmedDataAccessException.)
  */
 export async function streamRecords(
   table: Table,
@@ -340,7 +340,11 @@ async function readAll(
   return read;
 }
 
-export const openTableStream = (table: Table) =>
+/** The table's stream turned on, before the writes whose records a test reads. */
+export const turnOnStream = (table: Table): Promise<string> =>
+  enableTableStream({ dynamodbEndpoint: dynamodbEndpoint(), region: LOCAL_REGION, tableName: table.name });
+
+const openTableStream = (table: Table) =>
   openStreamReader({
     dynamodbEndpoint: dynamodbEndpoint(),
     region: LOCAL_REGION,

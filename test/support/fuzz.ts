@@ -4487,47 +4487,15 @@ function updateMeterModel(parsed: unknown, billed: boolean): Oracle {
   return { statuses: [200], check };
 }
 
-function updateMeterArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
-  const idArb = fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom(...ctx.meters.keys()) },
-    { weight: 1, arbitrary: fc.uuid({ version: 4 }) },
-    {
-      weight: 1,
-      arbitrary: badId.filter((v): v is string => typeof v === 'string' && v.length > 0 && !/^\.+$/.test(v)),
-    },
-  );
-  return fc
-    .tuple(idArb, fc.boolean(), authArb(ctx, 'pat', true), contentTypeArb, bodyArb(meterUpdateValueArb))
-    .map(([id, slash, auth, type, body]): FuzzCase => {
-      const url = `/v1/meters/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
-      const headers: Record<string, string> = {
-        ...(auth.header !== undefined ? { authorization: auth.header } : {}),
-        ...(type.header !== undefined ? { 'content-type': type.header } : {}),
-      };
-      const sent = toWellFormed(id);
-      const verdict = (parsed: unknown, tenant: Tenant): Oracle => {
-        if (!isUuid4(sent)) return requestValidation('path', ['path', 'id']);
-        const meter = ctx.meters.get(sent.toLowerCase());
-        const bodyOracle = updateMeterModel(parsed, meter?.billed ?? false);
-        if (bodyOracle.errors?.includes('RequestValidationError')) return bodyOracle;
-        if (meter?.tenant !== tenant) {
-          return {
-            statuses: [404],
-            check: (reply) => expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
-          };
-        }
-        return bodyOracle;
-      };
-      return {
-        operationId: 'updateMeter',
-        request: { method: 'PATCH', url, headers, body: body.bytes ?? body.text },
-        oracle:
-          passed(auth.outcome) && type.json && !isUuid4(sent) && parsesToNonObject(body)
-            ? requestValidation('path', ['path', 'id'])
-            : postOracle(auth, type, body, verdict),
-      };
-    });
-}
+const updateMeterArb = (ctx: FuzzContext): fc.Arbitrary<FuzzCase> =>
+  patchByIdArb(ctx, {
+    operationId: 'updateMeter',
+    base: '/v1/meters/',
+    ids: [...ctx.meters.keys()],
+    valueArb: meterUpdateValueArb,
+    tenantOf: (id) => ctx.meters.get(id)?.tenant,
+    model: (parsed, _tenant, id) => updateMeterModel(parsed, ctx.meters.get(id)?.billed ?? false),
+  });
 
 const PRODUCT_SORTS = [
   'created_at',
@@ -4737,9 +4705,34 @@ function updateProductModel(parsed: unknown, tenant: Tenant): Oracle {
   };
 }
 
-function updateProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
+const updateProductArb = (ctx: FuzzContext): fc.Arbitrary<FuzzCase> =>
+  patchByIdArb(ctx, {
+    operationId: 'updateProduct',
+    base: '/v1/products/',
+    ids: [...ctx.products.keys()],
+    valueArb: productUpdateValueArb,
+    tenantOf: (id) => ctx.products.get(id),
+    model: (parsed, tenant) => updateProductModel(parsed, tenant),
+  });
+
+/**
+ * A PATCH of one object by id (Update Product, Update Meter): the context's objects' ids (in any
+ * case), random and malformed ones, a body from `valueArb`. The body's own model decides first where
+ * it refuses the shape; then an object of another tenant, or none, is the 404 of an unknown id.
+ */
+function patchByIdArb(
+  ctx: FuzzContext,
+  spec: {
+    operationId: OperationId;
+    base: string;
+    ids: readonly string[];
+    valueArb: fc.Arbitrary<unknown>;
+    tenantOf: (id: string) => Tenant | undefined;
+    model: (parsed: unknown, tenant: Tenant, id: string) => Oracle;
+  },
+): fc.Arbitrary<FuzzCase> {
   const idArb = fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom(...ctx.products.keys()) },
+    { weight: 6, arbitrary: fc.constantFrom(...spec.ids) },
     { weight: 1, arbitrary: fc.uuid({ version: 4 }) },
     {
       weight: 1,
@@ -4747,9 +4740,9 @@ function updateProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
     },
   );
   return fc
-    .tuple(idArb, fc.boolean(), authArb(ctx, 'pat', true), contentTypeArb, bodyArb(productUpdateValueArb))
+    .tuple(idArb, fc.boolean(), authArb(ctx, 'pat', true), contentTypeArb, bodyArb(spec.valueArb))
     .map(([id, slash, auth, type, body]): FuzzCase => {
-      const url = `/v1/products/${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
+      const url = `${spec.base}${encodeURIComponent(toWellFormed(id))}${slash ? '/' : ''}`;
       const headers: Record<string, string> = {
         ...(auth.header !== undefined ? { authorization: auth.header } : {}),
         ...(type.header !== undefined ? { 'content-type': type.header } : {}),
@@ -4757,9 +4750,9 @@ function updateProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
       const sent = toWellFormed(id);
       const verdict = (parsed: unknown, tenant: Tenant): Oracle => {
         if (!isUuid4(sent)) return requestValidation('path', ['path', 'id']);
-        const bodyOracle = updateProductModel(parsed, tenant);
+        const bodyOracle = spec.model(parsed, tenant, sent.toLowerCase());
         if (bodyOracle.errors?.includes('RequestValidationError')) return bodyOracle;
-        if (ctx.products.get(sent.toLowerCase()) !== tenant) {
+        if (spec.tenantOf(sent.toLowerCase()) !== tenant) {
           return {
             statuses: [404],
             check: (reply) => expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' }),
@@ -4768,7 +4761,7 @@ function updateProductArb(ctx: FuzzContext): fc.Arbitrary<FuzzCase> {
         return bodyOracle;
       };
       return {
-        operationId: 'updateProduct',
+        operationId: spec.operationId,
         request: { method: 'PATCH', url, headers, body: body.bytes ?? body.text },
         // The path is checked with the schema step, after parsing: a body that parses to something
         // other than an object meets the path's fault first.
