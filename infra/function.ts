@@ -2,7 +2,15 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import {
+  type AddToPrincipalPolicyResult,
+  Effect,
+  PolicyDocument,
+  PolicyStatement,
+  Role,
+  type RoleProps,
+  ServicePrincipal,
+} from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -125,7 +133,7 @@ export class ApiFunction extends Construct {
     });
 
     const usesTable = operation.access.length > 0;
-    this.role = new Role(this, 'Role', {
+    this.role = new InlinePolicyRole(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: usesTable
         ? `${operation.name}: its own log group and ${operation.access.length} table grants`
@@ -222,6 +230,32 @@ export class ApiFunction extends Construct {
     });
   }
 }
+
+/**
+ * A role whose every grant (the table's, the log group's, X-Ray's, an event source's, the KMS keys')
+ * goes into one inline policy, written in the role itself, rather than into CDK's `DefaultPolicy`, an
+ * `AWS::IAM::Policy` resource of its own. Same statements, one resource fewer per function: a
+ * function's resources are what fills the stack's 500 (docs/deploying.md, "Resources per stack").
+ * An inline policy also exists as soon as the role does, so no function is created before its grants.
+ * IAM caps a role's inline policies at 10,240 characters; `test/infra/stack.test.ts` checks the margin.
+ */
+export class InlinePolicyRole extends Role {
+  readonly document: PolicyDocument;
+
+  constructor(scope: Construct, id: string, props: Omit<RoleProps, 'inlinePolicies'>) {
+    const document = new PolicyDocument();
+    super(scope, id, { ...props, inlinePolicies: { [INLINE_POLICY_NAME]: document } });
+    this.document = document;
+  }
+
+  override addToPrincipalPolicy(statement: PolicyStatement): AddToPrincipalPolicyResult {
+    this.document.addStatements(statement);
+    return { statementAdded: true, policyDependable: this };
+  }
+}
+
+/** The name of each function role's one inline policy. */
+export const INLINE_POLICY_NAME = 'grants';
 
 /**
  * One grant of the operation: exactly its actions, on the table or only on the indexes it names,

@@ -118,7 +118,7 @@ describe('what is acknowledged, and where', () => {
         .filter((f) => f.rule.startsWith('AwsSolutions-IAM5'))
         .map((f) => f.path)
         .sort(),
-    ).toEqual(streamRoles.map((role) => `${role}/DefaultPolicy/Resource`));
+    ).toEqual(streamRoles.map((role) => `${role}/Resource`));
     expect(
       acknowledgmentsOf(untraced)
         .filter((a) => a.rule.startsWith('AwsSolutions-IAM5'))

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { INLINE_POLICY_NAME } from '../../infra/function.ts';
 import { CommerceApiStack, createStageStack } from '../../infra/stack.ts';
 import {
   AGGREGATOR_BATCH_SIZE,
@@ -16,6 +17,7 @@ import {
   RELAY_ITERATOR_AGE_ALARM_SECONDS,
 } from '../../infra/webhooks.ts';
 import { stackRoutes } from '../../scripts/local/apigw.ts';
+import { resolve } from '../../scripts/local/iam/policy.ts';
 import { legacyTableDefinition } from '../../shared/data/legacy-table.ts';
 import {
   type IndexDefinition,
@@ -45,6 +47,9 @@ import { sharedNestedTemplate, sharedStage } from '../support/stages.ts';
  * `$default` route's, one per scheduled function and the webhook pipeline's two.
  */
 const FUNCTION_COUNT = operations.length + 3 + scheduledFunctions.length + pipelineFunctions.length;
+
+/** IAM's quota on the inline policies of one role, in characters without whitespace. */
+const IAM_ROLE_INLINE_POLICY_CHARACTERS = 10_240;
 
 /** Resources per template; the monitoring stack, nested, counts as one in its parent. */
 const CLOUDFORMATION_RESOURCE_LIMIT = 500;
@@ -95,12 +100,17 @@ const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [val
 const resources = ({ template }: Synth, type: string) =>
   template.findResources(type) as Record<string, Resource>;
 
-/** Every statement of every policy attached to the function's role. */
+/** Every statement of the function's role: its inline policies, and any policy attached to it. */
 function statementsOf(s: Synth, functionName: string): Statement[] {
-  const roleRef = { Ref: idsOf(s, functionName).role };
-  return Object.values(resources(s, 'AWS::IAM::Policy'))
-    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify(roleRef)))
-    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]);
+  const roleId = idsOf(s, functionName).role;
+  const roleRef = { Ref: roleId };
+  const inline = (resources(s, 'AWS::IAM::Role')[roleId]?.Properties.Policies ?? []) as Json[];
+  return [
+    ...inline.flatMap((policy) => policy.PolicyDocument.Statement as Statement[]),
+    ...Object.values(resources(s, 'AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(JSON.stringify(roleRef)))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[]),
+  ];
 }
 
 const actionsOf = (statements: Statement[]) => statements.flatMap((statement) => asArray(statement.Action));
@@ -175,6 +185,34 @@ describe.each([
     expect(count).toBeLessThanOrEqual(CLOUDFORMATION_RESOURCE_LIMIT);
     // The pipeline's functions are invoked by event source mappings (their roles), not by a permission.
     s.template.resourceCountIs('AWS::Lambda::Permission', FUNCTION_COUNT - pipelineFunctions.length);
+  });
+
+  it("writes each function role its grants as one inline policy, no policy resource, within IAM's 10,240 characters", () => {
+    // A policy resource per role was 60 of the stack's 500 resources (infra/function.ts).
+    s.template.resourceCountIs('AWS::IAM::Policy', 0);
+    const roles = resources(s, 'AWS::IAM::Role');
+    // As IAM counts it: the resolved document without whitespace, with a long table name.
+    const context = {
+      region: 'ap-southeast-2',
+      accountId: '123456789012',
+      partition: 'aws',
+      tableLogicalId: s.model.ids.table,
+      tableName: `${s.model.stackName}-${s.model.ids.table}-ABCDEFGHIJKLM`,
+    };
+    const sizes = Object.entries(s.model.functions).map(([name, ids]) => {
+      const policies = (roles[ids.role]?.Properties.Policies ?? []) as Json[];
+      expect(
+        policies.map((policy) => policy.PolicyName),
+        name,
+      ).toEqual([INLINE_POLICY_NAME]);
+      const size = JSON.stringify(resolve(policies[0].PolicyDocument, context)).length;
+      expect(size, name).toBeLessThan(IAM_ROLE_INLINE_POLICY_CHARACTERS);
+      return [size, name] as const;
+    });
+    const [largest, name] = sizes.reduce((a, b) => (b[0] > a[0] ? b : a));
+    console.log(
+      `${stage}: largest inline policy ${largest} characters (${name}) of ${IAM_ROLE_INLINE_POLICY_CHARACTERS}`,
+    );
   });
 
   it("has one arm64 Node.js 22 function per operation, plus the API reference's, discovery's and the $default route's", () => {
