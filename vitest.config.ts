@@ -98,11 +98,12 @@ export default defineConfig({
       !/^\{"(?:level":"info","message":"(?:request|webhook [a-z ]+|subscription clock)|_aws)"/.test(log),
     projects: [
       // Unit tests do no I/O, but some compile every schema: a loaded machine needs more than 5 s.
-      // Not isolated: the files share each worker's module cache rather than importing the handlers
-      // and the SDK again per file (measured on a loaded machine: 31.8 -> 15.4 CPU-s, 53 -> 21 s).
-      // Integration is not (505 -> 430 CPU-s, but two files then fail after others: state they share).
+      // Unit and integration are not isolated: a worker's files share its module cache rather than
+      // importing the handlers and the SDK again per file (loaded machine: unit 31.8 -> 15.4 CPU-s,
+      // integration 505 -> 350 CPU-s, docs/testing.md). A file's setup must therefore be a call that
+      // registers its own hooks, never an import's side effect (test/support/private-engine.ts).
       fast('unit', 'test/unit/**/*.test.ts', { testTimeout: 30_000, isolate: false }),
-      fast('integration', 'test/integration/**/*.test.ts', dynamodb),
+      fast('integration', 'test/integration/**/*.test.ts', { ...dynamodb, isolate: false }),
       // One local API shared by the e2e files that take it (test/support/e2e-stack.ts).
       fast('e2e', 'test/e2e/**/*.test.ts', {
         ...dynamodb,

@@ -5,16 +5,19 @@
  * cancelled by DynamoDB with `ItemCollectionSizeLimitExceeded`, as DynamoDB answers it.
  */
 // On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
-import '../support/private-engine.ts';
+
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { keys } from '#shared/data/table.ts';
 import { webhookEventId } from '#shared/webhooks/events.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../support/pipeline.ts';
+import { usePrivateEngine } from '../support/private-engine.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { waitFor } from '../support/wait.ts';
 import { createWorld, type FunctionClients, functionClients, type World } from '../support/world.ts';
+
+usePrivateEngine();
 
 /** DynamoDB's answer to a transaction one of whose items would pass the 10 GB item collection. */
 function itemCollectionFull(items: number): Error {

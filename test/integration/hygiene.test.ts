@@ -6,7 +6,7 @@
  * secret. Expired and revoked credentials are refused by every operation.
  */
 // On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
-import '../support/private-engine.ts';
+
 import { inspect } from 'node:util';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -35,10 +35,13 @@ import {
   tokenRequest,
 } from '../support/oauth.ts';
 import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../support/pipeline.ts';
+import { usePrivateEngine } from '../support/private-engine.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { canonical, digestChanges, scanTable, tableDigest } from '../support/table-state.ts';
 import { waitFor } from '../support/wait.ts';
 import { createWorld, type Reply, type World, worldIdTokenPrivateKey } from '../support/world.ts';
+
+usePrivateEngine();
 
 const SECRET_SHAPE = /polar_(?:pat|cst|cs|whs|crt|ac|at_[uo]|rt_[uo])_|whsec_/;
 const CONSOLE = ['log', 'error', 'warn', 'info', 'debug'] as const;

@@ -6,7 +6,7 @@
  * within the freshness the docs promise (waited for with a deadline, never a fixed time).
  */
 // On a DynamoDB Local of its own: its freshness test reads its table's stream (test/support/private-engine.ts).
-import '../support/private-engine.ts';
+
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
@@ -20,9 +20,12 @@ import {
 import { LocalQueue } from '#shared/queue/local.ts';
 import { createCustomerIn } from '#shared/services/create-customer.ts';
 import { startTestPipeline } from '../support/pipeline.ts';
+import { usePrivateEngine } from '../support/private-engine.ts';
 import { nextSequence, storedSubscriptions } from '../support/subscription-counts.ts';
 import { waitFor } from '../support/wait.ts';
 import { createWorld, type World } from '../support/world.ts';
+
+usePrivateEngine();
 
 let world: World;
 beforeAll(async () => {

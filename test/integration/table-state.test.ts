@@ -4,13 +4,16 @@
  * did not record.
  */
 // On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
-import '../support/private-engine.ts';
+
 import { UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Table } from '#shared/data/dynamo.ts';
 import { type FreshTable, freshTable } from '../support/dynamodb.ts';
+import { usePrivateEngine } from '../support/private-engine.ts';
 import { digestChanges, type FollowedTable, followTable, tableDigest } from '../support/table-state.ts';
+
+usePrivateEngine();
 
 let fresh: FreshTable;
 let table: Table;

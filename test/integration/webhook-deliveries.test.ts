@@ -4,7 +4,7 @@
  * The other demo organization is used for exact counts: nothing else delivers there.
  */
 // On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
-import '../support/private-engine.ts';
+
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,9 +19,12 @@ import {
 import { keys, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../support/pipeline.ts';
+import { usePrivateEngine } from '../support/private-engine.ts';
 import { type Delivery, receiversClosedAfterEach } from '../support/receiver.ts';
 import { waitFor } from '../support/wait.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
+
+usePrivateEngine();
 
 let world: World;
 let pipeline: TestPipeline;

@@ -10,8 +10,6 @@
  * with its last attempt recorded, nothing is lost to a dead-letter queue, and nothing is recorded twice.
  */
 
-// On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
-import '../support/private-engine.ts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -20,9 +18,13 @@ import type { DeliveryQueue } from '#shared/queue/queue.ts';
 import { webhookEventId } from '#shared/webhooks/events.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { loopbackEndpoint, startTestPipeline } from '../support/pipeline.ts';
+// On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
+import { usePrivateEngine } from '../support/private-engine.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { waitFor } from '../support/wait.ts';
 import { createWorld, functionClients } from '../support/world.ts';
+
+usePrivateEngine();
 
 type Step =
   | { fn: 'webhook-relay' | 'webhook-deliverer'; command: string; when: 'before' | 'after' }

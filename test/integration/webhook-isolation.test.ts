@@ -5,8 +5,6 @@
  * network until a probe finds it answering again (issue 26, point 2).
  */
 
-// On a DynamoDB Local of its own: it reads its tables' streams (test/support/private-engine.ts).
-import '../support/private-engine.ts';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer } from 'node:net';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -19,9 +17,13 @@ import { webhookEventId } from '#shared/webhooks/events.ts';
 import { CIRCUIT_OPEN, DEFAULT_TIMEOUT_MS } from '#shared/webhooks/send.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../support/pipeline.ts';
+// On a DynamoDB Local of its own: it reads its tables' streams (test/support/private-engine.ts).
+import { usePrivateEngine } from '../support/private-engine.ts';
 import { receiversClosedAfterEach } from '../support/receiver.ts';
 import { waitFor } from '../support/wait.ts';
 import { createWorld, type World } from '../support/world.ts';
+
+usePrivateEngine();
 
 const receiver = receiversClosedAfterEach();
 

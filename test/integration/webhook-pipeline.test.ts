@@ -5,8 +5,6 @@
  * runs under its template policy (IAM proxy); the queue is the in-process one with SQS's semantics.
  */
 
-// On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
-import '../support/private-engine.ts';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -28,9 +26,13 @@ import { envelope, webhookEventId } from '#shared/webhooks/events.ts';
 import { MAX_ATTEMPTS } from '#shared/webhooks/retry.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { loopbackEndpoint, startTestPipeline, type TestPipeline } from '../support/pipeline.ts';
+// On a DynamoDB Local of its own: it reads its table's stream (test/support/private-engine.ts).
+import { usePrivateEngine } from '../support/private-engine.ts';
 import { type Delivery, type Receiver, receiversClosedAfterEach } from '../support/receiver.ts';
 import { waitFor } from '../support/wait.ts';
 import { createWorld, type World } from '../support/world.ts';
+
+usePrivateEngine();
 
 let world: World;
 let pipeline: TestPipeline;

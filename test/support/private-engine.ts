@@ -1,5 +1,5 @@
 /**
- * Imported first (for its hooks) by a test file that reads a table's stream: the webhook pipeline's
+ * Used first (for its hooks) by a test file that reads a table's stream: the webhook pipeline's
  * poller, the table-state reader. The file then runs on a DynamoDB Local of its own instead of its
  * project's shared one.
  *
@@ -12,16 +12,24 @@
 import { afterAll, beforeAll } from 'vitest';
 import { startDynamoDbLocal } from '#scripts/local/dynamodb-local.ts';
 
-let stop: (() => Promise<void>) | undefined;
-
-// Registered before the file's own hooks: it runs first, and (hooks after a suite run in reverse)
-// its afterAll last, once the file has dropped its tables.
-beforeAll(async () => {
-  const db = await startDynamoDbLocal();
-  stop = () => db.stop();
-  process.env.AWS_ENDPOINT_URL_DYNAMODB = db.endpoint;
-}, 180_000);
-
-afterAll(async () => {
-  await stop?.();
-});
+/**
+ * Called at the top of the file, before its own hooks: its `beforeAll` runs first and (hooks after a
+ * suite run in reverse) its `afterAll` last, once the file has dropped its tables. A call rather than
+ * an import's side effect, so that every file registers its own hooks even when files share a worker's
+ * module cache; the endpoint the file found is put back for the next file.
+ */
+export function usePrivateEngine(): void {
+  let stop: (() => Promise<void>) | undefined;
+  let previous: string | undefined;
+  beforeAll(async () => {
+    const db = await startDynamoDbLocal();
+    stop = () => db.stop();
+    previous = process.env.AWS_ENDPOINT_URL_DYNAMODB;
+    process.env.AWS_ENDPOINT_URL_DYNAMODB = db.endpoint;
+  }, 180_000);
+  afterAll(async () => {
+    if (previous === undefined) delete process.env.AWS_ENDPOINT_URL_DYNAMODB;
+    else process.env.AWS_ENDPOINT_URL_DYNAMODB = previous;
+    await stop?.();
+  });
+}
