@@ -48,6 +48,12 @@ export interface MeterRecord {
   modified_at: string | null;
   archived_at: string | null;
   /**
+   * The meter's past archives, `[from, to)` each (archived at, unarchived at), the latest last, at most
+   * `MAX_ARCHIVED_PERIODS`: an event that arrived in one is never counted, whenever the consumer
+   * reaches it (shared/services/meter-aggregation.ts `meterCounts`). Not in the API's answers.
+   */
+  archived_periods: readonly ArchivedPeriod[];
+  /**
    * The last event the meter has billed, set by the usage consumer (the hosted service's
    * `last_billed_event`): once set, `filter` and `aggregation` are frozen. Null until then.
    */
@@ -55,6 +61,19 @@ export interface MeterRecord {
   /** Raised by every write: each change is conditioned on the version it read. */
   version: number;
 }
+
+/** A past archive of a meter: from its `archived_at` until it was unarchived (ISO instants). */
+export interface ArchivedPeriod {
+  from: string;
+  to: string;
+}
+
+/**
+ * Past archives kept per meter (the oldest dropped first): 20 keep the meter and its four list
+ * entries about 1.5 KB larger at most. An event of a dropped period could only be counted by a
+ * consumer reaching it after 20 more archives and unarchives, or by an operator's recount.
+ */
+export const MAX_ARCHIVED_PERIODS = 20;
 
 /** A meter as the table holds it: metadata as its JSON text (DynamoDB numbers cannot hold every JSON number). */
 export type StoredMeter = Omit<MeterRecord, 'metadata'> & { metadata: string };
@@ -67,7 +86,8 @@ export const storedMeter = (meter: MeterRecord): StoredMeter => ({
 export function meterRecord(item: Record<string, unknown>): MeterRecord {
   const meter = record<MeterRecord & { metadata: unknown }>(item);
   const metadata = typeof meter.metadata === 'string' ? JSON.parse(meter.metadata) : meter.metadata;
-  return { ...meter, metadata };
+  // Meters stored before archives were kept have none recorded.
+  return { ...meter, metadata, archived_periods: meter.archived_periods ?? [] };
 }
 
 export type MeterSortField = 'created_at' | 'name';

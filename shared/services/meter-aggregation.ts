@@ -22,7 +22,9 @@
  *
  * **Meters.** A meter counts the events that arrive while it is live: `created_at` ≤ `ingested_at`
  * and, once archived, `ingested_at` < `archived_at` (an event that arrived before the archive is
- * counted even when the consumer gets to it later). An event names its customer by id, or by
+ * counted even when the consumer gets to it later), and never in a past archive (`archived_periods`:
+ * an event that arrived while the meter was archived stays uncounted after an unarchive, as the
+ * hosted service, which never counts it, whenever the consumer reaches it). An event names its customer by id, or by
  * external id (resolved through the organization's external-id guard when the batch runs; an
  * external id no customer has is counted for no customer meter).
  *
@@ -106,9 +108,14 @@ export const meterEventOf = (event: UsageEventRecord): MeterEvent => ({
 });
 
 /** Whether a meter counts an event that arrived at `ingestedAt` (see above). */
-export const meterCounts = (meter: MeterRecord, ingestedAt: string): boolean =>
-  Date.parse(meter.created_at) <= Date.parse(ingestedAt) &&
-  (meter.archived_at === null || Date.parse(ingestedAt) < Date.parse(meter.archived_at));
+export function meterCounts(meter: MeterRecord, ingestedAt: string): boolean {
+  const at = Date.parse(ingestedAt);
+  return (
+    Date.parse(meter.created_at) <= at &&
+    (meter.archived_at === null || at < Date.parse(meter.archived_at)) &&
+    !meter.archived_periods.some(({ from, to }) => Date.parse(from) <= at && at < Date.parse(to))
+  );
+}
 
 interface Pending {
   meter: MeterRecord;

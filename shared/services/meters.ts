@@ -11,6 +11,7 @@ import { parseListSorting, TooManyMatches } from '../data/listing.ts';
 import {
   insertMeter,
   listMeterPage,
+  MAX_ARCHIVED_PERIODS,
   MeterChanged,
   MeterPriced,
   type MeterRecord,
@@ -134,6 +135,7 @@ export function newMeter(body: MeterCreate, organizationId: string, now: Date): 
       created_at: now.toISOString(),
       modified_at: null,
       archived_at: null,
+      archived_periods: [],
       last_billed_event_id: null,
       version: 1,
     },
@@ -233,6 +235,12 @@ function applied(meter: MeterRecord, body: MeterUpdate, now: string): MeterRecor
       aggregation: (body.aggregation ?? meter.aggregation) as MeterAggregation,
       metadata: body.metadata === undefined ? meter.metadata : (body.metadata as Metadata),
       archived_at: archived,
+      // An unarchive closes the archive: its period is kept, so that events that arrived in it stay
+      // uncounted however late the consumer reaches them.
+      archived_periods:
+        meter.archived_at !== null && archived === null
+          ? [...meter.archived_periods, { from: meter.archived_at, to: now }].slice(-MAX_ARCHIVED_PERIODS)
+          : meter.archived_periods,
     },
     { filter: body.filter != null, aggregation: body.aggregation != null },
   );

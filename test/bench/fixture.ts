@@ -158,6 +158,7 @@ export function fixtureItems(): Record<string, unknown>[] {
     created_at: at(6_500),
     modified_at: null,
     archived_at: null,
+    archived_periods: [],
     last_billed_event_id: null,
     version: 1,
   };

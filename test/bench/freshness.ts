@@ -41,6 +41,7 @@ export async function meterFreshness(
     created_at: new Date(Date.now() - 60_000).toISOString(),
     modified_at: null,
     archived_at: null,
+    archived_periods: [],
     last_billed_event_id: null,
     version: 1,
   });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createPersonalAccessToken, createUser } from '#scripts/admin/commands.ts';
 import { itemBytes } from '#shared/data/item-size.ts';
 import { ENTRY_BYTES } from '#shared/data/listing.ts';
-import { meterListing } from '#shared/data/meters.ts';
+import { getMeter, MAX_ARCHIVED_PERIODS, meterListing } from '#shared/data/meters.ts';
 import { keys, listKeys } from '#shared/data/table.ts';
 import { MAX_FILTER_CLAUSES } from '#shared/domain/meter.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
@@ -334,6 +334,27 @@ describe('PATCH /v1/meters/{id}', () => {
     expect(events).toHaveLength(5);
   });
 
+  it('an unarchive keeps the archive it ends (the last 20), which the answers do not show', async () => {
+    const meter = await created();
+    const stamps: { archived: string; unarchived: string }[] = [];
+    for (let i = 0; i < MAX_ARCHIVED_PERIODS + 1; i++) {
+      const archived = await update(meter.id, { is_archived: true });
+      expect(archived.status).toBe(200);
+      const unarchived = await update(meter.id, { is_archived: false });
+      expect(unarchived.status).toBe(200);
+      expect(unarchived.body).not.toHaveProperty('archived_periods');
+      expect(unarchived.body.archived_at).toBeNull();
+      stamps.push({ archived: archived.body.archived_at, unarchived: unarchived.body.modified_at });
+    }
+    const stored = await getMeter(world.table, meter.id);
+    // The oldest dropped; each period from the archive's `archived_at` to the unarchive.
+    expect(stored?.archived_periods).toEqual(
+      stamps.slice(1).map(({ archived, unarchived }) => ({ from: archived, to: unarchived })),
+    );
+    const fetched = await get(meter.id);
+    expect(fetched.body).not.toHaveProperty('archived_periods');
+  });
+
   it('the largest meter entry is within ENTRY_BYTES (what the list read bound assumes)', async () => {
     const metadata = Object.fromEntries(
       Array.from({ length: 50 }, (_, i) => [`k${String(i).padStart(38, '0')}`, '𝄞'.repeat(500)]),
@@ -352,6 +373,13 @@ describe('PATCH /v1/meters/{id}', () => {
       metadata,
       aggregation: { func: 'unique', property: '𝄞'.repeat(200) },
     });
+    // With every past archive it keeps, and archived.
+    for (let i = 0; i < MAX_ARCHIVED_PERIODS; i++) {
+      expect((await update(meter.id, { is_archived: true })).status).toBe(200);
+      expect((await update(meter.id, { is_archived: false })).status).toBe(200);
+    }
+    expect((await update(meter.id, { is_archived: true })).status).toBe(200);
+    expect((await getMeter(world.table, meter.id))?.archived_periods).toHaveLength(MAX_ARCHIVED_PERIODS);
     const entries = await world.table.doc.send(
       new QueryCommand({
         TableName: world.table.name,

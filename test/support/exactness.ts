@@ -170,6 +170,7 @@ export async function exactnessSetup(
       created_at: created,
       modified_at: null,
       archived_at: null,
+      archived_periods: [],
       last_billed_event_id: null,
       version: 1,
     };

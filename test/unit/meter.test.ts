@@ -2,10 +2,12 @@
  * The meter domain (shared/domain/meter.ts) and metered amounts (shared/domain/metered-amount.ts):
  * the filter's rules case by case, and property tests that folding in batches and merging the
  * batches' states in any order answers what one plain fold over the distinct events answers, and
- * what an independent reference computes, for every aggregation.
+ * what an independent reference computes, for every aggregation; and which events a meter counts
+ * over its archives (shared/services/meter-aggregation.ts `meterCounts`).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { MeterRecord } from '#shared/data/meters.ts';
 import {
   definitionIssues,
   emptyState,
@@ -26,6 +28,7 @@ import {
   quantityOf,
 } from '#shared/domain/meter.ts';
 import { meteredAmount, parseUnitAmount } from '#shared/domain/metered-amount.ts';
+import { meterCounts } from '#shared/services/meter-aggregation.ts';
 
 const event = (metadata: Record<string, unknown> = {}, over: Partial<MeterEvent> = {}): MeterEvent => ({
   name: 'api.call',
@@ -401,5 +404,51 @@ describe('meteredAmount', () => {
     for (const bad of ['0', '0.000', '-1', '1e3', 'abc', '', '.', '0.0000000000001', '100000', -1, 0]) {
       expect(parseUnitAmount(bad as string).ok, String(bad)).toBe(false);
     }
+  });
+});
+
+describe('meterCounts: a meter counts the events that arrive while it is live', () => {
+  const meter = (over: Partial<MeterRecord>): MeterRecord => ({
+    id: 'm',
+    organization_id: 'o',
+    name: 'n',
+    unit: 'scalar',
+    custom_label: null,
+    custom_multiplier: null,
+    filter: { conjunction: 'and', clauses: [] },
+    aggregation: { func: 'count' },
+    metadata: {},
+    created_at: '2026-01-01T00:00:00.000Z',
+    modified_at: null,
+    archived_at: null,
+    archived_periods: [],
+    last_billed_event_id: null,
+    version: 1,
+    ...over,
+  });
+  const at = (hour: number) => new Date(Date.UTC(2026, 0, 1, hour)).toISOString();
+
+  it('from its creation, until its archive', () => {
+    const archived = meter({ archived_at: at(5) });
+    expect([-1, 0, 4, 5, 6].map((hour) => meterCounts(archived, at(hour)))).toEqual([
+      false,
+      true,
+      true,
+      false,
+      false,
+    ]);
+  });
+
+  it('never an event that arrived while it was archived, once it is unarchived and whenever the consumer reaches it', () => {
+    // Archived from 2 to 4, unarchived since; archived again from 8 (as `updateMeter` records it).
+    const history = meter({ archived_periods: [{ from: at(2), to: at(4) }], archived_at: at(8) });
+    expect([1, 2, 3, 4, 7, 8].map((hour) => meterCounts(history, at(hour)))).toEqual([
+      true,
+      false,
+      false,
+      true,
+      true,
+      false,
+    ]);
   });
 });
