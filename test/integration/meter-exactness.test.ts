@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import {
+  apiDifferences,
   differences,
   driveConsumer,
   type ExactnessOptions,
@@ -17,6 +18,7 @@ import {
   faultyTable,
   ingestAll,
   referenceFold,
+  referenceTotals,
   splitShards,
   storedFolds,
   streamRecords,
@@ -64,6 +66,11 @@ describe('customer meters equal a plain fold of the distinct events', () => {
     // Arrivals span many hours; every meter counted something.
     expect(new Set([...reference.keys()].map((k) => k.split('#')[1])).size).toBeGreaterThan(5);
     expect(differences(reference, await storedFolds(world, setup))).toEqual([]);
+    // What the API answers (Get and List Customer Meters, all time) equals one plain fold of the
+    // distinct events per customer meter, for a few customers and the six meters.
+    const totals = referenceTotals(setup, ingested);
+    expect(totals.size).toBeGreaterThan(0);
+    expect(await apiDifferences(world, setup, totals, setup.customers.slice(0, 6))).toEqual([]);
   });
 });
 
