@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { customerMeterId } from '#shared/data/customer-meters.ts';
 import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
+import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { CUSTOMER_METER } from '#test/bench/fixture.ts';
 import type { LocalWorld } from '#test/bench/local-table.ts';
 import { step } from '#test/support/iam-kit.ts';
 import type { World } from '#test/support/world.ts';
 import { defineCard } from './card.ts';
-import { seedMeter } from './get-meter.ts';
 
 /**
- * A customer meter of `customerId` in `organizationId`: a new counting meter, and `events` events of
- * the customer folded by the meter aggregator itself (one stream batch, operator access).
+ * A customer meter of `customerId` in `organizationId`: a new meter counting events of a name of its
+ * own (no other meter counts them), and `events` such events of the customer folded by the meter
+ * aggregator itself (one stream batch, operator access).
  */
 export async function seedCustomerMeter(
   world: World | LocalWorld,
@@ -18,7 +19,18 @@ export async function seedCustomerMeter(
   customerId: string,
   events = 3,
 ): Promise<string> {
-  const meterId = await seedMeter(world, organizationId);
+  const name = `seeded.${randomUUID()}`;
+  const meter = newMeter(
+    {
+      name: `Seeded ${name.slice(7, 15)}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+      aggregation: { func: 'count' },
+    },
+    organizationId,
+    world.admin.now(),
+  );
+  await storeNewMeter(world.admin.table, meter);
+  const meterId = meter.id;
   const ingestedAt = new Date(Math.max(Date.now(), world.admin.now().getTime()) + 1).toISOString();
   await aggregateEvents(
     { table: world.admin.table, now: () => new Date() },
@@ -28,7 +40,7 @@ export async function seedCustomerMeter(
       event: {
         id: randomUUID(),
         organization_id: organizationId,
-        name: 'seeded',
+        name,
         timestamp_us: Date.parse(ingestedAt) * 1000,
         external_id: null,
         customer_id: customerId,
