@@ -28,6 +28,7 @@ import { queryAll, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import type { ReadBudget } from './listing.ts';
 import { type MeterRecord, meterRecord } from './meters.ts';
+import { type CustomerRecord, customerRecord } from './records.ts';
 import { indexNames, type Key, keys, listKeys, partitions } from './table.ts';
 
 /** The id of a customer's meter: derived from (customer, meter), the same for every run. */
@@ -296,6 +297,22 @@ export async function getCustomerMeter(table: Table, id: string): Promise<Custom
   return result.Item ? customerMeterRecord(result.Item) : undefined;
 }
 
+/** A customer meter's customer and meter, in one batch read (strongly consistent). */
+export async function readOwners(
+  table: Table,
+  record: CustomerMeterRecord,
+): Promise<{ customer?: CustomerRecord; meter?: MeterRecord }> {
+  const customerKey = keys.customer(record.customer_id);
+  const meterKey = keys.meter(record.meter_id);
+  const found = await readMany(table, [customerKey, meterKey]);
+  const customer = found.get(keyId(customerKey));
+  const meter = found.get(keyId(meterKey));
+  return {
+    ...(customer ? { customer: customerRecord(customer) } : {}),
+    ...(meter ? { meter: meterRecord(meter) } : {}),
+  };
+}
+
 /** The customer meters that exist among these ids (by key, strongly consistent), by id. */
 export async function readCustomerMeters(
   table: Table,
@@ -418,6 +435,8 @@ export const access = {
   writeAggregates: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['customerMeter'] }],
   /** Get Customer Meter's read of the customer meter's own item. */
   getCustomerMeter: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['customerMeter'] }],
+  /** Get Customer Meter's read of its customer and its meter, in one batch. */
+  readOwners: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'meter'] }],
   /** The customer meters a customer filter names, by key. */
   readCustomerMeters: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerMeter'] }],
   /** An organization's customer meters (index `GSI1`; `indexNames.gsi1` written out, see usage-events.ts). */

@@ -2853,8 +2853,7 @@ export const operations = [
         ],
         "leadingKeys": [
           "token",
-          "customerMeter",
-          "meter"
+          "customerMeter"
         ]
       },
       {
@@ -2872,7 +2871,8 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customer"
+          "customer",
+          "meter"
         ]
       },
       {

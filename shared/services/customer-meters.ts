@@ -25,11 +25,12 @@ import {
   organizationMeters,
   getCustomerMeter as readCustomerMeter,
   readCustomerMeters,
+  readOwners,
   readUsage,
 } from '../data/customer-meters.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { LIST_READ_UNITS, ListReadTooCostly, ReadBudget } from '../data/listing.ts';
-import { getMeter, type MeterRecord, access as metersAccess } from '../data/meters.ts';
+import type { MeterRecord } from '../data/meters.ts';
 import type { CustomerRecord } from '../data/records.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
 import { readCustomers, access as usageEventsAccess } from '../data/usage-events.ts';
@@ -93,11 +94,7 @@ export async function getCustomerMeter(
 ): Promise<CustomerMeter> {
   const record = await readCustomerMeter(deps.table, normalizeId(id));
   if (!record || !principal.organizationIds.includes(record.organization_id)) throw new ResourceNotFound();
-  const [meter, customers] = await Promise.all([
-    getMeter(deps.table, record.meter_id),
-    readCustomers(deps.table, [record.customer_id]),
-  ]);
-  const customer = customers.get(record.customer_id);
+  const { customer, meter } = await readOwners(deps.table, record);
   if (!meter || !customer) throw new ResourceNotFound();
   try {
     return await present(deps, record, customer, meter, new ReadBudget());
@@ -282,9 +279,9 @@ export async function listCustomerMeters(
 export const operationAccess = (): OperationAccess => ({
   getCustomerMeter: {
     table: [
-      oneStatement(tokensAccess.findToken, customerMetersAccess.getCustomerMeter, metersAccess.getMeter),
+      oneStatement(tokensAccess.findToken, customerMetersAccess.getCustomerMeter),
       ...tokensAccess.findAccessToken,
-      ...usageEventsAccess.readCustomers,
+      ...customerMetersAccess.readOwners,
       ...customerMetersAccess.readUsage,
     ],
   },
