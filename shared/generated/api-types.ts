@@ -989,7 +989,7 @@ export interface paths {
          * @description A customer meter of one of the caller's organizations, with its totals computed when read
          *     (see the `CustomerMeter` schema for the period they cover). Another organization's
          *     customer meter or an unknown id is the same 404. A customer meter whose stored hours
-         *     would take more than 500 read units to fold (about 3,800 hours with usage; see
+         *     would take more than 500 read units to fold (about 4,000 hours with usage; see
          *     `CustomerMeter`) is a 503. Requires `customer_meters:read`.
          */
         get: operations["getCustomerMeter"];

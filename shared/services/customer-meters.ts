@@ -11,8 +11,8 @@
  * credited − consumed. `modified_at` is null: the object is never modified, its totals are derived.
  *
  * **Bounded.** A request reads at most `LIST_READ_UNITS` (500) read units (`ReadBudget`): an hour
- * aggregate is about 0.5 KB, so one customer meter folds about 3,800 hours with usage within a
- * request (about 160 days of usage every hour; sparser usage lasts longer). Past that, Get answers
+ * aggregate is about 0.5 KB, so one customer meter folds about 4,000 hours with usage within a
+ * request (about 165 days of usage every hour; sparser usage lasts longer). Past that, Get answers
  * 503 and a list page 422 at `limit` (docs/data-model.md "Customer meters": the closed-hours roll-up
  * that removes the bound is not built yet).
  */
