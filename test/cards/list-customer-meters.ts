@@ -27,7 +27,7 @@ export default defineCard({
       key: 'list-customer-meters',
       label: 'List Customer Meters (a customer)',
       status: 200,
-      target: 5,
+      target: 6,
       prepare: async (world) => {
         if (benchSeeded) return;
         await seedCustomerMeter(world, world.demo.organization_id, world.demo.customer_id);
