@@ -959,7 +959,8 @@ export interface paths {
          *     its totals computed when read (see the `CustomerMeter` schema for the period they cover).
          *     Without `meter_id`, the meters of archived meters are left out, as the hosted service.
          *     With `customer_id` or `external_customer_id` the customer meters are read by key (each
-         *     named customer with each of its organization's meters, at most 1000 pairs); without
+         *     named customer with each of its organization's meters: at most 50 customers named and
+         *     200 pairs); without
          *     either, from the organization's list of customer meters, of which at most 1000 are read
          *     (more is a 422 asking for a customer filter). The list is eventually consistent: a
          *     customer meter appears a moment after the aggregator creates it. Sorting by
@@ -5640,9 +5641,9 @@ export interface operations {
             /**
              * @description A query parameter does not match its schema (`RequestValidationError`), or
              *     (`PolarRequestValidationError`): a sorting this API does not serve, more than 1000
-             *     customer meters to read without a customer filter, more than 1000 (customer, meter)
-             *     pairs named, or a page whose totals would read more than 500 read units or answer more
-             *     than 6 MB (at `limit`).
+             *     customer meters to read without a customer filter, more than 50 customers named or
+             *     more than 200 (customer, meter) pairs to read, or a page whose totals would read more
+             *     than 500 read units or answer more than 6 MB (at `limit`).
              */
             422: {
                 headers: {

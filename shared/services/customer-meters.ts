@@ -165,52 +165,70 @@ function comparator(
 const tooMany = (parameter: string, msg: string, input: unknown) =>
   new PolarRequestValidationError([queryIssue(parameter, msg, input)]);
 
+/** Customers one list may name (`customer_id` and `external_customer_id` values together). */
+export const MAX_NAMED_CUSTOMERS = 50;
+/** (customer, meter) pairs one list may read by key (each named customer with each of its organization's meters). */
+export const MAX_NAMED_PAIRS = 200;
+
 /**
- * The customer meters a list considers, before sorting: by key when customers are named (each
- * named customer of each organization with each of its meters), else the organizations' lists.
+ * The customer meters of the named customers, read by key: each named customer of the caller's
+ * organizations with each of its organization's meters kept. Also the read units spent (every item
+ * read by key is under 4 KB: one unit each), which the page's usage reads leave to the rest.
  */
-async function candidates(
+async function byKey(
   deps: Dependencies,
   organizationIds: readonly string[],
   query: ListCustomerMetersQuery,
   meters: ReadonlyMap<string, MeterRecord>,
-  budget: ReadBudget,
-): Promise<CustomerMeterRecord[]> {
-  const customerIds = (query.customer_id ?? []).map(normalizeId);
-  const externalIds = query.external_customer_id ?? [];
-  if (customerIds.length > 0 || externalIds.length > 0) {
-    const named = new Map<string, Set<string>>(organizationIds.map((org) => [org, new Set<string>()]));
-    if (customerIds.length > 0) {
-      // Only customers of the caller's organizations count (another's contributes nothing).
-      for (const customer of (await readCustomers(deps.table, customerIds)).values()) {
-        named.get(customer.organization_id)?.add(customer.id);
+): Promise<{ records: CustomerMeterRecord[]; units: number }> {
+  const customerIds = [...new Set((query.customer_id ?? []).map(normalizeId))];
+  const externalIds = [...new Set(query.external_customer_id ?? [])];
+  const parameter = customerIds.length > 0 ? 'customer_id' : 'external_customer_id';
+  const input = customerIds.length > 0 ? query.customer_id : query.external_customer_id;
+  if (customerIds.length + externalIds.length > MAX_NAMED_CUSTOMERS) {
+    throw tooMany(parameter, `At most ${MAX_NAMED_CUSTOMERS} customers can be named in one list.`, input);
+  }
+  let units = 0;
+  const named = new Map<string, Set<string>>(organizationIds.map((org) => [org, new Set<string>()]));
+  if (customerIds.length > 0) {
+    units += customerIds.length;
+    // Only customers of the caller's organizations count (another's contributes nothing).
+    for (const customer of (await readCustomers(deps.table, customerIds)).values()) {
+      named.get(customer.organization_id)?.add(customer.id);
+    }
+  }
+  if (externalIds.length > 0) {
+    units += externalIds.length * organizationIds.length;
+    for (const org of organizationIds) {
+      for (const id of (await customersByExternalId(deps.table, org, externalIds)).values()) {
+        named.get(org)?.add(id);
       }
     }
-    if (externalIds.length > 0) {
-      await Promise.all(
-        organizationIds.map(async (org) => {
-          for (const id of (await customersByExternalId(deps.table, org, externalIds)).values()) {
-            named.get(org)?.add(id);
-          }
-        }),
-      );
-    }
-    const ids = [...named.entries()].flatMap(([org, customers]) =>
-      [...customers].flatMap((customer) =>
-        [...meters.values()]
-          .filter((meter) => meter.organization_id === org)
-          .map((meter) => customerMeterId(customer, meter.id)),
-      ),
-    );
-    if (ids.length > MAX_CUSTOMER_METERS) {
-      throw tooMany(
-        customerIds.length > 0 ? 'customer_id' : 'external_customer_id',
-        `These customers and their organizations' meters make more than ${MAX_CUSTOMER_METERS} customer meters to read: name fewer customers or give meter_id.`,
-        customerIds.length > 0 ? query.customer_id : query.external_customer_id,
-      );
-    }
-    return [...(await readCustomerMeters(deps.table, ids)).values()];
   }
+  const ids = [...named.entries()].flatMap(([org, customers]) =>
+    [...customers].flatMap((customer) =>
+      [...meters.values()]
+        .filter((meter) => meter.organization_id === org)
+        .map((meter) => customerMeterId(customer, meter.id)),
+    ),
+  );
+  if (ids.length > MAX_NAMED_PAIRS) {
+    throw tooMany(
+      parameter,
+      `These customers and their organizations' meters make more than ${MAX_NAMED_PAIRS} customer meters to read: name fewer customers or give meter_id.`,
+      input,
+    );
+  }
+  units += ids.length;
+  return { records: [...(await readCustomerMeters(deps.table, ids)).values()], units };
+}
+
+/** The organizations' lists of customer meters (`GSI1`), at most `MAX_CUSTOMER_METERS` in all. */
+async function fromLists(
+  deps: Dependencies,
+  organizationIds: readonly string[],
+  budget: ReadBudget,
+): Promise<CustomerMeterRecord[]> {
   const lists = await Promise.all(
     organizationIds.map((org) => listCustomerMeterEntries(deps.table, org, MAX_CUSTOMER_METERS, budget)),
   );
@@ -235,8 +253,10 @@ export async function listCustomerMeters(
   const requested = query.organization_id?.map(normalizeId);
   const organizationIds = principal.organizationIds.filter((id) => !requested || requested.includes(id));
   const meterFilter = query.meter_id ? new Set(query.meter_id.map(normalizeId)) : undefined;
-  // The customer meters' own reads (by key, batched) come out of the 500 units before the Queries.
-  const budget = new ReadBudget((LIST_READ_UNITS - window.limit - 10) * 4 * 1024);
+  // Out of the 500 units before the Queries: the page's customers (one unit each), the token and the
+  // organizations' meter entries (10), and with a customer filter the reads by key.
+  const base = LIST_READ_UNITS - window.limit - 10;
+  const named = (query.customer_id?.length ?? 0) + (query.external_customer_id?.length ?? 0) > 0;
   try {
     const meters = new Map<string, MeterRecord>();
     for (const list of await Promise.all(organizationIds.map((org) => organizationMeters(deps.table, org)))) {
@@ -245,7 +265,16 @@ export async function listCustomerMeters(
         if (meterFilter ? meterFilter.has(meter.id) : meter.archived_at === null) meters.set(meter.id, meter);
       }
     }
-    const kept = (await candidates(deps, organizationIds, query, meters, budget)).filter(
+    let budget = new ReadBudget(base * 4 * 1024);
+    let records: CustomerMeterRecord[];
+    if (named) {
+      const read = await byKey(deps, organizationIds, query, meters);
+      budget = new ReadBudget(Math.max(0, base - read.units) * 4 * 1024);
+      records = read.records;
+    } else {
+      records = await fromLists(deps, organizationIds, budget);
+    }
+    const kept = records.filter(
       (record) => organizationIds.includes(record.organization_id) && meters.has(record.meter_id),
     );
     kept.sort(comparator(criteria, meters));

@@ -16,7 +16,7 @@ import {
   createUser,
 } from '#scripts/admin/commands.ts';
 import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
-import { MAX_CUSTOMER_METERS } from '#shared/services/customer-meters.ts';
+import { MAX_CUSTOMER_METERS, MAX_NAMED_CUSTOMERS } from '#shared/services/customer-meters.ts';
 import { seedCustomerMeter } from '../cards/get-customer-meter.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
@@ -160,6 +160,14 @@ describe('List Customer Meters', () => {
       });
     }
     expect((await list('sorting=nonsense')).status).toBe(422);
+  });
+
+  it(`more than ${MAX_NAMED_CUSTOMERS} customers named: a 422 at customer_id, before any of them is read`, async () => {
+    const many = Array.from({ length: MAX_NAMED_CUSTOMERS + 1 }, () => `customer_id=${randomUUID()}`);
+    const refused = await list(many.join('&'));
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ detail: [{ loc: ['query', 'customer_id'] }] });
+    expect((await list(many.slice(1).join('&'))).status).toBe(200);
   });
 });
 
