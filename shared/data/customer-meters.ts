@@ -19,15 +19,17 @@
  * highest applied sequence per shard, so they cannot come apart.
  */
 import { createHash } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import { derivedId } from '../domain/ids.ts';
 import type { FoldState } from '../domain/meter.ts';
 import { keyId, readMany } from './catalog.ts';
 import { queryAll, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
+import type { ReadBudget } from './listing.ts';
 import { type MeterRecord, meterRecord } from './meters.ts';
-import { type Key, keys, listKeys, partitions } from './table.ts';
+import { type CustomerRecord, customerRecord } from './records.ts';
+import { indexNames, type Key, keys, listKeys, partitions } from './table.ts';
 
 /** The id of a customer's meter: derived from (customer, meter), the same for every run. */
 export const customerMeterId = (customerId: string, meterId: string): string =>
@@ -150,6 +152,22 @@ export async function getHourAggregate(table: Table, key: Key): Promise<HourAggr
   return found ? hourAggregateOf(found) : undefined;
 }
 
+/** An hour aggregate as its item. */
+export const storedHourAggregate = (
+  owner: { organization_id: string; customer_id: string; meter_id: string },
+  next: HourAggregate,
+): Record<string, unknown> => ({
+  ...hourKey(next.customer_meter_id, next.hour),
+  entity: 'customer_meter_hour',
+  ...owner,
+  customer_meter_id: next.customer_meter_id,
+  hour: next.hour,
+  state: JSON.stringify(next.state),
+  applied: next.applied,
+  version: next.version,
+  updated_at: next.updated_at,
+});
+
 /** The aggregate changed between its read and the write: nothing was written. */
 export class AggregateChanged extends Error {
   constructor() {
@@ -175,17 +193,7 @@ export async function writeHourAggregate(
       table.doc.send(
         new PutCommand({
           TableName: table.name,
-          Item: {
-            ...hourKey(next.customer_meter_id, next.hour),
-            entity: 'customer_meter_hour',
-            ...owner,
-            customer_meter_id: next.customer_meter_id,
-            hour: next.hour,
-            state: JSON.stringify(next.state),
-            applied: next.applied,
-            version: next.version,
-            updated_at: next.updated_at,
-          },
+          Item: storedHourAggregate(owner, next),
           ...(readVersion === undefined
             ? { ConditionExpression: 'attribute_not_exists(PK)' }
             : {
@@ -275,6 +283,149 @@ export async function readUniqueValues(
   return new Set(items.map((item) => String(item.value)));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Reads of Get / List Customer Meters (shared/services/customer-meters.ts)
+// ---------------------------------------------------------------------------------------------
+
+/** A customer meter's own item, strongly consistent; undefined when there is none. */
+export async function getCustomerMeter(table: Table, id: string): Promise<CustomerMeterRecord | undefined> {
+  const result = await run(() =>
+    table.doc.send(
+      new GetCommand({ TableName: table.name, Key: keys.customerMeter(id), ConsistentRead: true }),
+    ),
+  );
+  return result.Item ? customerMeterRecord(result.Item) : undefined;
+}
+
+/** A customer meter's customer and meter, in one batch read (strongly consistent). */
+export async function readOwners(
+  table: Table,
+  record: CustomerMeterRecord,
+): Promise<{ customer?: CustomerRecord; meter?: MeterRecord }> {
+  const customerKey = keys.customer(record.customer_id);
+  const meterKey = keys.meter(record.meter_id);
+  const found = await readMany(table, [customerKey, meterKey]);
+  const customer = found.get(keyId(customerKey));
+  const meter = found.get(keyId(meterKey));
+  return {
+    ...(customer ? { customer: customerRecord(customer) } : {}),
+    ...(meter ? { meter: meterRecord(meter) } : {}),
+  };
+}
+
+/** The customer meters that exist among these ids (by key, strongly consistent), by id. */
+export async function readCustomerMeters(
+  table: Table,
+  ids: readonly string[],
+): Promise<Map<string, CustomerMeterRecord>> {
+  const found = await readMany(
+    table,
+    [...new Set(ids)].map((id) => keys.customerMeter(id)),
+  );
+  const meters = new Map<string, CustomerMeterRecord>();
+  for (const stored of found.values()) {
+    const meter = customerMeterRecord(stored);
+    meters.set(meter.id, meter);
+  }
+  return meters;
+}
+
+/** A customer meter's item in the organization's list (`GSI1`): at most about 400 bytes. */
+export const CUSTOMER_METER_ENTRY_BYTES = 1024;
+
+/**
+ * The first `max` customer meters of an organization's list (`GSI1`, `CMLIST#<org>`, by creation),
+ * and whether more follow. The index is eventually consistent: a customer meter is listed a moment
+ * after the aggregator writes it.
+ */
+export async function listCustomerMeterEntries(
+  table: Table,
+  organizationId: string,
+  max: number,
+  budget: ReadBudget,
+): Promise<{ items: CustomerMeterRecord[]; more: boolean }> {
+  const items: CustomerMeterRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const wanted = max + 1 - items.length;
+    const read = await budget.query(wanted, CUSTOMER_METER_ENTRY_BYTES, async (limit) => {
+      const result = await run(() =>
+        table.doc.send(
+          new QueryCommand({
+            TableName: table.name,
+            IndexName: indexNames.gsi1,
+            KeyConditionExpression: 'GSI1PK = :pk',
+            ExpressionAttributeValues: { ':pk': customerMeterListPartition(organizationId) },
+            Limit: limit,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      start = result.LastEvaluatedKey;
+      return (result.Items ?? []) as Record<string, unknown>[];
+    });
+    items.push(...read.map(customerMeterRecord));
+  } while (start && items.length <= max);
+  return { items: items.slice(0, max), more: items.length > max };
+}
+
+/**
+ * What one usage item is reserved at before a Query (`ReadBudget.query`: the Limit that fits): an
+ * hour aggregate measures 470–510 bytes with one stream shard in `applied`, 750 with four; a value
+ * item at most about 1.2 KB. What is charged is the bytes actually read, whatever this says.
+ */
+export const USAGE_ITEM_MAX_BYTES = 2 * 1024;
+/** Items one usage Query asks for: small reservations, so that a page's Queries run side by side. */
+const USAGE_QUERY_LIMIT = 100;
+
+/** What a customer meter has stored of its usage: its hour aggregates' states and its distinct values. */
+export interface StoredUsage {
+  hours: HourAggregate[];
+  /** For a `unique` meter, its distinct values over every hour (their canonical JSON texts). */
+  values: Set<string>;
+}
+
+/**
+ * Every hour aggregate and distinct-value item of a customer meter (its partition past its own
+ * item: `HOUR#…` then `VALUE#…`), strongly consistent, within the request's read budget (which
+ * throws `ListReadTooCostly` when they do not fit).
+ */
+export async function readUsage(
+  table: Table,
+  customerMeterId: string,
+  budget: ReadBudget,
+): Promise<StoredUsage> {
+  const usage: StoredUsage = { hours: [], values: new Set() };
+  let start: Record<string, unknown> | undefined;
+  do {
+    const read = await budget.query(USAGE_QUERY_LIMIT, USAGE_ITEM_MAX_BYTES, async (limit) => {
+      const result = await run(() =>
+        table.doc.send(
+          new QueryCommand({
+            TableName: table.name,
+            KeyConditionExpression: 'PK = :pk AND SK >= :from',
+            ExpressionAttributeValues: {
+              ':pk': `${partitions.customerMeter}${customerMeterId}`,
+              ':from': HOUR_PREFIX,
+            },
+            ConsistentRead: true,
+            Limit: limit,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      start = result.LastEvaluatedKey;
+      return (result.Items ?? []) as Record<string, unknown>[];
+    });
+    for (const item of read) {
+      const sk = String(item.SK);
+      if (sk.startsWith(HOUR_PREFIX)) usage.hours.push(hourAggregateOf(item));
+      else if (sk.startsWith(VALUE_PREFIX)) usage.values.add(String(item.value));
+    }
+  } while (start);
+  return usage;
+}
+
 /** IAM (shared/data/grants.ts). */
 export const access = {
   /** The organization's meters, from its meter list's entries. */
@@ -285,4 +436,16 @@ export const access = {
   readAggregates: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerMeter'] }],
   /** The aggregate's conditional put, the values' and the customer meter's puts. */
   writeAggregates: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['customerMeter'] }],
+  /** Get Customer Meter's read of the customer meter's own item. */
+  getCustomerMeter: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['customerMeter'] }],
+  /** Get Customer Meter's read of its customer and its meter, in one batch. */
+  readOwners: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'meter'] }],
+  /** The customer meters a customer filter names, by key. */
+  readCustomerMeters: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerMeter'] }],
+  /** An organization's customer meters (index `GSI1`; `indexNames.gsi1` written out, see usage-events.ts). */
+  listCustomerMeterEntries: [
+    { actions: ['dynamodb:Query'], leadingKeys: ['customerMeterList'], indexes: ['GSI1'] },
+  ],
+  /** A customer meter's hour aggregates and distinct values. */
+  readUsage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
 } as const satisfies DataAccess;

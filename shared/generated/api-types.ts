@@ -945,6 +945,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customer-meters/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List customer meters
+         * @description One page of the customer meters of the caller's organizations (or of those named by
+         *     `organization_id` among them): one per (customer, meter) that has counted an event, with
+         *     its totals computed when read (see the `CustomerMeter` schema for the period they cover).
+         *     Without `meter_id`, the meters of archived meters are left out, as the hosted service.
+         *     With `customer_id` or `external_customer_id` the customer meters are read by key (each
+         *     named customer with each of its organization's meters: at most 50 customers named and
+         *     200 pairs); without
+         *     either, from the organization's list of customer meters, of which at most 1000 are read
+         *     (more is a 422 asking for a customer filter). The list is eventually consistent: a
+         *     customer meter appears a moment after the aggregator creates it. Sorting by
+         *     `customer_name`, `consumed_units`, `credited_units` or `balance` would read every
+         *     customer meter's totals and is refused (422). A page reads at most 500 read units:
+         *     customer meters with more stored hours than that (see `CustomerMeter`) are a 422 at
+         *     `limit`. Requires `customer_meters:read`.
+         */
+        get: operations["listCustomerMeters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customer-meters/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a customer meter
+         * @description A customer meter of one of the caller's organizations, with its totals computed when read
+         *     (see the `CustomerMeter` schema for the period they cover). Another organization's
+         *     customer meter or an unknown id is the same 404. A customer meter whose stored hours
+         *     would take more than 500 read units to fold (about 4,000 hours with usage; see
+         *     `CustomerMeter`) is a 503. Requires `customer_meters:read`.
+         */
+        get: operations["getCustomerMeter"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events/ingest": {
         parameters: {
             query?: never;
@@ -2133,6 +2190,36 @@ export interface components {
         };
         /** @enum {string} */
         MeterSortProperty: "created_at" | "-created_at" | "name" | "-name";
+        /**
+         * @description A customer's meter: the totals of the events of one customer that one meter counts.
+         *     `consumed_units` is the meter's aggregation over every event that arrived since the
+         *     customer meter was created (all time: the hosted service counts since the latest
+         *     `meter.reset` event, and no resets exist here yet), exactly as a plain fold over the
+         *     distinct events (an average is the exact sum over the count; `unique` counts distinct
+         *     values over all time). `credited_units` is 0: meter credits (benefits) do not exist yet.
+         *     `balance` is `credited_units - consumed_units`. `modified_at` is null: the totals are
+         *     computed on read from the aggregator's hourly aggregates, the object itself is never
+         *     modified.
+         */
+        CustomerMeter: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            customer_id: components["schemas"]["Uuid4"];
+            meter_id: components["schemas"]["Uuid4"];
+            consumed_units: number;
+            credited_units: number;
+            balance: number;
+            customer: components["schemas"]["SubscriptionCustomer"];
+            meter: components["schemas"]["Meter"];
+        };
+        /** @enum {string} */
+        CustomerMeterSortProperty: "created_at" | "-created_at" | "modified_at" | "-modified_at" | "customer_id" | "-customer_id" | "customer_name" | "-customer_name" | "meter_id" | "-meter_id" | "meter_name" | "-meter_name" | "consumed_units" | "-consumed_units" | "credited_units" | "-credited_units" | "balance" | "-balance";
+        ListResourceCustomerMeter: {
+            items: components["schemas"]["CustomerMeter"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         ListResourceMeter: {
             items: components["schemas"]["Meter"][];
             pagination: components["schemas"]["Pagination"];
@@ -5499,6 +5586,108 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listCustomerMeters: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only these organizations' customer meters; repeat for several. An organization the
+                 *     caller is not in, or an unknown id, contributes nothing (never an error).
+                 */
+                organization_id?: components["schemas"]["Uuid4"][];
+                /** @description Only these customers' meters; repeat for several. Another organization's customer or an unknown id contributes nothing. */
+                customer_id?: components["schemas"]["Uuid4"][];
+                /** @description Only the meters of the customers with these external ids; repeat for several. */
+                external_customer_id?: string[];
+                /** @description Only these meters' customer meters (archived meters included); repeat for several. */
+                meter_id?: components["schemas"]["Uuid4"][];
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a
+                 *     page past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,
+                 *     `1e2`) is a 422.
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are
+                 *     served as 100. Anything else is a 422.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Sort criteria, applied in the order given; repeat the parameter for several. A leading
+                 *     `-` sorts descending. Default `-modified_at`, as the hosted service; `modified_at` is
+                 *     null on every customer meter (see `CustomerMeter`), so it orders nothing and the
+                 *     tie-breaks decide: `created_at` descending, then ascending id. `meter_name` compares in
+                 *     lowercase. `customer_name`, `consumed_units`, `credited_units` and `balance` are refused
+                 *     (422).
+                 */
+                sorting?: components["schemas"]["CustomerMeterSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of customer meters. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceCustomerMeter"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A query parameter does not match its schema (`RequestValidationError`), or
+             *     (`PolarRequestValidationError`): a sorting this API does not serve, more than 1000
+             *     customer meters to read without a customer filter, more than 50 customers named or
+             *     more than 200 (customer, meter) pairs to read, or a page whose totals would read more
+             *     than 500 read units or answer more than 6 MB (at `limit`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCustomerMeter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the customer meter. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer meter. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerMeter"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     ingestEvents: {
         parameters: {
             query?: never;
@@ -5856,6 +6045,9 @@ export type DiscountPercentageRepeatDurationBase = components['schemas']['Discou
 export type SubscriptionMeter = components['schemas']['SubscriptionMeter'];
 export type Meter = components['schemas']['Meter'];
 export type MeterSortProperty = components['schemas']['MeterSortProperty'];
+export type CustomerMeter = components['schemas']['CustomerMeter'];
+export type CustomerMeterSortProperty = components['schemas']['CustomerMeterSortProperty'];
+export type ListResourceCustomerMeter = components['schemas']['ListResourceCustomerMeter'];
 export type ListResourceMeter = components['schemas']['ListResourceMeter'];
 export type MeterName = components['schemas']['MeterName'];
 export type MeterCustomLabel = components['schemas']['MeterCustomLabel'];
@@ -6016,6 +6208,8 @@ export type UpdateCustomerExternalPath = operations['updateCustomerExternal']['p
 export type DeleteCustomerExternalQuery = NonNullable<operations['deleteCustomerExternal']['parameters']['query']>;
 export type DeleteCustomerExternalPath = operations['deleteCustomerExternal']['parameters']['path'];
 export type CreateCustomerSessionBody = components['schemas']['CustomerSessionCreate'];
+export type ListCustomerMetersQuery = NonNullable<operations['listCustomerMeters']['parameters']['query']>;
+export type GetCustomerMeterPath = operations['getCustomerMeter']['parameters']['path'];
 export type IngestEventsBody = components['schemas']['EventsIngest'];
 export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
 export type ListEventNamesQuery = NonNullable<operations['listEventNames']['parameters']['query']>;

@@ -2747,6 +2747,153 @@ export const operations = [
     ]
   },
   {
+    "name": "list-customer-meters",
+    "operationId": "listCustomerMeters",
+    "method": "GET",
+    "path": "/v1/customer-meters/",
+    "entry": "functions/list-customer-meters/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "customer_meters:read"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeterList"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "organization"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "get-customer-meter",
+    "operationId": "getCustomerMeter",
+    "method": "GET",
+    "path": "/v1/customer-meters/{id}",
+    "entry": "functions/get-customer-meter/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "customer_meters:read"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer",
+          "meter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
     "name": "ingest-events",
     "operationId": "ingestEvents",
     "method": "POST",
@@ -3238,6 +3385,16 @@ export const operationRoutes = [
     "operationId": "createCustomerSession",
     "method": "POST",
     "path": "/v1/customer-sessions/"
+  },
+  {
+    "operationId": "listCustomerMeters",
+    "method": "GET",
+    "path": "/v1/customer-meters/"
+  },
+  {
+    "operationId": "getCustomerMeter",
+    "method": "GET",
+    "path": "/v1/customer-meters/{id}"
   },
   {
     "operationId": "ingestEvents",

@@ -18521,6 +18521,395 @@ validate72.evaluated = {"dynamicProps":true,"dynamicItems":false};
 return validate72;
 })();
 
+export const validateListCustomerMetersQuery = /* @__PURE__ */ (() => {
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerMetersQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' customer meters; repeat for several. An organization the\ncaller is not in, or an unknown id, contributes nothing (never an error).\n"},"customer_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' meters; repeat for several. Another organization's customer or an unknown id contributes nothing."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Only the meters of the customers with these external ids; repeat for several."},"meter_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these meters' customer meters (archived meters included); repeat for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerMeterSortProperty"},"default":["-modified_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several. A leading\n`-` sorts descending. Default `-modified_at`, as the hosted service; `modified_at` is\nnull on every customer meter (see `CustomerMeter`), so it orders nothing and the\ntie-breaks decide: `created_at` descending, then ascending id. `meter_name` compares in\nlowercase. `customer_name`, `consumed_units`, `credited_units` and `balance` are refused\n(422).\n"}},"$defs":{"CustomerMeterSortProperty":{"type":"string","enum":["created_at","-created_at","modified_at","-modified_at","customer_id","-customer_id","customer_name","-customer_name","meter_id","-meter_id","meter_name","-meter_name","consumed_units","-consumed_units","credited_units","-credited_units","balance","-balance"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema257 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema260 = {"type":"string","enum":["created_at","-created_at","modified_at","-modified_at","customer_id","-customer_id","customer_name","-customer_name","meter_id","-meter_id","meter_name","-meter_name","consumed_units","-consumed_units","credited_units","-credited_units","balance","-balance"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate116.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.page === undefined){
+data.page = 1;
+}
+if(data.limit === undefined){
+data.limit = 10;
+}
+if(data.sorting === undefined){
+data.sorting = ["-modified_at"];
+}
+if(data.organization_id !== undefined){
+let data0 = data.organization_id;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(typeof data1 === "string"){
+if(!pattern6.test(data1)){
+const err0 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(formats16.test(data1))){
+const err1 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/organization_id/" + i0,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/organization_id",schemaPath:"#/properties/organization_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.customer_id !== undefined){
+let data2 = data.customer_id;
+if(Array.isArray(data2)){
+const len1 = data2.length;
+for(let i1=0; i1<len1; i1++){
+let data3 = data2[i1];
+if(typeof data3 === "string"){
+if(!pattern6.test(data3)){
+const err4 = {instancePath:instancePath+"/customer_id/" + i1,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(!(formats16.test(data3))){
+const err5 = {instancePath:instancePath+"/customer_id/" + i1,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/customer_id/" + i1,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/customer_id",schemaPath:"#/properties/customer_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.external_customer_id !== undefined){
+let data4 = data.external_customer_id;
+if(Array.isArray(data4)){
+const len2 = data4.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data4[i2] !== "string"){
+const err8 = {instancePath:instancePath+"/external_customer_id/" + i2,schemaPath:"#/properties/external_customer_id/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/external_customer_id",schemaPath:"#/properties/external_customer_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.meter_id !== undefined){
+let data6 = data.meter_id;
+if(Array.isArray(data6)){
+const len3 = data6.length;
+for(let i3=0; i3<len3; i3++){
+let data7 = data6[i3];
+if(typeof data7 === "string"){
+if(!pattern6.test(data7)){
+const err10 = {instancePath:instancePath+"/meter_id/" + i3,schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(formats16.test(data7))){
+const err11 = {instancePath:instancePath+"/meter_id/" + i3,schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/meter_id/" + i3,schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/meter_id",schemaPath:"#/properties/meter_id/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+let data8 = data.page;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err14 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err15 = {instancePath:instancePath+"/page",schemaPath:"#/properties/page/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+let data9 = data.limit;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err16 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err17 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+let data10 = data.sorting;
+if(Array.isArray(data10)){
+const len4 = data10.length;
+for(let i4=0; i4<len4; i4++){
+let data11 = data10[i4];
+if(typeof data11 !== "string"){
+const err18 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/CustomerMeterSortProperty/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!((((((((((((((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "modified_at")) || (data11 === "-modified_at")) || (data11 === "customer_id")) || (data11 === "-customer_id")) || (data11 === "customer_name")) || (data11 === "-customer_name")) || (data11 === "meter_id")) || (data11 === "-meter_id")) || (data11 === "meter_name")) || (data11 === "-meter_name")) || (data11 === "consumed_units")) || (data11 === "-consumed_units")) || (data11 === "credited_units")) || (data11 === "-credited_units")) || (data11 === "balance")) || (data11 === "-balance"))){
+const err19 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/CustomerMeterSortProperty/enum",keyword:"enum",params:{allowedValues: schema260.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/sorting",schemaPath:"#/properties/sorting/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate116.errors = vErrors;
+return errors === 0;
+}
+validate116.evaluated = {"props":{"organization_id":true,"customer_id":true,"external_customer_id":true,"meter_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate116;
+})();
+
+export const validateGetCustomerMeterPath = /* @__PURE__ */ (() => {
+const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerMeterPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer meter."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema262 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate117.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate117.errors = vErrors;
+return errors === 0;
+}
+validate117.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate117;
+})();
+
 export const validateIngestEventsBody = /* @__PURE__ */ (() => {
 const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"IngestEventsBody","description":"Body of Ingest Events.","type":"object","properties":{"events":{"description":"At most 1000 events.","type":"array","maxItems":1000,"items":{"$ref":"#/$defs/EventCreate"}}},"required":["events"],"$defs":{"CostMetadata":{"type":"object","properties":{"amount":{"description":"The amount in cents (at most 17 digits, 12 after the point).","type":"number","minimum":-99999,"maximum":99999},"currency":{"type":"string","const":"usd"}},"required":["amount","currency"]},"EventCreate":{"description":"One event: `customer_id` or `external_customer_id` (exactly one of them). `parent_id`,\n`member_id` and `external_member_id` are not supported (a non-null value is a 422).\n","type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"timestamp":{"description":"When it happened; not in the future; default now. Kept to the microsecond.","type":"string","format":"date-time"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"external_id":{"description":"The deduplication key, unique per organization, kept forever.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"customer_id":{"$ref":"#/$defs/Uuid4"},"external_customer_id":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"parent_id":{"anyOf":[{"type":"string"},{"type":"null"}]},"member_id":{"anyOf":[{"type":"string"},{"type":"null"}]},"external_member_id":{"anyOf":[{"type":"string"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/EventMetadataInput"}},"required":["name"]},"EventMetadataInput":{"description":"Up to 50 pairs, as `MetadataInput` (keys of 1 to 40 characters; values a string of 1 to 500 characters, an integer within ±(2^53−1), a finite number or a boolean), plus two structured keys: `_cost` (`amount` in cents, `currency` `usd`) and `_llm` (vendor, model, token counts).","type":"object","maxProperties":50,"propertyNames":{"type":"string","minLength":1,"maxLength":40,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"properties":{"_cost":{"$ref":"#/$defs/CostMetadata"},"_llm":{"$ref":"#/$defs/LLMMetadata"}},"additionalProperties":{"anyOf":[{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"number"},{"type":"boolean"}]}},"LLMMetadata":{"type":"object","properties":{"vendor":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"model":{"type":"string","minLength":1,"maxLength":500,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"prompt":{"anyOf":[{"type":"string","maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"response":{"anyOf":[{"type":"string","maxLength":500,"pattern":"^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]*$"},{"type":"null"}]},"input_tokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cached_input_tokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"output_tokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"total_tokens":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["vendor","model","input_tokens","output_tokens","total_tokens"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema175 = {"description":"One event: `customer_id` or `external_customer_id` (exactly one of them). `parent_id`,\n`member_id` and `external_member_id` are not supported (a non-null value is a 422).\n","type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":128,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"timestamp":{"description":"When it happened; not in the future; default now. Kept to the microsecond.","type":"string","format":"date-time"},"organization_id":{"anyOf":[{"$ref":"#/$defs/Uuid4"},{"type":"null"}],"description":"Needed only when the caller belongs to several organizations."},"external_id":{"description":"The deduplication key, unique per organization, kept forever.","anyOf":[{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},{"type":"null"}]},"customer_id":{"$ref":"#/$defs/Uuid4"},"external_customer_id":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\x00-\\x1F\\x7F]*$"},"parent_id":{"anyOf":[{"type":"string"},{"type":"null"}]},"member_id":{"anyOf":[{"type":"string"},{"type":"null"}]},"external_member_id":{"anyOf":[{"type":"string"},{"type":"null"}]},"metadata":{"$ref":"#/$defs/EventMetadataInput"}},"required":["name"]};
@@ -19879,18 +20268,18 @@ return validate73;
 })();
 
 export const validateListEventsQuery = /* @__PURE__ */ (() => {
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListEventsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' events; repeat for several. Another organization's id matches nothing."},"start_timestamp":{"type":"string","format":"date-time","description":"Only events at or after this time."},"end_timestamp":{"type":"string","format":"date-time","description":"Only events at or before this time."},"customer_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only events naming these customers by id; repeat for several. Needs a time window."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Only events naming these customers by external id; repeat for several. Needs a time window."},"name":{"type":"array","items":{"type":"string"},"description":"Only events of these names; repeat for several. Needs a time window."},"source":{"type":"array","items":{"$ref":"#/$defs/EventSource"},"description":"Only events of these sources. Every event here is `user`; `system` matches nothing."},"filter":{"type":"string","description":"Not supported here (422 when given)."},"meter_id":{"type":"string","description":"Not supported here (422 when given)."},"query":{"type":"string","description":"Not supported here (422 when given)."},"parent_id":{"type":"string","description":"Not supported here (events have no parents in this API; 422 when given)."},"depth":{"type":"string","description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (422 when given)."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/EventSortProperty"},"default":["-timestamp"],"description":"`timestamp` or `-timestamp` (the default). Ties are broken by ascending event id.\n"}},"$defs":{"EventSortProperty":{"type":"string","enum":["timestamp","-timestamp"]},"EventSource":{"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema257 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema259 = {"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]};
-const schema260 = {"type":"string","enum":["timestamp","-timestamp"]};
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListEventsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' events; repeat for several. Another organization's id matches nothing."},"start_timestamp":{"type":"string","format":"date-time","description":"Only events at or after this time."},"end_timestamp":{"type":"string","format":"date-time","description":"Only events at or before this time."},"customer_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only events naming these customers by id; repeat for several. Needs a time window."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Only events naming these customers by external id; repeat for several. Needs a time window."},"name":{"type":"array","items":{"type":"string"},"description":"Only events of these names; repeat for several. Needs a time window."},"source":{"type":"array","items":{"$ref":"#/$defs/EventSource"},"description":"Only events of these sources. Every event here is `user`; `system` matches nothing."},"filter":{"type":"string","description":"Not supported here (422 when given)."},"meter_id":{"type":"string","description":"Not supported here (422 when given)."},"query":{"type":"string","description":"Not supported here (422 when given)."},"parent_id":{"type":"string","description":"Not supported here (events have no parents in this API; 422 when given)."},"depth":{"type":"string","description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (422 when given)."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/EventSortProperty"},"default":["-timestamp"],"description":"`timestamp` or `-timestamp` (the default). Ties are broken by ascending event id.\n"}},"$defs":{"EventSortProperty":{"type":"string","enum":["timestamp","-timestamp"]},"EventSource":{"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema264 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema266 = {"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]};
+const schema267 = {"type":"string","enum":["timestamp","-timestamp"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats48 = fullFormats["date-time"];
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20132,7 +20521,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data11 === "system") || (data11 === "user"))){
-const err17 = {instancePath:instancePath+"/source/" + i4,schemaPath:"#/$defs/EventSource/enum",keyword:"enum",params:{allowedValues: schema259.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/source/" + i4,schemaPath:"#/$defs/EventSource/enum",keyword:"enum",params:{allowedValues: schema266.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -20319,7 +20708,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((data23 === "timestamp") || (data23 === "-timestamp"))){
-const err32 = {instancePath:instancePath+"/sorting/" + i6,schemaPath:"#/$defs/EventSortProperty/enum",keyword:"enum",params:{allowedValues: schema260.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/sorting/" + i6,schemaPath:"#/$defs/EventSortProperty/enum",keyword:"enum",params:{allowedValues: schema267.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -20351,25 +20740,25 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":{"organization_id":true,"start_timestamp":true,"end_timestamp":true,"customer_id":true,"external_customer_id":true,"name":true,"source":true,"filter":true,"meter_id":true,"query":true,"parent_id":true,"depth":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate116;
+validate118.evaluated = {"props":{"organization_id":true,"start_timestamp":true,"end_timestamp":true,"customer_id":true,"external_customer_id":true,"name":true,"source":true,"filter":true,"meter_id":true,"query":true,"parent_id":true,"depth":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate118;
 })();
 
 export const validateListEventNamesQuery = /* @__PURE__ */ (() => {
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListEventNamesQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' event names; repeat for several."},"source":{"type":"array","items":{"$ref":"#/$defs/EventSource"},"description":"Only names of these sources. Every event here is `user`; `system` matches nothing."},"query":{"type":"string","description":"Only names containing this text, compared in lowercase."},"customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/EventNamesSortProperty"},"default":["-last_seen"],"description":"`name`, `occurrences`, `first_seen`, `last_seen`, each may be prefixed with `-`; the\ndefault is `-last_seen`. Ties are broken by ascending name.\n"}},"$defs":{"EventNamesSortProperty":{"type":"string","enum":["name","-name","occurrences","-occurrences","first_seen","-first_seen","last_seen","-last_seen"]},"EventSource":{"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema262 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema263 = {"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]};
-const schema264 = {"type":"string","enum":["name","-name","occurrences","-occurrences","first_seen","-first_seen","last_seen","-last_seen"]};
+const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListEventNamesQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' event names; repeat for several."},"source":{"type":"array","items":{"$ref":"#/$defs/EventSource"},"description":"Only names of these sources. Every event here is `user`; `system` matches nothing."},"query":{"type":"string","description":"Only names containing this text, compared in lowercase."},"customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/EventNamesSortProperty"},"default":["-last_seen"],"description":"`name`, `occurrences`, `first_seen`, `last_seen`, each may be prefixed with `-`; the\ndefault is `-last_seen`. Ties are broken by ascending name.\n"}},"$defs":{"EventNamesSortProperty":{"type":"string","enum":["name","-name","occurrences","-occurrences","first_seen","-first_seen","last_seen","-last_seen"]},"EventSource":{"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema269 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema270 = {"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]};
+const schema271 = {"type":"string","enum":["name","-name","occurrences","-occurrences","first_seen","-first_seen","last_seen","-last_seen"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20454,7 +20843,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((data3 === "system") || (data3 === "user"))){
-const err5 = {instancePath:instancePath+"/source/" + i1,schemaPath:"#/$defs/EventSource/enum",keyword:"enum",params:{allowedValues: schema263.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/source/" + i1,schemaPath:"#/$defs/EventSource/enum",keyword:"enum",params:{allowedValues: schema270.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -20606,7 +20995,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data12 === "name") || (data12 === "-name")) || (data12 === "occurrences")) || (data12 === "-occurrences")) || (data12 === "first_seen")) || (data12 === "-first_seen")) || (data12 === "last_seen")) || (data12 === "-last_seen"))){
-const err17 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/EventNamesSortProperty/enum",keyword:"enum",params:{allowedValues: schema264.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/EventNamesSortProperty/enum",keyword:"enum",params:{allowedValues: schema271.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -20638,23 +21027,23 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate117.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":{"organization_id":true,"source":true,"query":true,"customer_id":true,"external_customer_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate117;
+validate119.evaluated = {"props":{"organization_id":true,"source":true,"query":true,"customer_id":true,"external_customer_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate119;
 })();
 
 export const validateGetEventPath = /* @__PURE__ */ (() => {
-const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetEventPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the event."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema266 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetEventPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the event."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema273 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate118.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20718,11 +21107,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate118.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate118;
+validate120.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate120;
 })();
 
 export const authorizeQueryShape = {"response_type":"string","client_id":"string","redirect_uri":"string","scope":"string","state":"string","nonce":"string","code_challenge":"string","code_challenge_method":"string"};
@@ -20748,6 +21137,8 @@ export const listCustomersQueryShape = {"organization_id":"array","email":"strin
 export const deleteCustomerQueryShape = {"anonymize":"boolean"};
 
 export const deleteCustomerExternalQueryShape = {"anonymize":"boolean"};
+
+export const listCustomerMetersQueryShape = {"organization_id":"array","customer_id":"array","external_customer_id":"array","meter_id":"array","page":"integer","limit":"integer","sorting":"array"};
 
 export const listEventsQueryShape = {"organization_id":"array","start_timestamp":"string","end_timestamp":"string","customer_id":"array","external_customer_id":"array","name":"array","source":"array","filter":"string","meter_id":"string","query":"string","parent_id":"string","depth":"string","metadata":"object","page":"integer","limit":"integer","sorting":"array"};
 

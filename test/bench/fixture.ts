@@ -7,6 +7,12 @@
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { routeRequest, toApiGatewayEvent } from '#scripts/local/apigw.ts';
+import {
+  customerMeterId,
+  hourOf,
+  storedCustomerMeter,
+  storedHourAggregate,
+} from '#shared/data/customer-meters.ts';
 import { customerEntry, customerListing } from '#shared/data/customers.ts';
 import { countShard, listedWrites } from '#shared/data/listing.ts';
 import { type MeterRecord, meterItem, meterListing, storedMeter } from '#shared/data/meters.ts';
@@ -40,6 +46,8 @@ export const CUSTOMER = '2d7e5179-3b20-4f2c-9f65-7d2c5e8f9003';
 export const PRODUCT = '3e8f628a-4c31-4a3d-8a76-8e3d6f90a104';
 export const WEBHOOK = '4f90739b-5d42-4b4e-9b87-9f4e70a1b205';
 export const METER = '5b1295bd-6f64-4d60-9da9-a16092c3d4aa';
+/** The fixture customer's meter of `METER` (Get Customer Meter), as the meter aggregator keeps it. */
+export const CUSTOMER_METER = customerMeterId(CUSTOMER, METER);
 export const UNKNOWN_ID = '5a0184ac-6e53-4c5f-8c98-a05f81b2c306';
 
 export const PAT = `polar_pat_${'B'.repeat(48)}`;
@@ -291,6 +299,25 @@ export function fixtureItems(): Record<string, unknown>[] {
       webhook,
     ),
     ...wallets.map((wallet) => item(keys.wallet(CUSTOMER, wallet.id), 'wallet', wallet)),
+    // The fixture customer's meter of METER, with one hour of usage (3 calls), as the aggregator writes them.
+    storedCustomerMeter({
+      id: CUSTOMER_METER,
+      organization_id: ORG,
+      customer_id: CUSTOMER,
+      meter_id: METER,
+      created_at: at(30),
+    }),
+    storedHourAggregate(
+      { organization_id: ORG, customer_id: CUSTOMER, meter_id: METER },
+      {
+        customer_meter_id: CUSTOMER_METER,
+        hour: hourOf(at(30)),
+        state: { func: 'count', count: 3 },
+        applied: { 'shardId-00000001700000000000-0000000a': '0'.repeat(39) + '1' },
+        version: 1,
+        updated_at: at(30),
+      },
+    ),
     storedUsageEvent({
       id: USAGE_EVENT,
       organization_id: ORG,

@@ -1021,3 +1021,50 @@ describe('Events: events.ingest, events.list, events.get, events.listNames', () 
     ).toBeInstanceOf(ResourceNotFound);
   });
 });
+
+describe('Customer meters: customerMeters.list, customerMeters.get', () => {
+  it('every answer passes the client schemas (CustomerMeter, with its Customer and Meter)', async () => {
+    const run = `sdk-v0-cm-${Date.now()}`;
+    const meter = await polar.meters.create({
+      name: `SDK v0 ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'unique', property: 'metadata.user' },
+    });
+    const ingested = await polar.events.ingest({
+      events: ['ada', 'bob', 'ada'].map((user, i) => ({
+        name: run,
+        customerId: stack.demo.customer_id,
+        externalId: `${run}-${i}`,
+        metadata: { user },
+      })),
+    });
+    expect(ingested).toEqual({ inserted: 3, duplicates: 0 });
+    let items: { id: string; consumedUnits: number }[] = [];
+    await waitFor(
+      async () => {
+        const pages = await polar.customerMeters.list({
+          customerId: stack.demo.customer_id,
+          meterId: meter.id,
+        });
+        items = pages.result.items;
+        return items[0]?.consumedUnits === 2;
+      },
+      15_000,
+      'the customer meter to count two distinct users',
+    );
+    const [item] = items;
+    const read = await polar.customerMeters.get({ id: item?.id as string });
+    expect(read).toMatchObject({
+      customerId: stack.demo.customer_id,
+      meterId: meter.id,
+      consumedUnits: 2,
+      creditedUnits: 0,
+      balance: -2,
+      meter: { id: meter.id },
+    });
+    expect(read.createdAt).toBeInstanceOf(Date);
+    expect(
+      await failure(() => polar.customerMeters.get({ id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b' })),
+    ).toBeInstanceOf(ResourceNotFound);
+  });
+});

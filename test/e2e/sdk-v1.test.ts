@@ -14,6 +14,7 @@ import { WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
 import { expectDocumented, type HttpReply } from '../support/contract.ts';
 import { scopedToken, sharedLocalApi } from '../support/local-api.ts';
 import { countsSettled } from '../support/subscription-counts.ts';
+import { waitFor } from '../support/wait.ts';
 import { expectBalanceTies, expectSorted, SORTING_CASES } from '../support/wallet-order.ts';
 
 interface Exchange {
@@ -1099,5 +1100,63 @@ describe('Events (POST /v1/events/ingest, GET /v1/events/, /v1/events/{id}, /v1/
     expect(lastExchange().reply.body).toMatchObject({
       detail: [{ loc: ['body', 'events', '0', 'timestamp'] }],
     });
+  });
+});
+
+describe('Customer meters (GET /v1/customer-meters/, /v1/customer-meters/{id})', () => {
+  it('customerMeters.list, iterList and get: events ingested through the SDK, folded by the local pipeline, every answer documented', async () => {
+    const run = `sdk-v1-cm-${Date.now()}`;
+    const meter = await polar.meters.create({
+      name: `SDK v1 ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'sum', property: 'tokens' },
+    });
+    const events = [5, 0.5, 12].map((tokens, i) => ({
+      name: run,
+      customer_id: stack.demo.customer_id,
+      external_id: `${run}-${i}`,
+      metadata: { tokens },
+    }));
+    expect(await polar.events.ingest({ events })).toEqual({ inserted: 3, duplicates: 0 });
+    // The aggregator folds them a moment later (the local pipeline, freshness in the bench).
+    let listed: Awaited<ReturnType<typeof polar.customerMeters.list>> | undefined;
+    await waitFor(
+      async () => {
+        listed = await polar.customerMeters.list({ customer_id: stack.demo.customer_id, meter_id: meter.id });
+        return listed.items[0]?.consumed_units === 17.5;
+      },
+      15_000,
+      'the customer meter to count the three events',
+    );
+    expectDocumented('listCustomerMeters', lastExchange().reply);
+    expect(lastExchange().url.searchParams.get('sorting')).toBe('-modified_at');
+    const [item] = listed?.items ?? [];
+    expect(item).toMatchObject({
+      customer_id: stack.demo.customer_id,
+      meter_id: meter.id,
+      consumed_units: 17.5,
+      credited_units: 0,
+      balance: -17.5,
+      customer: { id: stack.demo.customer_id },
+      meter: { id: meter.id },
+    });
+    const read = await polar.customerMeters.get(item?.id as string);
+    expectDocumented('getCustomerMeter', lastExchange().reply);
+    expect(read).toEqual(item);
+    const walked: string[] = [];
+    for await (const customerMeter of polar.customerMeters.iterList({
+      external_customer_id: stack.demo.customer_external_id,
+      limit: 1,
+    })) {
+      expectDocumented('listCustomerMeters', lastExchange().reply);
+      walked.push(customerMeter.id);
+    }
+    expect(walked).toContain(item?.id);
+    expect(
+      await failure(() => polar.customerMeters.get('6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b')),
+    ).toBeInstanceOf(errors.ResourceNotFound);
+    const refused = await failure(() => polar.customerMeters.list({ sorting: ['-balance'] }));
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({ detail: [{ loc: ['query', 'sorting'] }] });
   });
 });

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import {
+  apiDifferences,
   differences,
   driveConsumer,
   type ExactnessOptions,
@@ -17,6 +18,7 @@ import {
   faultyTable,
   ingestAll,
   referenceFold,
+  referenceTotals,
   splitShards,
   storedFolds,
   streamRecords,
@@ -45,6 +47,7 @@ const small: ExactnessOptions = {
 };
 
 describe('customer meters equal a plain fold of the distinct events', () => {
+  let folded: { setup: ExactnessSetup; ingested: Awaited<ReturnType<typeof ingestAll>> } | undefined;
   it('2,000 events, 50 customers, six meters: duplicates, retried batches, late events, replays, bisects, concurrent shards, failures part-way', async () => {
     const start = new Date(Date.now() - 2 * 86_400_000);
     await turnOnStream(world.table);
@@ -64,6 +67,16 @@ describe('customer meters equal a plain fold of the distinct events', () => {
     // Arrivals span many hours; every meter counted something.
     expect(new Set([...reference.keys()].map((k) => k.split('#')[1])).size).toBeGreaterThan(5);
     expect(differences(reference, await storedFolds(world, setup))).toEqual([]);
+    folded = { setup, ingested };
+  });
+
+  it('Get and List Customer Meters answer, for all time, one plain fold of those distinct events per customer meter', async () => {
+    // The world the test above folded (its own test: its time is its own on a loaded machine).
+    if (!folded) throw new Error('the 2,000-event run above did not complete');
+    const totals = referenceTotals(folded.setup, folded.ingested);
+    expect(totals.size).toBeGreaterThan(0);
+    const customers = folded.setup.customers.slice(0, 6);
+    expect(await apiDifferences(world, folded.setup, totals, customers)).toEqual([]);
   });
 });
 

@@ -18,6 +18,7 @@ import { usageEventId } from '#shared/data/usage-events.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { hashSecret } from '#shared/domain/secrets.ts';
 import { operations } from '#shared/operations.ts';
+import { seedCustomerMeter } from '../cards/get-customer-meter.ts';
 import {
   clientRequest,
   expireItem,
@@ -36,7 +37,7 @@ let access: string;
 let narrow: string;
 
 const SCOPES =
-  'openid email profile products:read products:write subscriptions:read subscriptions:write customers:read customers:write webhooks:write customer_sessions:write meters:read meters:write events:read events:write';
+  'openid email profile products:read products:write subscriptions:read subscriptions:write customers:read customers:write webhooks:write customer_sessions:write meters:read meters:write events:read events:write customer_meters:read';
 
 beforeAll(async () => {
   world = await createWorld('oauth-access');
@@ -82,6 +83,11 @@ const meterOfDemo = () =>
       },
     })
     .then((reply) => reply.body.id as string));
+
+/** A customer meter of the demo customer, folded by the aggregator once (operator access). */
+let demoCustomerMeter: Promise<string> | undefined;
+const customerMeterOfDemo = () =>
+  (demoCustomerMeter ??= seedCustomerMeter(world, world.demo.organization_id, world.demo.customer_id));
 
 /** Every operation that takes a personal access token, with a request that succeeds. */
 // Create Client is not among them: it takes the user's own personal access token only
@@ -297,6 +303,16 @@ const cases: Record<string, Case> = {
         body: { name: `Changed ${randomUUID()}` },
       }),
     settle: async () => void (await meterOfDemo()),
+    success: 200,
+  },
+  'list-customer-meters': {
+    send: (token) =>
+      world.call('GET', `/v1/customer-meters/?customer_id=${world.demo.customer_id}`, { token }),
+    success: 200,
+  },
+  'get-customer-meter': {
+    send: async (token) => world.call('GET', `/v1/customer-meters/${await customerMeterOfDemo()}`, { token }),
+    settle: async () => void (await customerMeterOfDemo()),
     success: 200,
   },
   'list-webhook-deliveries': {

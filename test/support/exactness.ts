@@ -17,7 +17,13 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { streamedEvents } from '#functions/meter-aggregator/handler.ts';
-import { createCustomer, createOrganization } from '#scripts/admin/commands.ts';
+import {
+  addMember,
+  createCustomer,
+  createOrganization,
+  createPersonalAccessToken,
+  createUser,
+} from '#scripts/admin/commands.ts';
 import { enableTableStream, openStreamReader, type StreamRecord } from '#scripts/local/stream-reader.ts';
 import {
   customerMeterId,
@@ -37,6 +43,7 @@ import {
   type MeterAggregation,
   type MeterFilter,
   matches,
+  quantityOf,
 } from '#shared/domain/meter.ts';
 import type { UserPrincipal } from '#shared/domain/principals.ts';
 import {
@@ -547,5 +554,82 @@ export function differences(reference: Map<string, FoldState>, stored: Map<strin
   }
   for (const key of stored.keys())
     if (!reference.has(key)) diffs.push(`${key}: stored, not in the reference`);
+  return diffs;
+}
+
+/** The reference fold of the distinct events per customer meter over all time (no hours: one plain fold each). */
+export function referenceTotals(setup: ExactnessSetup, outcome: IngestOutcome): Map<string, FoldState> {
+  const folded = new Map<string, FoldState>();
+  for (const { event, ingestedAt, customerId } of outcome.distinct.values()) {
+    const meterEvent = meterEventOf({
+      name: event.name,
+      timestamp_us: Date.parse(event.timestamp) * 1000,
+      metadata: JSON.stringify(event.metadata),
+    } as UsageEventRecord);
+    for (const meter of setup.meters) {
+      if (!meterCounts(meter, ingestedAt) || !matches(meter.filter, meterEvent)) continue;
+      const id = customerMeterId(customerId, meter.id);
+      folded.set(
+        id,
+        foldEvent(meter.aggregation, folded.get(id) ?? emptyState(meter.aggregation), meterEvent),
+      );
+    }
+  }
+  return folded;
+}
+
+/**
+ * What Get and List Customer Meters answer (over HTTP, in process, with a token of the setup's
+ * organization) against the plain fold of the distinct events, for `customers` of the setup and
+ * every meter: each difference as a line. A customer meter without events is a 404 and is not listed.
+ */
+export async function apiDifferences(
+  world: World,
+  setup: ExactnessSetup,
+  totals: Map<string, FoldState>,
+  customers: readonly { id: string }[],
+): Promise<string[]> {
+  const user = await createUser(world.admin, { email: `exact-reader-${randomUUID().slice(0, 8)}@x.example` });
+  await addMember(world.admin, setup.organizationId, user.id);
+  const { token } = await createPersonalAccessToken(world.admin, {
+    userId: user.id,
+    scope: 'customer_meters:read',
+    comment: 'exactness: the API totals',
+  });
+  const diffs: string[] = [];
+  for (const customer of customers) {
+    const expected = new Map<string, number>();
+    for (const meter of setup.meters) {
+      const id = customerMeterId(customer.id, meter.id);
+      const state = totals.get(id);
+      const got = await world.call('GET', `/v1/customer-meters/${id}`, { token });
+      if (!state) {
+        if (got.status !== 404) diffs.push(`${id} (${meter.name}): no events, got ${got.status}`);
+        continue;
+      }
+      const consumed = quantityOf(state);
+      expected.set(id, consumed);
+      const body = got.body as { consumed_units?: number; credited_units?: number; balance?: number };
+      if (
+        got.status !== 200 ||
+        body.consumed_units !== consumed ||
+        body.credited_units !== 0 ||
+        body.balance !== -consumed
+      )
+        diffs.push(
+          `${id} (${meter.name}): expected ${consumed}, got ${got.status} ${JSON.stringify({ consumed_units: body.consumed_units, credited_units: body.credited_units, balance: body.balance })}`,
+        );
+    }
+    const listed = await world.call('GET', `/v1/customer-meters/?customer_id=${customer.id}&limit=100`, {
+      token,
+    });
+    const items = (listed.body as { items?: { id: string; consumed_units: number }[] }).items ?? [];
+    const byId = new Map(items.map((item) => [item.id, item.consumed_units]));
+    if (listed.status !== 200 || byId.size !== expected.size)
+      diffs.push(`list of ${customer.id}: ${listed.status}, ${byId.size} items, expected ${expected.size}`);
+    for (const [id, consumed] of expected)
+      if (byId.get(id) !== consumed)
+        diffs.push(`list of ${customer.id}: ${id} expected ${consumed}, got ${byId.get(id)}`);
+  }
   return diffs;
 }

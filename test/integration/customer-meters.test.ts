@@ -1,0 +1,257 @@
+/**
+ * Get and List Customer Meters against DynamoDB Local under the functions' deployed policies: the
+ * totals the aggregator's hours fold to, the filters (by key and from the list), archived meters,
+ * tenant safety, the sortings served and refused, and the read bound (a 503 for one customer meter,
+ * a 422 at `limit` for a page, a 422 for a list too long to read without a customer filter). The
+ * totals' exactness against a plain fold of the distinct events is meter-exactness.test.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addMember,
+  createCustomer,
+  createOrganization,
+  createPersonalAccessToken,
+  createUser,
+} from '#scripts/admin/commands.ts';
+import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
+import { MAX_CUSTOMER_METERS, MAX_NAMED_CUSTOMERS } from '#shared/services/customer-meters.ts';
+import { seedCustomerMeter } from '../cards/get-customer-meter.ts';
+import { seedMeter } from '../cards/get-meter.ts';
+import { documentedReply } from '../support/contract.ts';
+import { createWorld, type World } from '../support/world.ts';
+
+let world: World;
+beforeAll(async () => {
+  world = await createWorld('customer-meters');
+});
+afterAll(() => world?.drop());
+
+const pat = () => world.demo.personal_access_token;
+const get = (id: string, token = pat()) =>
+  world
+    .call('GET', `/v1/customer-meters/${id}`, { token })
+    .then((r) => documentedReply('getCustomerMeter', r));
+const list = (query: string, token = pat()) =>
+  world
+    .call('GET', `/v1/customer-meters/?${query}`, { token })
+    .then((r) => documentedReply('listCustomerMeters', r));
+const ids = (reply: { body: unknown }) => (reply.body as { items: { id: string }[] }).items.map((i) => i.id);
+
+/** Writes items as the operator would (batches of 25). */
+async function putAll(items: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < items.length; i += 25) {
+    await world.table.doc.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
+        },
+      }),
+    );
+  }
+}
+
+describe('Get Customer Meter', () => {
+  it('answers the totals of the events the aggregator folded, with its customer and meter', async () => {
+    const id = await seedCustomerMeter(world, world.demo.organization_id, world.demo.customer_id, 3);
+    const reply = await get(id);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({
+      id,
+      customer_id: world.demo.customer_id,
+      consumed_units: 3,
+      credited_units: 0,
+      balance: -3,
+      modified_at: null,
+      customer: { id: world.demo.customer_id },
+    });
+    const body = reply.body as { meter_id: string; meter: { id: string } };
+    expect(body.meter.id).toBe(body.meter_id);
+    expect(id).toBe(customerMeterId(world.demo.customer_id, body.meter_id));
+  });
+
+  it('another organization’s customer meter, an unknown id: the same 404; a malformed id: 422', async () => {
+    const theirs = await seedCustomerMeter(
+      world,
+      world.demo.other_organization.organization_id,
+      world.demo.other_organization.customer_id,
+    );
+    expect((await get(theirs)).status).toBe(404);
+    expect((await get(randomUUID())).status).toBe(404);
+    expect((await get(theirs, world.demo.other_organization.personal_access_token)).status).toBe(200);
+    expect((await get('not-an-id')).status).toBe(422);
+  });
+});
+
+describe('List Customer Meters', () => {
+  it('by customer id or external id with meter_id: exactly that customer meter; another organization’s ids contribute nothing', async () => {
+    const id = await seedCustomerMeter(world, world.demo.organization_id, world.demo.customer_id, 2);
+    const meterId = ((await get(id)).body as { meter_id: string }).meter_id;
+    const byId = await list(`customer_id=${world.demo.customer_id}&meter_id=${meterId}`);
+    expect(byId.status).toBe(200);
+    expect(ids(byId)).toEqual([id]);
+    expect(byId.body).toMatchObject({
+      items: [{ consumed_units: 2, balance: -2 }],
+      pagination: { total_count: 1, max_page: 1 },
+    });
+    const byExternal = await list(
+      `external_customer_id=${world.demo.customer_external_id}&meter_id=${meterId}`,
+    );
+    expect(ids(byExternal)).toEqual([id]);
+    // The other organization's customer, its organization: nothing, as an unknown id.
+    const other = world.demo.other_organization;
+    await seedCustomerMeter(world, other.organization_id, other.customer_id);
+    for (const query of [
+      `customer_id=${other.customer_id}`,
+      `customer_id=${randomUUID()}`,
+      `organization_id=${other.organization_id}`,
+      `organization_id=${other.organization_id}&customer_id=${other.customer_id}`,
+    ]) {
+      const reply = await list(query);
+      expect(reply.status, query).toBe(200);
+      expect(reply.body, query).toMatchObject({ items: [], pagination: { total_count: 0 } });
+    }
+  });
+
+  it('the whole list (no filter) walked a page at a time: every customer meter once, as many as total_count', async () => {
+    const mine = await seedCustomerMeter(world, world.demo.organization_id, world.demo.customer_id);
+    const first = await list('limit=1');
+    const total = (first.body as { pagination: { total_count: number } }).pagination.total_count;
+    expect(total).toBeGreaterThan(0);
+    const seen: string[] = [];
+    for (let page = 1; page <= total; page++) seen.push(...ids(await list(`limit=1&page=${page}`)));
+    expect(new Set(seen).size).toBe(total);
+    expect(seen).toContain(mine);
+    // The default order (-modified_at, null everywhere) falls to the tie-break: newest first.
+    const sorted = await list('limit=100');
+    const created = (sorted.body as { items: { created_at: string }[] }).items.map((i) => i.created_at);
+    expect(created).toEqual([...created].sort().reverse());
+  });
+
+  it('an archived meter’s customer meters are left out unless meter_id names it', async () => {
+    const id = await seedCustomerMeter(world, world.demo.organization_id, world.demo.customer_id);
+    const meterId = ((await get(id)).body as { meter_id: string }).meter_id;
+    expect(ids(await list(`customer_id=${world.demo.customer_id}&limit=100`))).toContain(id);
+    const archived = await world.call('PATCH', `/v1/meters/${meterId}`, {
+      token: pat(),
+      body: { is_archived: true },
+    });
+    expect(archived.status).toBe(200);
+    expect(ids(await list(`customer_id=${world.demo.customer_id}&limit=100`))).not.toContain(id);
+    expect(ids(await list('limit=100'))).not.toContain(id);
+    expect(ids(await list(`meter_id=${meterId}`))).toEqual([id]);
+    // Still readable by id, its totals intact.
+    expect((await get(id)).body).toMatchObject({ consumed_units: 3 });
+  });
+
+  it('sortings: those served order the page; those that would fold every total are a 422 at sorting', async () => {
+    const byMeter = await list('sorting=meter_id&limit=100');
+    expect(byMeter.status).toBe(200);
+    const meterIds = (byMeter.body as { items: { meter_id: string }[] }).items.map((i) => i.meter_id);
+    expect(meterIds).toEqual([...meterIds].sort());
+    expect((await list('sorting=-meter_name&sorting=created_at')).status).toBe(200);
+    for (const sorting of ['consumed_units', '-balance', 'credited_units', 'customer_name']) {
+      const refused = await list(`sorting=${sorting}`);
+      expect(refused.status, sorting).toBe(422);
+      expect(refused.body, sorting).toMatchObject({
+        error: 'PolarRequestValidationError',
+        detail: [{ loc: ['query', 'sorting'] }],
+      });
+    }
+    expect((await list('sorting=nonsense')).status).toBe(422);
+  });
+
+  it(`more than ${MAX_NAMED_CUSTOMERS} customers named: a 422 at customer_id, before any of them is read`, async () => {
+    const many = Array.from({ length: MAX_NAMED_CUSTOMERS + 1 }, () => `customer_id=${randomUUID()}`);
+    const refused = await list(many.join('&'));
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ detail: [{ loc: ['query', 'customer_id'] }] });
+    expect((await list(many.slice(1).join('&'))).status).toBe(200);
+  });
+});
+
+describe('the read bound (500 read units per request)', () => {
+  it('a customer meter with more stored hours than one request reads: Get 503, a page of it 422 at limit, nothing wrong answered', async () => {
+    const meterId = await seedMeter(world, world.demo.organization_id);
+    const customer = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: `hours-${randomUUID().slice(0, 8)}@x.example`,
+    });
+    const id = customerMeterId(customer.id, meterId);
+    const owner = {
+      organization_id: world.demo.organization_id,
+      customer_id: customer.id,
+      meter_id: meterId,
+    };
+    // 700 hours of about 3.5 KB each (many stream shards applied): about 2.4 MB, over 500 × 4 KB.
+    const applied = Object.fromEntries(
+      Array.from({ length: 50 }, (_, i) => [
+        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
+        '1'.padStart(40, '0'),
+      ]),
+    );
+    const start = Date.parse('2025-01-01T00:00:00Z');
+    await putAll([
+      storedCustomerMeter({ id, ...owner, created_at: new Date().toISOString() }),
+      ...Array.from({ length: 700 }, (_, i) =>
+        storedHourAggregate(owner, {
+          customer_meter_id: id,
+          hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
+          state: { func: 'count', count: 1 },
+          applied,
+          version: 1,
+          updated_at: new Date().toISOString(),
+        }),
+      ),
+    ]);
+    const one = await get(id);
+    expect(one.status).toBe(503);
+    const page = await list(`customer_id=${customer.id}`);
+    expect(page.status).toBe(422);
+    expect(page.body).toMatchObject({ detail: [{ loc: ['query', 'limit'] }] });
+  });
+
+  it(`more than ${MAX_CUSTOMER_METERS} customer meters and no customer filter: a 422 naming customer_id; with it, served`, async () => {
+    const organization = await createOrganization(world.admin, { name: `Many ${randomUUID().slice(0, 8)}` });
+    const user = await createUser(world.admin, { email: `many-${randomUUID().slice(0, 8)}@x.example` });
+    await addMember(world.admin, organization.id, user.id);
+    const { token } = await createPersonalAccessToken(world.admin, {
+      userId: user.id,
+      scope: 'customer_meters:read',
+    });
+    const customer = await createCustomer(world.admin, {
+      organizationId: organization.id,
+      email: `many-${randomUUID().slice(0, 8)}@x.example`,
+    });
+    const meterId = await seedMeter(world, organization.id);
+    const created = new Date().toISOString();
+    // Entries only (their customers and meters need not exist to be counted against the bound).
+    await putAll(
+      Array.from({ length: MAX_CUSTOMER_METERS + 1 }, () => {
+        const customerId = randomUUID();
+        return storedCustomerMeter({
+          id: customerMeterId(customerId, meterId),
+          organization_id: organization.id,
+          customer_id: customerId,
+          meter_id: meterId,
+          created_at: created,
+        });
+      }),
+    );
+    const refused = await list('limit=10', token);
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ detail: [{ loc: ['query', 'customer_id'] }] });
+    const mine = await seedCustomerMeter(world, organization.id, customer.id, 4);
+    const served = await list(`customer_id=${customer.id}`, token);
+    expect(served.status).toBe(200);
+    // Its own meter's customer meter, and the catch-all meter's (an empty filter counts its events too).
+    const items = (served.body as { items: { id: string; consumed_units: number }[] }).items;
+    expect(new Map(items.map((i) => [i.id, i.consumed_units]))).toEqual(
+      new Map([
+        [mine, 4],
+        [customerMeterId(customer.id, meterId), 4],
+      ]),
+    );
+  });
+});
