@@ -98,11 +98,12 @@ export default defineConfig({
       !/^\{"(?:level":"info","message":"(?:request|webhook [a-z ]+|subscription clock)|_aws)"/.test(log),
     projects: [
       // Unit tests do no I/O, but some compile every schema: a loaded machine needs more than 5 s.
-      // Unit and integration are not isolated: a worker's files share its module cache rather than
-      // importing the handlers and the SDK again per file (loaded machine: unit 31.8 -> 15.4 CPU-s,
-      // integration 505 -> 350 CPU-s, docs/testing.md). A file's setup must therefore be a call that
-      // registers its own hooks, never an import's side effect (test/support/private-engine.ts).
-      fast('unit', 'test/unit/**/*.test.ts', { testTimeout: 30_000, isolate: false }),
+      fast('unit', 'test/unit/**/*.test.ts', { testTimeout: 30_000 }),
+      // Integration is not isolated: a worker's files share its module cache rather than importing
+      // the handlers and the SDK again per file (loaded machine: 505 -> 350 CPU-s, docs/testing.md).
+      // A file's setup must therefore be a call that registers its own hooks, never an import's side
+      // effect (test/support/private-engine.ts). Unit stays isolated: two of its files (clock-metrics,
+      // local-terminal) failed after others in a full run, through console state they share.
       fast('integration', 'test/integration/**/*.test.ts', { ...dynamodb, isolate: false }),
       // One local API shared by the e2e files that take it (test/support/e2e-stack.ts).
       fast('e2e', 'test/e2e/**/*.test.ts', {
