@@ -26,7 +26,7 @@ import type { FoldState } from '../domain/meter.ts';
 import { keyId, readMany } from './catalog.ts';
 import { queryAll, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
-import type { ReadBudget } from './listing.ts';
+import { queryWithinBudget, type ReadBudget } from './listing.ts';
 import { type MeterRecord, meterRecord } from './meters.ts';
 import { type CustomerRecord, customerRecord } from './records.ts';
 import { indexNames, type Key, keys, listKeys, partitions } from './table.ts';
@@ -344,29 +344,18 @@ export async function listCustomerMeterEntries(
   max: number,
   budget: ReadBudget,
 ): Promise<{ items: CustomerMeterRecord[]; more: boolean }> {
-  const items: CustomerMeterRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const wanted = max + 1 - items.length;
-    const read = await budget.query(wanted, CUSTOMER_METER_ENTRY_BYTES, async (limit) => {
-      const result = await run(() =>
-        table.doc.send(
-          new QueryCommand({
-            TableName: table.name,
-            IndexName: indexNames.gsi1,
-            KeyConditionExpression: 'GSI1PK = :pk',
-            ExpressionAttributeValues: { ':pk': customerMeterListPartition(organizationId) },
-            Limit: limit,
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        ),
-      );
-      start = result.LastEvaluatedKey;
-      return (result.Items ?? []) as Record<string, unknown>[];
-    });
-    items.push(...read.map(customerMeterRecord));
-  } while (start && items.length <= max);
-  return { items: items.slice(0, max), more: items.length > max };
+  // One past `max`: whether more follow.
+  const items = await queryWithinBudget(
+    table,
+    budget,
+    {
+      IndexName: indexNames.gsi1,
+      KeyConditionExpression: 'GSI1PK = :pk',
+      ExpressionAttributeValues: { ':pk': customerMeterListPartition(organizationId) },
+    },
+    { limit: max + 1, maxBytes: CUSTOMER_METER_ENTRY_BYTES, max: max + 1 },
+  );
+  return { items: items.slice(0, max).map(customerMeterRecord), more: items.length > max };
 }
 
 /**
@@ -396,33 +385,24 @@ export async function readUsage(
   budget: ReadBudget,
 ): Promise<StoredUsage> {
   const usage: StoredUsage = { hours: [], values: new Set() };
-  let start: Record<string, unknown> | undefined;
-  do {
-    const read = await budget.query(USAGE_QUERY_LIMIT, USAGE_ITEM_MAX_BYTES, async (limit) => {
-      const result = await run(() =>
-        table.doc.send(
-          new QueryCommand({
-            TableName: table.name,
-            KeyConditionExpression: 'PK = :pk AND SK >= :from',
-            ExpressionAttributeValues: {
-              ':pk': `${partitions.customerMeter}${customerMeterId}`,
-              ':from': HOUR_PREFIX,
-            },
-            ConsistentRead: true,
-            Limit: limit,
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        ),
-      );
-      start = result.LastEvaluatedKey;
-      return (result.Items ?? []) as Record<string, unknown>[];
-    });
-    for (const item of read) {
-      const sk = String(item.SK);
-      if (sk.startsWith(HOUR_PREFIX)) usage.hours.push(hourAggregateOf(item));
-      else if (sk.startsWith(VALUE_PREFIX)) usage.values.add(String(item.value));
-    }
-  } while (start);
+  const items = await queryWithinBudget(
+    table,
+    budget,
+    {
+      KeyConditionExpression: 'PK = :pk AND SK >= :from',
+      ExpressionAttributeValues: {
+        ':pk': `${partitions.customerMeter}${customerMeterId}`,
+        ':from': HOUR_PREFIX,
+      },
+      ConsistentRead: true,
+    },
+    { limit: USAGE_QUERY_LIMIT, maxBytes: USAGE_ITEM_MAX_BYTES },
+  );
+  for (const item of items) {
+    const sk = String(item.SK);
+    if (sk.startsWith(HOUR_PREFIX)) usage.hours.push(hourAggregateOf(item));
+    else if (sk.startsWith(VALUE_PREFIX)) usage.values.add(String(item.value));
+  }
   return usage;
 }
 

@@ -54,7 +54,7 @@
  * while the projection lags, a page never skips or repeats an entity; only `total` may be behind by
  * the changes not yet projected, in segments the page did not read to their end.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { PolarRequestValidationError } from '../domain/errors.ts';
 import { run, type Table } from './dynamo.ts';
 import { itemBytes } from './item-size.ts';
@@ -577,6 +577,39 @@ export class ReadBudget {
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     }
   }
+}
+
+/**
+ * A Query read page after page within `budget`, each page one `budget.query` of at most `limit` items
+ * of at most `maxBytes` each (its `Limit` the units granted): every item, or the first `max`.
+ */
+export async function queryWithinBudget(
+  table: Table,
+  budget: ReadBudget,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Limit'>,
+  page: { limit: number; maxBytes: number; max?: number },
+): Promise<Record<string, unknown>[]> {
+  const { limit, maxBytes, max = Number.POSITIVE_INFINITY } = page;
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const read = await budget.query(Math.min(limit, max - items.length), maxBytes, async (granted) => {
+      const result = await run(() =>
+        table.doc.send(
+          new QueryCommand({
+            ...input,
+            TableName: table.name,
+            Limit: granted,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      start = result.LastEvaluatedKey;
+      return (result.Items ?? []) as Record<string, unknown>[];
+    });
+    items.push(...read);
+  } while (start && items.length < max);
+  return items;
 }
 
 /** Items read per follow-up query while completing a tie group at the page boundary. */

@@ -25,7 +25,7 @@ import { derivedId } from '../domain/ids.ts';
 import { readMany } from './catalog.ts';
 import { run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
-import type { ReadBudget } from './listing.ts';
+import { queryWithinBudget, type ReadBudget } from './listing.ts';
 import { type CustomerRecord, customerRecord, record } from './records.ts';
 import { indexNames, keys, partitions } from './table.ts';
 
@@ -283,36 +283,25 @@ export async function readEventNames(
   // One shard after another: a request makes one call at a time (its first failure ends it).
   const read: EventNameCounts[] = [];
   for (let shard = 0; shard < EVENT_NAME_SHARDS; shard++) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      let next: Record<string, unknown> | undefined;
-      const items = await budget.query(1000, 1024, async (granted) => {
-        const result = await run(() =>
-          table.doc.send(
-            new QueryCommand({
-              TableName: table.name,
-              KeyConditionExpression: 'PK = :pk AND begins_with(SK, :names)',
-              ExpressionAttributeValues: { ':pk': namesPartition(organizationId, shard), ':names': 'NAME#' },
-              ConsistentRead: true,
-              Limit: granted,
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            }),
-          ),
-        );
-        next = result.LastEvaluatedKey;
-        return (result.Items ?? []) as Record<string, unknown>[];
+    const items = await queryWithinBudget(
+      table,
+      budget,
+      {
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :names)',
+        ExpressionAttributeValues: { ':pk': namesPartition(organizationId, shard), ':names': 'NAME#' },
+        ConsistentRead: true,
+      },
+      { limit: 1000, maxBytes: 1024 },
+    );
+    for (const item of items) {
+      read.push({
+        organization_id: String(item.organization_id),
+        name: String(item.name),
+        occurrences: Number(item.occurrences),
+        first_seen_us: Number(item.first_seen_us),
+        last_seen_us: Number(item.last_seen_us),
       });
-      for (const item of items) {
-        read.push({
-          organization_id: String(item.organization_id),
-          name: String(item.name),
-          occurrences: Number(item.occurrences),
-          first_seen_us: Number(item.first_seen_us),
-          last_seen_us: Number(item.last_seen_us),
-        });
-      }
-      start = next;
-    } while (start);
+    }
   }
   return read;
 }
