@@ -18,11 +18,12 @@ import {
   pageOf,
   ReadBudget,
   readRange,
+  recordsOf,
   relistedWrites,
   type SortCriterion,
   textKeyPrefix,
 } from './listing.ts';
-import { type CustomerRecord, item, storedCustomer } from './records.ts';
+import { type CustomerRecord, customerRecord, item, storedCustomer } from './records.ts';
 import { gsi1, type Key, keys, ownerKeys } from './table.ts';
 
 /** A customer as the API sees it: the item without its internal wallet count. */
@@ -34,6 +35,12 @@ export type CustomerSortField = 'created_at' | 'email' | 'name';
 /** What a list entry holds: the customer with its metadata as JSON text (as the item keeps it). */
 type CustomerEntry = Omit<CustomerState, 'metadata'> & { metadata: string };
 
+/**
+ * The largest customer item, in bytes (50 metadata pairs, name and external id at their limits,
+ * measured by `test/integration/list-bounds.test.ts`): the read bound's worst case per record.
+ */
+export const CUSTOMER_ITEM_BYTES = 110 * 1024;
+
 export const customerListing: Listing<CustomerEntry, CustomerSortField | 'external_id'> = {
   partition: 'customerList',
   entity: 'customer_entry',
@@ -44,6 +51,14 @@ export const customerListing: Listing<CustomerEntry, CustomerSortField | 'extern
     name: (customer) => ({ text: customer.name }),
     // Not a sort order of the API: the key range that finds a customer by its external id.
     external_id: (customer) => ({ text: customer.external_id }),
+  },
+  // Slim entries (shared/data/listing.ts): the attributes the order, the owner and the filters of
+  // `listCustomerPage` and `findCustomersByExternalId` read; `deleted_at` tells a live entry.
+  slim: {
+    attributes: ['organization_id', 'created_at', 'email', 'name', 'external_id'],
+    recordKey: keys.customer,
+    fromItem: (stored) => customerEntry(customerRecord(stored)),
+    maxBytes: CUSTOMER_ITEM_BYTES,
   },
 };
 
@@ -261,10 +276,8 @@ export async function findCustomersByExternalId(
   const found = await Promise.all(
     organizationIds.map((owner) => readRange(table, customerListing, owner, prefix)),
   );
-  return found
-    .flat()
-    .map(stateOf)
-    .filter((customer) => customer.external_id === externalId);
+  const matches = found.flat().filter((entry) => entry.external_id === externalId);
+  return (await recordsOf(table, customerListing, matches)).map(stateOf);
 }
 
 export interface CustomerFilters {
@@ -325,7 +338,11 @@ export async function listCustomerPage(
     );
   });
   const page = pageOf(customerListing, matches, criteria, offset, limit);
-  return { items: page.items.map(stateOf), total: page.total };
+  const records = await recordsOf(table, customerListing, page.items, budget).catch((error: unknown) => {
+    if (error instanceof ListReadTooCostly) throw new ListReadTooCostly('size', error.entries);
+    throw error;
+  });
+  return { items: records.map(stateOf), total: page.total };
 }
 
 /** IAM (shared/data/grants.ts). */
@@ -361,7 +378,13 @@ export const access = {
     { actions: ['dynamodb:PutItem'], leadingKeys: ['event'] },
   ],
   /** The external id's key range of each of the caller's organizations' customer lists. */
-  findCustomersByExternalId: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+  findCustomersByExternalId: [
+    { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] },
+  ],
   /** The count's shards and the page's entries (or a filter's key ranges) of each organization's list. */
-  listCustomerPage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerList'] }],
+  listCustomerPage: [
+    { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] },
+  ],
 } as const satisfies DataAccess;

@@ -53,9 +53,23 @@
  * size (strongly consistent); one cut at the page is counted as max(its count, entries read). So
  * while the projection lags, a page never skips or repeats an entity; only `total` may be behind by
  * the changes not yet projected, in segments the page did not read to their end.
+ *
+ * **Slim entries** (`slim`). An entry that copies its record costs the record's size at every write
+ * of every entry: a subscription at its largest (≈ 110 KB, 50 metadata pairs) has 16 entries, so a
+ * revoke, which moves them all to another segment, deleted and put ≈ 3.5 MB of entries in one
+ * transaction, past DynamoDB's 4 MB with its events. A listing may instead keep in each entry only
+ * the attributes its order, owners, views and filters read (`slim.attributes`: a few hundred bytes);
+ * the reader orders and cuts the page on the entries as before, then reads the page's records, and
+ * only those, by key (one strongly consistent BatchGetItem per 100, `recordsOf`), within the same
+ * read budget. A change that moves no entry key and changes no kept attribute writes no entry. An
+ * entry written before a listing became slim is a whole copy, which holds every kept attribute: it
+ * is read the same way, so the switch needs no migration (one rewrites it at the record's next change
+ * of its entries). A record read after its entry is the record as it is then: a change between the
+ * two reads shows in the page (the entry's place is the one it had a moment before).
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { PolarRequestValidationError } from '../domain/errors.ts';
+import { keyId, readMany } from './catalog.ts';
 import { run, type Table } from './dynamo.ts';
 import { itemBytes } from './item-size.ts';
 import { item, record } from './records.ts';
@@ -96,6 +110,26 @@ export interface Listing<R extends { id: string }, F extends string, V extends s
    * entity's writes then leave the count shards alone, and a page reads every registered segment.
    */
   counts?: 'transaction' | 'stream';
+  /**
+   * Slim entries (see "Slim entries" above): each entry keeps only `id` and these attributes of the
+   * record, and a page reads its records by key. Without it an entry is a whole copy of the record.
+   */
+  slim?: SlimEntries<R>;
+}
+
+/** How the entries of a listing with slim entries find their records. */
+export interface SlimEntries<R extends { id: string }> {
+  /**
+   * The record's attributes an entry keeps besides `id`: every one that the listing's `owner`,
+   * `fields`, `views` and `segments` read, and every one a caller's filter of entries reads.
+   */
+  attributes: readonly Exclude<keyof R & string, 'id'>[];
+  /** The item that holds the whole record. */
+  recordKey: (id: string) => Key;
+  /** The record, as `listedWrites` is given it, from that item. */
+  fromItem: (stored: Record<string, unknown>) => R;
+  /** The largest record item in bytes (by `item-size.ts`): the read bound's worst case per record. */
+  maxBytes: number;
 }
 
 /** Which segments of a segmented listing a page takes, judged by their segment fields' values. */
@@ -282,8 +316,16 @@ function countUpdate<R extends { id: string }>(
   };
 }
 
+/** What an entry holds of its record: the whole record, or with `slim` its id and kept attributes. */
+function entryOf<R extends { id: string }>(listing: AnyListing<R>, entity: R): Record<string, unknown> {
+  if (!listing.slim) return entity;
+  const kept: Record<string, unknown> = { id: entity.id };
+  for (const attribute of listing.slim.attributes) kept[attribute] = entity[attribute];
+  return kept;
+}
+
 const put = <R extends { id: string }>(table: Table, listing: AnyListing<R>, key: Key, entity: R): Write => ({
-  Put: { TableName: table.name, Item: item(key, listing.entity, entity) },
+  Put: { TableName: table.name, Item: item(key, listing.entity, entryOf(listing, entity)) },
 });
 
 /** The count's shard in the entity's own transaction, unless the stream keeps the counts. */
@@ -391,8 +433,8 @@ export function listedWrites<R extends { id: string }, F extends string, V exten
 }
 
 /**
- * A changed entity (same owner): in a view it stays in, every entry rewritten and those whose key
- * moved deleted; a view (or segment) it leaves loses its entries and one from its count, a view (or
+ * A changed entity (same owner): in a view it stays in, every entry rewritten (a slim entry only
+ * when its key or kept attributes changed) and those whose key moved deleted; a view (or segment) it leaves loses its entries and one from its count, a view (or
  * segment) it enters gains them.
  */
 export function relistedWrites<R extends { id: string }, F extends string, V extends string>(
@@ -412,11 +454,14 @@ export function relistedWrites<R extends { id: string }, F extends string, V ext
       return [...leaving(table, any, before, oldView), ...entering(table, any, after, newView)];
     }
     const writes: Write[] = [];
+    // A slim entry whose key and kept attributes are unchanged is already what it would be rewritten to.
+    const sameEntry =
+      any.slim !== undefined && JSON.stringify(entryOf(any, before)) === JSON.stringify(entryOf(any, after));
     for (const field of fieldsOf(any)) {
       const oldKey = entryKey(any, before, field, oldView);
       const newKey = entryKey(any, after, field, newView);
       if (oldKey.SK !== newKey.SK) writes.push({ Delete: { TableName: table.name, Key: oldKey } });
-      writes.push(put(table, any, newKey, after));
+      if (oldKey.SK !== newKey.SK || !sameEntry) writes.push(put(table, any, newKey, after));
     }
     return writes;
   });
@@ -471,16 +516,18 @@ const QUERY_MAX_BYTES = 1024 * 1024;
  * The smallest and largest entry of each list, in bytes by DynamoDB's rules (`item-size.ts`):
  * `max` from an entity at every input limit (50 metadata pairs of 500 four-byte characters, a
  * product's 5000-character description and 100 prices, ...), `min` from the smallest legal one;
- * both measured by `test/integration/list-bounds.test.ts`. A count shard is at most `COUNT_BYTES`.
+ * both measured by `test/integration/list-bounds.test.ts`; a slim entry (customers, subscriptions)
+ * holds a few short attributes, and its record's size is its listing's `slim.maxBytes`. A count shard
+ * is at most `COUNT_BYTES`.
  */
 export const ENTRY_BYTES: Readonly<Record<ListPartition, { min: number; max: number }>> = {
-  customerList: { min: 400, max: 110 * 1024 },
+  customerList: { min: 200, max: 6 * 1024 },
   productList: { min: 400, max: 160 * 1024 },
   meterList: { min: 400, max: 130 * 1024 },
-  subscriptionList: { min: 400, max: 110 * 1024 },
-  subscriptionCustomerList: { min: 400, max: 110 * 1024 },
-  subscriptionProductList: { min: 400, max: 110 * 1024 },
-  subscriptionCustomerProductList: { min: 400, max: 110 * 1024 },
+  subscriptionList: { min: 200, max: 2 * 1024 },
+  subscriptionCustomerList: { min: 200, max: 2 * 1024 },
+  subscriptionProductList: { min: 200, max: 2 * 1024 },
+  subscriptionCustomerProductList: { min: 200, max: 2 * 1024 },
   webhookEndpointList: { min: 400, max: 16 * 1024 },
   deliveryList: { min: 200, max: 400 * 1024 },
 };
@@ -550,22 +597,39 @@ export class ReadBudget {
     wanted: number,
     maxBytes: number,
     read: (limit: number) => Promise<T[]>,
+    /** `items`: a batch of reads by key, each item rounded up to whole read units of its own. */
+    kind: 'query' | 'items' = 'query',
   ): Promise<T[]> {
+    const itemUnits = Math.ceil(maxBytes / READ_UNIT_BYTES) * READ_UNIT_BYTES;
     const worst = (limit: number) =>
-      Math.ceil(Math.min(limit * maxBytes, QUERY_MAX_BYTES + maxBytes) / READ_UNIT_BYTES) * READ_UNIT_BYTES;
+      kind === 'items'
+        ? limit * itemUnits
+        : Math.ceil(Math.min(limit * maxBytes, QUERY_MAX_BYTES + maxBytes) / READ_UNIT_BYTES) *
+          READ_UNIT_BYTES;
     for (;;) {
       const free = this.bytes - this.spent - this.held;
       let limit = wanted;
       if (worst(limit) > free && this.held === 0) {
-        limit = Math.min(wanted, Math.floor((free - READ_UNIT_BYTES + 1) / maxBytes));
+        limit = Math.min(
+          wanted,
+          kind === 'items'
+            ? Math.floor(free / itemUnits)
+            : Math.floor((free - READ_UNIT_BYTES + 1) / maxBytes),
+        );
       }
       if (limit >= 1 && worst(limit) <= free) {
         const hold = worst(limit);
         this.held += hold;
         try {
           const items = await read(limit);
-          const bytes = items.reduce((sum, stored) => sum + itemBytes(stored), 0);
-          this.spent += Math.max(1, Math.ceil(bytes / READ_UNIT_BYTES)) * READ_UNIT_BYTES;
+          const units =
+            kind === 'items'
+              ? items.reduce((sum, stored) => sum + Math.ceil(itemBytes(stored) / READ_UNIT_BYTES), 0)
+              : Math.max(
+                  1,
+                  Math.ceil(items.reduce((sum, stored) => sum + itemBytes(stored), 0) / READ_UNIT_BYTES),
+                );
+          this.spent += units * READ_UNIT_BYTES;
           this.entries += items.length;
           return items;
         } finally {
@@ -722,7 +786,46 @@ export async function listPage<R extends { id: string }, F extends string, V ext
       }, 0)
     : counted;
   const merged = perSource.flat().sort(listComparator(listing, criteria));
-  return { items: merged.slice(offset, offset + limit), total };
+  return { items: await recordsOf(table, listing, merged.slice(offset, offset + limit), budget), total };
+}
+
+/** BatchGetItem takes at most 100 keys per call. */
+const BATCH_KEYS = 100;
+
+/**
+ * The records of a page's entries, in the entries' order: the entries themselves, or for a listing
+ * with slim entries the records read by key (strongly consistent, at most 100 per BatchGetItem,
+ * within `budget`: records too large for what is left refuse the request as `ListReadTooCostly`).
+ * A record gone since its entry was read (none is: an entry and its record are written and removed
+ * in one transaction) is left out.
+ */
+export async function recordsOf<R extends { id: string }, F extends string, V extends string>(
+  table: Table,
+  listing: Listing<R, F, V>,
+  entries: readonly R[],
+  budget?: ReadBudget,
+): Promise<R[]> {
+  const { slim } = listing;
+  if (!slim || entries.length === 0) return [...entries];
+  const found = new Map<string, Record<string, unknown>>();
+  let next = 0;
+  while (next < entries.length) {
+    const from = next;
+    const readBatch = async (limit: number) => {
+      const batch = entries.slice(from, from + limit).map((entry) => slim.recordKey(entry.id));
+      next = from + batch.length;
+      return [...(await readMany(table, batch)).values()];
+    };
+    const wanted = Math.min(BATCH_KEYS, entries.length - from);
+    const items = budget
+      ? await budget.query(wanted, slim.maxBytes, readBatch, 'items')
+      : await readBatch(wanted);
+    for (const stored of items) found.set(keyId(stored as { PK: unknown; SK: unknown }), stored);
+  }
+  return entries.flatMap((entry) => {
+    const stored = found.get(keyId(slim.recordKey(entry.id)));
+    return stored ? [slim.fromItem(stored)] : [];
+  });
 }
 
 /** A text prefix matched more entities of one organization than a page may read. */
@@ -881,7 +984,8 @@ export async function listMatchingPage<R extends { id: string }, F extends strin
     ),
   );
   const matches = perOwner.flat().filter((entity) => encodeSortValue(read(entity)).startsWith(wanted));
-  return pageOf(listing, matches, criteria, offset, limit);
+  const page = pageOf(listing, matches, criteria, offset, limit);
+  return { items: await recordsOf(table, listing, page.items, budget), total: page.total };
 }
 
 /** An owner's live entities in a listing (its whole list): the sum of its count shards. */

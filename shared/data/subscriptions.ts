@@ -24,6 +24,7 @@ import {
 } from './listing.ts';
 import {
   item,
+  record,
   type StoredSubscription,
   type SubscriptionRecord,
   storedSubscription,
@@ -69,6 +70,12 @@ const sortFields: Listing<StoredSubscription, SubscriptionSortField>['fields'] =
   amount: (s) => ({ integer: s.amount }),
 };
 
+/**
+ * The largest subscription item, in bytes (50 metadata pairs at their limits, measured by
+ * `test/integration/list-bounds.test.ts`): the read bound's worst case per record of a page.
+ */
+export const SUBSCRIPTION_ITEM_BYTES = 110 * 1024;
+
 const subscriptionListing = (
   partition: ListPartition,
   owner: (s: StoredSubscription) => string,
@@ -79,6 +86,21 @@ const subscriptionListing = (
   fields: sortFields,
   segments: ['status', 'amount'],
   counts: 'stream',
+  slim: {
+    attributes: [
+      'organization_id',
+      'customer_id',
+      'product_id',
+      'started_at',
+      'current_period_end',
+      'created_at',
+      'status',
+      'amount',
+    ],
+    recordKey: keys.subscription,
+    fromItem: (stored) => record<StoredSubscription>(stored),
+    maxBytes: SUBSCRIPTION_ITEM_BYTES,
+  },
 });
 
 export const subscriptionListings = {
@@ -503,21 +525,28 @@ export const access = /* @__PURE__ */ (() =>
     ],
     /**
      * `updateSubscriptionLifecycle` from the portal (cancel at period end, uncancel) keeps the
-     * subscription active and its period: its list entries are rewritten in place, never moved, so no
-     * list entry is deleted and no count changes.
+     * subscription active and its period: no attribute its slim list entries keep changes, so no
+     * entry is written (shared/data/listing.ts `relistedWrites`) and no count changes.
      */
-    updateSubscriptionInPlace: [
-      { actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] },
-      { actions: ['dynamodb:PutItem'], leadingKeys: SUBSCRIPTION_LISTS },
+    updateSubscriptionInPlace: [{ actions: ['dynamodb:UpdateItem'], leadingKeys: ['subscription'] }],
+    /**
+     * Per list: one Query of its segment counts, one per segment read (shared/data/listing.ts); then
+     * the page's subscriptions by key (slim entries, `recordsOf`).
+     */
+    listSubscriptionPage: [
+      { actions: ['dynamodb:Query'], leadingKeys: SUBSCRIPTION_LISTS },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription'] },
     ],
-    /** Per list: one Query of its segment counts, one per segment read (shared/data/listing.ts). */
-    listSubscriptionPage: [{ actions: ['dynamodb:Query'], leadingKeys: SUBSCRIPTION_LISTS }],
-    /** The portal's lists: the customer's, or its lists per product: segment counts, then segments. */
+    /**
+     * The portal's lists: the customer's, or its lists per product: segment counts, then segments;
+     * then the page's subscriptions by key.
+     */
     listCustomerSubscriptionPage: [
       {
         actions: ['dynamodb:Query'],
         leadingKeys: ['subscriptionCustomerList', 'subscriptionCustomerProductList'],
       },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription'] },
     ],
     /** Each shard of the due index (keys only) (`dueShards`, `findDue`). */
     findDue: [{ actions: ['dynamodb:Query'], leadingKeys: ['due'], indexes: [indexNames.due] }],

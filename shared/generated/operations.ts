@@ -670,6 +670,14 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "subscription"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
           "customer",
           "product"
         ]
@@ -966,6 +974,14 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "subscription"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
           "customer",
           "organization",
           "product"
@@ -1065,17 +1081,6 @@ export const operations = [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:PutItem"
-        ],
-        "leadingKeys": [
           "event"
         ]
       },
@@ -1125,17 +1130,6 @@ export const operations = [
         ],
         "leadingKeys": [
           "subscription"
-        ]
-      },
-      {
-        "actions": [
-          "dynamodb:PutItem"
-        ],
-        "leadingKeys": [
-          "subscriptionList",
-          "subscriptionCustomerList",
-          "subscriptionProductList",
-          "subscriptionCustomerProductList"
         ]
       },
       {
@@ -2297,6 +2291,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -2518,6 +2520,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -2561,6 +2571,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
         ]
       },
       {
@@ -2634,6 +2652,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
         ]
       },
       {

@@ -26,7 +26,7 @@ export default defineCard({
       key: 'get-customer-external',
       label: 'Get Customer by external id',
       status: 200,
-      target: 2,
+      target: 3,
       send: (world) =>
         world.call(
           'get-customer-external',

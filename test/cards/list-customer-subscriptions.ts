@@ -43,8 +43,9 @@ export default defineCard({
       key: 'list-customer-subscriptions',
       label: "List Customer Subscriptions (the session customer's, page 1)",
       status: 200,
-      // Auth, the customer list's counts, its active segment, the customer, organization and product.
-      target: 4,
+      // Auth, the customer list's counts, its active segment, the page's subscriptions (slim entries),
+      // the customer, organization and product.
+      target: 5,
       send: (world) =>
         world.call('list-customer-subscriptions', 'GET', '/v1/customer-portal/subscriptions/?active=true', {
           token: world.demo.customer_session_token,

@@ -26,7 +26,7 @@ export default defineCard({
       key: 'list-customers',
       label: 'List Customers (a page of 10)',
       status: 200,
-      target: 3,
+      target: 4,
       send: (world) =>
         world.call('list-customers', 'GET', '/v1/customers/?limit=10&sorting=email', {
           token: world.demo.personal_access_token,
@@ -36,7 +36,7 @@ export default defineCard({
       key: 'list-customers-query',
       label: 'List Customers (query: name or e-mail prefix, external id)',
       status: 200,
-      target: 4,
+      target: 5,
       send: (world) =>
         world.call('list-customers', 'GET', '/v1/customers/?query=ada', {
           token: world.demo.personal_access_token,

@@ -51,8 +51,9 @@ export default defineCard({
       key: 'list-subscriptions',
       label: "List Subscriptions (a customer's, page 1)",
       status: 200,
-      // Auth, the customer list's segment counts, its active segment, the embedded customer and product.
-      target: 4,
+      // Auth, the customer list's segment counts, its active segment, the page's subscriptions (slim
+      // entries), the embedded customer and product.
+      target: 5,
       send: (world) =>
         world.call(
           'list-subscriptions',

@@ -183,9 +183,13 @@ describe('POST /v1/customers/ writes the list entries and count in the same tran
     );
     const mine = entries.flat().filter((entry) => entry.id === reply.body.id);
     expect(mine).toHaveLength(4);
-    // Each holds the customer as the API shows it (metadata as JSON text, no wallet count).
-    expect(mine[0]).not.toHaveProperty('wallet_count');
-    expect(JSON.parse(mine[0]?.metadata as string)).toEqual({});
+    // Slim entries (shared/data/listing.ts): each keeps what the order and the filters read, not the
+    // customer's metadata or wallet count; the page reads the customer itself.
+    for (const entry of mine) {
+      expect(entry).toMatchObject({ email, name: 'Listed', external_id: reply.body.external_id });
+      expect(entry).not.toHaveProperty('wallet_count');
+      expect(entry).not.toHaveProperty('metadata');
+    }
     const listed = await world.call('GET', `/v1/customers/?email=${encodeURIComponent(email)}`, {
       token: world.demo.personal_access_token,
     });
@@ -286,10 +290,10 @@ describe('GET /v1/customers/', () => {
     }
   });
 
-  it('a page costs 3 round trips (token, count, entries); past the end 2; limit above 100 is served as 100', async () => {
+  it('a page costs 4 round trips (token, count, entries, the page’s customers); past the end 2; limit above 100 is served as 100', async () => {
     world.resetCount();
     const first = await list(tenant.token, '?limit=2');
-    expect(world.roundTrips()).toBe(3);
+    expect(world.roundTrips()).toBe(4);
     expect(first.body.items).toHaveLength(2);
     world.resetCount();
     const past = await list(tenant.token, '?page=99');
@@ -331,11 +335,11 @@ describe('GET /v1/customers/', () => {
     expect(one.body.pagination.total_count).toBe(names.length);
   });
 
-  it('email: the exact address, case-insensitively, from its key range (2 round trips)', async () => {
+  it('email: the exact address, case-insensitively, from its key range (3 round trips: token, range, customer)', async () => {
     const target = created[3] as Listed;
     world.resetCount();
     const reply = await list(tenant.token, `?email=${encodeURIComponent(target.email.toUpperCase())}`);
-    expect(world.roundTrips()).toBe(2);
+    expect(world.roundTrips()).toBe(3);
     expect(reply.body.items.map((c: Listed) => c.id)).toEqual([target.id]);
     expect(reply.body.pagination).toEqual({ total_count: 1, max_page: 1 });
     // A prefix of an address is no address.
@@ -351,8 +355,8 @@ describe('GET /v1/customers/', () => {
         .sort();
     world.resetCount();
     const al = await list(tenant.token, '?query=AL&limit=100');
-    // Token, then one range each: names, e-mail addresses, external ids.
-    expect(world.roundTrips()).toBe(4);
+    // Token, then one range each: names, e-mail addresses, external ids; then the page's customers.
+    expect(world.roundTrips()).toBe(5);
     expect(ids(al)).toEqual(byModel((c) => c.name?.toLowerCase().startsWith('al') === true));
     expect(ids(await list(tenant.token, '?query=b&limit=100'))).toEqual(
       byModel((c) => /^b/i.test(c.name ?? '') || /^b/i.test(c.email)),
@@ -387,7 +391,8 @@ describe('GET /v1/customers/', () => {
     const reply = await list(probe.token, '?query=needle');
     reads.push(world.roundTrips());
     expect(reply.body.pagination.total_count).toBe(1);
-    expect(reads).toEqual([4]);
+    // Token, the three ranges, the one customer.
+    expect(reads).toEqual([5]);
   });
 
   it('refuses what it cannot answer honestly, and bad parameters, with the contract’s 422', async () => {
@@ -439,10 +444,10 @@ const getExternal = (externalId: string, token = world.demo.personal_access_toke
   world.call('GET', `/v1/customers/external/${encodeURIComponent(externalId)}`, { token });
 
 describe('GET /v1/customers/external/{external_id}', () => {
-  it('the customer whose external id it is, exactly (2 round trips); any characters, URL-encoded', async () => {
+  it('the customer whose external id it is, exactly (3 round trips: token, range, customer); any characters, URL-encoded', async () => {
     world.resetCount();
     const demo = documented('getCustomerExternal', await getExternal(world.demo.customer_external_id));
-    expect(world.roundTrips()).toBe(2);
+    expect(world.roundTrips()).toBe(3);
     expect(demo.body).toEqual((await get(world.demo.customer_id)).body);
     for (const externalId of ['with space', 'a/b', 'a%2Fb', '50% off?&x=1#frag', 'üñí©ødé 😀', 'external']) {
       const made = await create({ email: unique('ext'), external_id: externalId });

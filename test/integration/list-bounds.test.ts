@@ -1,23 +1,26 @@
 /**
  * The read bound of every list (shared/data/listing.ts `ReadBudget`): no list request reads more
  * than 500 read units of its list partitions at any page (a strongly consistent Query costs 1 read
- * unit per 4 KB it reads), and no list answer passes Lambda's 6 MB. Each Query the list functions
- * send is recorded and priced from the items it returned.
+ * unit per 4 KB it reads; a page's records read by key with slim entries, 1 per 4 KB of each), and
+ * no list answer passes Lambda's 6 MB. Each Query and BatchGetItem the list functions send is
+ * recorded and priced from the items it returned.
  *
  * - A deep page (the counts say 1,000,000 entries) is a 422 at `page`, answered before any entry is
  *   read: only the count shards are queried.
- * - Entries too large for the budget (customers at every input limit) are a 422 at `limit`, having
+ * - Records too large for the budget (customers at every input limit) are a 422 at `limit`, having
  *   read at most 500 read units; `query=` on List Customers likewise (a 422 at `query`).
  * - 18 subscriptions at every limit (each embeds its customer and product: ≈ 351 KB) make an answer
  *   past 6 MB: a 422 at `limit`, never an answer Lambda would refuse.
  */
 import { randomUUID } from 'node:crypto';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customerListing } from '#shared/data/customers.ts';
+import { CUSTOMER_ITEM_BYTES, customerListing } from '#shared/data/customers.ts';
 import { itemBytes } from '#shared/data/item-size.ts';
 import { ENTRY_BYTES, LIST_READ_UNITS } from '#shared/data/listing.ts';
+import { SUBSCRIPTION_ITEM_BYTES } from '#shared/data/subscriptions.ts';
 import {
+  keys,
   LIST_COUNT_PREFIX,
   type ListPartition,
   listKeys,
@@ -28,7 +31,10 @@ import { documentedReply } from '../support/contract.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
-/** Per list function, the Queries it sent: key prefix asked and read units (bytes read, 4 KB each, at least 1). */
+/**
+ * Per list function, the reads it sent: each Query's key prefix and read units (bytes read, 4 KB
+ * each, at least 1), and each BatchGetItem of a page's records (`records`, 4 KB per item rounded up).
+ */
 const queries = new Map<string, { prefix: string; units: number }[]>();
 const LIST_FUNCTIONS = [
   'list-customers',
@@ -38,6 +44,13 @@ const LIST_FUNCTIONS = [
   'list-webhook-endpoints',
 ];
 
+/** The records a list function reads by key for its page (slim entries). */
+const LISTED_RECORDS: Record<string, string> = {
+  'list-customers': 'customer',
+  'list-subscriptions': 'subscription',
+  'list-customer-subscriptions': 'subscription',
+};
+
 beforeAll(async () => {
   world = await createWorld('list-bounds');
   for (const name of LIST_FUNCTIONS) {
@@ -45,6 +58,18 @@ beforeAll(async () => {
       (next) => async (args) => {
         const result = await next(args);
         const input = args.input as { ExpressionAttributeValues?: Record<string, unknown> };
+        // A page's records read by key (slim entries): each item rounded up to 4 KB on its own.
+        if (args.input && 'RequestItems' in (args.input as object)) {
+          const responses = (result.output as { Responses?: Record<string, Record<string, unknown>[]> })
+            .Responses;
+          // Only the listed kind's own records: a subscription's answer also embeds its customer
+          // and product, read by the service after the page (outside the list's bound).
+          const items = Object.values(responses ?? {})
+            .flat()
+            .filter((item) => item.entity === LISTED_RECORDS[name]);
+          const units = items.reduce((sum, item) => sum + Math.ceil(itemBytes(item) / 4096), 0);
+          queries.get(name)?.push({ prefix: 'records', units });
+        }
         if (args.input && 'KeyConditionExpression' in (args.input as object)) {
           const items = ((result.output as { Items?: Record<string, unknown>[] }).Items ?? []).map((i) => i);
           const bytes = items.reduce((sum, item) => sum + itemBytes(item), 0);
@@ -188,7 +213,7 @@ describe('large entries', () => {
     }
   }, 240_000);
 
-  it('the largest customer entry is within ENTRY_BYTES (what the bound assumes)', async () => {
+  it('the largest customer entry is within ENTRY_BYTES and the largest customer within CUSTOMER_ITEM_BYTES (what the bound assumes)', async () => {
     const entries = await world.table.doc.send(
       new QueryCommand({
         TableName: world.table.name,
@@ -199,9 +224,33 @@ describe('large entries', () => {
         },
       }),
     );
-    const largest = Math.max(...(entries.Items ?? []).map(itemBytes));
+    const ids = (entries.Items ?? []).map((entry) => String(entry.id));
+    // Every entry of every field: the name, e-mail and external id entries hold the longest keys.
+    const all = await world.table.doc.send(
+      new QueryCommand({
+        TableName: world.table.name,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: {
+          ':pk': listKeys.partition(customerListing.partition, shop.organizationId),
+        },
+      }),
+    );
+    const largestEntry = Math.max(
+      ...(all.Items ?? []).filter((entry) => entry.entity === 'customer_entry').map(itemBytes),
+    );
+    expect(largestEntry).toBeLessThanOrEqual(ENTRY_BYTES.customerList.max);
+    const records = await Promise.all(
+      ids
+        .slice(0, 3)
+        .map((id) =>
+          world.table.doc.send(new GetCommand({ TableName: world.table.name, Key: keys.customer(id) })),
+        ),
+    );
+    const largest = Math.max(...records.map((found) => itemBytes(found.Item ?? {})));
     expect(largest).toBeGreaterThan(100 * 1024);
-    expect(largest).toBeLessThanOrEqual(ENTRY_BYTES.customerList.max);
+    expect(largest).toBeLessThanOrEqual(CUSTOMER_ITEM_BYTES);
+    // A slim entry is a few attributes: a hundredth of its record.
+    expect(largestEntry).toBeLessThan(largest / 20);
   });
 
   it('List Customers at limit 100: a 422 at limit, having read at most 500 read units', async () => {
@@ -217,12 +266,23 @@ describe('large entries', () => {
     expect(small.reply.body.items).toHaveLength(5);
   });
 
-  it('List Customers with query matching them all: a 422 at query, at most 500 read units', async () => {
-    const { reply, units } = await listed('list-customers', '/v1/customers/?query=big', shop.token);
+  it('List Customers with query matching them all: the matches are read from slim entries, the page from its records, within 500 read units', async () => {
+    const { reply, units, prefixes } = await listed(
+      'list-customers',
+      '/v1/customers/?query=big&limit=5',
+      shop.token,
+    );
     documentedReply('listCustomers', reply);
-    expect(reply.status).toBe(422);
-    expect(reply.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'query'] })]);
+    expect(reply.status).toBe(200);
+    expect(reply.body.items).toHaveLength(5);
+    expect(prefixes).toContain('records');
     expect(units).toBeLessThanOrEqual(LIST_READ_UNITS);
+    // More records than the budget holds: a 422 at limit, still within it.
+    const wide = await listed('list-customers', '/v1/customers/?query=big&limit=100', shop.token);
+    documentedReply('listCustomers', wide.reply);
+    expect(wide.reply.status).toBe(422);
+    expect(wide.reply.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'limit'] })]);
+    expect(wide.units).toBeLessThanOrEqual(LIST_READ_UNITS);
   });
 
   it('18 subscriptions at every limit (≈ 350 KB each as answered): List Subscriptions at limit 100 is a 422 at limit, never an answer past 6 MB', async () => {
@@ -245,6 +305,14 @@ describe('large entries', () => {
         body: { product_id: product.body.id, customer_id: customerId, metadata: maxMetadata() },
       });
       expect(created.status).toBe(201);
+      if (i === 0) {
+        const stored = await world.table.doc.send(
+          new GetCommand({ TableName: world.table.name, Key: keys.subscription(created.body.id) }),
+        );
+        // What the bound assumes of a page's records (shared/data/subscriptions.ts).
+        expect(itemBytes(stored.Item ?? {})).toBeGreaterThan(100 * 1024);
+        expect(itemBytes(stored.Item ?? {})).toBeLessThanOrEqual(SUBSCRIPTION_ITEM_BYTES);
+      }
     }
     const { reply, units } = await listed('list-subscriptions', '/v1/subscriptions/?limit=100', shop.token);
     documentedReply('listSubscriptions', reply);

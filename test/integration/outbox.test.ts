@@ -211,7 +211,7 @@ describe('Subscription clock', () => {
 
 describe('Update Customer, by id and by external id', () => {
   it.each(['id', 'external id'] as const)(
-    'by %s: customer.updated with the answer as data, in the same 3 round trips',
+    'by %s: customer.updated with the answer as data, in the same 3 round trips (4 by external id)',
     async (by) => {
       const customer = await newCustomer();
       const path =
@@ -221,7 +221,8 @@ describe('Update Customer, by id and by external id', () => {
         world.call('PATCH', path, { token: token(), body: { name: `Renamed by ${by}` } }),
       );
       expect(reply.status).toBe(200);
-      expect(world.roundTrips()).toBe(3);
+      // By external id the customer is read after its list range (slim entries): one more.
+      expect(world.roundTrips()).toBe(by === 'id' ? 3 : 4);
       expect(typesOf(events)).toEqual(['customer.updated']);
       expectEnvelope(events[0] as StoredEvent, reply.body, reply.body.modified_at);
     },
@@ -248,7 +249,7 @@ describe('Delete Customer, by id and by external id', () => {
     ['id', false],
     ['external id', true],
   ] as const)(
-    'by %s (anonymize %s): customer.deleted with the customer as deleted, in 3 round trips',
+    'by %s (anonymize %s): customer.deleted with the customer as deleted, in 3 round trips (4 by external id)',
     async (by, anonymize) => {
       const customer = await newCustomer();
       const shown = (await world.call('GET', `/v1/customers/${customer.id}`, { token: token() })).body;
@@ -259,7 +260,7 @@ describe('Delete Customer, by id and by external id', () => {
         world.call('DELETE', `${path}?anonymize=${anonymize}`, { token: token() }),
       );
       expect(reply.status).toBe(204);
-      expect(world.roundTrips()).toBe(3);
+      expect(world.roundTrips()).toBe(by === 'id' ? 3 : 4);
       expect(typesOf(events)).toEqual(['customer.deleted']);
       const event = events[0] as StoredEvent;
       const { deleted_at: at } = event.envelope.data;

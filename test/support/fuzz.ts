@@ -44,7 +44,7 @@ import {
   storedProduct,
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
-import { subscriptionListKeys } from '#shared/data/subscriptions.ts';
+import { subscriptionListings, subscriptionListKeys } from '#shared/data/subscriptions.ts';
 import { keys, LIST_COUNT_PREFIX, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { findToken } from '#shared/data/tokens.ts';
 import { usageEventId } from '#shared/data/usage-events.ts';
@@ -6375,13 +6375,26 @@ function listed(body: Record<string, unknown>) {
 
 const isCount = (key: { SK: string }) => key.SK.startsWith('#COUNT');
 
-/** What a lifecycle change surely rewrote: the subscription and its entries as they now are. */
-function changedSubscriptionKeys(body: Record<string, string>): string[] {
+/**
+ * What a lifecycle change surely rewrote: the subscription, and its entries as they now are when
+ * an attribute its slim entries keep changed (`subscriptionListings`: otherwise none is written).
+ */
+function changedSubscriptionKeys(body: Record<string, string>, before: TableDigest): string[] {
+  const text = before.items.get(itemKey(keys.subscription(body.id as string)));
+  const old = text === undefined ? undefined : (JSON.parse(text) as Record<string, unknown>);
+  const now: Record<string, unknown> = {
+    ...body,
+    organization_id: (body as unknown as Subscription).product.organization_id,
+  };
+  const kept = subscriptionListings.organization.slim?.attributes ?? [];
+  const moved = !old || kept.some((name) => JSON.stringify(old[name]) !== JSON.stringify(now[name]));
   return [
     itemKey(keys.subscription(body.id as string)),
-    ...listed(body)
-      .filter((k) => !isCount(k))
-      .map(itemKey),
+    ...(moved
+      ? listed(body)
+          .filter((k) => !isCount(k))
+          .map(itemKey)
+      : []),
   ];
 }
 
@@ -6522,8 +6535,10 @@ const touched: Partial<
   listSubscriptions: () => [],
   listCustomerSubscriptions: () => [],
   getCustomerSubscription: () => [],
-  updateCustomerSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
-  cancelCustomerSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
+  updateCustomerSubscription: (_, body, status, before) =>
+    status === 200 ? changedSubscriptionKeys(body, before) : [],
+  cancelCustomerSubscription: (_, body, status, before) =>
+    status === 200 ? changedSubscriptionKeys(body, before) : [],
   // Deletable endpoints change in no other way: the state before the batch is the one deleted.
   deleteWebhookEndpoint: (c, _, status, before) => {
     const endpoint = status === 204 && c.deletes ? endpointBefore(before, c.deletes.id) : undefined;
@@ -6567,8 +6582,10 @@ const touched: Partial<
   },
   deleteCustomerExternal: (c, body, status, before) =>
     touched.deleteCustomer?.(c, body, status, before) ?? [],
-  updateSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
-  revokeSubscription: (_, body, status) => (status === 200 ? changedSubscriptionKeys(body) : []),
+  updateSubscription: (_, body, status, before) =>
+    status === 200 ? changedSubscriptionKeys(body, before) : [],
+  revokeSubscription: (_, body, status, before) =>
+    status === 200 ? changedSubscriptionKeys(body, before) : [],
   updateClient: (c, _, status) =>
     status === 200 ? [itemKey(keys.oauthClient(decodeURIComponent(registrationIdOf(c))))] : [],
   deleteClient: (c, _, status) =>
