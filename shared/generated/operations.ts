@@ -2673,6 +2673,159 @@ export const operations = [
     ]
   },
   {
+    "name": "get-customer-state",
+    "operationId": "getCustomerState",
+    "method": "GET",
+    "path": "/v1/customers/{id}/state",
+    "entry": "functions/get-customer-state/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "customers:read",
+      "customers:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "subscriptionCustomerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "get-customer-state-external",
+    "operationId": "getCustomerStateExternal",
+    "method": "GET",
+    "path": "/v1/customers/external/{external_id}/state",
+    "entry": "functions/get-customer-state-external/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "customers:read",
+      "customers:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "subscriptionCustomerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
     "name": "create-customer-session",
     "operationId": "createCustomerSession",
     "method": "POST",
@@ -3380,6 +3533,16 @@ export const operationRoutes = [
     "operationId": "deleteCustomerExternal",
     "method": "DELETE",
     "path": "/v1/customers/external/{external_id}"
+  },
+  {
+    "operationId": "getCustomerState",
+    "method": "GET",
+    "path": "/v1/customers/{id}/state"
+  },
+  {
+    "operationId": "getCustomerStateExternal",
+    "method": "GET",
+    "path": "/v1/customers/external/{external_id}/state"
   },
   {
     "operationId": "createCustomerSession",

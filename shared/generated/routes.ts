@@ -98,6 +98,10 @@ export const functionOfRouteKey: Readonly<Record<string, string>> = {
   "PATCH /v1/customers/external/{external_id}/{proxy+}": "update-customer-external",
   "DELETE /v1/customers/external/{external_id}": "delete-customer-external",
   "DELETE /v1/customers/external/{external_id}/{proxy+}": "delete-customer-external",
+  "GET /v1/customers/{id}/state": "get-customer-state",
+  "GET /v1/customers/{id}/state/{proxy+}": "get-customer-state",
+  "GET /v1/customers/external/{external_id}/state": "get-customer-state-external",
+  "GET /v1/customers/external/{external_id}/state/{proxy+}": "get-customer-state-external",
   "POST /v1/customer-sessions": "create-customer-session",
   "POST /v1/customer-sessions/{proxy+}": "create-customer-session",
   "GET /v1/customer-meters": "list-customer-meters",
@@ -129,6 +133,13 @@ export const functionOfRouteKey: Readonly<Record<string, string>> = {
 export const shadowedPathVariables: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
   "/v1/customers/{id}": {
     "id": [
+      "external",
+      "external"
+    ]
+  },
+  "/v1/customers/{id}/state": {
+    "id": [
+      "external",
       "external"
     ]
   },
