@@ -133,13 +133,11 @@ export const functionOfRouteKey: Readonly<Record<string, string>> = {
 export const shadowedPathVariables: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
   "/v1/customers/{id}": {
     "id": [
-      "external",
       "external"
     ]
   },
   "/v1/customers/{id}/state": {
     "id": [
-      "external",
       "external"
     ]
   },
