@@ -26,7 +26,7 @@ import type { FoldState } from '../domain/meter.ts';
 import { keyId, readMany } from './catalog.ts';
 import { queryAll, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
-import { queryWithinBudget, type ReadBudget } from './listing.ts';
+import { ENTRY_BYTES, queryWithinBudget, type ReadBudget } from './listing.ts';
 import { type MeterRecord, meterRecord } from './meters.ts';
 import { type CustomerRecord, customerRecord } from './records.ts';
 import { indexNames, type Key, keys, listKeys, partitions } from './table.ts';
@@ -406,10 +406,45 @@ export async function readUsage(
   return usage;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Reads of Get Customer State (shared/services/customer-state.ts)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The first `max` meters of an organization, archived ones too (its meter list's `created_at`
+ * entries, which hold the whole record, oldest first), strongly consistent, within the request's
+ * read budget (`ListReadTooCostly` when they do not fit), and whether more follow. A meter entry is
+ * at most `ENTRY_BYTES.meterList.max` (a meter at every input limit).
+ */
+export async function organizationMetersWithin(
+  table: Table,
+  organizationId: string,
+  max: number,
+  budget: ReadBudget,
+): Promise<{ meters: MeterRecord[]; more: boolean }> {
+  // One past `max`: whether more follow.
+  const items = await queryWithinBudget(
+    table,
+    budget,
+    {
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :field)',
+      ExpressionAttributeValues: {
+        ':pk': listKeys.partition('meterList', organizationId),
+        ':field': 'created_at#',
+      },
+      ConsistentRead: true,
+    },
+    { limit: max + 1, maxBytes: ENTRY_BYTES.meterList.max, max: max + 1 },
+  );
+  return { meters: items.slice(0, max).map(meterRecord), more: items.length > max };
+}
+
 /** IAM (shared/data/grants.ts). */
 export const access = {
   /** The organization's meters, from its meter list's entries. */
   organizationMeters: [{ actions: ['dynamodb:Query'], leadingKeys: ['meterList'] }],
+  /** The same entries, within a read budget (Get Customer State). */
+  organizationMetersWithin: [{ actions: ['dynamodb:Query'], leadingKeys: ['meterList'] }],
   /** The external-id guards, in the organization's partition. */
   customersByExternalId: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['organization'] }],
   /** A batch's aggregates and customer meters read at once; one read again after a lost condition. */

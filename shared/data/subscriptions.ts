@@ -16,6 +16,7 @@ import {
   listedKeys,
   listedWrites,
   listPage,
+  type ReadBudget,
   relistedWrites,
   type SegmentFilter,
   type SortCriterion,
@@ -422,6 +423,37 @@ export async function listSubscriptionPage(
   };
 }
 
+/**
+ * The first `max` subscriptions of one customer whose status is one of `statuses`, oldest first
+ * (`created_at`, then id): its list (`LIST#SUBSCRIPTION-CUSTOMER#<org>#<customer>`), the segments of
+ * those statuses (their registry items are written in the customer's own transactions, so a segment
+ * is found as soon as its first subscription is answered), strongly consistent, within `budget`.
+ */
+export async function customerSubscriptionsWithStatus(
+  table: Table,
+  organizationId: string,
+  customerId: string,
+  statuses: readonly string[],
+  max: number,
+  budget: ReadBudget,
+): Promise<SubscriptionRecord[]> {
+  const page = await listPage(
+    table,
+    subscriptionListings.customer,
+    [subscriptionListOwners.customer(organizationId, customerId)],
+    [{ field: 'created_at', descending: false }],
+    0,
+    max,
+    {},
+    (values) => {
+      const status = values.status && 'choice' in values.status ? (values.status.choice ?? '') : '';
+      return statuses.includes(status);
+    },
+    budget,
+  );
+  return page.items.map((entry) => subscriptionRecord(entry as unknown as Record<string, unknown>));
+}
+
 /** The due index's shards: the clock reads each. */
 export const dueShards = Array.from({ length: DUE_SHARDS }, (_, shard) => shard);
 
@@ -546,6 +578,11 @@ export const access = /* @__PURE__ */ (() =>
         actions: ['dynamodb:Query'],
         leadingKeys: ['subscriptionCustomerList', 'subscriptionCustomerProductList'],
       },
+      { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription'] },
+    ],
+    /** A customer's list: its segment counts and registry items, then the segments kept. */
+    customerSubscriptionsWithStatus: [
+      { actions: ['dynamodb:Query'], leadingKeys: ['subscriptionCustomerList'] },
       { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['subscription'] },
     ],
     /** Each shard of the due index (keys only) (`dueShards`, `findDue`). */

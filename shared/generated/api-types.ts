@@ -920,6 +920,72 @@ export interface paths {
         patch: operations["updateCustomerExternal"];
         trace?: never;
     };
+    "/v1/customers/{id}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a customer's state
+         * @description The state of a live customer of one of the caller's organizations, by id.
+         *     The customer's fields (as Get Customer answers them) with `active_subscriptions` (its
+         *     subscriptions whose status is `active` or `trialing`, oldest first, each with `meters`:
+         *     always empty, as free subscriptions have no metered prices), `granted_benefits` (always
+         *     empty: this API has no benefits) and `active_meters` (every customer meter of the
+         *     customer, archived meters' included, oldest first, with totals folded when read as Get
+         *     Customer Meter folds them). Read fresh on every request (strongly consistent), never
+         *     cached. At most 100 active subscriptions and the customer's organization's first 200
+         *     meters are read, and the whole state within 500 read units (about 4,000 hours with usage
+         *     over all its customer meters, see `CustomerMeter`); a customer past any of these is a 422
+         *     `PolarRequestValidationError` at the path parameter naming List Subscriptions and List
+         *     Customer Meters, never a partial state. Another organization's customer, a deleted one
+         *     and an unknown one are the same 404. Requires `customers:read` or `customers:write`.
+         */
+        get: operations["getCustomerState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/external/{external_id}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a customer's state by external id
+         * @description The state of the live customer of one of the caller's organizations whose `external_id`
+         *     is exactly this one (looked up in each of the caller's organizations; naming customers in
+         *     several of them is a 409 `AmbiguousExternalCustomerID`).
+         *     The customer's fields (as Get Customer answers them) with `active_subscriptions` (its
+         *     subscriptions whose status is `active` or `trialing`, oldest first, each with `meters`:
+         *     always empty, as free subscriptions have no metered prices), `granted_benefits` (always
+         *     empty: this API has no benefits) and `active_meters` (every customer meter of the
+         *     customer, archived meters' included, oldest first, with totals folded when read as Get
+         *     Customer Meter folds them). Read fresh on every request (strongly consistent), never
+         *     cached. At most 100 active subscriptions and the customer's organization's first 200
+         *     meters are read, and the whole state within 500 read units (about 4,000 hours with usage
+         *     over all its customer meters, see `CustomerMeter`); a customer past any of these is a 422
+         *     `PolarRequestValidationError` at the path parameter naming List Subscriptions and List
+         *     Customer Meters, never a partial state. Another organization's customer, a deleted one
+         *     and an unknown one are the same 404. Requires `customers:read` or `customers:write`.
+         */
+        get: operations["getCustomerStateExternal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customer-sessions/": {
         parameters: {
             query?: never;
@@ -2213,6 +2279,100 @@ export interface components {
             balance: number;
             customer: components["schemas"]["SubscriptionCustomer"];
             meter: components["schemas"]["Meter"];
+        };
+        /**
+         * @description A customer with its state: the customer's fields as Get Customer answers them, its active
+         *     subscriptions, its granted benefits (none: this API has no benefits) and its customer
+         *     meters. Only `individual` customers exist here (the hosted service's `CustomerStateTeam`
+         *     never occurs).
+         */
+        CustomerState: components["schemas"]["SubscriptionCustomer"] & {
+            /** @description The customer's subscriptions whose status is `active` or `trialing`, oldest first. */
+            active_subscriptions: components["schemas"]["CustomerStateSubscription"][];
+            /** @description The customer's granted benefits; always empty (this API has no benefits). */
+            granted_benefits: components["schemas"]["CustomerStateBenefitGrant"][];
+            /**
+             * @description Every customer meter of the customer (archived meters' included, as the hosted
+             *     service), oldest first, with its totals folded when read (see `CustomerMeter`).
+             */
+            active_meters: components["schemas"]["CustomerStateMeter"][];
+        };
+        /** @description An active (or trialing) subscription of the customer, without its customer and product. */
+        CustomerStateSubscription: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            /** @description Values of the custom fields, by slug (none here). */
+            custom_field_data?: {
+                [key: string]: string | number | boolean | null;
+            };
+            metadata: components["schemas"]["MetadataOutputType"];
+            /** @enum {string} */
+            status: "active" | "trialing";
+            /** @description Amount billed per period, in minor units. */
+            amount: number;
+            /** @description Lowercase currency code. */
+            currency: string;
+            recurring_interval: components["schemas"]["RecurringInterval"];
+            /** Format: date-time */
+            current_period_start: string;
+            /** Format: date-time */
+            current_period_end: string;
+            trial_start: string | null;
+            trial_end: string | null;
+            cancel_at_period_end: boolean;
+            canceled_at: string | null;
+            started_at: string | null;
+            ends_at: string | null;
+            product_id: components["schemas"]["Uuid4"];
+            discount_id: components["schemas"]["Uuid4"] | null;
+            seats?: number | null;
+            units?: number | null;
+            /**
+             * @description The subscription's metered prices' usage in the current period; always empty here
+             *     (only free subscriptions exist, and they have no metered price).
+             */
+            meters: components["schemas"]["CustomerStateSubscriptionMeter"][];
+        };
+        /** @description Consumption and amount due of one meter of a subscription in its current period. */
+        CustomerStateSubscriptionMeter: {
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            id: components["schemas"]["Uuid4"];
+            consumed_units: number;
+            credited_units: number;
+            amount: number;
+            meter_id: components["schemas"]["Uuid4"];
+        };
+        /** @description A granted benefit (never answered here: this API has no benefits). */
+        CustomerStateBenefitGrant: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            /** Format: date-time */
+            granted_at: string;
+            benefit_id: components["schemas"]["Uuid4"];
+            benefit_type: string;
+            benefit_metadata: components["schemas"]["MetadataOutputType"];
+            properties: Record<string, never>;
+        };
+        /**
+         * @description A customer meter of the customer with its totals (as `CustomerMeter`, without its customer
+         *     and meter): `consumed_units` over all time, `credited_units` 0, `balance` = credited −
+         *     consumed, `modified_at` null.
+         */
+        CustomerStateMeter: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            meter_id: components["schemas"]["Uuid4"];
+            consumed_units: number;
+            credited_units: number;
+            balance: number;
         };
         /** @enum {string} */
         CustomerMeterSortProperty: "created_at" | "-created_at" | "modified_at" | "-modified_at" | "customer_id" | "-customer_id" | "customer_name" | "-customer_name" | "meter_id" | "-meter_id" | "meter_name" | "-meter_name" | "consumed_units" | "-consumed_units" | "credited_units" | "-credited_units" | "balance" | "-balance";
@@ -5519,6 +5679,96 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getCustomerState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the customer. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer's state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerState"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /**
+             * @description Either the request does not match its schema (`RequestValidationError`), or the
+             *     customer's state is larger than one request may read (`PolarRequestValidationError`
+             *     at the path parameter): more than 100 active subscriptions, more than 200 meters in
+             *     its organization, or more than 500 read units of subscriptions and usage.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCustomerStateExternal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The customer's `external_id`, URL-encoded (any characters). Compared exactly (case
+                 *     included); an unknown one is a 404.
+                 */
+                external_id: components["parameters"]["ExternalCustomerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer's state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerState"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["CustomerConflict"];
+            /**
+             * @description Either the request does not match its schema (`RequestValidationError`), or the
+             *     customer's state is larger than one request may read (`PolarRequestValidationError`
+             *     at the path parameter): more than 100 active subscriptions, more than 200 meters in
+             *     its organization, or more than 500 read units of subscriptions and usage.
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     createCustomerSession: {
         parameters: {
             query?: never;
@@ -6046,6 +6296,11 @@ export type SubscriptionMeter = components['schemas']['SubscriptionMeter'];
 export type Meter = components['schemas']['Meter'];
 export type MeterSortProperty = components['schemas']['MeterSortProperty'];
 export type CustomerMeter = components['schemas']['CustomerMeter'];
+export type CustomerState = components['schemas']['CustomerState'];
+export type CustomerStateSubscription = components['schemas']['CustomerStateSubscription'];
+export type CustomerStateSubscriptionMeter = components['schemas']['CustomerStateSubscriptionMeter'];
+export type CustomerStateBenefitGrant = components['schemas']['CustomerStateBenefitGrant'];
+export type CustomerStateMeter = components['schemas']['CustomerStateMeter'];
 export type CustomerMeterSortProperty = components['schemas']['CustomerMeterSortProperty'];
 export type ListResourceCustomerMeter = components['schemas']['ListResourceCustomerMeter'];
 export type ListResourceMeter = components['schemas']['ListResourceMeter'];
@@ -6207,6 +6462,8 @@ export type UpdateCustomerExternalBody = components['schemas']['CustomerUpdateEx
 export type UpdateCustomerExternalPath = operations['updateCustomerExternal']['parameters']['path'];
 export type DeleteCustomerExternalQuery = NonNullable<operations['deleteCustomerExternal']['parameters']['query']>;
 export type DeleteCustomerExternalPath = operations['deleteCustomerExternal']['parameters']['path'];
+export type GetCustomerStatePath = operations['getCustomerState']['parameters']['path'];
+export type GetCustomerStateExternalPath = operations['getCustomerStateExternal']['parameters']['path'];
 export type CreateCustomerSessionBody = components['schemas']['CustomerSessionCreate'];
 export type ListCustomerMetersQuery = NonNullable<operations['listCustomerMeters']['parameters']['query']>;
 export type GetCustomerMeterPath = operations['getCustomerMeter']['parameters']['path'];

@@ -2699,6 +2699,183 @@ export const operations = [
     ]
   },
   {
+    "name": "get-customer-state",
+    "operationId": "getCustomerState",
+    "method": "GET",
+    "path": "/v1/customers/{id}/state",
+    "entry": "functions/get-customer-state/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "customers:read",
+      "customers:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "subscriptionCustomerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscription"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "get-customer-state-external",
+    "operationId": "getCustomerStateExternal",
+    "method": "GET",
+    "path": "/v1/customers/external/{external_id}/state",
+    "entry": "functions/get-customer-state-external/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "customers:read",
+      "customers:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "subscriptionCustomerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "subscription"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
     "name": "create-customer-session",
     "operationId": "createCustomerSession",
     "method": "POST",
@@ -3406,6 +3583,16 @@ export const operationRoutes = [
     "operationId": "deleteCustomerExternal",
     "method": "DELETE",
     "path": "/v1/customers/external/{external_id}"
+  },
+  {
+    "operationId": "getCustomerState",
+    "method": "GET",
+    "path": "/v1/customers/{id}/state"
+  },
+  {
+    "operationId": "getCustomerStateExternal",
+    "method": "GET",
+    "path": "/v1/customers/external/{external_id}/state"
   },
   {
     "operationId": "createCustomerSession",

@@ -98,6 +98,10 @@ export const functionOfRouteKey: Readonly<Record<string, string>> = {
   "PATCH /v1/customers/external/{external_id}/{proxy+}": "update-customer-external",
   "DELETE /v1/customers/external/{external_id}": "delete-customer-external",
   "DELETE /v1/customers/external/{external_id}/{proxy+}": "delete-customer-external",
+  "GET /v1/customers/{id}/state": "get-customer-state",
+  "GET /v1/customers/{id}/state/{proxy+}": "get-customer-state",
+  "GET /v1/customers/external/{external_id}/state": "get-customer-state-external",
+  "GET /v1/customers/external/{external_id}/state/{proxy+}": "get-customer-state-external",
   "POST /v1/customer-sessions": "create-customer-session",
   "POST /v1/customer-sessions/{proxy+}": "create-customer-session",
   "GET /v1/customer-meters": "list-customer-meters",
@@ -128,6 +132,11 @@ export const functionOfRouteKey: Readonly<Record<string, string>> = {
 /** Per route template: path variables another route names literally there (`/v1/customers/{id}` is never `external`). */
 export const shadowedPathVariables: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = {
   "/v1/customers/{id}": {
+    "id": [
+      "external"
+    ]
+  },
+  "/v1/customers/{id}/state": {
     "id": [
       "external"
     ]

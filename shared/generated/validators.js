@@ -18201,6 +18201,154 @@ validate115.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dyna
 return validate115;
 })();
 
+export const validateGetCustomerStatePath = /* @__PURE__ */ (() => {
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerStatePath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema257 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
+
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate116.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(!pattern6.test(data0)){
+const err1 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(!(formats16.test(data0))){
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/Uuid4/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate116.errors = vErrors;
+return errors === 0;
+}
+validate116.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate116;
+})();
+
+export const validateGetCustomerStateExternalPath = /* @__PURE__ */ (() => {
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerStateExternalPath","type":"object","properties":{"external_id":{"type":"string","minLength":1,"description":"The customer's `external_id`, URL-encoded (any characters). Compared exactly (case\nincluded); an unknown one is a 404.\n"}},"required":["external_id"]};
+const func1 = ucs2length;
+
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate117.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.external_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "external_id"},message:"must have required property '"+"external_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.external_id !== undefined){
+let data0 = data.external_id;
+if(typeof data0 === "string"){
+if(func1(data0) < 1){
+const err1 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/external_id",schemaPath:"#/properties/external_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+else {
+const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+validate117.errors = vErrors;
+return errors === 0;
+}
+validate117.evaluated = {"props":{"external_id":true},"dynamicProps":false,"dynamicItems":false};
+return validate117;
+})();
+
 export const validateCreateCustomerSessionBody = /* @__PURE__ */ (() => {
 const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"CreateCustomerSessionBody","description":"Body of Create Customer Session: the customer by id, or by the caller's own external id.\n","type":"object","properties":{"customer_id":{"$ref":"#/$defs/Uuid4","description":"A customer of one of the caller's organizations."},"external_customer_id":{"$ref":"#/$defs/ExternalId"},"customer_external_id":{"$ref":"#/$defs/ExternalId","description":"Alias of `external_customer_id`."},"return_url":{"description":"Where the customer portal sends the customer back; absolute http(s) URL.","anyOf":[{"type":"string","format":"uri","pattern":"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]","maxLength":2083},{"type":"null"}]}},"anyOf":[{"properties":{"customer_id":true},"required":["customer_id"]},{"properties":{"external_customer_id":true},"required":["external_customer_id"]},{"properties":{"customer_external_id":true},"required":["customer_external_id"]}],"$defs":{"ExternalId":{"description":"The caller's own identifier of a customer, unique within an organization.","type":"string","minLength":1,"maxLength":256},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
 const schema171 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
@@ -18522,16 +18670,16 @@ return validate72;
 })();
 
 export const validateListCustomerMetersQuery = /* @__PURE__ */ (() => {
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerMetersQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' customer meters; repeat for several. An organization the\ncaller is not in, or an unknown id, contributes nothing (never an error).\n"},"customer_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' meters; repeat for several. Another organization's customer or an unknown id contributes nothing."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Only the meters of the customers with these external ids; repeat for several."},"meter_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these meters' customer meters (archived meters included); repeat for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerMeterSortProperty"},"default":["-modified_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several. A leading\n`-` sorts descending. Default `-modified_at`, as the hosted service; `modified_at` is\nnull on every customer meter (see `CustomerMeter`), so it orders nothing and the\ntie-breaks decide: `created_at` descending, then ascending id. `meter_name` compares in\nlowercase. `customer_name`, `consumed_units`, `credited_units` and `balance` are refused\n(422).\n"}},"$defs":{"CustomerMeterSortProperty":{"type":"string","enum":["created_at","-created_at","modified_at","-modified_at","customer_id","-customer_id","customer_name","-customer_name","meter_id","-meter_id","meter_name","-meter_name","consumed_units","-consumed_units","credited_units","-credited_units","balance","-balance"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema257 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema260 = {"type":"string","enum":["created_at","-created_at","modified_at","-modified_at","customer_id","-customer_id","customer_name","-customer_name","meter_id","-meter_id","meter_name","-meter_name","consumed_units","-consumed_units","credited_units","-credited_units","balance","-balance"]};
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListCustomerMetersQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' customer meters; repeat for several. An organization the\ncaller is not in, or an unknown id, contributes nothing (never an error).\n"},"customer_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these customers' meters; repeat for several. Another organization's customer or an unknown id contributes nothing."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Only the meters of the customers with these external ids; repeat for several."},"meter_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these meters' customer meters (archived meters included); repeat for several."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/CustomerMeterSortProperty"},"default":["-modified_at"],"description":"Sort criteria, applied in the order given; repeat the parameter for several. A leading\n`-` sorts descending. Default `-modified_at`, as the hosted service; `modified_at` is\nnull on every customer meter (see `CustomerMeter`), so it orders nothing and the\ntie-breaks decide: `created_at` descending, then ascending id. `meter_name` compares in\nlowercase. `customer_name`, `consumed_units`, `credited_units` and `balance` are refused\n(422).\n"}},"$defs":{"CustomerMeterSortProperty":{"type":"string","enum":["created_at","-created_at","modified_at","-modified_at","customer_id","-customer_id","customer_name","-customer_name","meter_id","-meter_id","meter_name","-meter_name","consumed_units","-consumed_units","credited_units","-credited_units","balance","-balance"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema260 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema263 = {"type":"string","enum":["created_at","-created_at","modified_at","-modified_at","customer_id","-customer_id","customer_name","-customer_name","meter_id","-meter_id","meter_name","-meter_name","consumed_units","-consumed_units","credited_units","-credited_units","balance","-balance"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18791,7 +18939,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((((((((((((((data11 === "created_at") || (data11 === "-created_at")) || (data11 === "modified_at")) || (data11 === "-modified_at")) || (data11 === "customer_id")) || (data11 === "-customer_id")) || (data11 === "customer_name")) || (data11 === "-customer_name")) || (data11 === "meter_id")) || (data11 === "-meter_id")) || (data11 === "meter_name")) || (data11 === "-meter_name")) || (data11 === "consumed_units")) || (data11 === "-consumed_units")) || (data11 === "credited_units")) || (data11 === "-credited_units")) || (data11 === "balance")) || (data11 === "-balance"))){
-const err19 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/CustomerMeterSortProperty/enum",keyword:"enum",params:{allowedValues: schema260.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/CustomerMeterSortProperty/enum",keyword:"enum",params:{allowedValues: schema263.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -18823,23 +18971,23 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":{"organization_id":true,"customer_id":true,"external_customer_id":true,"meter_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate116;
+validate118.evaluated = {"props":{"organization_id":true,"customer_id":true,"external_customer_id":true,"meter_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate118;
 })();
 
 export const validateGetCustomerMeterPath = /* @__PURE__ */ (() => {
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerMeterPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer meter."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema262 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetCustomerMeterPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the customer meter."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema265 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18903,11 +19051,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate117.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate117;
+validate119.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate119;
 })();
 
 export const validateIngestEventsBody = /* @__PURE__ */ (() => {
@@ -20268,18 +20416,18 @@ return validate73;
 })();
 
 export const validateListEventsQuery = /* @__PURE__ */ (() => {
-const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListEventsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' events; repeat for several. Another organization's id matches nothing."},"start_timestamp":{"type":"string","format":"date-time","description":"Only events at or after this time."},"end_timestamp":{"type":"string","format":"date-time","description":"Only events at or before this time."},"customer_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only events naming these customers by id; repeat for several. Needs a time window."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Only events naming these customers by external id; repeat for several. Needs a time window."},"name":{"type":"array","items":{"type":"string"},"description":"Only events of these names; repeat for several. Needs a time window."},"source":{"type":"array","items":{"$ref":"#/$defs/EventSource"},"description":"Only events of these sources. Every event here is `user`; `system` matches nothing."},"filter":{"type":"string","description":"Not supported here (422 when given)."},"meter_id":{"type":"string","description":"Not supported here (422 when given)."},"query":{"type":"string","description":"Not supported here (422 when given)."},"parent_id":{"type":"string","description":"Not supported here (events have no parents in this API; 422 when given)."},"depth":{"type":"string","description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (422 when given)."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/EventSortProperty"},"default":["-timestamp"],"description":"`timestamp` or `-timestamp` (the default). Ties are broken by ascending event id.\n"}},"$defs":{"EventSortProperty":{"type":"string","enum":["timestamp","-timestamp"]},"EventSource":{"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema264 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema266 = {"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]};
-const schema267 = {"type":"string","enum":["timestamp","-timestamp"]};
+const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListEventsQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' events; repeat for several. Another organization's id matches nothing."},"start_timestamp":{"type":"string","format":"date-time","description":"Only events at or after this time."},"end_timestamp":{"type":"string","format":"date-time","description":"Only events at or before this time."},"customer_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only events naming these customers by id; repeat for several. Needs a time window."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Only events naming these customers by external id; repeat for several. Needs a time window."},"name":{"type":"array","items":{"type":"string"},"description":"Only events of these names; repeat for several. Needs a time window."},"source":{"type":"array","items":{"$ref":"#/$defs/EventSource"},"description":"Only events of these sources. Every event here is `user`; `system` matches nothing."},"filter":{"type":"string","description":"Not supported here (422 when given)."},"meter_id":{"type":"string","description":"Not supported here (422 when given)."},"query":{"type":"string","description":"Not supported here (422 when given)."},"parent_id":{"type":"string","description":"Not supported here (events have no parents in this API; 422 when given)."},"depth":{"type":"string","description":"Not supported here (422 when given)."},"metadata":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}},"description":"Not supported (422 when given)."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/EventSortProperty"},"default":["-timestamp"],"description":"`timestamp` or `-timestamp` (the default). Ties are broken by ascending event id.\n"}},"$defs":{"EventSortProperty":{"type":"string","enum":["timestamp","-timestamp"]},"EventSource":{"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema267 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema269 = {"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]};
+const schema270 = {"type":"string","enum":["timestamp","-timestamp"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const formats48 = fullFormats["date-time"];
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate118.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20521,7 +20669,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data11 === "system") || (data11 === "user"))){
-const err17 = {instancePath:instancePath+"/source/" + i4,schemaPath:"#/$defs/EventSource/enum",keyword:"enum",params:{allowedValues: schema266.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/source/" + i4,schemaPath:"#/$defs/EventSource/enum",keyword:"enum",params:{allowedValues: schema269.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -20708,7 +20856,7 @@ vErrors.push(err31);
 errors++;
 }
 if(!((data23 === "timestamp") || (data23 === "-timestamp"))){
-const err32 = {instancePath:instancePath+"/sorting/" + i6,schemaPath:"#/$defs/EventSortProperty/enum",keyword:"enum",params:{allowedValues: schema267.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/sorting/" + i6,schemaPath:"#/$defs/EventSortProperty/enum",keyword:"enum",params:{allowedValues: schema270.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -20740,25 +20888,25 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate118.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":{"organization_id":true,"start_timestamp":true,"end_timestamp":true,"customer_id":true,"external_customer_id":true,"name":true,"source":true,"filter":true,"meter_id":true,"query":true,"parent_id":true,"depth":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate118;
+validate120.evaluated = {"props":{"organization_id":true,"start_timestamp":true,"end_timestamp":true,"customer_id":true,"external_customer_id":true,"name":true,"source":true,"filter":true,"meter_id":true,"query":true,"parent_id":true,"depth":true,"metadata":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate120;
 })();
 
 export const validateListEventNamesQuery = /* @__PURE__ */ (() => {
-const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListEventNamesQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' event names; repeat for several."},"source":{"type":"array","items":{"$ref":"#/$defs/EventSource"},"description":"Only names of these sources. Every event here is `user`; `system` matches nothing."},"query":{"type":"string","description":"Only names containing this text, compared in lowercase."},"customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/EventNamesSortProperty"},"default":["-last_seen"],"description":"`name`, `occurrences`, `first_seen`, `last_seen`, each may be prefixed with `-`; the\ndefault is `-last_seen`. Ties are broken by ascending name.\n"}},"$defs":{"EventNamesSortProperty":{"type":"string","enum":["name","-name","occurrences","-occurrences","first_seen","-first_seen","last_seen","-last_seen"]},"EventSource":{"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema269 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
-const schema270 = {"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]};
-const schema271 = {"type":"string","enum":["name","-name","occurrences","-occurrences","first_seen","-first_seen","last_seen","-last_seen"]};
+const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"ListEventNamesQuery","type":"object","properties":{"organization_id":{"type":"array","items":{"$ref":"#/$defs/Uuid4"},"description":"Only these organizations' event names; repeat for several."},"source":{"type":"array","items":{"$ref":"#/$defs/EventSource"},"description":"Only names of these sources. Every event here is `user`; `system` matches nothing."},"query":{"type":"string","description":"Only names containing this text, compared in lowercase."},"customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"external_customer_id":{"type":"array","items":{"type":"string"},"description":"Not supported here (422 when given)."},"page":{"type":"integer","minimum":1,"default":1,"description":"Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a\npage past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,\n`1e2`) is a 422.\n"},"limit":{"type":"integer","minimum":1,"default":10,"description":"Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are\nserved as 100. Anything else is a 422.\n"},"sorting":{"type":"array","items":{"$ref":"#/$defs/EventNamesSortProperty"},"default":["-last_seen"],"description":"`name`, `occurrences`, `first_seen`, `last_seen`, each may be prefixed with `-`; the\ndefault is `-last_seen`. Ties are broken by ascending name.\n"}},"$defs":{"EventNamesSortProperty":{"type":"string","enum":["name","-name","occurrences","-occurrences","first_seen","-first_seen","last_seen","-last_seen"]},"EventSource":{"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]},"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema272 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema273 = {"description":"`user`: ingested through this API (the only kind here); `system`: made by the service.","type":"string","enum":["system","user"]};
+const schema274 = {"type":"string","enum":["name","-name","occurrences","-occurrences","first_seen","-first_seen","last_seen","-last_seen"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20843,7 +20991,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((data3 === "system") || (data3 === "user"))){
-const err5 = {instancePath:instancePath+"/source/" + i1,schemaPath:"#/$defs/EventSource/enum",keyword:"enum",params:{allowedValues: schema270.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/source/" + i1,schemaPath:"#/$defs/EventSource/enum",keyword:"enum",params:{allowedValues: schema273.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -20995,7 +21143,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((data12 === "name") || (data12 === "-name")) || (data12 === "occurrences")) || (data12 === "-occurrences")) || (data12 === "first_seen")) || (data12 === "-first_seen")) || (data12 === "last_seen")) || (data12 === "-last_seen"))){
-const err17 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/EventNamesSortProperty/enum",keyword:"enum",params:{allowedValues: schema271.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/sorting/" + i4,schemaPath:"#/$defs/EventNamesSortProperty/enum",keyword:"enum",params:{allowedValues: schema274.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21027,23 +21175,23 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":{"organization_id":true,"source":true,"query":true,"customer_id":true,"external_customer_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
-return validate119;
+validate121.evaluated = {"props":{"organization_id":true,"source":true,"query":true,"customer_id":true,"external_customer_id":true,"page":true,"limit":true,"sorting":true},"dynamicProps":false,"dynamicItems":false};
+return validate121;
 })();
 
 export const validateGetEventPath = /* @__PURE__ */ (() => {
-const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetEventPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the event."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
-const schema273 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
+const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","title":"GetEventPath","type":"object","properties":{"id":{"$ref":"#/$defs/Uuid4","description":"Id of the event."}},"required":["id"],"$defs":{"Uuid4":{"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]}}};
+const schema276 = {"description":"UUID version 4; returned in lowercase, accepted in either case.","type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$","examples":["6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b"]};
 const formats16 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$", "u");
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21107,11 +21255,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
-return validate120;
+validate122.evaluated = {"props":{"id":true},"dynamicProps":false,"dynamicItems":false};
+return validate122;
 })();
 
 export const authorizeQueryShape = {"response_type":"string","client_id":"string","redirect_uri":"string","scope":"string","state":"string","nonce":"string","code_challenge":"string","code_challenge_method":"string"};

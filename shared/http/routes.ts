@@ -105,6 +105,9 @@ export interface Selected<Target> {
  * prefix before the greedy variable, then the most literal segments), then nothing (the caller
  * falls back to `$default`). A method-specific route beats `ANY`.
  *
+ * Among as many literal segments, the route whose first variable comes later wins (a literal before a
+ * variable, left to right).
+ *
  * `/wallets/<id>/` matches both `/wallets/{proxy+}` (List Wallets' twin) and `/wallets/{id}/{proxy+}`
  * (Get Wallet's): the longer prefix is the more specific. docs/deploying.md's first-deployment checklist
  * has a `curl` that confirms API Gateway agrees.
@@ -119,7 +122,17 @@ export function selectRoute<Target>(
     if (route.method !== method.toUpperCase() && route.method !== 'ANY') continue;
     const match = matchPath(route.path, path);
     if (!match) continue;
-    const rank = [match.greedy ? 1 : 0, -match.segments, -match.literals, route.method === 'ANY' ? 1 : 0];
+    // Equally many literals: the one whose first path variable comes later (a literal where the
+    // other has a variable, read left to right) is the more specific: `/v1/customers/external/state`
+    // is Get Customer by external id `state`, not the state of a customer `external`.
+    const firstVariable = route.path.split('/').findIndex((segment) => segment.startsWith('{'));
+    const rank = [
+      match.greedy ? 1 : 0,
+      -match.segments,
+      -match.literals,
+      firstVariable < 0 ? -Infinity : -firstVariable,
+      route.method === 'ANY' ? 1 : 0,
+    ];
     if (!best || compareRanks(rank, best.rank) < 0) {
       best = { selected: { route, pathParameters: match.parameters }, rank };
     }
@@ -167,6 +180,8 @@ export function shadowedVariables(paths: readonly string[]): Map<string, Record<
       const literal = others[at];
       if (variable === undefined || literal === undefined || /^\{.*\}$/.test(literal)) continue;
       const found = shadowed.get(template) ?? {};
+      // Several templates may name the same literal there (`/v1/customers/external/{external_id}` and its `/state`).
+      if (found[variable]?.includes(literal)) continue;
       found[variable] = [...(found[variable] ?? []), literal];
       shadowed.set(template, found);
     }

@@ -1068,3 +1068,56 @@ describe('Customer meters: customerMeters.list, customerMeters.get', () => {
     ).toBeInstanceOf(ResourceNotFound);
   });
 });
+
+describe('Customer state: customers.getState, customers.getStateExternal', () => {
+  it('every answer passes the client schemas (CustomerState: its subscriptions, benefits and meters)', async () => {
+    const run = `sdk-v0-state-${Date.now()}`;
+    const customer = await polar.customers.create({ email: `${run}@example.com`, externalId: run });
+    const subscription = await polar.subscriptions.create({
+      productId: stack.demo.free_product_id,
+      customerId: customer.id,
+    });
+    const meter = await polar.meters.create({
+      name: `SDK v0 ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'sum', property: 'tokens' },
+    });
+    await polar.events.ingest({
+      events: [1.5, 2].map((tokens, i) => ({
+        name: run,
+        customerId: customer.id,
+        externalId: `${run}-${i}`,
+        metadata: { tokens },
+      })),
+    });
+    let state: Awaited<ReturnType<typeof polar.customers.getState>> | undefined;
+    await waitFor(
+      async () => {
+        state = await polar.customers.getState({ id: customer.id });
+        return state.activeMeters.some((m) => m.meterId === meter.id && m.consumedUnits === 3.5);
+      },
+      15_000,
+      'the customer state to sum the two events',
+    );
+    expect(state).toMatchObject({
+      id: customer.id,
+      externalId: run,
+      activeSubscriptions: [{ id: subscription.id, status: 'active', meters: [] }],
+      grantedBenefits: [],
+    });
+    expect(state?.activeSubscriptions[0]?.currentPeriodEnd).toBeInstanceOf(Date);
+    expect(state?.activeMeters.find((m) => m.meterId === meter.id)).toMatchObject({
+      consumedUnits: 3.5,
+      creditedUnits: 0,
+      balance: -3.5,
+      modifiedAt: null,
+    });
+    expect(await polar.customers.getStateExternal({ externalId: run })).toEqual(state);
+    expect(
+      await failure(() => polar.customers.getState({ id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b' })),
+    ).toBeInstanceOf(ResourceNotFound);
+    expect(
+      await failure(() => polar.customers.getStateExternal({ externalId: `${run}-unknown` })),
+    ).toBeInstanceOf(ResourceNotFound);
+  });
+});

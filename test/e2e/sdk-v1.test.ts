@@ -8,7 +8,7 @@
  * and what the API answered, and checks each answer against the OpenAPI document.
  */
 import { PolarClientError } from '@polar-sh/sdk';
-import { createPolar, errors } from '@polar-sh/sdk/2026-10';
+import { createPolar, errors, type models } from '@polar-sh/sdk/2026-10';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
 import { expectDocumented, type HttpReply } from '../support/contract.ts';
@@ -1158,5 +1158,123 @@ describe('Customer meters (GET /v1/customer-meters/, /v1/customer-meters/{id})',
     const refused = await failure(() => polar.customerMeters.list({ sorting: ['-balance'] }));
     expect(refused).toBeInstanceOf(errors.HTTPValidationError);
     expect(lastExchange().reply.body).toMatchObject({ detail: [{ loc: ['query', 'sorting'] }] });
+  });
+});
+
+describe('Customer state (GET /v1/customers/{id}/state, /v1/customers/external/{external_id}/state)', () => {
+  it('customers.getState and getStateExternal: the customer, its active subscription, its meter folded by the local pipeline; every answer documented', async () => {
+    const run = `sdk-v1-state-${Date.now()}`;
+    const customer = await polar.customers.create({ email: `${run}@example.com`, external_id: run });
+    const subscription = await polar.subscriptions.create({
+      product_id: stack.demo.free_product_id,
+      customer_id: customer.id,
+    });
+    const meter = await polar.meters.create({
+      name: `SDK v1 ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'count' },
+    });
+    await polar.events.ingest({
+      events: [
+        { name: run, customer_id: customer.id, external_id: `${run}-0` },
+        { name: run, external_customer_id: run, external_id: `${run}-1` },
+      ],
+    });
+    let state: models.CustomerState | undefined;
+    await waitFor(
+      async () => {
+        state = await polar.customers.getState(customer.id);
+        return state.active_meters.some((m) => m.meter_id === meter.id && m.consumed_units === 2);
+      },
+      15_000,
+      'the customer state to count the two events',
+    );
+    expectDocumented('getCustomerState', lastExchange().reply);
+    expect(lastExchange().url.pathname).toBe(`/v1/customers/${customer.id}/state`);
+    expect(state).toMatchObject({
+      id: customer.id,
+      type: 'individual',
+      external_id: run,
+      email: `${run}@example.com`,
+      organization_id: stack.demo.organization_id,
+      deleted_at: null,
+      active_subscriptions: [
+        {
+          id: subscription.id,
+          status: 'active',
+          product_id: stack.demo.free_product_id,
+          amount: 0,
+          cancel_at_period_end: false,
+          meters: [],
+        },
+      ],
+      granted_benefits: [],
+    });
+    expect(state?.active_meters.find((m) => m.meter_id === meter.id)).toEqual({
+      id: expect.any(String),
+      created_at: expect.any(String),
+      modified_at: null,
+      meter_id: meter.id,
+      consumed_units: 2,
+      credited_units: 0,
+      balance: -2,
+    });
+    // Every field the 1.x typing requires of an individual customer's state and its parts.
+    const required: (keyof Extract<models.CustomerState, { type: 'individual' }>)[] = [
+      'id',
+      'created_at',
+      'modified_at',
+      'metadata',
+      'email',
+      'email_verified',
+      'type',
+      'name',
+      'billing_name',
+      'billing_address',
+      'tax_id',
+      'organization_id',
+      'deleted_at',
+      'first_user_event_at',
+      'avatar_url',
+      'active_subscriptions',
+      'granted_benefits',
+      'active_meters',
+    ];
+    for (const key of required) expect(state, key).toHaveProperty(key);
+    const subscriptionRequired: (keyof models.CustomerState['active_subscriptions'][number])[] = [
+      'id',
+      'created_at',
+      'modified_at',
+      'metadata',
+      'status',
+      'amount',
+      'currency',
+      'recurring_interval',
+      'current_period_start',
+      'current_period_end',
+      'trial_start',
+      'trial_end',
+      'cancel_at_period_end',
+      'canceled_at',
+      'started_at',
+      'ends_at',
+      'product_id',
+      'discount_id',
+      'seats',
+      'units',
+      'meters',
+    ];
+    for (const key of subscriptionRequired) expect(state?.active_subscriptions[0], key).toHaveProperty(key);
+    const external = await polar.customers.getStateExternal(run);
+    expectDocumented('getCustomerStateExternal', lastExchange().reply);
+    expect(external).toEqual(state);
+    expect(
+      await failure(() => polar.customers.getState('6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b')),
+    ).toBeInstanceOf(errors.ResourceNotFound);
+    expectDocumented('getCustomerState', lastExchange().reply);
+    expect(await failure(() => polar.customers.getStateExternal(`${run}-unknown`))).toBeInstanceOf(
+      errors.ResourceNotFound,
+    );
+    expectDocumented('getCustomerStateExternal', lastExchange().reply);
   });
 });

@@ -199,6 +199,15 @@ const cases: Record<string, Case> = {
       world.call('GET', `/v1/customers/external/${world.demo.customer_external_id}`, { token }),
     success: 200,
   },
+  'get-customer-state': {
+    send: (token) => world.call('GET', `/v1/customers/${world.demo.customer_id}/state`, { token }),
+    success: 200,
+  },
+  'get-customer-state-external': {
+    send: (token) =>
+      world.call('GET', `/v1/customers/external/${world.demo.customer_external_id}/state`, { token }),
+    success: 200,
+  },
   'update-customer': {
     send: (token) =>
       world.call('PATCH', `/v1/customers/${world.demo.customer_id}`, { token, body: { name: 'Ada' } }),

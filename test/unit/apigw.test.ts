@@ -105,9 +105,25 @@ describe("routeRequest: API Gateway's route selection over the stack's routes", 
       expect(target(method, '/v1/customers/external')).toEqual([byId, { id: 'external' }]);
       expect(target(method, '/v1/customers/external/')).toEqual([byId, { id: 'external', proxy: '' }]);
     }
+    // The state routes: `/v1/customers/external/state` is the external id `state` (a literal before a variable).
+    expect(target('GET', `/v1/customers/${id}/state`)).toEqual(['get-customer-state', { id }]);
+    expect(target('GET', `/v1/customers/${id}/state/`)).toEqual(['get-customer-state', { id, proxy: '' }]);
+    expect(target('GET', '/v1/customers/external/crm-1/state')).toEqual([
+      'get-customer-state-external',
+      { external_id: 'crm-1' },
+    ]);
+    expect(target('GET', '/v1/customers/external/state')).toEqual([
+      'get-customer-external',
+      { external_id: 'state' },
+    ]);
+    expect(target('GET', '/v1/customers/external/state/state')).toEqual([
+      'get-customer-state-external',
+      { external_id: 'state' },
+    ]);
     expect(shadowedVariables(operations.map((operation) => operation.path))).toEqual(
       new Map([
         ['/v1/customers/{id}', { id: ['external'] }],
+        ['/v1/customers/{id}/state', { id: ['external'] }],
         // Get Event's id is a UUID: `ingest` and `names` are never one (a GET of either is its route).
         ['/v1/events/{id}', { id: ['ingest', 'names'] }],
       ]),

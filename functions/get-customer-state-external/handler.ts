@@ -1,0 +1,19 @@
+import { getCustomerStateExternalSecurity } from '#shared/generated/security.ts';
+import { validateGetCustomerStateExternalPath } from '#shared/generated/validators.js';
+import { api } from '#shared/http/api.ts';
+import { json } from '#shared/http/responses.ts';
+import { type Dependencies, productionDependencies } from '#shared/runtime.ts';
+import { getCustomerState } from '#shared/services/customer-state.ts';
+
+export const createHandler = (deps: Dependencies) =>
+  api(
+    {
+      deps,
+      ...getCustomerStateExternalSecurity,
+      path: validateGetCustomerStateExternalPath,
+    },
+    async ({ principal, path }) =>
+      json(200, await getCustomerState(deps, principal, { externalId: path.external_id })),
+  );
+
+export const handler = createHandler(productionDependencies());

@@ -1,0 +1,190 @@
+/**
+ * Get Customer State (by id, by external id): a live customer of the caller's organizations with its
+ * active subscriptions, its granted benefits and its customer meters, as the hosted service's
+ * `CustomerState`.
+ *
+ * - **Active subscriptions**: the customer's subscriptions whose status is `active` or `trialing`
+ *   (the hosted service's `SubscriptionStatus.active_statuses()`; `past_due` is not active here,
+ *   unlike List Subscriptions' `active=true`), from the customer's subscription list, oldest first.
+ *   `meters` is `[]`: only free subscriptions exist, and they have no metered price.
+ * - **Granted benefits**: `[]`, this API has no benefits.
+ * - **Active meters**: every customer meter of the customer (as the hosted service, archived meters'
+ *   too), oldest first: the customer with each of its organization's meters, read by key, and each
+ *   one's totals folded exactly as Get Customer Meter folds them (`totalsOf`,
+ *   `shared/services/customer-meters.ts`).
+ *
+ * **Bounded, exact or refused.** One request reads at most `LIST_READ_UNITS` (500) read units in
+ * all (`ReadBudget`): the organization's meter entries, the subscription list's segments, one unit
+ * per customer meter read by key, and every usage Query. It also reads at most
+ * `MAX_STATE_SUBSCRIPTIONS` active subscriptions and `MAX_STATE_METERS` meters of the organization.
+ * A customer past any of these is a 422 `PolarRequestValidationError` at the path parameter naming
+ * the paged reads that serve it (List Subscriptions, List Customer Meters): never a partial state.
+ */
+import { access as catalogAccess } from '../data/catalog.ts';
+import {
+  customerMeterId,
+  access as customerMetersAccess,
+  organizationMetersWithin,
+  readCustomerMeters,
+  readUsage,
+} from '../data/customer-meters.ts';
+import { access as customersAccess } from '../data/customers.ts';
+import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { LIST_READ_UNITS, ListReadTooCostly, ReadBudget } from '../data/listing.ts';
+import type { SubscriptionRecord } from '../data/records.ts';
+import { customerSubscriptionsWithStatus, access as subscriptionsAccess } from '../data/subscriptions.ts';
+import { access as tokensAccess } from '../data/tokens.ts';
+import { PolarRequestValidationError } from '../domain/errors.ts';
+import type { UserPrincipal } from '../domain/principals.ts';
+import type { CustomerState, CustomerStateMeter, CustomerStateSubscription } from '../generated/api-types.ts';
+import { logError } from '../observability/telemetry.ts';
+import type { Dependencies } from '../runtime.ts';
+import { type CustomerLocator, findLiveCustomer } from './customer-lookup.ts';
+import { totalsOf } from './customer-meters.ts';
+import { presentCustomer } from './presenters.ts';
+
+/** The statuses of an active subscription (the hosted service's `active_statuses`). */
+export const STATE_STATUSES: readonly string[] = ['active', 'trialing'];
+/** Active subscriptions one state may hold. */
+export const MAX_STATE_SUBSCRIPTIONS = 100;
+/** Meters of the customer's organization one state may read (one customer meter by key each). */
+export const MAX_STATE_METERS = 200;
+
+const READ_UNIT_BYTES = 4 * 1024;
+
+/** The customer's state does not fit one request: a 422 at the path parameter that named it. */
+function tooLarge(locator: CustomerLocator, why: string): PolarRequestValidationError {
+  const byExternal = 'externalId' in locator;
+  return new PolarRequestValidationError([
+    {
+      loc: ['path', byExternal ? 'external_id' : 'id'],
+      msg: `This customer's state is larger than one request may read (${why}): read its subscriptions with List Subscriptions (customer_id, status=active, status=trialing) and its meters with List Customer Meters (customer_id).`,
+      type: 'value_error',
+      input: byExternal ? locator.externalId : locator.id,
+    },
+  ]);
+}
+
+function presentStateSubscription(subscription: SubscriptionRecord): CustomerStateSubscription {
+  return {
+    id: subscription.id,
+    created_at: subscription.created_at,
+    modified_at: subscription.modified_at,
+    custom_field_data: {},
+    metadata: subscription.metadata,
+    status: subscription.status as CustomerStateSubscription['status'],
+    amount: subscription.amount,
+    currency: subscription.currency,
+    recurring_interval: subscription.recurring_interval,
+    current_period_start: subscription.current_period_start,
+    current_period_end: subscription.current_period_end,
+    trial_start: null,
+    trial_end: null,
+    cancel_at_period_end: subscription.cancel_at_period_end,
+    canceled_at: subscription.canceled_at,
+    started_at: subscription.started_at,
+    ends_at: subscription.ends_at,
+    product_id: subscription.product_id,
+    discount_id: null,
+    seats: null,
+    units: null,
+    meters: [],
+  } as CustomerStateSubscription;
+}
+
+const byCreation = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) => {
+  const at = Date.parse(a.created_at) - Date.parse(b.created_at);
+  return at !== 0 ? at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+};
+
+export async function getCustomerState(
+  deps: Dependencies,
+  principal: UserPrincipal,
+  locator: CustomerLocator,
+): Promise<CustomerState> {
+  const customer = await findLiveCustomer(deps, principal, locator);
+  // The customer's own read (at most a few units) is left out of the budget, as the token's.
+  const budget = new ReadBudget(LIST_READ_UNITS * READ_UNIT_BYTES);
+  try {
+    const [subscriptions, organization] = await Promise.all([
+      customerSubscriptionsWithStatus(
+        deps.table,
+        customer.organization_id,
+        customer.id,
+        STATE_STATUSES,
+        MAX_STATE_SUBSCRIPTIONS + 1,
+        budget,
+      ),
+      organizationMetersWithin(deps.table, customer.organization_id, MAX_STATE_METERS, budget),
+    ]);
+    if (subscriptions.length > MAX_STATE_SUBSCRIPTIONS) {
+      throw tooLarge(locator, `more than ${MAX_STATE_SUBSCRIPTIONS} active subscriptions`);
+    }
+    if (organization.more) {
+      throw tooLarge(locator, `its organization has more than ${MAX_STATE_METERS} meters`);
+    }
+    const meters = new Map(organization.meters.map((meter) => [meter.id, meter]));
+    const ids = organization.meters.map((meter) => customerMeterId(customer.id, meter.id));
+    // Each customer meter read by key is one unit (an item of about 0.3 KB): taken from what is left.
+    const left = budget.bytes - budget.spentBytes - ids.length * READ_UNIT_BYTES;
+    if (left < READ_UNIT_BYTES) throw new ListReadTooCostly('size', 0);
+    const records = ids.length > 0 ? [...(await readCustomerMeters(deps.table, ids)).values()] : [];
+    records.sort(byCreation);
+    const usageBudget = new ReadBudget(left);
+    const activeMeters = await Promise.all(
+      records.map(async (record): Promise<CustomerStateMeter> => {
+        const meter = meters.get(record.meter_id);
+        if (!meter) throw new Error(`customer meter ${record.id} of no meter read`);
+        const usage = await readUsage(deps.table, record.id, usageBudget);
+        return {
+          id: record.id,
+          created_at: record.created_at,
+          modified_at: null,
+          meter_id: record.meter_id,
+          ...totalsOf(meter, usage),
+        };
+      }),
+    );
+    return {
+      ...presentCustomer(customer),
+      active_subscriptions: subscriptions.map(presentStateSubscription),
+      granted_benefits: [],
+      active_meters: activeMeters,
+    } as CustomerState;
+  } catch (error) {
+    if (!(error instanceof ListReadTooCostly)) throw error;
+    // Past the read bound: an exact state or none (the roll-up that removes it: docs/data-model.md).
+    logError('customer state over the read bound', { customer_id: customer.id });
+    throw tooLarge(locator, `more than ${LIST_READ_UNITS} read units of subscriptions and usage`);
+  }
+}
+
+/**
+ * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
+ * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
+ */
+export const operationAccess = (): OperationAccess => {
+  const state = [
+    ...subscriptionsAccess.customerSubscriptionsWithStatus,
+    ...customerMetersAccess.organizationMetersWithin,
+    ...customerMetersAccess.readCustomerMeters,
+    ...customerMetersAccess.readUsage,
+  ];
+  return {
+    getCustomerState: {
+      table: [
+        ...tokensAccess.findAccessToken,
+        oneStatement(tokensAccess.findToken, catalogAccess.getCustomer),
+        ...state,
+      ],
+    },
+    getCustomerStateExternal: {
+      table: [
+        ...tokensAccess.findToken,
+        ...tokensAccess.findAccessToken,
+        ...customersAccess.findCustomersByExternalId,
+        ...state,
+      ],
+    },
+  };
+};

@@ -1,0 +1,383 @@
+/**
+ * Get Customer State (by id and by external id) against DynamoDB Local under the functions'
+ * deployed policies: the customer's fields as Get Customer answers them, only its active (and
+ * trialing) subscriptions, its customer meters folded from ingested events exactly as Get Customer
+ * Meter folds them (archived meters' too), tenant safety, deleted customers, round trips, and the
+ * bounds (more than 100 active subscriptions, more than 200 meters in the organization, more than
+ * 500 read units of usage: a 422 at the path parameter, never a partial state).
+ */
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addMember,
+  createOrganization,
+  createPersonalAccessToken,
+  createProduct,
+  createUser,
+} from '#scripts/admin/commands.ts';
+import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
+import type { SubscriptionRecord } from '#shared/data/records.ts';
+import { getSubscription, insertSubscription } from '#shared/data/subscriptions.ts';
+import { getUsageEvent, usageEventId } from '#shared/data/usage-events.ts';
+import { ALL_SCOPES } from '#shared/domain/scopes.ts';
+import { MAX_STATE_METERS, MAX_STATE_SUBSCRIPTIONS } from '#shared/services/customer-state.ts';
+import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
+import { seedMeter } from '../cards/get-meter.ts';
+import { documentedReply } from '../support/contract.ts';
+import { createWorld, type Reply, type World } from '../support/world.ts';
+
+let world: World;
+beforeAll(async () => {
+  world = await createWorld('customer-state');
+});
+afterAll(() => world?.drop());
+
+interface StateBody {
+  id: string;
+  external_id: string | null;
+  active_subscriptions: {
+    id: string;
+    created_at: string;
+    status: string;
+    cancel_at_period_end: boolean;
+    meters: unknown[];
+  }[];
+  granted_benefits: unknown[];
+  active_meters: {
+    id: string;
+    created_at: string;
+    meter_id: string;
+    consumed_units: number;
+    credited_units: number;
+    balance: number;
+  }[];
+}
+
+const byId = (id: string, token: string) =>
+  world
+    .call('GET', `/v1/customers/${id}/state`, { token })
+    .then((r) => documentedReply('getCustomerState', r));
+const byExternal = (externalId: string, token: string) =>
+  world
+    .call('GET', `/v1/customers/external/${encodeURIComponent(externalId)}/state`, { token })
+    .then((r) => documentedReply('getCustomerStateExternal', r));
+const state = (reply: Reply) => reply.body as StateBody;
+const oldestFirst = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
+  Date.parse(a.created_at) - Date.parse(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** An organization of its own (no other meter counts its events), its member's PAT with every scope, a free product. */
+async function tenant() {
+  const organization = await createOrganization(world.admin, { name: `State ${randomUUID().slice(0, 8)}` });
+  const user = await createUser(world.admin, { email: `state+${randomUUID()}@x.example` });
+  await addMember(world.admin, organization.id, user.id);
+  const { token } = await createPersonalAccessToken(world.admin, {
+    userId: user.id,
+    scope: ALL_SCOPES.join(' '),
+  });
+  const product = await createProduct(world.admin, {
+    organizationId: organization.id,
+    name: 'Free plan',
+    recurringInterval: 'month',
+    priceAmount: 0,
+    currency: 'usd',
+  });
+  const call = (method: string, url: string, body?: unknown) =>
+    world.call(method, url, { token, ...(body === undefined ? {} : { body }) });
+  const customer = async (externalId = `ext-${randomUUID()}`) => {
+    const reply = await call('POST', '/v1/customers/', {
+      email: `${externalId}@x.example`,
+      external_id: externalId,
+    });
+    expect(reply.status).toBe(201);
+    return reply.body as { id: string; external_id: string };
+  };
+  const subscribe = async (customerId: string) => {
+    const reply = await call('POST', '/v1/subscriptions/', {
+      product_id: product.id,
+      customer_id: customerId,
+    });
+    expect(reply.status).toBe(201);
+    return reply.body.id as string;
+  };
+  const meter = async (name: string, aggregation: unknown) => {
+    const reply = await call('POST', '/v1/meters/', {
+      name: `Meter ${name}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+      aggregation,
+    });
+    expect(reply.status).toBe(201);
+    return reply.body.id as string;
+  };
+  /** Ingests events through the API, then folds them as the aggregator's stream batch would. */
+  const ingest = async (events: Record<string, unknown>[]) => {
+    const withIds = events.map((event) => ({ ...event, external_id: `e-${randomUUID()}` }));
+    const reply = await call('POST', '/v1/events/ingest', { events: withIds });
+    expect(reply.status).toBe(200);
+    const stored = await Promise.all(
+      withIds.map((event) => getUsageEvent(world.table, usageEventId(organization.id, event.external_id))),
+    );
+    await aggregateEvents(
+      world.depsFor('meter-aggregator'),
+      `shard-${randomUUID()}`,
+      stored.map((event, i) => {
+        if (!event) throw new Error('an ingested event is missing');
+        return { sequence: String(i + 1), event };
+      }),
+    );
+  };
+  return { organizationId: organization.id, token, product, call, customer, subscribe, meter, ingest };
+}
+
+/** Writes items as the operator would (batches of 25). */
+async function putAll(items: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < items.length; i += 25) {
+    await world.table.doc.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
+        },
+      }),
+    );
+  }
+}
+
+/** Copies of a stored subscription with other ids and a given status, inserted as Create Subscription does. */
+async function copies(of: string, status: string, count: number): Promise<string[]> {
+  const original = await getSubscription(world.table, of);
+  if (!original) throw new Error(`no subscription ${of}`);
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = randomUUID();
+    const { change_id: _change, ...rest } = original;
+    await insertSubscription(world.table, { ...rest, id, status: status as SubscriptionRecord['status'] });
+    ids.push(id);
+  }
+  return ids;
+}
+
+describe('Get Customer State', () => {
+  it('the customer as Get Customer answers it, its active subscriptions only, its meters folded from ingested events; 9 round trips', async () => {
+    const t = await tenant();
+    const customer = await t.customer();
+    const [kept, canceling, revoked] = [
+      await t.subscribe(customer.id),
+      await t.subscribe(customer.id),
+      await t.subscribe(customer.id),
+    ];
+    expect(
+      (await t.call('PATCH', `/v1/subscriptions/${canceling}`, { cancel_at_period_end: true })).status,
+    ).toBe(200);
+    expect((await t.call('DELETE', `/v1/subscriptions/${revoked}`)).status).toBe(200);
+    const [calls, tokens] = [`calls.${randomUUID()}`, `tokens.${randomUUID()}`];
+    const countMeter = await t.meter(calls, { func: 'count' });
+    const sumMeter = await t.meter(tokens, { func: 'sum', property: 'n' });
+    await t.ingest([
+      { name: calls, customer_id: customer.id },
+      { name: calls, external_customer_id: customer.external_id },
+      { name: calls, customer_id: customer.id },
+      { name: tokens, customer_id: customer.id, metadata: { n: 2.5 } },
+      { name: tokens, external_customer_id: customer.external_id, metadata: { n: 4 } },
+    ]);
+
+    world.resetCount();
+    const reply = await byId(customer.id, t.token);
+    expect(reply.status).toBe(200);
+    // The token, the customer, the meters, the subscription segments, the active segment, the
+    // active subscriptions by key (slim entries), the customer meters by key (one batch), one
+    // usage Query per customer meter.
+    expect(world.roundTrips()).toBe(9);
+    const body = state(reply);
+    const { active_subscriptions, granted_benefits, active_meters, ...fields } = body;
+    expect(fields).toEqual((await t.call('GET', `/v1/customers/${customer.id}`)).body);
+    // Oldest first (created_at, then id); the revoked one left out.
+    expect(active_subscriptions.map((s) => s.id).sort()).toEqual([kept, canceling].sort());
+    expect(active_subscriptions).toEqual([...active_subscriptions].sort(oldestFirst));
+    expect(
+      new Map(active_subscriptions.map((s) => [s.id, [s.status, s.cancel_at_period_end, s.meters]])),
+    ).toEqual(
+      new Map([
+        [kept, ['active', false, []]],
+        [canceling, ['active', true, []]],
+      ]),
+    );
+    expect(granted_benefits).toEqual([]);
+    // Oldest first, then by id: both customer meters may be created in one millisecond.
+    expect(active_meters).toEqual([...active_meters].sort(oldestFirst));
+    expect(
+      [...active_meters].sort((a, b) => (a.meter_id === countMeter ? -1 : b.meter_id === countMeter ? 1 : 0)),
+    ).toEqual([
+      {
+        id: customerMeterId(customer.id, countMeter),
+        created_at: expect.any(String),
+        modified_at: null,
+        meter_id: countMeter,
+        consumed_units: 3,
+        credited_units: 0,
+        balance: -3,
+      },
+      {
+        id: customerMeterId(customer.id, sumMeter),
+        created_at: expect.any(String),
+        modified_at: null,
+        meter_id: sumMeter,
+        consumed_units: 6.5,
+        credited_units: 0,
+        balance: -6.5,
+      },
+    ]);
+    // The same totals as Get Customer Meter answers.
+    for (const meter of active_meters) {
+      const one = await t.call('GET', `/v1/customer-meters/${meter.id}`);
+      expect(one.body).toMatchObject({ consumed_units: meter.consumed_units, created_at: meter.created_at });
+    }
+    // By external id: the same state.
+    world.resetCount();
+    const external = await byExternal(customer.external_id, t.token);
+    expect(external.status).toBe(200);
+    // One more: the customer is read by key after its external-id range (slim list entries).
+    expect(world.roundTrips()).toBe(10);
+    expect(external.body).toEqual(body);
+  });
+
+  it('a customer with nothing: empty lists in 4 round trips; trialing counts as active, past_due and the other statuses do not', async () => {
+    const t = await tenant();
+    const customer = await t.customer();
+    world.resetCount();
+    const empty = await byId(customer.id, t.token);
+    expect(empty.status).toBe(200);
+    // The token, the customer, the meters (none), the subscription segments (none).
+    expect(world.roundTrips()).toBe(4);
+    expect(empty.body).toMatchObject({ active_subscriptions: [], granted_benefits: [], active_meters: [] });
+
+    const first = await t.subscribe(customer.id);
+    const [trialing] = await copies(first, 'trialing', 1);
+    for (const status of ['past_due', 'incomplete', 'incomplete_expired', 'unpaid', 'canceled']) {
+      await copies(first, status, 1);
+    }
+    const reply = await byId(customer.id, t.token);
+    // Copies keep the original's created_at: ordered by id among themselves.
+    const expected: [string, string][] = [
+      [first, 'active'],
+      [trialing as string, 'trialing'],
+    ];
+    expect(state(reply).active_subscriptions.map((s) => [s.id, s.status])).toEqual(
+      expected.sort((a, b) => (a[0] < b[0] ? -1 : 1)),
+    );
+  });
+
+  it('an archived meter’s customer meter stays in the state (as the hosted service), though List Customer Meters leaves it out', async () => {
+    const t = await tenant();
+    const customer = await t.customer();
+    const name = `archived.${randomUUID()}`;
+    const meterId = await t.meter(name, { func: 'count' });
+    await t.ingest([{ name, customer_id: customer.id }]);
+    expect((await t.call('PATCH', `/v1/meters/${meterId}`, { is_archived: true })).status).toBe(200);
+    expect(state(await byId(customer.id, t.token)).active_meters).toMatchObject([
+      { meter_id: meterId, consumed_units: 1 },
+    ]);
+    const listed = await t.call('GET', `/v1/customer-meters/?customer_id=${customer.id}`);
+    expect(listed.body.items).toEqual([]);
+  });
+
+  it('another organization’s customer, a deleted one, an unknown one: the same 404, by id and by external id; a malformed id 422', async () => {
+    const t = await tenant();
+    const other = await tenant();
+    const theirs = await other.customer();
+    const gone = await t.customer();
+    expect((await t.call('DELETE', `/v1/customers/${gone.id}`)).status).toBe(204);
+    for (const reply of [
+      await byId(theirs.id, t.token),
+      await byExternal(theirs.external_id, t.token),
+      await byId(gone.id, t.token),
+      await byExternal(gone.external_id, t.token),
+      await byId(randomUUID(), t.token),
+      await byExternal(randomUUID(), t.token),
+    ]) {
+      expect(reply.status).toBe(404);
+      expect(reply.body).toEqual({ error: 'ResourceNotFound', detail: 'Not found' });
+    }
+    expect((await byId(theirs.id, other.token)).status).toBe(200);
+    expect((await byId('not-an-id', t.token)).status).toBe(422);
+  });
+
+  it('customers:read or customers:write is enough; another scope is a 403', async () => {
+    const t = await tenant();
+    const customer = await t.customer();
+    const member = await createUser(world.admin, { email: `scopes+${randomUUID()}@x.example` });
+    await addMember(world.admin, t.organizationId, member.id);
+    for (const [scope, status] of [
+      ['customers:read', 200],
+      ['customers:write', 200],
+      ['subscriptions:read customer_meters:read', 403],
+    ] as const) {
+      const { token } = await createPersonalAccessToken(world.admin, { userId: member.id, scope });
+      expect((await byId(customer.id, token)).status, scope).toBe(status);
+      expect((await byExternal(customer.external_id, token)).status, scope).toBe(status);
+    }
+  });
+});
+
+describe('the bounds: an exact state or a 422 at the path parameter', () => {
+  const refusedAt = (reply: Reply, parameter: string) => {
+    expect(reply.status).toBe(422);
+    expect(reply.body).toMatchObject({
+      error: 'PolarRequestValidationError',
+      detail: [{ loc: ['path', parameter], type: 'value_error' }],
+    });
+  };
+
+  it(`${MAX_STATE_SUBSCRIPTIONS} active subscriptions are served; one more is refused`, async () => {
+    const t = await tenant();
+    const customer = await t.customer();
+    const first = await t.subscribe(customer.id);
+    await copies(first, 'active', MAX_STATE_SUBSCRIPTIONS - 1);
+    const served = await byId(customer.id, t.token);
+    expect(served.status).toBe(200);
+    expect(state(served).active_subscriptions).toHaveLength(MAX_STATE_SUBSCRIPTIONS);
+    await copies(first, 'active', 1);
+    refusedAt(await byId(customer.id, t.token), 'id');
+    refusedAt(await byExternal(customer.external_id, t.token), 'external_id');
+  });
+
+  it(`an organization with more than ${MAX_STATE_METERS} meters: refused`, async () => {
+    const t = await tenant();
+    const customer = await t.customer();
+    for (let i = 0; i < MAX_STATE_METERS; i++) await seedMeter(world, t.organizationId);
+    expect((await byId(customer.id, t.token)).status).toBe(200);
+    await seedMeter(world, t.organizationId);
+    refusedAt(await byId(customer.id, t.token), 'id');
+  });
+
+  it('a customer meter with more stored hours than 500 read units: refused, as Get Customer Meter refuses it', async () => {
+    const t = await tenant();
+    const customer = await t.customer();
+    const meterId = await seedMeter(world, t.organizationId);
+    const id = customerMeterId(customer.id, meterId);
+    const owner = { organization_id: t.organizationId, customer_id: customer.id, meter_id: meterId };
+    // 700 hours of about 3.5 KB each (many stream shards applied): about 2.4 MB, over 500 × 4 KB.
+    const applied = Object.fromEntries(
+      Array.from({ length: 50 }, (_, i) => [
+        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
+        '1'.padStart(40, '0'),
+      ]),
+    );
+    const start = Date.parse('2025-01-01T00:00:00Z');
+    await putAll([
+      storedCustomerMeter({ id, ...owner, created_at: new Date().toISOString() }),
+      ...Array.from({ length: 700 }, (_, i) =>
+        storedHourAggregate(owner, {
+          customer_meter_id: id,
+          hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
+          state: { func: 'count', count: 1 },
+          applied,
+          version: 1,
+          updated_at: new Date().toISOString(),
+        }),
+      ),
+    ]);
+    refusedAt(await byId(customer.id, t.token), 'id');
+    refusedAt(await byExternal(customer.external_id, t.token), 'external_id');
+    expect((await t.call('GET', `/v1/customer-meters/${id}`)).status).toBe(503);
+  });
+});
