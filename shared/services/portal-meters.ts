@@ -186,7 +186,7 @@ export async function listPortalMeters(
     meters.set(meter.id, meter);
   }
   if (meters.size > MAX_PORTAL_METERS) {
-    // The session is judged first, as for any list: a deleted customer's is a 401, not this 422.
+    // The customer is read anyway: a deleted customer's session is a 401 here too, not this 422.
     liveCustomer(
       principal,
       (await readCustomerWithCustomerMeters(deps.table, principal.customerId, [])).customer,
