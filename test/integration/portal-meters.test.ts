@@ -403,5 +403,12 @@ describe('the read bound (500 read units per request)', () => {
     const served = await list('', me.session);
     expect(served.status).toBe(200);
     expect(ids(served)).toEqual([mine]);
+    // Past the bound again, a deleted customer's session is still the 401 of every portal request.
+    expect(
+      (await world.call('PATCH', `/v1/meters/${fillerId}`, { token: t.pat, body: { is_archived: false } }))
+        .status,
+    ).toBe(200);
+    expect((await world.call('DELETE', `/v1/customers/${me.id}`, { token: t.pat })).status).toBe(204);
+    expect((await list('', me.session)).status).toBe(401);
   });
 });
