@@ -379,6 +379,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customer-portal/meters/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the authenticated customer's meters
+         * @description One page of the customer meters of the customer the session token belongs to: one per
+         *     meter of its organization that has counted an event of the customer, with its totals
+         *     computed when read (see `CustomerCustomerMeter` for the period they cover). Archived
+         *     meters are left out, with or without `meter_id`, as the hosted service's portal. The
+         *     customer meters are read by key, one per meter of the organization that the filters
+         *     keep (at most 200: more is a 422 asking for `meter_id` or `query`). Sorting by
+         *     `consumed_units`, `credited_units` or `balance` would read every customer meter's totals
+         *     and is refused (422). A page reads at most 500 read units: customer meters with more
+         *     stored hours than that (see `CustomerCustomerMeter`) are a 422 at `limit`. A session of a
+         *     deleted customer is refused (401), as everywhere in the portal. Requires the
+         *     `customer_portal:read` or `customer_portal:write` scope.
+         */
+        get: operations["listPortalMeters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customer-portal/meters/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of the authenticated customer's meters
+         * @description A customer meter of the customer the session token belongs to, with its totals computed
+         *     when read (see `CustomerCustomerMeter`). Another customer's customer meter (of the same
+         *     organization or another), an archived meter's, or an unknown id is the same 404. A
+         *     customer meter whose stored hours would take more than 500 read units to fold (about
+         *     4,000 hours with usage) is a 503. A session of a deleted customer is refused (401).
+         *     Requires the `customer_portal:read` or `customer_portal:write` scope.
+         */
+        get: operations["getPortalMeter"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customer-portal/customers/me": {
         parameters: {
             query?: never;
@@ -2380,6 +2435,37 @@ export interface components {
             items: components["schemas"]["CustomerMeter"][];
             pagination: components["schemas"]["Pagination"];
         };
+        /**
+         * @description A meter of the session's customer, as the customer portal shows it: the totals of the
+         *     customer's events that one meter counts, computed exactly as `CustomerMeter`'s (all time
+         *     since the customer meter was created; `credited_units` 0; `balance` = `credited_units -
+         *     consumed_units`; `modified_at` null), with its meter's id, name and timestamps.
+         */
+        CustomerCustomerMeter: {
+            id: components["schemas"]["Uuid4"];
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            customer_id: components["schemas"]["Uuid4"];
+            meter_id: components["schemas"]["Uuid4"];
+            consumed_units: number;
+            credited_units: number;
+            balance: number;
+            meter: components["schemas"]["CustomerCustomerMeterMeter"];
+        };
+        CustomerCustomerMeterMeter: {
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            id: components["schemas"]["Uuid4"];
+            name: string;
+        };
+        /** @enum {string} */
+        CustomerCustomerMeterSortProperty: "created_at" | "-created_at" | "modified_at" | "-modified_at" | "meter_id" | "-meter_id" | "meter_name" | "-meter_name" | "consumed_units" | "-consumed_units" | "credited_units" | "-credited_units" | "balance" | "-balance";
+        ListResourceCustomerCustomerMeter: {
+            items: components["schemas"]["CustomerCustomerMeter"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         ListResourceMeter: {
             items: components["schemas"]["Meter"][];
             pagination: components["schemas"]["Pagination"];
@@ -4138,6 +4224,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CustomerWallet"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["RequestValidationError"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPortalMeters: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only these meters' customer meters; repeat for several. Another organization's meter,
+                 *     an archived meter or an unknown id contributes nothing (never an error).
+                 */
+                meter_id?: components["schemas"]["Uuid4"][];
+                /**
+                 * @description Only the customer meters whose meter's name contains this text, ignoring case (as the
+                 *     hosted service's `icontains`; `%` and `_` are plain characters).
+                 */
+                query?: string;
+                /**
+                 * @description Page number, starting at 1. Any decimal integer of at least 1 is valid, however long; a
+                 *     page past the end answers 200 with no items. Anything else (`0`, `-1`, `1.5`, `2.0`,
+                 *     `1e2`) is a 422.
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Page size. Any decimal integer of at least 1 is valid, however long; values above 100 are
+                 *     served as 100. Anything else is a 422.
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Sort criteria, applied in the order given; repeat the parameter for several. A leading
+                 *     `-` sorts descending. Default `-modified_at`, as the hosted service; `modified_at` is
+                 *     null on every customer meter (see `CustomerCustomerMeter`), so it orders nothing and
+                 *     the tie-breaks decide: `created_at` descending, then ascending id. `meter_name`
+                 *     compares in lowercase. `consumed_units`, `credited_units` and `balance` are refused
+                 *     (422).
+                 */
+                sorting?: components["schemas"]["CustomerCustomerMeterSortProperty"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the customer's meters. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResourceCustomerCustomerMeter"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /**
+             * @description A query parameter does not match its schema (`RequestValidationError`), or
+             *     (`PolarRequestValidationError`): a sorting this API does not serve, more than 200
+             *     meters kept by the filters (at `meter_id`), or a page whose totals would read more
+             *     than 500 read units or answer more than 6 MB (at `limit`).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPortalMeter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Id of the customer meter. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer meter. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerCustomerMeter"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -6303,6 +6489,10 @@ export type CustomerStateBenefitGrant = components['schemas']['CustomerStateBene
 export type CustomerStateMeter = components['schemas']['CustomerStateMeter'];
 export type CustomerMeterSortProperty = components['schemas']['CustomerMeterSortProperty'];
 export type ListResourceCustomerMeter = components['schemas']['ListResourceCustomerMeter'];
+export type CustomerCustomerMeter = components['schemas']['CustomerCustomerMeter'];
+export type CustomerCustomerMeterMeter = components['schemas']['CustomerCustomerMeterMeter'];
+export type CustomerCustomerMeterSortProperty = components['schemas']['CustomerCustomerMeterSortProperty'];
+export type ListResourceCustomerCustomerMeter = components['schemas']['ListResourceCustomerCustomerMeter'];
 export type ListResourceMeter = components['schemas']['ListResourceMeter'];
 export type MeterName = components['schemas']['MeterName'];
 export type MeterCustomLabel = components['schemas']['MeterCustomLabel'];
@@ -6421,6 +6611,8 @@ export type CreateSubscriptionBody = components['schemas']['SubscriptionCreate']
 export type ListSubscriptionsQuery = NonNullable<operations['listSubscriptions']['parameters']['query']>;
 export type ListWalletsQuery = NonNullable<operations['listWallets']['parameters']['query']>;
 export type GetWalletPath = operations['getWallet']['parameters']['path'];
+export type ListPortalMetersQuery = NonNullable<operations['listPortalMeters']['parameters']['query']>;
+export type GetPortalMeterPath = operations['getPortalMeter']['parameters']['path'];
 export type CreateProductBody = components['schemas']['ProductCreate'];
 export type ListProductsQuery = NonNullable<operations['listProducts']['parameters']['query']>;
 export type ListCustomerSubscriptionsQuery = NonNullable<operations['listCustomerSubscriptions']['parameters']['query']>;

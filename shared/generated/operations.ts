@@ -770,6 +770,109 @@ export const operations = [
     ]
   },
   {
+    "name": "list-portal-meters",
+    "operationId": "listPortalMeters",
+    "method": "GET",
+    "path": "/v1/customer-portal/meters/",
+    "entry": "functions/list-portal-meters/handler.ts",
+    "credential": "customer_session",
+    "scopes": [
+      "customer_portal:read",
+      "customer_portal:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "meterList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
+    "name": "get-portal-meter",
+    "operationId": "getPortalMeter",
+    "method": "GET",
+    "path": "/v1/customer-portal/meters/{id}",
+    "entry": "functions/get-portal-meter/handler.ts",
+    "credential": "customer_session",
+    "scopes": [
+      "customer_portal:read",
+      "customer_portal:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "meter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
     "name": "get-portal-customer",
     "operationId": "getPortalCustomer",
     "method": "GET",
@@ -3423,6 +3526,16 @@ export const operationRoutes = [
     "operationId": "getWallet",
     "method": "GET",
     "path": "/v1/customer-portal/wallets/{id}"
+  },
+  {
+    "operationId": "listPortalMeters",
+    "method": "GET",
+    "path": "/v1/customer-portal/meters/"
+  },
+  {
+    "operationId": "getPortalMeter",
+    "method": "GET",
+    "path": "/v1/customer-portal/meters/{id}"
   },
   {
     "operationId": "getPortalCustomer",

@@ -1069,6 +1069,58 @@ describe('Customer meters: customerMeters.list, customerMeters.get', () => {
   });
 });
 
+describe('Customer portal meters: customerPortal.customerMeters.list, customerPortal.customerMeters.get', () => {
+  it('every answer passes the client schemas (CustomerCustomerMeter, with its meter summary)', async () => {
+    const run = `sdk-v0-pm-${Date.now()}`;
+    const meter = await polar.meters.create({
+      name: `Portal v0 ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'sum', property: 'tokens' },
+    });
+    const ingested = await polar.events.ingest({
+      events: [3, 4].map((tokens, i) => ({
+        name: run,
+        customerId: stack.demo.customer_id,
+        externalId: `${run}-${i}`,
+        metadata: { tokens },
+      })),
+    });
+    expect(ingested).toEqual({ inserted: 2, duplicates: 0 });
+    const security = { customerSession: stack.demo.customer_session_token };
+    let items: { id: string; consumedUnits: number }[] = [];
+    await waitFor(
+      async () => {
+        const pages = await polar.customerPortal.customerMeters.list(security, { meterId: meter.id });
+        items = pages.result.items;
+        return items[0]?.consumedUnits === 7;
+      },
+      15_000,
+      'the customer meter to sum the two events',
+    );
+    const [item] = items;
+    const read = await polar.customerPortal.customerMeters.get(security, { id: item?.id as string });
+    expect(read).toEqual(item);
+    expect(read).toMatchObject({
+      customerId: stack.demo.customer_id,
+      meterId: meter.id,
+      consumedUnits: 7,
+      creditedUnits: 0,
+      balance: -7,
+      modifiedAt: null,
+      meter: { id: meter.id, name: meter.name },
+    });
+    expect(read.createdAt).toBeInstanceOf(Date);
+    expect(read.meter.createdAt).toBeInstanceOf(Date);
+    const byName = await polar.customerPortal.customerMeters.list(security, { query: `PORTAL V0 ${run}` });
+    expect(byName.result.items.map((i) => i.id)).toEqual([item?.id]);
+    expect(
+      await failure(() =>
+        polar.customerPortal.customerMeters.get(security, { id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b' }),
+      ),
+    ).toBeInstanceOf(ResourceNotFound);
+  });
+});
+
 describe('Customer state: customers.getState, customers.getStateExternal', () => {
   it('every answer passes the client schemas (CustomerState: its subscriptions, benefits and meters)', async () => {
     const run = `sdk-v0-state-${Date.now()}`;

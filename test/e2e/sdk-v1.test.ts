@@ -1161,6 +1161,89 @@ describe('Customer meters (GET /v1/customer-meters/, /v1/customer-meters/{id})',
   });
 });
 
+describe('Customer portal meters (GET /v1/customer-portal/meters/, /v1/customer-portal/meters/{id})', () => {
+  it('customerPortal.customerMeters.list, iterList and get: the session customer’s meters only, every answer documented', async () => {
+    const run = `sdk-v1-pm-${Date.now()}`;
+    const meter = await polar.meters.create({
+      name: `Portal ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'count' },
+    });
+    const other = await polar.customers.create({ email: `${run}@example.com` });
+    const otherSession = asSession((await polar.customerSessions.create({ customer_id: other.id })).token);
+    const session = asSession(stack.demo.customer_session_token);
+    const events = [stack.demo.customer_id, stack.demo.customer_id, other.id].map((customer_id, i) => ({
+      name: run,
+      customer_id,
+      external_id: `${run}-${i}`,
+    }));
+    expect(await polar.events.ingest({ events })).toEqual({ inserted: 3, duplicates: 0 });
+    let listed: Awaited<ReturnType<typeof polar.customerPortal.customerMeters.list>> | undefined;
+    await waitFor(
+      async () => {
+        listed = await polar.customerPortal.customerMeters.list({ meter_id: meter.id }, session);
+        return listed.items[0]?.consumed_units === 2;
+      },
+      15_000,
+      'the customer meter to count the two events',
+    );
+    expectDocumented('listPortalMeters', lastExchange().reply);
+    expect(lastExchange().url.pathname).toBe('/v1/customer-portal/meters/');
+    expect(listed?.pagination).toEqual({ total_count: 1, max_page: 1 });
+    const [item] = listed?.items ?? [];
+    expect(item).toEqual({
+      id: expect.any(String),
+      created_at: expect.any(String),
+      modified_at: null,
+      customer_id: stack.demo.customer_id,
+      meter_id: meter.id,
+      consumed_units: 2,
+      credited_units: 0,
+      balance: -2,
+      meter: { id: meter.id, name: meter.name, created_at: meter.created_at, modified_at: meter.modified_at },
+    });
+    const read = await polar.customerPortal.customerMeters.get(item?.id as string, session);
+    expectDocumented('getPortalMeter', lastExchange().reply);
+    expect(read).toEqual(item);
+    // The name filter (ignoring case) and the walk over pages of one.
+    const walked: string[] = [];
+    for await (const customerMeter of polar.customerPortal.customerMeters.iterList(
+      { query: run.toUpperCase(), limit: 1 },
+      session,
+    )) {
+      expectDocumented('listPortalMeters', lastExchange().reply);
+      walked.push(customerMeter.id);
+    }
+    expect(walked).toEqual([item?.id]);
+    // The other customer sees its own customer meter of the meter, never ours.
+    let theirs: Awaited<ReturnType<typeof polar.customerPortal.customerMeters.list>> | undefined;
+    await waitFor(
+      async () => {
+        theirs = await polar.customerPortal.customerMeters.list({ meter_id: meter.id }, otherSession);
+        return theirs.items[0]?.consumed_units === 1;
+      },
+      15_000,
+      'the other customer’s customer meter to count its event',
+    );
+    expect(theirs?.items.map((i) => i.customer_id)).toEqual([other.id]);
+    const hidden = await failure(() =>
+      polar.customerPortal.customerMeters.get(item?.id as string, otherSession),
+    );
+    expect(hidden).toBeInstanceOf(errors.ResourceNotFound);
+    expectDocumented('getPortalMeter', lastExchange().reply);
+    const refused = await failure(() =>
+      polar.customerPortal.customerMeters.list({ sorting: ['-balance'] }, session),
+    );
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({ detail: [{ loc: ['query', 'sorting'] }] });
+    // A personal access token is the wrong kind of credential here.
+    const wrongKind = (await failure(() =>
+      polar.customerPortal.customerMeters.list(),
+    )) as PolarClientError<string>;
+    expect(wrongKind.statusCode).toBe(401);
+  });
+});
+
 describe('Customer state (GET /v1/customers/{id}/state, /v1/customers/external/{external_id}/state)', () => {
   it('customers.getState and getStateExternal: the customer, its active subscription, its meter folded by the local pipeline; every answer documented', async () => {
     const run = `sdk-v1-state-${Date.now()}`;
