@@ -33,6 +33,8 @@ interface LocalBucket {
   endsAt: number;
   tokens: number;
   full: Set<number>;
+  /** The lease being taken for this bucket, if any: one at a time per instance. */
+  leasing?: Promise<QuotaVerdict>;
 }
 
 /** What a take answers: admitted, or refused with the seconds until the window ends. */
@@ -67,10 +69,35 @@ export class QuotaKeeper {
     const refund = () => {
       if (this.local.get(key) === bucket) bucket.tokens++;
     };
+    // One lease in flight per bucket: concurrent requests of this instance (the local server serves
+    // many at once; a Lambda instance one at a time) wait for it and then share its tokens, so an
+    // instance never holds more than `lease - 1` unused tokens of a bucket (the accuracy above).
+    // Without it, each of n concurrent requests took a lease of its own: up to n × (lease - 1)
+    // stranded per instance (test/integration/quotas.test.ts found 6 of 12 admitted).
+    while (state.leasing) await state.leasing.catch(() => undefined);
     if (state.tokens > 0) {
       state.tokens--;
       return { admitted: true, refund };
     }
+    const leasing = this.lease(rule, key, state, { index, endsAt }, retryAfter, refund);
+    state.leasing = leasing;
+    try {
+      return await leasing;
+    } finally {
+      if (state.leasing === leasing) state.leasing = undefined;
+    }
+  }
+
+  /** Takes a lease from one of two open shards (a shard that refuses is remembered as full). */
+  private async lease(
+    rule: QuotaRule,
+    key: string,
+    state: LocalBucket,
+    window: { index: number; endsAt: number },
+    retryAfter: number,
+    refund: () => void,
+  ): Promise<QuotaVerdict> {
+    const { index, endsAt } = window;
     for (let attempt = 0; attempt < 2; attempt++) {
       const shard = pickShard(rule.shards, state.full);
       if (shard === undefined) break;
