@@ -2397,7 +2397,8 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customer"
+          "customer",
+          "organization"
         ]
       },
       {
@@ -2486,7 +2487,8 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "customer"
+          "customer",
+          "customerList"
         ]
       },
       {
@@ -2615,17 +2617,10 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "customerList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "organization",
           "customer"
         ]
       },
@@ -2670,17 +2665,10 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "customerList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "organization",
           "customer"
         ]
       },
@@ -2689,7 +2677,8 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "customer"
+          "customer",
+          "customerList"
         ]
       },
       {
@@ -2751,17 +2740,10 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "customerList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "organization",
           "customer"
         ]
       },
@@ -2914,17 +2896,10 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "customerList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "organization",
           "customer"
         ]
       },

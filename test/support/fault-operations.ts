@@ -25,7 +25,7 @@ import {
   createUser,
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
-import { customerListing } from '#shared/data/customers.ts';
+import { readCustomerEntries } from '#shared/data/customers.ts';
 import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
 import { getMeter, meterListing } from '#shared/data/meters.ts';
 import { productListing } from '#shared/data/products.ts';
@@ -843,7 +843,7 @@ async function productsNamed(name: string): Promise<string[]> {
 
 /** The demo organization's customer list entries in one key range. */
 const customerEntries = (prefix: string) =>
-  readRange(world.table, customerListing, world.demo.organization_id, prefix);
+  readCustomerEntries(world.table, [world.demo.organization_id], prefix);
 
 /**
  * A change (a new e-mail address and name) or a delete of a fresh customer, by id or by external id:
