@@ -27,7 +27,7 @@ import {
   textKeyPrefix,
 } from './listing.ts';
 import { type CustomerRecord, customerRecord, item, storedCustomer } from './records.ts';
-import { gsi1, type Key, keys, LIST_COUNT_SHARDS, ownerKeys } from './table.ts';
+import { gsi1, type Key, keys, LIST_COUNT_SHARDS, listKeys, ownerKeys } from './table.ts';
 
 /**
  * A customer as the API sees it: the item without its internal wallet count. `list_layout` is
@@ -56,6 +56,9 @@ export const CUSTOMER_ITEM_BYTES = 110 * 1024;
  * shard k only the count item `#COUNT#<k>` is ever written (the count shard is the same hash).
  */
 export const CUSTOMER_LIST_SHARDS = LIST_COUNT_SHARDS;
+
+/** A shard's owner string, `<org>#S<k>`, and its k. */
+const SHARD_OWNER = /#S(\d+)$/;
 
 /** The owner string of the customer's list shard: `<org>#S<k>`. */
 export const customerListShard = (organizationId: string, customerId: string): string =>
@@ -91,6 +94,14 @@ const customerListingBase = {
     recordKey: keys.customer,
     fromItem: (stored) => customerEntry(customerRecord(stored)),
     maxBytes: CUSTOMER_ITEM_BYTES,
+  },
+  // A shard `<org>#S<k>` holds one count item, `#COUNT#<k>`; the old partition `<org>` up to 16: a
+  // page reads them all by key in one BatchGetItem (`listPage`), 17 partitions at once.
+  countItems: (owner) => {
+    const shard = SHARD_OWNER.exec(owner);
+    return shard
+      ? [listKeys.count('customerList', owner, Number(shard[1]))]
+      : Array.from({ length: LIST_COUNT_SHARDS }, (_, k) => listKeys.count('customerList', owner, k));
   },
 } satisfies Omit<Listing<CustomerEntry, CustomerSortField | 'external_id'>, 'owner'>;
 
@@ -543,6 +554,6 @@ export const access = {
    */
   listCustomerPage: [
     { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
-    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization'] },
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'customerList'] },
   ],
 } as const satisfies DataAccess;

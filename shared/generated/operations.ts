@@ -2398,7 +2398,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer",
-          "organization"
+          "organization",
+          "customerList"
         ]
       },
       {
