@@ -17,16 +17,10 @@ import {
   createUser,
 } from '#scripts/admin/commands.ts';
 import { migrateCustomerLists } from '#shared/data/customer-list-migration.ts';
-import {
-  customerEntry,
-  customerListing,
-  customerListOwners,
-  legacyCustomerListing,
-} from '#shared/data/customers.ts';
-import { createOnly, transact } from '#shared/data/dynamo.ts';
-import { listedWrites } from '#shared/data/listing.ts';
-import { type CustomerRecord, item, storedCustomer } from '#shared/data/records.ts';
+import { customerListing, customerListOwners } from '#shared/data/customers.ts';
+import type { CustomerRecord } from '#shared/data/records.ts';
 import { keys, LIST_COUNT_PREFIX, listKeys } from '#shared/data/table.ts';
+import { insertLegacyCustomer } from '../support/legacy-customers.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -46,37 +40,7 @@ beforeAll(async () => {
 });
 afterAll(() => world?.drop());
 
-/** A customer as Create Customer wrote it before the shards: no `list_layout`, listed in `LIST#CUSTOMER#<org>`. */
-async function legacyCustomer(n: number): Promise<CustomerRecord> {
-  const customer: CustomerRecord = {
-    id: randomUUID(),
-    organization_id: shop.organizationId,
-    created_at: new Date(Date.UTC(2025, 0, 1, 0, n)).toISOString(),
-    modified_at: null,
-    metadata: { n },
-    external_id: `old-${n}-${randomUUID().slice(0, 8)}`,
-    email: `old-${n}-${randomUUID().slice(0, 8)}@example.com`,
-    email_verified: false,
-    type: 'individual',
-    name: `Old ${n}`,
-    billing_name: null,
-    billing_address: null,
-    tax_id: null,
-    locale: null,
-    deleted_at: null,
-    wallet_count: 0,
-  };
-  const guard = (key: { PK: string; SK: string }) => ({
-    Put: createOnly(world.table, { ...key, entity: 'customer_guard', customer_id: customer.id }),
-  });
-  await transact(world.table, [
-    { Put: createOnly(world.table, item(keys.customer(customer.id), 'customer', storedCustomer(customer))) },
-    guard(keys.customerEmail(customer.organization_id, customer.email as string)),
-    guard(keys.customerExternalId(customer.organization_id, customer.external_id as string)),
-    ...listedWrites(world.table, legacyCustomerListing, customerEntry(customer)),
-  ]);
-  return customer;
-}
+const legacyCustomer = (n: number) => insertLegacyCustomer(world.table, shop.organizationId, n);
 
 /** Every entry and count of the shop's customer list partitions: the old one and the 16 shards. */
 async function partitionsOfShop() {
