@@ -25,7 +25,10 @@ export const longSuites = {
   /** The delivery queue's scenarios against Amazon SQS's API (moto), in real time. */
   sqs: { needs: 'none', files: ['test/integration/queue-sqs.test.ts'] },
   /** Issue 25's scale checks: 500 concurrent signups on one product, transaction conflicts emulated. */
-  scale: { needs: 'dynamodb', files: ['test/scale/concurrent-subscriptions.test.ts'] },
+  scale: {
+    needs: 'dynamodb',
+    files: ['test/scale/concurrent-subscriptions.test.ts', 'test/scale/customer-ceiling.test.ts'],
+  },
   /** Issue 28's exactness property at 100,000 events (the fast tier runs it with 2,000). */
   exactness: { needs: 'dynamodb', files: ['test/integration/meter-exactness-full.test.ts'] },
 } as const satisfies Record<string, { needs: 'dynamodb' | 'synth' | 'none'; files: readonly string[] }>;

@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { getCustomer } from '#shared/data/catalog.ts';
+import { migrateCustomerLists } from '#shared/data/customer-list-migration.ts';
 import { migrateDeliveryLog } from '#shared/data/delivery-log-migration.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import type { WalletType, WebhookFormat } from '#shared/data/records.ts';
@@ -33,6 +34,9 @@ const USAGE = `Usage: npm run admin -- [--local] <command> [options]
   token list       --user USER_ID                (ids, scopes, expiry, status; never a token)
   token revoke     --user USER_ID --id TOKEN_ID  (refused from the next request)
   customer create  --org ORG_ID --email EMAIL [--name NAME] [--external-id ID]
+  customer migrate-lists
+                   every customer created before the sharded customer lists moved into its shard
+                   (run once after deploying them; safe to interrupt and run again)
   product create   --org ORG_ID --name NAME [--interval day|week|month|year|none] [--interval-count N]
                    [--price CENTS] [--currency usd] [--archived]
   wallet create    --customer CUSTOMER_ID --currency CUR [--type usage|billing] [--balance CENTS]
@@ -226,6 +230,8 @@ async function main(): Promise<unknown> {
             : 'every secret is sealed under the current version; older versions may leave the key set',
       };
     }
+    case 'customer migrate-lists':
+      return migrateCustomerLists(ctx.table);
     case 'webhook migrate-delivery-log':
       return migrateDeliveryLog(ctx.table, ctx.now());
     case 'webhook create': {

@@ -1,15 +1,18 @@
 /**
  * Customers. A customer is an item (`CUSTOMER#<id>`), its uniqueness guards in its organization's
- * partition (e-mail, case-insensitively, and external id) and its entries in the organization's
- * customer list (`shared/data/listing.ts`: one per sort field and one for external-id lookups, plus
- * the list's count). Every change writes all of them in one transaction, conditioned on the customer
+ * partition (e-mail, case-insensitively, and external id) and its entries in its shard of the
+ * organization's customer list (`shared/data/listing.ts`: one per sort field and one for external-id
+ * lookups, plus the shard's count; `customerListing`, 16 shards so that one tenant's creates spread
+ * over 16 partitions). Every change writes all of them in one transaction, conditioned on the customer
  * being exactly as it was read (`modified_at` unchanged, not deleted), so the guards and entries can
  * never disagree with the item, and a change that lost a race is decided again on fresh data.
  */
 import { ConditionFailed } from '../domain/errors.ts';
+import { keyId, readMany } from './catalog.ts';
 import { createOnly, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
+  countShard,
   delistedWrites,
   type Listing,
   ListReadTooCostly,
@@ -24,10 +27,15 @@ import {
   textKeyPrefix,
 } from './listing.ts';
 import { type CustomerRecord, customerRecord, item, storedCustomer } from './records.ts';
-import { gsi1, type Key, keys, ownerKeys } from './table.ts';
+import { gsi1, type Key, keys, LIST_COUNT_SHARDS, listKeys, ownerKeys } from './table.ts';
 
-/** A customer as the API sees it: the item without its internal wallet count. */
-export type CustomerState = Omit<CustomerRecord, 'wallet_count'>;
+/**
+ * A customer as the API sees it: the item without its internal wallet count. `list_layout` is
+ * internal too (never presented): `'sharded'` on a customer whose list entries are in its shard of
+ * the list (`customerListing`), absent on one created before the shards whose entries are still in
+ * the organization's old list partition (`legacyCustomerListing`).
+ */
+export type CustomerState = Omit<CustomerRecord, 'wallet_count'> & { list_layout?: 'sharded' };
 
 /** The fields a list of customers is sorted by. */
 export type CustomerSortField = 'created_at' | 'email' | 'name';
@@ -41,10 +49,37 @@ type CustomerEntry = Omit<CustomerState, 'metadata'> & { metadata: string };
  */
 export const CUSTOMER_ITEM_BYTES = 110 * 1024;
 
-export const customerListing: Listing<CustomerEntry, CustomerSortField | 'external_id'> = {
+/**
+ * The shards of an organization's customer list: a customer's entries and its count shard are in
+ * the partition `LIST#CUSTOMER#<org>#S<k>`, k = `countShard(id)` (FNV-1a of the id, mod 16), so an
+ * organization's creates spread over 16 partitions (16 × DynamoDB's 1,000 WCU/s) instead of one. In
+ * shard k only the count item `#COUNT#<k>` is ever written (the count shard is the same hash).
+ */
+export const CUSTOMER_LIST_SHARDS = LIST_COUNT_SHARDS;
+
+/** A shard's owner string, `<org>#S<k>`, and its k. */
+const SHARD_OWNER = /#S(\d+)$/;
+
+/** The owner string of the customer's list shard: `<org>#S<k>`. */
+export const customerListShard = (organizationId: string, customerId: string): string =>
+  `${organizationId}#S${countShard(customerId)}`;
+
+/**
+ * The owners a page of these organizations' customers reads: per organization its 16 shards and
+ * its old, unsharded list partition (`LIST#CUSTOMER#<org>`), which holds the customers created
+ * before the shards until `npm run admin -- customer migrate-lists` has moved them (then it holds
+ * only its count items, summing to 0, one more small Query per page).
+ */
+export function customerListOwners(organizationIds: readonly string[]): string[] {
+  return organizationIds.flatMap((organizationId) => [
+    organizationId,
+    ...Array.from({ length: CUSTOMER_LIST_SHARDS }, (_, k) => `${organizationId}#S${k}`),
+  ]);
+}
+
+const customerListingBase = {
   partition: 'customerList',
   entity: 'customer_entry',
-  owner: (customer) => customer.organization_id,
   fields: {
     created_at: (customer) => ({ time: customer.created_at }),
     email: (customer) => ({ text: customer.email }),
@@ -60,6 +95,30 @@ export const customerListing: Listing<CustomerEntry, CustomerSortField | 'extern
     fromItem: (stored) => customerEntry(customerRecord(stored)),
     maxBytes: CUSTOMER_ITEM_BYTES,
   },
+  // A shard `<org>#S<k>` holds one count item, `#COUNT#<k>`; the old partition `<org>` up to 16: a
+  // page reads them all by key in one BatchGetItem (`listPage`), 17 partitions at once.
+  countItems: (owner) => {
+    const shard = SHARD_OWNER.exec(owner);
+    return shard
+      ? [listKeys.count('customerList', owner, Number(shard[1]))]
+      : Array.from({ length: LIST_COUNT_SHARDS }, (_, k) => listKeys.count('customerList', owner, k));
+  },
+} satisfies Omit<Listing<CustomerEntry, CustomerSortField | 'external_id'>, 'owner'>;
+
+/** The customer list: each customer in its organization's shard (`customerListShard`). */
+export const customerListing: Listing<CustomerEntry, CustomerSortField | 'external_id'> = {
+  ...customerListingBase,
+  owner: (customer) => customerListShard(customer.organization_id, customer.id),
+};
+
+/**
+ * The list before the shards: every customer of an organization in `LIST#CUSTOMER#<org>`. Read as
+ * one more source, and written only to take a customer out of it (a change of a customer not yet
+ * moved relists it in its shard; a deletion delists it; the migration moves it).
+ */
+export const legacyCustomerListing: Listing<CustomerEntry, CustomerSortField | 'external_id'> = {
+  ...customerListingBase,
+  owner: (customer) => customer.organization_id,
 };
 
 /** What a customer's list entries hold (also the bench fixture's, built like the API's). */
@@ -68,7 +127,7 @@ export function customerEntry(customer: CustomerState): CustomerEntry {
   return { ...state, metadata: JSON.stringify(customer.metadata) };
 }
 
-function stateOf(entry: CustomerEntry): CustomerState {
+export function stateOf(entry: CustomerEntry): CustomerState {
   return { ...entry, metadata: JSON.parse(entry.metadata) };
 }
 
@@ -158,29 +217,85 @@ const CHANGEABLE = [
   'deleted_at',
 ] as const satisfies readonly (keyof CustomerState)[];
 
-/** The customer item's update: the changed fields, if it is still live and unchanged since it was read. */
+/**
+ * The customer item's update: the changed fields, if it is still live and unchanged since it was read.
+ * A customer read in the old list partition (`list_layout` absent) is also conditioned on still being
+ * there (the migration may have moved it meanwhile: the change is then decided again), and when it
+ * stays live is marked `list_layout = 'sharded'`, as the same transaction relists it in its shard.
+ */
 function customerUpdate(table: Table, before: CustomerState, after: CustomerState): Labelled {
   const changed = CHANGEABLE.filter(
     (field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]),
   );
   const stored = storedCustomer({ ...after, wallet_count: 0 });
+  const legacy = before.list_layout !== 'sharded';
+  const moves = legacy && after.deleted_at === null;
+  const sets = [
+    ...changed.map((field) => `#${field} = :${field}`),
+    ...(moves ? ['list_layout = :sharded'] : []),
+  ];
   return {
     role: 'customer',
     item: {
       Update: {
         TableName: table.name,
         Key: keys.customer(before.id),
-        UpdateExpression: `SET ${changed.map((field) => `#${field} = :${field}`).join(', ')}`,
-        ConditionExpression: 'attribute_exists(PK) AND deleted_at = :live AND modified_at = :read',
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: `attribute_exists(PK) AND deleted_at = :live AND modified_at = :read${
+          legacy ? ' AND attribute_not_exists(list_layout)' : ''
+        }`,
         ExpressionAttributeNames: Object.fromEntries(changed.map((field) => [`#${field}`, field])),
         ExpressionAttributeValues: {
           ...Object.fromEntries(changed.map((field) => [`:${field}`, stored[field]])),
           ':live': null,
           ':read': before.modified_at,
+          ...(moves ? { ':sharded': 'sharded' } : {}),
         },
       },
     },
   };
+}
+
+/**
+ * The list writes of a change: in the customer's shard, its entries rewritten (or delisted). A
+ * customer still in the old list partition leaves it (entries deleted, the old count down by one)
+ * and, when it stays live, enters its shard (entries, the shard's count up by one).
+ */
+function changedListWrites(table: Table, before: CustomerState, after: CustomerState): TransactItem[] {
+  const live = after.deleted_at === null;
+  if (before.list_layout === 'sharded') {
+    return live
+      ? relistedWrites(table, customerListing, customerEntry(before), customerEntry(after))
+      : delistedWrites(table, customerListing, customerEntry(before));
+  }
+  return [
+    ...delistedWrites(table, legacyCustomerListing, customerEntry(before)),
+    ...(live ? listedWrites(table, customerListing, customerEntry(after)) : []),
+  ];
+}
+
+/**
+ * A customer of the old list partition moved into its shard, as it is (`migrateCustomerLists`): the
+ * item marked, conditioned on being exactly as read, its old entries and count taken out, its shard's
+ * entries and count added, in one transaction. `CustomerChanged` when it changed since it was read.
+ */
+export async function moveCustomerToShard(table: Table, customer: CustomerState): Promise<void> {
+  await write(table, [
+    {
+      role: 'customer',
+      item: {
+        Update: {
+          TableName: table.name,
+          Key: keys.customer(customer.id),
+          UpdateExpression: 'SET list_layout = :sharded',
+          ConditionExpression:
+            'attribute_exists(PK) AND deleted_at = :live AND modified_at = :read AND attribute_not_exists(list_layout)',
+          ExpressionAttributeValues: { ':live': null, ':read': customer.modified_at, ':sharded': 'sharded' },
+        },
+      },
+    },
+    ...entries(changedListWrites(table, customer, customer)),
+  ]);
 }
 
 /**
@@ -228,7 +343,8 @@ export async function insertCustomer(
               ...gsi1.ownedBy(owner, 'CUSTOMER', customer.created_at, customer.id),
             },
             'customer',
-            storedCustomer(customer),
+            // Listed in its shard from the start (`customerListing`).
+            { ...storedCustomer(customer), list_layout: 'sharded' },
           ),
         ),
       },
@@ -251,10 +367,7 @@ export async function writeCustomerChange(
   after: CustomerState,
   outbox: readonly TransactItem[] = [],
 ): Promise<void> {
-  const listed =
-    after.deleted_at === null
-      ? relistedWrites(table, customerListing, customerEntry(before), customerEntry(after))
-      : delistedWrites(table, customerListing, customerEntry(before));
+  const listed = changedListWrites(table, before, after);
   await write(table, [
     customerUpdate(table, before, after),
     ...guardWrites(table, before, after),
@@ -264,20 +377,62 @@ export async function writeCustomerChange(
 }
 
 /**
+ * Every entry of these organizations' customer lists (their shards and old partitions) whose key
+ * starts with `keyPrefix` (`textKeyPrefix`): one strongly consistent Query per list partition, in
+ * parallel, unbounded (callers bound what they ask).
+ */
+export async function readCustomerEntries(
+  table: Table,
+  organizationIds: readonly string[],
+  keyPrefix: string,
+): Promise<CustomerEntry[]> {
+  const found = await Promise.all(
+    customerListOwners(organizationIds).map((owner) => readRange(table, customerListing, owner, keyPrefix)),
+  );
+  return found.flat();
+}
+
+/**
+ * The live customers of these organizations that hold the guards (`guardOf` of each organization):
+ * one strongly consistent BatchGetItem of the guards, then one of the customers they name (a guard is
+ * written and removed in its customer's own transactions, so it names a live customer or none).
+ */
+async function customersByGuard(
+  table: Table,
+  organizationIds: readonly string[],
+  guardOf: (organizationId: string) => Key,
+): Promise<CustomerState[]> {
+  const guards = organizationIds.map(guardOf);
+  const found = await readMany(table, guards);
+  const ids = guards.flatMap((key) => {
+    const guard = found.get(keyId(key));
+    return guard ? [String(guard.customer_id)] : [];
+  });
+  if (ids.length === 0) return [];
+  const customers = await readMany(table, ids.map(keys.customer));
+  const wanted = new Set(organizationIds);
+  return ids.flatMap((id) => {
+    const stored = customers.get(keyId(keys.customer(id)));
+    if (!stored) return [];
+    const customer = stateOf(customerEntry(customerRecord(stored)));
+    return customer.deleted_at === null && wanted.has(customer.organization_id) ? [customer] : [];
+  });
+}
+
+/**
  * Live customers of these organizations whose external id is exactly `externalId` (case included):
- * one strongly consistent Query of the external-id range of each organization's list, in parallel.
+ * their external-id guards, then the customers (`customersByGuard`: 2 round trips, whatever the
+ * number of organizations). Not the list's key ranges: those are 17 partitions per organization.
  */
 export async function findCustomersByExternalId(
   table: Table,
   organizationIds: readonly string[],
   externalId: string,
 ): Promise<CustomerState[]> {
-  const prefix = textKeyPrefix('external_id', externalId, 'equals');
-  const found = await Promise.all(
-    organizationIds.map((owner) => readRange(table, customerListing, owner, prefix)),
+  const found = await customersByGuard(table, organizationIds, (id) =>
+    keys.customerExternalId(id, externalId),
   );
-  const matches = found.flat().filter((entry) => entry.external_id === externalId);
-  return (await recordsOf(table, customerListing, matches)).map(stateOf);
+  return found.filter((customer) => customer.external_id === externalId);
 }
 
 export interface CustomerFilters {
@@ -304,39 +459,49 @@ export async function listCustomerPage(
   limit: number,
 ): Promise<{ items: CustomerState[]; total: number }> {
   const { email, query } = filters;
-  if (email === undefined && query === undefined) {
-    const page = await listPage(table, customerListing, organizationIds, criteria, offset, limit);
+  const matchesQuery = (entry: { name: string | null; email: string | null; external_id: string | null }) =>
+    query === undefined ||
+    startsWith(entry.name, query) ||
+    startsWith(entry.email, query) ||
+    entry.external_id === query;
+  if (email !== undefined) {
+    // An exact address: its guard in each organization (at most one customer each), then the customers.
+    const found = await customersByGuard(table, organizationIds, (id) => keys.customerEmail(id, email));
+    const matches = found
+      .filter((customer) => customer.email?.toLowerCase() === email.toLowerCase() && matchesQuery(customer))
+      .map(customerEntry);
+    const page = pageOf(customerListing, matches, criteria, offset, limit);
     return { items: page.items.map(stateOf), total: page.total };
   }
-  const ranges =
-    email !== undefined
-      ? [textKeyPrefix('email', email, 'equals')]
-      : [
-          textKeyPrefix('name', query as string, 'startsWith'),
-          textKeyPrefix('email', query as string, 'startsWith'),
-          textKeyPrefix('external_id', query as string, 'equals'),
-        ];
+  if (query === undefined) {
+    const page = await listPage(
+      table,
+      customerListing,
+      customerListOwners(organizationIds),
+      criteria,
+      offset,
+      limit,
+    );
+    return { items: page.items.map(stateOf), total: page.total };
+  }
+  const ranges = [
+    textKeyPrefix('name', query, 'startsWith'),
+    textKeyPrefix('email', query, 'startsWith'),
+    textKeyPrefix('external_id', query, 'equals'),
+  ];
   // One read budget for every range (shared/data/listing.ts): the matches are read in full.
   const budget = new ReadBudget();
   const read = await Promise.all(
-    organizationIds.flatMap((owner) =>
+    customerListOwners(organizationIds).flatMap((owner) =>
       ranges.map((prefix) => readRange(table, customerListing, owner, prefix, { budget })),
     ),
   ).catch((error: unknown) => {
     if (error instanceof ListReadTooCostly) {
-      throw new ListReadTooCostly('matches', error.entries, email !== undefined ? 'email' : 'query');
+      throw new ListReadTooCostly('matches', error.entries, 'query');
     }
     throw error;
   });
-  const matches = read.flat().filter((entry) => {
-    if (email !== undefined && entry.email?.toLowerCase() !== email.toLowerCase()) return false;
-    return (
-      query === undefined ||
-      startsWith(entry.name, query) ||
-      startsWith(entry.email, query) ||
-      entry.external_id === query
-    );
-  });
+  const matches = read.flat().filter(matchesQuery);
   const page = pageOf(customerListing, matches, criteria, offset, limit);
   const records = await recordsOf(table, customerListing, page.items, budget).catch((error: unknown) => {
     if (error instanceof ListReadTooCostly) throw new ListReadTooCostly('size', error.entries);
@@ -362,7 +527,8 @@ export const access = {
    * entries rewritten, those whose sort key moved deleted, and its `customer.updated` event.
    */
   writeCustomerChange: [
-    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer'] },
+    // The list's counts: a customer still in the old list partition moves to its shard (-1 there, +1 here).
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer', 'customerList'] },
     { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
     // Its event (shared/data/outbox.ts `access.outboxWrites`).
     { actions: ['dynamodb:PutItem'], leadingKeys: ['event'] },
@@ -377,14 +543,17 @@ export const access = {
     // Its event (shared/data/outbox.ts `access.outboxWrites`).
     { actions: ['dynamodb:PutItem'], leadingKeys: ['event'] },
   ],
-  /** The external id's key range of each of the caller's organizations' customer lists. */
+  /** The external id's guard of each of the caller's organizations, then the customers they name. */
   findCustomersByExternalId: [
-    { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
-    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] },
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['organization', 'customer'] },
   ],
-  /** The count's shards and the page's entries (or a filter's key ranges) of each organization's list. */
+  /**
+   * The count's shards and the page's entries (or a query's key ranges) of each organization's list
+   * partitions (16 shards and the old one), then the page's customers; an `email` filter reads the
+   * address's guard of each organization instead (`customersByGuard`).
+   */
   listCustomerPage: [
     { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
-    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer'] },
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'customerList'] },
   ],
 } as const satisfies DataAccess;

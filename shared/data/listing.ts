@@ -66,6 +66,13 @@
  * is read the same way, so the switch needs no migration (one rewrites it at the record's next change
  * of its entries). A record read after its entry is the record as it is then: a change between the
  * two reads shows in the page (the entry's place is the one it had a moment before).
+ *
+ * **Sharded owners.** A listing's `owner` may name a shard of an organization's list rather than the
+ * organization (customers: `<org>#S<k>`, k from the id, `shared/data/customers.ts`): one tenant's
+ * writes then spread over that many partitions, and a page passes every shard as one more owner (the
+ * merge, the tie groups and the read bound are those of many organizations). A listing whose count
+ * items are few and known by key (`countItems`) has the counts of all its owners read in one
+ * BatchGetItem instead of one Query per owner.
  */
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { PolarRequestValidationError } from '../domain/errors.ts';
@@ -115,6 +122,12 @@ export interface Listing<R extends { id: string }, F extends string, V extends s
    * record, and a page reads its records by key. Without it an entry is a whole copy of the record.
    */
   slim?: SlimEntries<R>;
+  /**
+   * The keys of every count item an owner's whole list may hold, when they are few and known (an
+   * unsegmented listing whose owners are shards): a page then reads the counts of all its owners by
+   * key in one BatchGetItem, rather than one Query per owner.
+   */
+  countItems?: (owner: string) => readonly Key[];
 }
 
 /** How the entries of a listing with slim entries find their records. */
@@ -749,17 +762,20 @@ export async function listPage<R extends { id: string }, F extends string, V ext
   budget: ReadBudget | undefined = UNBOUNDED_LISTS.has(listing.partition) ? undefined : new ReadBudget(),
 ): Promise<ListPage<R>> {
   const view = viewOf(filter);
-  const sources = (
-    await Promise.all(
-      owners.map((owner) =>
-        listing.segments
-          ? readSegments(table, listing, owner, view, segments, budget)
-          : readCount(table, listing.partition, owner, view, budget).then((count) => [
-              { owner, segment: '', count },
-            ]),
-      ),
-    )
-  ).flat();
+  const sources =
+    listing.countItems && !listing.segments && view.length === 0
+      ? await readCountItems(table, listing.countItems, owners, budget)
+      : (
+          await Promise.all(
+            owners.map((owner) =>
+              listing.segments
+                ? readSegments(table, listing, owner, view, segments, budget)
+                : readCount(table, listing.partition, owner, view, budget).then((count) => [
+                    { owner, segment: '', count },
+                  ]),
+            ),
+          )
+        ).flat();
   const counted = sources.reduce((sum, source) => sum + source.count, 0);
   // Counts kept by the stream may lag the entries: every registered segment is read, past the end too.
   const lagging = listing.counts === 'stream';
@@ -991,6 +1007,37 @@ export async function listMatchingPage<R extends { id: string }, F extends strin
 /** An owner's live entities in a listing (its whole list): the sum of its count shards. */
 export function listedCount(table: Table, partition: ListPartition, owner: string): Promise<number> {
   return readCount(table, partition, owner, []);
+}
+
+/**
+ * The counts of many owners' lists whose count items are known by key (`Listing.countItems`): one
+ * strongly consistent BatchGetItem (per 100 keys) for all of them, each item at one read unit.
+ */
+async function readCountItems(
+  table: Table,
+  countItems: (owner: string) => readonly Key[],
+  owners: readonly string[],
+  budget?: ReadBudget,
+): Promise<Source[]> {
+  const wanted = owners.flatMap((owner) => countItems(owner).map((key) => ({ owner, key })));
+  const found = new Map<string, Record<string, unknown>>();
+  let next = 0;
+  while (next < wanted.length) {
+    const from = next;
+    const readBatch = async (limit: number) => {
+      const batch = wanted.slice(from, from + limit).map((entry) => entry.key);
+      next = from + batch.length;
+      return [...(await readMany(table, batch)).values()];
+    };
+    const size = Math.min(BATCH_KEYS, wanted.length - from);
+    const items = budget ? await budget.query(size, COUNT_BYTES, readBatch, 'items') : await readBatch(size);
+    for (const stored of items) found.set(keyId(stored as { PK: unknown; SK: unknown }), stored);
+  }
+  return owners.map((owner) => ({
+    owner,
+    segment: '',
+    count: countItems(owner).reduce((sum, key) => sum + Number(found.get(keyId(key))?.entry_count ?? 0), 0),
+  }));
 }
 
 /** The sum of the count's shards: one strongly consistent Query of at most `LIST_COUNT_SHARDS` small items. */

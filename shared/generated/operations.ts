@@ -2397,7 +2397,9 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customer"
+          "customer",
+          "organization",
+          "customerList"
         ]
       },
       {
@@ -2486,7 +2488,8 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "customer"
+          "customer",
+          "customerList"
         ]
       },
       {
@@ -2615,17 +2618,10 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "customerList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "organization",
           "customer"
         ]
       },
@@ -2670,17 +2666,10 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "customerList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "organization",
           "customer"
         ]
       },
@@ -2689,7 +2678,8 @@ export const operations = [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
-          "customer"
+          "customer",
+          "customerList"
         ]
       },
       {
@@ -2751,17 +2741,10 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "customerList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "organization",
           "customer"
         ]
       },
@@ -2914,17 +2897,10 @@ export const operations = [
       },
       {
         "actions": [
-          "dynamodb:Query"
-        ],
-        "leadingKeys": [
-          "customerList"
-        ]
-      },
-      {
-        "actions": [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "organization",
           "customer"
         ]
       },

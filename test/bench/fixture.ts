@@ -13,7 +13,7 @@ import {
   storedCustomerMeter,
   storedHourAggregate,
 } from '#shared/data/customer-meters.ts';
-import { customerEntry, customerListing } from '#shared/data/customers.ts';
+import { customerEntry, customerListing, customerListShard } from '#shared/data/customers.ts';
 import { countShard, listedWrites } from '#shared/data/listing.ts';
 import { type MeterRecord, meterItem, meterListing, storedMeter } from '#shared/data/meters.ts';
 import { productListing } from '#shared/data/products.ts';
@@ -239,7 +239,10 @@ export function fixtureItems(): Record<string, unknown>[] {
   ).flatMap((write) => ('Put' in write ? [write.Put.Item] : []));
   return [
     ...entries,
-    { ...listKeys.count('customerList', ORG, countShard(CUSTOMER)), entry_count: 1 },
+    {
+      ...listKeys.count('customerList', customerListShard(ORG, CUSTOMER), countShard(CUSTOMER)),
+      entry_count: 1,
+    },
     // Its uniqueness guards, as Create Customer takes them (a deletion releases them).
     { ...keys.customerEmail(ORG, customer.email as string), entity: 'customer_guard', customer_id: CUSTOMER },
     { ...keys.customerExternalId(ORG, EXTERNAL_ID), entity: 'customer_guard', customer_id: CUSTOMER },
@@ -268,7 +271,8 @@ export function fixtureItems(): Record<string, unknown>[] {
         ...gsi1.ownedBy(`ORG#${ORG}`, 'CUSTOMER', customer.created_at, CUSTOMER),
       },
       'customer',
-      customer,
+      // Listed in its shard of the list, as Create Customer lists it.
+      { ...customer, list_layout: 'sharded' },
     ),
     item(
       { ...keys.product(PRODUCT), ...gsi1.ownedBy(`ORG#${ORG}`, 'PRODUCT', product.created_at, PRODUCT) },

@@ -3,6 +3,7 @@ import { CUSTOMER } from '#test/bench/fixture.ts';
 import { customerChangeCase } from '#test/bench/work-kit.ts';
 import { freshCustomer, step } from '#test/support/iam-kit.ts';
 import { customerRow } from '#test/support/isolation-kit.ts';
+import { insertLegacyCustomer } from '#test/support/legacy-customers.ts';
 import { defineCard } from './card.ts';
 
 export default defineCard({
@@ -26,7 +27,17 @@ export default defineCard({
         external_id: `iam-${randomUUID()}`,
       },
     });
-    return [step('change e-mail, name and external id', changed, 200)];
+    // A customer listed before the shards (its entries in LIST#CUSTOMER#<org>): the change moves it
+    // into its shard, both counts adjusted (UpdateItem on the list partitions).
+    const old = await insertLegacyCustomer(world.table, world.demo.organization_id, 1);
+    const moved = await world.call('PATCH', `/v1/customers/${old.id}`, {
+      token: world.demo.personal_access_token,
+      body: { name: 'IAM moved' },
+    });
+    return [
+      step('change e-mail, name and external id', changed, 200),
+      step('change a customer of the old list partition', moved, 200),
+    ];
   },
   isolation: () => customerRow('PATCH'),
   dynamoWork: [customerChangeCase('update-customer', 'Update Customer (new e-mail address and name)', 'id')],

@@ -9,8 +9,7 @@ import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomerSession, createWallet } from '#scripts/admin/commands.ts';
 import { getCustomer } from '#shared/data/catalog.ts';
-import { customerListing } from '#shared/data/customers.ts';
-import { readRange } from '#shared/data/listing.ts';
+import { readCustomerEntries } from '#shared/data/customers.ts';
 import { type Key, keys } from '#shared/data/table.ts';
 import { type OperationName, operations } from '#shared/operations.ts';
 import { documentedReply } from '../support/contract.ts';
@@ -52,7 +51,7 @@ const stored = async (key: Key) =>
 async function entriesOf(id: string, organizationId = world.demo.organization_id) {
   const fields = ['created_at', 'email', 'name', 'external_id'];
   const found = await Promise.all(
-    fields.map((field) => readRange(world.table, customerListing, organizationId, `${field}#`)),
+    fields.map((field) => readCustomerEntries(world.table, [organizationId], `${field}#`)),
   );
   return Object.fromEntries(fields.map((field, i) => [field, found[i]?.filter((e) => e.id === id) ?? []]));
 }

@@ -12,7 +12,7 @@ import {
   createPersonalAccessToken,
   createUser,
 } from '#scripts/admin/commands.ts';
-import { customerListing } from '#shared/data/customers.ts';
+import { customerListing, customerListOwners, readCustomerEntries } from '#shared/data/customers.ts';
 import { readRange } from '#shared/data/listing.ts';
 import { keys } from '#shared/data/table.ts';
 import { documentedReply } from '../support/contract.ts';
@@ -178,7 +178,7 @@ describe('POST /v1/customers/ writes the list entries and count in the same tran
     const reply = await create({ email, name: 'Listed', external_id: `ext-${randomUUID()}` });
     const entries = await Promise.all(
       ['created_at#', 'email#', 'name#', 'external_id#'].map((field) =>
-        readRange(world.table, customerListing, world.demo.organization_id, field),
+        readCustomerEntries(world.table, [world.demo.organization_id], field),
       ),
     );
     const mine = entries.flat().filter((entry) => entry.id === reply.body.id);
@@ -290,10 +290,22 @@ describe('GET /v1/customers/', () => {
     }
   });
 
-  it('a page costs 4 round trips (token, count, entries, the page’s customers); past the end 2; limit above 100 is served as 100', async () => {
+  it('a page costs the token, one batch of the counts of its 17 list partitions (16 shards and the old one), an entries Query per non-empty one (in parallel), and the page’s customers; past the end 2; limit above 100 is served as 100', async () => {
+    // Was 4 (token, count, entries, customers) with one list partition per organization; the 16
+    // shards that spread its writes are each read.
+    const partitions = customerListOwners([tenant.organizationId]).length;
+    expect(partitions).toBe(17);
+    const nonEmpty = (
+      await Promise.all(
+        customerListOwners([tenant.organizationId]).map((owner) =>
+          readRange(world.table, customerListing, owner, 'created_at#'),
+        ),
+      )
+    ).filter((entries) => entries.length > 0).length;
+    expect(nonEmpty).toBeGreaterThan(1);
     world.resetCount();
     const first = await list(tenant.token, '?limit=2');
-    expect(world.roundTrips()).toBe(4);
+    expect(world.roundTrips()).toBe(1 + 1 + nonEmpty + 1);
     expect(first.body.items).toHaveLength(2);
     world.resetCount();
     const past = await list(tenant.token, '?page=99');
@@ -335,7 +347,7 @@ describe('GET /v1/customers/', () => {
     expect(one.body.pagination.total_count).toBe(names.length);
   });
 
-  it('email: the exact address, case-insensitively, from its key range (3 round trips: token, range, customer)', async () => {
+  it('email: the exact address, case-insensitively, from its guard (3 round trips: token, guard, customer)', async () => {
     const target = created[3] as Listed;
     world.resetCount();
     const reply = await list(tenant.token, `?email=${encodeURIComponent(target.email.toUpperCase())}`);
@@ -355,8 +367,9 @@ describe('GET /v1/customers/', () => {
         .sort();
     world.resetCount();
     const al = await list(tenant.token, '?query=AL&limit=100');
-    // Token, then one range each: names, e-mail addresses, external ids; then the page's customers.
-    expect(world.roundTrips()).toBe(5);
+    // Token, then one range each: names, e-mail addresses, external ids, in each of the 17 list
+    // partitions (16 shards and the old one; was 3 ranges of one partition: 5); then the page's customers.
+    expect(world.roundTrips()).toBe(1 + 3 * 17 + 1);
     expect(ids(al)).toEqual(byModel((c) => c.name?.toLowerCase().startsWith('al') === true));
     expect(ids(await list(tenant.token, '?query=b&limit=100'))).toEqual(
       byModel((c) => /^b/i.test(c.name ?? '') || /^b/i.test(c.email)),
@@ -391,8 +404,8 @@ describe('GET /v1/customers/', () => {
     const reply = await list(probe.token, '?query=needle');
     reads.push(world.roundTrips());
     expect(reply.body.pagination.total_count).toBe(1);
-    // Token, the three ranges, the one customer.
-    expect(reads).toEqual([5]);
+    // Token, the three ranges of each of the 17 list partitions, the one customer (was 5: one partition).
+    expect(reads).toEqual([1 + 3 * 17 + 1]);
   });
 
   it('refuses what it cannot answer honestly, and bad parameters, with the contract’s 422', async () => {

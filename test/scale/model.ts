@@ -132,6 +132,8 @@ export function hottestShared(
 export const SHARDED_PARTITIONS: readonly { prefix: string; shards: number }[] = [
   { prefix: 'GSI1:UEVLIST#', shards: 16 },
   { prefix: 'UEVNAME#', shards: 16 },
+  // An organization's customer list (`customerListing`, shared/data/customers.ts): 16 shards by id.
+  { prefix: 'LIST#CUSTOMER#', shards: 16 },
 ];
 const SHARD_SUFFIX = /#S\d+$/;
 

@@ -25,7 +25,7 @@ import {
   createUser,
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
-import { customerListing } from '#shared/data/customers.ts';
+import { readCustomerEntries } from '#shared/data/customers.ts';
 import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
 import { getMeter, meterListing } from '#shared/data/meters.ts';
 import { productListing } from '#shared/data/products.ts';
@@ -377,6 +377,38 @@ const faultOps = {
   },
   'update-subscription': lifecycleFault('PATCH', { cancel_at_period_end: true }),
   'revoke-subscription': lifecycleFault('DELETE'),
+  'list-customers': {
+    success: 200,
+    // The token, one batch of the counts of the organization's 17 customer-list partitions (16
+    // shards and the old one), the one non-empty shard's entries, the page's customer. An
+    // organization of its own, with one customer: how many shards a page reads depends on how many
+    // hold customers, and the demo organization's fill up with every case running beside this one.
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'BatchGetItemCommand'],
+    async prepare() {
+      const organization = await createOrganization(world.admin, { name: 'Faults', defaultCurrency: 'usd' });
+      const owner = await createUser(world.admin, { email: `faults+${crypto.randomUUID()}@x.example` });
+      await addMember(world.admin, organization.id, owner.id);
+      const { token } = await createPersonalAccessToken(world.admin, {
+        userId: owner.id,
+        scope: 'customers:read',
+      });
+      const customer = await createCustomer(world.admin, {
+        organizationId: organization.id,
+        email: `faults+${crypto.randomUUID()}@x.example`,
+      });
+      return {
+        method: 'GET',
+        url: '/v1/customers/?limit=10',
+        token,
+        async verify(reply) {
+          if (reply.status === 200) {
+            expect(reply.body.items.map((c: { id: string }) => c.id)).toEqual([customer.id]);
+            expect(reply.body.pagination.total_count).toBe(1);
+          }
+        },
+      };
+    },
+  },
   'create-customer': {
     success: 201,
     calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
@@ -843,7 +875,7 @@ async function productsNamed(name: string): Promise<string[]> {
 
 /** The demo organization's customer list entries in one key range. */
 const customerEntries = (prefix: string) =>
-  readRange(world.table, customerListing, world.demo.organization_id, prefix);
+  readCustomerEntries(world.table, [world.demo.organization_id], prefix);
 
 /**
  * A change (a new e-mail address and name) or a delete of a fresh customer, by id or by external id:
@@ -856,10 +888,10 @@ function customerChangeFault(
 ): Omit<FaultOp, 'operationId'> {
   return {
     success: method === 'PATCH' ? 200 : 204,
-    // By external id: its key range of the customer list, then the customer (slim entries).
+    // By external id: its guard, then the customer.
     calls: [
       'GetItemCommand',
-      ...(by === 'id' ? ['GetItemCommand'] : ['QueryCommand', 'BatchGetItemCommand']),
+      ...(by === 'id' ? ['GetItemCommand'] : ['BatchGetItemCommand', 'BatchGetItemCommand']),
       'TransactWriteItemsCommand',
     ],
     async prepare() {

@@ -1,0 +1,88 @@
+/**
+ * Moving a deployed stack's customer lists into their shards (`shared/data/customers.ts`
+ * `customerListing`): the customers created before the shards are listed in their organization's
+ * old partition `LIST#CUSTOMER#<org>` (entries and 16 count shards), and carry no `list_layout`.
+ * Their `created_at` entries are found with one Scan (an operator's one-off; one entry per customer),
+ * then each customer is moved on its own: read (strongly consistent), then one transaction that
+ * marks it `list_layout = 'sharded'` on condition that it is exactly as read and not yet marked,
+ * deletes its old entries, takes one from the old count, and writes its shard's entries and count
+ * (`moveCustomerToShard`). A customer changed meanwhile is read and moved again; one moved meanwhile
+ * (by a change of it, or another run) is skipped. So a run can be interrupted anywhere and run again:
+ * nothing is moved twice, no customer is missing from a list at any moment, and the counts stay
+ * exact (readers read the old partition as one more source until it is empty).
+ * `npm run admin -- customer migrate-lists`.
+ */
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { getCustomer } from './catalog.ts';
+import { CustomerChanged, type CustomerState, moveCustomerToShard } from './customers.ts';
+import { run, type Table } from './dynamo.ts';
+import { partitions } from './table.ts';
+
+/** A shard's partition key ends `#S<k>`; the old partition's is `LIST#CUSTOMER#<org>`. */
+const SHARD_PARTITION = /#S\d+$/;
+/** Attempts at moving one customer that keeps changing while it is moved. */
+const ATTEMPTS = 5;
+
+export interface CustomerListMigration {
+  /** Customers moved into their shard by this run. */
+  migrated: number;
+  /** Customers found moved already (by a change of theirs or another run) or deleted meanwhile. */
+  skipped: number;
+  /** Customers that kept changing while moved: still in the old partition, run again. */
+  busy: string[];
+}
+
+export interface CustomerListMigrationOptions {
+  /** Stop after moving this many (a rehearsal of an interrupted run). */
+  stopAfter?: number;
+}
+
+export async function migrateCustomerLists(
+  table: Table,
+  options: CustomerListMigrationOptions = {},
+): Promise<CustomerListMigration> {
+  const ids: string[] = [];
+  let next: Record<string, unknown> | undefined;
+  do {
+    const page = await run(() =>
+      table.doc.send(
+        new ScanCommand({
+          TableName: table.name,
+          FilterExpression: 'begins_with(PK, :list) AND begins_with(SK, :created)',
+          ExpressionAttributeValues: { ':list': partitions.customerList, ':created': 'created_at#' },
+          ProjectionExpression: 'PK, id',
+          ConsistentRead: true,
+          ...(next ? { ExclusiveStartKey: next } : {}),
+        }),
+      ),
+    );
+    for (const stored of page.Items ?? []) {
+      if (!SHARD_PARTITION.test(String(stored.PK))) ids.push(String(stored.id));
+    }
+    next = page.LastEvaluatedKey;
+  } while (next);
+
+  const report: CustomerListMigration = { migrated: 0, skipped: 0, busy: [] };
+  for (const id of ids) {
+    if (options.stopAfter !== undefined && report.migrated >= options.stopAfter) break;
+    for (let attempt = 1; ; attempt++) {
+      const customer: CustomerState | undefined = await getCustomer(table, id, true);
+      if (!customer || customer.deleted_at !== null || customer.list_layout === 'sharded') {
+        report.skipped++;
+        break;
+      }
+      try {
+        await moveCustomerToShard(table, customer);
+        report.migrated++;
+        break;
+      } catch (error) {
+        if (!(error instanceof CustomerChanged)) throw error;
+        if (attempt >= ATTEMPTS) {
+          report.busy.push(id);
+          break;
+        }
+      }
+    }
+  }
+  return report;
+}
