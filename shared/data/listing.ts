@@ -809,6 +809,33 @@ export async function listPage<R extends { id: string }, F extends string, V ext
 const BATCH_KEYS = 100;
 
 /**
+ * Items read by key (strongly consistent, at most 100 per BatchGetItem), each batch within `budget`
+ * as reads by key are priced (`ReadBudget.query` kind `items`: each item of at most `maxBytes`
+ * rounded up on its own), by `keyId`.
+ */
+async function readKeysWithinBudget(
+  table: Table,
+  keys: readonly Key[],
+  maxBytes: number,
+  budget?: ReadBudget,
+): Promise<Map<string, Record<string, unknown>>> {
+  const found = new Map<string, Record<string, unknown>>();
+  let next = 0;
+  while (next < keys.length) {
+    const from = next;
+    const readBatch = async (limit: number) => {
+      const batch = keys.slice(from, from + limit);
+      next = from + batch.length;
+      return [...(await readMany(table, batch)).values()];
+    };
+    const wanted = Math.min(BATCH_KEYS, keys.length - from);
+    const items = budget ? await budget.query(wanted, maxBytes, readBatch, 'items') : await readBatch(wanted);
+    for (const stored of items) found.set(keyId(stored as { PK: unknown; SK: unknown }), stored);
+  }
+  return found;
+}
+
+/**
  * The records of a page's entries, in the entries' order: the entries themselves, or for a listing
  * with slim entries the records read by key (strongly consistent, at most 100 per BatchGetItem,
  * within `budget`: records too large for what is left refuse the request as `ListReadTooCostly`).
@@ -823,21 +850,12 @@ export async function recordsOf<R extends { id: string }, F extends string, V ex
 ): Promise<R[]> {
   const { slim } = listing;
   if (!slim || entries.length === 0) return [...entries];
-  const found = new Map<string, Record<string, unknown>>();
-  let next = 0;
-  while (next < entries.length) {
-    const from = next;
-    const readBatch = async (limit: number) => {
-      const batch = entries.slice(from, from + limit).map((entry) => slim.recordKey(entry.id));
-      next = from + batch.length;
-      return [...(await readMany(table, batch)).values()];
-    };
-    const wanted = Math.min(BATCH_KEYS, entries.length - from);
-    const items = budget
-      ? await budget.query(wanted, slim.maxBytes, readBatch, 'items')
-      : await readBatch(wanted);
-    for (const stored of items) found.set(keyId(stored as { PK: unknown; SK: unknown }), stored);
-  }
+  const found = await readKeysWithinBudget(
+    table,
+    entries.map((entry) => slim.recordKey(entry.id)),
+    slim.maxBytes,
+    budget,
+  );
   return entries.flatMap((entry) => {
     const stored = found.get(keyId(slim.recordKey(entry.id)));
     return stored ? [slim.fromItem(stored)] : [];
@@ -1019,20 +1037,7 @@ async function readCountItems(
   owners: readonly string[],
   budget?: ReadBudget,
 ): Promise<Source[]> {
-  const wanted = owners.flatMap((owner) => countItems(owner).map((key) => ({ owner, key })));
-  const found = new Map<string, Record<string, unknown>>();
-  let next = 0;
-  while (next < wanted.length) {
-    const from = next;
-    const readBatch = async (limit: number) => {
-      const batch = wanted.slice(from, from + limit).map((entry) => entry.key);
-      next = from + batch.length;
-      return [...(await readMany(table, batch)).values()];
-    };
-    const size = Math.min(BATCH_KEYS, wanted.length - from);
-    const items = budget ? await budget.query(size, COUNT_BYTES, readBatch, 'items') : await readBatch(size);
-    for (const stored of items) found.set(keyId(stored as { PK: unknown; SK: unknown }), stored);
-  }
+  const found = await readKeysWithinBudget(table, owners.flatMap(countItems), COUNT_BYTES, budget);
   return owners.map((owner) => ({
     owner,
     segment: '',

@@ -40,7 +40,6 @@ import { emptyState, type FoldState, mergeStates, quantityOf } from '../domain/m
 import type { UserPrincipal } from '../domain/principals.ts';
 import type {
   CustomerMeter,
-  CustomerMeterSortProperty,
   ListCustomerMetersQuery,
   ListResourceCustomerMeter,
 } from '../generated/api-types.ts';
@@ -110,21 +109,28 @@ export async function getCustomerMeter(
 const SERVED_SORTING = ['created_at', 'modified_at', 'customer_id', 'meter_id', 'meter_name'] as const;
 type ServedField = (typeof SERVED_SORTING)[number];
 
-function criteriaOf(sorting: readonly CustomerMeterSortProperty[] | null | undefined) {
-  const given = sorting && sorting.length > 0 ? sorting : (['-modified_at'] as const);
-  const refused = given.filter((s) => !(SERVED_SORTING as readonly string[]).includes(s.replace(/^-/, '')));
+/**
+ * The `sorting` of a customer-meter list as criteria, among the fields `served` (a subset of
+ * `SERVED_SORTING`: the portal has no `customer_id`); any other is a 422 at `sorting`.
+ */
+export function customerMeterCriteria<F extends ServedField>(
+  sorting: readonly string[] | null | undefined,
+  served: readonly F[],
+): { field: F; descending: boolean }[] {
+  const given = sorting && sorting.length > 0 ? sorting : ['-modified_at'];
+  const refused = given.filter((s) => !(served as readonly string[]).includes(s.replace(/^-/, '')));
   if (refused.length > 0) {
     throw new PolarRequestValidationError([
       queryIssue(
         'sorting',
-        `Sorting by ${refused.join(', ')} is not supported by this API: it would read every customer meter's totals. Sort by ${SERVED_SORTING.join(', ')}.`,
+        `Sorting by ${refused.join(', ')} is not supported by this API: it would read every customer meter's totals. Sort by ${served.join(', ')}.`,
         sorting,
       ),
     ]);
   }
   const seen = new Set<string>();
   return given.flatMap((s) => {
-    const field = s.replace(/^-/, '') as ServedField;
+    const field = s.replace(/^-/, '') as F;
     if (seen.has(field)) return [];
     seen.add(field);
     return [{ field, descending: s.startsWith('-') }];
@@ -133,8 +139,9 @@ function criteriaOf(sorting: readonly CustomerMeterSortProperty[] | null | undef
 
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-function comparator(
-  criteria: { field: ServedField; descending: boolean }[],
+/** The order of customer-meter list criteria, then newest first, then id. */
+export function customerMeterComparator(
+  criteria: readonly { field: ServedField; descending: boolean }[],
   meters: ReadonlyMap<string, MeterRecord>,
 ) {
   const value = (record: CustomerMeterRecord, field: ServedField): string => {
@@ -249,7 +256,7 @@ export async function listCustomerMeters(
   query: ListCustomerMetersQuery,
 ): Promise<ListResourceCustomerMeter> {
   const window = pageWindow(query);
-  const criteria = criteriaOf(query.sorting);
+  const criteria = customerMeterCriteria(query.sorting, SERVED_SORTING);
   const requested = query.organization_id?.map(normalizeId);
   const organizationIds = principal.organizationIds.filter((id) => !requested || requested.includes(id));
   const meterFilter = query.meter_id ? new Set(query.meter_id.map(normalizeId)) : undefined;
@@ -277,7 +284,7 @@ export async function listCustomerMeters(
     const kept = records.filter(
       (record) => organizationIds.includes(record.organization_id) && meters.has(record.meter_id),
     );
-    kept.sort(comparator(criteria, meters));
+    kept.sort(customerMeterComparator(criteria, meters));
     const page = kept.slice(window.offset, window.offset + window.limit);
     const customers = await readCustomers(
       deps.table,

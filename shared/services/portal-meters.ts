@@ -40,13 +40,12 @@ import { normalizeId } from '../domain/ids.ts';
 import type { CustomerPrincipal } from '../domain/principals.ts';
 import type {
   CustomerCustomerMeter,
-  CustomerCustomerMeterSortProperty,
   ListPortalMetersQuery,
   ListResourceCustomerCustomerMeter,
 } from '../generated/api-types.ts';
 import { logError } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
-import { totalsOf } from './customer-meters.ts';
+import { customerMeterComparator, customerMeterCriteria, totalsOf } from './customer-meters.ts';
 import { pageWindow, pagination, queryIssue, withinAnswerLimit } from './paging.ts';
 
 /** Meters (so customer meters, one key each) one list may read for its customer. */
@@ -115,59 +114,8 @@ export async function getPortalMeter(
   }
 }
 
-/** Sorting fields served (the totals would be folded for every customer meter to order them). */
+/** Sorting fields served: List Customer Meters' but `customer_id` (one customer here). */
 const SERVED_SORTING = ['created_at', 'modified_at', 'meter_id', 'meter_name'] as const;
-type ServedField = (typeof SERVED_SORTING)[number];
-
-function criteriaOf(sorting: readonly CustomerCustomerMeterSortProperty[] | null | undefined) {
-  const given = sorting && sorting.length > 0 ? sorting : (['-modified_at'] as const);
-  const refused = given.filter((s) => !(SERVED_SORTING as readonly string[]).includes(s.replace(/^-/, '')));
-  if (refused.length > 0) {
-    throw new PolarRequestValidationError([
-      queryIssue(
-        'sorting',
-        `Sorting by ${refused.join(', ')} is not supported by this API: it would read every customer meter's totals. Sort by ${SERVED_SORTING.join(', ')}.`,
-        sorting,
-      ),
-    ]);
-  }
-  const seen = new Set<string>();
-  return given.flatMap((s) => {
-    const field = s.replace(/^-/, '') as ServedField;
-    if (seen.has(field)) return [];
-    seen.add(field);
-    return [{ field, descending: s.startsWith('-') }];
-  });
-}
-
-const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-function comparator(
-  criteria: { field: ServedField; descending: boolean }[],
-  meters: ReadonlyMap<string, MeterRecord>,
-) {
-  const value = (record: CustomerMeterRecord, field: ServedField): string => {
-    switch (field) {
-      case 'created_at':
-        return new Date(record.created_at).toISOString();
-      case 'modified_at':
-        return ''; // null on every customer meter: orders nothing
-      case 'meter_id':
-        return record.meter_id;
-      case 'meter_name':
-        return (meters.get(record.meter_id)?.name ?? '').toLowerCase();
-    }
-  };
-  // Tie-breaks, as List Customer Meters: newest first, then id.
-  const all = [...criteria, { field: 'created_at' as const, descending: true }];
-  return (a: CustomerMeterRecord, b: CustomerMeterRecord): number => {
-    for (const { field, descending } of all) {
-      const diff = compareText(value(a, field), value(b, field));
-      if (diff !== 0) return descending ? -diff : diff;
-    }
-    return compareText(a.id, b.id);
-  };
-}
 
 export async function listPortalMeters(
   deps: Dependencies,
@@ -175,7 +123,7 @@ export async function listPortalMeters(
   query: ListPortalMetersQuery,
 ): Promise<ListResourceCustomerCustomerMeter> {
   const window = pageWindow(query);
-  const criteria = criteriaOf(query.sorting);
+  const criteria = customerMeterCriteria(query.sorting, SERVED_SORTING);
   const meterFilter = query.meter_id ? new Set(query.meter_id.map(normalizeId)) : undefined;
   const text = query.query?.toLowerCase();
   const meters = new Map<string, MeterRecord>();
@@ -210,7 +158,7 @@ export async function listPortalMeters(
   const kept = [...customerMeters.values()].filter(
     (record) => owned(principal, record) && meters.has(record.meter_id),
   );
-  kept.sort(comparator(criteria, meters));
+  kept.sort(customerMeterComparator(criteria, meters));
   const page = kept.slice(window.offset, window.offset + window.limit);
   try {
     const items = await Promise.all(
