@@ -1,4 +1,5 @@
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import DurationSequencer from './test/support/sequencer.ts';
 
 /**
  * Two tiers (docs/testing.md).
@@ -22,6 +23,8 @@ export const longSuites = {
   browser: { needs: 'dynamodb', files: ['test/e2e/cors.test.ts', 'test/e2e/api-reference.test.ts'] },
   /** `npm start` as a process, stopped with Ctrl-C, as a newcomer runs it. */
   process: { needs: 'none', files: ['test/e2e/npm-start.test.ts'] },
+  /** One tenant's receiver that never answers, another tenant's deliveries: in real time. */
+  fairness: { needs: 'dynamodb', files: ['test/integration/webhook-fairness.test.ts'] },
   /** The delivery queue's scenarios against Amazon SQS's API (moto), in real time. */
   sqs: { needs: 'none', files: ['test/integration/queue-sqs.test.ts'] },
   /** Issue 25's scale checks: 500 concurrent signups on one product, transaction conflicts emulated. */
@@ -93,6 +96,9 @@ export default defineConfig({
     // Two workers on the 2-core machines we run on (vitest's default leaves one core to itself): most
     // files wait on DynamoDB Local's JVM or an HTTP round trip, and a second file fills that time.
     maxWorkers: 2,
+    // Longest files first, integration before infra (which waits for the shared synth): the run's
+    // tail and idle workers (test/support/sequencer.ts).
+    sequence: { sequencer: DurationSequencer },
     // Every request writes one JSON line (shared/observability/telemetry.ts), and so does every step
     // of the webhook pipeline (the e2e suites' demo endpoints retry all along); tests that read the
     // lines spy on the console, and the run's output stays readable without them. Warnings and errors

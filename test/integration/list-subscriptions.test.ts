@@ -218,39 +218,43 @@ describe('GET /v1/subscriptions/', () => {
     const [a, b] = tenant.organizations;
     const [c1, c2, c3] = tenant.customers as [string, string, string];
     const [p1, p2, p3] = tenant.products as [string, string, string];
-    const filterSets: Filters[] = [
-      {},
-      { organization_id: [a] },
-      { organization_id: [b] },
-      { organization_id: [a, b] },
-      { customer_id: [c1] },
-      { customer_id: [c1, c3] },
-      { product_id: [p1] },
-      { product_id: [p2, p3] },
-      { customer_id: [c2], product_id: [p1, p2] },
-      { customer_id: [c1, c2], product_id: [p1] },
-      { active: true },
-      { active: false },
-      { customer_id: [c1], active: true },
-      { product_id: [p3], active: false },
-      { organization_id: [b], customer_id: [c1] },
+    // Each filter reads one family of lists (the organization's, a customer's, a product's, a
+    // customer's of a product, a status segment of any of them); each sorting one field's entries and
+    // one merge order. Every sorting meets every family, through the family's filters in turn (80
+    // lists; the whole product of the 15 filters and 16 sortings, 240 lists, found nothing more and
+    // was the fast tier's longest file but one). The fuzz suite draws the rest at random.
+    const families: Filters[][] = [
+      [{}, { organization_id: [a] }, { organization_id: [b] }, { organization_id: [a, b] }],
+      [{ customer_id: [c1] }, { customer_id: [c1, c3] }, { organization_id: [b], customer_id: [c1] }],
+      [{ product_id: [p1] }, { product_id: [p2, p3] }],
+      [
+        { customer_id: [c2], product_id: [p1, p2] },
+        { customer_id: [c1, c2], product_id: [p1] },
+      ],
+      [
+        { active: true },
+        { active: false },
+        { customer_id: [c1], active: true },
+        { product_id: [p3], active: false },
+      ],
     ];
-    for (const filters of filterSets) {
-      for (const sorting of SORTINGS) {
-        const expected = modelList(filters, sorting).map((s) => s.id);
-        const limit = 3;
-        const seen: string[] = [];
-        for (let page = 1; page <= Math.ceil(expected.length / limit) + 1; page++) {
-          const reply = await list(queryOf(filters, sorting, page, limit));
-          expect(reply.status).toBe(200);
-          expect(reply.body.pagination).toEqual({
-            total_count: expected.length,
-            max_page: Math.ceil(expected.length / limit),
-          });
-          seen.push(...reply.body.items.map((s: Subscription) => s.id));
-        }
-        expect(seen, `${JSON.stringify(filters)} ${sorting.join(',')}`).toEqual(expected);
+    const cases = families.flatMap((family) =>
+      SORTINGS.map((sorting, n) => ({ filters: family[n % family.length] as Filters, sorting })),
+    );
+    for (const { filters, sorting } of cases) {
+      const expected = modelList(filters, sorting).map((s) => s.id);
+      const limit = 3;
+      const seen: string[] = [];
+      for (let page = 1; page <= Math.ceil(expected.length / limit) + 1; page++) {
+        const reply = await list(queryOf(filters, sorting, page, limit));
+        expect(reply.status).toBe(200);
+        expect(reply.body.pagination).toEqual({
+          total_count: expected.length,
+          max_page: Math.ceil(expected.length / limit),
+        });
+        seen.push(...reply.body.items.map((s: Subscription) => s.id));
       }
+      expect(seen, `${JSON.stringify(filters)} ${sorting.join(',')}`).toEqual(expected);
     }
   });
 
