@@ -34,8 +34,8 @@ import {
 } from '../data/customer-meters.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { LIST_READ_UNITS, ListReadTooCostly, ReadBudget } from '../data/listing.ts';
-import { getMeter as readMeter, access as metersAccess } from '../data/meters.ts';
 import type { MeterRecord } from '../data/meters.ts';
+import { access as metersAccess, getMeter as readMeter } from '../data/meters.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
 import { readCustomers, access as usageEventsAccess } from '../data/usage-events.ts';
 import { PolarRequestValidationError, ResourceNotFound } from '../domain/errors.ts';
@@ -173,11 +173,20 @@ export interface Bucket {
   end: number;
 }
 
-export function bucketsOf(start: number, end: number, interval: TimeInterval, zone: Intl.DateTimeFormat): Bucket[] {
+export function bucketsOf(
+  start: number,
+  end: number,
+  interval: TimeInterval,
+  zone: Intl.DateTimeFormat,
+): Bucket[] {
   const buckets: Bucket[] = [];
   for (let t = start; t <= end; t = addInterval(t, interval, zone)) {
     const from = truncate(t, interval, zone);
-    buckets.push({ timestamp: t, start: from, end: interval === 'hour' ? from + HOUR_MS : addInterval(from, interval, zone) });
+    buckets.push({
+      timestamp: t,
+      start: from,
+      end: interval === 'hour' ? from + HOUR_MS : addInterval(from, interval, zone),
+    });
   }
   return buckets;
 }
@@ -214,7 +223,11 @@ export function windowOf(query: GetMeterQuantitiesQuery): { buckets: Bucket[]; z
   const start = Date.parse(query.start_timestamp);
   const end = Date.parse(query.end_timestamp);
   if (start < Date.parse(MIN_START)) {
-    throw issue('start_timestamp', `The window starts at ${MIN_START} at the earliest.`, query.start_timestamp);
+    throw issue(
+      'start_timestamp',
+      `The window starts at ${MIN_START} at the earliest.`,
+      query.start_timestamp,
+    );
   }
   if (end < start) {
     throw issue('end_timestamp', 'The end of the window is before its start.', query.end_timestamp);
@@ -244,7 +257,12 @@ async function customerMetersOf(
   const customerIds = [...new Set((query.customer_id ?? []).map(normalizeId))];
   const externalIds = [...new Set(query.external_customer_id ?? [])];
   if (customerIds.length + externalIds.length === 0) {
-    const list = await listCustomerMeterEntries(deps.table, meter.organization_id, MAX_CUSTOMER_METERS, budget);
+    const list = await listCustomerMeterEntries(
+      deps.table,
+      meter.organization_id,
+      MAX_CUSTOMER_METERS,
+      budget,
+    );
     if (list.more) {
       throw issue(
         'customer_id',
@@ -252,12 +270,21 @@ async function customerMetersOf(
         null,
       );
     }
-    return { ids: list.items.filter((r: CustomerMeterRecord) => r.meter_id === meter.id).map((r) => r.id), units: 0 };
+    return {
+      ids: list.items.filter((r: CustomerMeterRecord) => r.meter_id === meter.id).map((r) => r.id),
+      units: 0,
+    };
   }
   if (customerIds.length + externalIds.length > MAX_NAMED_CUSTOMERS) {
     const [name, input] =
-      customerIds.length > 0 ? ['customer_id', query.customer_id] : ['external_customer_id', query.external_customer_id];
-    throw issue(name as string, `At most ${MAX_NAMED_CUSTOMERS} customers can be named in one request.`, input);
+      customerIds.length > 0
+        ? ['customer_id', query.customer_id]
+        : ['external_customer_id', query.external_customer_id];
+    throw issue(
+      name as string,
+      `At most ${MAX_NAMED_CUSTOMERS} customers can be named in one request.`,
+      input,
+    );
   }
   const customers = new Set<string>();
   if (customerIds.length > 0) {
@@ -401,7 +428,11 @@ export async function getMeterQuantities(
   query: GetMeterQuantitiesQuery,
 ): Promise<MeterQuantities> {
   if (Object.keys(query.metadata ?? {}).length > 0) {
-    throw issue('metadata', 'Filtering quantities by event metadata is not supported by this API.', query.metadata);
+    throw issue(
+      'metadata',
+      'Filtering quantities by event metadata is not supported by this API.',
+      query.metadata,
+    );
   }
   const { buckets } = windowOf(query);
   const meter = await readMeter(deps.table, normalizeId(id));
