@@ -323,6 +323,35 @@ describe('the quantities equal a plain fold of the distinct events per bucket', 
   });
 });
 
+describe('round trips', () => {
+  it('a customer by id: four (the token, the meter, the customer, one usage Query); without a filter: four (the list for the customer); unique: one Query more (its values)', async () => {
+    const window = 'start_timestamp=2025-06-01T00:00:00Z&end_timestamp=2025-06-07T00:00:00Z&interval=day';
+    const customer = world.demo.customer_id;
+    const at = '2025-06-02T10:00:00.000Z';
+    const counted = await seedMeterUsage(world, world.demo.organization_id, { func: 'count' }, [
+      { customer_id: customer, ingested_at: at },
+    ]);
+    const unique = await seedMeterUsage(
+      world,
+      world.demo.organization_id,
+      { func: 'unique', property: 'units' },
+      [{ customer_id: customer, ingested_at: at, metadata: { units: 1 } }],
+    );
+    const cases: [string, string, number][] = [
+      [counted, `&customer_id=${customer}`, 4],
+      [counted, '', 4],
+      [unique, `&customer_id=${customer}`, 5],
+    ];
+    for (const [id, filter, trips] of cases) {
+      world.resetCount();
+      const reply = await quantities(id, `${window}${filter}`);
+      expect(reply.status).toBe(200);
+      expect((reply.body as Answer).total).toBe(1);
+      expect(world.roundTripsOf('get-meter-quantities'), filter).toBe(trips);
+    }
+  });
+});
+
 describe('tenant safety', () => {
   it('another organization’s meter, an unknown id: the same 404; its own organization reads it; a malformed id: 422', async () => {
     const window = 'start_timestamp=2025-06-01T00:00:00Z&end_timestamp=2025-06-02T00:00:00Z&interval=day';
