@@ -83,8 +83,7 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(timeZone: string): Intl.DateTimeFormat | undefined {
   const known = formatters.get(timeZone);
   if (known) return known;
-  // An IANA name (Area/Location, or a bare name such as UTC); offsets such as "+05:00" are not names.
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(timeZone)) return undefined;
+  // Intl takes IANA names (and their aliases) only: an offset such as "+05:00" is refused.
   try {
     const made = new Intl.DateTimeFormat('en-US', {
       timeZone,

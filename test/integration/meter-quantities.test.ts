@@ -188,6 +188,16 @@ describe('the quantities equal a plain fold of the distinct events per bucket', 
         metadata: units === undefined ? {} : { units },
       });
     }
+    // A customer whose events in its bucket carry no number: one of no numeric meter's customers
+    // there (the hosted service keeps only events of the right type), one of unique's.
+    const bare = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: `q-bare-${randomUUID().slice(0, 8)}@x.example`,
+    });
+    events.push(
+      { customer_id: bare.id, ingested_at: iso(DAY0 + 30 * HOUR), metadata: {} },
+      { customer_id: bare.id, ingested_at: iso(DAY0 + 31 * HOUR), metadata: { units: 'none' } },
+    );
     // Outside every window asked below: never counted.
     events.push({
       customer_id: customers[0]?.id as string,
