@@ -197,6 +197,8 @@ describe('the quantities equal a plain fold of the distinct events per bucket', 
     events.push(
       { customer_id: bare.id, ingested_at: iso(DAY0 + 30 * HOUR), metadata: {} },
       { customer_id: bare.id, ingested_at: iso(DAY0 + 31 * HOUR), metadata: { units: 'none' } },
+      // Alone in its day without the property: still one of unique's customers (0 distinct values).
+      { customer_id: bare.id, ingested_at: iso(DAY0 + 55 * HOUR), metadata: {} },
     );
     // Outside every window asked below: never counted.
     events.push({
