@@ -439,6 +439,52 @@ export async function organizationMetersWithin(
   return { meters: items.slice(0, max).map(meterRecord), more: items.length > max };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Reads of Get Meter Quantities (shared/services/meter-quantities.ts)
+// ---------------------------------------------------------------------------------------------
+
+/** What a customer meter stored of a window: its hour aggregates, and for `unique` its values by hour. */
+export interface WindowUsage {
+  hours: HourAggregate[];
+  values: { hour: string; value: string }[];
+}
+
+/**
+ * A customer meter's hour aggregates from hour `from` to hour `to` (inclusive, `yyyy-mm-ddThh`),
+ * and with `values` its distinct-value items of those hours, strongly consistent, within the
+ * request's read budget (`ListReadTooCostly` when they do not fit): one Query of its `HOUR#` range,
+ * and one of its `VALUE#` range beside it.
+ */
+export async function readUsageBetween(
+  table: Table,
+  customerMeterId: string,
+  from: string,
+  to: string,
+  values: boolean,
+  budget: ReadBudget,
+): Promise<WindowUsage> {
+  const pk = `${partitions.customerMeter}${customerMeterId}`;
+  const range = (lo: string, hi: string) =>
+    queryWithinBudget(
+      table,
+      budget,
+      {
+        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
+        ExpressionAttributeValues: { ':pk': pk, ':lo': lo, ':hi': hi },
+        ConsistentRead: true,
+      },
+      { limit: USAGE_QUERY_LIMIT, maxBytes: USAGE_ITEM_MAX_BYTES },
+    );
+  const [hours, valueItems] = await Promise.all([
+    range(`${HOUR_PREFIX}${from}`, `${HOUR_PREFIX}${to}`),
+    values ? range(`${VALUE_PREFIX}${from}#`, `${VALUE_PREFIX}${to}$`) : Promise.resolve([]),
+  ]);
+  return {
+    hours: hours.map(hourAggregateOf),
+    values: valueItems.map((item) => ({ hour: String(item.hour), value: String(item.value) })),
+  };
+}
+
 /** IAM (shared/data/grants.ts). */
 export const access = {
   /** The organization's meters, from its meter list's entries. */
@@ -463,4 +509,6 @@ export const access = {
   ],
   /** A customer meter's hour aggregates and distinct values. */
   readUsage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
+  /** Get Meter Quantities: a customer meter's hour aggregates and distinct values of a window. */
+  readUsageBetween: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
 } as const satisfies DataAccess;

@@ -650,6 +650,38 @@ export interface paths {
         patch: operations["updateMeter"];
         trace?: never;
     };
+    "/v1/meters/{id}/quantities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a meter's quantities over a time window
+         * @description The meter's quantity in each interval (`hour`, `day`, `week`, `month`, `year`, in
+         *     `timezone`) of the window from `start_timestamp` to `end_timestamp`, and its `total`,
+         *     folded from the hour aggregates the meter aggregator keeps per customer and hour of
+         *     *arrival* (an event counts in the bucket that the UTC hour it arrived in starts in, not
+         *     by its own `timestamp`). One bucket per timestamp of the series `start_timestamp`,
+         *     `start_timestamp` + 1 interval, … up to `end_timestamp`, each covering the whole interval
+         *     that timestamp falls in. Without `customer_aggregation_function` a bucket is the meter's
+         *     aggregation over every event in it; with it, the meter's aggregation per customer, then
+         *     that function over the customers with events in the bucket. `customer_id` and
+         *     `external_customer_id` keep those customers only (at most 50 named; another
+         *     organization's customer or an unknown id contributes nothing). An archived meter answers
+         *     as a live one, as the hosted service. Another organization's meter or an unknown id is
+         *     the same 404. Requires `meters:read` or `meters:write`.
+         */
+        get: operations["getMeterQuantities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/{id}": {
         parameters: {
             query?: never;
@@ -2541,6 +2573,24 @@ export interface components {
         };
         /** @enum {string} */
         FilterOperator: "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "like" | "not_like";
+        MeterQuantity: {
+            /**
+             * Format: date-time
+             * @description The timestamp of the series this bucket is the interval of.
+             */
+            timestamp: string;
+            /** @description The quantity of the bucket (0 without events). */
+            quantity: number;
+        };
+        MeterQuantities: {
+            quantities: components["schemas"]["MeterQuantity"][];
+            /** @description The total quantity for the window. */
+            total: number;
+        };
+        /** @enum {string} */
+        TimeInterval: "year" | "month" | "week" | "day" | "hour";
+        /** @enum {string} */
+        AggregationFunction: "count" | "sum" | "max" | "min" | "avg" | "unique";
         CountAggregation: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -4982,6 +5032,85 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getMeterQuantities: {
+        parameters: {
+            query: {
+                /** @description Start of the window (not before 2023-01-01T00:00:00Z, as the hosted service). */
+                start_timestamp: string;
+                /** @description End of the window; not before `start_timestamp`. */
+                end_timestamp: string;
+                /**
+                 * @description The length of a bucket. A window may span at most 7 days by `hour`, 366 by `day`,
+                 *     371 by `week`, 1460 by `month` and 3650 by `year` (the hosted service's bounds).
+                 */
+                interval: components["schemas"]["TimeInterval"];
+                /**
+                 * @description The IANA time zone that buckets are cut in (a day starts at midnight there, a week on
+                 *     Monday). Default `UTC`.
+                 */
+                timezone?: string;
+                /** @description Only these customers' events; repeat for several. */
+                customer_id?: components["schemas"]["Uuid4"][];
+                /** @description Only the events of the customers with these external ids; repeat for several. */
+                external_customer_id?: string[];
+                /**
+                 * @description If set, the quantities are computed per customer first, then combined with this
+                 *     function (`count` counts the customers with events in the bucket; `unique` counts
+                 *     their distinct quantities).
+                 */
+                customer_aggregation_function?: components["schemas"]["AggregationFunction"];
+                /**
+                 * @description Not supported (the hour aggregates do not keep events' metadata): any value is a 422
+                 *     `PolarRequestValidationError`.
+                 */
+                metadata?: {
+                    [key: string]: string[];
+                };
+            };
+            header?: never;
+            path: {
+                /** @description Id of the meter. */
+                id: components["schemas"]["Uuid4"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The quantity of each bucket, oldest first, and the window's total. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeterQuantities"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /**
+             * @description A parameter does not match its schema (`RequestValidationError`: an unknown
+             *     `interval` or `customer_aggregation_function` among them), or
+             *     (`PolarRequestValidationError`): `end_timestamp` before `start_timestamp`, a start
+             *     before 2023, a window too long for its interval (at `interval`), a time zone that is
+             *     not an IANA name (at `timezone`), more than 50 customers named, the `metadata`
+             *     filter, more than 1000 customer meters in the organization without a customer filter
+             *     (at `customer_id`), or a window whose usage would read more than 500 read units (at
+             *     `start_timestamp`: shorten the window or name customers).
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestValidationError"] | components["schemas"]["PolarRequestValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getSubscription: {
         parameters: {
             query?: never;
@@ -6507,6 +6636,10 @@ export type Filter = components['schemas']['Filter'];
 export type FilterConjunction = components['schemas']['FilterConjunction'];
 export type FilterClause = components['schemas']['FilterClause'];
 export type FilterOperator = components['schemas']['FilterOperator'];
+export type MeterQuantity = components['schemas']['MeterQuantity'];
+export type MeterQuantities = components['schemas']['MeterQuantities'];
+export type TimeInterval = components['schemas']['TimeInterval'];
+export type AggregationFunction = components['schemas']['AggregationFunction'];
 export type CountAggregation = components['schemas']['CountAggregation'];
 export type PropertyAggregation = components['schemas']['PropertyAggregation'];
 export type UniqueAggregation = components['schemas']['UniqueAggregation'];
@@ -6628,6 +6761,8 @@ export type ListMetersQuery = NonNullable<operations['listMeters']['parameters']
 export type GetMeterPath = operations['getMeter']['parameters']['path'];
 export type UpdateMeterBody = components['schemas']['MeterUpdate'];
 export type UpdateMeterPath = operations['updateMeter']['parameters']['path'];
+export type GetMeterQuantitiesQuery = NonNullable<operations['getMeterQuantities']['parameters']['query']>;
+export type GetMeterQuantitiesPath = operations['getMeterQuantities']['parameters']['path'];
 export type GetSubscriptionPath = operations['getSubscription']['parameters']['path'];
 export type UpdateSubscriptionBody = components['schemas']['SubscriptionUpdate'];
 export type UpdateSubscriptionPath = operations['updateSubscription']['parameters']['path'];

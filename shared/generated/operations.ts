@@ -1609,6 +1609,82 @@ export const operations = [
     ]
   },
   {
+    "name": "get-meter-quantities",
+    "operationId": "getMeterQuantities",
+    "method": "GET",
+    "path": "/v1/meters/{id}/quantities",
+    "entry": "functions/get-meter-quantities/handler.ts",
+    "credential": "personal_access_token",
+    "scopes": [
+      "meters:read",
+      "meters:write"
+    ],
+    "access": [
+      {
+        "actions": [
+          "dynamodb:GetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "meter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "token",
+          "oauthClientLive",
+          "user"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeterList"
+        ],
+        "indexes": [
+          "GSI1"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "organization"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customer"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:UpdateItem"
+        ],
+        "leadingKeys": [
+          "quota"
+        ]
+      }
+    ]
+  },
+  {
     "name": "get-subscription",
     "operationId": "getSubscription",
     "method": "GET",
@@ -3577,6 +3653,11 @@ export const operationRoutes = [
     "operationId": "updateMeter",
     "method": "PATCH",
     "path": "/v1/meters/{id}"
+  },
+  {
+    "operationId": "getMeterQuantities",
+    "method": "GET",
+    "path": "/v1/meters/{id}/quantities"
   },
   {
     "operationId": "getSubscription",

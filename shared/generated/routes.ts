@@ -64,6 +64,8 @@ export const functionOfRouteKey: Readonly<Record<string, string>> = {
   "GET /v1/meters/{id}/{proxy+}": "get-meter",
   "PATCH /v1/meters/{id}": "update-meter",
   "PATCH /v1/meters/{id}/{proxy+}": "update-meter",
+  "GET /v1/meters/{id}/quantities": "get-meter-quantities",
+  "GET /v1/meters/{id}/quantities/{proxy+}": "get-meter-quantities",
   "GET /v1/subscriptions/{id}": "get-subscription",
   "GET /v1/subscriptions/{id}/{proxy+}": "get-subscription",
   "PATCH /v1/subscriptions/{id}": "update-subscription",

@@ -34,6 +34,7 @@ export const createMeterSecurity = {"credential":"personal_access_token","scopes
 export const listMetersSecurity = {"credential":"personal_access_token","scopes":["meters:read","meters:write"]} as const;
 export const getMeterSecurity = {"credential":"personal_access_token","scopes":["meters:read","meters:write"]} as const;
 export const updateMeterSecurity = {"credential":"personal_access_token","scopes":["meters:write"]} as const;
+export const getMeterQuantitiesSecurity = {"credential":"personal_access_token","scopes":["meters:read","meters:write"]} as const;
 export const getSubscriptionSecurity = {"credential":"personal_access_token","scopes":["subscriptions:read","subscriptions:write"]} as const;
 export const updateSubscriptionSecurity = {"credential":"personal_access_token","scopes":["subscriptions:write"]} as const;
 export const revokeSubscriptionSecurity = {"credential":"personal_access_token","scopes":["subscriptions:write"]} as const;

@@ -1069,6 +1069,53 @@ describe('Customer meters: customerMeters.list, customerMeters.get', () => {
   });
 });
 
+describe('Meter quantities: meters.quantities', () => {
+  it('every answer passes the client schemas (MeterQuantities, its timestamps as dates)', async () => {
+    const run = `sdk-v0-q-${Date.now()}`;
+    const meter = await polar.meters.create({
+      name: `SDK v0 ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'count' },
+    });
+    const ingested = await polar.events.ingest({
+      events: [0, 1].map((i) => ({
+        name: run,
+        customerId: stack.demo.customer_id,
+        externalId: `${run}-${i}`,
+      })),
+    });
+    expect(ingested).toEqual({ inserted: 2, duplicates: 0 });
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const window = {
+      id: meter.id,
+      startTimestamp: new Date(hour - 3_600_000),
+      endTimestamp: new Date(hour + 3_600_000),
+    };
+    let total = 0;
+    await waitFor(
+      async () => {
+        total = (await polar.meters.quantities({ ...window, interval: 'hour' })).total;
+        return total === 2;
+      },
+      15_000,
+      'the quantities to count the two events',
+    );
+    const byDay = await polar.meters.quantities({
+      ...window,
+      interval: 'day',
+      customerId: stack.demo.customer_id,
+      customerAggregationFunction: 'sum',
+    });
+    expect(byDay.total).toBe(2);
+    expect(byDay.quantities[0]?.timestamp).toBeInstanceOf(Date);
+    expect(
+      await failure(() =>
+        polar.meters.quantities({ ...window, id: '6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b', interval: 'day' }),
+      ),
+    ).toBeInstanceOf(ResourceNotFound);
+  });
+});
+
 describe('Customer portal meters: customerPortal.customerMeters.list, customerPortal.customerMeters.get', () => {
   it('every answer passes the client schemas (CustomerCustomerMeter, with its meter summary)', async () => {
     const run = `sdk-v0-pm-${Date.now()}`;

@@ -1161,6 +1161,74 @@ describe('Customer meters (GET /v1/customer-meters/, /v1/customer-meters/{id})',
   });
 });
 
+describe('Meter quantities (GET /v1/meters/{id}/quantities)', () => {
+  it('meters.quantities: events ingested through the SDK, by hour and by day, per customer; every answer documented', async () => {
+    const run = `sdk-v1-q-${Date.now()}`;
+    const meter = await polar.meters.create({
+      name: `SDK v1 ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'sum', property: 'tokens' },
+    });
+    const events = [5, 0.5, 12].map((tokens, i) => ({
+      name: run,
+      customer_id: stack.demo.customer_id,
+      external_id: `${run}-${i}`,
+      metadata: { tokens },
+    }));
+    expect(await polar.events.ingest({ events })).toEqual({ inserted: 3, duplicates: 0 });
+    // The window around now: the events count in the hour they arrive in.
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const window = {
+      start_timestamp: new Date(hour - 3_600_000).toISOString(),
+      end_timestamp: new Date(hour + 3_600_000).toISOString(),
+    };
+    let answer: Awaited<ReturnType<typeof polar.meters.quantities>> | undefined;
+    await waitFor(
+      async () => {
+        answer = await polar.meters.quantities(meter.id, { ...window, interval: 'hour' });
+        return answer.total === 17.5;
+      },
+      15_000,
+      'the quantities to count the three events',
+    );
+    expectDocumented('getMeterQuantities', lastExchange().reply);
+    // The SDK sends its default time zone.
+    expect(lastExchange().url.searchParams.get('timezone')).toBe('UTC');
+    const sum = (answer?.quantities ?? []).reduce((total, q) => total + q.quantity, 0);
+    expect(answer?.quantities).toHaveLength(3);
+    expect(sum).toBe(17.5);
+    const byDay = await polar.meters.quantities(meter.id, {
+      ...window,
+      interval: 'day',
+      timezone: 'Europe/Paris',
+      external_customer_id: stack.demo.customer_external_id,
+      customer_aggregation_function: 'max',
+    });
+    expectDocumented('getMeterQuantities', lastExchange().reply);
+    expect(byDay.total).toBe(17.5);
+    const none = await polar.meters.quantities(meter.id, {
+      ...window,
+      interval: 'day',
+      customer_id: [stack.demo.other_organization.customer_id],
+    });
+    expect(none.total).toBe(0);
+    expect(
+      await failure(() =>
+        polar.meters.quantities('6f1a3c2e-8b4d-4e5f-9a6b-7c8d9e0f1a2b', { ...window, interval: 'day' }),
+      ),
+    ).toBeInstanceOf(errors.ResourceNotFound);
+    const refused = await failure(() =>
+      polar.meters.quantities(meter.id, {
+        start_timestamp: window.end_timestamp,
+        end_timestamp: window.start_timestamp,
+        interval: 'day',
+      }),
+    );
+    expect(refused).toBeInstanceOf(errors.HTTPValidationError);
+    expect(lastExchange().reply.body).toMatchObject({ detail: [{ loc: ['query', 'end_timestamp'] }] });
+  });
+});
+
 describe('Customer portal meters (GET /v1/customer-portal/meters/, /v1/customer-portal/meters/{id})', () => {
   it('customerPortal.customerMeters.list, iterList and get: the session customer’s meters only, every answer documented', async () => {
     const run = `sdk-v1-pm-${Date.now()}`;

@@ -314,6 +314,16 @@ const cases: Record<string, Case> = {
     settle: async () => void (await meterOfDemo()),
     success: 200,
   },
+  'get-meter-quantities': {
+    send: async (token) =>
+      world.call(
+        'GET',
+        `/v1/meters/${await meterOfDemo()}/quantities?start_timestamp=2025-06-01T00:00:00Z&end_timestamp=2025-06-02T00:00:00Z&interval=day&customer_id=${world.demo.customer_id}`,
+        { token },
+      ),
+    settle: async () => void (await meterOfDemo()),
+    success: 200,
+  },
   'list-customer-meters': {
     send: (token) =>
       world.call('GET', `/v1/customer-meters/?customer_id=${world.demo.customer_id}`, { token }),
