@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { UNKNOWN_ID } from '#test/bench/fixture.ts';
-import { step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
 
 export default defineCard({
@@ -14,8 +14,10 @@ export default defineCard({
   iam: async (world) => {
     const get = (id: string) =>
       world.call('GET', `/v1/subscriptions/${id}`, { token: world.demo.personal_access_token });
+    const metered = await freshMeteredSubscription(world);
     return [
       step('a subscription', await get(world.demo.subscription_id), 200),
+      step('a subscription with a metered price and usage', await get(metered.id), 200),
       step('an unknown subscription', await get(randomUUID()), 404),
     ];
   },
