@@ -25,8 +25,8 @@ import { derivedId } from '../domain/ids.ts';
 import { meteredAmount } from '../domain/metered-amount.ts';
 import { totalsOf } from './customer-meters.ts';
 import { presentMeter } from './meters.ts';
-import type { SubscriptionMeter } from './presenters.ts';
 import { queryIssue } from './paging.ts';
+import type { SubscriptionMeter } from './presenters.ts';
 
 const HOUR_MS = 3_600_000;
 const hourBefore = (hour: string): string =>
