@@ -199,7 +199,12 @@ export function presentCustomerSubscription(
 ): CustomerSubscription {
   const { metadata: _metadata, attached_custom_fields: _fields, ...shownProduct } = presentProduct(product);
   return {
-    ...subscriptionFields(subscription, product, meters),
+    ...subscriptionFields(subscription, product, []),
+    // The portal shows a meter's id, name and timestamps only (the hosted CustomerSubscriptionMeterMeter).
+    meters: meters.map(({ meter, ...usage }) => ({
+      ...usage,
+      meter: { created_at: meter.created_at, modified_at: meter.modified_at, id: meter.id, name: meter.name },
+    })),
     units: null,
     product: { ...shownProduct, benefits: [], organization: presentCustomerOrganization(organization) },
   } as CustomerSubscription;

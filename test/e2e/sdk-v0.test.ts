@@ -1230,8 +1230,13 @@ describe('Subscription meters: subscriptions.get / list, customerPortal.subscrip
     expect(pages.result.items.map((s) => s.meters)).toEqual([read?.meters]);
     const security = { customerSession: stack.demo.customer_session_token };
     const portal = await polar.customerPortal.subscriptions.get(security, { id: created.id });
-    expect(portal.meters).toEqual(read?.meters);
+    // The portal's schema: the meter's id, name and timestamps only.
+    const portalView = (read?.meters ?? []).map(({ meter, ...usage }) => ({
+      ...usage,
+      meter: { createdAt: meter.createdAt, modifiedAt: meter.modifiedAt, id: meter.id, name: meter.name },
+    }));
+    expect(portal.meters).toEqual(portalView);
     const portalPages = await polar.customerPortal.subscriptions.list(security, { productId: product.id });
-    expect(portalPages.result.items.map((s) => s.meters)).toEqual([read?.meters]);
+    expect(portalPages.result.items.map((s) => s.meters)).toEqual([portalView]);
   });
 });

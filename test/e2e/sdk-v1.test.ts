@@ -1426,9 +1426,14 @@ describe('Subscription meters (subscriptions.get / list, customerPortal.subscrip
     const session = asSession(stack.demo.customer_session_token);
     const portal = await polar.customerPortal.subscriptions.get(created.id, session);
     expectDocumented('getCustomerSubscription', lastExchange().reply);
-    expect(portal.meters).toEqual(read?.meters);
+    // The portal shows the meter's id, name and timestamps only.
+    const portalView = (read?.meters ?? []).map(({ meter, ...usage }) => ({
+      ...usage,
+      meter: { created_at: meter.created_at, modified_at: meter.modified_at, id: meter.id, name: meter.name },
+    }));
+    expect(portal.meters).toEqual(portalView);
     const portalPage = await polar.customerPortal.subscriptions.list({ product_id: product.id }, session);
     expectDocumented('listCustomerSubscriptions', lastExchange().reply);
-    expect(portalPage.items.map((s) => s.meters)).toEqual([read?.meters]);
+    expect(portalPage.items.map((s) => s.meters)).toEqual([portalView]);
   });
 });
