@@ -256,12 +256,21 @@ describe('Subscription.meters', () => {
   it('an ended subscription counts up to the hour it ended in; later events are not its', async () => {
     const { customer, name, calls, subscription } = await setting();
     const now = Date.now();
-    await setPeriod(subscription.id, now - 5 * HOUR, now + 20 * 24 * HOUR);
-    await arrive(customer.id, name, [{ at: now - 2 * HOUR }]);
+    await setPeriod(subscription.id, now - 10 * HOUR, now + 20 * 24 * HOUR);
+    await arrive(customer.id, name, [{ at: now - 8 * HOUR }]);
     const revoked = await world.call('DELETE', `/v1/subscriptions/${subscription.id}`, { token: pat() });
     expect(revoked.status).toBe(200);
     expect(revoked.body.meters).toEqual([]);
-    await arrive(customer.id, name, [{ at: now + 2 * HOUR }, { at: now + 3 * HOUR }]);
+    // Ended six hours ago (operator access): the events since, up to now, are not its.
+    await world.table.doc.send(
+      new UpdateCommand({
+        TableName: world.table.name,
+        Key: keys.subscription(subscription.id),
+        UpdateExpression: 'SET ended_at = :e',
+        ExpressionAttributeValues: { ':e': new Date(now - 6 * HOUR).toISOString() },
+      }),
+    );
+    await arrive(customer.id, name, [{ at: now - 4 * HOUR }, { at: now - HOUR }]);
     const shown = byMeter((await getSubscription(subscription.id)).body.meters as Shown[]);
     expect(shown.get(calls.id)?.consumed_units).toBe(1);
   });
