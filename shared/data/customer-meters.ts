@@ -485,6 +485,81 @@ export async function readUsageBetween(
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Reads of a subscription's meters (shared/services/subscription-meters.ts)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Meters by id (`METER#<id>`, strongly consistent, at most 100 per BatchGetItem), each batch within
+ * `budget` as reads by key are priced (each item of at most `ENTRY_BYTES.meterList.max`, a meter at
+ * every input limit, rounded up on its own), by id.
+ */
+export async function readMetersWithin(
+  table: Table,
+  ids: readonly string[],
+  budget: ReadBudget,
+): Promise<Map<string, MeterRecord>> {
+  const wanted = [...new Set(ids)].map((id) => keys.meter(id));
+  const meters = new Map<string, MeterRecord>();
+  let next = 0;
+  while (next < wanted.length) {
+    const from = next;
+    const items = await budget.query(
+      Math.min(100, wanted.length - from),
+      ENTRY_BYTES.meterList.max,
+      async (limit) => {
+        const batch = wanted.slice(from, from + limit);
+        next = from + batch.length;
+        return [...(await readMany(table, batch)).values()];
+      },
+      'items',
+    );
+    for (const item of items) {
+      const meter = meterRecord(item);
+      meters.set(meter.id, meter);
+    }
+  }
+  return meters;
+}
+
+/**
+ * What a customer meter stored of its usage in the hours `from` to `to` (inclusive, `yyyy-mm-ddThh`):
+ * its hour aggregates, or for a `unique` meter its distinct values of those hours. One strongly
+ * consistent Query of one key range of its partition, within `budget` (`ListReadTooCostly` when
+ * the range does not fit).
+ */
+export async function readPeriodUsage(
+  table: Table,
+  customerMeterId: string,
+  hours: { from: string; to: string },
+  unique: boolean,
+  budget: ReadBudget,
+): Promise<StoredUsage> {
+  const usage: StoredUsage = { hours: [], values: new Set() };
+  const [lo, hi] = unique
+    ? [`${VALUE_PREFIX}${hours.from}#`, `${VALUE_PREFIX}${hours.to}$`]
+    : [`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${hours.to}`];
+  const items = await queryWithinBudget(
+    table,
+    budget,
+    {
+      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
+      ExpressionAttributeValues: {
+        ':pk': `${partitions.customerMeter}${customerMeterId}`,
+        ':lo': lo,
+        ':hi': hi,
+      },
+      ConsistentRead: true,
+    },
+    { limit: USAGE_QUERY_LIMIT, maxBytes: USAGE_ITEM_MAX_BYTES },
+  );
+  for (const item of items) {
+    if (unique) usage.values.add(String(item.value));
+    else usage.hours.push(hourAggregateOf(item));
+  }
+  return usage;
+}
+
 /** IAM (shared/data/grants.ts). */
 export const access = {
   /** The organization's meters, from its meter list's entries. */
@@ -511,4 +586,8 @@ export const access = {
   readUsage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
   /** Get Meter Quantities: a customer meter's hour aggregates and distinct values of a window. */
   readUsageBetween: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
+  /** The meters a subscription's metered prices name, by key (a subscription's meters). */
+  readMetersWithin: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['meter'] }],
+  /** A customer meter's usage in the hours of a subscription's period. */
+  readPeriodUsage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
 } as const satisfies DataAccess;

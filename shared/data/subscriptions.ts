@@ -16,7 +16,7 @@ import {
   listedKeys,
   listedWrites,
   listPage,
-  type ReadBudget,
+  ReadBudget,
   relistedWrites,
   type SegmentFilter,
   type SortCriterion,
@@ -406,6 +406,8 @@ export async function listSubscriptionPage(
   offset: number,
   limit: number,
   statuses: SegmentFilter<SubscriptionSortField>,
+  /** The request's read budget, which what the page goes on to read (its meters' usage) shares. */
+  budget: ReadBudget = new ReadBudget(),
 ): Promise<ListPage<SubscriptionRecord>> {
   const page = await listPage(
     table,
@@ -416,6 +418,7 @@ export async function listSubscriptionPage(
     limit,
     {},
     statuses,
+    budget,
   );
   return {
     total: page.total,

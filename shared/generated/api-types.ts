@@ -1793,7 +1793,7 @@ export interface components {
             customer_cancellation_comment: string | null;
             product: components["schemas"]["CustomerSubscriptionProduct"];
             prices: components["schemas"]["SubscriptionPrice"][];
-            meters: components["schemas"]["SubscriptionMeter"][];
+            meters: components["schemas"]["CustomerSubscriptionMeter"][];
             pending_update: components["schemas"]["PendingSubscriptionUpdate"] | null;
         };
         /** @description The product of a portal subscription, with the organization that sells it. */
@@ -2325,6 +2325,18 @@ export interface components {
             amount: number;
             meter_id: components["schemas"]["Uuid4"];
             meter: components["schemas"]["Meter"];
+        };
+        /** @description Usage of one meter in the current period, as the customer portal shows it (the meter's id, name and timestamps). */
+        CustomerSubscriptionMeter: {
+            /** Format: date-time */
+            created_at: string;
+            modified_at: string | null;
+            id: components["schemas"]["Uuid4"];
+            consumed_units: number;
+            credited_units: number;
+            amount: number;
+            meter_id: components["schemas"]["Uuid4"];
+            meter: components["schemas"]["CustomerCustomerMeterMeter"];
         };
         Meter: {
             metadata: components["schemas"]["MetadataOutputType"];
@@ -6608,6 +6620,7 @@ export type DiscountFixedRepeatDurationBase = components['schemas']['DiscountFix
 export type DiscountPercentageOnceForeverDurationBase = components['schemas']['DiscountPercentageOnceForeverDurationBase'];
 export type DiscountPercentageRepeatDurationBase = components['schemas']['DiscountPercentageRepeatDurationBase'];
 export type SubscriptionMeter = components['schemas']['SubscriptionMeter'];
+export type CustomerSubscriptionMeter = components['schemas']['CustomerSubscriptionMeter'];
 export type Meter = components['schemas']['Meter'];
 export type MeterSortProperty = components['schemas']['MeterSortProperty'];
 export type CustomerMeter = components['schemas']['CustomerMeter'];

@@ -53,9 +53,13 @@ function qualify(
     return fail(productIssue('Product is not a recurring product.', body.product_id));
   }
   if (product.is_archived) return fail(productIssue('Product is archived.', body.product_id));
+  // Free: every live fixed price is 0. Metered prices are allowed beside it (the hosted service
+  // subscribes to such a product and bills the usage later); their usage shows in `meters`, and no
+  // charge is made for it (docs/compatibility.md "Meters and metered prices").
   const live = product.prices.filter((price) => !price.is_archived);
   const free =
-    live.length > 0 && live.every((price) => price.amount_type === 'fixed' && price.price_amount === 0);
+    live.some((price) => price.amount_type === 'fixed') &&
+    live.every((price) => price.amount_type === 'metered_unit' || price.price_amount === 0);
   if (!free) {
     return fail(
       productIssue(

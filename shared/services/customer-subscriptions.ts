@@ -9,8 +9,9 @@ import {
   type PortalContext,
   readPortalContext,
 } from '../data/catalog.ts';
+import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
-import { parseListSorting } from '../data/listing.ts';
+import { ListReadTooCostly, parseListSorting, ReadBudget } from '../data/listing.ts';
 import { access as outboxAccess } from '../data/outbox.ts';
 import type { OrganizationRecord, SubscriptionRecord } from '../data/records.ts';
 import {
@@ -20,7 +21,7 @@ import {
   updateSubscriptionLifecycle,
 } from '../data/subscriptions.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
-import { InvalidToken, ResourceNotFound } from '../domain/errors.ts';
+import { InvalidToken, ResourceNotFound, ServiceUnavailable } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { CustomerPrincipal } from '../domain/principals.ts';
 import { applyCustomerChange, type CustomerChange } from '../domain/subscription-lifecycle.ts';
@@ -30,10 +31,12 @@ import type {
   ListResourceCustomerSubscription,
   UpdateCustomerSubscriptionBody,
 } from '../generated/api-types.ts';
+import { logError } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { DEFAULT_SUBSCRIPTION_SORTING, statusFilter, subscriptionLists } from './list-subscriptions.ts';
 import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentCustomerSubscription, presentSubscription } from './presenters.ts';
+import { pageMetersTooCostly, subscriptionMeters } from './subscription-meters.ts';
 import { refuseUnsupported } from './unsupported-filters.ts';
 import { lifecycleOutbox, retryLostRace } from './update-subscription.ts';
 
@@ -87,6 +90,8 @@ export async function listCustomerSubscriptions(
     query.sorting,
     DEFAULT_SUBSCRIPTION_SORTING,
   ).filter((c): c is { field: SubscriptionSortField; descending: boolean } => c.field !== 'organization');
+  // One read budget for the request: the page's entries and records, then its meters' usage.
+  const budget = new ReadBudget();
   const page = await listSubscriptionPage(
     deps.table,
     scope,
@@ -95,22 +100,36 @@ export async function listCustomerSubscriptions(
     offset,
     limit,
     statusFilter(query.active),
+    budget,
   );
   const context = await readPortalContext(deps.table, principal.customerId, principal.organizationId, {
     productIds: page.items.map((s) => s.product_id),
   });
   const organization = sessionOrganization(principal, context);
+  const read = page.items.map((subscription) => {
+    const product = context.products.get(subscription.product_id);
+    if (!product) throw new Error(`subscription ${subscription.id} refers to a missing product`);
+    return { subscription, product };
+  });
+  let meters: Awaited<ReturnType<typeof subscriptionMeters>>;
+  try {
+    meters = await subscriptionMeters(deps.table, read, deps.now(), budget);
+  } catch (error) {
+    if (error instanceof ListReadTooCostly) throw pageMetersTooCostly(query.limit);
+    throw error;
+  }
   return withinAnswerLimit({
-    items: page.items.map((subscription) => {
-      const product = context.products.get(subscription.product_id);
-      if (!product) throw new Error(`subscription ${subscription.id} refers to a missing product`);
-      return presentCustomerSubscription(subscription, product, organization);
-    }),
+    items: read.map(({ subscription, product }) =>
+      presentCustomerSubscription(subscription, product, organization, meters.get(subscription.id)),
+    ),
     pagination: pagination(page.total, { offset, limit }),
   });
 }
 
-/** One of the customer's subscriptions. Round trips: auth, the customer, organization and subscription, the product: 3. */
+/**
+ * One of the customer's subscriptions. Round trips: auth, the customer, organization and subscription,
+ * the product: 3; with metered prices, + the meters' batch and one usage Query per meter (side by side).
+ */
 export async function getCustomerSubscription(
   deps: Dependencies,
   principal: CustomerPrincipal,
@@ -123,7 +142,19 @@ export async function getCustomerSubscription(
   const subscription = theirs(principal, context.subscription);
   const product = await getProduct(deps.table, subscription.product_id);
   if (!product) throw new Error(`subscription ${subscription.id} refers to a missing product`);
-  return presentCustomerSubscription(subscription, product, organization);
+  try {
+    const meters = await subscriptionMeters(
+      deps.table,
+      [{ subscription, product }],
+      deps.now(),
+      new ReadBudget(),
+    );
+    return presentCustomerSubscription(subscription, product, organization, meters.get(subscription.id));
+  } catch (error) {
+    if (!(error instanceof ListReadTooCostly)) throw error;
+    logError('subscription meters over the read bound', { subscription_id: subscription.id });
+    throw new ServiceUnavailable();
+  }
 }
 
 /** The change a portal PATCH body asks for. */
@@ -174,6 +205,9 @@ export const operationAccess = (): OperationAccess => ({
       ...tokensAccess.findToken,
       ...subscriptionsAccess.listCustomerSubscriptionPage,
       ...catalogAccess.readPortalContextOfProducts,
+      // The page's meters (one batch), then each subscription's usage per meter (Queries side by side).
+      ...customerMetersAccess.readMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
   getCustomerSubscription: {
@@ -181,6 +215,8 @@ export const operationAccess = (): OperationAccess => ({
       // The token and the product it embeds; one batch of the customer, its organization and the subscription.
       oneStatement(tokensAccess.findToken, catalogAccess.getProduct),
       ...catalogAccess.readPortalContextOfSubscription,
+      ...customerMetersAccess.readMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
   cancelCustomerSubscription: {

@@ -1,18 +1,24 @@
 import { access as catalogAccess, getCustomerAndProduct } from '../data/catalog.ts';
+import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
+import { ListReadTooCostly, ReadBudget } from '../data/listing.ts';
 import { getSubscription as readSubscription, access as subscriptionsAccess } from '../data/subscriptions.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
-import { ResourceNotFound } from '../domain/errors.ts';
+import { ResourceNotFound, ServiceUnavailable } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { Subscription } from '../generated/api-types.ts';
+import { logError } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
+import { subscriptionMeters } from './subscription-meters.ts';
 
 /**
  * A subscription of one of the caller's organizations, with the customer and product it embeds as
  * they are now (a deleted customer or product still shows, with its `deleted_at`, as the hosted
- * service shows it). Another organization's subscription is the same 404 as an unknown id.
+ * service shows it). Another organization's subscription is the same 404 as an unknown id. Its
+ * `meters`: the usage of its metered prices in the current period, within 500 read units; past them
+ * a 503, never a partial figure (`shared/services/subscription-meters.ts`).
  */
 export async function getSubscription(
   deps: Dependencies,
@@ -30,7 +36,19 @@ export async function getSubscription(
   );
   // Both are soft-deleted, never removed: a missing one is a broken table, not a client error.
   if (!customer || !product) throw new Error(`subscription ${subscription.id} refers to a missing item`);
-  return presentSubscription(subscription, customer, product);
+  try {
+    const meters = await subscriptionMeters(
+      deps.table,
+      [{ subscription, product }],
+      deps.now(),
+      new ReadBudget(),
+    );
+    return presentSubscription(subscription, customer, product, meters.get(subscription.id));
+  } catch (error) {
+    if (!(error instanceof ListReadTooCostly)) throw error;
+    logError('subscription meters over the read bound', { subscription_id: subscription.id });
+    throw new ServiceUnavailable();
+  }
 }
 
 /**
@@ -44,6 +62,9 @@ export const operationAccess = (): OperationAccess => ({
       oneStatement(tokensAccess.findToken, subscriptionsAccess.getSubscription),
       ...tokensAccess.findAccessToken,
       ...catalogAccess.getCustomerAndProduct,
+      // Its metered prices' meters (one batch), then each one's usage in the period (a Query each).
+      ...customerMetersAccess.readMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
 });

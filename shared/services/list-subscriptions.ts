@@ -1,7 +1,8 @@
 import { access as catalogAccess, getCustomersAndProducts } from '../data/catalog.ts';
+import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import type { OperationAccess } from '../data/grants.ts';
 import type { SegmentFilter } from '../data/listing.ts';
-import { parseListSorting } from '../data/listing.ts';
+import { ListReadTooCostly, parseListSorting, ReadBudget } from '../data/listing.ts';
 import type { SubscriptionRecord } from '../data/records.ts';
 import {
   listSubscriptionPage,
@@ -17,6 +18,7 @@ import type { ListResourceSubscription, ListSubscriptionsQuery } from '../genera
 import type { Dependencies } from '../runtime.ts';
 import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentSubscription } from './presenters.ts';
+import { pageMetersTooCostly, subscriptionMeters } from './subscription-meters.ts';
 import { refuseUnsupported } from './unsupported-filters.ts';
 
 export const DEFAULT_SUBSCRIPTION_SORTING = ['-started_at'];
@@ -82,28 +84,49 @@ export function subscriptionLists(
   return { scope: 'organization', owners: [...organizationIds] };
 }
 
-/** Subscriptions with the customer and product each embeds, read in one batch for the whole page. */
-export async function presentSubscriptions(deps: Dependencies, subscriptions: readonly SubscriptionRecord[]) {
+/**
+ * Subscriptions with the customer and product each embeds, read in one batch for the whole page,
+ * and their meters (one batch of the meters, then the usage Queries side by side) within `budget`,
+ * what the page's own reads left of it: past it, a 422 at `limit`.
+ */
+export async function presentSubscriptions(
+  deps: Dependencies,
+  subscriptions: readonly SubscriptionRecord[],
+  budget: ReadBudget,
+  limit: number | null | undefined,
+) {
   if (subscriptions.length === 0) return [];
   const { customers, products } = await getCustomersAndProducts(
     deps.table,
     subscriptions.map((s) => s.customer_id),
     subscriptions.map((s) => s.product_id),
   );
-  return subscriptions.map((subscription) => {
+  const read = subscriptions.map((subscription) => {
     const customer = customers.get(subscription.customer_id);
     const product = products.get(subscription.product_id);
     // Both are soft-deleted, never removed: a missing one is a broken table, not a client error.
     if (!customer || !product) throw new Error(`subscription ${subscription.id} refers to a missing item`);
-    return presentSubscription(subscription, customer, product);
+    return { subscription, customer, product };
   });
+  let meters: Awaited<ReturnType<typeof subscriptionMeters>>;
+  try {
+    meters = await subscriptionMeters(deps.table, read, deps.now(), budget);
+  } catch (error) {
+    if (error instanceof ListReadTooCostly) throw pageMetersTooCostly(limit);
+    throw error;
+  }
+  return read.map(({ subscription, customer, product }) =>
+    presentSubscription(subscription, customer, product, meters.get(subscription.id)),
+  );
 }
 
 /**
  * A page of the subscriptions of the caller's organizations. Each filter names lists kept per
  * organization, customer, product, or customer and product, and `active` their status segments;
  * round trips: auth, one count Query per list, one entry Query per non-empty segment read, one batch
- * of the customers and products the page embeds (none past the end).
+ * of the page's subscriptions, one of the customers and products they embed (none past the end);
+ * with metered prices, one batch of their meters and one usage Query per subscription and meter,
+ * side by side.
  */
 export async function listSubscriptions(
   deps: Dependencies,
@@ -119,6 +142,8 @@ export async function listSubscriptions(
     distinct(query.customer_id),
     distinct(query.product_id),
   );
+  // One read budget for the request: the page's entries and records, then its meters' usage.
+  const budget = new ReadBudget();
   const page = await listSubscriptionPage(
     deps.table,
     scope,
@@ -127,9 +152,10 @@ export async function listSubscriptions(
     offset,
     limit,
     statusFilter(query.active, query.status),
+    budget,
   );
   return withinAnswerLimit({
-    items: await presentSubscriptions(deps, page.items),
+    items: await presentSubscriptions(deps, page.items, budget, query.limit),
     pagination: pagination(page.total, { offset, limit }),
   });
 }
@@ -146,6 +172,9 @@ export const operationAccess = (): OperationAccess => ({
       ...subscriptionsAccess.listSubscriptionPage,
       // One batch of the customers and products the page embeds.
       ...catalogAccess.getCustomersAndProducts,
+      // The page's meters (one batch), then each subscription's usage per meter (Queries side by side).
+      ...customerMetersAccess.readMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
 });

@@ -23,6 +23,9 @@ import type {
   WebhookEndpoint,
 } from '../generated/api-types.ts';
 
+/** One meter's usage in a subscription's current period. */
+export type SubscriptionMeter = Subscription['meters'][number];
+
 export function presentCustomer(customer: Omit<CustomerRecord, 'wallet_count'>): SubscriptionCustomer {
   return {
     id: customer.id,
@@ -98,8 +101,16 @@ export function presentProduct(product: ProductRecord): Product {
   } as Product;
 }
 
-/** The fields an organization's and a customer's view of a subscription share. */
-function subscriptionFields(subscription: SubscriptionRecord, product: ProductRecord) {
+/**
+ * The fields an organization's and a customer's view of a subscription share. `meters`: its usage
+ * in the current period (`shared/services/subscription-meters.ts`), read by Get / List Subscriptions
+ * and the portal's; the answers and webhook events of writes carry `[]` (docs/compatibility.md).
+ */
+function subscriptionFields(
+  subscription: SubscriptionRecord,
+  product: ProductRecord,
+  meters: SubscriptionMeter[] = [],
+) {
   const billed = new Set(subscription.price_ids);
   return {
     created_at: subscription.created_at,
@@ -135,7 +146,7 @@ function subscriptionFields(subscription: SubscriptionRecord, product: ProductRe
     prices: product.prices
       .filter((price) => billed.has(price.id))
       .map((price) => presentPrice(price, product)),
-    meters: [],
+    meters,
     pending_update: null,
   };
 }
@@ -144,9 +155,10 @@ export function presentSubscription(
   subscription: SubscriptionRecord,
   customer: CustomerRecord,
   product: ProductRecord,
+  meters: SubscriptionMeter[] = [],
 ): Subscription {
   return {
-    ...subscriptionFields(subscription, product),
+    ...subscriptionFields(subscription, product, meters),
     metadata: subscription.metadata,
     custom_field_data: {},
     customer: presentCustomer(customer),
@@ -183,10 +195,16 @@ export function presentCustomerSubscription(
   subscription: SubscriptionRecord,
   product: ProductRecord,
   organization: OrganizationRecord,
+  meters: SubscriptionMeter[] = [],
 ): CustomerSubscription {
   const { metadata: _metadata, attached_custom_fields: _fields, ...shownProduct } = presentProduct(product);
   return {
-    ...subscriptionFields(subscription, product),
+    ...subscriptionFields(subscription, product, []),
+    // The portal shows a meter's id, name and timestamps only (the hosted CustomerSubscriptionMeterMeter).
+    meters: meters.map(({ meter, ...usage }) => ({
+      ...usage,
+      meter: { created_at: meter.created_at, modified_at: meter.modified_at, id: meter.id, name: meter.name },
+    })),
     units: null,
     product: { ...shownProduct, benefits: [], organization: presentCustomerOrganization(organization) },
   } as CustomerSubscription;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UNKNOWN_ID } from '#test/bench/fixture.ts';
-import { freshSubscription, step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, freshSubscription, step } from '#test/support/iam-kit.ts';
 import { portalRow } from '#test/support/isolation-kit.ts';
 import { defineCard } from './card.ts';
 
@@ -17,8 +17,10 @@ export default defineCard({
       world.call('GET', `/v1/customer-portal/subscriptions/${subscription}`, {
         token: world.demo.customer_session_token,
       });
+    const metered = await freshMeteredSubscription(world);
     return [
       step('its own subscription', await get(id), 200),
+      step('its own subscription with a metered price and usage', await get(metered.id), 200),
       step('an unknown one', await get(randomUUID()), 404),
     ];
   },

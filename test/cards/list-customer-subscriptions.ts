@@ -1,4 +1,4 @@
-import { freshSubscription, step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, freshSubscription, step } from '#test/support/iam-kit.ts';
 import { emptyPage, othersSubscriptions, subscriberlessSession } from '#test/support/isolation-kit.ts';
 import { defineCard } from './card.ts';
 
@@ -10,6 +10,7 @@ export default defineCard({
   },
   iam: async (world) => {
     await freshSubscription(world);
+    const metered = await freshMeteredSubscription(world);
     const list = (query: string) =>
       world.call('GET', `/v1/customer-portal/subscriptions/${query}`, {
         token: world.demo.customer_session_token,
@@ -19,6 +20,11 @@ export default defineCard({
       step(
         "the customer's list of one product",
         await list(`?product_id=${world.demo.free_product_id}`),
+        200,
+      ),
+      step(
+        "the customer's list of a metered product, its usage",
+        await list(`?product_id=${metered.productId}`),
         200,
       ),
     ];

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { UNKNOWN_ID } from '#test/bench/fixture.ts';
-import { step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, step } from '#test/support/iam-kit.ts';
 import { emptyPage } from '#test/support/isolation-kit.ts';
 import { defineCard } from './card.ts';
 
@@ -15,7 +15,13 @@ export default defineCard({
     const list = (query: string) =>
       world.call('GET', `/v1/subscriptions/${query}`, { token: world.demo.personal_access_token });
     const { large_customer_id: customer, free_product_id: product } = world.demo;
+    const metered = await freshMeteredSubscription(world);
     return [
+      step(
+        'a list of a subscription with a metered price and usage',
+        await list(`?customer_id=${world.demo.customer_id}&product_id=${metered.productId}`),
+        200,
+      ),
       step("the organization's list", await list('?sorting=status&sorting=-current_period_end'), 200),
       step("a customer's list", await list(`?customer_id=${customer}&active=true`), 200),
       step("a product's list", await list(`?product_id=${product}&sorting=amount`), 200),

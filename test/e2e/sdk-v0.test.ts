@@ -1220,3 +1220,70 @@ describe('Customer state: customers.getState, customers.getStateExternal', () =>
     ).toBeInstanceOf(ResourceNotFound);
   });
 });
+
+describe('Subscription meters: subscriptions.get / list, customerPortal.subscriptions.get / list', () => {
+  it('the filled meters pass the client schemas (SubscriptionMeter, with its Meter)', async () => {
+    const run = `sdk-v0-sm-${Date.now()}`;
+    const meter = await polar.meters.create({
+      name: `SDK v0 ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'count' },
+    });
+    const product = await polar.products.create({
+      name: `SDK v0 usage ${run}`,
+      recurringInterval: 'month',
+      prices: [
+        { amountType: 'fixed', priceAmount: 0 },
+        { amountType: 'metered_unit', unitAmount: '0.5', meterId: meter.id },
+      ],
+    });
+    const created = await polar.subscriptions.create({
+      productId: product.id,
+      customerId: stack.demo.customer_id,
+    });
+    expect(created.meters).toEqual([]);
+    const ingested = await polar.events.ingest({
+      events: [0, 1, 2].map((i) => ({
+        name: run,
+        customerId: stack.demo.customer_id,
+        externalId: `${run}-${i}`,
+      })),
+    });
+    expect(ingested).toEqual({ inserted: 3, duplicates: 0 });
+    let read: Awaited<ReturnType<typeof polar.subscriptions.get>> | undefined;
+    await waitFor(
+      async () => {
+        read = await polar.subscriptions.get({ id: created.id });
+        return read.meters[0]?.consumedUnits === 3;
+      },
+      15_000,
+      'the subscription’s meter to count the three events',
+    );
+    expect(read?.meters).toMatchObject([
+      {
+        meterId: meter.id,
+        consumedUnits: 3,
+        creditedUnits: 0,
+        amount: 2,
+        modifiedAt: null,
+        meter: { id: meter.id },
+      },
+    ]);
+    expect(read?.meters[0]?.createdAt).toBeInstanceOf(Date);
+    const pages = await polar.subscriptions.list({
+      customerId: stack.demo.customer_id,
+      productId: product.id,
+    });
+    expect(pages.result.items.map((s) => s.meters)).toEqual([read?.meters]);
+    const security = { customerSession: stack.demo.customer_session_token };
+    const portal = await polar.customerPortal.subscriptions.get(security, { id: created.id });
+    // The portal's schema: the meter's id, name and timestamps only.
+    const portalView = (read?.meters ?? []).map(({ meter, ...usage }) => ({
+      ...usage,
+      meter: { createdAt: meter.createdAt, modifiedAt: meter.modifiedAt, id: meter.id, name: meter.name },
+    }));
+    expect(portal.meters).toEqual(portalView);
+    const portalPages = await polar.customerPortal.subscriptions.list(security, { productId: product.id });
+    expect(portalPages.result.items.map((s) => s.meters)).toEqual([portalView]);
+  });
+});

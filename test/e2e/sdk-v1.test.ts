@@ -1429,3 +1429,79 @@ describe('Customer state (GET /v1/customers/{id}/state, /v1/customers/external/{
     expectDocumented('getCustomerStateExternal', lastExchange().reply);
   });
 });
+
+describe('Subscription meters (subscriptions.get / list, customerPortal.subscriptions.get / list)', () => {
+  it('a subscription holding metered prices: its meters filled from the period’s usage, in every read answer, documented', async () => {
+    const run = `sdk-v1-sm-${Date.now()}`;
+    const calls = await polar.meters.create({
+      name: `Calls ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'count' },
+    });
+    const tokens = await polar.meters.create({
+      name: `Tokens ${run}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: run }] },
+      aggregation: { func: 'sum', property: 'tokens' },
+    });
+    const product = await polar.products.create({
+      name: `Usage plan ${run}`,
+      recurring_interval: 'month',
+      prices: [
+        { amount_type: 'fixed', price_amount: 0 },
+        { amount_type: 'metered_unit', unit_amount: '0.5', meter_id: calls.id },
+        { amount_type: 'metered_unit', unit_amount: '2', cap_amount: 30, meter_id: tokens.id },
+      ],
+    });
+    const created = await polar.subscriptions.create({
+      product_id: product.id,
+      customer_id: stack.demo.customer_id,
+    });
+    expectDocumented('createSubscription', lastExchange().reply);
+    // A write's answer carries no usage (docs/compatibility.md).
+    expect(created.meters).toEqual([]);
+    const events = [4, 9, 5].map((n, i) => ({
+      name: run,
+      customer_id: stack.demo.customer_id,
+      external_id: `${run}-${i}`,
+      metadata: { tokens: n },
+    }));
+    expect(await polar.events.ingest({ events })).toEqual({ inserted: 3, duplicates: 0 });
+    let read: Awaited<ReturnType<typeof polar.subscriptions.get>> | undefined;
+    await waitFor(
+      async () => {
+        read = await polar.subscriptions.get(created.id);
+        return read.meters.find((m) => m.meter_id === tokens.id)?.consumed_units === 18;
+      },
+      15_000,
+      'the subscription’s meters to count the three events',
+    );
+    expectDocumented('getSubscription', lastExchange().reply);
+    const meters = new Map((read?.meters ?? []).map((m) => [m.meter_id, m]));
+    expect(meters.get(calls.id)).toMatchObject({
+      consumed_units: 3,
+      credited_units: 0,
+      amount: 2,
+      meter: { id: calls.id },
+    });
+    // 18 tokens at 2 cents, capped at 30.
+    expect(meters.get(tokens.id)).toMatchObject({ consumed_units: 18, amount: 30, meter: { id: tokens.id } });
+    const listed = await polar.subscriptions.list({
+      customer_id: stack.demo.customer_id,
+      product_id: product.id,
+    });
+    expectDocumented('listSubscriptions', lastExchange().reply);
+    expect(listed.items.map((s) => s.meters)).toEqual([read?.meters]);
+    const session = asSession(stack.demo.customer_session_token);
+    const portal = await polar.customerPortal.subscriptions.get(created.id, session);
+    expectDocumented('getCustomerSubscription', lastExchange().reply);
+    // The portal shows the meter's id, name and timestamps only.
+    const portalView = (read?.meters ?? []).map(({ meter, ...usage }) => ({
+      ...usage,
+      meter: { created_at: meter.created_at, modified_at: meter.modified_at, id: meter.id, name: meter.name },
+    }));
+    expect(portal.meters).toEqual(portalView);
+    const portalPage = await polar.customerPortal.subscriptions.list({ product_id: product.id }, session);
+    expectDocumented('listCustomerSubscriptions', lastExchange().reply);
+    expect(portalPage.items.map((s) => s.meters)).toEqual([portalView]);
+  });
+});

@@ -185,21 +185,34 @@ describe('metered prices on Update Product, and Create Subscription', () => {
     });
   });
 
-  it('Create Subscription refuses a product with a metered price (not free: usage billing is not served), as any paid product', async () => {
+  it('Create Subscription takes a free product with metered prices (the hosted service subscribes to it) and refuses one whose fixed price is not 0', async () => {
     const m = await meter();
     const product = await createProduct(monthly([fixed0, metered(m.id)]));
     const reply = await call('createSubscription', 'POST', '/v1/subscriptions/', {
       product_id: product.body.id,
       customer_id: world.demo.customer_id,
     });
-    expect(reply.body).toEqual(
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+    // It holds both prices; its usage is read by Get Subscription (subscription-meters.test.ts).
+    expect(reply.body.prices.map((p: { id: string }) => p.id)).toEqual(
+      product.body.prices.map((p: { id: string }) => p.id),
+    );
+    expect(reply.body.meters).toEqual([]);
+    const got = await call('getSubscription', 'GET', `/v1/subscriptions/${reply.body.id}`);
+    expect(got.body.meters).toMatchObject([{ meter_id: m.id, consumed_units: 0, amount: 0 }]);
+    const paid = await createProduct(monthly([{ amount_type: 'fixed', price_amount: 500 }, metered(m.id)]));
+    const refused = await call('createSubscription', 'POST', '/v1/subscriptions/', {
+      product_id: paid.body.id,
+      customer_id: world.demo.customer_id,
+    });
+    expect(refused.body).toEqual(
       rule(
         ['body', 'product_id'],
         'Product is not free. The customer should go through a checkout to create a paid subscription.',
-        product.body.id,
+        paid.body.id,
       ),
     );
-    // Once the metered price is archived, the product is free again.
+    // Once the metered price is archived, a new subscription holds the fixed price alone.
     const fixed = product.body.prices[0];
     expect((await updateProduct(product.body.id, { prices: [{ id: fixed.id }] })).status).toBe(200);
     const again = await call('createSubscription', 'POST', '/v1/subscriptions/', {
@@ -208,8 +221,12 @@ describe('metered prices on Update Product, and Create Subscription', () => {
     });
     expect(again.status).toBe(201);
     expect(again.body.meters).toEqual([]);
+    expect(again.body.prices.map((p: { amount_type: string }) => p.amount_type)).toEqual(['fixed']);
     // The subscription embeds the product as it is: its archived metered price is not shown.
     expect(again.body.product.prices.map((p: { amount_type: string }) => p.amount_type)).toEqual(['fixed']);
+    // The first subscription still holds the archived metered price: its meter stays shown.
+    const first = await call('getSubscription', 'GET', `/v1/subscriptions/${reply.body.id}`);
+    expect(first.body.meters).toMatchObject([{ meter_id: m.id }]);
   });
 });
 

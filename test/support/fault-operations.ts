@@ -42,6 +42,7 @@ import { sampleRequest } from '#test/bench/samples.ts';
 import { operationCards } from '#test/cards/index.ts';
 import { expectDocumented } from './contract.ts';
 import { FAULT_CLASSES, type Fault, type FaultCase, type FaultKind, faultyApi, isWrite } from './faults.ts';
+import { freshMeteredSubscription } from './iam-kit.ts';
 import {
   authorizationCode,
   clientRequest,
@@ -145,6 +146,9 @@ const countFor = (outcome: Outcome, found: number) => {
   else if (outcome === 'not-done') expect(found).toBe(0);
   else expect(found).toBeLessThanOrEqual(1);
 };
+
+/** The Get Subscription cases' metered subscription, made once per fault world. */
+let meteredSubscription: ReturnType<typeof freshMeteredSubscription> | undefined;
 
 const faultOps = {
   'create-client': {
@@ -298,14 +302,20 @@ const faultOps = {
   },
   'get-subscription': {
     success: 200,
-    calls: ['GetItemCommand', 'GetItemCommand', 'BatchGetItemCommand'],
+    // Token, subscription, its customer and product; a metered one: its meter, the meter's usage.
+    calls: ['GetItemCommand', 'GetItemCommand', 'BatchGetItemCommand', 'BatchGetItemCommand', 'QueryCommand'],
     async prepare() {
+      // One metered subscription of the demo customer for every case (the read changes nothing).
+      meteredSubscription ??= freshMeteredSubscription(world);
+      const { id } = await meteredSubscription;
       return {
         method: 'GET',
-        url: `/v1/subscriptions/${world.demo.subscription_id}`,
+        url: `/v1/subscriptions/${id}`,
         token: world.demo.personal_access_token,
         async verify(reply) {
-          if (reply.status === 200) expect(reply.body.customer.id).toBe(world.demo.large_customer_id);
+          // The exact figure or a 503: never a partial one.
+          if (reply.status === 200)
+            expect(reply.body.meters).toMatchObject([{ consumed_units: 2, amount: 1 }]);
         },
       };
     },
@@ -1280,6 +1290,7 @@ export async function useFaultWorld(
   options: SendOptions = { retryDelay: 'none', requestTimeouts: 'patient' },
 ): Promise<void> {
   world = created;
+  meteredSubscription = undefined;
   await putFixture();
   const cards = await operationCards();
   ops.length = 0;

@@ -9,6 +9,8 @@ import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { organizationWebhookEndpoints, softDeleteWebhookEndpoint } from '#shared/data/webhooks.ts';
 import { CAPS, type CapName } from '#shared/domain/limits.ts';
 import type { OperationName, PipelineFunctionName, ScheduledFunctionName } from '#shared/operations.ts';
+import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
+import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { registrants } from './oauth.ts';
 import type { Reply, World } from './world.ts';
 
@@ -42,6 +44,65 @@ export async function freshSubscription(world: World): Promise<string> {
   });
   if (reply.status !== 201) throw new Error(`Create Subscription answered ${reply.status}`);
   return reply.body.id;
+}
+
+/**
+ * A fresh subscription of the demo customer (the demo customer session's) holding a metered price,
+ * with usage: a meter of its own (operator access), two events of the customer folded by the meter
+ * aggregator, a product with a free fixed price and a metered price on that meter (Create Product),
+ * the subscription (Create Subscription). Its meters make Get / List Subscriptions read the meter
+ * and its usage.
+ */
+export async function freshMeteredSubscription(world: World): Promise<{ id: string; productId: string }> {
+  const name = `iam.${randomUUID()}`;
+  const meter = newMeter(
+    {
+      name: `IAM ${name.slice(4, 12)}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+      aggregation: { func: 'count' },
+    },
+    world.demo.organization_id,
+    new Date(Date.now() - 60_000),
+  );
+  await storeNewMeter(world.admin.table, meter);
+  const at = new Date().toISOString();
+  await aggregateEvents(
+    { table: world.admin.table, now: () => new Date() },
+    `iam-${randomUUID()}`,
+    [1, 2].map((n) => ({
+      sequence: String(n),
+      event: {
+        id: randomUUID(),
+        organization_id: world.demo.organization_id,
+        name,
+        timestamp_us: Date.parse(at) * 1000,
+        external_id: null,
+        customer_id: world.demo.customer_id,
+        external_customer_id: null,
+        metadata: '{}',
+        ingest_request: randomUUID(),
+        ingested_at: at,
+      },
+    })),
+  );
+  const product = await world.call('POST', '/v1/products/', {
+    token: world.demo.personal_access_token,
+    body: {
+      name: `IAM metered ${randomUUID()}`,
+      recurring_interval: 'month',
+      prices: [
+        { amount_type: 'fixed', price_amount: 0 },
+        { amount_type: 'metered_unit', unit_amount: '0.5', meter_id: meter.id },
+      ],
+    },
+  });
+  if (product.status !== 201) throw new Error(`Create Product answered ${product.status}`);
+  const reply = await world.call('POST', '/v1/subscriptions/', {
+    token: world.demo.personal_access_token,
+    body: { product_id: product.body.id, customer_id: world.demo.customer_id },
+  });
+  if (reply.status !== 201) throw new Error(`Create Subscription answered ${reply.status}`);
+  return { id: reply.body.id, productId: product.body.id };
 }
 
 /** A fresh customer through Create Customer (its own function and policy), with an external id or none. */

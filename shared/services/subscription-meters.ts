@@ -1,0 +1,141 @@
+/**
+ * `Subscription.meters`: for each meter a subscription's metered prices name (the prices it holds,
+ * `price_ids`), the customer's usage of that meter in the subscription's current period, folded
+ * when read from the customer meter's hour aggregates (`shared/data/customer-meters.ts`), with its
+ * amount (`meteredAmount`: `unit_amount × max(0, consumed − credited)`, capped at `cap_amount`;
+ * credited is 0, no meter credits exist yet).
+ *
+ * **The period, in hours of arrival.** Usage is kept per UTC hour of arrival, so a period counts
+ * whole hours: from the hour `current_period_start` falls in up to, not including, the hour
+ * `current_period_end` falls in (that hour is the next period's first), and no further than the
+ * hour of now (live) or of `ended_at` (ended). Consecutive periods so share no hour and miss none;
+ * an event that arrived in the same hour as the period's start, before it, counts in the period
+ * (docs/data-model.md "Subscription meters").
+ *
+ * **Bounded.** The meters (by key) and the usage Queries (one per subscription and meter, run side
+ * by side) are read within the request's `ReadBudget` (500 read units), which throws
+ * `ListReadTooCostly` past it: the callers answer 503 for one subscription and 422 at `limit` for
+ * a page, never a partial figure.
+ */
+import { customerMeterId, hourOf, readMetersWithin, readPeriodUsage } from '../data/customer-meters.ts';
+import { LIST_READ_UNITS, ListReadTooCostly, type ReadBudget } from '../data/listing.ts';
+import type { MeteredPriceRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
+import { PolarRequestValidationError } from '../domain/errors.ts';
+import { derivedId } from '../domain/ids.ts';
+import { meteredAmount } from '../domain/metered-amount.ts';
+import { totalsOf } from './customer-meters.ts';
+import { presentMeter } from './meters.ts';
+import { queryIssue } from './paging.ts';
+import type { SubscriptionMeter } from './presenters.ts';
+
+const HOUR_MS = 3_600_000;
+const hourBefore = (hour: string): string =>
+  hourOf(new Date(Date.parse(`${hour}:00:00Z`) - HOUR_MS).toISOString());
+
+/** The hours (inclusive, `yyyy-mm-ddThh`) a subscription's current period counts at `now`, or none. */
+export function meterHours(
+  subscription: Pick<SubscriptionRecord, 'current_period_start' | 'current_period_end' | 'ended_at'>,
+  now: Date,
+): { from: string; to: string } | undefined {
+  const from = hourOf(subscription.current_period_start);
+  const last = hourOf(subscription.ended_at ?? now.toISOString());
+  const beforeEnd = hourBefore(hourOf(subscription.current_period_end));
+  const to = last < beforeEnd ? last : beforeEnd;
+  return from <= to ? { from, to } : undefined;
+}
+
+/** The metered prices a subscription holds, by the meter they name (a product's, as it is now). */
+export function meteredPricesOf(
+  subscription: SubscriptionRecord,
+  product: ProductRecord,
+): Map<string, MeteredPriceRecord[]> {
+  const held = new Set(subscription.price_ids);
+  const byMeter = new Map<string, MeteredPriceRecord[]>();
+  for (const price of product.prices) {
+    if (price.amount_type !== 'metered_unit' || !held.has(price.id)) continue;
+    byMeter.set(price.meter_id, [...(byMeter.get(price.meter_id) ?? []), price]);
+  }
+  return byMeter;
+}
+
+/**
+ * The meters of each subscription (by its id; `[]` for one without metered prices), for a page at
+ * once: one read by key of every meter the page's prices name, then every usage Query in parallel
+ * (a customer meter and window two subscriptions share is read once).
+ */
+export async function subscriptionMeters(
+  table: Parameters<typeof readMetersWithin>[0],
+  subscriptions: readonly { subscription: SubscriptionRecord; product: ProductRecord }[],
+  now: Date,
+  budget: ReadBudget,
+): Promise<Map<string, SubscriptionMeter[]>> {
+  const answered = new Map<string, SubscriptionMeter[]>();
+  const priced = subscriptions.map(({ subscription, product }) => ({
+    subscription,
+    prices: meteredPricesOf(subscription, product),
+  }));
+  const meterIds = priced.flatMap(({ prices }) => [...prices.keys()]);
+  if (meterIds.length === 0) {
+    for (const { subscription } of subscriptions) answered.set(subscription.id, []);
+    return answered;
+  }
+  const meters = await readMetersWithin(table, meterIds, budget);
+  const reads = new Map<string, Promise<ReturnType<typeof totalsOf>>>();
+  const totals = (subscription: SubscriptionRecord, meterId: string) => {
+    const meter = meters.get(meterId);
+    // Meters are archived, never removed: a missing one is a broken table, not a client error.
+    if (!meter) throw new Error(`subscription ${subscription.id} prices a missing meter`);
+    const hours = meterHours(subscription, now);
+    if (!hours) return Promise.resolve(totalsOf(meter, { hours: [], values: new Set() }));
+    const id = customerMeterId(subscription.customer_id, meterId);
+    const key = `${id}\u0000${hours.from}\u0000${hours.to}`;
+    let read = reads.get(key);
+    if (!read) {
+      const unique = meter.aggregation.func === 'unique';
+      read = readPeriodUsage(table, id, hours, unique, budget).then((usage) => totalsOf(meter, usage));
+      reads.set(key, read);
+    }
+    return read;
+  };
+  await Promise.all(
+    priced.map(async ({ subscription, prices }) => {
+      const items = await Promise.all(
+        [...prices.entries()].map(async ([meterId, meterPrices]) => {
+          const { consumed_units, credited_units } = await totals(subscription, meterId);
+          const meter = meters.get(meterId);
+          if (!meter) throw new Error(`subscription ${subscription.id} prices a missing meter`);
+          const amount = meterPrices.reduce(
+            (sum, price) =>
+              sum + meteredAmount(price.unit_amount, price.cap_amount, consumed_units, credited_units),
+            0,
+          );
+          return {
+            created_at: subscription.created_at,
+            modified_at: null,
+            id: derivedId('subscription-meter', subscription.id, meterId),
+            consumed_units,
+            credited_units,
+            amount: Math.min(amount, Number.MAX_SAFE_INTEGER),
+            meter_id: meterId,
+            meter: presentMeter(meter),
+          } as SubscriptionMeter;
+        }),
+      );
+      answered.set(subscription.id, items);
+    }),
+  );
+  return answered;
+}
+
+/** A page's refusal past the read bound: 422 at `limit`, naming what to do. */
+export function pageMetersTooCostly(limit: number | null | undefined): PolarRequestValidationError {
+  return new PolarRequestValidationError([
+    queryIssue(
+      'limit',
+      `The meters of this page's subscriptions hold more usage than one request may read (${LIST_READ_UNITS} read units): use a smaller limit or filter by customer_id.`,
+      limit ?? null,
+    ),
+  ]);
+}
+
+export { ListReadTooCostly };

@@ -1,0 +1,346 @@
+/**
+ * `Subscription.meters` against DynamoDB Local under the functions' deployed policies: for a
+ * subscription holding metered prices, Get / List Subscriptions and the portal's Get / List answer
+ * one SubscriptionMeter per meter, whose `consumed_units` and `amount` equal a plain fold of the
+ * events that arrived in the current period (count, sum, the cap); the period's boundary in hours of
+ * arrival; an ended subscription's period; the 500-read-unit bound (503 for one, 422 at `limit` for
+ * a page); round trips; webhook payloads and write answers keep `[]`.
+ */
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCustomer, createCustomerSession } from '#scripts/admin/commands.ts';
+import { customerMeterId, storedHourAggregate } from '#shared/data/customer-meters.ts';
+import { keys } from '#shared/data/table.ts';
+import { meteredAmount } from '#shared/domain/metered-amount.ts';
+import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
+import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
+import { meterHours } from '#shared/services/subscription-meters.ts';
+import { documentedReply } from '../support/contract.ts';
+import { createWorld, type World } from '../support/world.ts';
+
+let world: World;
+beforeAll(async () => {
+  world = await createWorld('subscription-meters');
+});
+afterAll(() => world?.drop());
+
+const pat = () => world.demo.personal_access_token;
+const HOUR = 3_600_000;
+
+interface Meter {
+  id: string;
+  name: string;
+}
+
+/** A meter of events named `name` (created a day ago, so that it counts every event seeded after). */
+async function meter(name: string, aggregation: Record<string, unknown>): Promise<Meter> {
+  const record = newMeter(
+    {
+      name: `Meter ${randomUUID().slice(0, 8)}`,
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+      aggregation: aggregation as never,
+    },
+    world.demo.organization_id,
+    new Date(Date.now() - 400 * 24 * HOUR),
+  );
+  await storeNewMeter(world.admin.table, record);
+  return { id: record.id, name };
+}
+
+/** Events of `customerId` that arrived at the given instants, folded by the meter aggregator itself. */
+async function arrive(
+  customerId: string,
+  name: string,
+  events: { at: number; tokens?: number }[],
+): Promise<void> {
+  await aggregateEvents(
+    { table: world.admin.table, now: () => new Date() },
+    `seed-${randomUUID()}`,
+    events.map((event, i) => ({
+      sequence: String(i + 1),
+      event: {
+        id: randomUUID(),
+        organization_id: world.demo.organization_id,
+        name,
+        timestamp_us: event.at * 1000,
+        external_id: null,
+        customer_id: customerId,
+        external_customer_id: null,
+        metadata: JSON.stringify(event.tokens === undefined ? {} : { tokens: event.tokens }),
+        ingest_request: randomUUID(),
+        ingested_at: new Date(event.at).toISOString(),
+      },
+    })),
+  );
+}
+
+/** A product with a free fixed price and two metered prices: calls (count) and tokens (sum, capped). */
+async function meteredProduct(calls: Meter, tokens: Meter) {
+  const reply = await world
+    .call('POST', '/v1/products/', {
+      token: pat(),
+      body: {
+        name: `Usage ${randomUUID()}`,
+        recurring_interval: 'month',
+        prices: [
+          { amount_type: 'fixed', price_amount: 0 },
+          { amount_type: 'metered_unit', unit_amount: '0.5', meter_id: calls.id },
+          { amount_type: 'metered_unit', unit_amount: '2', cap_amount: 100, meter_id: tokens.id },
+        ],
+      },
+    })
+    .then((r) => documentedReply('createProduct', r));
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body as { id: string };
+}
+
+async function subscribe(productId: string, customerId: string) {
+  const reply = await world
+    .call('POST', '/v1/subscriptions/', {
+      token: pat(),
+      body: { product_id: productId, customer_id: customerId },
+    })
+    .then((r) => documentedReply('createSubscription', r));
+  expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  return reply.body as { id: string; current_period_start: string; meters: unknown[] };
+}
+
+/** Moves a subscription's current period (operator access): the boundary tests' instants. */
+async function setPeriod(id: string, start: number, end: number): Promise<void> {
+  await world.table.doc.send(
+    new UpdateCommand({
+      TableName: world.table.name,
+      Key: keys.subscription(id),
+      UpdateExpression: 'SET current_period_start = :s, current_period_end = :e',
+      ExpressionAttributeValues: { ':s': new Date(start).toISOString(), ':e': new Date(end).toISOString() },
+    }),
+  );
+}
+
+const getSubscription = (id: string) =>
+  world
+    .call('GET', `/v1/subscriptions/${id}`, { token: pat() })
+    .then((r) => documentedReply('getSubscription', r));
+const listSubscriptions = (query: string) =>
+  world
+    .call('GET', `/v1/subscriptions/?${query}`, { token: pat() })
+    .then((r) => documentedReply('listSubscriptions', r));
+
+interface Shown {
+  meter_id: string;
+  consumed_units: number;
+  credited_units: number;
+  amount: number;
+  meter: { id: string; aggregation: { func: string } };
+}
+const byMeter = (meters: Shown[]) => new Map(meters.map((m) => [m.meter_id, m]));
+/** The meters as the portal shows them: the meter's id, name and timestamps only. */
+const portalView = (meters: (Shown & { meter: Record<string, unknown> })[]) =>
+  meters.map(({ meter, ...usage }) => ({
+    ...usage,
+    meter: { created_at: meter.created_at, modified_at: meter.modified_at, id: meter.id, name: meter.name },
+  }));
+
+/** A customer with its own calls and tokens meters, a product pricing both, and its subscription. */
+async function setting() {
+  const customer = await createCustomer(world.admin, {
+    organizationId: world.demo.organization_id,
+    email: `meters+${randomUUID()}@example.com`,
+  });
+  const name = `usage.${randomUUID()}`;
+  const calls = await meter(name, { func: 'count' });
+  const tokens = await meter(name, { func: 'sum', property: 'tokens' });
+  const product = await meteredProduct(calls, tokens);
+  const subscription = await subscribe(product.id, customer.id);
+  return { customer, name, calls, tokens, product, subscription };
+}
+
+describe('Subscription.meters', () => {
+  it('one meter per metered price: consumed units and amounts equal a plain fold of the period’s events (count, sum, the cap)', async () => {
+    const { customer, name, calls, tokens, subscription } = await setting();
+    // Write answers and webhook payloads carry no usage (built inside the write's transaction).
+    expect(subscription.meters).toEqual([]);
+    const now = Date.now();
+    const start = now - 30 * 24 * HOUR;
+    await setPeriod(subscription.id, start, now + 24 * HOUR);
+    const events = Array.from({ length: 12 }, (_, i) => ({
+      at: start + HOUR + i * 37 * HOUR,
+      tokens: 3 + i,
+    }));
+    await arrive(customer.id, name, events);
+    const got = await getSubscription(subscription.id);
+    expect(got.status).toBe(200);
+    const meters = byMeter(got.body.meters as Shown[]);
+    expect([...meters.keys()].sort()).toEqual([calls.id, tokens.id].sort());
+    const count = events.length;
+    const sum = events.reduce((s, e) => s + (e.tokens ?? 0), 0);
+    expect(meters.get(calls.id)).toMatchObject({
+      consumed_units: count,
+      credited_units: 0,
+      amount: Math.round(count * 0.5),
+      meter: { id: calls.id, aggregation: { func: 'count' } },
+      modified_at: null,
+    });
+    // 2 cents per token, capped at 100.
+    expect(sum * 2).toBeGreaterThan(100);
+    expect(meters.get(tokens.id)).toMatchObject({ consumed_units: sum, amount: 100 });
+    // Under the cap: a fold of fewer events.
+    const few = await setting();
+    await arrive(few.customer.id, few.name, [
+      { at: now, tokens: 7 },
+      { at: now, tokens: 11 },
+    ]);
+    const under = byMeter((await getSubscription(few.subscription.id)).body.meters as Shown[]);
+    expect(under.get(few.tokens.id)).toMatchObject({
+      consumed_units: 18,
+      amount: meteredAmount('2', 100, 18, 0),
+    });
+    expect(under.get(few.calls.id)).toMatchObject({ consumed_units: 2, amount: 1 });
+    // List Subscriptions and the portal answer the same meters.
+    const listed = await listSubscriptions(`customer_id=${customer.id}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.items[0].meters).toEqual(got.body.meters);
+    const session = (await createCustomerSession(world.admin, { customer })).token;
+    const portalGet = await world
+      .call('GET', `/v1/customer-portal/subscriptions/${subscription.id}`, { token: session })
+      .then((r) => documentedReply('getCustomerSubscription', r));
+    expect(portalGet.body.meters).toEqual(portalView(got.body.meters));
+    const portalList = await world
+      .call('GET', '/v1/customer-portal/subscriptions/', { token: session })
+      .then((r) => documentedReply('listCustomerSubscriptions', r));
+    expect(portalList.body.items[0].meters).toEqual(portalView(got.body.meters));
+  });
+
+  it('the period’s boundary: an event that arrived before current_period_start’s hour is not counted, one of its hour is; the end’s hour is the next period’s', async () => {
+    const { customer, name, calls, subscription } = await setting();
+    const hour = Math.floor(Date.now() / HOUR) * HOUR;
+    const start = hour - 10 * HOUR; // on an hour: the boundary is exact
+    const end = hour + 5 * HOUR;
+    await setPeriod(subscription.id, start, end);
+    await arrive(customer.id, name, [
+      { at: start - 1 }, // the millisecond before the period: not counted
+      { at: start - 3 * HOUR },
+      { at: start }, // counted
+      { at: start + 2 * HOUR + 5 }, // counted
+    ]);
+    const shown = byMeter((await getSubscription(subscription.id)).body.meters as Shown[]);
+    expect(shown.get(calls.id)?.consumed_units).toBe(2);
+    // The customer meter (all time) holds the four.
+    const all = await world.call('GET', `/v1/customer-meters/${customerMeterId(customer.id, calls.id)}`, {
+      token: pat(),
+    });
+    expect(all.body.consumed_units).toBe(4);
+    // The hours a period counts: from its start's hour, up to but not including its end's hour.
+    const period = (s: number, e: number, ended: number | null = null) => ({
+      current_period_start: new Date(s).toISOString(),
+      current_period_end: new Date(e).toISOString(),
+      ended_at: ended === null ? null : new Date(ended).toISOString(),
+    });
+    const h = (t: number) => new Date(t).toISOString().slice(0, 13);
+    const mid = start + 30 * 60_000;
+    expect(meterHours(period(mid, mid + 48 * HOUR), new Date(mid + 100 * HOUR))).toEqual({
+      from: h(mid),
+      to: h(mid + 47 * HOUR),
+    });
+    // The next period starts with the hour this one left out: no hour in two periods, none in none.
+    expect(meterHours(period(mid + 48 * HOUR, mid + 96 * HOUR), new Date(mid + 49 * HOUR))?.from).toBe(
+      h(mid + 48 * HOUR),
+    );
+    expect(meterHours(period(mid, mid + 48 * HOUR), new Date(mid + 2 * HOUR))?.to).toBe(h(mid + 2 * HOUR));
+    expect(meterHours(period(mid, mid + 48 * HOUR, mid + 3 * HOUR), new Date(mid + 40 * HOUR))?.to).toBe(
+      h(mid + 3 * HOUR),
+    );
+  });
+
+  it('an ended subscription counts up to the hour it ended in; later events are not its', async () => {
+    const { customer, name, calls, subscription } = await setting();
+    const now = Date.now();
+    await setPeriod(subscription.id, now - 10 * HOUR, now + 20 * 24 * HOUR);
+    await arrive(customer.id, name, [{ at: now - 8 * HOUR }]);
+    const revoked = await world.call('DELETE', `/v1/subscriptions/${subscription.id}`, { token: pat() });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.meters).toEqual([]);
+    // Ended six hours ago (operator access): the events since, up to now, are not its.
+    await world.table.doc.send(
+      new UpdateCommand({
+        TableName: world.table.name,
+        Key: keys.subscription(subscription.id),
+        UpdateExpression: 'SET ended_at = :e',
+        ExpressionAttributeValues: { ':e': new Date(now - 6 * HOUR).toISOString() },
+      }),
+    );
+    await arrive(customer.id, name, [{ at: now - 4 * HOUR }, { at: now - HOUR }]);
+    const shown = byMeter((await getSubscription(subscription.id)).body.meters as Shown[]);
+    expect(shown.get(calls.id)?.consumed_units).toBe(1);
+  });
+
+  it('a subscription without metered prices: meters [] at no extra round trip; a metered one: the meters’ batch and a usage Query per meter', async () => {
+    world.resetCount();
+    expect((await getSubscription(world.demo.subscription_id)).body.meters).toEqual([]);
+    expect(world.roundTripsOf('get-subscription')).toBe(3);
+    const { subscription } = await setting();
+    world.resetCount();
+    expect((await getSubscription(subscription.id)).body.meters).toHaveLength(2);
+    // Token, subscription, customer and product, the two meters, two usage Queries side by side.
+    expect(world.roundTripsOf('get-subscription')).toBe(6);
+  });
+
+  it('a page of metered subscriptions reads its meters once, then every usage Query: not one round trip per subscription per meter in sequence', async () => {
+    const { customer, product, name } = await setting();
+    await subscribe(product.id, customer.id);
+    await subscribe(product.id, customer.id);
+    await arrive(customer.id, name, [{ at: Date.now(), tokens: 1 }]);
+    world.resetCount();
+    const page = await listSubscriptions(`customer_id=${customer.id}`);
+    expect(page.body.items).toHaveLength(3);
+    for (const item of page.body.items) expect(item.meters).toHaveLength(2);
+    // Auth, counts, the active segment, subscriptions, customers and products (5), the meters' batch,
+    // then the usage Queries side by side (the three subscriptions of one customer share their
+    // window's two reads; created across an hour's end, their windows differ: at most 6).
+    expect(world.roundTripsOf('list-subscriptions')).toBeGreaterThanOrEqual(5 + 1 + 2);
+    expect(world.roundTripsOf('list-subscriptions')).toBeLessThanOrEqual(5 + 1 + 6);
+  });
+
+  it('past 500 read units of usage: Get 503 and the portal’s Get 503, the lists 422 at limit, never a partial figure', async () => {
+    const { customer, calls, subscription } = await setting();
+    const now = Date.now();
+    const hours = 4_500;
+    await setPeriod(subscription.id, now - (hours + 2) * HOUR, now + 24 * HOUR);
+    const id = customerMeterId(customer.id, calls.id);
+    const items = Array.from({ length: hours }, (_, i) =>
+      storedHourAggregate(
+        { organization_id: world.demo.organization_id, customer_id: customer.id, meter_id: calls.id },
+        {
+          customer_meter_id: id,
+          hour: new Date(now - (i + 1) * HOUR).toISOString().slice(0, 13),
+          state: { func: 'count', count: 1 } as never,
+          applied: { 'shardId-000000000000': '1'.padStart(40, '0') },
+          version: 1,
+          updated_at: new Date(now).toISOString(),
+        },
+      ),
+    );
+    for (let i = 0; i < items.length; i += 25) {
+      await world.table.doc.send(
+        new BatchWriteCommand({
+          RequestItems: {
+            [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
+          },
+        }),
+      );
+    }
+    expect((await getSubscription(subscription.id)).status).toBe(503);
+    const page = await listSubscriptions(`customer_id=${customer.id}&limit=5`);
+    expect(page.status).toBe(422);
+    expect(page.body.detail[0]).toMatchObject({ loc: ['query', 'limit'] });
+    const session = (await createCustomerSession(world.admin, { customer })).token;
+    const portalGet = await world.call('GET', `/v1/customer-portal/subscriptions/${subscription.id}`, {
+      token: session,
+    });
+    expect(documentedReply('getCustomerSubscription', portalGet).status).toBe(503);
+    const portalList = await world.call('GET', '/v1/customer-portal/subscriptions/', { token: session });
+    expect(documentedReply('listCustomerSubscriptions', portalList).status).toBe(422);
+    expect(portalList.body.detail[0].loc).toEqual(['query', 'limit']);
+  });
+});
