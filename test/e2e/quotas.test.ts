@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalStack } from '#scripts/local/stack.ts';
 import type { QuotaSettings } from '#shared/domain/limits.ts';
 import { expectDocumented } from '../support/contract.ts';
-import { startLocalApi } from '../support/local-api.ts';
+import { SDK_TIMEOUT_SECONDS, startLocalApi } from '../support/local-api.ts';
 
 const rule = { limit: 3, windowSeconds: 3600, shards: 1, lease: 1 };
 const QUOTAS: QuotaSettings = {
@@ -60,7 +60,11 @@ describe('a spent quota through the official clients', () => {
 
   it('@polar-sh/sdk 1.x: PolarRateLimitError (a PolarClientError) with status 429 and retryAfter; 0.49: SDKError with status 429 and Retry-After', async () => {
     const token = stack.demo.personal_access_token;
-    const v1 = createPolar({ baseUrl: stack.demo.base_url, accessToken: token });
+    const v1 = createPolar({
+      baseUrl: stack.demo.base_url,
+      accessToken: token,
+      timeout: SDK_TIMEOUT_SECONDS,
+    });
     const error = await failure(() => v1.products.get(stack.demo.free_product_id));
     expect(error, String((error as Error).stack)).toBeInstanceOf(PolarRateLimitError);
     expect(error).toBeInstanceOf(PolarClientError);

@@ -12,7 +12,7 @@ import { createPolar, errors, type models } from '@polar-sh/sdk/2026-10';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WEBHOOK_SECRET_PLACEHOLDER } from '#shared/domain/secrets.ts';
 import { expectDocumented, type HttpReply } from '../support/contract.ts';
-import { scopedToken, sharedLocalApi } from '../support/local-api.ts';
+import { SDK_TIMEOUT_SECONDS, scopedToken, sharedLocalApi } from '../support/local-api.ts';
 import { countsSettled } from '../support/subscription-counts.ts';
 import { waitFor } from '../support/wait.ts';
 import { expectBalanceTies, expectSorted, SORTING_CASES } from '../support/wallet-order.ts';
@@ -30,7 +30,11 @@ const exchanges: Exchange[] = [];
 
 beforeAll(async () => {
   stack = sharedLocalApi();
-  polar = createPolar({ baseUrl: stack.demo.base_url, accessToken: stack.demo.personal_access_token });
+  polar = createPolar({
+    baseUrl: stack.demo.base_url,
+    accessToken: stack.demo.personal_access_token,
+    timeout: SDK_TIMEOUT_SECONDS,
+  });
   const realFetch = globalThis.fetch;
   vi.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
     const response = await realFetch(input, init);
@@ -148,6 +152,7 @@ describe('RFC 7592 through oauth2.clients.oauth2.getClient / updateClient / dele
     const registrant = createPolar({
       baseUrl: stack.demo.base_url,
       accessToken: registration.registration_access_token,
+      timeout: SDK_TIMEOUT_SECONDS,
     });
     const read = (await registrant.oauth2.clients.oauth2.getClient(registration.client_id)) as Record<
       string,

@@ -28,6 +28,13 @@ declare module 'vitest' {
 }
 
 /**
+ * The 1.x client's request timeout in the e2e files, in seconds. Its default, 5 s, is a race with a
+ * loaded machine (a registration aborted at load 14 in a run of the fast tier beside three others);
+ * this is a deadline for a hang, as the tests' own.
+ */
+export const SDK_TIMEOUT_SECONDS = 120;
+
+/**
  * The local API the e2e project's global setup started (test/support/e2e-stack.ts), shared by the
  * files that need the stack as `npm start` configures it: each makes its own customers, clients and
  * tokens in it. Stopping it is the setup's; `stop` here does nothing. A file that needs other options
