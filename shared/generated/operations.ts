@@ -2327,11 +2327,21 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:ConditionCheckItem"
+        ],
+        "leadingKeys": [
+          "organization"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
           "customer",
-          "organization",
+          "customerEmail",
+          "customerExternalId",
           "customerList",
           "event"
         ]
@@ -2399,7 +2409,8 @@ export const operations = [
         "leadingKeys": [
           "customer",
           "organization",
-          "customerList"
+          "customerList",
+          "customerEmail"
         ]
       },
       {
@@ -2498,8 +2509,19 @@ export const operations = [
           "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
-          "organization",
+          "customerEmail",
+          "customerExternalId",
           "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:DeleteItem",
+          "dynamodb:ConditionCheckItem"
+        ],
+        "leadingKeys": [
+          "organization"
         ]
       },
       {
@@ -2564,6 +2586,8 @@ export const operations = [
           "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
+          "customerEmail",
+          "customerExternalId",
           "organization",
           "customerList"
         ]
@@ -2621,6 +2645,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization",
           "customer"
         ]
@@ -2669,6 +2694,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization",
           "customer"
         ]
@@ -2688,8 +2714,19 @@ export const operations = [
           "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
-          "organization",
+          "customerEmail",
+          "customerExternalId",
           "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:DeleteItem",
+          "dynamodb:ConditionCheckItem"
+        ],
+        "leadingKeys": [
+          "organization"
         ]
       },
       {
@@ -2744,6 +2781,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization",
           "customer"
         ]
@@ -2762,6 +2800,8 @@ export const operations = [
           "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
+          "customerEmail",
+          "customerExternalId",
           "organization",
           "customerList"
         ]
@@ -2900,6 +2940,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization",
           "customer"
         ]
@@ -2999,7 +3040,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer",
-          "organization"
+          "organization",
+          "customerExternalId"
         ]
       },
       {
@@ -3081,6 +3123,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization"
         ]
       },
@@ -3737,6 +3780,7 @@ export const functionAccess = {
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization"
         ]
       },
