@@ -388,7 +388,7 @@ export const dueIndex = {
   dueBefore: (now: string) => `${encodeTime(now)}$`,
 } as const;
 
-/** GSI1 groups an owner's children, newest last: `ORG#id` → products, customers, webhooks; `USER#id` → tokens, clients. */
+/** GSI1 groups an owner's children, newest last: `ORG#id` → products, webhooks (customers no longer: nothing read them); `USER#id` → tokens, clients. */
 export const gsi1 = {
   ownedBy: (ownerKey: string, kind: string, createdAt: string, id: string) => ({
     GSI1PK: ownerKey,
