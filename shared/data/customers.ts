@@ -651,16 +651,14 @@ export const access = {
   writeCustomerChange: [
     // The list's counts: a customer still in the old list partition moves to its shard (-1 there, +1 here).
     { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer', 'customerList'] },
-    {
-      actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'],
-      leadingKeys: ['customerEmail', 'customerExternalId', 'customerList'],
-    },
+    { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: ['customerEmail', 'customerList'] },
     {
       actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
       leadingKeys: ['organization'],
     },
-    // Its event (shared/data/outbox.ts `access.outboxWrites`).
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['event'] },
+    // A first external id's guard, and its event (shared/data/outbox.ts `access.outboxWrites`); an
+    // external id never changes once set, so its guard is only released by a deletion.
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['customerExternalId', 'event'] },
   ],
   /**
    * `writeCustomerChange` of a soft deletion: the item, both guards (in their partitions, or in

@@ -2510,7 +2510,6 @@ export const operations = [
         ],
         "leadingKeys": [
           "customerEmail",
-          "customerExternalId",
           "customerList"
         ]
       },
@@ -2529,6 +2528,7 @@ export const operations = [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "event"
         ]
       },
@@ -2715,7 +2715,6 @@ export const operations = [
         ],
         "leadingKeys": [
           "customerEmail",
-          "customerExternalId",
           "customerList"
         ]
       },
@@ -2734,6 +2733,7 @@ export const operations = [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "event"
         ]
       },
