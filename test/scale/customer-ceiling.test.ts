@@ -10,8 +10,9 @@
  * same test fails at about 100/s (see the commit that added it). So must every partition a create
  * writes that every create of the tenant shares, in the table and in its indexes: on the code
  * before the guards had partitions of their own (main c48f90a) it fails on `ORG#<org>` (its e-mail
- * and external-id guards, 4 WCU: 250/s), and without them on `GSI1:ORG#<org>` (the customer's
- * unread GSI1 entry).
+ * and external-id guards, 4 WCU: 250/s). Those gone, the customer's unread GSI1 entry would leave
+ * `GSI1:ORG#<org>` at 1 WCU per create, exactly 1,000/s: the last check (no partition of the
+ * organization written at all) fails on it (shown with the GSI1 keys put back in `insertCustomer`).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { benchEnvironment } from '#test/bench/handlers.ts';
