@@ -45,7 +45,8 @@ export default defineCard({
       key: 'create-customer',
       label: 'Create Customer',
       status: 201,
-      target: 2,
+      // The token, its organization's guard marker (docs/data-model.md, Customer guards), the transaction.
+      target: 3,
       send: (world, i) =>
         world.call('create-customer', 'POST', '/v1/customers/', {
           token: world.demo.personal_access_token,
