@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { getCustomer } from '#shared/data/catalog.ts';
+import { migrateCustomerGuards } from '#shared/data/customer-guard-migration.ts';
 import { migrateCustomerLists } from '#shared/data/customer-list-migration.ts';
 import { migrateDeliveryLog } from '#shared/data/delivery-log-migration.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
@@ -37,6 +38,10 @@ const USAGE = `Usage: npm run admin -- [--local] <command> [options]
   customer migrate-lists
                    every customer created before the sharded customer lists moved into its shard
                    (run once after deploying them; safe to interrupt and run again)
+  customer migrate-guards
+                   every customer's e-mail and external-id guards moved out of its organization's
+                   partition, its unread GSI1 keys removed, then each organization marked
+                   (run once after deploying it; safe to interrupt and run again)
   product create   --org ORG_ID --name NAME [--interval day|week|month|year|none] [--interval-count N]
                    [--price CENTS] [--currency usd] [--archived]
   wallet create    --customer CUSTOMER_ID --currency CUR [--type usage|billing] [--balance CENTS]
@@ -232,6 +237,8 @@ async function main(): Promise<unknown> {
     }
     case 'customer migrate-lists':
       return migrateCustomerLists(ctx.table);
+    case 'customer migrate-guards':
+      return migrateCustomerGuards(ctx.table);
     case 'webhook migrate-delivery-log':
       return migrateDeliveryLog(ctx.table, ctx.now());
     case 'webhook create': {

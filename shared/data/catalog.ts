@@ -1,5 +1,6 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailable } from '../domain/errors.ts';
+import { readGuards } from './customer-guards.ts';
 import { run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
@@ -113,7 +114,8 @@ export interface SessionCustomerLookup {
 
 /**
  * By id: one batch (the customer and the organizations). By external id: one batch of the
- * organizations and their external-id guard items, then one of the customers the guards name.
+ * organizations and their external-id guard items (`readGuards`: the old keys too where an
+ * organization is not yet migrated), then one of the customers the guards name.
  */
 export async function findSessionCustomer(
   table: Table,
@@ -121,19 +123,24 @@ export async function findSessionCustomer(
   organizationIds: readonly string[],
 ): Promise<SessionCustomerLookup> {
   const organizationKeys = organizationIds.map((id) => keys.organization(id));
-  const lookups =
-    'customerId' in by
-      ? [keys.customer(by.customerId)]
-      : organizationIds.map((id) => keys.customerExternalId(id, by.externalId));
-  const found = await readMany(table, [...lookups, ...organizationKeys]);
-  const organizations = new Map<string, OrganizationRecord>();
-  for (const id of organizationIds) {
-    const stored = found.get(keyId(keys.organization(id)));
-    if (stored) organizations.set(id, record<OrganizationRecord>(stored));
-  }
-  let candidates = lookups.map((key) => found.get(keyId(key))).filter((stored) => stored !== undefined);
-  if ('externalId' in by) {
-    const ids = candidates.map((guard) => String(guard.customer_id));
+  let candidates: Record<string, unknown>[];
+  let found: Map<string, Record<string, unknown>>;
+  if ('customerId' in by) {
+    found = await readMany(table, [keys.customer(by.customerId), ...organizationKeys]);
+    const stored = found.get(keyId(keys.customer(by.customerId)));
+    candidates = stored ? [stored] : [];
+  } else {
+    const guards = await readGuards(
+      table,
+      organizationIds.map((organizationId) => ({
+        organizationId,
+        field: 'external_id',
+        value: by.externalId,
+      })),
+      organizationKeys,
+    );
+    found = guards.found;
+    const ids = guards.holders.filter((id) => id !== undefined);
     const customers =
       ids.length > 0
         ? await readMany(
@@ -142,6 +149,11 @@ export async function findSessionCustomer(
           )
         : new Map();
     candidates = ids.map((id) => customers.get(keyId(keys.customer(id)))).filter((c) => c !== undefined);
+  }
+  const organizations = new Map<string, OrganizationRecord>();
+  for (const id of organizationIds) {
+    const stored = found.get(keyId(keys.organization(id)));
+    if (stored) organizations.set(id, record<OrganizationRecord>(stored));
   }
   const customers = candidates
     .map((stored) => customerRecord(stored))
@@ -250,7 +262,9 @@ export const access = {
    * One batch reads the customer (by id) or its external-id guards, and the caller's organizations
    * (for the portal URL's slug); a second batch reads the customer an external id names.
    */
-  findSessionCustomer: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization'] }],
+  findSessionCustomer: [
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'customerExternalId'] },
+  ],
   getCustomer: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['customer'] }],
   getProduct: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['product'] }],
   getCustomerAndProduct: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'product'] }],

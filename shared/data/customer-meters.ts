@@ -24,6 +24,7 @@ import { ConditionFailed } from '../domain/errors.ts';
 import { derivedId } from '../domain/ids.ts';
 import type { FoldState } from '../domain/meter.ts';
 import { keyId, readMany } from './catalog.ts';
+import { readGuards } from './customer-guards.ts';
 import { queryAll, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { ENTRY_BYTES, queryWithinBudget, type ReadBudget } from './listing.ts';
@@ -125,19 +126,24 @@ export async function organizationMeters(table: Table, organizationId: string): 
   return items.map(meterRecord);
 }
 
-/** The customers some external ids name in an organization (its external-id guards), by external id. */
+/**
+ * The customers some external ids name in an organization (its external-id guards, `readGuards`:
+ * their old keys too while the organization is not yet migrated), by external id.
+ */
 export async function customersByExternalId(
   table: Table,
   organizationId: string,
   externalIds: readonly string[],
 ): Promise<Map<string, string>> {
   const unique = [...new Set(externalIds)];
-  const wanted = unique.map((externalId) => keys.customerExternalId(organizationId, externalId));
-  const found = await readMany(table, wanted);
+  const { holders } = await readGuards(
+    table,
+    unique.map((value) => ({ organizationId, field: 'external_id', value })),
+  );
   const byExternal = new Map<string, string>();
   unique.forEach((externalId, i) => {
-    const guard = found.get(keyId(wanted[i] as Key));
-    if (guard?.customer_id) byExternal.set(externalId, String(guard.customer_id));
+    const holder = holders[i];
+    if (holder !== undefined) byExternal.set(externalId, holder);
   });
   return byExternal;
 }
@@ -567,7 +573,9 @@ export const access = {
   /** The same entries, within a read budget (Get Customer State). */
   organizationMetersWithin: [{ actions: ['dynamodb:Query'], leadingKeys: ['meterList'] }],
   /** The external-id guards, in the organization's partition. */
-  customersByExternalId: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['organization'] }],
+  customersByExternalId: [
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerExternalId', 'organization'] },
+  ],
   /** A batch's aggregates and customer meters read at once; one read again after a lost condition. */
   readAggregates: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerMeter'] }],
   /** The aggregate's conditional put, the values' and the customer meter's puts. */

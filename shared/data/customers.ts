@@ -1,6 +1,8 @@
 /**
- * Customers. A customer is an item (`CUSTOMER#<id>`), its uniqueness guards in its organization's
- * partition (e-mail, case-insensitively, and external id) and its entries in its shard of the
+ * Customers. A customer is an item (`CUSTOMER#<id>`), its uniqueness guards in partitions of their
+ * own, one per organization and value (e-mail, case-insensitively, and external id:
+ * `CUSTOMEREMAIL#<org>#<value>`, `CUSTOMEREXTERNAL#<org>#<value>`; before that, in the
+ * organization's partition: "Guards" below) and its entries in its shard of the
  * organization's customer list (`shared/data/listing.ts`: one per sort field and one for external-id
  * lookups, plus the shard's count; `customerListing`, 16 shards so that one tenant's creates spread
  * over 16 partitions). Every change writes all of them in one transaction, conditioned on the customer
@@ -9,6 +11,13 @@
  */
 import { ConditionFailed } from '../domain/errors.ts';
 import { keyId, readMany } from './catalog.ts';
+import {
+  type GuardField,
+  legacyGuardKey,
+  organizationGuardsMigrated,
+  ownGuardKey,
+  readGuards,
+} from './customer-guards.ts';
 import { createOnly, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
@@ -27,15 +36,21 @@ import {
   textKeyPrefix,
 } from './listing.ts';
 import { type CustomerRecord, customerRecord, item, storedCustomer } from './records.ts';
-import { gsi1, type Key, keys, LIST_COUNT_SHARDS, listKeys, ownerKeys } from './table.ts';
+import { type Key, keys, LIST_COUNT_SHARDS, listKeys } from './table.ts';
 
 /**
  * A customer as the API sees it: the item without its internal wallet count. `list_layout` is
  * internal too (never presented): `'sharded'` on a customer whose list entries are in its shard of
  * the list (`customerListing`), absent on one created before the shards whose entries are still in
- * the organization's old list partition (`legacyCustomerListing`).
+ * the organization's old list partition (`legacyCustomerListing`). So is `guard_layout`:
+ * `'by_value'` on a customer whose guards are in their own partitions and whose item has no GSI1
+ * keys, absent on one written before (its guards in `ORG#<org>`, GSI1 keys `ORG#<org>` /
+ * `CUSTOMER#<created>#<id>` that nothing reads).
  */
-export type CustomerState = Omit<CustomerRecord, 'wallet_count'> & { list_layout?: 'sharded' };
+export type CustomerState = Omit<CustomerRecord, 'wallet_count'> & {
+  list_layout?: 'sharded';
+  guard_layout?: 'by_value';
+};
 
 /** The fields a list of customers is sorted by. */
 export type CustomerSortField = 'created_at' | 'email' | 'name';
@@ -160,18 +175,56 @@ interface Labelled {
   item: TransactItem;
 }
 
-const guardKey = (customer: CustomerState, field: 'email' | 'external_id'): Key | undefined => {
+/**
+ * Guards. A guard is an item keyed by its value (`keys.customerEmail`, `keys.customerExternalId`),
+ * naming its customer, created only if absent in the customer's own transactions: a value taken by
+ * another customer cancels the transaction. Before they had partitions of their own, every guard of
+ * an organization was in `ORG#<org>` (`legacyGuardKeys`), so every create of a tenant wrote that
+ * one partition. A deployed table holds such guards until `npm run admin -- customer
+ * migrate-guards` (shared/data/customer-guard-migration.ts) has moved them; meanwhile:
+ *
+ * - A customer knows where its own guards are: `guard_layout = 'by_value'` in their partitions,
+ *   absent in `ORG#<org>`. Any write of an unmarked customer moves all of its guards (the old ones
+ *   deleted, on condition that they are its own; the new ones created) and marks it, conditioned on
+ *   it being still unmarked; so does the migration. A move is one-way and atomic.
+ * - An organization knows whether any old guard may remain: its item's `customer_guards =
+ *   'by_value'` (`CUSTOMER_GUARDS_MIGRATED`), set when it is created and, for older ones, by the
+ *   migration once none remains. No code writes an old guard any more, so the marker, once set,
+ *   stays true.
+ * - Taking a value the customer did not hold reads that marker (one eventually consistent GetItem
+ *   of `ORG#<org>`: a stale answer only says "not yet", which is safe). Not migrated: the transaction
+ *   also condition-checks the value's old key absent, so no value an old guard holds is taken
+ *   twice. Migrated: nothing in the transaction touches `ORG#<org>`.
+ * - Lookups read the new keys (and the organizations' items) in one batch; a miss in an organization
+ *   not yet migrated reads the old keys, and, on a miss there too, the new keys once more: a batch
+ *   reads its keys one by one, so it may have read the new key just before a move and the old one
+ *   just after; the move was then done before that batch returned, and the second read of the new
+ *   key finds it (`readGuards`, shared/data/customer-guards.ts).
+ */
+/** Whether the customer's guards are in their own partitions (and its item has no GSI1 keys). */
+const byValue = (customer: CustomerState): boolean => customer.guard_layout === 'by_value';
+
+/** The key of a live customer's guard of `field`, where its guards are (`place`). */
+const guardKey = (customer: CustomerState, field: GuardField, place: 'own' | 'legacy'): Key | undefined => {
   const value = customer[field];
-  if (value === null) return undefined;
-  return field === 'email'
-    ? keys.customerEmail(customer.organization_id, value)
-    : keys.customerExternalId(customer.organization_id, value);
+  if (value === null || customer.deleted_at !== null) return undefined;
+  return (place === 'own' ? ownGuardKey : legacyGuardKey)(customer.organization_id, field, value);
 };
 
+const sameKey = (a: Key | undefined, b: Key | undefined) => a?.PK === b?.PK && a?.SK === b?.SK;
+
 /** A guard taken for this customer: refused when the value belongs to another. */
-const takeGuard = (table: Table, customer: CustomerState, field: 'email' | 'external_id', key: Key) => ({
+const takeGuard = (table: Table, customer: CustomerState, field: GuardField, key: Key): Labelled => ({
   role: field,
   item: { Put: createOnly(table, { ...key, entity: 'customer_guard', customer_id: customer.id }) },
+});
+
+/** A value's old key is free (an organization not yet migrated): refused when an old guard holds it. */
+const legacyFree = (table: Table, field: GuardField, key: Key): Labelled => ({
+  role: field,
+  item: {
+    ConditionCheck: { TableName: table.name, Key: key, ConditionExpression: 'attribute_not_exists(PK)' },
+  },
 });
 
 /** A guard given up by this customer; it must be its own (anything else is a broken table). */
@@ -187,17 +240,51 @@ const releaseGuard = (table: Table, customer: CustomerState, key: Key): Labelled
   },
 });
 
-/** Moves each guard whose value changed: the old one released, the new one taken, in one transaction. */
-function guardWrites(table: Table, before: CustomerState | undefined, after: CustomerState): Labelled[] {
+/** The fields whose value `after` takes that `before` did not hold (each needs its guard taken anew). */
+function newValues(before: CustomerState | undefined, after: CustomerState): GuardField[] {
+  return (['email', 'external_id'] as const).filter((field) => {
+    const to = guardKey(after, field, 'own');
+    return to !== undefined && !(before && sameKey(guardKey(before, field, 'own'), to));
+  });
+}
+
+/**
+ * The guard writes of a change: each guard whose value changed released and the new one taken; a
+ * customer whose guards are still in `ORG#<org>` moves all of them to their own partitions.
+ * `legacyOrganization`: the organization may still hold old guards, so a value taken anew is also
+ * checked free at its old key.
+ */
+function guardWrites(
+  table: Table,
+  before: CustomerState | undefined,
+  after: CustomerState,
+  legacyOrganization: boolean,
+): Labelled[] {
   const writes: Labelled[] = [];
+  const moving = before !== undefined && !byValue(before);
+  const fresh = new Set(newValues(before, after));
   for (const field of ['email', 'external_id'] as const) {
-    const from = before ? guardKey(before, field) : undefined;
-    const to = after.deleted_at === null ? guardKey(after, field) : undefined;
-    if (from?.SK === to?.SK) continue;
+    const from = before ? guardKey(before, field, moving ? 'legacy' : 'own') : undefined;
+    const to = guardKey(after, field, 'own');
+    if (!moving && sameKey(from, to)) continue;
     if (from && before) writes.push(releaseGuard(table, before, from));
-    if (to) writes.push(takeGuard(table, after, field, to));
+    if (!to) continue;
+    writes.push(takeGuard(table, after, field, to));
+    const value = after[field] as string;
+    if (legacyOrganization && fresh.has(field))
+      writes.push(legacyFree(table, field, legacyGuardKey(after.organization_id, field, value)));
   }
   return writes;
+}
+
+/** Whether a write taking these values must check their old keys (its organization not yet migrated). */
+async function legacyOrganizationFor(
+  table: Table,
+  before: CustomerState | undefined,
+  after: CustomerState,
+): Promise<boolean> {
+  if (newValues(before, after).length === 0) return false;
+  return !(await organizationGuardsMigrated(table, after.organization_id));
 }
 
 const entries = (writes: TransactItem[]): Labelled[] => writes.map((item) => ({ role: 'other', item }));
@@ -230,9 +317,12 @@ function customerUpdate(table: Table, before: CustomerState, after: CustomerStat
   const stored = storedCustomer({ ...after, wallet_count: 0 });
   const legacy = before.list_layout !== 'sharded';
   const moves = legacy && after.deleted_at === null;
+  // Guards still in `ORG#<org>` (guardWrites moves them): marked, and its unread GSI1 keys removed.
+  const guardsMove = !byValue(before);
   const sets = [
     ...changed.map((field) => `#${field} = :${field}`),
     ...(moves ? ['list_layout = :sharded'] : []),
+    ...(guardsMove ? ['guard_layout = :by_value'] : []),
   ];
   return {
     role: 'customer',
@@ -240,16 +330,17 @@ function customerUpdate(table: Table, before: CustomerState, after: CustomerStat
       Update: {
         TableName: table.name,
         Key: keys.customer(before.id),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: `SET ${sets.join(', ')}${guardsMove ? ' REMOVE GSI1PK, GSI1SK' : ''}`,
         ConditionExpression: `attribute_exists(PK) AND deleted_at = :live AND modified_at = :read${
           legacy ? ' AND attribute_not_exists(list_layout)' : ''
-        }`,
+        }${guardsMove ? ' AND attribute_not_exists(guard_layout)' : ''}`,
         ExpressionAttributeNames: Object.fromEntries(changed.map((field) => [`#${field}`, field])),
         ExpressionAttributeValues: {
           ...Object.fromEntries(changed.map((field) => [`:${field}`, stored[field]])),
           ':live': null,
           ':read': before.modified_at,
           ...(moves ? { ':sharded': 'sharded' } : {}),
+          ...(guardsMove ? { ':by_value': 'by_value' } : {}),
         },
       },
     },
@@ -299,6 +390,33 @@ export async function moveCustomerToShard(table: Table, customer: CustomerState)
 }
 
 /**
+ * A customer whose guards are still in `ORG#<org>` moved as it is (`migrateCustomerGuards`): the
+ * item marked `guard_layout = 'by_value'` and its GSI1 keys removed, conditioned on being exactly as
+ * read and not yet marked, its old guards deleted (its own) and the new ones created, in one
+ * transaction. A deleted customer has no guards: only its item changes. `CustomerChanged` when it
+ * changed since it was read; `CustomerTaken` when another customer already holds a value's new
+ * guard (a duplicate from before, left as it is for the operator).
+ */
+export async function moveCustomerGuards(table: Table, customer: CustomerState): Promise<void> {
+  await write(table, [
+    {
+      role: 'customer',
+      item: {
+        Update: {
+          TableName: table.name,
+          Key: keys.customer(customer.id),
+          UpdateExpression: 'SET guard_layout = :by_value REMOVE GSI1PK, GSI1SK',
+          ConditionExpression:
+            'attribute_exists(PK) AND modified_at = :read AND attribute_not_exists(guard_layout)',
+          ExpressionAttributeValues: { ':read': customer.modified_at, ':by_value': 'by_value' },
+        },
+      },
+    },
+    ...guardWrites(table, customer, customer, false),
+  ]);
+}
+
+/**
  * Runs a transaction and says what a cancellation means: the customer changed meanwhile (first, as a
  * fresh read may settle the rest), or a guard it takes belongs to another customer.
  */
@@ -330,7 +448,7 @@ export async function insertCustomer(
   customer: CustomerRecord,
   outbox: readonly TransactItem[] = [],
 ): Promise<void> {
-  const owner = ownerKeys.organization(customer.organization_id);
+  const legacyOrganization = await legacyOrganizationFor(table, undefined, customer);
   await write(table, [
     {
       role: 'other',
@@ -338,18 +456,16 @@ export async function insertCustomer(
         Put: createOnly(
           table,
           item(
-            {
-              ...keys.customer(customer.id),
-              ...gsi1.ownedBy(owner, 'CUSTOMER', customer.created_at, customer.id),
-            },
+            keys.customer(customer.id),
             'customer',
-            // Listed in its shard from the start (`customerListing`).
-            { ...storedCustomer(customer), list_layout: 'sharded' },
+            // Listed in its shard and its guards in their own partitions from the start; no GSI1
+            // keys (nothing reads an organization's customers from the index).
+            { ...storedCustomer(customer), list_layout: 'sharded', guard_layout: 'by_value' },
           ),
         ),
       },
     },
-    ...guardWrites(table, undefined, customer),
+    ...guardWrites(table, undefined, customer, legacyOrganization),
     ...entries(listedWrites(table, customerListing, customerEntry(customer))),
     ...entries([...outbox]),
   ]);
@@ -368,9 +484,10 @@ export async function writeCustomerChange(
   outbox: readonly TransactItem[] = [],
 ): Promise<void> {
   const listed = changedListWrites(table, before, after);
+  const legacyOrganization = await legacyOrganizationFor(table, before, after);
   await write(table, [
     customerUpdate(table, before, after),
-    ...guardWrites(table, before, after),
+    ...guardWrites(table, before, after, legacyOrganization),
     ...entries(listed),
     ...entries([...outbox]),
   ]);
@@ -393,21 +510,21 @@ export async function readCustomerEntries(
 }
 
 /**
- * The live customers of these organizations that hold the guards (`guardOf` of each organization):
- * one strongly consistent BatchGetItem of the guards, then one of the customers they name (a guard is
- * written and removed in its customer's own transactions, so it names a live customer or none).
+ * The live customers of these organizations that hold `value` in `field` (`readGuards`), then one
+ * strongly consistent BatchGetItem of the customers they name (a guard is written and removed in its
+ * customer's own transactions, so it names a live customer or none).
  */
 async function customersByGuard(
   table: Table,
   organizationIds: readonly string[],
-  guardOf: (organizationId: string) => Key,
+  field: GuardField,
+  value: string,
 ): Promise<CustomerState[]> {
-  const guards = organizationIds.map(guardOf);
-  const found = await readMany(table, guards);
-  const ids = guards.flatMap((key) => {
-    const guard = found.get(keyId(key));
-    return guard ? [String(guard.customer_id)] : [];
-  });
+  const { holders } = await readGuards(
+    table,
+    organizationIds.map((organizationId) => ({ organizationId, field, value })),
+  );
+  const ids = [...new Set(holders.filter((id) => id !== undefined))];
   if (ids.length === 0) return [];
   const customers = await readMany(table, ids.map(keys.customer));
   const wanted = new Set(organizationIds);
@@ -429,9 +546,7 @@ export async function findCustomersByExternalId(
   organizationIds: readonly string[],
   externalId: string,
 ): Promise<CustomerState[]> {
-  const found = await customersByGuard(table, organizationIds, (id) =>
-    keys.customerExternalId(id, externalId),
-  );
+  const found = await customersByGuard(table, organizationIds, 'external_id', externalId);
   return found.filter((customer) => customer.external_id === externalId);
 }
 
@@ -466,7 +581,7 @@ export async function listCustomerPage(
     entry.external_id === query;
   if (email !== undefined) {
     // An exact address: its guard in each organization (at most one customer each), then the customers.
-    const found = await customersByGuard(table, organizationIds, (id) => keys.customerEmail(id, email));
+    const found = await customersByGuard(table, organizationIds, 'email', email);
     const matches = found
       .filter((customer) => customer.email?.toLowerCase() === email.toLowerCase() && matchesQuery(customer))
       .map(customerEntry);
@@ -513,47 +628,69 @@ export async function listCustomerPage(
 /** IAM (shared/data/grants.ts). */
 export const access = {
   /**
-   * One transaction: the customer, its e-mail and external-id guards (in the organization's
-   * partition), each created only if absent, its list entries and the list's count, and its event
-   * (the outbox).
+   * The organization's marker read (`organizationGuardsMigrated`), then one transaction: the
+   * customer, its e-mail and external-id guards (each in its own partition), each created only if
+   * absent (in an organization not yet migrated, their old keys in `ORG#<org>` checked absent), its
+   * list entries and the list's count, and its event (the outbox).
    */
   insertCustomer: [
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['customer', 'organization', 'customerList', 'event'] },
+    { actions: ['dynamodb:GetItem', 'dynamodb:ConditionCheckItem'], leadingKeys: ['organization'] },
+    {
+      actions: ['dynamodb:PutItem'],
+      leadingKeys: ['customer', 'customerEmail', 'customerExternalId', 'customerList', 'event'],
+    },
     { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customerList'] },
   ],
   /**
    * A customer changed in one transaction: the item (conditioned on being as read), the e-mail and
-   * external-id guards that move (released and taken in the organization's partition), the list
-   * entries rewritten, those whose sort key moved deleted, and its `customer.updated` event.
+   * external-id guards that move (released and taken in their partitions; a customer whose guards
+   * are still in `ORG#<org>` releases them there; a value taken anew in an organization not yet
+   * migrated checked free at its old key, after the marker's read), the list entries rewritten,
+   * those whose sort key moved deleted, and its `customer.updated` event.
    */
   writeCustomerChange: [
     // The list's counts: a customer still in the old list partition moves to its shard (-1 there, +1 here).
     { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer', 'customerList'] },
-    { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
+    { actions: ['dynamodb:PutItem', 'dynamodb:DeleteItem'], leadingKeys: ['customerEmail', 'customerList'] },
+    {
+      actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+      leadingKeys: ['organization'],
+    },
+    // A first external id's guard, and its event (shared/data/outbox.ts `access.outboxWrites`); an
+    // external id never changes once set, so its guard is only released by a deletion.
+    { actions: ['dynamodb:PutItem'], leadingKeys: ['customerExternalId', 'event'] },
+  ],
+  /**
+   * `writeCustomerChange` of a soft deletion: the item, both guards (in their partitions, or in
+   * `ORG#<org>` for a customer not yet moved), its list entries, the list's count, and its
+   * `customer.deleted` event.
+   */
+  writeCustomerDeletion: [
+    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer', 'customerList'] },
+    {
+      actions: ['dynamodb:DeleteItem'],
+      leadingKeys: ['customerEmail', 'customerExternalId', 'organization', 'customerList'],
+    },
     // Its event (shared/data/outbox.ts `access.outboxWrites`).
     { actions: ['dynamodb:PutItem'], leadingKeys: ['event'] },
   ],
   /**
-   * `writeCustomerChange` of a soft deletion: the item, both guards, its list entries, the list's
-   * count, and its `customer.deleted` event.
+   * The external id's guard of each of the caller's organizations and those organizations' items
+   * (`readGuards`; the old keys in `ORG#<org>` where not yet migrated), then the customers they name.
    */
-  writeCustomerDeletion: [
-    { actions: ['dynamodb:UpdateItem'], leadingKeys: ['customer', 'customerList'] },
-    { actions: ['dynamodb:DeleteItem'], leadingKeys: ['organization', 'customerList'] },
-    // Its event (shared/data/outbox.ts `access.outboxWrites`).
-    { actions: ['dynamodb:PutItem'], leadingKeys: ['event'] },
-  ],
-  /** The external id's guard of each of the caller's organizations, then the customers they name. */
   findCustomersByExternalId: [
-    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['organization', 'customer'] },
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerExternalId', 'organization', 'customer'] },
   ],
   /**
    * The count's shards and the page's entries (or a query's key ranges) of each organization's list
    * partitions (16 shards and the old one), then the page's customers; an `email` filter reads the
-   * address's guard of each organization instead (`customersByGuard`).
+   * address's guard of each organization instead (`readGuards`), then the customers.
    */
   listCustomerPage: [
     { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },
-    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customer', 'organization', 'customerList'] },
+    {
+      actions: ['dynamodb:BatchGetItem'],
+      leadingKeys: ['customer', 'organization', 'customerList', 'customerEmail'],
+    },
   ],
 } as const satisfies DataAccess;

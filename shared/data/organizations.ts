@@ -4,15 +4,22 @@ import { capCounterStart } from './caps.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { item, type MembershipRecord, type OrganizationRecord, record, type UserRecord } from './records.ts';
-import { gsi1, indexNames, keys, ownerKeys } from './table.ts';
+import { CUSTOMER_GUARDS_MIGRATED, gsi1, indexNames, keys, ownerKeys } from './table.ts';
 
 /**
  * An organization and its slug, unique across organizations, and its webhook endpoint cap's counter
- * at 0 (so that a create or delete of an endpoint is one transaction: shared/data/caps.ts).
+ * at 0 (so that a create or delete of an endpoint is one transaction: shared/data/caps.ts). Born with
+ * its customers' guards in their own partitions (`CUSTOMER_GUARDS_MIGRATED`, shared/data/customers.ts).
  */
 export async function insertOrganization(table: Table, organization: OrganizationRecord): Promise<void> {
+  const migrated = { [CUSTOMER_GUARDS_MIGRATED.attribute]: CUSTOMER_GUARDS_MIGRATED.value };
   await transact(table, [
-    { Put: createOnly(table, item(keys.organization(organization.id), 'organization', organization)) },
+    {
+      Put: createOnly(
+        table,
+        item(keys.organization(organization.id), 'organization', { ...organization, ...migrated }),
+      ),
+    },
     {
       Put: createOnly(table, {
         ...keys.organizationSlug(organization.slug),

@@ -108,6 +108,12 @@ export const partitions = {
   idempotency: 'IDEMPOTENCY#',
   organizationSlug: 'ORGSLUG#',
   userEmail: 'USEREMAIL#',
+  /**
+   * A customer's uniqueness guards, one partition per organization and value
+   * (`keys.customerEmail`, `keys.customerExternalId`), so that no tenant's creates share one.
+   */
+  customerEmail: 'CUSTOMEREMAIL#',
+  customerExternalId: 'CUSTOMEREXTERNAL#',
   /** Sorted lists of an organization's entities (`shared/data/listing.ts`), one partition per kind and organization. */
   customerList: 'LIST#CUSTOMER#',
   productList: 'LIST#PRODUCT#',
@@ -202,13 +208,18 @@ export const keys = {
   /** Uniqueness guards: an item whose key is the unique value. */
   organizationSlug: (slug: string): Key => same(`${partitions.organizationSlug}${slug}`),
   userEmail: (email: string): Key => same(`${partitions.userEmail}${email.toLowerCase()}`),
+  /**
+   * A customer's e-mail guard: `CUSTOMEREMAIL#<org>#<lowercase e-mail>` (`%<sha256>` in place of
+   * `#<value>` past `GUARD_VALUE_MAX_BYTES`), a partition of its own per organization and address.
+   */
   customerEmail: (organizationId: string, email: string): Key => ({
-    PK: ownerKeys.organization(organizationId),
-    SK: guardSortKey('CUSTOMEREMAIL', email.toLowerCase()),
+    PK: guardPartitionKey(partitions.customerEmail, organizationId, email.toLowerCase()),
+    SK: GUARD_SORT_KEY,
   }),
+  /** A customer's external-id guard: `CUSTOMEREXTERNAL#<org>#<id>` (case kept), as the e-mail's. */
   customerExternalId: (organizationId: string, externalId: string): Key => ({
-    PK: ownerKeys.organization(organizationId),
-    SK: guardSortKey('CUSTOMEREXTERNAL', externalId),
+    PK: guardPartitionKey(partitions.customerExternalId, organizationId, externalId),
+    SK: GUARD_SORT_KEY,
   }),
   webhookEvent: (webhookEventId: string): Key => same(`${partitions.webhookEvent}${webhookEventId}`),
   /** A usage event (`shared/data/usage-events.ts`). */
@@ -250,8 +261,44 @@ export const outboxKeys = {
   }),
 } as const;
 
-/** Longest unique value a guard's sort key holds as it is (a sort key holds at most 1024 bytes). */
+/**
+ * Where a customer's guards were before they had partitions of their own: in the organization's
+ * partition (`ORG#<org>` / `CUSTOMEREMAIL#<lowercase e-mail>`, `CUSTOMEREXTERNAL#<id>`). Read, and
+ * released, until `npm run admin -- customer migrate-guards` has moved them (shared/data/customers.ts).
+ */
+export const legacyGuardKeys = {
+  customerEmail: (organizationId: string, email: string): Key => ({
+    PK: ownerKeys.organization(organizationId),
+    SK: guardSortKey('CUSTOMEREMAIL', email.toLowerCase()),
+  }),
+  customerExternalId: (organizationId: string, externalId: string): Key => ({
+    PK: ownerKeys.organization(organizationId),
+    SK: guardSortKey('CUSTOMEREXTERNAL', externalId),
+  }),
+} as const;
+
+/**
+ * The organization item's marker that none of its customers' guards is left in `ORG#<org>`
+ * (`legacyGuardKeys`): set when the organization is created, and by `customer migrate-guards` for
+ * older ones once it has moved their last guard. Never removed.
+ */
+export const CUSTOMER_GUARDS_MIGRATED = { attribute: 'customer_guards', value: 'by_value' } as const;
+
+/** The one sort key of a guard partition (`keys.customerEmail`): short, so the item stays small. */
+export const GUARD_SORT_KEY = 'GUARD';
+
+/** Longest unique value a guard's key holds as it is (a sort key holds at most 1024 bytes). */
 export const GUARD_VALUE_MAX_BYTES = 512;
+
+/**
+ * `<prefix><org>#<value>`, or past `GUARD_VALUE_MAX_BYTES` bytes `<prefix><org>%<SHA-256 of the
+ * value>`: an organization id never holds `#` or `%`, so no value kept as it is takes a hashed key.
+ */
+function guardPartitionKey(prefix: string, organizationId: string, value: string): string {
+  return Buffer.byteLength(value, 'utf8') <= GUARD_VALUE_MAX_BYTES
+    ? `${prefix}${organizationId}#${value}`
+    : `${prefix}${organizationId}%${createHash('sha256').update(value, 'utf8').digest('hex')}`;
+}
 
 /**
  * `<KIND>#<value>`, or for a value of more than `GUARD_VALUE_MAX_BYTES` bytes of UTF-8 (an e-mail
@@ -341,7 +388,7 @@ export const dueIndex = {
   dueBefore: (now: string) => `${encodeTime(now)}$`,
 } as const;
 
-/** GSI1 groups an owner's children, newest last: `ORG#id` → products, customers, webhooks; `USER#id` → tokens, clients. */
+/** GSI1 groups an owner's children, newest last: `ORG#id` → products, webhooks (customers no longer: nothing read them); `USER#id` → tokens, clients. */
 export const gsi1 = {
   ownedBy: (ownerKey: string, kind: string, createdAt: string, id: string) => ({
     GSI1PK: ownerKey,

@@ -2467,11 +2467,21 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:ConditionCheckItem"
+        ],
+        "leadingKeys": [
+          "organization"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
           "customer",
-          "organization",
+          "customerEmail",
+          "customerExternalId",
           "customerList",
           "event"
         ]
@@ -2539,7 +2549,8 @@ export const operations = [
         "leadingKeys": [
           "customer",
           "organization",
-          "customerList"
+          "customerList",
+          "customerEmail"
         ]
       },
       {
@@ -2638,8 +2649,18 @@ export const operations = [
           "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
-          "organization",
+          "customerEmail",
           "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:DeleteItem",
+          "dynamodb:ConditionCheckItem"
+        ],
+        "leadingKeys": [
+          "organization"
         ]
       },
       {
@@ -2647,6 +2668,7 @@ export const operations = [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "event"
         ]
       },
@@ -2704,6 +2726,8 @@ export const operations = [
           "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
+          "customerEmail",
+          "customerExternalId",
           "organization",
           "customerList"
         ]
@@ -2761,6 +2785,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization",
           "customer"
         ]
@@ -2809,6 +2834,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization",
           "customer"
         ]
@@ -2828,8 +2854,18 @@ export const operations = [
           "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
-          "organization",
+          "customerEmail",
           "customerList"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:GetItem",
+          "dynamodb:DeleteItem",
+          "dynamodb:ConditionCheckItem"
+        ],
+        "leadingKeys": [
+          "organization"
         ]
       },
       {
@@ -2837,6 +2873,7 @@ export const operations = [
           "dynamodb:PutItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "event"
         ]
       },
@@ -2884,6 +2921,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization",
           "customer"
         ]
@@ -2902,6 +2940,8 @@ export const operations = [
           "dynamodb:DeleteItem"
         ],
         "leadingKeys": [
+          "customerEmail",
+          "customerExternalId",
           "organization",
           "customerList"
         ]
@@ -3040,6 +3080,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization",
           "customer"
         ]
@@ -3139,7 +3180,8 @@ export const operations = [
         ],
         "leadingKeys": [
           "customer",
-          "organization"
+          "organization",
+          "customerExternalId"
         ]
       },
       {
@@ -3221,6 +3263,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization"
         ]
       },
@@ -3882,6 +3925,7 @@ export const functionAccess = {
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization"
         ]
       },

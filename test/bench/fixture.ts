@@ -29,7 +29,7 @@ import {
   type WalletRecord,
   type WebhookEndpointRecord,
 } from '#shared/data/records.ts';
-import { gsi1, keys, listKeys } from '#shared/data/table.ts';
+import { CUSTOMER_GUARDS_MIGRATED, gsi1, keys, listKeys } from '#shared/data/table.ts';
 import { storedUsageEvent, usageEventId } from '#shared/data/usage-events.ts';
 import { webhookEndpointListing } from '#shared/data/webhooks.ts';
 import { parseKeySet, staticKeyring } from '#shared/domain/keyring.ts';
@@ -248,7 +248,11 @@ export function fixtureItems(): Record<string, unknown>[] {
     { ...keys.customerExternalId(ORG, EXTERNAL_ID), entity: 'customer_guard', customer_id: CUSTOMER },
     ...webhookEntries,
     { ...listKeys.count('webhookEndpointList', ORG, countShard(WEBHOOK)), entry_count: 1 },
-    item(keys.organization(ORG), 'organization', organization),
+    // Born with its customers' guards in their own partitions, as insertOrganization writes it.
+    item(keys.organization(ORG), 'organization', {
+      ...organization,
+      [CUSTOMER_GUARDS_MIGRATED.attribute]: CUSTOMER_GUARDS_MIGRATED.value,
+    }),
     item(
       {
         ...keys.token(hashSecret(PAT)),
@@ -266,13 +270,11 @@ export function fixtureItems(): Record<string, unknown>[] {
       session,
     ),
     item(
-      {
-        ...keys.customer(CUSTOMER),
-        ...gsi1.ownedBy(`ORG#${ORG}`, 'CUSTOMER', customer.created_at, CUSTOMER),
-      },
+      keys.customer(CUSTOMER),
       'customer',
-      // Listed in its shard of the list, as Create Customer lists it.
-      { ...customer, list_layout: 'sharded' },
+      // Listed in its shard of the list, its guards in their own partitions and no GSI1 keys, as
+      // Create Customer writes it.
+      { ...customer, list_layout: 'sharded', guard_layout: 'by_value' },
     ),
     item(
       { ...keys.product(PRODUCT), ...gsi1.ownedBy(`ORG#${ORG}`, 'PRODUCT', product.created_at, PRODUCT) },

@@ -1,5 +1,6 @@
 import { benchRun } from '#test/bench/work-kit.ts';
 import { key, run, step } from '#test/support/iam-kit.ts';
+import { unmarkOrganization } from '#test/support/legacy-customers.ts';
 import { defineCard } from './card.ts';
 
 export default defineCard({
@@ -23,11 +24,16 @@ export default defineCard({
     // Refused after claiming its key: the claim is released, so the retry runs again.
     const taken = await create({ email }, key('taken'));
     const retried = await create({ email }, key('taken'));
+    // An organization from before the guards' own partitions: the values' old keys in `ORG#<org>`
+    // are condition-checked free in the transaction (ConditionCheckItem there).
+    await unmarkOrganization(world.table, world.demo.organization_id);
+    const legacy = await create({ email: `old-${email}`, external_id: `iam-old-${run}-${email}` });
     return [
       step('create with both guards', created, 201),
       step('replay with the same key', replayed, 201, { reply: created, field: 'id' }),
       step('a taken e-mail, refused after claiming its key', taken, 422),
       step('retry of the refused request', retried, 422),
+      step('create in an organization whose old guards are not yet moved', legacy, 201),
     ];
   },
   isolation: {
@@ -39,7 +45,8 @@ export default defineCard({
       key: 'create-customer',
       label: 'Create Customer',
       status: 201,
-      target: 2,
+      // The token, its organization's guard marker (docs/data-model.md, Customer guards), the transaction.
+      target: 3,
       send: (world, i) =>
         world.call('create-customer', 'POST', '/v1/customers/', {
           token: world.demo.personal_access_token,

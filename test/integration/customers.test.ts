@@ -34,7 +34,7 @@ const unique = (label: string) => `${label}+${randomUUID().slice(0, 8)}@example.
 const documented = documentedReply;
 
 describe('POST /v1/customers/', () => {
-  it('creates an individual customer (201) in 2 round trips; Get Customer reads it back in 2', async () => {
+  it('creates an individual customer (201) in 3 round trips (token, its organization’s guard marker, the transaction); Get Customer reads it back in 2', async () => {
     const email = unique('Ada');
     world.resetCount();
     const reply = documented(
@@ -46,7 +46,7 @@ describe('POST /v1/customers/', () => {
         metadata: { tier: 'gold', seats: 3 },
       }),
     );
-    expect(world.roundTrips()).toBe(2);
+    expect(world.roundTrips()).toBe(3);
     expect(reply.status).toBe(201);
     expect(reply.body).toMatchObject({
       email,

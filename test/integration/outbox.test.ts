@@ -47,14 +47,14 @@ function expectEnvelope(event: StoredEvent, data: unknown, at: string) {
 }
 
 describe('Create Customer', () => {
-  it('writes customer.created with the answer as data, in the same 2 round trips', async () => {
+  it('writes customer.created with the answer as data, in the same 3 round trips (token, guard marker, transaction)', async () => {
     world.resetCount();
     const reply = await world.call('POST', '/v1/customers/', {
       token: token(),
       body: { email: `outbox-${randomUUID()}@example.com`, name: 'Ada' },
     });
     expect(reply.status).toBe(201);
-    expect(world.roundTrips()).toBe(2);
+    expect(world.roundTrips()).toBe(3);
     const events = await outboxOf(world.table, 'customer', reply.body.id);
     expect(typesOf(events)).toEqual(['customer.created']);
     expectEnvelope(events[0] as StoredEvent, reply.body, reply.body.created_at);

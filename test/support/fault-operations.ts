@@ -421,7 +421,8 @@ const faultOps = {
   },
   'create-customer': {
     success: 201,
-    calls: ['GetItemCommand', 'TransactWriteItemsCommand'],
+    // The token, its organization's guard marker, the transaction.
+    calls: ['GetItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
       const email = `faults+${crypto.randomUUID()}@x.example`;
       const outbox: Key[] = [];
@@ -898,10 +899,12 @@ function customerChangeFault(
 ): Omit<FaultOp, 'operationId'> {
   return {
     success: method === 'PATCH' ? 200 : 204,
-    // By external id: its guard, then the customer.
+    // By external id: its guard, then the customer; a PATCH to a new address reads the
+    // organization's guard marker before its transaction.
     calls: [
       'GetItemCommand',
       ...(by === 'id' ? ['GetItemCommand'] : ['BatchGetItemCommand', 'BatchGetItemCommand']),
+      ...(method === 'PATCH' ? ['GetItemCommand'] : []),
       'TransactWriteItemsCommand',
     ],
     async prepare() {

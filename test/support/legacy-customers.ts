@@ -1,20 +1,25 @@
 /**
  * A customer as Create Customer wrote it before the customer lists were sharded (main e067a30): its
- * item without `list_layout`, its guards, its entries and count in the organization's old list
- * partition `LIST#CUSTOMER#<org>` (`legacyCustomerListing`). What a deployed table holds until
- * `npm run admin -- customer migrate-lists` has run.
+ * item without `list_layout` or `guard_layout`, with GSI1 keys (`ORG#<org>` /
+ * `CUSTOMER#<created>#<id>`), its guards in the organization's partition (`legacyGuardKeys`), its
+ * entries and count in the organization's old list partition `LIST#CUSTOMER#<org>`
+ * (`legacyCustomerListing`). What a deployed table holds until `npm run admin -- customer
+ * migrate-lists` and `customer migrate-guards` have run. `listed: 'sharded'`: as the code between
+ * the two wrote it (entries in its shard, guards still in `ORG#<org>`).
  */
 import { randomUUID } from 'node:crypto';
-import { customerEntry, legacyCustomerListing } from '#shared/data/customers.ts';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { customerEntry, customerListing, legacyCustomerListing } from '#shared/data/customers.ts';
 import { createOnly, type Table, transact } from '#shared/data/dynamo.ts';
 import { listedWrites } from '#shared/data/listing.ts';
 import { type CustomerRecord, item, storedCustomer } from '#shared/data/records.ts';
-import { keys } from '#shared/data/table.ts';
+import { CUSTOMER_GUARDS_MIGRATED, gsi1, keys, legacyGuardKeys, ownerKeys } from '#shared/data/table.ts';
 
 export async function insertLegacyCustomer(
   table: Table,
   organizationId: string,
   n: number,
+  options: { listed?: 'legacy' | 'sharded' } = {},
 ): Promise<CustomerRecord> {
   const customer: CustomerRecord = {
     id: randomUUID(),
@@ -37,11 +42,41 @@ export async function insertLegacyCustomer(
   const guard = (key: { PK: string; SK: string }) => ({
     Put: createOnly(table, { ...key, entity: 'customer_guard', customer_id: customer.id }),
   });
+  // An organization with such a customer is one from before the marker (its guards not all moved).
+  await unmarkOrganization(table, organizationId);
+  const sharded = options.listed === 'sharded';
+  const itemKeys = {
+    ...keys.customer(customer.id),
+    ...gsi1.ownedBy(ownerKeys.organization(organizationId), 'CUSTOMER', customer.created_at, customer.id),
+  };
   await transact(table, [
-    { Put: createOnly(table, item(keys.customer(customer.id), 'customer', storedCustomer(customer))) },
-    guard(keys.customerEmail(customer.organization_id, customer.email as string)),
-    guard(keys.customerExternalId(customer.organization_id, customer.external_id as string)),
-    ...listedWrites(table, legacyCustomerListing, customerEntry(customer)),
+    {
+      Put: createOnly(
+        table,
+        item(itemKeys, 'customer', {
+          ...storedCustomer(customer),
+          ...(sharded ? { list_layout: 'sharded' } : {}),
+        }),
+      ),
+    },
+    guard(legacyGuardKeys.customerEmail(customer.organization_id, customer.email as string)),
+    guard(legacyGuardKeys.customerExternalId(customer.organization_id, customer.external_id as string)),
+    ...listedWrites(table, sharded ? customerListing : legacyCustomerListing, customerEntry(customer)),
   ]);
   return customer;
+}
+
+/**
+ * The organization as created before the guards had partitions of their own: without the marker
+ * `customer_guards` (its customers' guards may be in `ORG#<org>`).
+ */
+export async function unmarkOrganization(table: Table, organizationId: string): Promise<void> {
+  await table.doc.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: keys.organization(organizationId),
+      UpdateExpression: 'REMOVE #marker',
+      ExpressionAttributeNames: { '#marker': CUSTOMER_GUARDS_MIGRATED.attribute },
+    }),
+  );
 }
