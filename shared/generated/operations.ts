@@ -1703,6 +1703,7 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
+          "customerExternalId",
           "organization"
         ]
       },
