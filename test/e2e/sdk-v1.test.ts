@@ -1475,9 +1475,11 @@ describe('Subscription meters (subscriptions.get / list, customerPortal.subscrip
     await waitFor(
       async () => {
         read = await polar.subscriptions.get(created.id);
-        return read.meters.find((m) => m.meter_id === tokens.id)?.consumed_units === 18;
+        // Each meter's customer meter is its own write of the aggregator: wait for both.
+        const counted = (id: string) => read?.meters.find((m) => m.meter_id === id)?.consumed_units;
+        return counted(tokens.id) === 18 && counted(calls.id) === 3;
       },
-      15_000,
+      60_000,
       'the subscription’s meters to count the three events',
     );
     expectDocumented('getSubscription', lastExchange().reply);
