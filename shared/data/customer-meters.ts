@@ -19,7 +19,7 @@
  * highest applied sequence per shard, so they cannot come apart.
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import { derivedId } from '../domain/ids.ts';
 import type { FoldState } from '../domain/meter.ts';
@@ -27,7 +27,7 @@ import { keyId, readMany } from './catalog.ts';
 import { readGuards } from './customer-guards.ts';
 import { queryAll, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
-import { ENTRY_BYTES, queryWithinBudget, type ReadBudget } from './listing.ts';
+import { ENTRY_BYTES, queryWithinBudget, type ReadBudget, readKeysWithinBudget } from './listing.ts';
 import { type MeterRecord, meterRecord } from './meters.ts';
 import { type CustomerRecord, customerRecord } from './records.ts';
 import { indexNames, type Key, keys, listKeys, partitions } from './table.ts';
@@ -449,6 +449,26 @@ export async function organizationMetersWithin(
 // Reads of Get Meter Quantities (shared/services/meter-quantities.ts)
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * One key range of a customer meter's partition (`lo` to `hi`, inclusive), strongly consistent,
+ * within the request's read budget (`ListReadTooCostly` when it does not fit).
+ */
+const usageRange = (table: Table, budget: ReadBudget, customerMeterId: string, lo: string, hi: string) =>
+  queryWithinBudget(
+    table,
+    budget,
+    {
+      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
+      ExpressionAttributeValues: {
+        ':pk': `${partitions.customerMeter}${customerMeterId}`,
+        ':lo': lo,
+        ':hi': hi,
+      },
+      ConsistentRead: true,
+    },
+    { limit: USAGE_QUERY_LIMIT, maxBytes: USAGE_ITEM_MAX_BYTES },
+  );
+
 /** What a customer meter stored of a window: its hour aggregates, and for `unique` its values by hour. */
 export interface WindowUsage {
   hours: HourAggregate[];
@@ -469,18 +489,7 @@ export async function readUsageBetween(
   values: boolean,
   budget: ReadBudget,
 ): Promise<WindowUsage> {
-  const pk = `${partitions.customerMeter}${customerMeterId}`;
-  const range = (lo: string, hi: string) =>
-    queryWithinBudget(
-      table,
-      budget,
-      {
-        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
-        ExpressionAttributeValues: { ':pk': pk, ':lo': lo, ':hi': hi },
-        ConsistentRead: true,
-      },
-      { limit: USAGE_QUERY_LIMIT, maxBytes: USAGE_ITEM_MAX_BYTES },
-    );
+  const range = (lo: string, hi: string) => usageRange(table, budget, customerMeterId, lo, hi);
   const [hours, valueItems] = await Promise.all([
     range(`${HOUR_PREFIX}${from}`, `${HOUR_PREFIX}${to}`),
     values ? range(`${VALUE_PREFIX}${from}#`, `${VALUE_PREFIX}${to}$`) : Promise.resolve([]),
@@ -505,25 +514,16 @@ export async function readMetersWithin(
   ids: readonly string[],
   budget: ReadBudget,
 ): Promise<Map<string, MeterRecord>> {
-  const wanted = [...new Set(ids)].map((id) => keys.meter(id));
+  const found = await readKeysWithinBudget(
+    table,
+    [...new Set(ids)].map((id) => keys.meter(id)),
+    ENTRY_BYTES.meterList.max,
+    budget,
+  );
   const meters = new Map<string, MeterRecord>();
-  let next = 0;
-  while (next < wanted.length) {
-    const from = next;
-    const items = await budget.query(
-      Math.min(100, wanted.length - from),
-      ENTRY_BYTES.meterList.max,
-      async (limit) => {
-        const batch = wanted.slice(from, from + limit);
-        next = from + batch.length;
-        return [...(await readMany(table, batch)).values()];
-      },
-      'items',
-    );
-    for (const item of items) {
-      const meter = meterRecord(item);
-      meters.set(meter.id, meter);
-    }
+  for (const item of found.values()) {
+    const meter = meterRecord(item);
+    meters.set(meter.id, meter);
   }
   return meters;
 }
@@ -545,20 +545,7 @@ export async function readPeriodUsage(
   const [lo, hi] = unique
     ? [`${VALUE_PREFIX}${hours.from}#`, `${VALUE_PREFIX}${hours.to}$`]
     : [`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${hours.to}`];
-  const items = await queryWithinBudget(
-    table,
-    budget,
-    {
-      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
-      ExpressionAttributeValues: {
-        ':pk': `${partitions.customerMeter}${customerMeterId}`,
-        ':lo': lo,
-        ':hi': hi,
-      },
-      ConsistentRead: true,
-    },
-    { limit: USAGE_QUERY_LIMIT, maxBytes: USAGE_ITEM_MAX_BYTES },
-  );
+  const items = await usageRange(table, budget, customerMeterId, lo, hi);
   for (const item of items) {
     if (unique) usage.values.add(String(item.value));
     else usage.hours.push(hourAggregateOf(item));

@@ -813,7 +813,7 @@ const BATCH_KEYS = 100;
  * as reads by key are priced (`ReadBudget.query` kind `items`: each item of at most `maxBytes`
  * rounded up on its own), by `keyId`.
  */
-async function readKeysWithinBudget(
+export async function readKeysWithinBudget(
   table: Table,
   keys: readonly Key[],
   maxBytes: number,
