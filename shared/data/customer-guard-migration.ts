@@ -22,10 +22,10 @@
  * across both places meanwhile (writes check a value's old key until the organization is marked,
  * lookups read it), and a run after a complete one changes nothing.
  */
-import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getCustomer } from './catalog.ts';
 import { CustomerChanged, type CustomerState, CustomerTaken, moveCustomerGuards } from './customers.ts';
-import { run, type Table } from './dynamo.ts';
+import { run, scanAll, type Table } from './dynamo.ts';
 import { CUSTOMER_GUARDS_MIGRATED, keys, partitions } from './table.ts';
 
 /** Attempts at moving one customer that keeps changing while it is moved. */
@@ -57,27 +57,17 @@ export async function migrateCustomerGuards(
 ): Promise<CustomerGuardMigration> {
   const customers: string[] = [];
   const organizations: string[] = [];
-  let next: Record<string, unknown> | undefined;
-  do {
-    const page = await run(() =>
-      table.doc.send(
-        new ScanCommand({
-          TableName: table.name,
-          FilterExpression:
-            'PK = SK AND ((begins_with(PK, :customer) AND attribute_not_exists(guard_layout)) OR (begins_with(PK, :org) AND attribute_not_exists(#marker)))',
-          ExpressionAttributeNames: { '#marker': CUSTOMER_GUARDS_MIGRATED.attribute },
-          ExpressionAttributeValues: { ':customer': partitions.customer, ':org': partitions.organization },
-          ProjectionExpression: 'PK, id',
-          ConsistentRead: true,
-          ...(next ? { ExclusiveStartKey: next } : {}),
-        }),
-      ),
-    );
-    for (const stored of page.Items ?? []) {
-      (String(stored.PK).startsWith(partitions.customer) ? customers : organizations).push(String(stored.id));
-    }
-    next = page.LastEvaluatedKey;
-  } while (next);
+  const unmarked = await scanAll(table, {
+    FilterExpression:
+      'PK = SK AND ((begins_with(PK, :customer) AND attribute_not_exists(guard_layout)) OR (begins_with(PK, :org) AND attribute_not_exists(#marker)))',
+    ExpressionAttributeNames: { '#marker': CUSTOMER_GUARDS_MIGRATED.attribute },
+    ExpressionAttributeValues: { ':customer': partitions.customer, ':org': partitions.organization },
+    ProjectionExpression: 'PK, id',
+    ConsistentRead: true,
+  });
+  for (const stored of unmarked) {
+    (String(stored.PK).startsWith(partitions.customer) ? customers : organizations).push(String(stored.id));
+  }
 
   const report: CustomerGuardMigration = {
     migrated: 0,

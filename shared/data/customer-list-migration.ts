@@ -12,10 +12,9 @@
  * exact (readers read the old partition as one more source until it is empty).
  * `npm run admin -- customer migrate-lists`.
  */
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { getCustomer } from './catalog.ts';
 import { CustomerChanged, type CustomerState, moveCustomerToShard } from './customers.ts';
-import { run, type Table } from './dynamo.ts';
+import { scanAll, type Table } from './dynamo.ts';
 import { partitions } from './table.ts';
 
 /** A shard's partition key ends `#S<k>`; the old partition's is `LIST#CUSTOMER#<org>`. */
@@ -41,26 +40,15 @@ export async function migrateCustomerLists(
   table: Table,
   options: CustomerListMigrationOptions = {},
 ): Promise<CustomerListMigration> {
-  const ids: string[] = [];
-  let next: Record<string, unknown> | undefined;
-  do {
-    const page = await run(() =>
-      table.doc.send(
-        new ScanCommand({
-          TableName: table.name,
-          FilterExpression: 'begins_with(PK, :list) AND begins_with(SK, :created)',
-          ExpressionAttributeValues: { ':list': partitions.customerList, ':created': 'created_at#' },
-          ProjectionExpression: 'PK, id',
-          ConsistentRead: true,
-          ...(next ? { ExclusiveStartKey: next } : {}),
-        }),
-      ),
-    );
-    for (const stored of page.Items ?? []) {
-      if (!SHARD_PARTITION.test(String(stored.PK))) ids.push(String(stored.id));
-    }
-    next = page.LastEvaluatedKey;
-  } while (next);
+  const entries = await scanAll(table, {
+    FilterExpression: 'begins_with(PK, :list) AND begins_with(SK, :created)',
+    ExpressionAttributeValues: { ':list': partitions.customerList, ':created': 'created_at#' },
+    ProjectionExpression: 'PK, id',
+    ConsistentRead: true,
+  });
+  const ids = entries
+    .filter((stored) => !SHARD_PARTITION.test(String(stored.PK)))
+    .map((stored) => String(stored.id));
 
   const report: CustomerListMigration = { migrated: 0, skipped: 0, busy: [] };
   for (const id of ids) {

@@ -9,6 +9,8 @@ import {
   PutCommand,
   QueryCommand,
   type QueryCommandInput,
+  ScanCommand,
+  type ScanCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -208,6 +210,25 @@ export async function queryAll(
     const result = await run(() =>
       table.doc.send(
         new QueryCommand({ ...input, TableName: table.name, ...(start ? { ExclusiveStartKey: start } : {}) }),
+      ),
+    );
+    items.push(...((result.Items ?? []) as Record<string, unknown>[]));
+    start = result.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Every item a Scan returns, page after page (the operator's migrations: never a request's path). */
+export async function scanAll(
+  table: Table,
+  input: Omit<ScanCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const result = await run(() =>
+      table.doc.send(
+        new ScanCommand({ ...input, TableName: table.name, ...(start ? { ExclusiveStartKey: start } : {}) }),
       ),
     );
     items.push(...((result.Items ?? []) as Record<string, unknown>[]));
