@@ -39,6 +39,9 @@ export const customerMeterId = (customerId: string, meterId: string): string =>
 /** The hour an ISO instant falls in, as `yyyy-mm-ddThh` (UTC): an aggregate's period bucket. */
 export const hourOf = (iso: string): string => new Date(iso).toISOString().slice(0, 13);
 
+/** The instant an hour bucket (`yyyy-mm-ddThh`, UTC) starts, in epoch ms: `hourOf`'s inverse. */
+export const hourStart = (hour: string): number => Date.parse(`${hour}:00:00Z`);
+
 export const HOUR_PREFIX = 'HOUR#';
 export const VALUE_PREFIX = 'VALUE#';
 

@@ -21,7 +21,7 @@ import {
   updateSubscriptionLifecycle,
 } from '../data/subscriptions.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
-import { InvalidToken, ResourceNotFound, ServiceUnavailable } from '../domain/errors.ts';
+import { InvalidToken, ResourceNotFound } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { CustomerPrincipal } from '../domain/principals.ts';
 import { applyCustomerChange, type CustomerChange } from '../domain/subscription-lifecycle.ts';
@@ -31,12 +31,11 @@ import type {
   ListResourceCustomerSubscription,
   UpdateCustomerSubscriptionBody,
 } from '../generated/api-types.ts';
-import { logError } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { DEFAULT_SUBSCRIPTION_SORTING, statusFilter, subscriptionLists } from './list-subscriptions.ts';
 import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentCustomerSubscription, presentSubscription } from './presenters.ts';
-import { pageMetersTooCostly, subscriptionMeters } from './subscription-meters.ts';
+import { oneSubscriptionMeters, pageMetersTooCostly, subscriptionMeters } from './subscription-meters.ts';
 import { refuseUnsupported } from './unsupported-filters.ts';
 import { lifecycleOutbox, retryLostRace } from './update-subscription.ts';
 
@@ -142,19 +141,8 @@ export async function getCustomerSubscription(
   const subscription = theirs(principal, context.subscription);
   const product = await getProduct(deps.table, subscription.product_id);
   if (!product) throw new Error(`subscription ${subscription.id} refers to a missing product`);
-  try {
-    const meters = await subscriptionMeters(
-      deps.table,
-      [{ subscription, product }],
-      deps.now(),
-      new ReadBudget(),
-    );
-    return presentCustomerSubscription(subscription, product, organization, meters.get(subscription.id));
-  } catch (error) {
-    if (!(error instanceof ListReadTooCostly)) throw error;
-    logError('subscription meters over the read bound', { subscription_id: subscription.id });
-    throw new ServiceUnavailable();
-  }
+  const meters = await oneSubscriptionMeters(deps.table, subscription, product, deps.now());
+  return presentCustomerSubscription(subscription, product, organization, meters);
 }
 
 /** The change a portal PATCH body asks for. */

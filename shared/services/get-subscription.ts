@@ -1,17 +1,15 @@
 import { access as catalogAccess, getCustomerAndProduct } from '../data/catalog.ts';
 import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
-import { ListReadTooCostly, ReadBudget } from '../data/listing.ts';
 import { getSubscription as readSubscription, access as subscriptionsAccess } from '../data/subscriptions.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
-import { ResourceNotFound, ServiceUnavailable } from '../domain/errors.ts';
+import { ResourceNotFound } from '../domain/errors.ts';
 import { normalizeId } from '../domain/ids.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
 import type { Subscription } from '../generated/api-types.ts';
-import { logError } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
-import { subscriptionMeters } from './subscription-meters.ts';
+import { oneSubscriptionMeters } from './subscription-meters.ts';
 
 /**
  * A subscription of one of the caller's organizations, with the customer and product it embeds as
@@ -36,19 +34,8 @@ export async function getSubscription(
   );
   // Both are soft-deleted, never removed: a missing one is a broken table, not a client error.
   if (!customer || !product) throw new Error(`subscription ${subscription.id} refers to a missing item`);
-  try {
-    const meters = await subscriptionMeters(
-      deps.table,
-      [{ subscription, product }],
-      deps.now(),
-      new ReadBudget(),
-    );
-    return presentSubscription(subscription, customer, product, meters.get(subscription.id));
-  } catch (error) {
-    if (!(error instanceof ListReadTooCostly)) throw error;
-    logError('subscription meters over the read bound', { subscription_id: subscription.id });
-    throw new ServiceUnavailable();
-  }
+  const meters = await oneSubscriptionMeters(deps.table, subscription, product, deps.now());
+  return presentSubscription(subscription, customer, product, meters);
 }
 
 /**

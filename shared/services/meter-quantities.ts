@@ -28,6 +28,8 @@ import {
   customerMeterId,
   access as customerMetersAccess,
   customersByExternalId,
+  hourOf,
+  hourStart,
   listCustomerMeterEntries,
   readUsageBetween,
   type WindowUsage,
@@ -204,8 +206,7 @@ function bucketIndex(buckets: readonly Bucket[], at: number): number {
   return -1;
 }
 
-const hourText = (at: number) => new Date(at).toISOString().slice(0, 13);
-const hourStart = (hour: string) => Date.parse(`${hour}:00:00Z`);
+const hourText = (at: number) => hourOf(new Date(at).toISOString());
 
 // ---------------------------------------------------------------------------------------------
 // The request's rules

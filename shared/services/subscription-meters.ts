@@ -17,20 +17,26 @@
  * `ListReadTooCostly` past it: the callers answer 503 for one subscription and 422 at `limit` for
  * a page, never a partial figure.
  */
-import { customerMeterId, hourOf, readMetersWithin, readPeriodUsage } from '../data/customer-meters.ts';
-import { LIST_READ_UNITS, ListReadTooCostly, type ReadBudget } from '../data/listing.ts';
+import {
+  customerMeterId,
+  hourOf,
+  hourStart,
+  readMetersWithin,
+  readPeriodUsage,
+} from '../data/customer-meters.ts';
+import { LIST_READ_UNITS, ListReadTooCostly, ReadBudget } from '../data/listing.ts';
 import type { MeteredPriceRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
-import { PolarRequestValidationError } from '../domain/errors.ts';
+import { PolarRequestValidationError, ServiceUnavailable } from '../domain/errors.ts';
 import { derivedId } from '../domain/ids.ts';
 import { meteredAmount } from '../domain/metered-amount.ts';
+import { logError } from '../observability/telemetry.ts';
 import { totalsOf } from './customer-meters.ts';
 import { presentMeter } from './meters.ts';
 import { queryIssue } from './paging.ts';
 import type { SubscriptionMeter } from './presenters.ts';
 
 const HOUR_MS = 3_600_000;
-const hourBefore = (hour: string): string =>
-  hourOf(new Date(Date.parse(`${hour}:00:00Z`) - HOUR_MS).toISOString());
+const hourBefore = (hour: string): string => hourOf(new Date(hourStart(hour) - HOUR_MS).toISOString());
 
 /** The hours (inclusive, `yyyy-mm-ddThh`) a subscription's current period counts at `now`, or none. */
 export function meterHours(
@@ -125,6 +131,28 @@ export async function subscriptionMeters(
     }),
   );
   return answered;
+}
+
+/**
+ * One subscription's meters (Get Subscription, the portal's Get), within a request's 500 read units:
+ * past them a 503, never a partial figure (the window's usage will not shrink, but a roll-up of
+ * closed hours would serve it: docs/data-model.md).
+ */
+export async function oneSubscriptionMeters(
+  table: Parameters<typeof readMetersWithin>[0],
+  subscription: SubscriptionRecord,
+  product: ProductRecord,
+  now: Date,
+): Promise<SubscriptionMeter[] | undefined> {
+  try {
+    return (await subscriptionMeters(table, [{ subscription, product }], now, new ReadBudget())).get(
+      subscription.id,
+    );
+  } catch (error) {
+    if (!(error instanceof ListReadTooCostly)) throw error;
+    logError('subscription meters over the read bound', { subscription_id: subscription.id });
+    throw new ServiceUnavailable();
+  }
 }
 
 /** A page's refusal past the read bound: 422 at `limit`, naming what to do. */
