@@ -21,12 +21,33 @@ export interface DynamoCase {
 const registration = { client_name: 'Bench', redirect_uris: ['https://app.example.com/callback'] };
 export const benchRun = Date.now().toString(36);
 
-export const createClient = (world: LocalWorld, key?: string) =>
-  world.call('create-client', 'POST', '/v1/oauth2/register', {
+/** The clients the cases registered and have not deleted: a user may hold at most 20 (limits.md). */
+const registered = new Map<string, string>();
+
+export const createClient = async (world: LocalWorld, key?: string) => {
+  const reply = await world.call('create-client', 'POST', '/v1/oauth2/register', {
     token: world.demo.personal_access_token,
     body: registration,
     ...(key ? { headers: { 'Idempotency-Key': key } } : {}),
   });
+  if (reply.status === 201 && reply.body) {
+    const client = JSON.parse(reply.body) as { client_id: string; registration_access_token: string };
+    registered.set(client.client_id, client.registration_access_token);
+  }
+  return reply;
+};
+
+/**
+ * Deletes (RFC 7592, uncounted: call it from `prepare`) every client the cases registered, so that the
+ * demo user stays under its cap of live clients however many repetitions run. A client a case deleted
+ * itself answers 401 here, which is fine.
+ */
+export async function roomForClients(world: LocalWorld): Promise<void> {
+  for (const [clientId, token] of registered) {
+    await world.call('delete-client', 'DELETE', `/v1/oauth2/register/${clientId}`, { token });
+    registered.delete(clientId);
+  }
+}
 
 export const createSubscription = (world: LocalWorld, key?: string) =>
   world.call('create-subscription', 'POST', '/v1/subscriptions/', {
@@ -83,6 +104,7 @@ export const portalSubscriptions: string[] = [];
 /** A fresh client per repetition (RFC 7592 cases), registered outside the measured request. */
 export const registrations: { client_id: string; registration_access_token: string }[] = [];
 export async function freshRegistration(world: LocalWorld) {
+  await roomForClients(world);
   const reply = await createClient(world);
   if (reply.status !== 201 || !reply.body) throw new Error(`Create Client answered ${reply.status}`);
   return JSON.parse(reply.body) as { client_id: string; registration_access_token: string };

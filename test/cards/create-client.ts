@@ -1,4 +1,4 @@
-import { benchRun, createClient } from '#test/bench/work-kit.ts';
+import { benchRun, createClient, roomForClients } from '#test/bench/work-kit.ts';
 import { forgetCapCounters, key, registrant, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
 
@@ -49,6 +49,7 @@ export default defineCard({
       label: 'Create Client',
       status: 201,
       target: 2,
+      prepare: roomForClients,
       send: (world) => createClient(world),
     },
     {
@@ -56,6 +57,7 @@ export default defineCard({
       label: 'Create Client + Idempotency-Key (first use)',
       status: 201,
       target: 4,
+      prepare: roomForClients,
       send: (world, i) => createClient(world, `bench-${benchRun}-cc-${i}`),
     },
     {
@@ -63,7 +65,10 @@ export default defineCard({
       label: 'Create Client + Idempotency-Key (replay)',
       status: 201,
       target: 4,
-      prepare: (world, i) => createClient(world, `bench-${benchRun}-ccr-${i}`),
+      prepare: async (world, i) => {
+        await roomForClients(world);
+        return createClient(world, `bench-${benchRun}-ccr-${i}`);
+      },
       send: (world, i) => createClient(world, `bench-${benchRun}-ccr-${i}`),
     },
   ],
