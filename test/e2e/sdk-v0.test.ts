@@ -1100,8 +1100,12 @@ describe('Meter quantities: meters.quantities', () => {
       15_000,
       'the quantities to count the two events',
     );
+    // From the day before: a window's buckets start at each `start + k days`, so the two hours around
+    // midnight would hold only the day before it, not the events' (run at 00:00-01:00 UTC, this
+    // answered 0).
     const byDay = await polar.meters.quantities({
       ...window,
+      startTimestamp: new Date(hour - 86_400_000),
       interval: 'day',
       customerId: stack.demo.customer_id,
       customerAggregationFunction: 'sum',

@@ -1202,8 +1202,12 @@ describe('Meter quantities (GET /v1/meters/{id}/quantities)', () => {
     const sum = (answer?.quantities ?? []).reduce((total, q) => total + q.quantity, 0);
     expect(answer?.quantities).toHaveLength(3);
     expect(sum).toBe(17.5);
+    // From the day before: a window's buckets start at each `start + k days`, so a window of the two
+    // hours around a local midnight would hold only the day before it, not the events' (run at
+    // 23:00-00:00 UTC, Paris's midnight hour, this answered 0).
     const byDay = await polar.meters.quantities(meter.id, {
       ...window,
+      start_timestamp: new Date(hour - 86_400_000).toISOString(),
       interval: 'day',
       timezone: 'Europe/Paris',
       external_customer_id: stack.demo.customer_external_id,
