@@ -26,11 +26,12 @@ import {
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
 import { readCustomerEntries } from '#shared/data/customers.ts';
-import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
+import { countShard, readRange, segmentRegistryWrite, textKeyPrefix } from '#shared/data/listing.ts';
 import { getMeter, meterListing } from '#shared/data/meters.ts';
 import { productListing } from '#shared/data/products.ts';
 import { record, type StoredSubscription } from '#shared/data/records.ts';
 import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
+import { SUBSCRIPTION_LIST_SHARDS, subscriptionListings } from '#shared/data/subscriptions.ts';
 import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { usageEventId } from '#shared/data/usage-events.ts';
 import { CAPS } from '#shared/domain/limits.ts';
@@ -182,6 +183,7 @@ const faultOps = {
     success: 201,
     calls: ['GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
+      await sharedSegmentsRegistered();
       const customer = await createCustomer(world.admin, {
         organizationId: world.demo.organization_id,
         email: `faults+${crypto.randomUUID()}@x.example`,
@@ -1025,7 +1027,7 @@ function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultO
       'TransactWriteItemsCommand',
     ],
     async prepare() {
-      if (method === 'DELETE') await canceledSegmentRegistered();
+      await sharedSegmentsRegistered();
       const created = await world.call('POST', '/v1/subscriptions/', {
         token: world.demo.personal_access_token,
         body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
@@ -1071,22 +1073,36 @@ function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultO
 let registering: { world: World; done: Promise<void> } | undefined;
 
 /**
- * The `canceled` segment of the demo organization's list and of its free product's list registered
- * (once per world): a revoke of a subscription of its own, without faults. The first revoke into a
- * segment puts its registry items after its transaction; the revoke cases' calls are those of every
- * later one.
+ * The `active` and `canceled` segments (free) of the demo organization's list and of its free
+ * product's list registered in each of their 16 shards (once per world), as in a tenant that has
+ * signed up and revoked before: the first subscription into a segment of a shard puts its registry
+ * item after its transaction, and the create and revoke cases' calls are those of every later one.
  */
-function canceledSegmentRegistered(): Promise<void> {
+function sharedSegmentsRegistered(): Promise<void> {
   if (registering?.world !== world) {
     const done = (async () => {
-      const created = await world.call('POST', '/v1/subscriptions/', {
-        token: world.demo.personal_access_token,
-        body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
-      });
-      const revoked = await world.call('DELETE', `/v1/subscriptions/${created.body.id}`, {
-        token: world.demo.personal_access_token,
-      });
-      if (revoked.status !== 200) throw new Error(`revoke answered ${revoked.status}`);
+      const byShard = new Map<number, string>();
+      while (byShard.size < SUBSCRIPTION_LIST_SHARDS) {
+        const id = crypto.randomUUID();
+        byShard.set(countShard(id), id);
+      }
+      const writes = [...byShard.values()].flatMap((id) =>
+        (['active', 'canceled'] as const).flatMap((status) => {
+          const subscription = {
+            id,
+            list_layout: 'sharded',
+            organization_id: world.demo.organization_id,
+            product_id: world.demo.free_product_id,
+            customer_id: world.demo.customer_id,
+            status,
+            amount: 0,
+          } as StoredSubscription;
+          return [subscriptionListings.organization, subscriptionListings.product].map(
+            (listing) => segmentRegistryWrite(world.table, listing, subscription).Put,
+          );
+        }),
+      );
+      await Promise.all(writes.map((put) => world.table.doc.send(new PutCommand(put))));
     })();
     registering = { world, done };
   }
