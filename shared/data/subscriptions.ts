@@ -474,6 +474,47 @@ export async function moveSubscriptionToShards(table: Table, before: Subscriptio
   ]);
 }
 
+/**
+ * A marked subscription's entries in its organization's and its product's lists made exactly those
+ * of its state (`migrateSubscriptionLists`' repair): `found`, the keys of its entries there (any
+ * partition, read by the caller), those not of its state deleted, its state's written, in one
+ * transaction conditioned on the item being exactly as read. What it repairs: a change of a sharded
+ * subscription by a function of the release before (side by side during the deployment) relisted it
+ * in the unsharded partitions and left its shards' entries as they were.
+ */
+export async function relistInShards(
+  table: Table,
+  subscription: SubscriptionRecord,
+  found: readonly Key[],
+): Promise<void> {
+  const stored = storedSubscription(subscription);
+  const wanted = sharedListings.flatMap((listing) => listedWrites(table, listing, stored));
+  const kept = new Set(
+    wanted.map((write) => keyId(('Put' in write ? write.Put.Item : {}) as unknown as Key)),
+  );
+  await transact(table, [
+    {
+      ConditionCheck: {
+        TableName: table.name,
+        Key: keys.subscription(subscription.id),
+        ConditionExpression:
+          'modified_at = :read AND list_layout = :sharded AND ' +
+          (subscription.change_id === undefined ? 'attribute_not_exists(change_id)' : 'change_id = :change'),
+        ExpressionAttributeValues: {
+          ':read': subscription.modified_at,
+          ':sharded': 'sharded',
+          ...(subscription.change_id === undefined ? {} : { ':change': subscription.change_id }),
+        },
+      },
+    },
+    ...found
+      .filter((key) => !kept.has(keyId(key)))
+      .map((key) => ({ Delete: { TableName: table.name, Key: { PK: key.PK, SK: key.SK } } })),
+    ...wanted,
+    ...sharedListings.map((listing) => segmentRegistryWrite(table, listing, stored)),
+  ]);
+}
+
 /** A lifecycle change (cancel, uncancel, revoke): `writeSubscriptionChange` of those fields. */
 export const updateSubscriptionLifecycle = (
   table: Table,

@@ -110,6 +110,41 @@ async function asBeforeTheShards(id: string, countedByTransactions = false): Pro
   ]);
 }
 
+/**
+ * A revoke as a function of the release before the shards writes it for a subscription the shards
+ * hold: the item changed (its `list_layout` kept, as that code keeps attributes it does not know),
+ * its entries written in the unsharded partitions (where that code lists every subscription), none
+ * of its shards' entries deleted.
+ */
+async function revokedByTheReleaseBefore(id: string): Promise<void> {
+  const before = await stored(id);
+  const now = new Date().toISOString();
+  const change = randomUUID();
+  const { list_layout: _layout, ...unsharded } = {
+    ...before,
+    status: 'canceled',
+    ended_at: now,
+    canceled_at: now,
+    modified_at: now,
+  } as StoredSubscription;
+  await transact(world.table, [
+    {
+      Update: {
+        TableName: world.table.name,
+        Key: keys.subscription(id),
+        UpdateExpression:
+          'SET #status = :canceled, ended_at = :now, canceled_at = :now, modified_at = :now, change_id = :change, counts_change = :change',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':canceled': 'canceled', ':now': now, ':change': change },
+      },
+    },
+    ...shared.flatMap((listing) => [
+      ...listedWrites(world.table, listing, unsharded as StoredSubscription),
+      segmentRegistryWrite(world.table, listing, unsharded as StoredSubscription),
+    ]),
+  ]);
+}
+
 /** Per source of a list: the ids of its `status` entries (one per subscription) and its count. */
 async function sourcesOf(list: string, partition: 'subscriptionList' | 'subscriptionProductList') {
   return Promise.all(
@@ -207,17 +242,42 @@ describe('subscription migrate-lists', () => {
 
     // Interrupted after two, then run again to its end: each moved once.
     const first = await migrateSubscriptionLists(world.table, { stopAfter: 2 });
-    expect(first).toEqual({ migrated: 2, skipped: 0, busy: [] });
+    expect(first).toEqual({ migrated: 2, skipped: 0, repaired: 0, busy: [] });
     unsharded = await expectListed(all);
     expect(unsharded.subscriptionList).toHaveLength(old.length - 2);
     const second = await migrateSubscriptionLists(world.table);
-    expect(second).toEqual({ migrated: old.length - 2, skipped: 0, busy: [] });
+    expect(second).toEqual({ migrated: old.length - 2, skipped: 0, repaired: 0, busy: [] });
     unsharded = await expectListed(all);
     expect(unsharded).toEqual({ subscriptionList: [], subscriptionProductList: [] });
     for (const id of all) expect((await stored(id)).list_layout).toBe('sharded');
     // The pre-stream one is handed to the stream: counted from where its transactions counted it.
     expect(((await stored(old[6] as string)) as Record<string, unknown>)[COUNTS_CHANGE]).toBe('created');
-    expect(await migrateSubscriptionLists(world.table)).toEqual({ migrated: 0, skipped: 0, busy: [] });
+    expect(await migrateSubscriptionLists(world.table)).toEqual({
+      migrated: 0,
+      skipped: 0,
+      repaired: 0,
+      busy: [],
+    });
+
+    // A function of the release before (side by side during the deployment) revokes a subscription
+    // written in the shards: it relists it in the unsharded partitions, its shards' entries left.
+    const stray = fresh[0] as string;
+    await revokedByTheReleaseBefore(stray);
+    expect((await sourcesOf(shop.organizationId, 'subscriptionList'))[0]?.ids).toEqual([stray]);
+    expect(await migrateSubscriptionLists(world.table)).toEqual({
+      migrated: 0,
+      skipped: 0,
+      repaired: 1,
+      busy: [],
+    });
+    unsharded = await expectListed(all);
+    expect(unsharded).toEqual({ subscriptionList: [], subscriptionProductList: [] });
+    expect(await migrateSubscriptionLists(world.table)).toEqual({
+      migrated: 0,
+      skipped: 0,
+      repaired: 0,
+      busy: [],
+    });
 
     // The stale change is refused (it would relist the subscription in the unsharded partitions);
     // decided again on what is stored now, it lands in the shards.
@@ -231,7 +291,9 @@ describe('subscription migrate-lists', () => {
     const ended = await world.call('GET', `/v1/subscriptions/?product_id=${shop.productId}&active=false`, {
       token: shop.token,
     });
-    expect((ended.body.items as { id: string }[]).map((s) => s.id).sort()).toEqual([revoked, raced].sort());
+    expect((ended.body.items as { id: string }[]).map((s) => s.id).sort()).toEqual(
+      [revoked, raced, stray].sort(),
+    );
     expect(rest).toHaveLength(old.length - 2);
   });
 });
