@@ -110,8 +110,8 @@ describe('Create Subscription: per-tenant write ceiling from the real writes', (
       [...cost.writePartitions].filter(([partition]) => partition.startsWith('GSI2:DUE#')),
     );
     const dueUnits = due.reduce((sum, writes) => sum + writes.reduce((s, [, u]) => s + u, 0), 0) / due.length;
-    const line = (name: string, hot: typeof model.hotWrite) =>
-      `${name}: ${hot?.partition} ${hot?.units} WCU per signup → ${Math.floor(hot?.ceiling ?? Number.POSITIVE_INFINITY)}/s`;
+    const line = (name: string, hot: typeof model.hotWrite, unit = 'WCU') =>
+      `${name}: ${hot?.partition} ${hot?.units} ${unit} per signup → ${Math.floor(hot?.ceiling ?? Number.POSITIVE_INFINITY)}/s`;
     console.info(
       [
         `Create Subscription + projection: ${model.trueWru} WRU per signup, ${model.roundTrips} round trips`,
@@ -119,7 +119,7 @@ describe('Create Subscription: per-tenant write ceiling from the real writes', (
         line('product list', productList),
         line('hottest shared partition', model.hotWrite),
         `due index: ${dueUnits} WCU per signup over ${DUE_SHARDS} shards → ${Math.floor((PARTITION_WCU_PER_SECOND * DUE_SHARDS) / dueUnits)}/s`,
-        line('hottest shared read partition (RCU, at 3,000 RCU/s)', model.hotRead),
+        line('hottest shared read partition (at 3,000 RCU/s)', model.hotRead, 'RCU'),
       ].join('\n'),
     );
     expect(organizationList?.ceiling, organizationList?.partition).toBeGreaterThanOrEqual(1_000);
