@@ -68,7 +68,7 @@ import {
 // shard k = `countShard(id)` of each (`LIST#SUBSCRIPTION#<org>#S<k>`,
 // `LIST#SUBSCRIPTION-PRODUCT#<org>#<product>#S<k>`), so one tenant's (or one product's) signups
 // spread over 16 partitions; in shard k only the count items `#COUNT#<segment>#<k>` are written.
-// A page reads the 16 shards and the unsharded partition as its sources (`listOwners`), merged in
+// A page reads the 16 shards and the unsharded partition as its sources (`subscriptionListSources`), merged in
 // memory as the lists of many organizations are. Subscriptions written before the shards carry no
 // `list_layout` and stay in the unsharded partitions (their changes relist them there) until
 // `npm run admin -- subscription migrate-lists` moves them (`moveSubscriptionToShards`).
