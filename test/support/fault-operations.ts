@@ -26,12 +26,11 @@ import {
   createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
 import { readCustomerEntries } from '#shared/data/customers.ts';
-import { countShard, readRange, segmentRegistryWrite, textKeyPrefix } from '#shared/data/listing.ts';
+import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
 import { getMeter, meterListing } from '#shared/data/meters.ts';
 import { productListing } from '#shared/data/products.ts';
 import { record, type StoredSubscription } from '#shared/data/records.ts';
 import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
-import { SUBSCRIPTION_LIST_SHARDS, subscriptionListings } from '#shared/data/subscriptions.ts';
 import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
 import { usageEventId } from '#shared/data/usage-events.ts';
 import { CAPS } from '#shared/domain/limits.ts';
@@ -57,7 +56,7 @@ import {
 } from './oauth.ts';
 import { seedWebhookEvent } from './outbox.ts';
 import { expectListedInStep } from './products.ts';
-import { nextSequence } from './subscription-counts.ts';
+import { nextSequence, sharedSegmentsRegistered as registerSharedSegments } from './subscription-counts.ts';
 import { listPartition, scanTable } from './table-state.ts';
 import type { Reply, World } from './world.ts';
 
@@ -1080,30 +1079,7 @@ let registering: { world: World; done: Promise<void> } | undefined;
  */
 function sharedSegmentsRegistered(): Promise<void> {
   if (registering?.world !== world) {
-    const done = (async () => {
-      const byShard = new Map<number, string>();
-      while (byShard.size < SUBSCRIPTION_LIST_SHARDS) {
-        const id = crypto.randomUUID();
-        byShard.set(countShard(id), id);
-      }
-      const writes = [...byShard.values()].flatMap((id) =>
-        (['active', 'canceled'] as const).flatMap((status) => {
-          const subscription = {
-            id,
-            list_layout: 'sharded',
-            organization_id: world.demo.organization_id,
-            product_id: world.demo.free_product_id,
-            customer_id: world.demo.customer_id,
-            status,
-            amount: 0,
-          } as StoredSubscription;
-          return [subscriptionListings.organization, subscriptionListings.product].map(
-            (listing) => segmentRegistryWrite(world.table, listing, subscription).Put,
-          );
-        }),
-      );
-      await Promise.all(writes.map((put) => world.table.doc.send(new PutCommand(put))));
-    })();
+    const done = registerSharedSegments(world.table, world.demo);
     registering = { world, done };
   }
   return (registering as { done: Promise<void> }).done;
