@@ -30,7 +30,11 @@ export const longSuites = {
   /** Issue 25's scale checks: 500 concurrent signups on one product, transaction conflicts emulated. */
   scale: {
     needs: 'dynamodb',
-    files: ['test/scale/concurrent-subscriptions.test.ts', 'test/scale/customer-ceiling.test.ts'],
+    files: [
+      'test/scale/concurrent-subscriptions.test.ts',
+      'test/scale/customer-ceiling.test.ts',
+      'test/scale/subscription-ceiling.test.ts',
+    ],
   },
   /** Issue 28's exactness property at 100,000 events (the fast tier runs it with 2,000). */
   exactness: { needs: 'dynamodb', files: ['test/integration/meter-exactness-full.test.ts'] },

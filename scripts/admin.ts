@@ -16,6 +16,7 @@ import { migrateCustomerLists } from '#shared/data/customer-list-migration.ts';
 import { migrateDeliveryLog } from '#shared/data/delivery-log-migration.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import type { WalletType, WebhookFormat } from '#shared/data/records.ts';
+import { migrateSubscriptionLists } from '#shared/data/subscription-list-migration.ts';
 import { rotateStoredKeySet, secretsManagerKeyring } from '#shared/data/webhook-keys.ts';
 import { noKeyring, staticKeyring } from '#shared/domain/keyring.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
@@ -44,6 +45,9 @@ const USAGE = `Usage: npm run admin -- [--local] <command> [options]
                    (run once after deploying it; safe to interrupt and run again)
   product create   --org ORG_ID --name NAME [--interval day|week|month|year|none] [--interval-count N]
                    [--price CENTS] [--currency usd] [--archived]
+  subscription migrate-lists
+                   every subscription written before the sharded organization and product lists
+                   moved into its shards (run once after deploying them; safe to interrupt and run again)
   wallet create    --customer CUSTOMER_ID --currency CUR [--type usage|billing] [--balance CENTS]
   webhook create   --org ORG_ID --url https://… [--name NAME] [--format raw|discord|slack]
   webhook rotate-keys [--reseal-only]
@@ -239,6 +243,8 @@ async function main(): Promise<unknown> {
       return migrateCustomerLists(ctx.table);
     case 'customer migrate-guards':
       return migrateCustomerGuards(ctx.table);
+    case 'subscription migrate-lists':
+      return migrateSubscriptionLists(ctx.table);
     case 'webhook migrate-delivery-log':
       return migrateDeliveryLog(ctx.table, ctx.now());
     case 'webhook create': {

@@ -181,6 +181,12 @@ export interface SubscriptionRecord {
   created_by_user_id: string;
   /** Random id of the last write (`shared/data/subscriptions.ts`); absent until the first change. */
   change_id?: string;
+  /**
+   * `'sharded'`: its entries in its organization's and its product's lists are in their shards
+   * (`subscriptionListings`, shared/data/subscriptions.ts); absent on one written before the shards,
+   * listed in the unsharded partitions until `subscription migrate-lists` moves it. Never presented.
+   */
+  list_layout?: 'sharded';
 }
 
 /** A customer has at most one wallet per currency and type (`keys.walletSlot`). */

@@ -11,6 +11,8 @@ export type TransactItems = Parameters<typeof transact>[1];
 
 import { keyId, readMany } from './catalog.ts';
 import {
+  countShard,
+  delistedWrites,
   type Listing,
   type ListPage,
   listedKeys,
@@ -40,6 +42,7 @@ import {
   indexNames,
   type Key,
   keys,
+  LIST_COUNT_SHARDS,
   type ListPartition,
   ownerKeys,
   subscriptionListOwners,
@@ -59,6 +62,16 @@ import {
 // only when it was missing (`registerSharedSegments`): a refused write leaves nothing behind. The
 // customer's own lists' registry items are written in the transaction (only that customer's writes
 // share them).
+//
+// The organization's and the product's lists are **sharded** (issue 25, "writes that spread"): a
+// subscription's entries, its segment's registry item and its count shard (the stream's) are in
+// shard k = `countShard(id)` of each (`LIST#SUBSCRIPTION#<org>#S<k>`,
+// `LIST#SUBSCRIPTION-PRODUCT#<org>#<product>#S<k>`), so one tenant's (or one product's) signups
+// spread over 16 partitions; in shard k only the count items `#COUNT#<segment>#<k>` are written.
+// A page reads the 16 shards and the unsharded partition as its sources (`subscriptionListSources`), merged in
+// memory as the lists of many organizations are. Subscriptions written before the shards carry no
+// `list_layout` and stay in the unsharded partitions (their changes relist them there) until
+// `npm run admin -- subscription migrate-lists` moves them (`moveSubscriptionToShards`).
 // ---------------------------------------------------------------------------
 
 export type SubscriptionSortField = 'started_at' | 'current_period_end' | 'created_at' | 'status' | 'amount';
@@ -104,13 +117,33 @@ const subscriptionListing = (
   },
 });
 
+/** The shards of an organization's and of a product's subscription list (see above). */
+export const SUBSCRIPTION_LIST_SHARDS = LIST_COUNT_SHARDS;
+
+/**
+ * The owner of a subscription's entries in a sharded list (`list`: the organization's or the
+ * product's owner string): its shard `<list>#S<k>`, or for a subscription written before the shards
+ * (no `list_layout`) the unsharded list itself.
+ */
+const shardOf = (list: string, s: Pick<StoredSubscription, 'id' | 'list_layout'>): string =>
+  s.list_layout === 'sharded' ? `${list}#S${countShard(s.id)}` : list;
+
+/**
+ * The sources a page of a sharded list reads (`list`: an organization's or a product's owner
+ * string): its unsharded partition and its 16 shards.
+ */
+export const subscriptionListSources = (list: string): string[] => [
+  list,
+  ...Array.from({ length: SUBSCRIPTION_LIST_SHARDS }, (_, k) => `${list}#S${k}`),
+];
+
 export const subscriptionListings = {
-  organization: subscriptionListing('subscriptionList', (s) => s.organization_id),
+  organization: subscriptionListing('subscriptionList', (s) => shardOf(s.organization_id, s)),
   customer: subscriptionListing('subscriptionCustomerList', (s) =>
     subscriptionListOwners.customer(s.organization_id, s.customer_id),
   ),
   product: subscriptionListing('subscriptionProductList', (s) =>
-    subscriptionListOwners.product(s.organization_id, s.product_id),
+    shardOf(subscriptionListOwners.product(s.organization_id, s.product_id), s),
   ),
   customerProduct: subscriptionListing('subscriptionCustomerProductList', (s) =>
     subscriptionListOwners.customerProduct(s.organization_id, s.customer_id, s.product_id),
@@ -158,10 +191,13 @@ export const CREATED_CHANGE = 'created';
  */
 export const COUNTED_FROM = 'counted_from';
 
-/** What decides where a subscription is counted: its lists' owners, its segment, its id (its shard). */
+/**
+ * What decides where a subscription is counted: its lists' owners, its segment, its id (its shard),
+ * and whether its organization's and product's lists are sharded (`list_layout`).
+ */
 export type CountedPlace = Pick<
   StoredSubscription,
-  'id' | 'organization_id' | 'customer_id' | 'product_id' | 'status' | 'amount'
+  'id' | 'organization_id' | 'customer_id' | 'product_id' | 'status' | 'amount' | 'list_layout'
 >;
 
 export const countedPlace = (s: CountedPlace): CountedPlace => ({
@@ -171,6 +207,8 @@ export const countedPlace = (s: CountedPlace): CountedPlace => ({
   product_id: s.product_id,
   status: s.status,
   amount: s.amount,
+  // Absent before the shards (a marker written then has none: the same place).
+  ...(s.list_layout === 'sharded' ? { list_layout: s.list_layout } : {}),
 });
 
 /** Written by code whose counts the stream keeps (see `COUNTS_CHANGE`). */
@@ -250,7 +288,7 @@ export async function insertSubscription(
   registered?: ReadonlySet<string>,
 ): Promise<void> {
   const owner = ownerKeys.customer(subscription.customer_id);
-  const stored = storedSubscription(subscription);
+  const stored = storedSubscription({ ...subscription, list_layout: 'sharded' });
   const present = registered ?? (await registeredSharedSegments(table, stored));
   await transact(table, [
     {
@@ -352,11 +390,14 @@ export async function writeSubscriptionChange(
           Key: keys.subscription(before.id),
           // `status` is a reserved word: every field goes through a name placeholder.
           UpdateExpression: `SET modified_at = :now, change_id = :change${fields.map((f) => `, #${f} = :${f}`).join('')}${dueUpdate}`,
+          // Still where it was listed when read: the migration may have moved it to its shards since
+          // (`moveSubscriptionToShards` leaves `change_id` as it is); the change is then decided again.
           ConditionExpression:
             'attribute_exists(PK) AND modified_at = :before AND ' +
             (before.change_id === undefined
               ? 'attribute_not_exists(change_id)'
-              : 'change_id = :beforeChange'),
+              : 'change_id = :beforeChange') +
+            (before.list_layout === 'sharded' ? '' : ' AND attribute_not_exists(list_layout)'),
           ExpressionAttributeValues: {
             ':now': now,
             ':before': before.modified_at,
@@ -383,6 +424,95 @@ export async function writeSubscriptionChange(
   }
   if (present) await registerSharedSegments(table, storedAfter, present);
   return after;
+}
+
+/**
+ * A subscription written before the shards (no `list_layout`) moved into its shards of its
+ * organization's and its product's lists, as it is (`migrateSubscriptionLists`): one transaction
+ * marks the item `list_layout = 'sharded'`, conditioned on being exactly as read (`modified_at`,
+ * `change_id`) and still unmarked, deletes its entries in the unsharded partitions and writes them in
+ * its shards with its segment's registry items there. `modified_at` and `change_id` stay as they
+ * are (nothing the API shows changes). Its counts move from the stream, as for any change of place:
+ * the item's new image names the shards (`countedPlace`); one its own transactions counted (older
+ * than the stream's counts, not `streamCounted`) is handed to the stream as this code's writes are
+ * (`counts_change`, and `counted_from`: where those transactions counted it). ConditionFailed when it
+ * changed or moved since it was read.
+ */
+export async function moveSubscriptionToShards(table: Table, before: SubscriptionRecord): Promise<void> {
+  const {
+    [COUNTS_CHANGE]: _counts,
+    [COUNTED_FROM]: _from,
+    ...plain
+  } = before as SubscriptionRecord & Record<string, unknown>;
+  const unsharded = storedSubscription(plain as SubscriptionRecord);
+  const sharded: StoredSubscription = { ...unsharded, list_layout: 'sharded' };
+  const handOver = !streamCounted(before);
+  await transact(table, [
+    {
+      Update: {
+        TableName: table.name,
+        Key: keys.subscription(before.id),
+        UpdateExpression: `SET list_layout = :sharded${handOver ? `, ${COUNTS_CHANGE} = :counts, ${COUNTED_FROM} = :countedFrom` : ''}`,
+        ConditionExpression:
+          'attribute_exists(PK) AND modified_at = :read AND attribute_not_exists(list_layout) AND ' +
+          (before.change_id === undefined ? 'attribute_not_exists(change_id)' : 'change_id = :change'),
+        ExpressionAttributeValues: {
+          ':sharded': 'sharded',
+          ':read': before.modified_at,
+          ...(before.change_id === undefined ? {} : { ':change': before.change_id }),
+          ...(handOver
+            ? { ':counts': before.change_id ?? CREATED_CHANGE, ':countedFrom': countedPlace(unsharded) }
+            : {}),
+        },
+      },
+    },
+    ...sharedListings.flatMap((listing) => [
+      ...delistedWrites(table, listing, unsharded),
+      ...listedWrites(table, listing, sharded),
+      segmentRegistryWrite(table, listing, sharded),
+    ]),
+  ]);
+}
+
+/**
+ * A marked subscription's entries in its organization's and its product's lists made exactly those
+ * of its state (`migrateSubscriptionLists`' repair): `found`, the keys of its entries there (any
+ * partition, read by the caller), those not of its state deleted, its state's written, in one
+ * transaction conditioned on the item being exactly as read. What it repairs: a change of a sharded
+ * subscription by a function of the release before (side by side during the deployment) relisted it
+ * in the unsharded partitions and left its shards' entries as they were.
+ */
+export async function relistInShards(
+  table: Table,
+  subscription: SubscriptionRecord,
+  found: readonly Key[],
+): Promise<void> {
+  const stored = storedSubscription(subscription);
+  const wanted = sharedListings.flatMap((listing) => listedWrites(table, listing, stored));
+  const kept = new Set(
+    wanted.map((write) => keyId(('Put' in write ? write.Put.Item : {}) as unknown as Key)),
+  );
+  await transact(table, [
+    {
+      ConditionCheck: {
+        TableName: table.name,
+        Key: keys.subscription(subscription.id),
+        ConditionExpression:
+          'modified_at = :read AND list_layout = :sharded AND ' +
+          (subscription.change_id === undefined ? 'attribute_not_exists(change_id)' : 'change_id = :change'),
+        ExpressionAttributeValues: {
+          ':read': subscription.modified_at,
+          ':sharded': 'sharded',
+          ...(subscription.change_id === undefined ? {} : { ':change': subscription.change_id }),
+        },
+      },
+    },
+    ...found
+      .filter((key) => !kept.has(keyId(key)))
+      .map((key) => ({ Delete: { TableName: table.name, Key: { PK: key.PK, SK: key.SK } } })),
+    ...wanted,
+    ...sharedListings.map((listing) => segmentRegistryWrite(table, listing, stored)),
+  ]);
 }
 
 /** A lifecycle change (cancel, uncancel, revoke): `writeSubscriptionChange` of those fields. */
@@ -412,7 +542,7 @@ export async function listSubscriptionPage(
   const page = await listPage(
     table,
     subscriptionListings[scope],
-    owners,
+    scope === 'organization' || scope === 'product' ? owners.flatMap(subscriptionListSources) : owners,
     criteria,
     offset,
     limit,

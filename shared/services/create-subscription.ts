@@ -98,10 +98,13 @@ export async function createSubscription(
     customer_id: normalizeId(body.customer_id),
   };
   for (let attempt = 0; ; attempt++) {
+    // The new id first: it chooses the shards of the organization's and the product's lists.
+    const id = newId();
     // The segment registry items a new (active, free) subscription needs, read with the product.
     const registry = principal.organizationIds.flatMap((organizationId) =>
       sharedSegmentKeys({
-        id: '',
+        id,
+        list_layout: 'sharded',
         organization_id: organizationId,
         customer_id: request.customer_id,
         product_id: request.product_id,
@@ -123,7 +126,7 @@ export async function createSubscription(
     const start = now.toISOString();
     const currency = read.organizations.get(product.organization_id)?.default_currency ?? DEFAULT_CURRENCY;
     const subscription: SubscriptionRecord = {
-      id: newId(),
+      id,
       organization_id: product.organization_id,
       created_at: start,
       modified_at: null,

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CUSTOMER_ITEM_BYTES, customerListing, customerListOwners } from '#shared/data/customers.ts';
 import { itemBytes } from '#shared/data/item-size.ts';
 import { ENTRY_BYTES, LIST_READ_UNITS } from '#shared/data/listing.ts';
-import { SUBSCRIPTION_ITEM_BYTES } from '#shared/data/subscriptions.ts';
+import { SUBSCRIPTION_ITEM_BYTES, subscriptionListSources } from '#shared/data/subscriptions.ts';
 import {
   keys,
   LIST_COUNT_PREFIX,
@@ -166,7 +166,7 @@ describe('a deep page is refused before any entry is read', () => {
       fn: 'list-subscriptions',
       url: '/v1/subscriptions/',
       op: 'listSubscriptions',
-      count: () => inflateCount('subscriptionList', org()),
+      count: () => inflateCount('subscriptionList', ...subscriptionListSources(org())),
     },
     {
       fn: 'list-customer-subscriptions',

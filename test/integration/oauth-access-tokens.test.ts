@@ -27,6 +27,7 @@ import {
   registerClient,
   tokenRequest,
 } from '../support/oauth.ts';
+import { sharedSegmentsRegistered } from '../support/subscription-counts.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -41,6 +42,8 @@ const SCOPES =
 
 beforeAll(async () => {
   world = await createWorld('oauth-access');
+  // A tenant that has signed up before: no first-of-its-shard registry put in the round trips counted.
+  await sharedSegmentsRegistered(world.table, world.demo);
   client = await registerClient(world.call, world.demo.personal_access_token, { scope: SCOPES });
   access = (await issueTokens(world.call, world.demo.personal_access_token, client, { scope: SCOPES }))
     .access_token;

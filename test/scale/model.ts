@@ -134,6 +134,10 @@ export const SHARDED_PARTITIONS: readonly { prefix: string; shards: number }[] =
   { prefix: 'UEVNAME#', shards: 16 },
   // An organization's customer list (`customerListing`, shared/data/customers.ts): 16 shards by id.
   { prefix: 'LIST#CUSTOMER#', shards: 16 },
+  // An organization's and a product's subscription lists (`subscriptionListings`,
+  // shared/data/subscriptions.ts): 16 shards by id.
+  { prefix: 'LIST#SUBSCRIPTION#', shards: 16 },
+  { prefix: 'LIST#SUBSCRIPTION-PRODUCT#', shards: 16 },
 ];
 const SHARD_SUFFIX = /#S\d+$/;
 

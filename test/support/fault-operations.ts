@@ -56,7 +56,7 @@ import {
 } from './oauth.ts';
 import { seedWebhookEvent } from './outbox.ts';
 import { expectListedInStep } from './products.ts';
-import { nextSequence } from './subscription-counts.ts';
+import { nextSequence, sharedSegmentsRegistered as registerSharedSegments } from './subscription-counts.ts';
 import { listPartition, scanTable } from './table-state.ts';
 import type { Reply, World } from './world.ts';
 
@@ -182,6 +182,7 @@ const faultOps = {
     success: 201,
     calls: ['GetItemCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand'],
     async prepare() {
+      await sharedSegmentsRegistered();
       const customer = await createCustomer(world.admin, {
         organizationId: world.demo.organization_id,
         email: `faults+${crypto.randomUUID()}@x.example`,
@@ -1025,7 +1026,7 @@ function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultO
       'TransactWriteItemsCommand',
     ],
     async prepare() {
-      if (method === 'DELETE') await canceledSegmentRegistered();
+      await sharedSegmentsRegistered();
       const created = await world.call('POST', '/v1/subscriptions/', {
         token: world.demo.personal_access_token,
         body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
@@ -1071,23 +1072,14 @@ function lifecycleFault(method: 'PATCH' | 'DELETE', body?: unknown): Omit<FaultO
 let registering: { world: World; done: Promise<void> } | undefined;
 
 /**
- * The `canceled` segment of the demo organization's list and of its free product's list registered
- * (once per world): a revoke of a subscription of its own, without faults. The first revoke into a
- * segment puts its registry items after its transaction; the revoke cases' calls are those of every
- * later one.
+ * The `active` and `canceled` segments (free) of the demo organization's list and of its free
+ * product's list registered in each of their 16 shards (once per world), as in a tenant that has
+ * signed up and revoked before: the first subscription into a segment of a shard puts its registry
+ * item after its transaction, and the create and revoke cases' calls are those of every later one.
  */
-function canceledSegmentRegistered(): Promise<void> {
+function sharedSegmentsRegistered(): Promise<void> {
   if (registering?.world !== world) {
-    const done = (async () => {
-      const created = await world.call('POST', '/v1/subscriptions/', {
-        token: world.demo.personal_access_token,
-        body: { product_id: world.demo.free_product_id, customer_id: world.demo.customer_id },
-      });
-      const revoked = await world.call('DELETE', `/v1/subscriptions/${created.body.id}`, {
-        token: world.demo.personal_access_token,
-      });
-      if (revoked.status !== 200) throw new Error(`revoke answered ${revoked.status}`);
-    })();
+    const done = registerSharedSegments(world.table, world.demo);
     registering = { world, done };
   }
   return (registering as { done: Promise<void> }).done;

@@ -6367,9 +6367,11 @@ const writtenKey = (write: ReturnType<typeof listedWrites>[number]): string =>
 function listed(body: Record<string, unknown>) {
   const subscription = body as unknown as Subscription;
   // The portal's subscription embeds no customer; its product names the organization.
+  // Written by this code: in the shards of its organization's and its product's lists.
   return subscriptionListKeys({
     ...subscription,
     organization_id: subscription.product.organization_id,
+    list_layout: 'sharded',
   } as unknown as StoredSubscription);
 }
 

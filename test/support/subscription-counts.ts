@@ -5,12 +5,16 @@
  * every one used before in this process. After `projectSubscriptionCounts(table)` the counts are
  * those the projection reaches once the stream has caught up.
  */
+
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Table } from '#shared/data/dynamo.ts';
+import { countShard, segmentRegistryWrite } from '#shared/data/listing.ts';
 import { record, type StoredSubscription } from '#shared/data/records.ts';
 import {
   projectSubscriptionCounts as project,
   type SubscriptionImage,
 } from '#shared/data/subscription-counts.ts';
+import { SUBSCRIPTION_LIST_SHARDS, subscriptionListings } from '#shared/data/subscriptions.ts';
 import { partitions } from '#shared/data/table.ts';
 import { scanTable } from './table-state.ts';
 import { waitFor } from './wait.ts';
@@ -60,4 +64,38 @@ export async function countsSettled(total: () => Promise<number>, expected: numb
   ).catch((error: Error) => {
     throw new Error(`${error.message} (last total seen ${last})`);
   });
+}
+
+/**
+ * The `active` and `canceled` segments (free) of an organization's list and of one product's list
+ * registered in each of their 16 shards, as in a tenant that has signed up and revoked before: the
+ * first subscription into a segment of a shard puts its registry item after its transaction (one
+ * round trip more), and a test of a create's or a revoke's round trips counts those of every later one.
+ */
+export async function sharedSegmentsRegistered(
+  table: Table,
+  demo: { organization_id: string; free_product_id: string; customer_id: string },
+): Promise<void> {
+  const byShard = new Map<number, string>();
+  while (byShard.size < SUBSCRIPTION_LIST_SHARDS) {
+    const id = crypto.randomUUID();
+    byShard.set(countShard(id), id);
+  }
+  const writes = [...byShard.values()].flatMap((id) =>
+    (['active', 'canceled'] as const).flatMap((status) => {
+      const subscription = {
+        id,
+        list_layout: 'sharded',
+        organization_id: demo.organization_id,
+        product_id: demo.free_product_id,
+        customer_id: demo.customer_id,
+        status,
+        amount: 0,
+      } as StoredSubscription;
+      return [subscriptionListings.organization, subscriptionListings.product].map(
+        (listing) => segmentRegistryWrite(table, listing, subscription).Put,
+      );
+    }),
+  );
+  await Promise.all(writes.map((put) => table.doc.send(new PutCommand(put))));
 }
