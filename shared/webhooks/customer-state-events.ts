@@ -138,7 +138,7 @@ async function writeOne(table: Table, endpointsOf: EndpointsOf, change: StateCha
     change.correlationId,
   );
   if (wrote) {
-    logInfo('customer state change written', {
+    logInfo('webhook customer state written', {
       correlation_id: change.correlationId,
       event_id: id,
       customer_id: change.customerId,
