@@ -28,7 +28,8 @@ import {
   readCustomerMeters,
   readUsage,
 } from '../data/customer-meters.ts';
-import { access as customersAccess } from '../data/customers.ts';
+import { access as customersAccess, type CustomerState as StoredCustomer } from '../data/customers.ts';
+import type { Table } from '../data/dynamo.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { LIST_READ_UNITS, ListReadTooCostly, ReadBudget } from '../data/listing.ts';
 import type { SubscriptionRecord } from '../data/records.ts';
@@ -97,45 +98,69 @@ const byCreation = (a: { created_at: string; id: string }, b: { created_at: stri
   return at !== 0 ? at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 };
 
+/**
+ * A state past the read bound (see above), with why: Get Customer State answers it as the 422 at
+ * its path parameter; the `customer.state_changed` webhook sends nothing for that change
+ * (`shared/webhooks/customer-state-events.ts`).
+ */
+export class StateTooLarge extends Error {
+  constructor(readonly why: string) {
+    super(`customer state over the read bound: ${why}`);
+  }
+}
+
 export async function getCustomerState(
   deps: Dependencies,
   principal: UserPrincipal,
   locator: CustomerLocator,
 ): Promise<CustomerState> {
   const customer = await findLiveCustomer(deps, principal, locator);
+  try {
+    return await customerStateOf(deps.table, customer);
+  } catch (error) {
+    if (!(error instanceof StateTooLarge)) throw error;
+    throw tooLarge(locator, error.why);
+  }
+}
+
+/**
+ * The state of a live customer, exact, or `StateTooLarge` past the read bound (never a partial
+ * state). What Get Customer State answers and the `customer.state_changed` webhook carries.
+ */
+export async function customerStateOf(table: Table, customer: StoredCustomer): Promise<CustomerState> {
   // The customer's own read (at most a few units) is left out of the budget, as the token's.
   const budget = new ReadBudget(LIST_READ_UNITS * READ_UNIT_BYTES);
   try {
     const [subscriptions, organization] = await Promise.all([
       customerSubscriptionsWithStatus(
-        deps.table,
+        table,
         customer.organization_id,
         customer.id,
         STATE_STATUSES,
         MAX_STATE_SUBSCRIPTIONS + 1,
         budget,
       ),
-      organizationMetersWithin(deps.table, customer.organization_id, MAX_STATE_METERS, budget),
+      organizationMetersWithin(table, customer.organization_id, MAX_STATE_METERS, budget),
     ]);
     if (subscriptions.length > MAX_STATE_SUBSCRIPTIONS) {
-      throw tooLarge(locator, `more than ${MAX_STATE_SUBSCRIPTIONS} active subscriptions`);
+      throw new StateTooLarge(`more than ${MAX_STATE_SUBSCRIPTIONS} active subscriptions`);
     }
     if (organization.more) {
-      throw tooLarge(locator, `its organization has more than ${MAX_STATE_METERS} meters`);
+      throw new StateTooLarge(`its organization has more than ${MAX_STATE_METERS} meters`);
     }
     const meters = new Map(organization.meters.map((meter) => [meter.id, meter]));
     const ids = organization.meters.map((meter) => customerMeterId(customer.id, meter.id));
     // Each customer meter read by key is one unit (an item of about 0.3 KB): taken from what is left.
     const left = budget.bytes - budget.spentBytes - ids.length * READ_UNIT_BYTES;
     if (left < READ_UNIT_BYTES) throw new ListReadTooCostly('size', 0);
-    const records = ids.length > 0 ? [...(await readCustomerMeters(deps.table, ids)).values()] : [];
+    const records = ids.length > 0 ? [...(await readCustomerMeters(table, ids)).values()] : [];
     records.sort(byCreation);
     const usageBudget = new ReadBudget(left);
     const activeMeters = await Promise.all(
       records.map(async (record): Promise<CustomerStateMeter> => {
         const meter = meters.get(record.meter_id);
         if (!meter) throw new Error(`customer meter ${record.id} of no meter read`);
-        const usage = await readUsage(deps.table, record.id, usageBudget);
+        const usage = await readUsage(table, record.id, usageBudget);
         return {
           id: record.id,
           created_at: record.created_at,
@@ -155,21 +180,24 @@ export async function getCustomerState(
     if (!(error instanceof ListReadTooCostly)) throw error;
     // Past the read bound: an exact state or none (the roll-up that removes it: docs/data-model.md).
     logError('customer state over the read bound', { customer_id: customer.id });
-    throw tooLarge(locator, `more than ${LIST_READ_UNITS} read units of subscriptions and usage`);
+    throw new StateTooLarge(`more than ${LIST_READ_UNITS} read units of subscriptions and usage`);
   }
 }
+
+/** The reads of one customer's state (`customerStateOf`), for the functions that compute it. */
+export const stateAccess = () => [
+  ...subscriptionsAccess.customerSubscriptionsWithStatus,
+  ...customerMetersAccess.organizationMetersWithin,
+  ...customerMetersAccess.readCustomerMeters,
+  ...customerMetersAccess.readUsage,
+];
 
 /**
  * What each operation served here may do (shared/data/grants.ts), keyed by its `operationId`:
  * the grants of the data functions it uses, and of authentication (shared/http/auth.ts).
  */
 export const operationAccess = (): OperationAccess => {
-  const state = [
-    ...subscriptionsAccess.customerSubscriptionsWithStatus,
-    ...customerMetersAccess.organizationMetersWithin,
-    ...customerMetersAccess.readCustomerMeters,
-    ...customerMetersAccess.readUsage,
-  ];
+  const state = stateAccess();
   return {
     getCustomerState: {
       table: [

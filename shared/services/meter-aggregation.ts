@@ -28,6 +28,10 @@
  * external id (resolved through the organization's external-id guard when the batch runs; an
  * external id no customer has is counted for no customer meter).
  *
+ * **The customers' states.** After its writes, the batch writes the `customer.state_changed` event
+ * of each customer whose customer meters it counted events for, one per customer, when the
+ * organization listens (`shared/webhooks/customer-state-events.ts`).
+ *
  * **Unique.** A `unique` meter's distinct values are items of their own (one put per value and hour,
  * idempotent), written before the hour's aggregate; the count is the number of distinct values over
  * the period's items.
@@ -64,6 +68,12 @@ import {
   mergeStates,
   uniqueKey,
 } from '../domain/meter.ts';
+import {
+  endpointsReader,
+  type StateChange,
+  stateChangesAccess,
+  writeStateChanges,
+} from '../webhooks/customer-state-events.ts';
 
 /** The stream records the aggregator takes (its event source mapping's filter, and the local poller's). */
 export const aggregatorStreamFilter = {
@@ -149,6 +159,8 @@ export async function aggregateEvents(
     byOrganization.set(s.event.organization_id, list);
   }
   const pending = new Map<string, Pending>();
+  /** The customers whose customer meters this batch folds events into (`customer.state_changed`). */
+  const changes: StateChange[] = [];
   for (const [organizationId, events] of byOrganization) {
     const meters = await organizationMeters(deps.table, organizationId);
     if (meters.length === 0) continue;
@@ -168,6 +180,7 @@ export async function aggregateEvents(
       const hour = hourOf(event.ingested_at);
       for (const meter of meters) {
         if (!meterCounts(meter, event.ingested_at) || !matches(meter.filter, meterEvent)) continue;
+        changes.push({ organizationId, customerId, sequence, at: event.ingested_at, correlationId: null });
         const id = customerMeterId(customerId, meter.id);
         const key = `${id}#${hour}`;
         let entry = pending.get(key);
@@ -223,6 +236,9 @@ export async function aggregateEvents(
       }),
     ),
   );
+  // Then each changed customer's state, after every write of the batch (written or, on a retry,
+  // found applied: the run that applied them may have stopped before this).
+  await writeStateChanges(deps.table, endpointsReader(deps.table), changes);
   return { written, skipped };
 }
 
@@ -290,6 +306,7 @@ export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
       ...customerMetersAccess.customersByExternalId,
       ...customerMetersAccess.readAggregates,
       ...customerMetersAccess.writeAggregates,
+      ...stateChangesAccess(),
     ],
   },
 });

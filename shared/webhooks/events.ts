@@ -14,6 +14,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'customer.created',
   'customer.updated',
   'customer.deleted',
+  'customer.state_changed',
   'product.created',
   'product.updated',
   'meter.created',

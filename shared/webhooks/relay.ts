@@ -18,12 +18,23 @@ import {
 } from '../data/deliveries.ts';
 import type { Table } from '../data/dynamo.ts';
 import type { FunctionAccess } from '../data/grants.ts';
-import type { OutboxEventRecord, WebhookEndpointRecord, WebhookEventRecord } from '../data/records.ts';
+import type {
+  OutboxEventRecord,
+  StoredSubscription,
+  WebhookEndpointRecord,
+  WebhookEventRecord,
+} from '../data/records.ts';
 import { access as subscriptionCountsAccess } from '../data/subscription-counts.ts';
 import { type Key, partitions, REDELIVERY_SORT_KEY_PREFIX } from '../data/table.ts';
-import { organizationWebhookEndpoints, access as webhooksAccess } from '../data/webhooks.ts';
+import { access as webhooksAccess } from '../data/webhooks.ts';
 import { logInfo } from '../observability/telemetry.ts';
 import type { DeliveryQueue } from '../queue/queue.ts';
+import {
+  type EndpointsOf,
+  endpointsReader,
+  type StateChange,
+  stateChangesAccess,
+} from './customer-state-events.ts';
 import { webhookEventId } from './events.ts';
 
 export interface RelayDependencies {
@@ -97,16 +108,8 @@ export const isTarget = (endpoint: WebhookEndpointRecord, type: string): boolean
 export async function relayEvents(
   deps: RelayDependencies,
   events: readonly (OutboxEventRecord & Key)[],
+  endpointsOf: EndpointsOf = endpointsReader(deps.table),
 ): Promise<number> {
-  const endpointsByOrganization = new Map<string, Promise<WebhookEndpointRecord[]>>();
-  const endpointsOf = (organizationId: string) => {
-    let found = endpointsByOrganization.get(organizationId);
-    if (!found) {
-      found = organizationWebhookEndpoints(deps.table, organizationId);
-      endpointsByOrganization.set(organizationId, found);
-    }
-    return found;
-  };
   const messages: { message: DeliveryMessage; organizationId: string }[] = [];
   for (const event of events) {
     const targets = (await endpointsOf(event.organization_id)).filter((endpoint) =>
@@ -187,6 +190,45 @@ export async function relayRedeliveries(
   return messages.length;
 }
 
+/** The outbox events after which a customer's state is sent (`customer.state_changed`). */
+const CUSTOMER_CHANGES: readonly string[] = ['customer.created', 'customer.updated'];
+
+/**
+ * The customer state changes a relay batch carries (`writeStateChanges` writes one per customer):
+ * its customers' `customer.created` / `customer.updated` outbox items, and its subscriptions' inserts
+ * and changes (their customer's active subscriptions), each with its record's sequence number.
+ */
+export function relayStateChanges(
+  outbox: readonly { sequence: string; event: OutboxEventRecord }[],
+  subscriptions: readonly {
+    sequence: string;
+    subscription: Pick<StoredSubscription, 'organization_id' | 'customer_id' | 'created_at' | 'modified_at'>;
+  }[],
+): StateChange[] {
+  return [
+    ...outbox.flatMap(({ sequence, event }) =>
+      CUSTOMER_CHANGES.includes(event.type)
+        ? [
+            {
+              organizationId: event.organization_id,
+              customerId: event.subject_id,
+              sequence,
+              at: event.timestamp,
+              correlationId: event.correlation_id ?? null,
+            },
+          ]
+        : [],
+    ),
+    ...subscriptions.map(({ sequence, subscription }) => ({
+      organizationId: subscription.organization_id,
+      customerId: subscription.customer_id,
+      sequence,
+      at: subscription.modified_at ?? subscription.created_at,
+      correlationId: null,
+    })),
+  ];
+}
+
 /**
  * What this function may do (shared/data/grants.ts), keyed by its name: the grants of the data
  * functions it uses.
@@ -197,6 +239,7 @@ export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
       ...webhooksAccess.organizationWebhookEndpoints,
       ...deliveriesAccess.relay,
       ...subscriptionCountsAccess.projectSubscriptionCounts,
+      ...stateChangesAccess(),
     ],
   },
 });

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
+import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
 import { customerMeterId, hourOf, readHours, readUniqueValues } from '#shared/data/customer-meters.ts';
-import { keys } from '#shared/data/table.ts';
+import { keys, partitions } from '#shared/data/table.ts';
 import { getUsageEvent, storedUsageEvent, usageEventId } from '#shared/data/usage-events.ts';
 import { freshCustomer, run, type Step } from '#test/support/iam-kit.ts';
 import type { World } from '#test/support/world.ts';
@@ -19,10 +21,24 @@ export default defineCard({
  * a fresh customer, one naming it by id and one by external id, counted by a `sum` meter and a
  * `unique` meter: the organization's meter list read, the external id's guard read, the batch's
  * aggregates and customer meters read in one batch, the unique values put, each hour aggregate put
- * under its condition, the customer meters put. Then the same batch again: nothing written.
+ * under its condition, the customer meters put; its organization listening to
+ * `customer.state_changed`, the endpoint list, the customer and its state read, the state's event
+ * put. Then the same batch again: nothing written.
  */
 async function aggregatorScenario(world: World): Promise<Step[]> {
   const customer = await freshCustomer(world);
+  // Its organization listens to customer.state_changed, and the customer has a subscription: the
+  // batch reads the endpoint list, the customer and its whole state, and puts its state's event.
+  await createWebhookEndpoint(world.admin, {
+    organizationId: world.demo.organization_id,
+    url: `https://hooks.example/iam-aggregator/${run}`,
+    events: ['customer.state_changed'],
+  });
+  const subscribed = await world.call('POST', '/v1/subscriptions/', {
+    token: world.demo.personal_access_token,
+    body: { product_id: world.demo.free_product_id, customer_id: customer.id },
+  });
+  if (subscribed.status !== 201) throw new Error(`Create Subscription answered ${subscribed.status}`);
   const name = `iam.aggregated.${run}.${randomUUID().slice(0, 8)}`;
   const meter = async (aggregation: unknown) => {
     const reply = await world.call('POST', '/v1/meters/', {
@@ -86,10 +102,25 @@ async function aggregatorScenario(world: World): Promise<Step[]> {
   const [sumHour] = await readHours(world.table, customerMeterId(customer.id, sum), hour, hour);
   const values = await readUniqueValues(world.table, customerMeterId(customer.id, unique), hour, hour);
   const sumState = sumHour?.state as { count?: number } | undefined;
+  const states = await customerStateEvents(world, customer.id);
   return [
     { what: 'a stream batch aggregated', got: ran, expected: 'ran' },
     { what: 'the same batch again', got: again, expected: 'ran' },
     { what: 'the sum meter counted both events once', got: String(sumState?.count), expected: '2' },
     { what: 'the unique meter holds both values', got: [...values].sort().join(','), expected: '"a","b"' },
+    { what: "the customer's state_changed event, written once", got: String(states.length), expected: '1' },
   ];
+}
+
+/** The customer's `customer.state_changed` outbox items. */
+async function customerStateEvents(world: World, customerId: string) {
+  const result = await world.table.doc.send(
+    new QueryCommand({
+      TableName: world.table.name,
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': `${partitions.event}CUSTOMER#${customerId}` },
+      ConsistentRead: true,
+    }),
+  );
+  return (result.Items ?? []).filter((item) => item.type === 'customer.state_changed');
 }

@@ -19,6 +19,7 @@ import { seedWebhookEvent } from '#test/support/outbox.ts';
 import { nextSequence, storedSubscriptions } from '#test/support/subscription-counts.ts';
 import type { World } from '#test/support/world.ts';
 import { defineCard } from './card.ts';
+import { seedCustomerMeter } from './get-customer-meter.ts';
 
 export default defineCard({
   name: 'webhook-relay',
@@ -29,7 +30,9 @@ export default defineCard({
 /**
  * The relay, given one stream batch as its event source mapping gives it: the insert of a fresh
  * customer's `customer.created` outbox item (its organization's endpoint list read, one webhook event
- * recorded per subscribed endpoint, the messages queued), the insert of a Redeliver request (its
+ * recorded per subscribed endpoint, the messages queued; the endpoint also listens to
+ * `customer.state_changed`, so the customer, its subscriptions, its organization's meters, its
+ * customer meter and that one's usage are read and its state's outbox item put), the insert of a Redeliver request (its
  * event's round read, its message queued), the TTL removal of a delivery list entry (ignored:
  * nothing is kept per expired entry) and the insert of a subscription (its count marker read, then
  * the marker and the count shards of its four lists written in one transaction).
@@ -38,10 +41,14 @@ async function relayScenario(world: World): Promise<Step[]> {
   const { endpoint } = await createWebhookEndpoint(world.admin, {
     organizationId: world.demo.organization_id,
     url: `https://hooks.example/iam-relay/${run}`,
-    events: ['customer.created'],
+    events: ['customer.created', 'customer.state_changed'],
   });
   const customer = await freshCustomer(world);
-  const [outboxItem] = await outboxItems(world.table, 'customer', customer.id);
+  // A customer meter of the customer: its state reads every kind of item.
+  await seedCustomerMeter(world, world.demo.organization_id, customer.id, 1);
+  const [outboxItem] = (await outboxItems(world.table, 'customer', customer.id)).filter(
+    (e) => e.type === 'customer.created',
+  );
   const delivered = await seedWebhookEvent(world.table, world.demo.organization_id, endpoint.id);
   // A Redeliver of the delivered event, as the API writes it: its next round and the request.
   await startRound(world.table, delivered.id, [world.demo.organization_id], new Date().toISOString(), null);
@@ -68,6 +75,8 @@ async function relayScenario(world: World): Promise<Step[]> {
   });
   const subscription = (await storedSubscriptions(world.table)).find((s) => s.id === subscribed.body?.id);
   if (!subscription) throw new Error('the relay scenario found no subscription to count');
+  // The seeding's aggregation wrote one already (its organization listens).
+  const statesBefore = await stateEvents(world, customer.id);
   const queue = new LocalQueue({ visibilityTimeoutSeconds: 30 });
   // Imported when run: a handler module wires its production dependencies at import (the bench
   // loads every card without them).
@@ -104,6 +113,7 @@ async function relayScenario(world: World): Promise<Step[]> {
     () => 'failed',
   );
   const recordedId = webhookEventId(String(outboxItem.id), endpoint.id);
+  const states = await stateEvents(world, customer.id);
   const recorded = await getWebhookEvent(world.table, recordedId);
   const queued = (await queue.receive({ max: 10 })).map((m) => JSON.parse(m.body) as DeliveryMessage);
   const roundOf = (id: string) => queued.find((m) => m.webhook_event_id === id)?.round;
@@ -113,12 +123,21 @@ async function relayScenario(world: World): Promise<Step[]> {
     { what: 'its message queued', got: String(roundOf(recordedId)), expected: '1' },
     { what: "the redelivered event's new round queued", got: String(roundOf(delivered.id)), expected: '2' },
     {
+      what: "the customer's state_changed event written once",
+      got: String(states.length - statesBefore.length),
+      expected: '1',
+    },
+    {
       what: "the new subscription in its customer's list's count",
       got: String(await customerSubscriptionCount(world, customer.id)),
       expected: '1',
     },
   ];
 }
+
+/** A customer's `customer.state_changed` outbox items. */
+const stateEvents = async (world: World, customerId: string) =>
+  (await outboxItems(world.table, 'customer', customerId)).filter((e) => e.type === 'customer.state_changed');
 
 /** Items of an object's outbox partition, as stored (the relay's stream image). */
 async function outboxItems(table: World['table'], kind: string, id: string) {

@@ -40,10 +40,21 @@ let pipeline: TestPipeline;
 let holding = false;
 /** Webhook event ids of the messages held back, until one is handed to the deliverer. */
 const held = new Set<string>();
+const relayBatches: Parameters<TestPipeline['relay']>[0][] = [];
+const aggregatorBatches: Parameters<NonNullable<TestPipeline['aggregate']>>[0][] = [];
 beforeAll(async () => {
   world = await createWorld('webhook-pipeline');
   // Its stream starts with the pipeline: the demo seed's writes are not relayed.
   pipeline = await startTestPipeline(world, {
+    // Each stream batch the relay and the aggregator are handed, kept for the replay test.
+    wrapRelay: (relay) => async (event) => {
+      relayBatches.push(event);
+      return relay(event);
+    },
+    aggregate: (aggregate) => async (event) => {
+      aggregatorBatches.push(event);
+      return aggregate(event);
+    },
     wrapDeliver: (deliver) => async (event) => {
       const ids = event.Records.map((r) => JSON.parse(r.body).webhook_event_id as string);
       if (holding) {
@@ -504,6 +515,129 @@ describe('an attempt that got no answer', () => {
     } finally {
       restore();
     }
+  });
+});
+
+describe('customer.state_changed (issue 28)', () => {
+  const newCustomer = async (organizationToken = token()) => {
+    const reply = await world.call('POST', '/v1/customers/', {
+      token: organizationToken,
+      body: { email: `state-${newId()}@example.com` },
+    });
+    expect(reply.status).toBe(201);
+    return reply.body as { id: string };
+  };
+  const stateEvents = async (customerId: string) =>
+    (await outboxOf(world.table, 'customer', customerId)).filter((e) => e.type === 'customer.state_changed');
+  const states = (r: Receiver, customerId: string) =>
+    r.deliveries.filter(
+      (d) => typeOf(d) === 'customer.state_changed' && JSON.parse(d.body).data.id === customerId,
+    );
+  const answeredState = async (customerId: string) => {
+    const reply = await world.call('GET', `/v1/customers/${customerId}/state`, { token: token() });
+    expect(reply.status).toBe(200);
+    return reply.body;
+  };
+  /** The receivers of the test below, its customer and what it saw. */
+  let listening: Receiver;
+  let listeningId = '';
+  let customerId = '';
+  let meterName = '';
+
+  it('nothing is written for an organization with no endpoint listening to it', async () => {
+    const customer = await newCustomer();
+    await subscribe(customer.id);
+    await pipeline.settled();
+    expect(pipeline.errors).toEqual([]);
+    expect(await stateEvents(customer.id)).toEqual([]);
+  });
+
+  it('after Create Subscription and after Ingest Events: what Get Customer State answers then, verified by both SDK lines; no other endpoint gets it', async () => {
+    listening = await receiver();
+    const [notListening, tenant] = await Promise.all([receiver(), receiver()]);
+    const { endpoint: listener, secret } = await loopbackEndpoint(world, listening.url, [
+      'customer.state_changed',
+    ]);
+    listeningId = listener.id;
+    const { endpoint: other } = await loopbackEndpoint(world, notListening.url, ['subscription.created']);
+    // Another organization's endpoint, listening: a change of this organization's customer is not its.
+    const { endpoint: foreign } = await loopbackEndpoint(world, tenant.url, ['customer.state_changed'], {
+      organizationId: world.demo.other_organization.organization_id,
+    });
+    const customer = await newCustomer();
+    customerId = customer.id;
+    const subscription = await subscribe(customer.id);
+    const withSubscription = () =>
+      states(listening, customer.id).find((d) =>
+        JSON.parse(d.body).data.active_subscriptions.some((s: { id: string }) => s.id === subscription.id),
+      );
+    await waitFor(() => withSubscription() !== undefined, 15_000, 'the state with the new subscription');
+    const delivered = withSubscription() as Delivery;
+    expect(JSON.parse(delivered.body).data).toEqual(await answeredState(customer.id));
+    const headers = headersOf(delivered);
+    expect(await webhooks.validateEvent(delivered.body, headers, secret)).toMatchObject({
+      type: 'customer.state_changed',
+    });
+    // 0.49 parses the payload with its schema of WebhookCustomerStateChangedPayload.
+    expect(validateV0(delivered.body, headers, secret)).toMatchObject({
+      type: 'customer.state_changed',
+      data: { id: customer.id, activeSubscriptions: [{ id: subscription.id }] },
+    });
+
+    // A meter counting the customer's events, then two events.
+    meterName = `state.${newId()}`;
+    const meter = await world.call('POST', '/v1/meters/', {
+      token: token(),
+      body: {
+        name: `State ${meterName.slice(6, 14)}`,
+        filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: meterName }] },
+        aggregation: { func: 'count' },
+      },
+    });
+    expect(meter.status).toBe(201);
+    const ingested = await world.call('POST', '/v1/events/ingest', {
+      token: token(),
+      body: {
+        events: [1, 2].map((i) => ({
+          name: meterName,
+          customer_id: customer.id,
+          external_id: `${meterName}-${i}`,
+        })),
+      },
+    });
+    expect(ingested.status).toBe(200);
+    const counted = () =>
+      states(listening, customer.id).find((d) =>
+        JSON.parse(d.body).data.active_meters.some(
+          (m: { meter_id: string; consumed_units: number }) =>
+            m.meter_id === meter.body.id && m.consumed_units === 2,
+        ),
+      );
+    await waitFor(() => counted() !== undefined, 15_000, 'the state with the two events counted');
+    expect(JSON.parse((counted() as Delivery).body).data).toEqual(await answeredState(customer.id));
+    await pipeline.drained({ endpointId: other.id });
+    await pipeline.drained({ endpointId: foreign.id });
+    expect(notListening.deliveries.filter((d) => typeOf(d) === 'customer.state_changed')).toEqual([]);
+    expect(tenant.deliveries).toEqual([]);
+  });
+
+  it("a replayed stream batch (the relay's, the aggregator's) writes and sends no second one", async () => {
+    expect(customerId).not.toBe('');
+    await pipeline.settled();
+    const before = await stateEvents(customerId);
+    const sent = states(listening, customerId).length;
+    // The batches that carried the customer's changes: its subscription's insert, its usage events.
+    const carries = (batch: { Records: { dynamodb?: { NewImage?: unknown } }[] }, text: string) =>
+      batch.Records.some((r) => JSON.stringify(r.dynamodb?.NewImage ?? {}).includes(text));
+    const relayed = relayBatches.filter((b) => carries(b, customerId));
+    const aggregated = aggregatorBatches.filter((b) => carries(b, meterName));
+    expect(relayed.length).toBeGreaterThan(0);
+    expect(aggregated.length).toBeGreaterThan(0);
+    for (const batch of relayed) await pipeline.relay(batch);
+    for (const batch of aggregated) await pipeline.aggregate?.(batch);
+    await pipeline.drained({ endpointId: listeningId });
+    expect(await stateEvents(customerId)).toEqual(before);
+    expect(states(listening, customerId)).toHaveLength(sent);
   });
 });
 

@@ -3,6 +3,7 @@
  * handlers, each under its own function's IAM policy (the world's proxy), an in-process queue with SQS's
  * semantics. Endpoints pointing at loopback receivers, with `whsec_` secrets sealed as the admin CLI does.
  */
+import { createHandler as createAggregator } from '#functions/meter-aggregator/handler.ts';
 import { createHandler as createDeliverer } from '#functions/webhook-deliverer/handler.ts';
 import { createHandler as createRelay } from '#functions/webhook-relay/handler.ts';
 import { type LocalPipeline, startLocalPipeline } from '#scripts/local/pipeline.ts';
@@ -29,6 +30,8 @@ export interface TestPipeline extends LocalPipeline {
   errors: unknown[];
   relay: ReturnType<typeof createRelay>;
   deliver: ReturnType<typeof createDeliverer>;
+  /** The meter aggregator, when the pipeline runs it (`aggregate`). */
+  aggregate?: ReturnType<typeof createAggregator>;
   /**
    * The waits the functions set on messages (ChangeMessageVisibility: the retry ladder), in seconds,
    * for the messages of this webhook event: what a test of the retry's timing checks, not a clock.
@@ -48,6 +51,13 @@ export interface TestPipelineOptions {
   /** Wrap the handlers (fault injection). */
   wrapRelay?: (relay: TestPipeline['relay']) => TestPipeline['relay'];
   wrapDeliver?: (deliver: TestPipeline['deliver']) => TestPipeline['deliver'];
+  /**
+   * Also run the meter aggregator on its own stream reader, as `npm start` does (usage events into
+   * customer meters, and their customers' `customer.state_changed`); wrapped, when a function is given.
+   */
+  aggregate?:
+    | true
+    | ((aggregate: NonNullable<TestPipeline['aggregate']>) => NonNullable<TestPipeline['aggregate']>);
   visibilityTimeoutSeconds?: number;
   /**
    * Deliverer batches at once; default one. `npm start` runs `LOCAL_CONCURRENT_BATCHES` with a 30 s
@@ -96,6 +106,7 @@ export async function startTestPipeline(
   const delays = recordedDelays(queue);
   const seen = options.wrapQueue ? options.wrapQueue(delays.queue) : delays.queue;
   const relay = createRelay({ ...depsFor('webhook-relay'), queue: seen });
+  const aggregate = options.aggregate ? createAggregator(depsFor('meter-aggregator')) : undefined;
   const delivererDeps = depsFor('webhook-deliverer');
   const deliver = createDeliverer({
     ...delivererDeps,
@@ -126,6 +137,13 @@ export async function startTestPipeline(
     region: LOCAL_REGION,
     relay: counted(options.wrapRelay ? options.wrapRelay(relay) : relay),
     deliver: counted(options.wrapDeliver ? options.wrapDeliver(deliver) : deliver),
+    ...(aggregate
+      ? {
+          aggregate: counted(
+            typeof options.aggregate === 'function' ? options.aggregate(aggregate) : aggregate,
+          ),
+        }
+      : {}),
     // Pumped through the recorder, which learns each receipt's body as Lambda's mapping receives it.
     queue: delays.queue,
     concurrentBatches: options.concurrentBatches ?? 1,
@@ -161,6 +179,7 @@ export async function startTestPipeline(
     errors,
     relay,
     deliver,
+    ...(aggregate ? { aggregate } : {}),
     retryDelays: delays.of,
     skipped: () => skew,
     advance: (ms) => {
