@@ -6,6 +6,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string;
     onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
+    /** Called before each send with the connection's context; its answer is the request sent. */
+    setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
   }
   export interface Options {
     url: string;

@@ -107,12 +107,31 @@ function mix(demo: DemoData): Kind[] {
         path: '/v1/oauth2/register',
         headers: { ...pat, ...json },
         body: JSON.stringify({ client_name: 'Bench', redirect_uris: ['https://app.example.com/callback'] }),
+        // Kept for the next request, which deletes it: a user holds at most 20 live clients.
+        onResponse: (status, body, context) => {
+          context.client = status === 201 ? JSON.parse(body) : undefined;
+        },
       },
     },
     {
-      label: 'Delete Webhook Endpoint (unknown id → 404)',
-      expected: 404,
-      request: { method: 'DELETE', path: `/v1/webhooks/endpoints/${UNKNOWN_ID}`, headers: pat },
+      label: 'Delete Client (the one just registered, RFC 7592)',
+      expected: 204,
+      request: {
+        method: 'DELETE',
+        path: `/v1/oauth2/register/${UNKNOWN_ID}`,
+        setupRequest: (request, context) => {
+          const client = context.client as
+            | { client_id: string; registration_access_token: string }
+            | undefined;
+          return client
+            ? {
+                ...request,
+                path: `/v1/oauth2/register/${client.client_id}`,
+                headers: { authorization: `Bearer ${client.registration_access_token}` },
+              }
+            : request;
+        },
+      },
     },
   ];
 }
@@ -138,7 +157,8 @@ async function measure(
     const counts = kinds.map(() => ({ expected: 0, unexpected: new Map<number, number>() }));
     const requests = kinds.map((kind, i) => ({
       ...kind.request,
-      onResponse: (status: number) => {
+      onResponse: (status: number, body: string, context: Record<string, unknown>) => {
+        kind.request.onResponse?.(status, body, context);
         const count = counts[i] as (typeof counts)[number];
         if (status === kind.expected) count.expected++;
         else count.unexpected.set(status, (count.unexpected.get(status) ?? 0) + 1);
@@ -233,7 +253,7 @@ export async function httpThroughput(options: {
       `autocannon ${options.connections} connections × ${options.seconds} s over loopback against startLocalStack in its own process`,
       '(the real handlers behind the local API Gateway adapter, DynamoDB Local on the same 2 shared cores as',
       'the load generator). Each connection cycles List Wallets → Create Subscription → Create Client → Delete',
-      `of an unknown id, after ${warmupSecondsOf(options.seconds)} s of the same mix as warm-up. Ceiling: ${ceilingSecondsOf(options.seconds)} s against a path the router answers itself (404, no handler, no DynamoDB).`,
+      `Client (the one it registered), after ${warmupSecondsOf(options.seconds)} s of the same mix as warm-up. Ceiling: ${ceilingSecondsOf(options.seconds)} s against a path the router answers itself (404, no handler, no DynamoDB).`,
       'Run twice in this one run: "before" is the stack as it ran before issue 24 (BENCH_LOCAL_PATH=before in',
       'test/bench/http-server.ts), "after" as npm start runs it now; each with a fresh process and DynamoDB Local.',
     ],
