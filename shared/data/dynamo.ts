@@ -49,6 +49,10 @@ export function createDocumentClient(config: DynamoDBClientConfig = {}): DynamoD
     },
     ...config,
   });
+  // The SDK's logger middleware runs each call's input and output through the schema's
+  // sensitive-data filter (every attribute of every item) before it hands them to a logger that, by
+  // default, drops them. We log DynamoDB calls ourselves (below, and `run`), never through the SDK.
+  client.middlewareStack.remove('loggerMiddleware');
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },

@@ -168,6 +168,8 @@ export async function freshTable(prefix = 'test'): Promise<FreshTable> {
     endpoint,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
+  // As the functions' clients (shared/data/dynamo.ts): no walk of every Scan through the SDK's log filter.
+  base.middlewareStack.remove('loggerMiddleware');
   // No stream: DynamoDB Local would keep a stream record of every write of every suite, and a whole
   // run slowed to timeouts. A test pipeline turns on its table's stream (startLocalPipeline).
   await ensureTable(base, tableName, { stream: false });
