@@ -12,6 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { ENTRY_BYTES, LIST_READ_UNITS } from '#shared/data/listing.ts';
 import { operations } from '#shared/operations.ts';
 import { benchEnvironment } from '#test/bench/handlers.ts';
+import { type AggregationCase, modelAggregation } from '#test/scale/aggregator-case.ts';
 import { modelDeliveryAttempt } from '#test/scale/delivery-case.ts';
 import type { CaseModel, Hottest } from '#test/scale/model.ts';
 import {
@@ -57,6 +58,7 @@ const hot = (h: Hottest | undefined) =>
 
 let run: Awaited<ReturnType<typeof runModel>>;
 const deep: (DeepPage | { label: string; skipped: string })[] = [];
+let aggregation: AggregationCase[] = [];
 try {
   run = await runModel(scale, { repetitions, warmups: 1 });
   // The pipeline's delivery attempt: the real deliverer, its own case (no route, no card case).
@@ -64,6 +66,13 @@ try {
     run.cases.push(await modelDeliveryAttempt(scale, { repetitions, warmups: 1 }));
   } catch (error) {
     run.failures.push({ label: 'Deliver one message', detail: (error as Error).message });
+  }
+  // The meter aggregator's fold of one stream batch: the real aggregator, three batch shapes.
+  try {
+    aggregation = await modelAggregation(scale, { repetitions, warmups: 1 });
+    run.cases.push(...aggregation);
+  } catch (error) {
+    run.failures.push({ label: 'Aggregate a stream batch', detail: (error as Error).message });
   }
   if (!args.includes('--no-deep')) {
     const cases = await modelledCases();
@@ -148,6 +157,32 @@ lines.push(
 if (run.failures.length) {
   lines.push('', 'Cases that did not answer as their card expects (not modelled):', '');
   for (const f of run.failures) lines.push(`- ${f.label}: ${f.detail}`);
+}
+const ingest = run.cases.find((c) => c.key === 'ingest-events');
+if (ingest && aggregation.length) {
+  const INGEST_BATCH = 100;
+  const ingestCeiling = ingest.hotWrite ? ingest.hotWrite.ceiling * INGEST_BATCH : Number.POSITIVE_INFINITY;
+  lines.push(
+    '',
+    `Usage events end to end: an event's share of Ingest Events (its card's batch of ${INGEST_BATCH}: ${fmt(ingest.trueWru / INGEST_BATCH, 2)} true WRU, ingest ceiling ${fmt(Math.floor(ingestCeiling), 0)} events/s per tenant on \`${shape(ingest.hotWrite?.partition ?? 'none')}\`) plus its share of the aggregator's batch, by how many customers the batch's events share.`,
+    '',
+    table(
+      [
+        'aggregator batch',
+        'aggregation true WRU per event',
+        'end-to-end true WRU per event',
+        "aggregation's hottest shared partition",
+        'events/s it allows (1,000 WCU/s)',
+      ],
+      aggregation.map((a) => [
+        `${a.events} events, ${a.customers} customer${a.customers === 1 ? '' : 's'}`,
+        fmt(a.trueWru / a.events, 2),
+        fmt(ingest.trueWru / INGEST_BATCH + a.trueWru / a.events, 2),
+        a.hotWrite ? `\`${shape(a.hotWrite.partition)}\`` : 'none shared',
+        a.hotWrite ? fmt(Math.floor(a.hotWrite.ceiling * a.events), 0) : 'per customer meter',
+      ]),
+    ),
+  );
 }
 if (deep.length) {
   const measured = Math.floor(deepEntries / LIMIT);

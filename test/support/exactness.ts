@@ -40,8 +40,6 @@ import {
   emptyState,
   type FoldState,
   foldEvent,
-  type MeterAggregation,
-  type MeterFilter,
   matches,
   quantityOf,
 } from '#shared/domain/meter.ts';
@@ -54,7 +52,10 @@ import {
 } from '#shared/services/meter-aggregation.ts';
 import { ingestEvents } from '#shared/services/usage-events.ts';
 import { dynamodbEndpoint, LOCAL_REGION } from './dynamodb.ts';
+import { EXACTNESS_METERS } from './exactness-meters.ts';
 import type { World } from './world.ts';
+
+export { EXACTNESS_METERS };
 
 export interface ExactnessOptions {
   seed: number;
@@ -97,35 +98,6 @@ export function prng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-
-const apiCall: MeterFilter = {
-  conjunction: 'and',
-  clauses: [{ property: 'name', operator: 'eq', value: 'api.call' }],
-};
-/** The six meters, one per aggregation, with filters of several shapes. */
-export const EXACTNESS_METERS: { name: string; filter: MeterFilter; aggregation: MeterAggregation }[] = [
-  { name: 'calls', filter: apiCall, aggregation: { func: 'count' } },
-  {
-    name: 'tokens',
-    filter: {
-      conjunction: 'or',
-      clauses: [apiCall, { property: 'name', operator: 'like', value: 'batch' }],
-    },
-    aggregation: { func: 'sum', property: 'tokens' },
-  },
-  { name: 'slowest', filter: apiCall, aggregation: { func: 'max', property: 'latency' } },
-  { name: 'fastest', filter: apiCall, aggregation: { func: 'min', property: 'latency' } },
-  {
-    name: 'mean tokens',
-    filter: { conjunction: 'and', clauses: [{ property: 'tokens', operator: 'gte', value: 0 }] },
-    aggregation: { func: 'avg', property: 'tokens' },
-  },
-  {
-    name: 'models',
-    filter: { conjunction: 'and', clauses: [{ property: 'region', operator: 'ne', value: 'eu' }] },
-    aggregation: { func: 'unique', property: 'model' },
-  },
-];
 
 interface SentEvent {
   name: string;
