@@ -319,7 +319,7 @@ export function fixtureItems(): Record<string, unknown>[] {
         customer_meter_id: CUSTOMER_METER,
         hour: hourOf(at(30)),
         state: { func: 'count', count: 3 },
-        applied: { 'shardId-00000001700000000000-0000000a': '0'.repeat(39) + '1' },
+        applied: { 'shardId-00000001700000000000-0000000a': `${'0'.repeat(39)}1` },
         version: 1,
         updated_at: at(30),
       },

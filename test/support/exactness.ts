@@ -36,13 +36,7 @@ import type { Table } from '#shared/data/dynamo.ts';
 import { insertMeter, type MeterRecord } from '#shared/data/meters.ts';
 import { partitions } from '#shared/data/table.ts';
 import type { UsageEventRecord } from '#shared/data/usage-events.ts';
-import {
-  emptyState,
-  type FoldState,
-  foldEvent,
-  matches,
-  quantityOf,
-} from '#shared/domain/meter.ts';
+import { emptyState, type FoldState, foldEvent, matches, quantityOf } from '#shared/domain/meter.ts';
 import type { UserPrincipal } from '#shared/domain/principals.ts';
 import {
   aggregateEvents,
