@@ -31,6 +31,24 @@ export interface AggregationCase extends CaseModel {
   /** Events in the recorded batch. */
   events: number;
   customers: number;
+  /** True WRU per batch by kind of item written (`<partition prefix>/<sort key prefix>`), largest first. */
+  writesByKind: [string, number][];
+}
+
+/** `CMETER#<id>` + `HOUR#…` → `CMETER/HOUR`: what kind of item a write is. */
+const kindOf = (partition: string, sortKey = '') =>
+  `${partition.split('#')[0]}/${sortKey.split('#')[0] || '(same)'}`;
+
+function writesByKind(repetitions: RecordedCall[][]): [string, number][] {
+  const units = new Map<string, number>();
+  for (const calls of repetitions)
+    for (const call of calls)
+      if (call.kind === 'write' && !call.failed)
+        for (const a of call.accesses) {
+          const kind = kindOf(a.partition, a.sortKey);
+          units.set(kind, (units.get(kind) ?? 0) + a.units / repetitions.length);
+        }
+  return [...units].sort((a, b) => b[1] - a[1]);
 }
 
 async function readEvents(reader: StreamReader, expected: number): Promise<Map<string, StreamedEvent[]>> {
@@ -126,7 +144,12 @@ export async function modelAggregation(
       },
       repetitions,
     );
-    cases.push({ ...model, events: AGGREGATION_BATCH, customers: shape.customers });
+    cases.push({
+      ...model,
+      events: AGGREGATION_BATCH,
+      customers: shape.customers,
+      writesByKind: writesByKind(repetitions),
+    });
   }
   return cases;
 }
