@@ -17,6 +17,13 @@
  *
  * The claim and the write are one item write: the hour aggregate holds both the fold and the
  * highest applied sequence per shard, so they cannot come apart.
+ *
+ * **Definitions.** Hour aggregates and value items record the meter's `definition_version` they were
+ * folded under (absent: 1, written before versions). A meter's filter or aggregation can change
+ * until it is billed; every read here keeps only the usage of the meter's current definition
+ * (`ofDefinition`), so a change restarts the counts rather than mixing two definitions (a sum of
+ * one property with a count, or two filters' events). The aggregator starts an hour of an older
+ * definition afresh.
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
@@ -29,6 +36,26 @@ import { queryAll, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { ENTRY_BYTES, queryWithinBudget, type ReadBudget, readKeysWithinBudget } from './listing.ts';
 import { type MeterRecord, meterRecord } from './meters.ts';
+
+/** What of a meter its usage is read by: the definition it counts under now. */
+export type MeterDefinition = Pick<MeterRecord, 'aggregation' | 'definition_version'>;
+
+/** The definition a stored usage item (an hour aggregate, a value item) was folded under. */
+export const definitionVersionOf = (item: Record<string, unknown>): number =>
+  item.definition_version === undefined ? 1 : Number(item.definition_version);
+
+/**
+ * Whether a stored usage item counts for the meter as it is defined now: folded under its current
+ * definition, and (for items written before definition versions, all "1") of its aggregation.
+ */
+export function ofDefinition(meter: MeterDefinition, item: Record<string, unknown>): boolean {
+  if (definitionVersionOf(item) !== meter.definition_version) return false;
+  const sk = String(item.SK ?? '');
+  if (sk.startsWith(VALUE_PREFIX)) return meter.aggregation.func === 'unique';
+  if (typeof item.state !== 'string') return true;
+  return (JSON.parse(item.state) as FoldState).func === meter.aggregation.func;
+}
+
 import { type CustomerRecord, customerRecord } from './records.ts';
 import { indexNames, type Key, keys, listKeys, partitions } from './table.ts';
 
@@ -77,6 +104,8 @@ export interface HourAggregate {
   state: FoldState;
   /** Per stream shard id, the highest sequence number folded in (padded, `orderedSequence`). */
   applied: Record<string, string>;
+  /** The meter's definition the state was folded under (`MeterRecord.definition_version`). */
+  definition_version: number;
   version: number;
   updated_at: string;
 }
@@ -108,6 +137,7 @@ export function hourAggregateOf(stored: Record<string, unknown>): HourAggregate 
     hour: String(stored.hour),
     state: JSON.parse(String(stored.state)) as FoldState,
     applied: (stored.applied ?? {}) as Record<string, string>,
+    definition_version: definitionVersionOf(stored),
     version: Number(stored.version),
     updated_at: String(stored.updated_at),
   };
@@ -173,6 +203,7 @@ export const storedHourAggregate = (
   hour: next.hour,
   state: JSON.stringify(next.state),
   applied: next.applied,
+  definition_version: next.definition_version,
   version: next.version,
   updated_at: next.updated_at,
 });
@@ -218,18 +249,28 @@ export async function writeHourAggregate(
   }
 }
 
-/** A distinct value of a `unique` meter in an hour: a plain put, idempotent (the same item every time). */
+/**
+ * A distinct value of a `unique` meter in an hour, under a definition of the meter: a plain put,
+ * idempotent (the same item every time; a later definition's put takes the item over).
+ */
 export async function putUniqueValue(
   table: Table,
   customerMeterId: string,
   hour: string,
   value: string,
+  definitionVersion: number,
 ): Promise<void> {
   await run(() =>
     table.doc.send(
       new PutCommand({
         TableName: table.name,
-        Item: { ...valueKey(customerMeterId, hour, value), entity: 'customer_meter_value', hour, value },
+        Item: {
+          ...valueKey(customerMeterId, hour, value),
+          entity: 'customer_meter_value',
+          hour,
+          value,
+          definition_version: definitionVersion,
+        },
       }),
     ),
   );
@@ -391,6 +432,7 @@ export interface StoredUsage {
 export async function readUsage(
   table: Table,
   customerMeterId: string,
+  meter: MeterDefinition,
   budget: ReadBudget,
 ): Promise<StoredUsage> {
   const usage: StoredUsage = { hours: [], values: new Set() };
@@ -408,6 +450,7 @@ export async function readUsage(
     { limit: USAGE_QUERY_LIMIT, maxBytes: USAGE_ITEM_MAX_BYTES },
   );
   for (const item of items) {
+    if (!ofDefinition(meter, item)) continue;
     const sk = String(item.SK);
     if (sk.startsWith(HOUR_PREFIX)) usage.hours.push(hourAggregateOf(item));
     else if (sk.startsWith(VALUE_PREFIX)) usage.values.add(String(item.value));
@@ -489,10 +532,14 @@ export async function readUsageBetween(
   customerMeterId: string,
   from: string,
   to: string,
-  values: boolean,
+  meter: MeterDefinition,
   budget: ReadBudget,
 ): Promise<WindowUsage> {
-  const range = (lo: string, hi: string) => usageRange(table, budget, customerMeterId, lo, hi);
+  const values = meter.aggregation.func === 'unique';
+  const range = (lo: string, hi: string) =>
+    usageRange(table, budget, customerMeterId, lo, hi).then((items) =>
+      items.filter((item) => ofDefinition(meter, item)),
+    );
   const [hours, valueItems] = await Promise.all([
     range(`${HOUR_PREFIX}${from}`, `${HOUR_PREFIX}${to}`),
     values ? range(`${VALUE_PREFIX}${from}#`, `${VALUE_PREFIX}${to}$`) : Promise.resolve([]),
@@ -541,15 +588,17 @@ export async function readPeriodUsage(
   table: Table,
   customerMeterId: string,
   hours: { from: string; to: string },
-  unique: boolean,
+  meter: MeterDefinition,
   budget: ReadBudget,
 ): Promise<StoredUsage> {
+  const unique = meter.aggregation.func === 'unique';
   const usage: StoredUsage = { hours: [], values: new Set() };
   const [lo, hi] = unique
     ? [`${VALUE_PREFIX}${hours.from}#`, `${VALUE_PREFIX}${hours.to}$`]
     : [`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${hours.to}`];
   const items = await usageRange(table, budget, customerMeterId, lo, hi);
   for (const item of items) {
+    if (!ofDefinition(meter, item)) continue;
     if (unique) usage.values.add(String(item.value));
     else usage.hours.push(hourAggregateOf(item));
   }

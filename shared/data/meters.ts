@@ -58,6 +58,12 @@ export interface MeterRecord {
    * `last_billed_event`): once set, `filter` and `aggregation` are frozen. Null until then.
    */
   last_billed_event_id: string | null;
+  /**
+   * Which definition (`filter` and `aggregation`) the meter counts by: 1 at creation, raised by every
+   * update that changes either. Usage the aggregator folded under another definition is not counted
+   * (`shared/data/customer-meters.ts` `ofDefinition`): a change restarts the meter's counts.
+   */
+  definition_version: number;
   /** Raised by every write: each change is conditioned on the version it read. */
   version: number;
 }
@@ -86,8 +92,13 @@ export const storedMeter = (meter: MeterRecord): StoredMeter => ({
 export function meterRecord(item: Record<string, unknown>): MeterRecord {
   const meter = record<MeterRecord & { metadata: unknown }>(item);
   const metadata = typeof meter.metadata === 'string' ? JSON.parse(meter.metadata) : meter.metadata;
-  // Meters stored before archives were kept have none recorded.
-  return { ...meter, metadata, archived_periods: meter.archived_periods ?? [] };
+  // Meters stored before archives were kept have none recorded; before definition versions, the first.
+  return {
+    ...meter,
+    metadata,
+    archived_periods: meter.archived_periods ?? [],
+    definition_version: meter.definition_version ?? 1,
+  };
 }
 
 export type MeterSortField = 'created_at' | 'name';

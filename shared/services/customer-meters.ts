@@ -73,7 +73,7 @@ async function present(
   meter: MeterRecord,
   budget: ReadBudget,
 ): Promise<CustomerMeter> {
-  const usage = await readUsage(deps.table, record.id, budget);
+  const usage = await readUsage(deps.table, record.id, meter, budget);
   return {
     id: record.id,
     created_at: record.created_at,

@@ -242,6 +242,14 @@ export async function aggregateEvents(
   return { written, skipped };
 }
 
+/** The meter's definition changed after this batch read it: the batch fails (and is retried). */
+export class DefinitionChanged extends Error {
+  constructor(meterId: string) {
+    super(`meter ${meterId} was redefined while its events were folded`);
+    this.name = 'DefinitionChanged';
+  }
+}
+
 /** One aggregate: the records not applied yet folded in, with one conditional write; read again on a lost condition. */
 async function applyAggregate(
   table: Table,
@@ -251,7 +259,22 @@ async function applyAggregate(
   now: string,
 ): Promise<'written' | 'skipped'> {
   let current = read;
+  const definition = entry.meter.definition_version;
   for (let attempt = 1; ; attempt++) {
+    if (current && current.definition_version > definition) {
+      // Folded under a newer definition than the meter this batch read (changed meanwhile): the batch
+      // is retried, and reads the meter again.
+      throw new DefinitionChanged(entry.meter.id);
+    }
+    // An hour of an older definition (or, written before definition versions, of another
+    // aggregation) starts afresh: its state is not this definition's. Its applied sequences stay:
+    // what it folded is not folded again.
+    const base =
+      current &&
+      current.definition_version === definition &&
+      current.state.func === entry.meter.aggregation.func
+        ? current.state
+        : undefined;
     const applied = current?.applied[shardId];
     const fresh = applied === undefined ? entry.records : entry.records.filter((r) => r.sequence > applied);
     if (fresh.length === 0) return 'skipped';
@@ -264,7 +287,7 @@ async function applyAggregate(
         await Promise.all(
           values
             .slice(i, i + WIDTH)
-            .map((value) => putUniqueValue(table, entry.customerMeterId, entry.hour, value)),
+            .map((value) => putUniqueValue(table, entry.customerMeterId, entry.hour, value, definition)),
         );
       }
     } else {
@@ -274,8 +297,9 @@ async function applyAggregate(
     const next: HourAggregate = {
       customer_meter_id: entry.customerMeterId,
       hour: entry.hour,
-      state: current ? mergeStates(current.state, delta) : delta,
+      state: base ? mergeStates(base, delta) : delta,
       applied: { ...(current?.applied ?? {}), [shardId]: highest },
+      definition_version: definition,
       version: (current?.version ?? 0) + 1,
       updated_at: now,
     };

@@ -448,9 +448,7 @@ export async function getMeterQuantities(
     const named = await customerMetersOf(deps, meter, query, budget);
     if (named.units > 0) budget = new ReadBudget((LIST_READ_UNITS - 10 - named.units) * 4 * 1024);
     const usage = await Promise.all(
-      named.ids.map((cm) =>
-        readUsageBetween(deps.table, cm, from, to, meter.aggregation.func === 'unique', budget),
-      ),
+      named.ids.map((cm) => readUsageBetween(deps.table, cm, from, to, meter, budget)),
     );
     return quantitiesOf(
       meter,

@@ -137,6 +137,7 @@ export function newMeter(body: MeterCreate, organizationId: string, now: Date): 
       archived_at: null,
       archived_periods: [],
       last_billed_event_id: null,
+      definition_version: 1,
       version: 1,
     },
     { filter: true, aggregation: true },
@@ -262,7 +263,16 @@ export async function updateMeter(
     const now = deps.now().toISOString();
     const changed = applied(meter, body, now);
     if (canonicalJson(changed) === canonicalJson(meter)) return presentMeter(meter);
-    const after = { ...changed, modified_at: now, version: meter.version + 1 };
+    // A new filter or aggregation is a new definition: the meter's counts restart under it.
+    const redefined =
+      canonicalJson(changed.filter) !== canonicalJson(meter.filter) ||
+      canonicalJson(changed.aggregation) !== canonicalJson(meter.aggregation);
+    const after = {
+      ...changed,
+      modified_at: now,
+      version: meter.version + 1,
+      definition_version: meter.definition_version + (redefined ? 1 : 0),
+    };
     try {
       await replaceMeter(deps.table, meter, after, meterEvent(deps.table, 'meter.updated', after, now));
       return presentMeter(after);

@@ -97,8 +97,7 @@ export async function subscriptionMeters(
     const key = `${id}\u0000${hours.from}\u0000${hours.to}`;
     let read = reads.get(key);
     if (!read) {
-      const unique = meter.aggregation.func === 'unique';
-      read = readPeriodUsage(table, id, hours, unique, budget).then((usage) => totalsOf(meter, usage));
+      read = readPeriodUsage(table, id, hours, meter, budget).then((usage) => totalsOf(meter, usage));
       reads.set(key, read);
     }
     return read;

@@ -168,6 +168,7 @@ export function fixtureItems(): Record<string, unknown>[] {
     archived_at: null,
     archived_periods: [],
     last_billed_event_id: null,
+    definition_version: 1,
     version: 1,
   };
   const product: ProductRecord = {
@@ -320,6 +321,7 @@ export function fixtureItems(): Record<string, unknown>[] {
         hour: hourOf(at(30)),
         state: { func: 'count', count: 3 },
         applied: { 'shardId-00000001700000000000-0000000a': `${'0'.repeat(39)}1` },
+        definition_version: 1,
         version: 1,
         updated_at: at(30),
       },

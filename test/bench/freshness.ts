@@ -43,6 +43,7 @@ export async function meterFreshness(
     archived_at: null,
     archived_periods: [],
     last_billed_event_id: null,
+    definition_version: 1,
     version: 1,
   });
   const principal: UserPrincipal = {

@@ -15,8 +15,15 @@ import {
   createPersonalAccessToken,
   createUser,
 } from '#scripts/admin/commands.ts';
-import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
+import {
+  customerMeterId,
+  hourOf,
+  readHours,
+  storedCustomerMeter,
+  storedHourAggregate,
+} from '#shared/data/customer-meters.ts';
 import { MAX_CUSTOMER_METERS, MAX_NAMED_CUSTOMERS } from '#shared/services/customer-meters.ts';
+import { aggregateEvents, DefinitionChanged } from '#shared/services/meter-aggregation.ts';
 import { seedCustomerMeter } from '../cards/get-customer-meter.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
@@ -171,6 +178,151 @@ describe('List Customer Meters', () => {
   });
 });
 
+describe('a meter redefined (filter or aggregation changed before it is billed)', () => {
+  /** A meter made through the API, and a customer of its own. */
+  async function meterAndCustomer(body: Record<string, unknown>) {
+    const created = await world.call('POST', '/v1/meters/', {
+      token: pat(),
+      body: { name: `Redefined ${randomUUID().slice(0, 8)}`, ...body },
+    });
+    expect(created.status).toBe(201);
+    const customer = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: `redefined-${randomUUID().slice(0, 8)}@x.example`,
+    });
+    const meterId = (created.body as { id: string }).id;
+    return { meterId, customerId: customer.id, id: customerMeterId(customer.id, meterId) };
+  }
+  /** Events folded by the real aggregator, one stream batch, all in the same hour. */
+  let sequence = 0;
+  const aggregate = (customerId: string, events: { name: string; metadata: Record<string, unknown> }[]) => {
+    const at = new Date().toISOString();
+    return aggregateEvents(
+      { table: world.admin.table, now: () => new Date() },
+      'shardId-redefined',
+      events.map((e) => ({
+        sequence: String(++sequence),
+        event: {
+          id: randomUUID(),
+          organization_id: world.demo.organization_id,
+          name: e.name,
+          timestamp_us: Date.parse(at) * 1000,
+          external_id: null,
+          customer_id: customerId,
+          external_customer_id: null,
+          metadata: JSON.stringify(e.metadata),
+          ingest_request: randomUUID(),
+          ingested_at: at,
+        },
+      })),
+    );
+  };
+  const patch = (meterId: string, body: Record<string, unknown>) =>
+    world.call('PATCH', `/v1/meters/${meterId}`, { token: pat(), body });
+  const consumed = async (id: string) => {
+    const reply = await get(id);
+    expect(reply.status).toBe(200);
+    return (reply.body as { consumed_units: number }).consumed_units;
+  };
+
+  it('a new aggregation restarts the counts: every read answers (no 500), the old states are not mixed in, new events count under it', async () => {
+    const name = `redefined.${randomUUID()}`;
+    const { meterId, customerId, id } = await meterAndCustomer({
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+      aggregation: { func: 'count' },
+    });
+    await aggregate(
+      customerId,
+      [1, 2, 3].map(() => ({ name, metadata: { tokens: 5 } })),
+    );
+    expect(await consumed(id)).toBe(3);
+    expect((await patch(meterId, { aggregation: { func: 'sum', property: 'tokens' } })).status).toBe(200);
+    // Each read of the customer meter's usage, right after the change: nothing counted yet.
+    expect(await consumed(id)).toBe(0);
+    const listed = await list(`customer_id=${customerId}&meter_id=${meterId}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toMatchObject({ items: [{ id, consumed_units: 0 }] });
+    const state = await world.call('GET', `/v1/customers/${customerId}/state`, { token: pat() });
+    expect(documentedReply('getCustomerState', state).status).toBe(200);
+    const meters = (state.body as { active_meters: { id: string; consumed_units: number }[] }).active_meters;
+    expect(meters.find((m) => m.id === id)).toMatchObject({ consumed_units: 0, balance: 0 });
+    const window = `start_timestamp=${new Date(Date.now() - 86_400_000).toISOString()}&end_timestamp=${new Date(Date.now() + 3_600_000).toISOString()}&interval=day`;
+    const quantities = await world.call('GET', `/v1/meters/${meterId}/quantities?${window}`, {
+      token: pat(),
+    });
+    expect(documentedReply('getMeterQuantities', quantities).status).toBe(200);
+    expect(quantities.body).toMatchObject({ total: 0 });
+    // The same hour's aggregate, folded on under the new definition: the sum of the new events only.
+    await aggregate(customerId, [
+      { name, metadata: { tokens: 5 } },
+      { name, metadata: { tokens: 7 } },
+    ]);
+    expect(await consumed(id)).toBe(12);
+    const after = await world.call('GET', `/v1/meters/${meterId}/quantities?${window}`, { token: pat() });
+    expect(after.body).toMatchObject({ total: 12 });
+  });
+
+  it('a new filter: events only the old one kept no longer count, those the new one keeps do; a unique meter forgets the old property’s values', async () => {
+    const [old, next] = [`old.${randomUUID()}`, `new.${randomUUID()}`];
+    const clause = (value: string) => ({
+      conjunction: 'and',
+      clauses: [{ property: 'name', operator: 'eq', value }],
+    });
+    const counted = await meterAndCustomer({ filter: clause(old), aggregation: { func: 'count' } });
+    await aggregate(counted.customerId, [{ name: old, metadata: {} }]);
+    expect(await consumed(counted.id)).toBe(1);
+    expect((await patch(counted.meterId, { filter: clause(next) })).status).toBe(200);
+    await aggregate(counted.customerId, [
+      { name: old, metadata: {} },
+      { name: next, metadata: {} },
+      { name: next, metadata: {} },
+    ]);
+    expect(await consumed(counted.id)).toBe(2);
+
+    const unique = await meterAndCustomer({
+      filter: clause(old),
+      aggregation: { func: 'unique', property: 'user' },
+    });
+    await aggregate(unique.customerId, [
+      { name: old, metadata: { user: 'a', team: 'x' } },
+      { name: old, metadata: { user: 'b', team: 'x' } },
+    ]);
+    expect(await consumed(unique.id)).toBe(2);
+    expect((await patch(unique.meterId, { aggregation: { func: 'unique', property: 'team' } })).status).toBe(
+      200,
+    );
+    expect(await consumed(unique.id)).toBe(0);
+    await aggregate(unique.customerId, [{ name: old, metadata: { user: 'a', team: 'x' } }]);
+    expect(await consumed(unique.id)).toBe(1);
+  });
+
+  it('a batch that read the meter before a change met an hour already folded under it: the batch fails (to be retried), nothing written', async () => {
+    const name = `stale.${randomUUID()}`;
+    const { meterId, customerId, id } = await meterAndCustomer({
+      filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+      aggregation: { func: 'count' },
+    });
+    const hour = hourOf(new Date().toISOString());
+    const owner = { organization_id: world.demo.organization_id, customer_id: customerId, meter_id: meterId };
+    // The hour as a consumer that read a later definition (2) left it; the meter still reads 1.
+    await putAll([
+      storedCustomerMeter({ id, ...owner, created_at: new Date().toISOString() }),
+      storedHourAggregate(owner, {
+        customer_meter_id: id,
+        hour,
+        state: { func: 'count', count: 4 },
+        applied: {},
+        definition_version: 2,
+        version: 1,
+        updated_at: new Date().toISOString(),
+      }),
+    ]);
+    await expect(aggregate(customerId, [{ name, metadata: {} }])).rejects.toThrow(DefinitionChanged);
+    const [stored] = await readHours(world.table, id, hour, hour);
+    expect(stored).toMatchObject({ state: { count: 4 }, definition_version: 2, version: 1 });
+  });
+});
+
 describe('the read bound (500 read units per request)', () => {
   it('a customer meter with more stored hours than one request reads: Get 503, a page of it 422 at limit, nothing wrong answered', async () => {
     const meterId = await seedMeter(world, world.demo.organization_id);
@@ -200,6 +352,7 @@ describe('the read bound (500 read units per request)', () => {
           hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
           state: { func: 'count', count: 1 },
           applied,
+          definition_version: 1,
           version: 1,
           updated_at: new Date().toISOString(),
         }),

@@ -371,6 +371,7 @@ describe('the bounds: an exact state or a 422 at the path parameter', () => {
           hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
           state: { func: 'count', count: 1 },
           applied,
+          definition_version: 1,
           version: 1,
           updated_at: new Date().toISOString(),
         }),

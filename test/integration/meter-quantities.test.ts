@@ -487,6 +487,7 @@ describe('the read bound (500 read units per request)', () => {
           hour: iso(start + i * HOUR).slice(0, 13),
           state: { func: 'count', count: 1 },
           applied,
+          definition_version: 1,
           version: 1,
           updated_at: new Date().toISOString(),
         }),

@@ -337,6 +337,7 @@ describe('the read bound (500 read units per request)', () => {
           hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
           state: { func: 'count', count: 1 },
           applied,
+          definition_version: 1,
           version: 1,
           updated_at: new Date().toISOString(),
         }),

@@ -316,6 +316,7 @@ describe('Subscription.meters', () => {
           hour: new Date(now - (i + 1) * HOUR).toISOString().slice(0, 13),
           state: { func: 'count', count: 1 } as never,
           applied: { 'shardId-000000000000': '1'.padStart(40, '0') },
+          definition_version: 1,
           version: 1,
           updated_at: new Date(now).toISOString(),
         },

@@ -145,6 +145,7 @@ export async function exactnessSetup(
       archived_at: null,
       archived_periods: [],
       last_billed_event_id: null,
+      definition_version: 1,
       version: 1,
     };
     await insertMeter(world.table, meter);

@@ -423,6 +423,7 @@ describe('meterCounts: a meter counts the events that arrive while it is live', 
     archived_at: null,
     archived_periods: [],
     last_billed_event_id: null,
+    definition_version: 1,
     version: 1,
     ...over,
   });
