@@ -24,9 +24,17 @@
  * (`ofDefinition`), so a change restarts the counts rather than mixing two definitions (a sum of
  * one property with a count, or two filters' events). The aggregator starts an hour of an older
  * definition afresh.
+ *
+ * **Roll-up.** An hour is closed once no stream record can still be folded into it (24 h of stream
+ * retention, and the mapping's retries: `CLOSED_AFTER_HOURS`). The aggregator folds a customer
+ * meter's closed hours into its own item (`rollup`: the state of every hour before `through`, under
+ * one definition), a day's worth at a time, when a batch counts for it. A read of all time folds the
+ * roll-up and the hours from `through` on (at most about three days of them), not every hour
+ * since the first. Hours are never deleted: windowed reads (quantities, a subscription's period)
+ * still read them. `unique` meters are not rolled up (their distinct values would not fit an item).
  */
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../domain/errors.ts';
 import { derivedId } from '../domain/ids.ts';
 import type { FoldState } from '../domain/meter.ts';
@@ -94,6 +102,48 @@ export interface CustomerMeterRecord {
   customer_id: string;
   meter_id: string;
   created_at: string;
+  /** Its closed hours, folded (see "Roll-up" above); absent until the first roll-up. */
+  rollup?: UsageRollup;
+}
+
+/** A customer meter's closed hours folded into one state (see "Roll-up" above). */
+export interface UsageRollup {
+  /** The first hour not folded in (`yyyy-mm-ddThh`): every hour aggregate before it is. */
+  through: string;
+  /** The fold of those hours' states (`state` JSON text as stored, as an hour aggregate's). */
+  state: FoldState;
+  /** The meter's definition the hours were folded under: a roll-up of another counts nothing. */
+  definition_version: number;
+  /** Hour aggregates folded in. */
+  hours: number;
+  updated_at: string;
+}
+
+/** Hours after which no stream record can still be folded into an hour: 24 h of retention, and margin. */
+export const CLOSED_AFTER_HOURS = 48;
+/** A customer meter is rolled up once this many hours have closed since its last roll-up. */
+export const ROLLUP_EVERY_HOURS = 24;
+/** Hour aggregates one roll-up folds at most (about 1 MB read); a longer backlog takes several batches. */
+export const ROLLUP_MAX_HOURS = 2000;
+
+const HOUR_MS = 3_600_000;
+
+/** Whether a roll-up counts for the meter as it is defined now (never for `unique`). */
+export const rollupCounts = (meter: MeterDefinition, rollup: UsageRollup): boolean =>
+  meter.aggregation.func !== 'unique' &&
+  rollup.definition_version === meter.definition_version &&
+  rollup.state.func === meter.aggregation.func;
+
+/**
+ * Whether a customer meter's closed hours are due to be rolled up at `now`, and up to which hour
+ * (exclusive): a day of hours closed since its roll-up (since its creation when it has none).
+ */
+export function rollupDue(record: CustomerMeterRecord, now: Date): string | undefined {
+  const closedBefore = hourOf(new Date(now.getTime() - CLOSED_AFTER_HOURS * HOUR_MS).toISOString());
+  const since = record.rollup
+    ? hourStart(record.rollup.through)
+    : Date.parse(record.created_at) - 24 * HOUR_MS;
+  return hourStart(closedBefore) - since >= ROLLUP_EVERY_HOURS * HOUR_MS ? closedBefore : undefined;
 }
 
 /** A hour aggregate as stored (`state` JSON: exact sums are decimal strings). */
@@ -114,22 +164,38 @@ export const customerMeterListPartition = (organizationId: string): string =>
   `${partitions.customerMeterList}${organizationId}`;
 
 export function storedCustomerMeter(meter: CustomerMeterRecord): Record<string, unknown> {
+  const { rollup, ...fields } = meter;
   return {
     ...keys.customerMeter(meter.id),
     GSI1PK: customerMeterListPartition(meter.organization_id),
     GSI1SK: `${meter.created_at}#${meter.id}`,
     entity: 'customer_meter',
-    ...meter,
+    ...fields,
+    ...(rollup ? { rollup: { ...rollup, state: JSON.stringify(rollup.state) } } : {}),
   };
 }
 
-export const customerMeterRecord = (stored: Record<string, unknown>): CustomerMeterRecord => ({
-  id: String(stored.id),
-  organization_id: String(stored.organization_id),
-  customer_id: String(stored.customer_id),
-  meter_id: String(stored.meter_id),
-  created_at: String(stored.created_at),
-});
+export function customerMeterRecord(stored: Record<string, unknown>): CustomerMeterRecord {
+  const rollup = stored.rollup as Record<string, unknown> | undefined;
+  return {
+    id: String(stored.id),
+    organization_id: String(stored.organization_id),
+    customer_id: String(stored.customer_id),
+    meter_id: String(stored.meter_id),
+    created_at: String(stored.created_at),
+    ...(rollup
+      ? {
+          rollup: {
+            through: String(rollup.through),
+            state: JSON.parse(String(rollup.state)) as FoldState,
+            definition_version: Number(rollup.definition_version),
+            hours: Number(rollup.hours),
+            updated_at: String(rollup.updated_at),
+          },
+        }
+      : {}),
+  };
+}
 
 export function hourAggregateOf(stored: Record<string, unknown>): HourAggregate {
   return {
@@ -293,6 +359,80 @@ export async function putCustomerMeter(table: Table, meter: CustomerMeterRecord)
   }
 }
 
+/**
+ * A customer meter's hour aggregates from `from` (from its first when undefined) through `to`
+ * (inclusive), as stored, strongly consistent, at most `max`; `complete` when none past them was
+ * left unread.
+ */
+export async function readClosedHours(
+  table: Table,
+  customerMeterId: string,
+  from: string | undefined,
+  to: string,
+  max: number,
+): Promise<{ items: Record<string, unknown>[]; complete: boolean }> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
+          ExpressionAttributeValues: {
+            ':pk': `${partitions.customerMeter}${customerMeterId}`,
+            ':lo': `${HOUR_PREFIX}${from ?? ''}`,
+            ':hi': `${HOUR_PREFIX}${to}`,
+          },
+          ConsistentRead: true,
+          Limit: max - items.length,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      ),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start && items.length < max);
+  return { items, complete: start === undefined };
+}
+
+/**
+ * Writes a customer meter's roll-up: its item put again with it, conditioned on the roll-up read
+ * (`previous`: its `through`, or none). False when another consumer rolled it up first: nothing
+ * written, and theirs stands.
+ */
+export async function writeRollup(
+  table: Table,
+  record: CustomerMeterRecord,
+  rollup: UsageRollup,
+  previous: string | undefined,
+): Promise<boolean> {
+  try {
+    await run(() =>
+      table.doc.send(
+        new PutCommand({
+          TableName: table.name,
+          Item: storedCustomerMeter({ ...record, rollup }),
+          ...(previous === undefined
+            ? {
+                ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(#rollup)',
+                ExpressionAttributeNames: { '#rollup': 'rollup' },
+              }
+            : {
+                ConditionExpression: '#rollup.#through = :through',
+                ExpressionAttributeNames: { '#rollup': 'rollup', '#through': 'through' },
+                ExpressionAttributeValues: { ':through': previous },
+              }),
+        }),
+      ),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
+}
+
 /** A customer meter's hour aggregates between two hours (inclusive), strongly consistent. */
 export async function readHours(
   table: Table,
@@ -419,31 +559,40 @@ const USAGE_QUERY_LIMIT = 100;
 
 /** What a customer meter has stored of its usage: its hour aggregates' states and its distinct values. */
 export interface StoredUsage {
+  /** Its roll-up's state, when it counts for the meter (the hours before its `through`). */
+  rollup?: FoldState;
+  /** The hours not rolled up. */
   hours: HourAggregate[];
   /** For a `unique` meter, its distinct values over every hour (their canonical JSON texts). */
   values: Set<string>;
 }
 
 /**
- * Every hour aggregate and distinct-value item of a customer meter (its partition past its own
- * item: `HOUR#…` then `VALUE#…`), strongly consistent, within the request's read budget (which
- * throws `ListReadTooCostly` when they do not fit).
+ * All the usage of a customer meter: its roll-up (on the record read) and the hour aggregates and
+ * distinct-value items past it (its partition from `HOUR#<through>`: `HOUR#…` then `VALUE#…`),
+ * strongly consistent, within the request's read budget (which throws `ListReadTooCostly` when they
+ * do not fit). Any copy of the record will do (the list's index copy too): a roll-up and its
+ * `through` are written together, and the hours it folded are kept.
  */
 export async function readUsage(
   table: Table,
-  customerMeterId: string,
+  record: Pick<CustomerMeterRecord, 'id' | 'rollup'>,
   meter: MeterDefinition,
   budget: ReadBudget,
 ): Promise<StoredUsage> {
-  const usage: StoredUsage = { hours: [], values: new Set() };
+  const usage: StoredUsage = {
+    ...(record.rollup && rollupCounts(meter, record.rollup) ? { rollup: record.rollup.state } : {}),
+    hours: [],
+    values: new Set(),
+  };
   const items = await queryWithinBudget(
     table,
     budget,
     {
       KeyConditionExpression: 'PK = :pk AND SK >= :from',
       ExpressionAttributeValues: {
-        ':pk': `${partitions.customerMeter}${customerMeterId}`,
-        ':from': HOUR_PREFIX,
+        ':pk': `${partitions.customerMeter}${record.id}`,
+        ':from': `${HOUR_PREFIX}${record.rollup?.through ?? ''}`,
       },
       ConsistentRead: true,
     },
@@ -617,8 +766,10 @@ export const access = {
   ],
   /** A batch's aggregates and customer meters read at once; one read again after a lost condition. */
   readAggregates: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerMeter'] }],
-  /** The aggregate's conditional put, the values' and the customer meter's puts. */
+  /** The aggregate's conditional put, the values' and the customer meter's puts (its roll-up's too). */
   writeAggregates: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['customerMeter'] }],
+  /** The closed hours a roll-up folds. */
+  readClosedHours: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
   /** Get Customer Meter's read of the customer meter's own item. */
   getCustomerMeter: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['customerMeter'] }],
   /** Get Customer Meter's read of its customer and its meter, in one batch. */

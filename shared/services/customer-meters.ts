@@ -55,12 +55,15 @@ export const MAX_CUSTOMER_METERS = 1000;
 /** A customer meter's totals from what it stored (see above). */
 export function totalsOf(
   meter: MeterRecord,
-  usage: { hours: { state: FoldState }[]; values: ReadonlySet<string> },
+  usage: { rollup?: FoldState; hours: { state: FoldState }[]; values: ReadonlySet<string> },
 ): { consumed_units: number; credited_units: number; balance: number } {
   const state =
     meter.aggregation.func === 'unique'
       ? ({ func: 'unique', values: [...usage.values] } as FoldState)
-      : usage.hours.reduce((sum, hour) => mergeStates(sum, hour.state), emptyState(meter.aggregation));
+      : usage.hours.reduce(
+          (sum, hour) => mergeStates(sum, hour.state),
+          usage.rollup ?? emptyState(meter.aggregation),
+        );
   const consumed = quantityOf(state);
   const credited = 0;
   return { consumed_units: consumed, credited_units: credited, balance: credited - consumed };
@@ -73,7 +76,7 @@ async function present(
   meter: MeterRecord,
   budget: ReadBudget,
 ): Promise<CustomerMeter> {
-  const usage = await readUsage(deps.table, record.id, meter, budget);
+  const usage = await readUsage(deps.table, record, meter, budget);
   return {
     id: record.id,
     created_at: record.created_at,

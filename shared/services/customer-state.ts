@@ -160,7 +160,7 @@ export async function customerStateOf(table: Table, customer: StoredCustomer): P
       records.map(async (record): Promise<CustomerStateMeter> => {
         const meter = meters.get(record.meter_id);
         if (!meter) throw new Error(`customer meter ${record.id} of no meter read`);
-        const usage = await readUsage(table, record.id, meter, usageBudget);
+        const usage = await readUsage(table, record, meter, usageBudget);
         return {
           id: record.id,
           created_at: record.created_at,

@@ -35,12 +35,20 @@
  * **Unique.** A `unique` meter's distinct values are items of their own (one put per value and hour,
  * idempotent), written before the hour's aggregate; the count is the number of distinct values over
  * the period's items.
+ *
+ * **Roll-ups.** Last, each customer meter the batch counted for whose closed hours are due
+ * (`rollupDue`: a day of them closed since its last roll-up) has them folded into its roll-up
+ * (`shared/data/customer-meters.ts`, "Roll-up"): at most `ROLLUP_MAX_HOURS` per batch, one Query
+ * and one conditional put; a roll-up another consumer wrote first stands. So an all-time read folds
+ * the roll-up and about three days of hours, however long the customer has been counted.
  */
 
 import { keyId } from '../data/catalog.ts';
 import {
   AggregateChanged,
+  type CustomerMeterRecord,
   customerMeterId,
+  customerMeterRecord,
   access as customerMetersAccess,
   customersByExternalId,
   getHourAggregate,
@@ -48,11 +56,18 @@ import {
   hourAggregateOf,
   hourKey,
   hourOf,
+  hourStart,
+  ofDefinition,
   organizationMeters,
   putCustomerMeter,
   putUniqueValue,
+  ROLLUP_MAX_HOURS,
   readAggregates,
+  readClosedHours,
+  rollupCounts,
+  rollupDue,
   writeHourAggregate,
+  writeRollup,
 } from '../data/customer-meters.ts';
 import { orderedSequence, type Table } from '../data/dynamo.ts';
 import type { FunctionAccess } from '../data/grants.ts';
@@ -102,6 +117,8 @@ export interface StreamedEvent {
 export interface AggregatorDependencies {
   table: Table;
   now: () => Date;
+  /** Hour aggregates one roll-up folds at most (`ROLLUP_MAX_HOURS`; smaller in tests). */
+  rollupMaxHours?: number;
 }
 
 /** Aggregates written at once. */
@@ -239,7 +256,63 @@ export async function aggregateEvents(
   // Then each changed customer's state, after every write of the batch (written or, on a retry,
   // found applied: the run that applied them may have stopped before this).
   await writeStateChanges(deps.table, endpointsReader(deps.table), changes);
+  // Last, the roll-ups due of the customer meters it counted for (one that it created has no closed
+  // hours yet).
+  const due = new Map<string, { record: CustomerMeterRecord; meter: MeterRecord; before: string }>();
+  for (const entry of entries) {
+    const item = stored(keys.customerMeter(entry.customerMeterId));
+    if (!item || entry.meter.aggregation.func === 'unique' || due.has(entry.customerMeterId)) continue;
+    const record = customerMeterRecord(item);
+    const before = rollupDue(record, deps.now());
+    if (before) due.set(entry.customerMeterId, { record, meter: entry.meter, before });
+  }
+  const rollups = [...due.values()];
+  for (let i = 0; i < rollups.length; i += WIDTH) {
+    await Promise.all(
+      rollups
+        .slice(i, i + WIDTH)
+        .map((r) => rollUp(deps.table, r.record, r.meter, r.before, now, deps.rollupMaxHours)),
+    );
+  }
   return { written, skipped };
+}
+
+/**
+ * Folds a customer meter's closed hours before `before` (those past its roll-up, at most
+ * `ROLLUP_MAX_HOURS`) into its roll-up, under the meter's current definition: a roll-up of another
+ * definition is started afresh (its hours are that definition's, which no read counts).
+ */
+async function rollUp(
+  table: Table,
+  record: CustomerMeterRecord,
+  meter: MeterRecord,
+  before: string,
+  now: string,
+  max = ROLLUP_MAX_HOURS,
+): Promise<void> {
+  const last = hourOf(new Date(hourStart(before) - 3_600_000).toISOString());
+  const previous = record.rollup;
+  const { items, complete } = await readClosedHours(table, record.id, previous?.through, last, max);
+  const kept = previous && rollupCounts(meter, previous) ? previous : undefined;
+  let state = kept?.state ?? emptyState(meter.aggregation);
+  let hours = kept?.hours ?? 0;
+  for (const item of items) {
+    if (!ofDefinition(meter, item)) continue;
+    state = mergeStates(state, hourAggregateOf(item).state);
+    hours++;
+  }
+  const lastRead = items.at(-1);
+  // Stopped short of `before`: through the hour after the last one read.
+  const through =
+    complete || lastRead === undefined
+      ? before
+      : hourOf(new Date(hourStart(String(lastRead.hour)) + 3_600_000).toISOString());
+  await writeRollup(
+    table,
+    record,
+    { through, state, definition_version: meter.definition_version, hours, updated_at: now },
+    previous?.through,
+  );
 }
 
 /** The meter's definition changed after this batch read it: the batch fails (and is retried). */
@@ -330,6 +403,9 @@ export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
       ...customerMetersAccess.customersByExternalId,
       ...customerMetersAccess.readAggregates,
       ...customerMetersAccess.writeAggregates,
+      // The roll-ups' Query of closed hours (`customerMetersAccess.readClosedHours`) is the same
+      // statement as the customers' states' usage reads (Query, `customerMeter`), granted by them;
+      // the IAM scenario's roll-up step fails if it goes.
       ...stateChangesAccess(),
     ],
   },

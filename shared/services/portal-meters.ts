@@ -76,7 +76,7 @@ async function present(
   meter: MeterRecord,
   budget: ReadBudget,
 ): Promise<CustomerCustomerMeter> {
-  const usage = await readUsage(deps.table, record.id, meter, budget);
+  const usage = await readUsage(deps.table, record, meter, budget);
   return {
     id: record.id,
     created_at: record.created_at,

@@ -3,7 +3,13 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { createWebhookEndpoint } from '#scripts/admin/commands.ts';
-import { customerMeterId, hourOf, readHours, readUniqueValues } from '#shared/data/customer-meters.ts';
+import {
+  customerMeterId,
+  hourOf,
+  readCustomerMeters,
+  readHours,
+  readUniqueValues,
+} from '#shared/data/customer-meters.ts';
 import { keys, partitions } from '#shared/data/table.ts';
 import { getUsageEvent, storedUsageEvent, usageEventId } from '#shared/data/usage-events.ts';
 import { freshCustomer, run, type Step } from '#test/support/iam-kit.ts';
@@ -23,7 +29,8 @@ export default defineCard({
  * aggregates and customer meters read in one batch, the unique values put, each hour aggregate put
  * under its condition, the customer meters put; its organization listening to
  * `customer.state_changed`, the endpoint list, the customer and its state read, the state's event
- * put. Then the same batch again: nothing written.
+ * put. Then the same batch again: nothing written; and four days on (an injected clock): the sum
+ * meter's closed hour rolled up (its hours read, its customer meter put with the roll-up).
  */
 async function aggregatorScenario(world: World): Promise<Step[]> {
   const customer = await freshCustomer(world);
@@ -98,17 +105,36 @@ async function aggregatorScenario(world: World): Promise<Step[]> {
     () => 'ran',
     () => 'failed',
   );
+  // The same batch four days on: nothing folded again, and the sum meter's customer meter has a day
+  // of closed hours, rolled up (its hours read, its item put with the roll-up).
+  const later = createHandler({
+    ...world.depsFor('meter-aggregator'),
+    now: () => new Date(Date.now() + 4 * 86_400_000),
+  });
+  const rolled = await later({ Records: records, shardId }).then(
+    () => 'ran',
+    () => 'failed',
+  );
   const hour = hourOf(stored[0]?.ingested_at ?? new Date().toISOString());
   const [sumHour] = await readHours(world.table, customerMeterId(customer.id, sum), hour, hour);
   const values = await readUniqueValues(world.table, customerMeterId(customer.id, unique), hour, hour);
   const sumState = sumHour?.state as { count?: number } | undefined;
   const states = await customerStateEvents(world, customer.id);
+  const rollup = (await readCustomerMeters(world.table, [customerMeterId(customer.id, sum)])).get(
+    customerMeterId(customer.id, sum),
+  )?.rollup;
   return [
     { what: 'a stream batch aggregated', got: ran, expected: 'ran' },
     { what: 'the same batch again', got: again, expected: 'ran' },
     { what: 'the sum meter counted both events once', got: String(sumState?.count), expected: '2' },
     { what: 'the unique meter holds both values', got: [...values].sort().join(','), expected: '"a","b"' },
     { what: "the customer's state_changed event, written once", got: String(states.length), expected: '1' },
+    { what: 'the same batch four days on', got: rolled, expected: 'ran' },
+    {
+      what: "the sum meter's closed hour rolled up",
+      got: JSON.stringify(rollup?.state),
+      expected: JSON.stringify(sumHour?.state),
+    },
   ];
 }
 

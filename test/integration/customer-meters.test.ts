@@ -6,7 +6,7 @@
  * totals' exactness against a plain fold of the distinct events is meter-exactness.test.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -16,14 +16,21 @@ import {
   createUser,
 } from '#scripts/admin/commands.ts';
 import {
+  CLOSED_AFTER_HOURS,
   customerMeterId,
+  customerMeterRecord,
   hourOf,
   readHours,
   storedCustomerMeter,
   storedHourAggregate,
 } from '#shared/data/customer-meters.ts';
+import { keys } from '#shared/data/table.ts';
 import { MAX_CUSTOMER_METERS, MAX_NAMED_CUSTOMERS } from '#shared/services/customer-meters.ts';
-import { aggregateEvents, DefinitionChanged } from '#shared/services/meter-aggregation.ts';
+import {
+  type AggregatorDependencies,
+  aggregateEvents,
+  DefinitionChanged,
+} from '#shared/services/meter-aggregation.ts';
 import { seedCustomerMeter } from '../cards/get-customer-meter.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
@@ -178,6 +185,35 @@ describe('List Customer Meters', () => {
   });
 });
 
+/** Events of a customer folded by the real aggregator, one stream batch, all arrived now. */
+let sequence = 0;
+function aggregateBatch(
+  customerId: string,
+  events: { name: string; metadata: Record<string, unknown> }[],
+  deps: Partial<AggregatorDependencies> = {},
+) {
+  const at = new Date().toISOString();
+  return aggregateEvents(
+    { table: world.admin.table, now: () => new Date(), ...deps },
+    'shardId-customer-meters',
+    events.map((e) => ({
+      sequence: String(++sequence),
+      event: {
+        id: randomUUID(),
+        organization_id: world.demo.organization_id,
+        name: e.name,
+        timestamp_us: Date.parse(at) * 1000,
+        external_id: null,
+        customer_id: customerId,
+        external_customer_id: null,
+        metadata: JSON.stringify(e.metadata),
+        ingest_request: randomUUID(),
+        ingested_at: at,
+      },
+    })),
+  );
+}
+
 describe('a meter redefined (filter or aggregation changed before it is billed)', () => {
   /** A meter made through the API, and a customer of its own. */
   async function meterAndCustomer(body: Record<string, unknown>) {
@@ -193,30 +229,8 @@ describe('a meter redefined (filter or aggregation changed before it is billed)'
     const meterId = (created.body as { id: string }).id;
     return { meterId, customerId: customer.id, id: customerMeterId(customer.id, meterId) };
   }
-  /** Events folded by the real aggregator, one stream batch, all in the same hour. */
-  let sequence = 0;
-  const aggregate = (customerId: string, events: { name: string; metadata: Record<string, unknown> }[]) => {
-    const at = new Date().toISOString();
-    return aggregateEvents(
-      { table: world.admin.table, now: () => new Date() },
-      'shardId-redefined',
-      events.map((e) => ({
-        sequence: String(++sequence),
-        event: {
-          id: randomUUID(),
-          organization_id: world.demo.organization_id,
-          name: e.name,
-          timestamp_us: Date.parse(at) * 1000,
-          external_id: null,
-          customer_id: customerId,
-          external_customer_id: null,
-          metadata: JSON.stringify(e.metadata),
-          ingest_request: randomUUID(),
-          ingested_at: at,
-        },
-      })),
-    );
-  };
+  const aggregate = (customerId: string, events: { name: string; metadata: Record<string, unknown> }[]) =>
+    aggregateBatch(customerId, events);
   const patch = (meterId: string, body: Record<string, unknown>) =>
     world.call('PATCH', `/v1/meters/${meterId}`, { token: pat(), body });
   const consumed = async (id: string) => {
@@ -324,11 +338,15 @@ describe('a meter redefined (filter or aggregation changed before it is billed)'
 });
 
 describe('the read bound (500 read units per request)', () => {
-  it('a customer meter with more stored hours than one request reads: Get 503, a page of it 422 at limit, nothing wrong answered', async () => {
+  /**
+   * A count meter and a customer meter of a customer of its own with 700 hours from 2025-01-01 of
+   * about 5.7 KB each (50 stream shards applied): about 4 MB, over 500 × 4 KB.
+   */
+  async function seedHeavyHours(label: string, createdAt: string) {
     const meterId = await seedMeter(world, world.demo.organization_id);
     const customer = await createCustomer(world.admin, {
       organizationId: world.demo.organization_id,
-      email: `hours-${randomUUID().slice(0, 8)}@x.example`,
+      email: `${label}-${randomUUID().slice(0, 8)}@x.example`,
     });
     const id = customerMeterId(customer.id, meterId);
     const owner = {
@@ -336,7 +354,6 @@ describe('the read bound (500 read units per request)', () => {
       customer_id: customer.id,
       meter_id: meterId,
     };
-    // 700 hours of about 3.5 KB each (many stream shards applied): about 2.4 MB, over 500 × 4 KB.
     const applied = Object.fromEntries(
       Array.from({ length: 50 }, (_, i) => [
         `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
@@ -344,12 +361,13 @@ describe('the read bound (500 read units per request)', () => {
       ]),
     );
     const start = Date.parse('2025-01-01T00:00:00Z');
+    const hourAt = (i: number) => new Date(start + i * 3_600_000).toISOString().slice(0, 13);
     await putAll([
-      storedCustomerMeter({ id, ...owner, created_at: new Date().toISOString() }),
+      storedCustomerMeter({ id, ...owner, created_at: createdAt }),
       ...Array.from({ length: 700 }, (_, i) =>
         storedHourAggregate(owner, {
           customer_meter_id: id,
-          hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
+          hour: hourAt(i),
           state: { func: 'count', count: 1 },
           applied,
           definition_version: 1,
@@ -358,11 +376,67 @@ describe('the read bound (500 read units per request)', () => {
         }),
       ),
     ]);
+    return { id, customer, meterId, hourAt };
+  }
+
+  it('a customer meter with more stored hours than one request reads: Get 503, a page of it 422 at limit, nothing wrong answered', async () => {
+    const { id, customer } = await seedHeavyHours('hours', new Date().toISOString());
     const one = await get(id);
     expect(one.status).toBe(503);
     const page = await list(`customer_id=${customer.id}`);
     expect(page.status).toBe(422);
     expect(page.body).toMatchObject({ detail: [{ loc: ['query', 'limit'] }] });
+  });
+
+  it('closed hours rolled up by the aggregator: the same customer meter answers its exact total again, a roll-up at a time, and a redefinition does not count it', async () => {
+    const { id, customer, meterId, hourAt } = await seedHeavyHours('rollup', '2024-12-31T00:00:00.000Z');
+    expect((await get(id)).status).toBe(503);
+    const rollupOf = async () =>
+      customerMeterRecord(
+        (
+          await world.table.doc.send(
+            new GetCommand({ TableName: world.table.name, Key: keys.customerMeter(id) }),
+          )
+        ).Item ?? {},
+      ).rollup;
+    const consumed = async () => {
+      const reply = await get(id);
+      expect(reply.status).toBe(200);
+      return (reply.body as { consumed_units: number }).consumed_units;
+    };
+    // Three batches that count for it, each rolling up at most what it is given: exact after each
+    // (300 hours left, about 1.7 MB, fit one request).
+    await aggregateBatch(customer.id, [{ name: 'rollup.a', metadata: {} }], { rollupMaxHours: 400 });
+    expect(await rollupOf()).toMatchObject({ through: hourAt(400), hours: 400, state: { count: 400 } });
+    expect(await consumed()).toBe(701);
+    await aggregateBatch(customer.id, [{ name: 'rollup.b', metadata: {} }], { rollupMaxHours: 200 });
+    expect(await rollupOf()).toMatchObject({ through: hourAt(600), hours: 600, state: { count: 600 } });
+    expect(await consumed()).toBe(702);
+    await aggregateBatch(customer.id, [{ name: 'rollup.c', metadata: {} }]);
+    const closed = hourOf(new Date(Date.now() - CLOSED_AFTER_HOURS * 3_600_000).toISOString());
+    const done = await rollupOf();
+    expect(done).toMatchObject({ hours: 700, state: { count: 700 } });
+    // Up to the hour closed at the batch's time (the clock may have passed an hour since).
+    expect(done?.through && done.through <= closed).toBe(true);
+    expect(await consumed()).toBe(703);
+    // Not due again before a day more has closed: the next batch leaves it as it is.
+    await aggregateBatch(customer.id, [{ name: 'rollup.d', metadata: {} }]);
+    expect(await rollupOf()).toEqual(done);
+    expect(await consumed()).toBe(704);
+    const listed = await list(`customer_id=${customer.id}&meter_id=${meterId}`);
+    expect(listed.body).toMatchObject({ items: [{ id, consumed_units: 704 }] });
+    const state = await world.call('GET', `/v1/customers/${customer.id}/state`, { token: pat() });
+    const meters = (state.body as { active_meters: { id: string; consumed_units: number }[] }).active_meters;
+    expect(meters.find((m) => m.id === id)).toMatchObject({ consumed_units: 704 });
+    // A new aggregation: the roll-up is the old definition's, and counts nothing.
+    const patched = await world.call('PATCH', `/v1/meters/${meterId}`, {
+      token: pat(),
+      body: { aggregation: { func: 'sum', property: 'tokens' } },
+    });
+    expect(patched.status).toBe(200);
+    expect(await consumed()).toBe(0);
+    await aggregateBatch(customer.id, [{ name: 'rollup.e', metadata: { tokens: 9 } }]);
+    expect(await consumed()).toBe(9);
   });
 
   it(`more than ${MAX_CUSTOMER_METERS} customer meters and no customer filter: a 422 naming customer_id; with it, served`, async () => {
