@@ -30,8 +30,16 @@
  * meter's closed hours into its own item (`rollup`: the state of every hour before `through`, under
  * one definition), a day's worth at a time, when a batch counts for it. A read of all time folds the
  * roll-up and the hours from `through` on (at most about three days of them), not every hour
- * since the first. Hours are never deleted: windowed reads (quantities, a subscription's period)
- * still read them. `unique` meters are not rolled up (their distinct values would not fit an item).
+ * since the first. Hours are never deleted.
+ *
+ * **Days.** The same roll-up step writes, for each UTC day whose 24 hours are all closed and read
+ * by it, **one day aggregate** (`SK` = `DAY#<yyyy-mm-dd>`: the fold of the day's hour aggregates of
+ * the meter's current definition, `definition_version`, `hours`); a day without usage has none.
+ * The roll-up's `days_from` says from which day on they exist (every day from it whose end is at or
+ * before `through`: `coveredDays`). A window's read (a subscription's period) takes the whole days
+ * it spans from their day aggregates and only its edges and the days not rolled up yet from hours:
+ * a year's period reads about 365 small items, not 8,760 hours. `unique` meters are not rolled up
+ * (their distinct values would not fit an item).
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -79,6 +87,23 @@ export const hourStart = (hour: string): number => Date.parse(`${hour}:00:00Z`);
 
 export const HOUR_PREFIX = 'HOUR#';
 export const VALUE_PREFIX = 'VALUE#';
+export const DAY_PREFIX = 'DAY#';
+
+/** The UTC day an hour bucket (`yyyy-mm-ddThh`) falls in, as `yyyy-mm-dd`. */
+export const dayOfHour = (hour: string): string => hour.slice(0, 10);
+/** A day's first hour bucket (`yyyy-mm-ddT00`). */
+export const firstHourOf = (day: string): string => `${day}T00`;
+/** The day after a day (`yyyy-mm-dd`, UTC). */
+export const dayAfter = (day: string): string =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + 24 * 3_600_000).toISOString().slice(0, 10);
+/** The day before a day (`yyyy-mm-dd`, UTC). */
+export const dayBefore = (day: string): string =>
+  new Date(Date.parse(`${day}T00:00:00Z`) - 24 * 3_600_000).toISOString().slice(0, 10);
+
+export const dayKey = (customerMeterId: string, day: string): Key => ({
+  PK: `${partitions.customerMeter}${customerMeterId}`,
+  SK: `${DAY_PREFIX}${day}`,
+});
 
 export const hourKey = (customerMeterId: string, hour: string): Key => ({
   PK: `${partitions.customerMeter}${customerMeterId}`,
@@ -116,7 +141,24 @@ export interface UsageRollup {
   definition_version: number;
   /** Hour aggregates folded in. */
   hours: number;
+  /**
+   * The first day (`yyyy-mm-dd`; `''`: every day) from which every day ending at or before `through`
+   * has its day aggregate, when it has any usage (see "Days" above); absent on a roll-up written
+   * before day aggregates, until its next roll-up.
+   */
+  days_from?: string;
   updated_at: string;
+}
+
+/**
+ * The days (inclusive, `yyyy-mm-dd`) whose usage a customer meter's day aggregates hold, by its
+ * roll-up: from `days_from` through the last day that ends at or before `through`; none before a
+ * roll-up wrote day aggregates.
+ */
+export function coveredDays(rollup: UsageRollup | undefined): { from: string; to: string } | undefined {
+  if (rollup?.days_from === undefined) return undefined;
+  const to = dayBefore(dayOfHour(rollup.through));
+  return rollup.days_from <= to ? { from: rollup.days_from, to } : undefined;
 }
 
 /** Hours after which no stream record can still be folded into an hour: 24 h of retention, and margin. */
@@ -190,6 +232,7 @@ export function customerMeterRecord(stored: Record<string, unknown>): CustomerMe
             state: JSON.parse(String(rollup.state)) as FoldState,
             definition_version: Number(rollup.definition_version),
             hours: Number(rollup.hours),
+            ...(rollup.days_from === undefined ? {} : { days_from: String(rollup.days_from) }),
             updated_at: String(rollup.updated_at),
           },
         }
@@ -432,6 +475,68 @@ export async function writeRollup(
     throw error;
   }
 }
+
+/** A day aggregate: the fold of one UTC day's closed hour aggregates under one definition. */
+export interface DayAggregate {
+  customer_meter_id: string;
+  day: string;
+  state: FoldState;
+  definition_version: number;
+  /** Hour aggregates folded in. */
+  hours: number;
+  updated_at: string;
+}
+
+/**
+ * Writes a customer meter's day aggregates: a put each, side by side, unless one of a later
+ * definition is there (a consumer that read the meter before it was redefined loses to one that
+ * read it after; two of one definition write the same fold of the same closed hours).
+ */
+export async function writeDayAggregates(
+  table: Table,
+  owner: { organization_id: string; customer_id: string; meter_id: string },
+  days: readonly DayAggregate[],
+): Promise<void> {
+  await Promise.all(
+    days.map(async (day) => {
+      try {
+        await run(() =>
+          table.doc.send(
+            new PutCommand({
+              TableName: table.name,
+              Item: {
+                ...dayKey(day.customer_meter_id, day.day),
+                entity: 'customer_meter_day',
+                ...owner,
+                customer_meter_id: day.customer_meter_id,
+                day: day.day,
+                state: JSON.stringify(day.state),
+                definition_version: day.definition_version,
+                hours: day.hours,
+                updated_at: day.updated_at,
+              },
+              ConditionExpression: 'attribute_not_exists(PK) OR definition_version <= :version',
+              ExpressionAttributeValues: { ':version': day.definition_version },
+            }),
+          ),
+        );
+      } catch (error) {
+        if (!(error instanceof ConditionFailed)) throw error;
+      }
+    }),
+  );
+}
+
+/** A day aggregate as an hour aggregate of its first hour (a fold to merge: windows, totals). */
+const dayAsHour = (stored: Record<string, unknown>): HourAggregate => ({
+  customer_meter_id: String(stored.customer_meter_id),
+  hour: firstHourOf(String(stored.day)),
+  state: JSON.parse(String(stored.state)) as FoldState,
+  applied: {},
+  definition_version: definitionVersionOf(stored),
+  version: 0,
+  updated_at: String(stored.updated_at),
+});
 
 /** A customer meter's hour aggregates between two hours (inclusive), strongly consistent. */
 export async function readHours(
@@ -704,34 +809,64 @@ export async function readUsageBetween(
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Meters by id (`METER#<id>`, strongly consistent, at most 100 per BatchGetItem), each batch within
- * `budget` as reads by key are priced (each item of at most `ENTRY_BYTES.meterList.max`, a meter at
- * every input limit, rounded up on its own), by id.
+ * The meters a page's metered prices name and the customer meters its windows read, in one read by
+ * key (strongly consistent, at most 100 per BatchGetItem, within `budget`, each item reserved at a
+ * meter at every input limit): the meters by id, and the customer meters that exist (their
+ * roll-ups say which days their day aggregates cover), by id.
  */
-export async function readMetersWithin(
+export async function readMetersAndCustomerMetersWithin(
   table: Table,
-  ids: readonly string[],
+  meterIds: readonly string[],
+  customerMeterIds: readonly string[],
   budget: ReadBudget,
-): Promise<Map<string, MeterRecord>> {
+): Promise<{ meters: Map<string, MeterRecord>; customerMeters: Map<string, CustomerMeterRecord> }> {
   const found = await readKeysWithinBudget(
     table,
-    [...new Set(ids)].map((id) => keys.meter(id)),
+    [
+      ...[...new Set(meterIds)].map((id) => keys.meter(id)),
+      ...[...new Set(customerMeterIds)].map((id) => keys.customerMeter(id)),
+    ],
     ENTRY_BYTES.meterList.max,
     budget,
   );
   const meters = new Map<string, MeterRecord>();
+  const customerMeters = new Map<string, CustomerMeterRecord>();
   for (const item of found.values()) {
-    const meter = meterRecord(item);
-    meters.set(meter.id, meter);
+    if (String(item.PK).startsWith(partitions.customerMeter)) {
+      const customerMeter = customerMeterRecord(item);
+      customerMeters.set(customerMeter.id, customerMeter);
+    } else {
+      const meter = meterRecord(item);
+      meters.set(meter.id, meter);
+    }
   }
-  return meters;
+  return { meters, customerMeters };
+}
+
+/**
+ * The whole UTC days within the hours `from` to `to` (inclusive) whose day aggregates hold their
+ * usage (`coveredDays` of the roll-up), or none.
+ */
+export function daysWithin(
+  hours: { from: string; to: string },
+  rollup: UsageRollup | undefined,
+): { from: string; to: string } | undefined {
+  const covered = coveredDays(rollup);
+  if (!covered) return undefined;
+  const firstWhole = hours.from.endsWith('T00') ? dayOfHour(hours.from) : dayAfter(dayOfHour(hours.from));
+  const lastWhole = hours.to.endsWith('T23') ? dayOfHour(hours.to) : dayBefore(dayOfHour(hours.to));
+  const from = firstWhole > covered.from ? firstWhole : covered.from;
+  const to = lastWhole < covered.to ? lastWhole : covered.to;
+  return from <= to ? { from, to } : undefined;
 }
 
 /**
  * What a customer meter stored of its usage in the hours `from` to `to` (inclusive, `yyyy-mm-ddThh`):
- * its hour aggregates, or for a `unique` meter its distinct values of those hours. One strongly
- * consistent Query of one key range of its partition, within `budget` (`ListReadTooCostly` when
- * the range does not fit).
+ * its hour aggregates, or for a `unique` meter its distinct values of those hours. The whole days
+ * its roll-up's day aggregates cover (`daysWithin`, from the customer meter's item: `record`) come
+ * from those, one item a day, and the hours before and after them from hour aggregates (as
+ * `HourAggregate`s: a day's under its first hour). Strongly consistent Queries of at most three key
+ * ranges of its partition, side by side, within `budget` (`ListReadTooCostly` when they do not fit).
  */
 export async function readPeriodUsage(
   table: Table,
@@ -739,17 +874,30 @@ export async function readPeriodUsage(
   hours: { from: string; to: string },
   meter: MeterDefinition,
   budget: ReadBudget,
+  record?: Pick<CustomerMeterRecord, 'rollup'>,
 ): Promise<StoredUsage> {
   const unique = meter.aggregation.func === 'unique';
   const usage: StoredUsage = { hours: [], values: new Set() };
-  const [lo, hi] = unique
-    ? [`${VALUE_PREFIX}${hours.from}#`, `${VALUE_PREFIX}${hours.to}$`]
-    : [`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${hours.to}`];
-  const items = await usageRange(table, budget, customerMeterId, lo, hi);
-  for (const item of items) {
+  const days = unique ? undefined : daysWithin(hours, record?.rollup);
+  const ranges: [string, string][] = [];
+  if (unique) ranges.push([`${VALUE_PREFIX}${hours.from}#`, `${VALUE_PREFIX}${hours.to}$`]);
+  else if (!days) ranges.push([`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${hours.to}`]);
+  else {
+    const firstDayHour = firstHourOf(days.from);
+    const afterDays = firstHourOf(dayAfter(days.to));
+    const beforeDays = hourOf(new Date(hourStart(firstDayHour) - HOUR_MS).toISOString());
+    if (hours.from <= beforeDays) ranges.push([`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${beforeDays}`]);
+    ranges.push([`${DAY_PREFIX}${days.from}`, `${DAY_PREFIX}${days.to}`]);
+    if (afterDays <= hours.to) ranges.push([`${HOUR_PREFIX}${afterDays}`, `${HOUR_PREFIX}${hours.to}`]);
+  }
+  const read = await Promise.all(
+    ranges.map(([lo, hi]) => usageRange(table, budget, customerMeterId, lo, hi)),
+  );
+  for (const item of read.flat()) {
     if (!ofDefinition(meter, item)) continue;
+    const sk = String(item.SK);
     if (unique) usage.values.add(String(item.value));
-    else usage.hours.push(hourAggregateOf(item));
+    else usage.hours.push(sk.startsWith(DAY_PREFIX) ? dayAsHour(item) : hourAggregateOf(item));
   }
   return usage;
 }
@@ -784,8 +932,10 @@ export const access = {
   readUsage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
   /** Get Meter Quantities: a customer meter's hour aggregates and distinct values of a window. */
   readUsageBetween: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
-  /** The meters a subscription's metered prices name, by key (a subscription's meters). */
-  readMetersWithin: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['meter'] }],
-  /** A customer meter's usage in the hours of a subscription's period. */
+  /** The meters a page's metered prices name, and the customer meters it reads (their roll-ups). */
+  readMetersAndCustomerMetersWithin: [
+    { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['meter', 'customerMeter'] },
+  ],
+  /** A customer meter's usage in the hours of a subscription's period: day and hour aggregates. */
   readPeriodUsage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
 } as const satisfies DataAccess;

@@ -687,7 +687,8 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "meter"
+          "meter",
+          "customerMeter"
         ]
       },
       {
@@ -1111,7 +1112,8 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "meter"
+          "meter",
+          "customerMeter"
         ]
       },
       {
@@ -1168,7 +1170,8 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "meter"
+          "meter",
+          "customerMeter"
         ]
       },
       {
@@ -1778,7 +1781,8 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "meter"
+          "meter",
+          "customerMeter"
         ]
       },
       {

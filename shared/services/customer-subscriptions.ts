@@ -194,7 +194,7 @@ export const operationAccess = (): OperationAccess => ({
       ...subscriptionsAccess.listCustomerSubscriptionPage,
       ...catalogAccess.readPortalContextOfProducts,
       // The page's meters (one batch), then each subscription's usage per meter (Queries side by side).
-      ...customerMetersAccess.readMetersWithin,
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
       ...customerMetersAccess.readPeriodUsage,
     ],
   },
@@ -203,7 +203,7 @@ export const operationAccess = (): OperationAccess => ({
       // The token and the product it embeds; one batch of the customer, its organization and the subscription.
       oneStatement(tokensAccess.findToken, catalogAccess.getProduct),
       ...catalogAccess.readPortalContextOfSubscription,
-      ...customerMetersAccess.readMetersWithin,
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
       ...customerMetersAccess.readPeriodUsage,
     ],
   },

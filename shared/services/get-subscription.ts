@@ -50,7 +50,7 @@ export const operationAccess = (): OperationAccess => ({
       ...tokensAccess.findAccessToken,
       ...catalogAccess.getCustomerAndProduct,
       // Its metered prices' meters (one batch), then each one's usage in the period (a Query each).
-      ...customerMetersAccess.readMetersWithin,
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
       ...customerMetersAccess.readPeriodUsage,
     ],
   },

@@ -173,7 +173,7 @@ export const operationAccess = (): OperationAccess => ({
       // One batch of the customers and products the page embeds.
       ...catalogAccess.getCustomersAndProducts,
       // The page's meters (one batch), then each subscription's usage per meter (Queries side by side).
-      ...customerMetersAccess.readMetersWithin,
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
       ...customerMetersAccess.readPeriodUsage,
     ],
   },

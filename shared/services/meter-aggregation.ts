@@ -51,6 +51,10 @@ import {
   customerMeterRecord,
   access as customerMetersAccess,
   customersByExternalId,
+  type DayAggregate,
+  dayBefore,
+  dayOfHour,
+  firstHourOf,
   getHourAggregate,
   type HourAggregate,
   hourAggregateOf,
@@ -66,6 +70,7 @@ import {
   readClosedHours,
   rollupCounts,
   rollupDue,
+  writeDayAggregates,
   writeHourAggregate,
   writeRollup,
 } from '../data/customer-meters.ts';
@@ -292,7 +297,21 @@ async function rollUp(
 ): Promise<void> {
   const last = hourOf(new Date(hourStart(before) - 3_600_000).toISOString());
   const previous = record.rollup;
-  const { items, complete } = await readClosedHours(table, record.id, previous?.through, last, max);
+  // The day `through` falls in began before it: its earlier hours (folded last time) are read again
+  // for that day's aggregate.
+  const dayBegan = previous ? firstHourOf(dayOfHour(previous.through)) : undefined;
+  const [lead, { items, complete }] = await Promise.all([
+    previous && dayBegan !== undefined && dayBegan < previous.through
+      ? readClosedHours(
+          table,
+          record.id,
+          dayBegan,
+          hourOf(new Date(hourStart(previous.through) - 3_600_000).toISOString()),
+          24,
+        ).then((read) => read.items)
+      : Promise.resolve([]),
+    readClosedHours(table, record.id, previous?.through, last, max),
+  ]);
   const kept = previous && rollupCounts(meter, previous) ? previous : undefined;
   let state = kept?.state ?? emptyState(meter.aggregation);
   let hours = kept?.hours ?? 0;
@@ -307,10 +326,46 @@ async function rollUp(
     complete || lastRead === undefined
       ? before
       : hourOf(new Date(hourStart(String(lastRead.hour)) + 3_600_000).toISOString());
+  // Every hour from `dayBegan` (from the first, on a first roll-up) up to `through` was read: each
+  // day among them that ends by `through` is whole, and gets its day aggregate.
+  const daysFrom = previous?.days_from ?? (dayBegan === undefined ? '' : dayOfHour(dayBegan));
+  const lastWholeDay = dayBefore(dayOfHour(through));
+  const days = new Map<string, DayAggregate>();
+  for (const item of [...lead, ...items]) {
+    const day = dayOfHour(String(item.hour));
+    if (
+      !ofDefinition(meter, item) ||
+      (dayBegan !== undefined && day < dayOfHour(dayBegan)) ||
+      day > lastWholeDay
+    )
+      continue;
+    const hour = hourAggregateOf(item);
+    const known = days.get(day);
+    days.set(day, {
+      customer_meter_id: record.id,
+      day,
+      state: known ? mergeStates(known.state, hour.state) : hour.state,
+      definition_version: meter.definition_version,
+      hours: (known?.hours ?? 0) + 1,
+      updated_at: now,
+    });
+  }
+  await writeDayAggregates(
+    table,
+    { organization_id: record.organization_id, customer_id: record.customer_id, meter_id: record.meter_id },
+    [...days.values()],
+  );
   await writeRollup(
     table,
     record,
-    { through, state, definition_version: meter.definition_version, hours, updated_at: now },
+    {
+      through,
+      state,
+      definition_version: meter.definition_version,
+      hours,
+      days_from: daysFrom,
+      updated_at: now,
+    },
     previous?.through,
   );
 }

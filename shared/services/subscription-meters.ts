@@ -21,9 +21,10 @@ import {
   customerMeterId,
   hourOf,
   hourStart,
-  readMetersWithin,
+  readMetersAndCustomerMetersWithin,
   readPeriodUsage,
 } from '../data/customer-meters.ts';
+import type { Table } from '../data/dynamo.ts';
 import { LIST_READ_UNITS, ListReadTooCostly, ReadBudget } from '../data/listing.ts';
 import type { MeteredPriceRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
 import { PolarRequestValidationError, ServiceUnavailable } from '../domain/errors.ts';
@@ -70,7 +71,7 @@ export function meteredPricesOf(
  * (a customer meter and window two subscriptions share is read once).
  */
 export async function subscriptionMeters(
-  table: Parameters<typeof readMetersWithin>[0],
+  table: Table,
   subscriptions: readonly { subscription: SubscriptionRecord; product: ProductRecord }[],
   now: Date,
   budget: ReadBudget,
@@ -85,7 +86,15 @@ export async function subscriptionMeters(
     for (const { subscription } of subscriptions) answered.set(subscription.id, []);
     return answered;
   }
-  const meters = await readMetersWithin(table, meterIds, budget);
+  const customerMeterIds = priced.flatMap(({ subscription, prices }) =>
+    [...prices.keys()].map((meterId) => customerMeterId(subscription.customer_id, meterId)),
+  );
+  const { meters, customerMeters } = await readMetersAndCustomerMetersWithin(
+    table,
+    meterIds,
+    customerMeterIds,
+    budget,
+  );
   const reads = new Map<string, Promise<ReturnType<typeof totalsOf>>>();
   const totals = (subscription: SubscriptionRecord, meterId: string) => {
     const meter = meters.get(meterId);
@@ -97,7 +106,9 @@ export async function subscriptionMeters(
     const key = `${id}\u0000${hours.from}\u0000${hours.to}`;
     let read = reads.get(key);
     if (!read) {
-      read = readPeriodUsage(table, id, hours, meter, budget).then((usage) => totalsOf(meter, usage));
+      read = readPeriodUsage(table, id, hours, meter, budget, customerMeters.get(id)).then((usage) =>
+        totalsOf(meter, usage),
+      );
       reads.set(key, read);
     }
     return read;
@@ -138,7 +149,7 @@ export async function subscriptionMeters(
  * closed hours would serve it: docs/data-model.md).
  */
 export async function oneSubscriptionMeters(
-  table: Parameters<typeof readMetersWithin>[0],
+  table: Table,
   subscription: SubscriptionRecord,
   product: ProductRecord,
   now: Date,

@@ -7,10 +7,10 @@
  * a page); round trips; webhook payloads and write answers keep `[]`.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomer, createCustomerSession } from '#scripts/admin/commands.ts';
-import { customerMeterId, storedHourAggregate } from '#shared/data/customer-meters.ts';
+import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
 import { keys } from '#shared/data/table.ts';
 import { meteredAmount } from '#shared/domain/metered-amount.ts';
 import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
@@ -343,5 +343,150 @@ describe('Subscription.meters', () => {
     const portalList = await world.call('GET', '/v1/customer-portal/subscriptions/', { token: session });
     expect(documentedReply('listCustomerSubscriptions', portalList).status).toBe(422);
     expect(portalList.body.detail[0].loc).toEqual(['query', 'limit']);
+  });
+});
+
+describe('a long period from day aggregates', () => {
+  /**
+   * A count meter's customer meter with 700 hours from 2025-01-01T00 of about 5.7 KB each (50 stream
+   * shards applied): about 4 MB, over 500 × 4 KB; and a subscription of that customer whose period
+   * began 2025-01-01T05:30 and has not ended (about two years of hours: a yearly period's kind).
+   */
+  async function heavyPeriod() {
+    const { customer, name, calls, subscription } = await setting();
+    const id = customerMeterId(customer.id, calls.id);
+    const owner = {
+      organization_id: world.demo.organization_id,
+      customer_id: customer.id,
+      meter_id: calls.id,
+    };
+    const applied = Object.fromEntries(
+      Array.from({ length: 50 }, (_, i) => [
+        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
+        '1'.padStart(40, '0'),
+      ]),
+    );
+    const start = Date.parse('2025-01-01T00:00:00Z');
+    const hourAt = (i: number) => new Date(start + i * HOUR).toISOString().slice(0, 13);
+    const items = [
+      storedCustomerMeter({ id, ...owner, created_at: '2024-12-31T00:00:00.000Z' }),
+      ...Array.from({ length: 700 }, (_, i) =>
+        storedHourAggregate(owner, {
+          customer_meter_id: id,
+          hour: hourAt(i),
+          state: { func: 'count', count: 1 },
+          applied,
+          definition_version: 1,
+          version: 1,
+          updated_at: new Date().toISOString(),
+        }),
+      ),
+    ];
+    for (let i = 0; i < items.length; i += 25) {
+      await world.table.doc.send(
+        new BatchWriteCommand({
+          RequestItems: {
+            [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
+          },
+        }),
+      );
+    }
+    await setPeriod(subscription.id, Date.parse('2025-01-01T05:30:00Z'), Date.now() + 24 * HOUR);
+    const consumed = async () => {
+      const reply = await getSubscription(subscription.id);
+      expect(reply.status).toBe(200);
+      return byMeter(reply.body.meters as Shown[]).get(calls.id)?.consumed_units;
+    };
+    /** A batch of one event for the customer now, rolling up at most `max` hours. */
+    const batch = (max?: number) =>
+      aggregateEvents(
+        { table: world.admin.table, now: () => new Date(), ...(max ? { rollupMaxHours: max } : {}) },
+        `seed-${randomUUID()}`,
+        [
+          {
+            sequence: '1',
+            event: {
+              id: randomUUID(),
+              organization_id: world.demo.organization_id,
+              name,
+              timestamp_us: Date.now() * 1000,
+              external_id: null,
+              customer_id: customer.id,
+              external_customer_id: null,
+              metadata: '{}',
+              ingest_request: randomUUID(),
+              ingested_at: new Date().toISOString(),
+            },
+          },
+        ],
+      );
+    const day = async (d: string) =>
+      (
+        await world.table.doc.send(
+          new GetCommand({ TableName: world.table.name, Key: { PK: `CMETER#${id}`, SK: `DAY#${d}` } }),
+        )
+      ).Item;
+    return { id, owner, subscription, consumed, batch, day, hourAt };
+  }
+
+  it('a period longer than one request reads in hours: 503 until rolled up, then its exact usage from a day aggregate a day and the hours at its edges, a roll-up at a time', async () => {
+    const { subscription, consumed, batch, day, hourAt } = await heavyPeriod();
+    // 695 of the 700 hours are in the period (from its start's hour, T05).
+    expect((await getSubscription(subscription.id)).status).toBe(503);
+    await batch(400);
+    // Through hour 400 (2025-01-17T16): days 01-01 to 01-16 whole, 01-17 not yet.
+    expect(await day('2025-01-16')).toMatchObject({
+      hours: 24,
+      state: JSON.stringify({ func: 'count', count: 24 }),
+    });
+    expect(await day('2025-01-17')).toBeUndefined();
+    expect(hourAt(400)).toBe('2025-01-17T16');
+    // 300 heavy hours left in hours (1.7 MB) and 16 days: served, exact.
+    expect(await consumed()).toBe(695 + 1);
+    await batch(200);
+    // The day `through` was in is read again from its first hour: its aggregate holds all 24.
+    expect(await day('2025-01-17')).toMatchObject({
+      hours: 24,
+      state: JSON.stringify({ func: 'count', count: 24 }),
+    });
+    expect(await consumed()).toBe(695 + 2);
+    await batch();
+    // 700 hours: the last day, 2025-01-30, holds 4.
+    expect(await day('2025-01-30')).toMatchObject({ hours: 4 });
+    expect(await consumed()).toBe(695 + 3);
+  });
+
+  it('a roll-up written before day aggregates: its next roll-up starts them from the day its through is in, and a window before them reads those days in hours', async () => {
+    const { id, owner, subscription, consumed, batch, day, hourAt } = await heavyPeriod();
+    await world.table.doc.send(
+      new PutCommand({
+        TableName: world.table.name,
+        Item: storedCustomerMeter({
+          id,
+          ...owner,
+          created_at: '2024-12-31T00:00:00.000Z',
+          rollup: {
+            through: hourAt(400),
+            state: { func: 'count', count: 400 },
+            definition_version: 1,
+            hours: 400,
+            updated_at: new Date().toISOString(),
+          },
+        }),
+      }),
+    );
+    await batch();
+    expect(await day('2025-01-16')).toBeUndefined();
+    expect(await day('2025-01-17')).toMatchObject({ hours: 24 });
+    const read = await world.table.doc.send(
+      new GetCommand({ TableName: world.table.name, Key: { PK: `CMETER#${id}`, SK: `CMETER#${id}` } }),
+    );
+    expect(read.Item?.rollup).toMatchObject({ days_from: '2025-01-17', hours: 700 });
+    // A period from 2025-01-17: its days from their aggregates (hours 384 to 699, plus the batch's event).
+    await setPeriod(subscription.id, Date.parse('2025-01-17T00:00:00Z'), Date.now() + 24 * HOUR);
+    expect(await consumed()).toBe(316 + 1);
+    // From 2025-01-01: the 384 hours before `days_from` are read as hours, the rest from days.
+    await setPeriod(subscription.id, Date.parse('2025-01-01T00:00:00Z'), Date.now() + 24 * HOUR);
+    expect(await consumed()).toBe(700 + 1);
   });
 });
