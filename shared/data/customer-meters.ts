@@ -608,14 +608,20 @@ export async function readOwners(
   };
 }
 
-/** The customer meters that exist among these ids (by key, strongly consistent), by id. */
+/**
+ * The customer meters that exist among these ids (by key, strongly consistent, at most 100 per
+ * BatchGetItem), by id; with `budget`, within it (each item reserved at `CUSTOMER_METER_ENTRY_BYTES`).
+ */
 export async function readCustomerMeters(
   table: Table,
   ids: readonly string[],
+  budget?: ReadBudget,
 ): Promise<Map<string, CustomerMeterRecord>> {
-  const found = await readMany(
+  const found = await readKeysWithinBudget(
     table,
     [...new Set(ids)].map((id) => keys.customerMeter(id)),
+    CUSTOMER_METER_ENTRY_BYTES,
+    budget,
   );
   const meters = new Map<string, CustomerMeterRecord>();
   for (const stored of found.values()) {
@@ -776,10 +782,64 @@ export interface WindowUsage {
 }
 
 /**
- * A customer meter's hour aggregates from hour `from` to hour `to` (inclusive, `yyyy-mm-ddThh`),
- * and with `values` its distinct-value items of those hours, strongly consistent, within the
- * request's read budget (`ListReadTooCostly` when they do not fit): one Query of its `HOUR#` range,
- * and one of its `VALUE#` range beside it.
+ * The key ranges of a customer meter's partition that hold its usage of the hours `from` to `to`
+ * (inclusive): the days of `days` (whole days its day aggregates cover, `daysWithin`) that `whole`
+ * accepts from their day aggregates (`DAY#` runs), every other hour from its hour aggregates
+ * (`HOUR#` runs). Adjacent hours are one range.
+ */
+export function usageRanges(
+  hours: { from: string; to: string },
+  days: { from: string; to: string } | undefined,
+  whole: (day: string) => boolean = () => true,
+): [string, string][] {
+  if (!days) return [[`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${hours.to}`]];
+  const ranges: [string, string][] = [];
+  // The first hour of the run of hours being gathered, and the first and last day of a day run.
+  let hoursFrom: string | undefined = hours.from;
+  let dayRun: { from: string; to: string } | undefined;
+  for (let day = days.from; day <= days.to; day = dayAfter(day)) {
+    if (whole(day)) {
+      const before = `${dayBefore(day)}T23`;
+      if (hoursFrom !== undefined && hoursFrom <= before) {
+        ranges.push([`${HOUR_PREFIX}${hoursFrom}`, `${HOUR_PREFIX}${before}`]);
+      }
+      hoursFrom = undefined;
+      dayRun = { from: dayRun?.from ?? day, to: day };
+    } else {
+      if (dayRun) ranges.push([`${DAY_PREFIX}${dayRun.from}`, `${DAY_PREFIX}${dayRun.to}`]);
+      dayRun = undefined;
+      hoursFrom ??= firstHourOf(day);
+    }
+  }
+  if (dayRun) ranges.push([`${DAY_PREFIX}${dayRun.from}`, `${DAY_PREFIX}${dayRun.to}`]);
+  hoursFrom ??= firstHourOf(dayAfter(days.to));
+  if (hoursFrom <= hours.to) ranges.push([`${HOUR_PREFIX}${hoursFrom}`, `${HOUR_PREFIX}${hours.to}`]);
+  return ranges;
+}
+
+/** The items of key ranges of a customer meter's partition of the meter's current definition, side by side. */
+const readRanges = (
+  table: Table,
+  budget: ReadBudget,
+  customerMeterId: string,
+  meter: MeterDefinition,
+  ranges: readonly [string, string][],
+): Promise<Record<string, unknown>[]> =>
+  Promise.all(ranges.map(([lo, hi]) => usageRange(table, budget, customerMeterId, lo, hi))).then((read) =>
+    read.flat().filter((item) => ofDefinition(meter, item)),
+  );
+
+/** An hour or day aggregate as an hour aggregate (a day's under its first hour). */
+const usageItemOf = (item: Record<string, unknown>): HourAggregate =>
+  String(item.SK).startsWith(DAY_PREFIX) ? dayAsHour(item) : hourAggregateOf(item);
+
+/**
+ * A customer meter's usage from hour `from` to hour `to` (inclusive, `yyyy-mm-ddThh`) by hour:
+ * its hour aggregates, and for a `unique` meter its distinct-value items of those hours, strongly
+ * consistent, within the request's read budget (`ListReadTooCostly` when they do not fit). With
+ * the customer meter's `record`, the whole UTC days its day aggregates cover and `whole` accepts
+ * (a day that falls in one bucket of the caller's series) come from those, one item a day, as an
+ * hour aggregate of the day's first hour (`usageRanges`).
  */
 export async function readUsageBetween(
   table: Table,
@@ -788,19 +848,27 @@ export async function readUsageBetween(
   to: string,
   meter: MeterDefinition,
   budget: ReadBudget,
+  days?: { record: Pick<CustomerMeterRecord, 'rollup'> | undefined; whole: (day: string) => boolean },
 ): Promise<WindowUsage> {
-  const values = meter.aggregation.func === 'unique';
-  const range = (lo: string, hi: string) =>
-    usageRange(table, budget, customerMeterId, lo, hi).then((items) =>
-      items.filter((item) => ofDefinition(meter, item)),
-    );
-  const [hours, valueItems] = await Promise.all([
-    range(`${HOUR_PREFIX}${from}`, `${HOUR_PREFIX}${to}`),
-    values ? range(`${VALUE_PREFIX}${from}#`, `${VALUE_PREFIX}${to}$`) : Promise.resolve([]),
+  const hours = { from, to };
+  // A `unique` meter is not rolled up; its hours say which buckets it has events in.
+  const unique = meter.aggregation.func === 'unique';
+  const ranges = usageRanges(
+    hours,
+    unique || !days ? undefined : daysWithin(hours, days.record?.rollup),
+    days?.whole,
+  );
+  const [usage, values] = await Promise.all([
+    readRanges(table, budget, customerMeterId, meter, ranges),
+    unique
+      ? readRanges(table, budget, customerMeterId, meter, [
+          [`${VALUE_PREFIX}${from}#`, `${VALUE_PREFIX}${to}$`],
+        ])
+      : Promise.resolve([]),
   ]);
   return {
-    hours: hours.map(hourAggregateOf),
-    values: valueItems.map((item) => ({ hour: String(item.hour), value: String(item.value) })),
+    hours: usage.map(usageItemOf),
+    values: values.map((item) => ({ hour: String(item.hour), value: String(item.value) })),
   };
 }
 
@@ -877,29 +945,13 @@ export async function readPeriodUsage(
   record?: Pick<CustomerMeterRecord, 'rollup'>,
 ): Promise<StoredUsage> {
   const unique = meter.aggregation.func === 'unique';
-  const usage: StoredUsage = { hours: [], values: new Set() };
-  const days = unique ? undefined : daysWithin(hours, record?.rollup);
-  const ranges: [string, string][] = [];
-  if (unique) ranges.push([`${VALUE_PREFIX}${hours.from}#`, `${VALUE_PREFIX}${hours.to}$`]);
-  else if (!days) ranges.push([`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${hours.to}`]);
-  else {
-    const firstDayHour = firstHourOf(days.from);
-    const afterDays = firstHourOf(dayAfter(days.to));
-    const beforeDays = hourOf(new Date(hourStart(firstDayHour) - HOUR_MS).toISOString());
-    if (hours.from <= beforeDays) ranges.push([`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${beforeDays}`]);
-    ranges.push([`${DAY_PREFIX}${days.from}`, `${DAY_PREFIX}${days.to}`]);
-    if (afterDays <= hours.to) ranges.push([`${HOUR_PREFIX}${afterDays}`, `${HOUR_PREFIX}${hours.to}`]);
-  }
-  const read = await Promise.all(
-    ranges.map(([lo, hi]) => usageRange(table, budget, customerMeterId, lo, hi)),
-  );
-  for (const item of read.flat()) {
-    if (!ofDefinition(meter, item)) continue;
-    const sk = String(item.SK);
-    if (unique) usage.values.add(String(item.value));
-    else usage.hours.push(sk.startsWith(DAY_PREFIX) ? dayAsHour(item) : hourAggregateOf(item));
-  }
-  return usage;
+  const ranges: [string, string][] = unique
+    ? [[`${VALUE_PREFIX}${hours.from}#`, `${VALUE_PREFIX}${hours.to}$`]]
+    : usageRanges(hours, daysWithin(hours, record?.rollup));
+  const items = await readRanges(table, budget, customerMeterId, meter, ranges);
+  return unique
+    ? { hours: [], values: new Set(items.map((item) => String(item.value))) }
+    : { hours: items.map(usageItemOf), values: new Set() };
 }
 
 /** IAM (shared/data/grants.ts). */

@@ -1720,6 +1720,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:Query"
         ],
         "leadingKeys": [

@@ -28,9 +28,12 @@ import {
   customerMeterId,
   access as customerMetersAccess,
   customersByExternalId,
+  dayAfter,
+  dayOfHour,
   hourOf,
   hourStart,
   listCustomerMeterEntries,
+  readCustomerMeters,
   readUsageBetween,
   type WindowUsage,
 } from '../data/customer-meters.ts';
@@ -208,6 +211,12 @@ function bucketIndex(buckets: readonly Bucket[], at: number): number {
 
 const hourText = (at: number) => hourOf(new Date(at).toISOString());
 
+/** Whether `test` holds for a UTC day within the hours `from` to `to`. */
+function anyDay(from: string, to: string, test: (day: string) => boolean): boolean {
+  for (let day = dayOfHour(from); day <= dayOfHour(to); day = dayAfter(day)) if (test(day)) return true;
+  return false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The request's rules
 // ---------------------------------------------------------------------------------------------
@@ -245,15 +254,16 @@ export function windowOf(query: GetMeterQuantitiesQuery): { buckets: Bucket[]; z
 
 /**
  * The customer meters to read: those of the named customers (each of the meter's organization with
- * this meter), or without a filter, this meter's among the organization's list. Also the read
- * units spent on the way (an item read by key is one unit).
+ * this meter), or without a filter, this meter's among the organization's list (whose copies hold
+ * their roll-ups: which days their day aggregates cover). Also the read units spent on the way (an
+ * item read by key is one unit).
  */
 async function customerMetersOf(
   deps: Dependencies,
   meter: MeterRecord,
   query: GetMeterQuantitiesQuery,
   budget: ReadBudget,
-): Promise<{ ids: string[]; units: number }> {
+): Promise<{ ids: string[]; records?: Map<string, CustomerMeterRecord>; units: number }> {
   const customerIds = [...new Set((query.customer_id ?? []).map(normalizeId))];
   const externalIds = [...new Set(query.external_customer_id ?? [])];
   if (customerIds.length + externalIds.length === 0) {
@@ -270,10 +280,8 @@ async function customerMetersOf(
         null,
       );
     }
-    return {
-      ids: list.items.filter((r: CustomerMeterRecord) => r.meter_id === meter.id).map((r) => r.id),
-      units: 0,
-    };
+    const records = list.items.filter((r: CustomerMeterRecord) => r.meter_id === meter.id);
+    return { ids: records.map((r) => r.id), records: new Map(records.map((r) => [r.id, r])), units: 0 };
   }
   if (customerIds.length + externalIds.length > MAX_NAMED_CUSTOMERS) {
     const [name, input] =
@@ -447,8 +455,23 @@ export async function getMeterQuantities(
   try {
     const named = await customerMetersOf(deps, meter, query, budget);
     if (named.units > 0) budget = new ReadBudget((LIST_READ_UNITS - 10 - named.units) * 4 * 1024);
+    // Whole UTC days that fall in one bucket are read from their day aggregates (a day of a series
+    // cut in another time zone straddles two buckets: its hours are read).
+    const whole = (day: string) => {
+      const at = Date.parse(`${day}T00:00:00Z`);
+      const i = bucketIndex(buckets, at);
+      return i >= 0 && bucketIndex(buckets, at + DAY_MS - 1) === i;
+    };
+    // The named customers' meters are read by key for their roll-ups only when a day can be whole.
+    const records =
+      named.records ??
+      (meter.aggregation.func === 'unique' || named.ids.length === 0 || !anyDay(from, to, whole)
+        ? new Map<string, CustomerMeterRecord>()
+        : await readCustomerMeters(deps.table, named.ids, budget));
     const usage = await Promise.all(
-      named.ids.map((cm) => readUsageBetween(deps.table, cm, from, to, meter, budget)),
+      named.ids.map((cm) =>
+        readUsageBetween(deps.table, cm, from, to, meter, budget, { record: records.get(cm), whole }),
+      ),
     );
     return quantitiesOf(
       meter,
@@ -475,6 +498,7 @@ export const operationAccess = (): OperationAccess => ({
       ...customerMetersAccess.listCustomerMeterEntries,
       ...customerMetersAccess.customersByExternalId,
       ...usageEventsAccess.readCustomers,
+      ...customerMetersAccess.readCustomerMeters,
       ...customerMetersAccess.readUsageBetween,
     ],
   },

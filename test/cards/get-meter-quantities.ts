@@ -61,6 +61,7 @@ export async function seedMeterUsage(
 }
 
 const WINDOW = 'start_timestamp=2025-06-01T00:00:00Z&end_timestamp=2025-06-02T00:00:00Z&interval=hour';
+const DAY_WINDOW = 'start_timestamp=2025-06-01T00:00:00Z&end_timestamp=2025-06-03T00:00:00Z&interval=day';
 
 export default defineCard({
   name: 'get-meter-quantities',
@@ -89,6 +90,13 @@ export default defineCard({
     return [
       step('a meter, every customer (its organization’s list)', await get(counted), 200),
       step('a customer by id', await get(counted, `&customer_id=${customer}`), 200),
+      step(
+        'a customer by id, by the day (its customer meter by key: its roll-up)',
+        await world.call('GET', `/v1/meters/${counted}/quantities?${DAY_WINDOW}&customer_id=${customer}`, {
+          token: world.demo.personal_access_token,
+        }),
+        200,
+      ),
       step(
         'a customer by external id',
         await get(counted, `&external_customer_id=${world.demo.customer_external_id}`),

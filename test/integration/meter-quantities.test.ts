@@ -18,6 +18,8 @@ import {
 import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
 import type { MeterAggregation } from '#shared/domain/meter.ts';
 import { MAX_CUSTOMER_METERS } from '#shared/services/customer-meters.ts';
+import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
+import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { type SeedEvent, seedMeterUsage } from '../cards/get-meter-quantities.ts';
 import { documentedReply } from '../support/contract.ts';
 import { createWorld, type World } from '../support/world.ts';
@@ -336,8 +338,9 @@ describe('the quantities equal a plain fold of the distinct events per bucket', 
 });
 
 describe('round trips', () => {
-  it('a customer by id: four (the token, the meter, the customer, one usage Query); without a filter: four (the list for the customer); unique: one Query more (its values)', async () => {
-    const window = 'start_timestamp=2025-06-01T00:00:00Z&end_timestamp=2025-06-07T00:00:00Z&interval=day';
+  it('a customer by id: four by the hour (the token, the meter, the customer, one usage Query), five by the day (its customer meter read by key: its roll-up); without a filter: four (the list for the customer, with their roll-ups); unique: one Query more (its values), no roll-up', async () => {
+    const byDay = 'start_timestamp=2025-06-01T00:00:00Z&end_timestamp=2025-06-07T00:00:00Z&interval=day';
+    const byHour = 'start_timestamp=2025-06-02T00:00:00Z&end_timestamp=2025-06-02T23:00:00Z&interval=hour';
     const customer = world.demo.customer_id;
     const at = '2025-06-02T10:00:00.000Z';
     const counted = await seedMeterUsage(world, world.demo.organization_id, { func: 'count' }, [
@@ -349,17 +352,18 @@ describe('round trips', () => {
       { func: 'unique', property: 'units' },
       [{ customer_id: customer, ingested_at: at, metadata: { units: 1 } }],
     );
-    const cases: [string, string, number][] = [
-      [counted, `&customer_id=${customer}`, 4],
-      [counted, '', 4],
-      [unique, `&customer_id=${customer}`, 5],
+    const cases: [string, string, string, number][] = [
+      [counted, byHour, `&customer_id=${customer}`, 4],
+      [counted, byDay, `&customer_id=${customer}`, 5],
+      [counted, byDay, '', 4],
+      [unique, byDay, `&customer_id=${customer}`, 5],
     ];
-    for (const [id, filter, trips] of cases) {
+    for (const [id, window, filter, trips] of cases) {
       world.resetCount();
       const reply = await quantities(id, `${window}${filter}`);
       expect(reply.status).toBe(200);
       expect((reply.body as Answer).total).toBe(1);
-      expect(world.roundTripsOf('get-meter-quantities'), filter).toBe(trips);
+      expect(world.roundTripsOf('get-meter-quantities'), `${window}${filter}`).toBe(trips);
     }
   });
 });
@@ -459,32 +463,46 @@ describe('the window’s rules: a 422 at the parameter, never a 500', () => {
 });
 
 describe('the read bound (500 read units per request)', () => {
-  it('a window whose stored hours take more than 500 read units: 422 at start_timestamp; a shorter window served', async () => {
-    const meterId = await seedMeterUsage(world, world.demo.organization_id, { func: 'count' }, []);
+  /**
+   * A count meter's customer meter with 700 hours from 2025-01-01T00 of about 3.5 KB each (many
+   * stream shards applied): about 2.4 MB, over 500 × 4 KB. `rollUp` runs a batch of one event now
+   * for the customer through the meter aggregator, which rolls up every closed hour and writes
+   * their day aggregates.
+   */
+  async function heavyCustomerMeter() {
+    const name = `heavy.${randomUUID()}`;
+    const meter = newMeter(
+      {
+        name: `Heavy ${name.slice(6, 14)}`,
+        filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+        aggregation: { func: 'count' },
+      },
+      world.demo.organization_id,
+      new Date('2024-01-01T00:00:00Z'),
+    );
+    await storeNewMeter(world.admin.table, meter);
     const customer = await createCustomer(world.admin, {
       organizationId: world.demo.organization_id,
       email: `hours-${randomUUID().slice(0, 8)}@x.example`,
     });
-    const id = customerMeterId(customer.id, meterId);
+    const id = customerMeterId(customer.id, meter.id);
     const owner = {
       organization_id: world.demo.organization_id,
       customer_id: customer.id,
-      meter_id: meterId,
+      meter_id: meter.id,
     };
-    // 700 hours of about 3.5 KB each (many stream shards applied): about 2.4 MB, over 500 × 4 KB.
     const applied = Object.fromEntries(
       Array.from({ length: 50 }, (_, i) => [
         `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
         '1'.padStart(40, '0'),
       ]),
     );
-    const start = Date.parse('2025-01-01T00:00:00Z');
     await putAll([
-      storedCustomerMeter({ id, ...owner, created_at: new Date().toISOString() }),
+      storedCustomerMeter({ id, ...owner, created_at: '2024-12-31T00:00:00.000Z' }),
       ...Array.from({ length: 700 }, (_, i) =>
         storedHourAggregate(owner, {
           customer_meter_id: id,
-          hour: iso(start + i * HOUR).slice(0, 13),
+          hour: iso(HEAVY_START + i * HOUR).slice(0, 13),
           state: { func: 'count', count: 1 },
           applied,
           definition_version: 1,
@@ -493,7 +511,32 @@ describe('the read bound (500 read units per request)', () => {
         }),
       ),
     ]);
-    const wide = `start_timestamp=${iso(start)}&end_timestamp=${iso(start + 40 * 24 * HOUR)}&interval=day`;
+    const rollUp = () =>
+      aggregateEvents({ table: world.admin.table, now: () => new Date() }, `seed-${randomUUID()}`, [
+        {
+          sequence: '1',
+          event: {
+            id: randomUUID(),
+            organization_id: world.demo.organization_id,
+            name,
+            timestamp_us: Date.now() * 1000,
+            external_id: null,
+            customer_id: customer.id,
+            external_customer_id: null,
+            metadata: '{}',
+            ingest_request: randomUUID(),
+            ingested_at: new Date().toISOString(),
+          },
+        },
+      ]);
+    return { meterId: meter.id, customer, rollUp };
+  }
+  const HEAVY_START = Date.parse('2025-01-01T00:00:00Z');
+  const DAY = 24 * HOUR;
+  const wide = `start_timestamp=${iso(HEAVY_START)}&end_timestamp=${iso(HEAVY_START + 40 * DAY)}&interval=day`;
+
+  it('a window whose stored hours take more than 500 read units: 422 at start_timestamp; a shorter window served', async () => {
+    const { meterId, customer } = await heavyCustomerMeter();
     for (const filter of ['', `&customer_id=${customer.id}`]) {
       const refused = await quantities(meterId, `${wide}${filter}`);
       expect(refused.status, filter).toBe(422);
@@ -502,16 +545,43 @@ describe('the read bound (500 read units per request)', () => {
     // Seven days (168 of those hours, about 0.6 MB): served, exactly.
     const week = await quantities(
       meterId,
-      `start_timestamp=${iso(start)}&end_timestamp=${iso(start + 6 * 24 * HOUR)}&interval=day`,
+      `start_timestamp=${iso(HEAVY_START)}&end_timestamp=${iso(HEAVY_START + 6 * DAY)}&interval=day`,
     );
     expect(week.status).toBe(200);
     expect(week.body).toEqual({
       quantities: Array.from({ length: 7 }, (_, k) => ({
-        timestamp: iso(start + k * 24 * HOUR),
+        timestamp: iso(HEAVY_START + k * DAY),
         quantity: 24,
       })),
       total: 168,
     });
+  });
+
+  it('once rolled up, the same window is served from a day aggregate a day (with and without a filter); a week cut in another time zone reads the days that straddle its buckets in hours', async () => {
+    const { meterId, customer, rollUp } = await heavyCustomerMeter();
+    await rollUp();
+    // 700 hours: 29 whole days (01-01 to 01-29), then 4 hours of 01-30.
+    const daily = (k: number) => (k < 29 ? 24 : k === 29 ? 4 : 0);
+    for (const filter of ['', `&customer_id=${customer.id}`]) {
+      const served = await quantities(meterId, `${wide}${filter}`);
+      expect(served.status, filter).toBe(200);
+      expect(served.body, filter).toEqual({
+        quantities: Array.from({ length: 41 }, (_, k) => ({
+          timestamp: iso(HEAVY_START + k * DAY),
+          quantity: daily(k),
+        })),
+        total: 700,
+      });
+    }
+    // Europe/Paris weeks start on Sunday 23:00Z in January: each Sunday's UTC day is in two weeks.
+    const paris = await quantities(
+      meterId,
+      `start_timestamp=${iso(HEAVY_START)}&end_timestamp=${iso(HEAVY_START + 29 * DAY)}&interval=week&timezone=Europe/Paris&customer_id=${customer.id}`,
+    );
+    expect(paris.status).toBe(200);
+    // 01-01T00Z to 01-05T22Z; three whole weeks; 01-26T23Z to 01-30T03Z.
+    expect((paris.body as Answer).quantities.map((q) => q.quantity)).toEqual([119, 168, 168, 168, 77]);
+    expect((paris.body as Answer).total).toBe(700);
   });
 
   it(`more than ${MAX_CUSTOMER_METERS} customer meters in the organization and no customer filter: 422 at customer_id; with it, served`, async () => {
