@@ -38,8 +38,17 @@
  * The roll-up's `days_from` says from which day on they exist (every day from it whose end is at or
  * before `through`: `coveredDays`). A window's read (a subscription's period) takes the whole days
  * it spans from their day aggregates and only its edges and the days not rolled up yet from hours:
- * a year's period reads about 365 small items, not 8,760 hours. `unique` meters are not rolled up
- * (their distinct values would not fit an item).
+ * a year's period reads about 365 small items, not 8,760 hours. `unique` meters have no day
+ * aggregates (a day's distinct values would not fit an item).
+ *
+ * **Unique roll-up.** A `unique` meter's roll-up puts, for each distinct value of the closed hours
+ * it reads, **one seen-value item** (`SK` = `SEEN#<value>`, its `definition_version`): one per
+ * value, whatever the hours it appeared in. Its `rollup` keeps `through` and `hours` (its `state`
+ * is empty). The all-time distinct values are then the seen values of the current definition and
+ * the value items from `through` on (`readUsage`): a union, so a value seen both ways, or put by a
+ * step that stopped before its roll-up was written, counts once. A step reads at most about
+ * `ROLLUP_MAX_HOURS` value items and stops before the last hour it read part of
+ * (`readClosedValues`).
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -88,6 +97,8 @@ export const hourStart = (hour: string): number => Date.parse(`${hour}:00:00Z`);
 export const HOUR_PREFIX = 'HOUR#';
 export const VALUE_PREFIX = 'VALUE#';
 export const DAY_PREFIX = 'DAY#';
+/** A `unique` meter's distinct value seen in its rolled-up hours: one item per value (see "Unique roll-up"). */
+export const SEEN_PREFIX = 'SEEN#';
 
 /** The UTC day an hour bucket (`yyyy-mm-ddThh`) falls in, as `yyyy-mm-dd`. */
 export const dayOfHour = (hour: string): string => hour.slice(0, 10);
@@ -119,6 +130,11 @@ const valueKeyText = (value: string): string =>
 export const valueKey = (customerMeterId: string, hour: string, value: string): Key => ({
   PK: `${partitions.customerMeter}${customerMeterId}`,
   SK: `${VALUE_PREFIX}${hour}#${valueKeyText(value)}`,
+});
+
+export const seenKey = (customerMeterId: string, value: string): Key => ({
+  PK: `${partitions.customerMeter}${customerMeterId}`,
+  SK: `${SEEN_PREFIX}${valueKeyText(value)}`,
 });
 
 export interface CustomerMeterRecord {
@@ -170,11 +186,21 @@ export const ROLLUP_MAX_HOURS = 2000;
 
 const HOUR_MS = 3_600_000;
 
-/** Whether a roll-up counts for the meter as it is defined now (never for `unique`). */
+/**
+ * Whether a roll-up counts for the meter as it is defined now: its state, for every aggregation but
+ * `unique` (whose roll-up says only which hours its seen values cover: `seenCounts`).
+ */
 export const rollupCounts = (meter: MeterDefinition, rollup: UsageRollup): boolean =>
   meter.aggregation.func !== 'unique' &&
   rollup.definition_version === meter.definition_version &&
   rollup.state.func === meter.aggregation.func;
+
+/** Whether a `unique` meter's roll-up counts: its seen values hold every value before its `through`. */
+export const seenCounts = (meter: MeterDefinition, rollup: UsageRollup | undefined): rollup is UsageRollup =>
+  rollup !== undefined &&
+  meter.aggregation.func === 'unique' &&
+  rollup.definition_version === meter.definition_version &&
+  rollup.state.func === 'unique';
 
 /**
  * Whether a customer meter's closed hours are due to be rolled up at `now`, and up to which hour
@@ -440,6 +466,89 @@ export async function readClosedHours(
 }
 
 /**
+ * A `unique` customer meter's distinct-value items of the closed hours `from` (none: the first) to
+ * `to` (inclusive), strongly consistent, in key order (by hour), about `max` at most: when more
+ * follow, those of the last hour read are left out (it is read whole next time) and `through` is
+ * that hour; when none follow, `through` is undefined. An hour with more than `max` values is read
+ * whole (a roll-up always moves on).
+ */
+export async function readClosedValues(
+  table: Table,
+  customerMeterId: string,
+  from: string | undefined,
+  to: string,
+  max: number,
+): Promise<{ items: Record<string, unknown>[]; through?: string }> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  for (;;) {
+    const page = await run(() =>
+      table.doc.send(
+        new QueryCommand({
+          TableName: table.name,
+          KeyConditionExpression: 'PK = :pk AND SK BETWEEN :lo AND :hi',
+          ExpressionAttributeValues: {
+            ':pk': `${partitions.customerMeter}${customerMeterId}`,
+            ':lo': from === undefined ? VALUE_PREFIX : `${VALUE_PREFIX}${from}#`,
+            ':hi': `${VALUE_PREFIX}${to}$`,
+          },
+          ConsistentRead: true,
+          Limit: items.length >= max ? 1000 : Math.min(1000, max - items.length),
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      ),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+    if (!start) return { items };
+    const last = String(items.at(-1)?.hour);
+    if (items.length >= max && items.some((item) => String(item.hour) < last)) {
+      return { items: items.filter((item) => String(item.hour) < last), through: last };
+    }
+  }
+}
+
+/**
+ * Puts a `unique` customer meter's seen values (`SEEN#<value>`), side by side, unless one of a later
+ * definition is there. Idempotent: a value seen again, or put again by a retried batch, changes
+ * nothing.
+ */
+export async function putSeenValues(
+  table: Table,
+  owner: { organization_id: string; customer_id: string; meter_id: string },
+  customerMeterId: string,
+  values: readonly string[],
+  definitionVersion: number,
+): Promise<void> {
+  for (let i = 0; i < values.length; i += 16) {
+    await Promise.all(
+      values.slice(i, i + 16).map(async (value) => {
+        try {
+          await run(() =>
+            table.doc.send(
+              new PutCommand({
+                TableName: table.name,
+                Item: {
+                  ...seenKey(customerMeterId, value),
+                  entity: 'customer_meter_seen',
+                  ...owner,
+                  value,
+                  definition_version: definitionVersion,
+                },
+                ConditionExpression: 'attribute_not_exists(PK) OR definition_version < :version',
+                ExpressionAttributeValues: { ':version': definitionVersion },
+              }),
+            ),
+          );
+        } catch (error) {
+          if (!(error instanceof ConditionFailed)) throw error;
+        }
+      }),
+    );
+  }
+}
+
+/**
  * Writes a customer meter's roll-up: its item put again with it, conditioned on the roll-up read
  * (`previous`: its `through`, or none). False when another consumer rolled it up first: nothing
  * written, and theirs stands.
@@ -696,6 +805,31 @@ export async function readUsage(
     hours: [],
     values: new Set(),
   };
+  if (meter.aggregation.func === 'unique') {
+    // Its seen values (with a roll-up that counts) and its values past them: only values count.
+    // Values past the roll-up's `through` whatever its definition (the hours before it closed before
+    // any redefinition since, as for the other aggregations); seen values only when it counts.
+    const through = record.rollup?.through;
+    const range = (condition: string, values: Record<string, string>) =>
+      queryWithinBudget(
+        table,
+        budget,
+        {
+          KeyConditionExpression: `PK = :pk AND ${condition}`,
+          ExpressionAttributeValues: { ':pk': `${partitions.customerMeter}${record.id}`, ...values },
+          ConsistentRead: true,
+        },
+        { limit: USAGE_QUERY_LIMIT, maxBytes: USAGE_ITEM_MAX_BYTES },
+      );
+    const read = await Promise.all([
+      seenCounts(meter, record.rollup)
+        ? range('begins_with(SK, :seen)', { ':seen': SEEN_PREFIX })
+        : Promise.resolve([]),
+      range('SK >= :from', { ':from': through === undefined ? VALUE_PREFIX : `${VALUE_PREFIX}${through}#` }),
+    ]);
+    for (const item of read.flat()) if (ofDefinition(meter, item)) usage.values.add(String(item.value));
+    return usage;
+  }
   const items = await queryWithinBudget(
     table,
     budget,

@@ -39,7 +39,8 @@
  * **Roll-ups.** Last, each customer meter the batch counted for whose closed hours are due
  * (`rollupDue`: a day of them closed since its last roll-up) has them folded into its roll-up
  * (`shared/data/customer-meters.ts`, "Roll-up"): at most `ROLLUP_MAX_HOURS` per batch, one Query
- * and one conditional put; a roll-up another consumer wrote first stands. So an all-time read folds
+ * and one conditional put; a roll-up another consumer wrote first stands. A `unique` meter's
+ * distinct values of those hours become its seen values ("Unique roll-up"). So an all-time read folds
  * the roll-up and about three days of hours, however long the customer has been counted.
  */
 
@@ -64,12 +65,15 @@ import {
   ofDefinition,
   organizationMeters,
   putCustomerMeter,
+  putSeenValues,
   putUniqueValue,
   ROLLUP_MAX_HOURS,
   readAggregates,
   readClosedHours,
+  readClosedValues,
   rollupCounts,
   rollupDue,
+  seenCounts,
   writeDayAggregates,
   writeHourAggregate,
   writeRollup,
@@ -266,7 +270,7 @@ export async function aggregateEvents(
   const due = new Map<string, { record: CustomerMeterRecord; meter: MeterRecord; before: string }>();
   for (const entry of entries) {
     const item = stored(keys.customerMeter(entry.customerMeterId));
-    if (!item || entry.meter.aggregation.func === 'unique' || due.has(entry.customerMeterId)) continue;
+    if (!item || due.has(entry.customerMeterId)) continue;
     const record = customerMeterRecord(item);
     const before = rollupDue(record, deps.now());
     if (before) due.set(entry.customerMeterId, { record, meter: entry.meter, before });
@@ -276,7 +280,11 @@ export async function aggregateEvents(
     await Promise.all(
       rollups
         .slice(i, i + WIDTH)
-        .map((r) => rollUp(deps.table, r.record, r.meter, r.before, now, deps.rollupMaxHours)),
+        .map((r) =>
+          r.meter.aggregation.func === 'unique'
+            ? rollUpUnique(deps.table, r.record, r.meter, r.before, now, deps.rollupMaxHours)
+            : rollUp(deps.table, r.record, r.meter, r.before, now, deps.rollupMaxHours),
+        ),
     );
   }
   return { written, skipped };
@@ -364,6 +372,62 @@ async function rollUp(
       definition_version: meter.definition_version,
       hours,
       days_from: daysFrom,
+      updated_at: now,
+    },
+    previous?.through,
+  );
+}
+
+/**
+ * A `unique` customer meter's roll-up: the distinct values of its closed hours before `before` (those
+ * past its roll-up: at most `max` hours and about `max` value items) put as its seen values, then
+ * its roll-up moved on to the first hour not read (`shared/data/customer-meters.ts`, "Unique
+ * roll-up"). A roll-up of another definition starts afresh: the seen values of that definition
+ * count for nothing, and none of this one's are before its `through` (a redefinition restarts the
+ * counts, and those hours were closed before it).
+ */
+async function rollUpUnique(
+  table: Table,
+  record: CustomerMeterRecord,
+  meter: MeterRecord,
+  before: string,
+  now: string,
+  max = ROLLUP_MAX_HOURS,
+): Promise<void> {
+  const last = hourOf(new Date(hourStart(before) - 3_600_000).toISOString());
+  const previous = record.rollup;
+  const [hours, values] = await Promise.all([
+    readClosedHours(table, record.id, previous?.through, last, max),
+    readClosedValues(table, record.id, previous?.through, last, max),
+  ]);
+  const lastHour = hours.items.at(-1);
+  const throughHours =
+    hours.complete || lastHour === undefined
+      ? before
+      : hourOf(new Date(hourStart(String(lastHour.hour)) + 3_600_000).toISOString());
+  const through =
+    values.through !== undefined && values.through < throughHours ? values.through : throughHours;
+  const seen = new Set<string>();
+  for (const item of values.items) {
+    if (ofDefinition(meter, item) && String(item.hour) < through) seen.add(String(item.value));
+  }
+  await putSeenValues(
+    table,
+    { organization_id: record.organization_id, customer_id: record.customer_id, meter_id: record.meter_id },
+    record.id,
+    [...seen],
+    meter.definition_version,
+  );
+  const kept = seenCounts(meter, previous) ? previous.hours : 0;
+  const folded = hours.items.filter((item) => ofDefinition(meter, item) && String(item.hour) < through);
+  await writeRollup(
+    table,
+    record,
+    {
+      through,
+      state: emptyState(meter.aggregation),
+      definition_version: meter.definition_version,
+      hours: kept + folded.length,
       updated_at: now,
     },
     previous?.through,

@@ -23,6 +23,7 @@ import {
   readHours,
   storedCustomerMeter,
   storedHourAggregate,
+  valueKey,
 } from '#shared/data/customer-meters.ts';
 import { keys } from '#shared/data/table.ts';
 import { MAX_CUSTOMER_METERS, MAX_NAMED_CUSTOMERS } from '#shared/services/customer-meters.ts';
@@ -437,6 +438,103 @@ describe('the read bound (500 read units per request)', () => {
     expect(await consumed()).toBe(0);
     await aggregateBatch(customer.id, [{ name: 'rollup.e', metadata: { tokens: 9 } }]);
     expect(await consumed()).toBe(9);
+  });
+
+  it('a unique meter rolled up: its distinct values seen before the roll-up are one item each, so its exact total is served again, a roll-up at a time, and a redefinition does not count them', async () => {
+    const name = `uniq.${randomUUID()}`;
+    const created = await world.call('POST', '/v1/meters/', {
+      token: pat(),
+      body: {
+        name: `Unique ${randomUUID().slice(0, 8)}`,
+        filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+        aggregation: { func: 'unique', property: 'user' },
+      },
+    });
+    expect(created.status).toBe(201);
+    const meterId = (created.body as { id: string }).id;
+    const customer = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: `uniq-${randomUUID().slice(0, 8)}@x.example`,
+    });
+    const id = customerMeterId(customer.id, meterId);
+    const owner = {
+      organization_id: world.demo.organization_id,
+      customer_id: customer.id,
+      meter_id: meterId,
+    };
+    const start = Date.parse('2025-01-01T00:00:00Z');
+    const hourAt = (i: number) => new Date(start + i * 3_600_000).toISOString().slice(0, 13);
+    // 700 hours, each with six long values (the same every hour) and one of its own: 706 distinct,
+    // 4,900 value items of about 0.6 KB, over 500 × 4 KB.
+    const long = Array.from({ length: 6 }, (_, k) => JSON.stringify(String.fromCharCode(97 + k).repeat(500)));
+    const valuesOf = (i: number) => [...long, JSON.stringify(`u${i}`)];
+    const valueItem = (hour: string, value: string) => ({
+      ...valueKey(id, hour, value),
+      entity: 'customer_meter_value',
+      hour,
+      value,
+      definition_version: 1,
+    });
+    await putAll([
+      storedCustomerMeter({ id, ...owner, created_at: '2024-12-31T00:00:00.000Z' }),
+      ...Array.from({ length: 700 }, (_, i) => [
+        storedHourAggregate(owner, {
+          customer_meter_id: id,
+          hour: hourAt(i),
+          state: { func: 'unique', values: [] },
+          applied: { 'shardId-seeded': '1'.padStart(40, '0') },
+          definition_version: 1,
+          version: 1,
+          updated_at: new Date().toISOString(),
+        }),
+        ...valuesOf(i).map((value) => valueItem(hourAt(i), value)),
+      ]).flat(),
+    ]);
+    expect((await get(id)).status).toBe(503);
+    const rollupOf = async () =>
+      customerMeterRecord(
+        (
+          await world.table.doc.send(
+            new GetCommand({ TableName: world.table.name, Key: keys.customerMeter(id) }),
+          )
+        ).Item ?? {},
+      ).rollup;
+    const consumed = async () => {
+      const reply = await get(id);
+      expect(reply.status).toBe(200);
+      return (reply.body as { consumed_units: number }).consumed_units;
+    };
+    // Each batch counts one value of its own hour ("now", seen again by every batch).
+    const batch = (max?: number) =>
+      aggregateBatch(customer.id, [{ name, metadata: { user: 'now' } }], max ? { rollupMaxHours: max } : {});
+    // At most 400 value items: 57 whole hours (7 values each) and the first of hour 57, left out.
+    await batch(400);
+    expect(await rollupOf()).toMatchObject({ through: hourAt(57), hours: 57, state: { func: 'unique' } });
+    expect((await get(id)).status).toBe(503);
+    // 3,000 more value items: through hour 485 (its first four values left out).
+    await batch(3000);
+    expect(await rollupOf()).toMatchObject({ through: hourAt(485), hours: 485 });
+    expect(await consumed()).toBe(706 + 1);
+    await batch();
+    const closed = hourOf(new Date(Date.now() - CLOSED_AFTER_HOURS * 3_600_000).toISOString());
+    const done = await rollupOf();
+    expect(done).toMatchObject({ hours: 700 });
+    expect(done?.through && done.through <= closed && done.through > hourAt(699)).toBe(true);
+    expect(await consumed()).toBe(707);
+    // Not due again before a day more has closed.
+    await batch();
+    expect(await rollupOf()).toEqual(done);
+    const listed = await list(`customer_id=${customer.id}&meter_id=${meterId}`);
+    expect(listed.body).toMatchObject({ items: [{ id, consumed_units: 707 }] });
+    // Another property: the seen values are the old definition's, and count nothing.
+    const patched = await world.call('PATCH', `/v1/meters/${meterId}`, {
+      token: pat(),
+      body: { aggregation: { func: 'unique', property: 'team' } },
+    });
+    expect(patched.status).toBe(200);
+    expect(await consumed()).toBe(0);
+    await aggregateBatch(customer.id, [{ name, metadata: { team: 'x' } }]);
+    expect(await consumed()).toBe(1);
   });
 
   it(`more than ${MAX_CUSTOMER_METERS} customer meters and no customer filter: a 422 naming customer_id; with it, served`, async () => {
