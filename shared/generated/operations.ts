@@ -3029,7 +3029,8 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customerMeter"
+          "customerMeter",
+          "product"
         ]
       },
       {
@@ -3119,7 +3120,8 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customerMeter"
+          "customerMeter",
+          "product"
         ]
       },
       {
@@ -3995,7 +3997,8 @@ export const functionAccess = {
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customerMeter"
+          "customerMeter",
+          "product"
         ]
       },
       {
@@ -4204,7 +4207,8 @@ export const functionAccess = {
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customerMeter"
+          "customerMeter",
+          "product"
         ]
       },
       {

@@ -157,7 +157,7 @@ async function copies(of: string, status: string, count: number): Promise<string
 }
 
 describe('Get Customer State', () => {
-  it('the customer as Get Customer answers it, its active subscriptions only, its meters folded from ingested events; 9 round trips', async () => {
+  it('the customer as Get Customer answers it, its active subscriptions only, its meters folded from ingested events; 10 round trips', async () => {
     const t = await tenant();
     const customer = await t.customer();
     const [kept, canceling, revoked] = [
@@ -184,9 +184,10 @@ describe('Get Customer State', () => {
     const reply = await byId(customer.id, t.token);
     expect(reply.status).toBe(200);
     // The token, the customer, the meters, the subscription segments, the active segment, the
-    // active subscriptions by key (slim entries), the customer meters by key (one batch), one
-    // usage Query per customer meter.
-    expect(world.roundTrips()).toBe(9);
+    // active subscriptions by key (slim entries), the customer meters by key (one batch), their
+    // products by key (one batch, beside it), one usage Query per customer meter (the free
+    // product has no metered price: no subscription usage is read).
+    expect(world.roundTrips()).toBe(10);
     const body = state(reply);
     const { active_subscriptions, granted_benefits, active_meters, ...fields } = body;
     expect(fields).toEqual((await t.call('GET', `/v1/customers/${customer.id}`)).body);
@@ -236,7 +237,7 @@ describe('Get Customer State', () => {
     const external = await byExternal(customer.external_id, t.token);
     expect(external.status).toBe(200);
     // One more: the customer is read by key after its external-id range (slim list entries).
-    expect(world.roundTrips()).toBe(10);
+    expect(world.roundTrips()).toBe(11);
     expect(external.body).toEqual(body);
   });
 
