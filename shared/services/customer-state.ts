@@ -102,7 +102,8 @@ function presentStateSubscription(
     units: null,
     // Get Subscription's meters, without the meter each embeds (the hosted `CustomerStateSubscriptionMeter`).
     meters: meters.map(
-      ({ meter: _meter, ...figures }): CustomerStateSubscriptionMeter => figures as CustomerStateSubscriptionMeter,
+      ({ meter: _meter, ...figures }): CustomerStateSubscriptionMeter =>
+        figures as CustomerStateSubscriptionMeter,
     ),
   } as CustomerStateSubscription;
 }
@@ -175,7 +176,9 @@ export async function customerStateOf(
     // The rest: the subscriptions' products (their prices name the meters), then every usage Query.
     const rest = new ReadBudget(left);
     const [found, products] = await Promise.all([
-      ids.length > 0 ? readCustomerMeters(table, ids) : Promise.resolve(new Map<string, CustomerMeterRecord>()),
+      ids.length > 0
+        ? readCustomerMeters(table, ids)
+        : Promise.resolve(new Map<string, CustomerMeterRecord>()),
       readProductsWithin(
         table,
         subscriptions.map((subscription) => subscription.product_id),

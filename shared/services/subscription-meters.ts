@@ -97,7 +97,9 @@ export async function subscriptionMeters(
 
 const EMPTY: MeterRecords = { meters: new Map(), customerMeters: new Map() };
 
-const pricedMeters = (subscriptions: readonly { subscription: SubscriptionRecord; product: ProductRecord }[]) =>
+const pricedMeters = (
+  subscriptions: readonly { subscription: SubscriptionRecord; product: ProductRecord }[],
+) =>
   subscriptions.map(({ subscription, product }) => ({
     subscription,
     prices: meteredPricesOf(subscription, product),
