@@ -3029,7 +3029,14 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customerMeter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
           "product"
         ]
       },
@@ -3120,7 +3127,14 @@ export const operations = [
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customerMeter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
           "product"
         ]
       },
@@ -3997,7 +4011,14 @@ export const functionAccess = {
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customerMeter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
           "product"
         ]
       },
@@ -4207,7 +4228,14 @@ export const functionAccess = {
           "dynamodb:BatchGetItem"
         ],
         "leadingKeys": [
-          "customerMeter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
           "product"
         ]
       },

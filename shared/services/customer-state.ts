@@ -230,8 +230,10 @@ export async function customerStateOf(
 export const stateAccess = () => [
   ...subscriptionsAccess.customerSubscriptionsWithStatus,
   ...customerMetersAccess.organizationMetersWithin,
-  // Two batches by key, beside each other: the customer meters, the subscriptions' products.
-  oneStatement(customerMetersAccess.readCustomerMeters, productsAccess.readProductsWithin),
+  // Two batches by key, beside each other: the customer meters, the subscriptions' products (two
+  // statements: the aggregator's own batch of customer meters is the first one, which IAM merges).
+  ...customerMetersAccess.readCustomerMeters,
+  ...productsAccess.readProductsWithin,
   // The subscriptions' usage in their periods (`customerMetersAccess.readPeriodUsage`) is the same
   // statement as the customer meters' usage (Query, `customerMeter`), granted by it.
   ...customerMetersAccess.readUsage,
