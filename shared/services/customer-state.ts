@@ -6,7 +6,9 @@
  * - **Active subscriptions**: the customer's subscriptions whose status is `active` or `trialing`
  *   (the hosted service's `SubscriptionStatus.active_statuses()`; `past_due` is not active here,
  *   unlike List Subscriptions' `active=true`), from the customer's subscription list, oldest first.
- *   `meters` is `[]`: only free subscriptions exist, and they have no metered price.
+ *   Their `meters` are Get Subscription's (`subscriptionMetersFrom`, shared/services/subscription-meters.ts)
+ *   without the meter each embeds: folded from the meters and customer meters read below, with
+ *   the subscriptions' products read by key for their metered prices.
  * - **Granted benefits**: `[]`, this API has no benefits.
  * - **Active meters**: every customer meter of the customer (as the hosted service, archived meters'
  *   too), oldest first: the customer with each of its organization's meters, read by key, and each
@@ -15,7 +17,8 @@
  *
  * **Bounded, exact or refused.** One request reads at most `LIST_READ_UNITS` (500) read units in
  * all (`ReadBudget`): the organization's meter entries, the subscription list's segments, one unit
- * per customer meter read by key, and every usage Query. It also reads at most
+ * per customer meter read by key, the subscriptions' products, and every usage Query (the customer
+ * meters' over all time, the subscription meters' over their periods). It also reads at most
  * `MAX_STATE_SUBSCRIPTIONS` active subscriptions and `MAX_STATE_METERS` meters of the organization.
  * A customer past any of these is a 422 `PolarRequestValidationError` at the path parameter naming
  * the paged reads that serve it (List Subscriptions, List Customer Meters): never a partial state.
