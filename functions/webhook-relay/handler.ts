@@ -62,7 +62,7 @@ export const createHandler = (deps: RelayDependencies) => async (event: DynamoDB
     outbox.map(({ event: e }) => e),
     endpointsOf,
   );
-  await writeStateChanges(deps.table, endpointsOf, relayStateChanges(outbox, subscriptions));
+  await writeStateChanges(deps.table, endpointsOf, relayStateChanges(outbox, subscriptions), deps.now());
   await relayRedeliveries(deps, redeliveries(event.Records));
   await projectSubscriptionCounts(deps.table, subscriptions);
 };

@@ -7,11 +7,14 @@ import { keyId, readMany } from './catalog.ts';
 import { createOnly, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
+  ENTRY_BYTES,
   type Listing,
   type ListPage,
   listedWrites,
   listRecordPage,
+  type ReadBudget,
   type RecordPageQuery,
+  readKeysWithinBudget,
   relistedWrites,
 } from './listing.ts';
 import {
@@ -158,6 +161,30 @@ export async function getProductForUpdate(
   return { ...(product ? { product: productRecord(product) } : {}), organizations };
 }
 
+/**
+ * The products among these ids that exist, by id: read by key (strongly consistent, at most 100 per
+ * BatchGetItem) within `budget`, each reserved at a product at every input limit (its list entry's
+ * `max`, the whole record) and charged at what was read (`ListReadTooCostly` when they do not fit).
+ */
+export async function readProductsWithin(
+  table: Table,
+  ids: readonly string[],
+  budget: ReadBudget,
+): Promise<Map<string, ProductRecord>> {
+  const found = await readKeysWithinBudget(
+    table,
+    [...new Set(ids)].map((id) => keys.product(id)),
+    ENTRY_BYTES.productList.max,
+    budget,
+  );
+  const products = new Map<string, ProductRecord>();
+  for (const stored of found.values()) {
+    const product = productRecord(stored);
+    products.set(product.id, product);
+  }
+  return products;
+}
+
 export type ProductQuery = RecordPageQuery<ProductSortField, ProductFilter>;
 
 /** A page of products and the total matching, from the organizations' product lists. */
@@ -176,6 +203,8 @@ export const access = {
   ],
   /** One batch: the product and the caller's organizations (default currency). */
   getProductForUpdate: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product', 'organization'] }],
+  /** Products by key, within a read budget (the products of Customer State's subscriptions). */
+  readProductsWithin: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['product'] }],
   /**
    * One transaction: the product (conditioned on its version), its entries moved in step, and its
    * `product.updated` event.

@@ -1019,13 +1019,15 @@ export interface paths {
          * @description The state of a live customer of one of the caller's organizations, by id.
          *     The customer's fields (as Get Customer answers them) with `active_subscriptions` (its
          *     subscriptions whose status is `active` or `trialing`, oldest first, each with `meters`:
-         *     always empty, as free subscriptions have no metered prices), `granted_benefits` (always
+         *     the usage of its metered prices in the current period, as Get Subscription answers it),
+         *     `granted_benefits` (always
          *     empty: this API has no benefits) and `active_meters` (every customer meter of the
          *     customer, archived meters' included, oldest first, with totals folded when read as Get
          *     Customer Meter folds them). Read fresh on every request (strongly consistent), never
          *     cached. At most 100 active subscriptions and the customer's organization's first 200
-         *     meters are read, and the whole state within 500 read units (about 4,000 hours with usage
-         *     over all its customer meters, see `CustomerMeter`); a customer past any of these is a 422
+         *     meters are read, and the whole state within 500 read units (its subscriptions' products,
+         *     and about 4,000 hours with usage over all its customer meters and its subscriptions'
+         *     periods, see `CustomerMeter`); a customer past any of these is a 422
          *     `PolarRequestValidationError` at the path parameter naming List Subscriptions and List
          *     Customer Meters, never a partial state. Another organization's customer, a deleted one
          *     and an unknown one are the same 404. Requires `customers:read` or `customers:write`.
@@ -1053,13 +1055,15 @@ export interface paths {
          *     several of them is a 409 `AmbiguousExternalCustomerID`).
          *     The customer's fields (as Get Customer answers them) with `active_subscriptions` (its
          *     subscriptions whose status is `active` or `trialing`, oldest first, each with `meters`:
-         *     always empty, as free subscriptions have no metered prices), `granted_benefits` (always
+         *     the usage of its metered prices in the current period, as Get Subscription answers it),
+         *     `granted_benefits` (always
          *     empty: this API has no benefits) and `active_meters` (every customer meter of the
          *     customer, archived meters' included, oldest first, with totals folded when read as Get
          *     Customer Meter folds them). Read fresh on every request (strongly consistent), never
          *     cached. At most 100 active subscriptions and the customer's organization's first 200
-         *     meters are read, and the whole state within 500 read units (about 4,000 hours with usage
-         *     over all its customer meters, see `CustomerMeter`); a customer past any of these is a 422
+         *     meters are read, and the whole state within 500 read units (its subscriptions' products,
+         *     and about 4,000 hours with usage over all its customer meters and its subscriptions'
+         *     periods, see `CustomerMeter`); a customer past any of these is a 422
          *     `PolarRequestValidationError` at the path parameter naming List Subscriptions and List
          *     Customer Meters, never a partial state. Another organization's customer, a deleted one
          *     and an unknown one are the same 404. Requires `customers:read` or `customers:write`.
@@ -2429,8 +2433,9 @@ export interface components {
             seats?: number | null;
             units?: number | null;
             /**
-             * @description The subscription's metered prices' usage in the current period; always empty here
-             *     (only free subscriptions exist, and they have no metered price).
+             * @description The subscription's metered prices' usage in the current period: one per meter they
+             *     name, with the figures Get Subscription answers (`Subscription.meters`, without the
+             *     meter); empty for a subscription without metered prices.
              */
             meters: components["schemas"]["CustomerStateSubscriptionMeter"][];
         };

@@ -3042,6 +3042,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "product"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:Query"
         ],
         "leadingKeys": [
@@ -3128,6 +3136,14 @@ export const operations = [
         ],
         "leadingKeys": [
           "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "product"
         ]
       },
       {
@@ -4008,6 +4024,14 @@ export const functionAccess = {
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "product"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:Query"
         ],
         "leadingKeys": [
@@ -4213,6 +4237,14 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "product"
         ]
       },
       {

@@ -6,7 +6,9 @@
  * - **Active subscriptions**: the customer's subscriptions whose status is `active` or `trialing`
  *   (the hosted service's `SubscriptionStatus.active_statuses()`; `past_due` is not active here,
  *   unlike List Subscriptions' `active=true`), from the customer's subscription list, oldest first.
- *   `meters` is `[]`: only free subscriptions exist, and they have no metered price.
+ *   Their `meters` are Get Subscription's (`subscriptionMetersFrom`, shared/services/subscription-meters.ts)
+ *   without the meter each embeds: folded from the meters and customer meters read below, with
+ *   the subscriptions' products read by key for their metered prices.
  * - **Granted benefits**: `[]`, this API has no benefits.
  * - **Active meters**: every customer meter of the customer (as the hosted service, archived meters'
  *   too), oldest first: the customer with each of its organization's meters, read by key, and each
@@ -15,13 +17,15 @@
  *
  * **Bounded, exact or refused.** One request reads at most `LIST_READ_UNITS` (500) read units in
  * all (`ReadBudget`): the organization's meter entries, the subscription list's segments, one unit
- * per customer meter read by key, and every usage Query. It also reads at most
+ * per customer meter read by key, the subscriptions' products, and every usage Query (the customer
+ * meters' over all time, the subscription meters' over their periods). It also reads at most
  * `MAX_STATE_SUBSCRIPTIONS` active subscriptions and `MAX_STATE_METERS` meters of the organization.
  * A customer past any of these is a 422 `PolarRequestValidationError` at the path parameter naming
  * the paged reads that serve it (List Subscriptions, List Customer Meters): never a partial state.
  */
 import { access as catalogAccess } from '../data/catalog.ts';
 import {
+  type CustomerMeterRecord,
   customerMeterId,
   access as customerMetersAccess,
   organizationMetersWithin,
@@ -32,17 +36,24 @@ import { access as customersAccess, type CustomerState as StoredCustomer } from 
 import type { Table } from '../data/dynamo.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { LIST_READ_UNITS, ListReadTooCostly, ReadBudget } from '../data/listing.ts';
+import { access as productsAccess, readProductsWithin } from '../data/products.ts';
 import type { SubscriptionRecord } from '../data/records.ts';
 import { customerSubscriptionsWithStatus, access as subscriptionsAccess } from '../data/subscriptions.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
 import { PolarRequestValidationError } from '../domain/errors.ts';
 import type { UserPrincipal } from '../domain/principals.ts';
-import type { CustomerState, CustomerStateMeter, CustomerStateSubscription } from '../generated/api-types.ts';
+import type {
+  CustomerState,
+  CustomerStateMeter,
+  CustomerStateSubscription,
+  CustomerStateSubscriptionMeter,
+} from '../generated/api-types.ts';
 import { logError } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { type CustomerLocator, findLiveCustomer } from './customer-lookup.ts';
 import { totalsOf } from './customer-meters.ts';
-import { presentCustomer } from './presenters.ts';
+import { presentCustomer, type SubscriptionMeter } from './presenters.ts';
+import { subscriptionMetersFrom } from './subscription-meters.ts';
 
 /** The statuses of an active subscription (the hosted service's `active_statuses`). */
 export const STATE_STATUSES: readonly string[] = ['active', 'trialing'];
@@ -66,7 +77,10 @@ function tooLarge(locator: CustomerLocator, why: string): PolarRequestValidation
   ]);
 }
 
-function presentStateSubscription(subscription: SubscriptionRecord): CustomerStateSubscription {
+function presentStateSubscription(
+  subscription: SubscriptionRecord,
+  meters: readonly SubscriptionMeter[],
+): CustomerStateSubscription {
   return {
     id: subscription.id,
     created_at: subscription.created_at,
@@ -89,7 +103,11 @@ function presentStateSubscription(subscription: SubscriptionRecord): CustomerSta
     discount_id: null,
     seats: null,
     units: null,
-    meters: [],
+    // Get Subscription's meters, without the meter each embeds (the hosted `CustomerStateSubscriptionMeter`).
+    meters: meters.map(
+      ({ meter: _meter, ...figures }): CustomerStateSubscriptionMeter =>
+        figures as CustomerStateSubscriptionMeter,
+    ),
   } as CustomerStateSubscription;
 }
 
@@ -116,7 +134,7 @@ export async function getCustomerState(
 ): Promise<CustomerState> {
   const customer = await findLiveCustomer(deps, principal, locator);
   try {
-    return await customerStateOf(deps.table, customer);
+    return await customerStateOf(deps.table, customer, deps.now());
   } catch (error) {
     if (!(error instanceof StateTooLarge)) throw error;
     throw tooLarge(locator, error.why);
@@ -124,10 +142,15 @@ export async function getCustomerState(
 }
 
 /**
- * The state of a live customer, exact, or `StateTooLarge` past the read bound (never a partial
- * state). What Get Customer State answers and the `customer.state_changed` webhook carries.
+ * The state of a live customer at `now` (its subscriptions' current periods), exact, or
+ * `StateTooLarge` past the read bound (never a partial state). What Get Customer State answers and
+ * the `customer.state_changed` webhook carries.
  */
-export async function customerStateOf(table: Table, customer: StoredCustomer): Promise<CustomerState> {
+export async function customerStateOf(
+  table: Table,
+  customer: StoredCustomer,
+  now: Date,
+): Promise<CustomerState> {
   // The customer's own read (at most a few units) is left out of the budget, as the token's.
   const budget = new ReadBudget(LIST_READ_UNITS * READ_UNIT_BYTES);
   try {
@@ -153,26 +176,48 @@ export async function customerStateOf(table: Table, customer: StoredCustomer): P
     // Each customer meter read by key is one unit (an item of about 0.3 KB): taken from what is left.
     const left = budget.bytes - budget.spentBytes - ids.length * READ_UNIT_BYTES;
     if (left < READ_UNIT_BYTES) throw new ListReadTooCostly('size', 0);
-    const records = ids.length > 0 ? [...(await readCustomerMeters(table, ids)).values()] : [];
-    records.sort(byCreation);
-    const usageBudget = new ReadBudget(left);
-    const activeMeters = await Promise.all(
-      records.map(async (record): Promise<CustomerStateMeter> => {
-        const meter = meters.get(record.meter_id);
-        if (!meter) throw new Error(`customer meter ${record.id} of no meter read`);
-        const usage = await readUsage(table, record, meter, usageBudget);
-        return {
-          id: record.id,
-          created_at: record.created_at,
-          modified_at: null,
-          meter_id: record.meter_id,
-          ...totalsOf(meter, usage),
-        };
-      }),
-    );
+    // The rest: the subscriptions' products (their prices name the meters), then every usage Query.
+    const rest = new ReadBudget(left);
+    const [found, products] = await Promise.all([
+      ids.length > 0
+        ? readCustomerMeters(table, ids)
+        : Promise.resolve(new Map<string, CustomerMeterRecord>()),
+      readProductsWithin(
+        table,
+        subscriptions.map((subscription) => subscription.product_id),
+        rest,
+      ),
+    ]);
+    const records = [...found.values()].sort(byCreation);
+    const subscribed = subscriptions.map((subscription) => {
+      const product = products.get(subscription.product_id);
+      // Soft-deleted, never removed: a missing one is a broken table, not a client error.
+      if (!product) throw new Error(`subscription ${subscription.id} refers to a missing product`);
+      return { subscription, product };
+    });
+    const [activeMeters, subscriptionMeters] = await Promise.all([
+      Promise.all(
+        records.map(async (record): Promise<CustomerStateMeter> => {
+          const meter = meters.get(record.meter_id);
+          if (!meter) throw new Error(`customer meter ${record.id} of no meter read`);
+          const usage = await readUsage(table, record, meter, rest);
+          return {
+            id: record.id,
+            created_at: record.created_at,
+            modified_at: null,
+            meter_id: record.meter_id,
+            ...totalsOf(meter, usage),
+          };
+        }),
+      ),
+      // As Get Subscription folds them, from the meters and customer meters read above.
+      subscriptionMetersFrom(table, subscribed, { meters, customerMeters: found }, now, rest),
+    ]);
     return {
       ...presentCustomer(customer),
-      active_subscriptions: subscriptions.map(presentStateSubscription),
+      active_subscriptions: subscriptions.map((subscription) =>
+        presentStateSubscription(subscription, subscriptionMeters.get(subscription.id) ?? []),
+      ),
       granted_benefits: [],
       active_meters: activeMeters,
     } as CustomerState;
@@ -188,7 +233,12 @@ export async function customerStateOf(table: Table, customer: StoredCustomer): P
 export const stateAccess = () => [
   ...subscriptionsAccess.customerSubscriptionsWithStatus,
   ...customerMetersAccess.organizationMetersWithin,
+  // Two batches by key, beside each other: the customer meters, the subscriptions' products (two
+  // statements: the aggregator's own batch of customer meters is the first one, which IAM merges).
   ...customerMetersAccess.readCustomerMeters,
+  ...productsAccess.readProductsWithin,
+  // The subscriptions' usage in their periods (`customerMetersAccess.readPeriodUsage`) is the same
+  // statement as the customer meters' usage (Query, `customerMeter`), granted by it.
   ...customerMetersAccess.readUsage,
 ];
 

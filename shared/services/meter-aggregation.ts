@@ -264,7 +264,7 @@ export async function aggregateEvents(
   );
   // Then each changed customer's state, after every write of the batch (written or, on a retry,
   // found applied: the run that applied them may have stopped before this).
-  await writeStateChanges(deps.table, endpointsReader(deps.table), changes);
+  await writeStateChanges(deps.table, endpointsReader(deps.table), changes, deps.now());
   // Last, the roll-ups due of the customer meters it counted for (one that it created has no closed
   // hours yet).
   const due = new Map<string, { record: CustomerMeterRecord; meter: MeterRecord; before: string }>();

@@ -18,6 +18,7 @@
  * a page, never a partial figure.
  */
 import {
+  type CustomerMeterRecord,
   customerMeterId,
   hourOf,
   hourStart,
@@ -26,6 +27,7 @@ import {
 } from '../data/customer-meters.ts';
 import type { Table } from '../data/dynamo.ts';
 import { LIST_READ_UNITS, ListReadTooCostly, ReadBudget } from '../data/listing.ts';
+import type { MeterRecord } from '../data/meters.ts';
 import type { MeteredPriceRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
 import { PolarRequestValidationError, ServiceUnavailable } from '../domain/errors.ts';
 import { derivedId } from '../domain/ids.ts';
@@ -65,6 +67,13 @@ export function meteredPricesOf(
   return byMeter;
 }
 
+/** What `subscriptionMetersFrom` folds the usage with: the meters priced, the customer meters that exist. */
+export interface MeterRecords {
+  meters: ReadonlyMap<string, MeterRecord>;
+  /** By id; the roll-up on one says which days its day aggregates cover. */
+  customerMeters: ReadonlyMap<string, Pick<CustomerMeterRecord, 'rollup'>>;
+}
+
 /**
  * The meters of each subscription (by its id; `[]` for one without metered prices), for a page at
  * once: one read by key of every meter the page's prices name, then every usage Query in parallel
@@ -76,33 +85,50 @@ export async function subscriptionMeters(
   now: Date,
   budget: ReadBudget,
 ): Promise<Map<string, SubscriptionMeter[]>> {
-  const answered = new Map<string, SubscriptionMeter[]>();
-  const priced = subscriptions.map(({ subscription, product }) => ({
-    subscription,
-    prices: meteredPricesOf(subscription, product),
-  }));
+  const priced = pricedMeters(subscriptions);
   const meterIds = priced.flatMap(({ prices }) => [...prices.keys()]);
-  if (meterIds.length === 0) {
-    for (const { subscription } of subscriptions) answered.set(subscription.id, []);
-    return answered;
-  }
+  if (meterIds.length === 0) return subscriptionMetersFrom(table, subscriptions, EMPTY, now, budget);
   const customerMeterIds = priced.flatMap(({ subscription, prices }) =>
     [...prices.keys()].map((meterId) => customerMeterId(subscription.customer_id, meterId)),
   );
-  const { meters, customerMeters } = await readMetersAndCustomerMetersWithin(
-    table,
-    meterIds,
-    customerMeterIds,
-    budget,
-  );
+  const read = await readMetersAndCustomerMetersWithin(table, meterIds, customerMeterIds, budget);
+  return subscriptionMetersFrom(table, subscriptions, read, now, budget);
+}
+
+const EMPTY: MeterRecords = { meters: new Map(), customerMeters: new Map() };
+
+const pricedMeters = (
+  subscriptions: readonly { subscription: SubscriptionRecord; product: ProductRecord }[],
+) =>
+  subscriptions.map(({ subscription, product }) => ({
+    subscription,
+    prices: meteredPricesOf(subscription, product),
+  }));
+
+/**
+ * The meters of each subscription as `subscriptionMeters` answers them, from meters and customer
+ * meters the caller has read already (Customer State reads its organization's meters and its
+ * customer's customer meters anyway): only the usage Queries, side by side, within `budget`.
+ */
+export async function subscriptionMetersFrom(
+  table: Table,
+  subscriptions: readonly { subscription: SubscriptionRecord; product: ProductRecord }[],
+  { meters, customerMeters }: MeterRecords,
+  now: Date,
+  budget: ReadBudget,
+): Promise<Map<string, SubscriptionMeter[]>> {
+  const answered = new Map<string, SubscriptionMeter[]>();
   const reads = new Map<string, Promise<ReturnType<typeof totalsOf>>>();
-  const totals = (subscription: SubscriptionRecord, meterId: string) => {
+  const meterOf = (subscription: SubscriptionRecord, meterId: string) => {
     const meter = meters.get(meterId);
     // Meters are archived, never removed: a missing one is a broken table, not a client error.
     if (!meter) throw new Error(`subscription ${subscription.id} prices a missing meter`);
+    return meter;
+  };
+  const totals = (subscription: SubscriptionRecord, meter: MeterRecord) => {
     const hours = meterHours(subscription, now);
     if (!hours) return Promise.resolve(totalsOf(meter, { hours: [], values: new Set() }));
-    const id = customerMeterId(subscription.customer_id, meterId);
+    const id = customerMeterId(subscription.customer_id, meter.id);
     const key = `${id}\u0000${hours.from}\u0000${hours.to}`;
     let read = reads.get(key);
     if (!read) {
@@ -114,12 +140,11 @@ export async function subscriptionMeters(
     return read;
   };
   await Promise.all(
-    priced.map(async ({ subscription, prices }) => {
+    pricedMeters(subscriptions).map(async ({ subscription, prices }) => {
       const items = await Promise.all(
         [...prices.entries()].map(async ([meterId, meterPrices]) => {
-          const { consumed_units, credited_units } = await totals(subscription, meterId);
-          const meter = meters.get(meterId);
-          if (!meter) throw new Error(`subscription ${subscription.id} prices a missing meter`);
+          const meter = meterOf(subscription, meterId);
+          const { consumed_units, credited_units } = await totals(subscription, meter);
           const amount = meterPrices.reduce(
             (sum, price) =>
               sum + meteredAmount(price.unit_amount, price.cap_amount, consumed_units, credited_units),

@@ -91,26 +91,33 @@ export const stateChangedEventId = (customerId: string, sequence: string): strin
 
 /**
  * Writes the `customer.state_changed` outbox item of each customer the batch changed, whose
- * organization listens (see above); answers how many this call wrote. Throws when a read or a write
- * failed, so that the consumer's batch is retried (every step is idempotent).
+ * organization listens (see above), its state read at `now` (the batch's clock: its subscriptions'
+ * meters count their periods up to then); answers how many this call wrote. Throws when a read or
+ * a write failed, so that the consumer's batch is retried (every step is idempotent).
  */
 export async function writeStateChanges(
   table: Table,
   endpointsOf: EndpointsOf,
   changes: readonly StateChange[],
+  now: Date,
 ): Promise<number> {
   const work = coalesceStateChanges(changes);
   let written = 0;
   for (let i = 0; i < work.length; i += WIDTH) {
     const wrote = await Promise.all(
-      work.slice(i, i + WIDTH).map((change) => writeOne(table, endpointsOf, change)),
+      work.slice(i, i + WIDTH).map((change) => writeOne(table, endpointsOf, change, now)),
     );
     written += wrote.filter(Boolean).length;
   }
   return written;
 }
 
-async function writeOne(table: Table, endpointsOf: EndpointsOf, change: StateChange): Promise<boolean> {
+async function writeOne(
+  table: Table,
+  endpointsOf: EndpointsOf,
+  change: StateChange,
+  now: Date,
+): Promise<boolean> {
   if (!(await endpointsOf(change.organizationId)).some(listens)) return false;
   const customer = await getCustomer(table, change.customerId, true);
   if (!customer || customer.deleted_at !== null || customer.organization_id !== change.organizationId) {
@@ -118,7 +125,7 @@ async function writeOne(table: Table, endpointsOf: EndpointsOf, change: StateCha
   }
   let state: object;
   try {
-    state = await customerStateOf(table, customer);
+    state = await customerStateOf(table, customer, now);
   } catch (error) {
     if (!(error instanceof StateTooLarge)) throw error;
     logError('customer.state_changed not sent: customer state over the read bound', {

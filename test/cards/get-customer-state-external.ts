@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DEMO_CUSTOMER_EXTERNAL_ID } from '#scripts/local/seed.ts';
 import { EXTERNAL_ID } from '#test/bench/fixture.ts';
-import { step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
 import { seedCustomerMeter } from './get-customer-meter.ts';
 import { stateCustomer } from './get-customer-state.ts';
@@ -24,6 +24,11 @@ export default defineCard({
       step(
         'a customer with an active subscription and a customer meter',
         await get(DEMO_CUSTOMER_EXTERNAL_ID),
+        200,
+      ),
+      step(
+        'a customer with a metered subscription and usage (its meters read)',
+        await freshMeteredSubscription(world).then(() => get(DEMO_CUSTOMER_EXTERNAL_ID)),
         200,
       ),
       step('an unknown external id', await get(randomUUID()), 404),

@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { createCustomer } from '#scripts/admin/commands.ts';
 import { CUSTOMER } from '#test/bench/fixture.ts';
 import type { LocalWorld } from '#test/bench/local-table.ts';
-import { step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
 import { seedCustomerMeter } from './get-customer-meter.ts';
 
 /**
  * A customer of the demo organization with one active subscription (the free plan) and one customer
- * meter of 2 events: its state is read in 7 round trips (token, customer, the organization's meters,
- * the customer's subscription segments, its active segment, its customer meters by key, the one
- * customer meter's usage).
+ * meter of 2 events: its state is read in 8 round trips (token, customer, the organization's meters,
+ * the customer's subscription segments, its active segment, its customer meters by key and beside
+ * them its subscriptions' products, the one customer meter's usage).
  */
 export async function stateCustomer(world: LocalWorld): Promise<{ id: string; externalId: string }> {
   const externalId = `state-${randomUUID()}`;
@@ -45,6 +45,11 @@ export default defineCard({
       step(
         'a customer with an active subscription and a customer meter',
         await get(world.demo.customer_id),
+        200,
+      ),
+      step(
+        'a customer with a metered subscription and usage (its meters read)',
+        await freshMeteredSubscription(world).then(() => get(world.demo.customer_id)),
         200,
       ),
       step('an unknown customer', await get(randomUUID()), 404),

@@ -7,7 +7,7 @@
  * 500 read units of usage: a 422 at the path parameter, never a partial state).
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -15,16 +15,19 @@ import {
   createPersonalAccessToken,
   createProduct,
   createUser,
+  createWebhookEndpoint,
 } from '#scripts/admin/commands.ts';
 import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
 import type { SubscriptionRecord } from '#shared/data/records.ts';
 import { getSubscription, insertSubscription } from '#shared/data/subscriptions.ts';
+import { keys } from '#shared/data/table.ts';
 import { getUsageEvent, usageEventId } from '#shared/data/usage-events.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { MAX_STATE_METERS, MAX_STATE_SUBSCRIPTIONS } from '#shared/services/customer-state.ts';
 import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
+import { outboxOf } from '../support/outbox.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -41,7 +44,15 @@ interface StateBody {
     created_at: string;
     status: string;
     cancel_at_period_end: boolean;
-    meters: unknown[];
+    meters: {
+      id: string;
+      created_at: string;
+      modified_at: string | null;
+      meter_id: string;
+      consumed_units: number;
+      credited_units: number;
+      amount: number;
+    }[];
   }[];
   granted_benefits: unknown[];
   active_meters: {
@@ -92,9 +103,9 @@ async function tenant() {
     expect(reply.status).toBe(201);
     return reply.body as { id: string; external_id: string };
   };
-  const subscribe = async (customerId: string) => {
+  const subscribe = async (customerId: string, productId = product.id) => {
     const reply = await call('POST', '/v1/subscriptions/', {
-      product_id: product.id,
+      product_id: productId,
       customer_id: customerId,
     });
     expect(reply.status).toBe(201);
@@ -157,7 +168,7 @@ async function copies(of: string, status: string, count: number): Promise<string
 }
 
 describe('Get Customer State', () => {
-  it('the customer as Get Customer answers it, its active subscriptions only, its meters folded from ingested events; 9 round trips', async () => {
+  it('the customer as Get Customer answers it, its active subscriptions only, its meters folded from ingested events; 10 round trips', async () => {
     const t = await tenant();
     const customer = await t.customer();
     const [kept, canceling, revoked] = [
@@ -184,9 +195,10 @@ describe('Get Customer State', () => {
     const reply = await byId(customer.id, t.token);
     expect(reply.status).toBe(200);
     // The token, the customer, the meters, the subscription segments, the active segment, the
-    // active subscriptions by key (slim entries), the customer meters by key (one batch), one
-    // usage Query per customer meter.
-    expect(world.roundTrips()).toBe(9);
+    // active subscriptions by key (slim entries), the customer meters by key (one batch), their
+    // products by key (one batch, beside it), one usage Query per customer meter (the free
+    // product has no metered price: no subscription usage is read).
+    expect(world.roundTrips()).toBe(10);
     const body = state(reply);
     const { active_subscriptions, granted_benefits, active_meters, ...fields } = body;
     expect(fields).toEqual((await t.call('GET', `/v1/customers/${customer.id}`)).body);
@@ -236,7 +248,7 @@ describe('Get Customer State', () => {
     const external = await byExternal(customer.external_id, t.token);
     expect(external.status).toBe(200);
     // One more: the customer is read by key after its external-id range (slim list entries).
-    expect(world.roundTrips()).toBe(10);
+    expect(world.roundTrips()).toBe(11);
     expect(external.body).toEqual(body);
   });
 
@@ -318,15 +330,198 @@ describe('Get Customer State', () => {
   });
 });
 
-describe('the bounds: an exact state or a 422 at the path parameter', () => {
-  const refusedAt = (reply: Reply, parameter: string) => {
-    expect(reply.status).toBe(422);
-    expect(reply.body).toMatchObject({
-      error: 'PolarRequestValidationError',
-      detail: [{ loc: ['path', parameter], type: 'value_error' }],
-    });
-  };
+/** A subscription's period moved (operator access), as the boundary tests of subscription-meters.test.ts. */
+async function setPeriod(id: string, start: number, end: number): Promise<void> {
+  await world.table.doc.send(
+    new UpdateCommand({
+      TableName: world.table.name,
+      Key: keys.subscription(id),
+      UpdateExpression: 'SET current_period_start = :s, current_period_end = :e',
+      ExpressionAttributeValues: { ':s': new Date(start).toISOString(), ':e': new Date(end).toISOString() },
+    }),
+  );
+}
 
+/** `count` hour aggregates of one event each, the hours before `before` (a stream shard's, ≈ 0.5 KB each). */
+const countHours = (
+  owner: { organization_id: string; customer_id: string; meter_id: string },
+  id: string,
+  before: number,
+  count: number,
+) =>
+  Array.from({ length: count }, (_, i) =>
+    storedHourAggregate(owner, {
+      customer_meter_id: id,
+      hour: new Date(before - (i + 1) * HOUR).toISOString().slice(0, 13),
+      state: { func: 'count', count: 1 },
+      applied: { 'shardId-000000000000': '1'.padStart(40, '0') },
+      definition_version: 1,
+      version: 1,
+      updated_at: new Date().toISOString(),
+    }),
+  );
+
+const HOUR = 3_600_000;
+
+describe("the active subscriptions' meters: Get Subscription's usage of the current period", () => {
+  /** A tenant with a calls (count) and a tokens (sum of `n`) meter, and a product pricing both (tokens capped at 100 cents). */
+  async function metered() {
+    const t = await tenant();
+    const [calls, tokens] = [`calls.${randomUUID()}`, `tokens.${randomUUID()}`];
+    const callsMeter = await t.meter(calls, { func: 'count' });
+    const tokensMeter = await t.meter(tokens, { func: 'sum', property: 'n' });
+    const product = await t.call('POST', '/v1/products/', {
+      name: `Usage ${randomUUID()}`,
+      recurring_interval: 'month',
+      prices: [
+        { amount_type: 'fixed', price_amount: 0 },
+        { amount_type: 'metered_unit', unit_amount: '0.5', meter_id: callsMeter },
+        { amount_type: 'metered_unit', unit_amount: '2', cap_amount: 100, meter_id: tokensMeter },
+      ],
+    });
+    expect(product.status, JSON.stringify(product.body)).toBe(201);
+    return { t, calls, tokens, callsMeter, tokensMeter, productId: product.body.id as string };
+  }
+  const withoutMeter = <M extends { meter: unknown }>(meters: M[]) =>
+    meters.map(({ meter: _, ...figures }) => figures);
+  const byMeterId = <M extends { meter_id: string }>(meters: M[]) =>
+    [...meters].sort((a, b) => (a.meter_id < b.meter_id ? -1 : 1));
+
+  it('consumed units and amounts of the period (count, a capped sum), equal to Get Subscription’s, by id and by external id, and in the customer.state_changed payload; the meters are not read again', async () => {
+    const { t, calls, tokens, callsMeter, tokensMeter, productId } = await metered();
+    const { endpoint } = await createWebhookEndpoint(world.admin, {
+      organizationId: t.organizationId,
+      url: `https://hooks.example/state/${randomUUID()}`,
+      events: ['customer.state_changed'],
+    });
+    expect(endpoint.events).toEqual(['customer.state_changed']);
+    const customer = await t.customer();
+    const free = await t.subscribe(customer.id);
+    const usage = await t.subscribe(customer.id, productId);
+    // Four calls in an hour three days before the period (it started at creation): the customer
+    // meter's all-time total counts them, the subscription's period does not.
+    const id = customerMeterId(customer.id, callsMeter);
+    const owner = { organization_id: t.organizationId, customer_id: customer.id, meter_id: callsMeter };
+    await putAll(countHours(owner, id, Date.now() - 72 * HOUR, 4));
+    // Then three calls and 60 tokens in the period, folded by the aggregator (under its policy),
+    // which writes the customer's state_changed item (its organization listens).
+    await t.ingest([
+      { name: calls, customer_id: customer.id },
+      { name: calls, external_customer_id: customer.external_id },
+      { name: calls, customer_id: customer.id },
+      { name: tokens, customer_id: customer.id, metadata: { n: 25 } },
+      { name: tokens, external_customer_id: customer.external_id, metadata: { n: 35 } },
+    ]);
+
+    world.resetCount();
+    const reply = await byId(customer.id, t.token);
+    expect(reply.status).toBe(200);
+    // As the test above (10), and one usage Query per metered price's meter in the period: the
+    // meters and customer meters the state read already serve them (Get Subscription reads both again).
+    expect(world.roundTrips()).toBe(12);
+    const body = state(reply);
+    const shown = new Map(body.active_subscriptions.map((s) => [s.id, s.meters]));
+    expect(shown.get(free)).toEqual([]);
+    const got = await t.call('GET', `/v1/subscriptions/${usage}`);
+    expect(got.status).toBe(200);
+    expect(byMeterId(shown.get(usage) ?? [])).toEqual(
+      byMeterId([
+        {
+          id: expect.any(String),
+          created_at: got.body.created_at,
+          modified_at: null,
+          meter_id: callsMeter,
+          consumed_units: 3,
+          credited_units: 0,
+          // 3 × 0.5 cents = 1.5, rounded half away from zero.
+          amount: 2,
+        },
+        {
+          id: expect.any(String),
+          created_at: got.body.created_at,
+          modified_at: null,
+          meter_id: tokensMeter,
+          consumed_units: 60,
+          credited_units: 0,
+          // 60 × 2 cents = 120, capped at 100.
+          amount: 100,
+        },
+      ]),
+    );
+    // Exactly what Get Subscription answers, less the meter each embeds (ids included).
+    expect(byMeterId(shown.get(usage) ?? [])).toEqual(
+      withoutMeter(byMeterId(got.body.meters as { meter: unknown; meter_id: string }[])),
+    );
+    // The customer meter over all time: the four earlier calls too.
+    expect(body.active_meters.find((m) => m.meter_id === callsMeter)?.consumed_units).toBe(7);
+    const external = await byExternal(customer.external_id, t.token);
+    expect(external.status).toBe(200);
+    expect(external.body).toEqual(body);
+
+    // The aggregator's customer.state_changed: the same state, meters included.
+    const sent = (await outboxOf(world.table, 'customer', customer.id)).filter(
+      (e) => e.type === 'customer.state_changed',
+    );
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.envelope.data).toEqual(body);
+  });
+
+  it('a metered subscription with no usage yet: one meter per metered price, at zero', async () => {
+    const { t, callsMeter, tokensMeter, productId } = await metered();
+    const customer = await t.customer();
+    const usage = await t.subscribe(customer.id, productId);
+    const reply = await byId(customer.id, t.token);
+    expect(reply.status).toBe(200);
+    const [only] = state(reply).active_subscriptions;
+    expect(only?.id).toBe(usage);
+    const figures = new Map(
+      (only?.meters ?? []).map((m) => [m.meter_id, [m.consumed_units, m.credited_units, m.amount]]),
+    );
+    expect(figures).toEqual(
+      new Map([
+        [callsMeter, [0, 0, 0]],
+        [tokensMeter, [0, 0, 0]],
+      ]),
+    );
+    expect(state(reply).active_meters).toEqual([]);
+  });
+
+  it('the period’s usage is read within the state’s 500 read units: a customer meter that Get Subscription and Get Customer Meter each read alone, read twice by the state (all time and the period), is a 422, never a state without it', async () => {
+    const { t, callsMeter, productId } = await metered();
+    const customer = await t.customer();
+    const usage = await t.subscribe(customer.id, productId);
+    const now = Date.now();
+    const hours = 2_400;
+    await setPeriod(usage, now - (hours + 2) * HOUR, now + 24 * HOUR);
+    const id = customerMeterId(customer.id, callsMeter);
+    const owner = { organization_id: t.organizationId, customer_id: customer.id, meter_id: callsMeter };
+    // About 2,400 × 0.5 KB ≈ 300 read units: one read fits 500, two do not.
+    await putAll([
+      storedCustomerMeter({ id, ...owner, created_at: new Date(now).toISOString() }),
+      ...countHours(owner, id, now, hours),
+    ]);
+    const alone = await t.call('GET', `/v1/subscriptions/${usage}`);
+    expect(alone.status).toBe(200);
+    expect(
+      alone.body.meters.find((m: { meter_id: string }) => m.meter_id === callsMeter)?.consumed_units,
+    ).toBe(hours);
+    const meter = await t.call('GET', `/v1/customer-meters/${id}`);
+    expect(meter.status).toBe(200);
+    expect(meter.body.consumed_units).toBe(hours);
+    refusedAt(await byId(customer.id, t.token), 'id');
+    refusedAt(await byExternal(customer.external_id, t.token), 'external_id');
+  });
+});
+
+const refusedAt = (reply: Reply, parameter: string) => {
+  expect(reply.status).toBe(422);
+  expect(reply.body).toMatchObject({
+    error: 'PolarRequestValidationError',
+    detail: [{ loc: ['path', parameter], type: 'value_error' }],
+  });
+};
+
+describe('the bounds: an exact state or a 422 at the path parameter', () => {
   it(`${MAX_STATE_SUBSCRIPTIONS} active subscriptions are served; one more is refused`, async () => {
     const t = await tenant();
     const customer = await t.customer();
