@@ -27,12 +27,14 @@ import {
 import { enableTableStream, openStreamReader, type StreamRecord } from '#scripts/local/stream-reader.ts';
 import {
   customerMeterId,
+  DAY_PREFIX,
   HOUR_PREFIX,
   hourAggregateOf,
   hourOf,
+  SEEN_PREFIX,
   VALUE_PREFIX,
 } from '#shared/data/customer-meters.ts';
-import type { Table } from '#shared/data/dynamo.ts';
+import { queryAll, type Table } from '#shared/data/dynamo.ts';
 import { insertMeter, type MeterRecord } from '#shared/data/meters.ts';
 import { partitions } from '#shared/data/table.ts';
 import type { UsageEventRecord } from '#shared/data/usage-events.ts';
@@ -74,6 +76,14 @@ export interface ExactnessOptions {
   minutesPerBatch: number;
   /** Distinct values of the `unique` meter's property. */
   models: number;
+  /**
+   * The consumer's clock: the real one (default), or `arrival`: a minute after the latest arrival
+   * among the records it was given so far, as a consumer that keeps up with its stream, so that
+   * hours close and roll up (days of arrivals in one run). One shard only: shards driven apart in
+   * simulated time would deliver records into hours another shard's clock has closed, which a
+   * stream (24 h of retention) never does.
+   */
+  consumerClock?: 'arrival';
   /**
    * The table without the IAM proxy (the long run: the proxy's HTTP hop per call would make it
    * last an hour); the fast run keeps each function under its policy.
@@ -385,13 +395,23 @@ export async function driveConsumer(
   const outcome: DriveOutcome = { invocations: 0, failures: 0, replays: 0, fired: { before: 0, after: 0 } };
   const functionDeps = world.depsFor('meter-aggregator');
   const base = { ...functionDeps, table: options.direct ? world.table : functionDeps.table };
+  if (options.consumerClock === 'arrival' && shards.size > 1) {
+    throw new Error('the arrival clock drives one shard');
+  }
+  let latest = 0;
   const invoke = async (shardId: string, batch: StreamedEvent[], faulty: boolean) => {
     outcome.invocations++;
+    for (const { event } of batch) latest = Math.max(latest, Date.parse(event.ingested_at));
+    const at = new Date(latest + 60_000);
     const plan: FaultPlan | undefined = faulty
       ? { at: Math.floor(random() * 40), mode: random() < 0.5 ? 'before' : 'after' }
       : undefined;
     const table = faultyTable(base.table, plan, outcome.fired);
-    await aggregateEvents({ table, now: base.now }, shardId, batch);
+    await aggregateEvents(
+      { table, now: options.consumerClock === 'arrival' ? () => at : base.now },
+      shardId,
+      batch,
+    );
   };
   await Promise.all(
     [...shards.entries()].map(async ([shardId, records]) => {
@@ -469,6 +489,32 @@ export function referenceFold(setup: ExactnessSetup, outcome: IngestOutcome): Ma
 }
 
 /** What the consumer stored, per (customer meter, hour): the hour's state, and for `unique` its value items. */
+/** What the roll-ups wrote: the aggregations whose customer meters have a roll-up, day aggregates, seen values. */
+export async function rolledUp(
+  world: World,
+  setup: ExactnessSetup,
+): Promise<{ meters: Set<string>; days: number; seen: number }> {
+  const found = { meters: new Set<string>(), days: 0, seen: 0 };
+  for (const customer of setup.customers) {
+    for (const meter of setup.meters) {
+      const id = customerMeterId(customer.id, meter.id);
+      const items = await queryAll(world.table, {
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': `${partitions.customerMeter}${id}` },
+        ConsistentRead: true,
+      });
+      for (const item of items) {
+        const sk = String(item.SK);
+        if (sk === `${partitions.customerMeter}${id}` && item.rollup)
+          found.meters.add(meter.aggregation.func);
+        if (sk.startsWith(DAY_PREFIX)) found.days++;
+        if (sk.startsWith(SEEN_PREFIX)) found.seen++;
+      }
+    }
+  }
+  return found;
+}
+
 export async function storedFolds(world: World, setup: ExactnessSetup): Promise<Map<string, FoldState>> {
   const stored = new Map<string, FoldState>();
   for (const customer of setup.customers) {
