@@ -783,15 +783,15 @@ describe('List Subscriptions (GET /v1/subscriptions/)', () => {
         await polar.subscriptions.create({ productId: stack.demo.free_product_id, customerId: customer.id }),
       );
     }
+    // The iterator stops at `maxPage`, from the total: walked once the stream's projection counted the
+    // five signups and then the revoke (the counts lag the writes: docs/data-model.md, "Subscription
+    // counts"; until the revoke is counted, its entry read in its new segment counts it twice).
+    const total = async (active?: boolean) =>
+      (await polar.subscriptions.list({ customerId: customer.id, limit: 1, ...(active ? { active } : {}) }))
+        .result.pagination.totalCount;
+    await countsSettled(() => total(), 5, "the customer's subscriptions counted");
     await polar.subscriptions.update({ id: created[0]?.id as string, subscriptionUpdate: { revoke: true } });
-    // The iterator stops at `maxPage`, from the total: walked once the stream's projection counted all
-    // five (the counts lag the writes: docs/data-model.md, "Subscription counts").
-    await countsSettled(
-      async () =>
-        (await polar.subscriptions.list({ customerId: customer.id, limit: 1 })).result.pagination.totalCount,
-      5,
-      "the customer's subscriptions counted",
-    );
+    await countsSettled(() => total(true), 4, "the customer's revoke counted");
     const pages = [];
     const iterator = await polar.subscriptions.list({
       customerId: customer.id,

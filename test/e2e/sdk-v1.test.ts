@@ -829,15 +829,15 @@ describe('List Subscriptions (GET /v1/subscriptions/)', () => {
         }),
       );
     }
+    // The pager stops at `max_page`, from the total: walked once the stream's projection counted the
+    // five signups and then the revoke (the counts lag the writes: docs/data-model.md, "Subscription
+    // counts"; until the revoke is counted, its entry read in its new segment counts it twice).
+    const total = async (active?: boolean) =>
+      (await polar.subscriptions.list({ customer_id: customer.id, limit: 1, ...(active ? { active } : {}) }))
+        .pagination.total_count;
+    await countsSettled(() => total(), 5, "the customer's subscriptions counted");
     const revoked = await polar.subscriptions.revoke(created[1]?.id as string);
-    // The pager stops at `max_page`, from the total: walked once the stream's projection counted all
-    // five (the counts lag the writes: docs/data-model.md, "Subscription counts").
-    await countsSettled(
-      async () =>
-        (await polar.subscriptions.list({ customer_id: customer.id, limit: 1 })).pagination.total_count,
-      5,
-      "the customer's subscriptions counted",
-    );
+    await countsSettled(() => total(true), 4, "the customer's revoke counted");
     const walked = [];
     for await (const subscription of polar.subscriptions.iterList({
       customer_id: customer.id,
