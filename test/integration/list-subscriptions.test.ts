@@ -242,9 +242,11 @@ describe('GET /v1/subscriptions/', () => {
     const cases = families.flatMap((family) =>
       SORTINGS.map((sorting, n) => ({ filters: family[n % family.length] as Filters, sorting })),
     );
-    for (const { filters, sorting } of cases) {
+    for (const [n, { filters, sorting }] of cases.entries()) {
       const expected = modelList(filters, sorting).map((s) => s.id);
-      const limit = 3;
+      // Pages of 3 cut most tie groups and segment boundaries; every third list is walked by 7s (the
+      // walk's cost follows the number of pages: each reads every partition of its family).
+      const limit = n % 3 === 2 ? 7 : 3;
       const seen: string[] = [];
       for (let page = 1; page <= Math.ceil(expected.length / limit) + 1; page++) {
         const reply = await list(queryOf(filters, sorting, page, limit));
