@@ -63,7 +63,7 @@ it(`${full.events} events, ${full.customers} customers, six meters: every custom
   lap('ingest ms');
   expect(ingested.distinct.size).toBe(full.events);
   expect(ingested.duplicatesAnswered).toBe(ingested.duplicatesInjected);
-  const records = await streamRecords(world.table, ingested.distinct.size);
+  const records = await streamRecords(world.table, setup, ingested.distinct.size);
   expect(records.length).toBe(ingested.distinct.size);
   lap('stream read ms');
   const driven = await driveConsumer(world, splitShards(records, full.shards), full);
@@ -107,7 +107,7 @@ describe('roll-ups under the same faults', () => {
     await turnOnStream(world.table);
     const setup = await exactnessSetup(world, options, start);
     const ingested = await ingestAll(world, setup, options, start);
-    const records = await streamRecords(world.table, ingested.distinct.size);
+    const records = await streamRecords(world.table, setup, ingested.distinct.size);
     const driven = await driveConsumer(world, splitShards(records, 1), options);
     expect(driven.fired.before + driven.fired.after).toBeGreaterThan(0);
     expect(differences(referenceFold(setup, ingested), await storedFolds(world, setup))).toEqual([]);

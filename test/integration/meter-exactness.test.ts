@@ -64,7 +64,7 @@ describe('customer meters equal a plain fold of the distinct events', () => {
       const ingested = await ingestAll(world, setup, small, start);
       expect(ingested.duplicatesAnswered).toBe(ingested.duplicatesInjected);
       expect(ingested.duplicatesInjected).toBeGreaterThanOrEqual(small.events * 0.1);
-      const records = await streamRecords(world.table, ingested.distinct.size);
+      const records = await streamRecords(world.table, setup, ingested.distinct.size);
       // One record per distinct event: a duplicate wrote nothing.
       expect(records.length).toBe(ingested.distinct.size);
       const driven = await driveConsumer(world, splitShards(records, small.shards), small);
@@ -108,7 +108,7 @@ describe('a consumer failing part-way loses nothing and counts nothing twice', (
     await turnOnStream(world.table);
     const setup = await exactnessSetup(world, options, start);
     const ingested = await ingestAll(world, setup, options, start);
-    const records = await streamRecords(world.table, ingested.distinct.size);
+    const records = await streamRecords(world.table, setup, ingested.distinct.size);
     const [shardId, batch] = [...splitShards(records, 1).entries()][0] ?? ['', []];
     return {
       setup,

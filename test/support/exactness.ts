@@ -286,18 +286,22 @@ export async function ingestAll(
 }
 
 /**
- * The usage-event records of the table's real stream (turned on before the writes: `turnOnStream`),
- * in stream order, with their shard: read by a reader opened now, from the stream's start. (Reading
- * with iterators taken before the writes, while the shards were empty, once failed in CI with
- * DynamoDB Local's TrimmedDataAccessException.)
+ * The usage-event records of one setup's organization in the table's real stream (turned on before
+ * the writes: `turnOnStream`), in stream order, with their shard: read by a reader opened now, from
+ * the stream's start. (Reading with iterators taken before the writes, while the shards were empty,
+ * once failed in CI with DynamoDB Local's TrimmedDataAccessException.) Only that organization's: the
+ * stream also holds every earlier setup's events of the same world, and driving those again moved
+ * an arrival clock past the later setup's hours (the roll-ups of test:exactness never came due
+ * after the 100,000-event run's arrivals).
  */
 export async function streamRecords(
   table: Table,
+  setup: Pick<ExactnessSetup, 'organizationId'>,
   expected: number,
 ): Promise<{ shardId: string; record: StreamRecord }[]> {
   const reader = await openTableStream(table);
   try {
-    return await readAll(reader, expected);
+    return await readAll(reader, setup.organizationId, expected);
   } finally {
     reader.close();
   }
@@ -305,6 +309,7 @@ export async function streamRecords(
 
 async function readAll(
   reader: Awaited<ReturnType<typeof openStreamReader>>,
+  organizationId: string,
   expected: number,
 ): Promise<{ shardId: string; record: StreamRecord }[]> {
   const read: { shardId: string; record: StreamRecord }[] = [];
@@ -315,7 +320,8 @@ async function readAll(
     if (Date.now() > deadline) throw new Error(`the stream gave ${count} of ${expected} usage events`);
     const n = await reader.readOnce((records, shardId) => {
       for (const record of records) {
-        if (streamedEvents([record as never]).length === 0) continue;
+        const [streamed] = streamedEvents([record as never]);
+        if (streamed?.event.organization_id !== organizationId) continue;
         read.push({ shardId, record });
         count++;
       }
