@@ -616,6 +616,23 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -1240,6 +1257,23 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -1292,6 +1326,23 @@ export const operations = [
         ],
         "leadingKeys": [
           "event"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
         ]
       },
       {
@@ -1889,6 +1940,23 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:UpdateItem"
         ],
         "leadingKeys": [
@@ -1971,6 +2039,23 @@ export const operations = [
         "leadingKeys": [
           "customer",
           "product"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
         ]
       },
       {
@@ -4106,6 +4191,23 @@ export const functionAccess = {
         ],
         "leadingKeys": [
           "event"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "meter",
+          "customerMeter"
+        ]
+      },
+      {
+        "actions": [
+          "dynamodb:Query"
+        ],
+        "leadingKeys": [
+          "customerMeter"
         ]
       }
     ]

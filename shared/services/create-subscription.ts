@@ -1,4 +1,5 @@
 import { access as catalogAccess, getSubscriptionInputs } from '../data/catalog.ts';
+import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import type { OperationAccess } from '../data/grants.ts';
 import { access as idempotencyAccess } from '../data/idempotency.ts';
 import { outboxWrites } from '../data/outbox.ts';
@@ -24,6 +25,7 @@ import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { DEFAULT_CURRENCY } from './organizations.ts';
 import { presentSubscription } from './presenters.ts';
+import { oneSubscriptionMeters } from './subscription-meters.ts';
 
 const productIssue = (msg: string, input: string): ValidationIssue => ({
   loc: ['body', 'product_id'],
@@ -146,8 +148,11 @@ export async function createSubscription(
       metadata: (request.metadata ?? {}) as SubscriptionRecord['metadata'],
       created_by_user_id: principal.userId,
     };
+    // Its meters as Get would answer them now (usage of this hour counts), read before the
+    // transaction: none and no read without a metered price; past the read bound a 503, unwritten.
+    const meters = await oneSubscriptionMeters(deps.table, subscription, product, now);
     // Created free, so active at once: the hosted service's three events, in its order.
-    const presented = presentSubscription(subscription, customer, product);
+    const presented = presentSubscription(subscription, customer, product, meters);
     const subject = {
       kind: 'subscription',
       id: subscription.id,
@@ -187,6 +192,9 @@ export const operationAccess = (): OperationAccess => ({
       ...idempotencyAccess.idempotencyLargeAnswer,
       ...catalogAccess.getSubscriptionInputs,
       ...subscriptionsAccess.insertSubscription,
+      // With metered prices, their meters (one batch) and usage (a Query each), before the write.
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
 });

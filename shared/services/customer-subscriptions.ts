@@ -156,7 +156,9 @@ export function customerChangeOf(body: UpdateCustomerSubscriptionBody): Customer
  * Cancels (at period end) or uncancels one of the customer's subscriptions, with the portal's
  * stricter transitions (`applyCustomerChange`); a refused change writes nothing. Round trips: auth,
  * the customer, organization and subscription, the product, the conditional write with its
- * relisting and its webhook events (`subscription.updated`, then `canceled` or `uncanceled`): 4.
+ * relisting and its webhook events (`subscription.updated`, then `canceled` or `uncanceled`): 4;
+ * with metered prices, + the meters' batch and the usage Queries, before the write (its answer and
+ * its events carry Get's `meters`: `oneSubscriptionMeters`).
  */
 export function changeCustomerSubscription(
   deps: Dependencies,
@@ -170,16 +172,18 @@ export function changeCustomerSubscription(
     });
     const organization = sessionOrganization(principal, context);
     const before = theirs(principal, context.subscription);
-    const now = deps.now().toISOString();
+    const at = deps.now();
+    const now = at.toISOString();
     const fields = applyCustomerChange(before, change, now);
     const product = await getProduct(deps.table, before.product_id);
     if (!product) throw new Error(`subscription ${before.id} refers to a missing product`);
     const customer = context.customer;
     if (!customer) throw new Error(`subscription ${before.id} of a session without its customer`);
+    const meters = await oneSubscriptionMeters(deps.table, { ...before, ...fields }, product, at);
     const after = await updateSubscriptionLifecycle(deps.table, before, fields, now, (written) =>
-      lifecycleOutbox(deps, before, written, presentSubscription(written, customer, product), now),
+      lifecycleOutbox(deps, before, written, presentSubscription(written, customer, product, meters), now),
     );
-    return presentCustomerSubscription(after, product, organization);
+    return presentCustomerSubscription(after, product, organization, meters);
   });
 }
 
@@ -213,6 +217,9 @@ export const operationAccess = (): OperationAccess => ({
       ...catalogAccess.readPortalContextOfSubscription,
       ...subscriptionsAccess.updateSubscriptionInPlace,
       ...outboxAccess.outboxWrites,
+      // With metered prices, their meters and usage, read before the write (its answer and events).
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
   updateCustomerSubscription: {
@@ -221,6 +228,9 @@ export const operationAccess = (): OperationAccess => ({
       ...catalogAccess.readPortalContextOfSubscription,
       ...subscriptionsAccess.updateSubscriptionInPlace,
       ...outboxAccess.outboxWrites,
+      // With metered prices, their meters and usage, read before the write (its answer and events).
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
 });

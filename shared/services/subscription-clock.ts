@@ -23,6 +23,7 @@
  * counted too; the other shards go on.
  */
 import { access as catalogAccess, getCustomersAndProducts } from '../data/catalog.ts';
+import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import { type FunctionAccess, oneStatement } from '../data/grants.ts';
 import { access as outboxAccess, outboxWrites } from '../data/outbox.ts';
 import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
@@ -41,7 +42,8 @@ import { atPeriodEnd, type PeriodEndChange } from '../domain/subscription-lifecy
 import type { Subscription } from '../generated/api-types.ts';
 import { emitClockRun, logError, logInfo } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
-import { presentSubscription } from './presenters.ts';
+import { presentSubscription, type SubscriptionMeter } from './presenters.ts';
+import { ListReadTooCostly, readSubscriptionMeters } from './subscription-meters.ts';
 import { lifecycleOutbox } from './update-subscription.ts';
 
 /** Subscriptions read and changed at a time: one index Query, one batch read, this many transactions. */
@@ -220,6 +222,7 @@ async function settle(
     report.notFree.push(before.id);
     return false;
   }
+  const meters = await periodEndMeters(deps, { ...before, ...change.fields }, product, now);
   try {
     const after = await writeSubscriptionChange(
       deps.table,
@@ -232,7 +235,7 @@ async function settle(
           change,
           before,
           written,
-          presentSubscription(written, customer, product),
+          presentSubscription(written, customer, product, meters),
           now.toISOString(),
         ),
     );
@@ -243,6 +246,32 @@ async function settle(
     if (!(error instanceof ConditionFailed)) throw error;
     report.skipped++;
     return false;
+  }
+}
+
+/**
+ * The `meters` a period-end change's events carry: Get Subscription's for the subscription as the
+ * change leaves it (a renewal: the new period's usage so far; an end: the period it ended), read
+ * before the transaction (none and no read without a metered price). A read that fails is the
+ * change's failure, tried again next run. Past the read bound, where Get answers 503, the change is
+ * made anyway with `meters: []`, logged: the period's end cannot wait for a read that will not fit
+ * on the next run either, and the clock has no caller to answer 503 to.
+ */
+async function periodEndMeters(
+  deps: Dependencies,
+  after: SubscriptionRecord,
+  product: ProductRecord,
+  now: Date,
+): Promise<SubscriptionMeter[]> {
+  try {
+    return await readSubscriptionMeters(deps.table, after, product, now);
+  } catch (error) {
+    if (!(error instanceof ListReadTooCostly)) throw error;
+    logError('subscription clock: meters over the read bound, events carry none', {
+      subscription_id: after.id,
+      organization_id: after.organization_id,
+    });
+    return [];
   }
 }
 
@@ -270,6 +299,9 @@ export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
       oneStatement(subscriptionsAccess.getSubscriptions, catalogAccess.getCustomersAndProducts),
       ...subscriptionsAccess.writeSubscriptionChange,
       ...outboxAccess.outboxWrites,
+      // With metered prices, each change's meters (one batch) and usage (a Query each), before it.
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
 });

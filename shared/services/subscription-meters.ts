@@ -169,20 +169,38 @@ export async function subscriptionMetersFrom(
 }
 
 /**
+ * One subscription's meters within a fresh 500 read units, `ListReadTooCostly` past them: `[]` at
+ * no read when it holds no metered price (the free signup, the hottest write, reads nothing more).
+ */
+export async function readSubscriptionMeters(
+  table: Table,
+  subscription: SubscriptionRecord,
+  product: ProductRecord,
+  now: Date,
+): Promise<SubscriptionMeter[]> {
+  if (meteredPricesOf(subscription, product).size === 0) return [];
+  const read = await subscriptionMeters(table, [{ subscription, product }], now, new ReadBudget());
+  return read.get(subscription.id) ?? [];
+}
+
+/**
  * One subscription's meters (Get Subscription, the portal's Get), within a request's 500 read units:
  * past them a 503, never a partial figure (the window's usage will not shrink, but a roll-up of
  * closed hours would serve it: docs/data-model.md).
+ *
+ * The writes that present a subscription (Create, Update, Revoke, the portal's cancel and uncancel)
+ * call it too, for the subscription as the write leaves it and at the write's `now`, before their
+ * transaction: its answer and its events then carry what Get would answer at that moment, the
+ * transaction is unchanged, and a 503 past the bound comes before anything is written.
  */
 export async function oneSubscriptionMeters(
   table: Table,
   subscription: SubscriptionRecord,
   product: ProductRecord,
   now: Date,
-): Promise<SubscriptionMeter[] | undefined> {
+): Promise<SubscriptionMeter[]> {
   try {
-    return (await subscriptionMeters(table, [{ subscription, product }], now, new ReadBudget())).get(
-      subscription.id,
-    );
+    return await readSubscriptionMeters(table, subscription, product, now);
   } catch (error) {
     if (!(error instanceof ListReadTooCostly)) throw error;
     logError('subscription meters over the read bound', { subscription_id: subscription.id });

@@ -1,4 +1,5 @@
 import { access as catalogAccess, getCustomerAndProduct } from '../data/catalog.ts';
+import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { access as outboxAccess, outboxWrites } from '../data/outbox.ts';
 import type { SubscriptionRecord } from '../data/records.ts';
@@ -19,6 +20,7 @@ import {
 import type { Subscription, UpdateSubscriptionBody } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
+import { oneSubscriptionMeters } from './subscription-meters.ts';
 
 /**
  * The webhook events of a lifecycle change (`lifecycleEventTypes`), for the change's own transaction:
@@ -74,7 +76,9 @@ export function lifecycleChangeOf(body: UpdateSubscriptionBody): LifecycleChange
  * Applies a lifecycle change to a subscription of one of the caller's organizations (another
  * organization's is the same 404 as an unknown id), re-deciding on fresh data when a concurrent
  * change wins the race. The change and its webhook events are one transaction. Round trips: auth,
- * the subscription, its customer and product, the conditional write: 4.
+ * the subscription, its customer and product, the conditional write: 4; with metered prices, + the
+ * meters' batch and the usage Queries side by side, before the write (its answer and its events
+ * carry Get Subscription's `meters`: `oneSubscriptionMeters`).
  */
 export function changeSubscription(
   deps: Dependencies,
@@ -85,19 +89,22 @@ export function changeSubscription(
   return retryLostRace(async () => {
     const before = await getSubscription(deps.table, normalizeId(id));
     if (!before || !principal.organizationIds.includes(before.organization_id)) throw new ResourceNotFound();
-    const now = deps.now().toISOString();
+    const at = deps.now();
+    const now = at.toISOString();
     const fields = applyLifecycle(before, change, now);
-    // The embedded customer and product first: a failure there leaves the subscription untouched.
+    // The embedded customer and product, then the meters of the subscription as the change leaves
+    // it, first: a failure there (a 503 past the read bound) leaves the subscription untouched.
     const { customer, product } = await getCustomerAndProduct(
       deps.table,
       before.customer_id,
       before.product_id,
     );
     if (!customer || !product) throw new Error(`subscription ${before.id} refers to a missing item`);
+    const meters = await oneSubscriptionMeters(deps.table, { ...before, ...fields }, product, at);
     const after = await updateSubscriptionLifecycle(deps.table, before, fields, now, (written) =>
-      lifecycleOutbox(deps, before, written, presentSubscription(written, customer, product), now),
+      lifecycleOutbox(deps, before, written, presentSubscription(written, customer, product, meters), now),
     );
-    return presentSubscription(after, customer, product);
+    return presentSubscription(after, customer, product, meters);
   });
 }
 
@@ -109,12 +116,15 @@ export const operationAccess = (): OperationAccess => ({
   updateSubscription: {
     table: [
       // The token and the subscription; the conditional lifecycle write, its relisting and its
-      // events (the outbox); the embedded customer and product, read beside the write.
+      // events (the outbox); the embedded customer and product, read beside the write; with metered
+      // prices their meters (one batch) and usage (a Query each), read before it.
       oneStatement(tokensAccess.findToken, subscriptionsAccess.getSubscription),
       ...tokensAccess.findAccessToken,
       ...subscriptionsAccess.writeSubscriptionChange,
       ...outboxAccess.outboxWrites,
       ...catalogAccess.getCustomerAndProduct,
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
   revokeSubscription: {
@@ -124,6 +134,8 @@ export const operationAccess = (): OperationAccess => ({
       ...subscriptionsAccess.writeSubscriptionChange,
       ...outboxAccess.outboxWrites,
       ...catalogAccess.getCustomerAndProduct,
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
     ],
   },
 });

@@ -1,6 +1,6 @@
 import { UNKNOWN_ID } from '#test/bench/fixture.ts';
 import { createSubscription, portalSubscriptions } from '#test/bench/work-kit.ts';
-import { freshSubscription, step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, freshSubscription, step } from '#test/support/iam-kit.ts';
 import { portalRow } from '#test/support/isolation-kit.ts';
 import { defineCard } from './card.ts';
 
@@ -13,11 +13,19 @@ export default defineCard({
   },
   iam: async (world) => {
     const id = await freshSubscription(world);
-    const cancel = () =>
-      world.call('DELETE', `/v1/customer-portal/subscriptions/${id}`, {
+    const cancel = (which: string) =>
+      world.call('DELETE', `/v1/customer-portal/subscriptions/${which}`, {
         token: world.demo.customer_session_token,
       });
-    return [step('cancel at period end', await cancel(), 200), step('cancel again', await cancel(), 403)];
+    return [
+      step('cancel at period end', await cancel(id), 200),
+      step('cancel again', await cancel(id), 403),
+      step(
+        'cancel a metered subscription with usage (its meters read)',
+        await cancel((await freshMeteredSubscription(world)).id),
+        200,
+      ),
+    ];
   },
   isolation: () => portalRow('DELETE'),
   dynamoWork: [

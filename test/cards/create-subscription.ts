@@ -1,7 +1,7 @@
 import { createCustomer } from '#scripts/admin/commands.ts';
 import { CUSTOMER, PRODUCT } from '#test/bench/fixture.ts';
 import { benchRun, createSubscription } from '#test/bench/work-kit.ts';
-import { key, step } from '#test/support/iam-kit.ts';
+import { freshMeteredProduct, key, step } from '#test/support/iam-kit.ts';
 import { defineCard } from './card.ts';
 
 export default defineCard({
@@ -19,6 +19,8 @@ export default defineCard({
         body: { product_id: productId, customer_id: world.demo.customer_id },
       });
     const created = await subscribe(key('ok'), world.demo.free_product_id);
+    // A metered product with usage: its meter and usage read before the write (answer and events).
+    const metered = await subscribe(key('metered'), await freshMeteredProduct(world));
     const replayed = await subscribe(key('ok'), world.demo.free_product_id);
     const refused = await subscribe(key('paid'), world.demo.paid_product_id);
     const retried = await subscribe(key('paid'), world.demo.paid_product_id);
@@ -44,6 +46,7 @@ export default defineCard({
     const largeReplayed = await subscribeLarge();
     return [
       step('subscribe', created, 201),
+      step('subscribe to a metered product with usage (its meters read)', metered, 201),
       step('replay with the same key', replayed, 201, { reply: created, field: 'id' }),
       step('subscribe with an answer kept in parts', largeCreated, 201),
       step('replay of an answer kept in parts', largeReplayed, 201, { reply: largeCreated, field: 'id' }),

@@ -1,6 +1,6 @@
 import { UNKNOWN_ID } from '#test/bench/fixture.ts';
 import { createSubscription, subscriptionsToChange } from '#test/bench/work-kit.ts';
-import { freshSubscription, step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, freshSubscription, step } from '#test/support/iam-kit.ts';
 import { lifecycleRow } from '#test/support/isolation-kit.ts';
 import { defineCard } from './card.ts';
 
@@ -13,11 +13,16 @@ export default defineCard({
   },
   iam: async (world) => {
     const id = await freshSubscription(world);
-    const revoke = () =>
-      world.call('DELETE', `/v1/subscriptions/${id}`, { token: world.demo.personal_access_token });
-    const first = await revoke();
-    const second = await revoke();
-    return [step('revoke', first, 200), step('revoke again', second, 403)];
+    const revoke = (which: string) =>
+      world.call('DELETE', `/v1/subscriptions/${which}`, { token: world.demo.personal_access_token });
+    const first = await revoke(id);
+    const second = await revoke(id);
+    const metered = await revoke((await freshMeteredSubscription(world)).id);
+    return [
+      step('revoke', first, 200),
+      step('revoke again', second, 403),
+      step('revoke a metered subscription with usage (its meters read)', metered, 200),
+    ];
   },
   isolation: () => lifecycleRow('DELETE'),
   dynamoWork: [

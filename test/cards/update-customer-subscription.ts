@@ -1,6 +1,6 @@
 import { UNKNOWN_ID } from '#test/bench/fixture.ts';
 import { createSubscription, portalSubscriptions } from '#test/bench/work-kit.ts';
-import { freshSubscription, step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, freshSubscription, step } from '#test/support/iam-kit.ts';
 import { portalRow } from '#test/support/isolation-kit.ts';
 import { defineCard } from './card.ts';
 
@@ -14,19 +14,24 @@ export default defineCard({
   },
   iam: async (world) => {
     const id = await freshSubscription(world);
-    const patch = (body: unknown) =>
-      world.call('PATCH', `/v1/customer-portal/subscriptions/${id}`, {
+    const patch = (body: unknown, which = id) =>
+      world.call('PATCH', `/v1/customer-portal/subscriptions/${which}`, {
         token: world.demo.customer_session_token,
         body,
       });
+    const canceled = await patch({ cancel_at_period_end: true, cancellation_reason: 'unused' });
+    const uncanceled = await patch({ cancel_at_period_end: false });
+    const again = await patch({ cancel_at_period_end: false });
+    // A metered subscription with usage: each change reads its meter and usage before the write.
+    const metered = (await freshMeteredSubscription(world)).id;
+    const meteredCanceled = await patch({ cancel_at_period_end: true }, metered);
+    const meteredUncanceled = await patch({ cancel_at_period_end: false }, metered);
     return [
-      step(
-        'cancel at period end',
-        await patch({ cancel_at_period_end: true, cancellation_reason: 'unused' }),
-        200,
-      ),
-      step('uncancel', await patch({ cancel_at_period_end: false }), 200),
-      step('uncancel again', await patch({ cancel_at_period_end: false }), 409),
+      step('cancel at period end', canceled, 200),
+      step('uncancel', uncanceled, 200),
+      step('uncancel again', again, 409),
+      step('cancel a metered subscription with usage (its meters read)', meteredCanceled, 200),
+      step('uncancel a metered subscription with usage (its meters read)', meteredUncanceled, 200),
     ];
   },
   isolation: () => portalRow('PATCH'),

@@ -1,6 +1,6 @@
 import { UNKNOWN_ID } from '#test/bench/fixture.ts';
 import { createSubscription, subscriptionsToChange } from '#test/bench/work-kit.ts';
-import { freshSubscription, step } from '#test/support/iam-kit.ts';
+import { freshMeteredSubscription, freshSubscription, step } from '#test/support/iam-kit.ts';
 import { lifecycleRow } from '#test/support/isolation-kit.ts';
 import { defineCard } from './card.ts';
 
@@ -19,10 +19,18 @@ export default defineCard({
     const canceled = await patch({ cancel_at_period_end: true });
     const revoked = await patch({ revoke: true });
     const refused = await patch({ cancel_at_period_end: false });
+    // A metered subscription with usage: each change reads its meter and usage before the write.
+    const metered = (await freshMeteredSubscription(world)).id;
+    const patchMetered = (body: unknown) =>
+      world.call('PATCH', `/v1/subscriptions/${metered}`, { token: world.demo.personal_access_token, body });
+    const meteredCanceled = await patchMetered({ cancel_at_period_end: true });
+    const meteredRevoked = await patchMetered({ revoke: true });
     return [
       step('cancel at period end', canceled, 200),
       step('revoke', revoked, 200),
       step('change an ended subscription', refused, 403),
+      step('cancel a metered subscription with usage (its meters read)', meteredCanceled, 200),
+      step('revoke a metered subscription with usage (its meters read)', meteredRevoked, 200),
     ];
   },
   isolation: () => lifecycleRow('PATCH'),

@@ -1253,7 +1253,8 @@ describe('Subscription meters: subscriptions.get / list, customerPortal.subscrip
       productId: product.id,
       customerId: stack.demo.customer_id,
     });
-    expect(created.meters).toEqual([]);
+    // A write's answer carries the meters Get answers: none counted yet.
+    expect(created.meters).toMatchObject([{ meterId: meter.id, consumedUnits: 0, amount: 0 }]);
     const ingested = await polar.events.ingest({
       events: [0, 1, 2].map((i) => ({
         name: run,

@@ -1473,8 +1473,13 @@ describe('Subscription meters (subscriptions.get / list, customerPortal.subscrip
       customer_id: stack.demo.customer_id,
     });
     expectDocumented('createSubscription', lastExchange().reply);
-    // A write's answer carries no usage (docs/compatibility.md).
-    expect(created.meters).toEqual([]);
+    // A write's answer carries the meters Get answers: none counted yet.
+    expect(created.meters.map((m) => [m.meter_id, m.consumed_units, m.amount]).sort()).toEqual(
+      [
+        [calls.id, 0, 0],
+        [tokens.id, 0, 0],
+      ].sort(),
+    );
     const events = [4, 9, 5].map((n, i) => ({
       name: run,
       customer_id: stack.demo.customer_id,

@@ -193,13 +193,13 @@ describe('metered prices on Update Product, and Create Subscription', () => {
       customer_id: world.demo.customer_id,
     });
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-    // It holds both prices; its usage is read by Get Subscription (subscription-meters.test.ts).
+    // It holds both prices; its answer carries Get Subscription's meters (subscription-meters.test.ts).
     expect(reply.body.prices.map((p: { id: string }) => p.id)).toEqual(
       product.body.prices.map((p: { id: string }) => p.id),
     );
-    expect(reply.body.meters).toEqual([]);
     const got = await call('getSubscription', 'GET', `/v1/subscriptions/${reply.body.id}`);
     expect(got.body.meters).toMatchObject([{ meter_id: m.id, consumed_units: 0, amount: 0 }]);
+    expect(reply.body.meters).toEqual(got.body.meters);
     const paid = await createProduct(monthly([{ amount_type: 'fixed', price_amount: 500 }, metered(m.id)]));
     const refused = await call('createSubscription', 'POST', '/v1/subscriptions/', {
       product_id: paid.body.id,

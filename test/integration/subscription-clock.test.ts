@@ -1,16 +1,23 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createProduct } from '#scripts/admin/commands.ts';
+import { customerMeterId, storedHourAggregate } from '#shared/data/customer-meters.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { subscriptionListings } from '#shared/data/subscriptions.ts';
 import { attr } from '#shared/data/table.ts';
+import { ServiceUnavailable } from '#shared/domain/errors.ts';
 import type { RecurringInterval } from '#shared/domain/period.ts';
 import type { Subscription } from '#shared/generated/api-types.ts';
 import type { Dependencies } from '#shared/runtime.ts';
+import { getSubscription } from '#shared/services/get-subscription.ts';
+import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
+import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import type { ClockReport } from '#shared/services/subscription-clock.ts';
 import { changeSubscription } from '#shared/services/update-subscription.ts';
 import { useClockWorld } from '../support/clock-world.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb.ts';
+import { outboxOf, typesOf } from '../support/outbox.ts';
 
 // Its dates lie before the demo seed's; what a test makes is revoked after it (test/support/clock-world.ts).
 const clock = useClockWorld('subscription-clock', '2021-01-01T00:00:00.000Z');
@@ -301,5 +308,156 @@ describe('idempotent, concurrent, interrupted', () => {
     for (const subscription of subscriptions) {
       expect((await stored(subscription.id)).current_period_start).toBe(subscription.current_period_end);
     }
+  });
+});
+
+describe('the meters of the period-end events', () => {
+  /** A count meter of events named `name` (since 2019) and a monthly product with a free fixed price and a metered price on it. */
+  async function meteredProduct() {
+    const name = `clock.${randomUUID()}`;
+    const meter = newMeter(
+      {
+        name: `Clock ${name.slice(6, 14)}`,
+        filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
+        aggregation: { func: 'count' },
+      },
+      clock.world.demo.organization_id,
+      at('2019-01-01T00:00:00.000Z'),
+    );
+    await storeNewMeter(clock.world.admin.table, meter);
+    const product = await clock.world.call('POST', '/v1/products/', {
+      token: clock.world.demo.personal_access_token,
+      body: {
+        name: `Clock metered ${randomUUID()}`,
+        recurring_interval: 'month',
+        prices: [
+          { amount_type: 'fixed', price_amount: 0 },
+          { amount_type: 'metered_unit', unit_amount: '0.5', meter_id: meter.id },
+        ],
+      },
+    });
+    expect(product.status).toBe(201);
+    return { name, meterId: meter.id, productId: product.body.id as string };
+  }
+
+  /** Events of the clock's customer named `name` that arrived at the given instants, folded by the aggregator. */
+  const arrive = (name: string, instants: string[]) =>
+    aggregateEvents(
+      { table: clock.world.admin.table, now: () => new Date() },
+      `seed-${randomUUID()}`,
+      instants.map((iso, i) => ({
+        sequence: String(i + 1),
+        event: {
+          id: randomUUID(),
+          organization_id: clock.world.demo.organization_id,
+          name,
+          timestamp_us: Date.parse(iso) * 1000,
+          external_id: null,
+          customer_id: clock.customerId,
+          external_customer_id: null,
+          metadata: '{}',
+          ingest_request: randomUUID(),
+          ingested_at: iso,
+        },
+      })),
+    );
+
+  /** Get Subscription at `iso` (the service over its function's client), as the events' moment saw it. */
+  const getAt = (id: string, iso: string) =>
+    getSubscription({ ...clock.world.depsFor('get-subscription'), now: () => at(iso) }, clock.principal, id);
+
+  /** The events of the change the clock made at `iso`. */
+  const eventsAt = async (id: string, iso: string) =>
+    (await outboxOf(clock.world.table, 'subscription', id)).filter((event) => event.timestamp === iso);
+
+  it('a renewal’s and an end’s events carry the meters Get Subscription answers at that moment: the new period’s usage so far, the ended period’s', async () => {
+    const { name, productId } = await meteredProduct();
+    const renewing = await clock.subscribeAt('2020-03-01T10:00:00.000Z', productId);
+    const ending = await clock.subscribeAt('2020-03-01T10:00:00.000Z', productId);
+    await changeSubscription(
+      { ...clock.world.admin, now: () => at('2020-03-05T00:00:00.000Z') },
+      clock.principal,
+      ending.id,
+      { kind: 'cancel', atPeriodEnd: true },
+    );
+    await arrive(name, [
+      '2020-03-01T08:59:00.000Z', // before the period's first hour: not counted
+      '2020-03-02T00:00:00.000Z',
+      '2020-03-02T00:00:01.000Z',
+      '2020-03-20T12:00:00.000Z',
+      '2020-04-01T09:30:00.000Z', // the period's last hour
+      '2020-04-01T10:10:00.000Z', // after its end: the next period's first hour
+    ]);
+    const now = '2020-04-01T10:30:00.000Z';
+    const report = await runAt(now);
+    expect(report).toMatchObject({ renewed: 1, ended: 1, failures: 0 });
+
+    const renewed = await getAt(renewing.id, now);
+    expect(renewed.current_period_start).toBe('2020-04-01T10:00:00.000Z');
+    expect(renewed.meters.map((m) => m.consumed_units)).toEqual([1]);
+    const cycled = await eventsAt(renewing.id, now);
+    expect(typesOf(cycled)).toEqual(['subscription.updated', 'subscription.cycled']);
+    for (const event of cycled) expect(event.envelope.data.meters).toEqual(renewed.meters);
+
+    const ended = await getAt(ending.id, now);
+    expect(ended.ended_at).toBe('2020-04-01T10:00:00.000Z');
+    expect(ended.meters.map((m) => m.consumed_units)).toEqual([4]);
+    const revoked = await eventsAt(ending.id, now);
+    expect(typesOf(revoked)).toEqual(['subscription.updated', 'subscription.revoked']);
+    for (const event of revoked) expect(event.envelope.data.meters).toEqual(ended.meters);
+  });
+
+  it('past the read bound (where Get answers 503) the end is made anyway, its events carrying meters []: the period’s end does not wait on a read that would not fit next run either', async () => {
+    const { meterId, productId } = await meteredProduct();
+    const ending = await clock.subscribeAt('2020-05-01T00:00:00.000Z', productId);
+    await changeSubscription(
+      { ...clock.world.admin, now: () => at('2020-05-02T00:00:00.000Z') },
+      clock.principal,
+      ending.id,
+      { kind: 'cancel', atPeriodEnd: true },
+    );
+    // 700 hours of the period, each an hour aggregate of about 5.7 KB (50 stream shards applied):
+    // about 4 MB, past 500 read units of 4 KB, and no roll-up (the aggregator never ran for it).
+    const id = customerMeterId(clock.customerId, meterId);
+    const owner = {
+      organization_id: clock.world.demo.organization_id,
+      customer_id: clock.customerId,
+      meter_id: meterId,
+    };
+    const applied = Object.fromEntries(
+      Array.from({ length: 50 }, (_, i) => [
+        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
+        '1'.padStart(40, '0'),
+      ]),
+    );
+    const start = Date.parse('2020-05-01T00:00:00.000Z');
+    const items = Array.from({ length: 700 }, (_, i) =>
+      storedHourAggregate(owner, {
+        customer_meter_id: id,
+        hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
+        state: { func: 'count', count: 1 },
+        applied,
+        definition_version: 1,
+        version: 1,
+        updated_at: new Date().toISOString(),
+      }),
+    );
+    for (let i = 0; i < items.length; i += 25) {
+      await clock.world.table.doc.send(
+        new BatchWriteCommand({
+          RequestItems: {
+            [clock.world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
+          },
+        }),
+      );
+    }
+    const now = '2020-06-01T00:30:00.000Z';
+    await expect(getAt(ending.id, now)).rejects.toBeInstanceOf(ServiceUnavailable);
+    const report = await runAt(now);
+    expect(report).toMatchObject({ ended: 1, failures: 0 });
+    expect((await stored(ending.id)).ended_at).toBe('2020-06-01T00:00:00.000Z');
+    const events = await eventsAt(ending.id, now);
+    expect(typesOf(events)).toEqual(['subscription.updated', 'subscription.revoked']);
+    for (const event of events) expect(event.envelope.data.meters).toEqual([]);
   });
 });

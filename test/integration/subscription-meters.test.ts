@@ -4,7 +4,9 @@
  * one SubscriptionMeter per meter, whose `consumed_units` and `amount` equal a plain fold of the
  * events that arrived in the current period (count, sum, the cap); the period's boundary in hours of
  * arrival; an ended subscription's period; the 500-read-unit bound (503 for one, 422 at `limit` for
- * a page); round trips; webhook payloads and write answers keep `[]`.
+ * a page); round trips; the write answers and webhook payloads (Create, Update, Revoke, the
+ * portal's cancel and uncancel) carry what Get answers after the write, read before it (a 503 past
+ * the bound writes nothing), and a free subscription's create reads nothing more.
  */
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -17,6 +19,7 @@ import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { meterHours } from '#shared/services/subscription-meters.ts';
 import { documentedReply } from '../support/contract.ts';
+import { outboxOf, typesOf } from '../support/outbox.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -118,6 +121,13 @@ async function setPeriod(id: string, start: number, end: number): Promise<void> 
   );
 }
 
+const storedItem = async (id: string) =>
+  (
+    await world.table.doc.send(
+      new GetCommand({ TableName: world.table.name, Key: keys.subscription(id), ConsistentRead: true }),
+    )
+  ).Item;
+
 const getSubscription = (id: string) =>
   world
     .call('GET', `/v1/subscriptions/${id}`, { token: pat() })
@@ -159,8 +169,8 @@ async function setting() {
 describe('Subscription.meters', () => {
   it('one meter per metered price: consumed units and amounts equal a plain fold of the period’s events (count, sum, the cap)', async () => {
     const { customer, name, calls, tokens, subscription } = await setting();
-    // Write answers and webhook payloads carry no usage (built inside the write's transaction).
-    expect(subscription.meters).toEqual([]);
+    // The create's answer carries its meters: the fresh customer's usage before it, none.
+    expect((subscription.meters as Shown[]).map((m) => m.consumed_units)).toEqual([0, 0]);
     const now = Date.now();
     const start = now - 30 * 24 * HOUR;
     await setPeriod(subscription.id, start, now + 24 * HOUR);
@@ -260,7 +270,7 @@ describe('Subscription.meters', () => {
     await arrive(customer.id, name, [{ at: now - 8 * HOUR }]);
     const revoked = await world.call('DELETE', `/v1/subscriptions/${subscription.id}`, { token: pat() });
     expect(revoked.status).toBe(200);
-    expect(revoked.body.meters).toEqual([]);
+    expect(byMeter(revoked.body.meters).get(calls.id)?.consumed_units).toBe(1);
     // Ended six hours ago (operator access): the events since, up to now, are not its.
     await world.table.doc.send(
       new UpdateCommand({
@@ -343,6 +353,195 @@ describe('Subscription.meters', () => {
     const portalList = await world.call('GET', '/v1/customer-portal/subscriptions/', { token: session });
     expect(documentedReply('listCustomerSubscriptions', portalList).status).toBe(422);
     expect(portalList.body.detail[0].loc).toEqual(['query', 'limit']);
+    // The writes read the meters before their transaction: the same 503, and nothing written.
+    const before = await storedItem(subscription.id);
+    const path = `/v1/subscriptions/${subscription.id}`;
+    const portalPath = `/v1/customer-portal/subscriptions/${subscription.id}`;
+    const writes = [
+      await world
+        .call('PATCH', path, { token: pat(), body: { cancel_at_period_end: true } })
+        .then((r) => documentedReply('updateSubscription', r)),
+      await world
+        .call('DELETE', path, { token: pat() })
+        .then((r) => documentedReply('revokeSubscription', r)),
+      await world
+        .call('DELETE', portalPath, { token: session })
+        .then((r) => documentedReply('cancelCustomerSubscription', r)),
+      await world
+        .call('PATCH', portalPath, { token: session, body: { cancel_at_period_end: true } })
+        .then((r) => documentedReply('updateCustomerSubscription', r)),
+    ];
+    expect(writes.map((w) => w.status)).toEqual([503, 503, 503, 503]);
+    expect(await storedItem(subscription.id)).toEqual(before);
+    expect(typesOf(await outboxOf(world.table, 'subscription', subscription.id))).toEqual([
+      'subscription.created',
+      'subscription.active',
+      'subscription.updated',
+    ]);
+  });
+});
+
+describe('write answers and webhook payloads carry the meters Get Subscription answers after the write', () => {
+  /** The events of the change made at `at` (the outbox items of the subscription stamped then). */
+  const eventsAt = async (id: string, at: string) =>
+    (await outboxOf(world.table, 'subscription', id)).filter((event) => event.timestamp === at);
+  const metersOf = (events: Awaited<ReturnType<typeof eventsAt>>) =>
+    events.map((event) => event.envelope.data.meters);
+
+  /** A subscription of `setting()` with a period of ten days so far and usage in it. */
+  async function withUsage() {
+    const set = await setting();
+    const now = Date.now();
+    const start = now - 10 * 24 * HOUR;
+    await setPeriod(set.subscription.id, start, now + 24 * HOUR);
+    await arrive(set.customer.id, set.name, [
+      { at: start - HOUR, tokens: 100 }, // before the period: not counted
+      { at: start + HOUR, tokens: 3 },
+      { at: start + 50 * HOUR, tokens: 4 },
+      { at: now, tokens: 5 },
+    ]);
+    return set;
+  }
+
+  /**
+   * The reads (GetItem, BatchGetItem, Query) a function's client sent since `reset`, by command: the
+   * round-trip count would also hold the segment registry puts after a create (a fresh customer's,
+   * a fresh product's shard), which depend on what was created before.
+   */
+  const readsOf = (functionName: string) => {
+    const sent: string[] = [];
+    world.depsFor(functionName).table.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        const command = String(context.commandName);
+        if (/^(Get|BatchGet|Query)/.test(command)) sent.push(command);
+        return next(args);
+      },
+      { step: 'initialize', name: `readsOf-${functionName}` },
+    );
+    return { sent, reset: () => sent.splice(0) };
+  };
+  let createReads: ReturnType<typeof readsOf>;
+  beforeAll(() => {
+    createReads = readsOf('create-subscription');
+  });
+
+  it('Create: the answer and its three events carry Get’s meters (the usage of the period’s first hour), read before the write: the meters’ batch and a usage Query per meter more; a free product’s create reads nothing more', async () => {
+    const customer = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: `meters+${randomUUID()}@example.com`,
+    });
+    const name = `usage.${randomUUID()}`;
+    const calls = await meter(name, { func: 'count' });
+    const tokens = await meter(name, { func: 'sum', property: 'tokens' });
+    const product = await meteredProduct(calls, tokens);
+    const arrived = Date.now();
+    await arrive(customer.id, name, [
+      { at: arrived, tokens: 7 },
+      { at: arrived, tokens: 11 },
+    ]);
+    createReads.reset();
+    const created = await subscribe(product.id, customer.id);
+    // The token, the inputs' batch; the meters' batch, two usage Queries side by side.
+    expect(createReads.sent).toEqual([
+      'GetItemCommand',
+      'BatchGetItemCommand',
+      'BatchGetItemCommand',
+      'QueryCommand',
+      'QueryCommand',
+    ]);
+    const got = await getSubscription(created.id);
+    expect(got.body.meters).toHaveLength(2);
+    expect(created.meters).toEqual(got.body.meters);
+    // Arrived in the hour the period starts in (unless an hour ended between): counted.
+    if (new Date(arrived).toISOString().slice(0, 13) === created.current_period_start.slice(0, 13)) {
+      expect(byMeter(created.meters as Shown[]).get(tokens.id)).toMatchObject({ consumed_units: 18 });
+      expect(byMeter(created.meters as Shown[]).get(calls.id)).toMatchObject({ consumed_units: 2 });
+    }
+    const events = await outboxOf(world.table, 'subscription', created.id);
+    expect(typesOf(events)).toEqual(['subscription.created', 'subscription.active', 'subscription.updated']);
+    expect(metersOf(events)).toEqual([got.body.meters, got.body.meters, got.body.meters]);
+    // A product without a metered price: `[]`, and not one read more than before meters existed.
+    createReads.reset();
+    const free = await world
+      .call('POST', '/v1/subscriptions/', {
+        token: pat(),
+        body: { product_id: world.demo.free_product_id, customer_id: customer.id },
+      })
+      .then((r) => documentedReply('createSubscription', r));
+    expect(free.status).toBe(201);
+    expect(createReads.sent).toEqual(['GetItemCommand', 'BatchGetItemCommand']);
+    expect(free.body.meters).toEqual([]);
+    expect(metersOf(await outboxOf(world.table, 'subscription', free.body.id))).toEqual([[], [], []]);
+  });
+
+  it('Update (cancel, uncancel) and Revoke: each answer and its events carry Get’s meters after it (the period’s usage; the revoked one’s up to its end), read before the write: 4 + 1 + 2 round trips', async () => {
+    const { calls, tokens, subscription } = await withUsage();
+    const path = `/v1/subscriptions/${subscription.id}`;
+    const patch = (body: unknown) =>
+      world.call('PATCH', path, { token: pat(), body }).then((r) => documentedReply('updateSubscription', r));
+    world.resetCount();
+    const canceled = await patch({ cancel_at_period_end: true });
+    expect(canceled.status).toBe(200);
+    expect(world.roundTripsOf('update-subscription')).toBe(4 + 1 + 2);
+    const afterCancel = await getSubscription(subscription.id);
+    expect(byMeter(afterCancel.body.meters as Shown[]).get(calls.id)).toMatchObject({ consumed_units: 3 });
+    expect(byMeter(afterCancel.body.meters as Shown[]).get(tokens.id)).toMatchObject({
+      consumed_units: 12,
+      amount: 24,
+    });
+    expect(canceled.body.meters).toEqual(afterCancel.body.meters);
+    const cancelEvents = await eventsAt(subscription.id, canceled.body.modified_at);
+    expect(typesOf(cancelEvents)).toEqual(['subscription.updated', 'subscription.canceled']);
+    expect(metersOf(cancelEvents)).toEqual([afterCancel.body.meters, afterCancel.body.meters]);
+
+    const uncanceled = await patch({ cancel_at_period_end: false });
+    expect(uncanceled.status).toBe(200);
+    const afterUncancel = await getSubscription(subscription.id);
+    expect(uncanceled.body.meters).toEqual(afterUncancel.body.meters);
+    const uncancelEvents = await eventsAt(subscription.id, uncanceled.body.modified_at);
+    expect(typesOf(uncancelEvents)).toEqual(['subscription.updated', 'subscription.uncanceled']);
+    expect(metersOf(uncancelEvents)).toEqual([afterUncancel.body.meters, afterUncancel.body.meters]);
+
+    const revoked = await world
+      .call('DELETE', path, { token: pat() })
+      .then((r) => documentedReply('revokeSubscription', r));
+    expect(revoked.status).toBe(200);
+    const afterRevoke = await getSubscription(subscription.id);
+    expect(afterRevoke.body.ended_at).not.toBeNull();
+    expect(byMeter(afterRevoke.body.meters as Shown[]).get(calls.id)).toMatchObject({ consumed_units: 3 });
+    expect(revoked.body.meters).toEqual(afterRevoke.body.meters);
+    const revokeEvents = await eventsAt(subscription.id, revoked.body.modified_at);
+    expect(typesOf(revokeEvents)).toContain('subscription.revoked');
+    expect(metersOf(revokeEvents)).toEqual(revokeEvents.map(() => afterRevoke.body.meters));
+  });
+
+  it('the portal’s cancel and uncancel: the answer carries the portal Get’s meters, the events Get Subscription’s', async () => {
+    const { customer, calls, subscription } = await withUsage();
+    const session = (await createCustomerSession(world.admin, { customer })).token;
+    const path = `/v1/customer-portal/subscriptions/${subscription.id}`;
+    const portalGet = () =>
+      world.call('GET', path, { token: session }).then((r) => documentedReply('getCustomerSubscription', r));
+    const canceled = await world
+      .call('DELETE', path, { token: session })
+      .then((r) => documentedReply('cancelCustomerSubscription', r));
+    expect(canceled.status).toBe(200);
+    const afterCancel = await getSubscription(subscription.id);
+    expect(byMeter(afterCancel.body.meters as Shown[]).get(calls.id)).toMatchObject({ consumed_units: 3 });
+    expect(canceled.body.meters).toEqual((await portalGet()).body.meters);
+    expect(canceled.body.meters).toEqual(portalView(afterCancel.body.meters));
+    const cancelEvents = await eventsAt(subscription.id, canceled.body.modified_at);
+    expect(typesOf(cancelEvents)).toEqual(['subscription.updated', 'subscription.canceled']);
+    expect(metersOf(cancelEvents)).toEqual([afterCancel.body.meters, afterCancel.body.meters]);
+
+    const uncanceled = await world
+      .call('PATCH', path, { token: session, body: { cancel_at_period_end: false } })
+      .then((r) => documentedReply('updateCustomerSubscription', r));
+    expect(uncanceled.status).toBe(200);
+    const afterUncancel = await getSubscription(subscription.id);
+    expect(uncanceled.body.meters).toEqual((await portalGet()).body.meters);
+    const uncancelEvents = await eventsAt(subscription.id, uncanceled.body.modified_at);
+    expect(typesOf(uncancelEvents)).toEqual(['subscription.updated', 'subscription.uncanceled']);
+    expect(metersOf(uncancelEvents)).toEqual([afterUncancel.body.meters, afterUncancel.body.meters]);
   });
 });
 

@@ -47,13 +47,12 @@ export async function freshSubscription(world: World): Promise<string> {
 }
 
 /**
- * A fresh subscription of the demo customer (the demo customer session's) holding a metered price,
- * with usage: a meter of its own (operator access), two events of the customer folded by the meter
- * aggregator, a product with a free fixed price and a metered price on that meter (Create Product),
- * the subscription (Create Subscription). Its meters make Get / List Subscriptions read the meter
- * and its usage.
+ * A fresh product of the demo organization with a free fixed price and a metered price on a count
+ * meter of its own (operator access), and usage: two events of the demo customer folded by the meter
+ * aggregator. A subscription of the demo customer to it makes every write that presents it (Create,
+ * Update, Revoke, the portal's cancel and uncancel, the clock) read the meter and its usage.
  */
-export async function freshMeteredSubscription(world: World): Promise<{ id: string; productId: string }> {
+export async function freshMeteredProduct(world: World): Promise<string> {
   const name = `iam.${randomUUID()}`;
   const meter = newMeter(
     {
@@ -97,12 +96,22 @@ export async function freshMeteredSubscription(world: World): Promise<{ id: stri
     },
   });
   if (product.status !== 201) throw new Error(`Create Product answered ${product.status}`);
+  return product.body.id;
+}
+
+/**
+ * A fresh subscription of the demo customer (the demo customer session's) to a fresh metered
+ * product with usage (`freshMeteredProduct`), through Create Subscription. Its meters make Get /
+ * List Subscriptions and every write that presents it read the meter and its usage.
+ */
+export async function freshMeteredSubscription(world: World): Promise<{ id: string; productId: string }> {
+  const productId = await freshMeteredProduct(world);
   const reply = await world.call('POST', '/v1/subscriptions/', {
     token: world.demo.personal_access_token,
-    body: { product_id: product.body.id, customer_id: world.demo.customer_id },
+    body: { product_id: productId, customer_id: world.demo.customer_id },
   });
   if (reply.status !== 201) throw new Error(`Create Subscription answered ${reply.status}`);
-  return { id: reply.body.id, productId: product.body.id };
+  return { id: reply.body.id, productId };
 }
 
 /** A fresh customer through Create Customer (its own function and policy), with an external id or none. */
