@@ -1044,6 +1044,7 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem",
           "dynamodb:Query"
         ],
         "leadingKeys": [

@@ -28,7 +28,7 @@ import {
 import { readCustomerEntries } from '#shared/data/customers.ts';
 import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
 import { getMeter, meterListing } from '#shared/data/meters.ts';
-import { productListing } from '#shared/data/products.ts';
+import { productListing, productListOwners } from '#shared/data/products.ts';
 import { record, type StoredSubscription } from '#shared/data/records.ts';
 import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
 import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
@@ -876,13 +876,13 @@ async function redeliveryRequests(webhookEventId: string): Promise<unknown[]> {
 
 /** Ids of the demo organization's products of this name (read from the name order of its list). */
 async function productsNamed(name: string): Promise<string[]> {
-  const found = await readRange(
-    world.table,
-    productListing,
-    world.demo.organization_id,
-    textKeyPrefix('name', name, 'equals'),
+  // Its 16 shards and the old, unsharded partition (`productListOwners`).
+  const found = await Promise.all(
+    productListOwners([world.demo.organization_id]).map((owner) =>
+      readRange(world.table, productListing, owner, textKeyPrefix('name', name, 'equals')),
+    ),
   );
-  return found.map((product) => product.id);
+  return found.flat().map((product) => product.id);
 }
 
 /** The demo organization's customer list entries in one key range. */

@@ -6,13 +6,21 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import type { Table } from '#shared/data/dynamo.ts';
 import { listedWrites } from '#shared/data/listing.ts';
-import { productListing } from '#shared/data/products.ts';
+import { productListing, productListOwners } from '#shared/data/products.ts';
 import { record, type StoredProduct } from '#shared/data/records.ts';
 import { keys, LIST_COUNT_PREFIX, listKeys } from '#shared/data/table.ts';
 import { type Item, readAll } from './table-state.ts';
 
-/** Every partition an organization's products can be listed in: the whole list and each view. */
+/**
+ * Every partition an organization's products can be listed in: the whole list and each view, of
+ * the old, unsharded list and of each of its 16 shards.
+ */
 export function productListPartitions(organizationId: string): string[] {
+  return productListOwners([organizationId]).flatMap((owner) => listPartitionsOf(owner));
+}
+
+/** One owner's partitions (`<org>` or a shard `<org>#S<k>`): the whole list and each view. */
+function listPartitionsOf(organizationId: string): string[] {
   const values = ['true', 'false'];
   const views = [
     [],
@@ -80,4 +88,21 @@ export async function expectListedInStep(
   expect(entries.map((entry) => `${entry.PK}|${entry.SK}`).sort()).toEqual(expected);
   for (const entry of entries) expect(record(entry)).toEqual(stored);
   return stored;
+}
+
+/**
+ * How many of these organizations' product list partitions (16 shards and the old one each) hold a
+ * product of the whole list or of `view`: a page reads the entries of each of them (one Query).
+ */
+export async function listedPartitions(
+  table: Table,
+  organizationIds: readonly string[],
+  view: readonly (readonly [string, string])[] = [],
+): Promise<number> {
+  const counts = await Promise.all(
+    productListOwners(organizationIds).map((owner) =>
+      productListCount(table, listKeys.partition('productList', owner, view)),
+    ),
+  );
+  return counts.filter((count) => count > 0).length;
 }
