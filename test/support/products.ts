@@ -39,8 +39,15 @@ export async function productEntries(
   organizationId: string,
   productId: string,
 ): Promise<Item[]> {
+  return (await organizationProductEntries(table, organizationId)).filter((entry) =>
+    String(entry.SK).endsWith(`#${productId}`),
+  );
+}
+
+/** Every list entry of an organization's products (no count item), in any of its partitions. */
+export async function organizationProductEntries(table: Table, organizationId: string): Promise<Item[]> {
   const all = await Promise.all(productListPartitions(organizationId).map((pk) => queryAll(table, pk)));
-  return all.flat().filter((entry) => String(entry.SK).endsWith(`#${productId}`));
+  return all.flat().filter((entry) => !String(entry.SK).startsWith(LIST_COUNT_PREFIX));
 }
 
 /** The count of one partition of an organization's product lists: the sum of its shards (0 when none). */
