@@ -68,7 +68,8 @@
  * two reads shows in the page (the entry's place is the one it had a moment before).
  *
  * **Sharded owners.** A listing's `owner` may name a shard of an organization's list rather than the
- * organization (customers: `<org>#S<k>`, k from the id, `shared/data/customers.ts`): one tenant's
+ * organization (customers and products: `<org>#S<k>`, k from the id, `listShard`; a view's partition
+ * follows its shard, `LIST#PRODUCT#<org>#S<k>#is_archived=false`): one tenant's
  * writes then spread over that many partitions, and a page passes every shard as one more owner (the
  * merge, the tie groups and the read bound are those of many organizations). A listing whose count
  * items are few and known by key (`countItems`) has the counts of all its owners read in one

@@ -10,7 +10,9 @@
  * views, 10 WCU on each) the same test fails at 100/s (see the commit that added it). So must every
  * partition a create writes that every create of the tenant shares, in the table and its indexes:
  * the product's unread GSI1 entry (`GSI1:ORG#<org>`, 1 WCU per KB of the product) is the last check
- * (no partition of the organization written at all).
+ * (no partition of the organization written at all): with the GSI1 keys put back on the sharded
+ * layout the card's small product puts 1 WCU there per create, exactly 1,000/s, and that check
+ * fails (a product of more than 1 KB would cap the tenant at 500/s or less).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { benchEnvironment } from '#test/bench/handlers.ts';
