@@ -10,11 +10,22 @@
  * A product changed meanwhile is read and moved again; one moved meanwhile (by an update of it, or
  * another run) is skipped. So a run can be interrupted anywhere and run again: nothing is moved
  * twice, no product is missing from a list at any moment, and the counts stay exact (readers read
- * the old partitions as one more source until they are empty).
+ * the old partitions as one more source until they are empty). The same run puts right the marked
+ * products that a function of the release before updated during the roll-out (it relists them in the
+ * old partitions: `relistStrayInShard`), found by the same Scan.
  * `npm run admin -- product migrate-lists`.
  */
-import { scanAll, type Table } from './dynamo.ts';
-import { getProductForUpdate, moveProductToShard, ProductChanged } from './products.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { run, scanAll, type Table } from './dynamo.ts';
+import { listedKeys } from './listing.ts';
+import {
+  getProductForUpdate,
+  moveProductToShard,
+  ProductChanged,
+  productListing,
+  relistStrayInShard,
+} from './products.ts';
+import { type ProductRecord, record, type StoredProduct, storedProduct } from './records.ts';
 import { partitions } from './table.ts';
 
 /** The whole list of an old partition: `LIST#PRODUCT#<org>`, neither a shard `#S<k>` nor a view `#<name>=…`. */
@@ -27,6 +38,11 @@ export interface ProductListMigration {
   migrated: number;
   /** Products found moved already (by an update of theirs or another run) or gone meanwhile. */
   skipped: number;
+  /**
+   * Marked products whose entries a function of the release before relisted in the old partitions
+   * during the roll-out, put right (`relistStrayInShard`).
+   */
+  repaired: number;
   /** Products that kept changing while moved: still in the old partition, run again. */
   busy: string[];
 }
@@ -43,28 +59,39 @@ export async function migrateProductLists(
   const entries = await scanAll(table, {
     FilterExpression: 'begins_with(PK, :list) AND begins_with(SK, :created)',
     ExpressionAttributeValues: { ':list': partitions.productList, ':created': 'created_at#' },
-    ProjectionExpression: 'PK, id',
     ConsistentRead: true,
   });
-  const ids = [
-    ...new Set(
-      entries.filter((stored) => OLD_WHOLE_LIST.test(String(stored.PK))).map((stored) => String(stored.id)),
-    ),
-  ];
+  // The old whole list's created_at entries: a copy of each product as it was last listed there.
+  const old = new Map(
+    entries
+      .filter((stored) => OLD_WHOLE_LIST.test(String(stored.PK)))
+      .map((stored) => [String(stored.id), record<StoredProduct>(stored)] as const),
+  );
 
-  const report: ProductListMigration = { migrated: 0, skipped: 0, busy: [] };
-  for (const id of ids) {
+  const report: ProductListMigration = { migrated: 0, skipped: 0, repaired: 0, busy: [] };
+  for (const [id, stray] of old) {
     if (options.stopAfter !== undefined && report.migrated >= options.stopAfter) break;
     for (let attempt = 1; ; attempt++) {
       const { product } = await getProductForUpdate(table, id, []);
-      // No version: never listed (an update lists it); marked: moved already.
-      if (!product || product.version === undefined || product.list_layout === 'sharded') {
+      // No version: never listed (an update lists it).
+      if (!product || product.version === undefined) {
         report.skipped++;
         break;
       }
       try {
-        await moveProductToShard(table, product);
-        report.migrated++;
+        if (product.list_layout !== 'sharded') {
+          await moveProductToShard(table, product);
+          report.migrated++;
+          break;
+        }
+        // Marked, and still in the old list: relisted there by a function of the release before.
+        const listed = await shardListing(table, product);
+        if (!listed) {
+          report.skipped++;
+          break;
+        }
+        await relistStrayInShard(table, product, stray, listed);
+        report.repaired++;
         break;
       } catch (error) {
         if (!(error instanceof ProductChanged)) throw error;
@@ -76,4 +103,21 @@ export async function migrateProductLists(
     }
   }
   return report;
+}
+
+/**
+ * The product as its shard lists it: its `created_at` entry of the whole list (the key does not move:
+ * neither the creation time nor the id changes), read strongly consistent.
+ */
+async function shardListing(table: Table, product: ProductRecord): Promise<StoredProduct | undefined> {
+  const [key] = listedKeys(productListing, storedProduct(product)).filter(
+    (k) => k.SK.startsWith('created_at#') && !k.PK.includes('='),
+  );
+  if (!key) return undefined;
+  const found = await run(() =>
+    table.doc.send(
+      new GetCommand({ TableName: table.name, Key: { PK: key.PK, SK: key.SK }, ConsistentRead: true }),
+    ),
+  );
+  return found.Item ? record<StoredProduct>(found.Item) : undefined;
 }

@@ -8,6 +8,7 @@ import { keyId, readMany } from './catalog.ts';
 import { createOnly, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
+  countWrites,
   delistedWrites,
   ENTRY_BYTES,
   type Listing,
@@ -188,6 +189,47 @@ export async function updateProductRecord(
  */
 export const moveProductToShard = (table: Table, product: ProductRecord): Promise<void> =>
   updateProductRecord(table, product, product);
+
+/**
+ * A marked product that a function of the release before updated during the roll-out, put right
+ * (`migrateProductLists`). Such a function relists the product in the old partitions whatever its
+ * layout (`relistedWrites` of the old listing from the state it read): the old partitions then hold
+ * its entries as that function last wrote them (`stray`, a copy of the product), their counts moved
+ * from the places of the state it first read (the shard's entries, `listed`) to those of `stray`,
+ * and the shard's entries still show `listed`. One transaction, conditioned on the product's
+ * version as read: the item put again (version raised), the stray entries deleted and the old
+ * counts moved back, the shard's entries and counts moved from `listed` to the product as it is.
+ * `ProductChanged` when it changed since it was read.
+ */
+export async function relistStrayInShard(
+  table: Table,
+  product: ProductRecord,
+  stray: StoredProduct,
+  listed: StoredProduct,
+): Promise<void> {
+  const version = product.version ?? 0;
+  const stored = storedProduct({ ...product, version: version + 1, list_layout: 'sharded' });
+  try {
+    await transact(table, [
+      {
+        Put: {
+          TableName: table.name,
+          Item: productItem(stored),
+          ConditionExpression: 'version = :version',
+          ExpressionAttributeValues: { ':version': version },
+        },
+      },
+      ...delistedWrites(table, legacyProductListing, stray).filter((write) => 'Delete' in write),
+      ...countWrites(table, legacyProductListing, stray, listed),
+      ...relistedWrites(table, productListing, listed, stored),
+    ]);
+  } catch (error) {
+    if (error instanceof ConditionFailed && error.reasons[0] === 'ConditionalCheckFailed') {
+      throw new ProductChanged();
+    }
+    throw error;
+  }
+}
 
 /** A product and the organizations it may be checked against (default currency), in one batch. */
 export async function getProductForUpdate(

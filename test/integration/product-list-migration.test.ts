@@ -18,7 +18,8 @@ import {
   createPersonalAccessToken,
   createUser,
 } from '#scripts/admin/commands.ts';
-import { listedKeys } from '#shared/data/listing.ts';
+import { transact } from '#shared/data/dynamo.ts';
+import { listedKeys, relistedWrites } from '#shared/data/listing.ts';
 import { migrateProductLists } from '#shared/data/product-list-migration.ts';
 import {
   getProductForUpdate,
@@ -27,8 +28,8 @@ import {
   productListing,
   updateProductRecord,
 } from '#shared/data/products.ts';
-import { type ProductRecord, storedProduct } from '#shared/data/records.ts';
-import { keys } from '#shared/data/table.ts';
+import { item, type ProductRecord, storedProduct } from '#shared/data/records.ts';
+import { gsi1, keys, ownerKeys } from '#shared/data/table.ts';
 import { insertLegacyProduct } from '../support/legacy-products.ts';
 import { expectCountsInStep, organizationProductEntries, productEntries } from '../support/products.ts';
 import { createWorld, type World } from '../support/world.ts';
@@ -110,6 +111,11 @@ async function expectListed(ids: readonly string[]) {
   await expectCountsInStep(world.table, shop.organizationId);
 }
 
+/** The ids of every product the shop lists. */
+const shopIds = async () => [
+  ...new Set((await organizationProductEntries(world.table, shop.organizationId)).map((e) => String(e.id))),
+];
+
 const layouts = async (ids: readonly string[]) => {
   const items = await Promise.all(ids.map(stored));
   return {
@@ -178,6 +184,7 @@ describe('product migrate-lists', () => {
     expect(await migrateProductLists(world.table, { stopAfter: 2 })).toEqual({
       migrated: 2,
       skipped: 0,
+      repaired: 0,
       busy: [],
     });
     await expectListed(all);
@@ -185,7 +192,12 @@ describe('product migrate-lists', () => {
     expect(await lists()).toEqual(before);
 
     // Run again: the rest moved; the old partitions keep only their counts, at 0.
-    expect(await migrateProductLists(world.table)).toEqual({ migrated: 5, skipped: 0, busy: [] });
+    expect(await migrateProductLists(world.table)).toEqual({
+      migrated: 5,
+      skipped: 0,
+      repaired: 0,
+      busy: [],
+    });
     await expectListed(all);
     expect(await layouts(all)).toEqual({ sharded: 11, legacy: 0, withGsi1: 0 });
     expect(await lists()).toEqual(before);
@@ -195,7 +207,12 @@ describe('product migrate-lists', () => {
     }
 
     // A third run finds nothing to move; the lists are unchanged.
-    expect(await migrateProductLists(world.table)).toEqual({ migrated: 0, skipped: 0, busy: [] });
+    expect(await migrateProductLists(world.table)).toEqual({
+      migrated: 0,
+      skipped: 0,
+      repaired: 0,
+      busy: [],
+    });
     await expectListed(all);
     expect(await lists()).toEqual(before);
 
@@ -212,6 +229,77 @@ describe('product migrate-lists', () => {
     expect((after['is_archived=true'] as { pagination: unknown }).pagination).toEqual({
       total_count: 4,
       max_page: 1,
+    });
+  });
+
+  it('a moved product that a function of the release before updated (relisted in the old partitions) is put right by the run', async () => {
+    const created = await world.call('POST', '/v1/products/', {
+      token: shop.token,
+      body: {
+        name: 'Stray',
+        recurring_interval: 'month',
+        prices: [{ amount_type: 'fixed', price_amount: 9 }],
+      },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const lists0 = await lists();
+    // What Update Product of the release before wrote: the item (its record, list_layout included,
+    // put back with GSI1 keys), its entries relisted in the old partitions from the state it read,
+    // the view it left counted down there and the one it entered counted up; the shard untouched.
+    const { product: before } = await getProductForUpdate(world.table, id, []);
+    if (!before) throw new Error('no product');
+    const after: ProductRecord = {
+      ...before,
+      name: 'Stray, archived by the old release',
+      is_archived: true,
+      modified_at: new Date().toISOString(),
+      version: (before.version ?? 0) + 1,
+    };
+    await transact(world.table, [
+      {
+        Put: {
+          TableName: world.table.name,
+          Item: item(
+            {
+              ...keys.product(id),
+              ...gsi1.ownedBy(ownerKeys.organization(shop.organizationId), 'PRODUCT', after.created_at, id),
+            },
+            'product',
+            storedProduct(after),
+          ),
+        },
+      },
+      ...relistedWrites(world.table, legacyProductListing, storedProduct(before), storedProduct(after)),
+    ]);
+    // Meanwhile listed in both places: as it was in its shard, as it is in the old partitions (the
+    // archived view's count there up by one, the live view's down by one).
+    const strayEntries = (await productEntries(world.table, shop.organizationId, id)).filter(
+      (entry) => !/#S\d+(#|$)/.test(String(entry.PK)),
+    );
+    expect(strayEntries).toHaveLength(16);
+    const archivedView = await world.call('GET', '/v1/products/?is_archived=true&limit=100', {
+      token: shop.token,
+    });
+    expect((archivedView.body.items as { id: string }[]).map((p) => p.id)).toContain(id);
+
+    const report = await migrateProductLists(world.table);
+    await expectListed([...(await shopIds()), id]);
+    const now = await lists();
+    const all = (now['limit=100'] as { items: { id: string; name: string; is_archived: boolean }[] }).items;
+    expect(all.filter((p) => p.id === id)).toEqual([
+      expect.objectContaining({ name: 'Stray, archived by the old release', is_archived: true }),
+    ]);
+    expect((now['limit=100'] as { pagination: unknown }).pagination).toEqual(
+      (lists0['limit=100'] as { pagination: unknown }).pagination,
+    );
+    expect((await stored(id))?.GSI1PK).toBeUndefined();
+    expect(report).toEqual({ migrated: 0, skipped: 0, repaired: 1, busy: [] });
+    expect(await migrateProductLists(world.table)).toEqual({
+      migrated: 0,
+      skipped: 0,
+      repaired: 0,
+      busy: [],
     });
   });
 
