@@ -33,6 +33,7 @@ export const longSuites = {
     files: [
       'test/scale/concurrent-subscriptions.test.ts',
       'test/scale/customer-ceiling.test.ts',
+      'test/scale/product-ceiling.test.ts',
       'test/scale/subscription-ceiling.test.ts',
     ],
   },

@@ -15,6 +15,7 @@ import { migrateCustomerGuards } from '#shared/data/customer-guard-migration.ts'
 import { migrateCustomerLists } from '#shared/data/customer-list-migration.ts';
 import { migrateDeliveryLog } from '#shared/data/delivery-log-migration.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
+import { migrateProductLists } from '#shared/data/product-list-migration.ts';
 import type { WalletType, WebhookFormat } from '#shared/data/records.ts';
 import { migrateSubscriptionLists } from '#shared/data/subscription-list-migration.ts';
 import { rotateStoredKeySet, secretsManagerKeyring } from '#shared/data/webhook-keys.ts';
@@ -45,6 +46,9 @@ const USAGE = `Usage: npm run admin -- [--local] <command> [options]
                    (run once after deploying it; safe to interrupt and run again)
   product create   --org ORG_ID --name NAME [--interval day|week|month|year|none] [--interval-count N]
                    [--price CENTS] [--currency usd] [--archived]
+  product migrate-lists
+                   every product listed before the sharded product lists moved into its shard
+                   (run once after deploying them; safe to interrupt and run again)
   subscription migrate-lists
                    every subscription written before the sharded organization and product lists
                    moved into its shards (run once after deploying them; safe to interrupt and run again)
@@ -243,6 +247,8 @@ async function main(): Promise<unknown> {
       return migrateCustomerLists(ctx.table);
     case 'customer migrate-guards':
       return migrateCustomerGuards(ctx.table);
+    case 'product migrate-lists':
+      return migrateProductLists(ctx.table);
     case 'subscription migrate-lists':
       return migrateSubscriptionLists(ctx.table);
     case 'webhook migrate-delivery-log':

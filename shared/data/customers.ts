@@ -21,22 +21,24 @@ import {
 import { createOnly, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import {
-  countShard,
   delistedWrites,
   type Listing,
   ListReadTooCostly,
   listedWrites,
   listPage,
+  listShard,
+  listShardOwners,
   pageOf,
   ReadBudget,
   readRange,
   recordsOf,
   relistedWrites,
   type SortCriterion,
+  shardedCountItems,
   textKeyPrefix,
 } from './listing.ts';
 import { type CustomerRecord, customerRecord, item, storedCustomer } from './records.ts';
-import { type Key, keys, LIST_COUNT_SHARDS, listKeys } from './table.ts';
+import { type Key, keys, LIST_COUNT_SHARDS } from './table.ts';
 
 /**
  * A customer as the API sees it: the item without its internal wallet count. `list_layout` is
@@ -72,12 +74,8 @@ export const CUSTOMER_ITEM_BYTES = 110 * 1024;
  */
 export const CUSTOMER_LIST_SHARDS = LIST_COUNT_SHARDS;
 
-/** A shard's owner string, `<org>#S<k>`, and its k. */
-const SHARD_OWNER = /#S(\d+)$/;
-
-/** The owner string of the customer's list shard: `<org>#S<k>`. */
-export const customerListShard = (organizationId: string, customerId: string): string =>
-  `${organizationId}#S${countShard(customerId)}`;
+/** The owner string of the customer's list shard: `<org>#S<k>` (`listShard`). */
+export const customerListShard = listShard;
 
 /**
  * The owners a page of these organizations' customers reads: per organization its 16 shards and
@@ -85,12 +83,7 @@ export const customerListShard = (organizationId: string, customerId: string): s
  * before the shards until `npm run admin -- customer migrate-lists` has moved them (then it holds
  * only its count items, summing to 0, one more small Query per page).
  */
-export function customerListOwners(organizationIds: readonly string[]): string[] {
-  return organizationIds.flatMap((organizationId) => [
-    organizationId,
-    ...Array.from({ length: CUSTOMER_LIST_SHARDS }, (_, k) => `${organizationId}#S${k}`),
-  ]);
-}
+export const customerListOwners = listShardOwners;
 
 const customerListingBase = {
   partition: 'customerList',
@@ -112,12 +105,7 @@ const customerListingBase = {
   },
   // A shard `<org>#S<k>` holds one count item, `#COUNT#<k>`; the old partition `<org>` up to 16: a
   // page reads them all by key in one BatchGetItem (`listPage`), 17 partitions at once.
-  countItems: (owner) => {
-    const shard = SHARD_OWNER.exec(owner);
-    return shard
-      ? [listKeys.count('customerList', owner, Number(shard[1]))]
-      : Array.from({ length: LIST_COUNT_SHARDS }, (_, k) => listKeys.count('customerList', owner, k));
-  },
+  countItems: shardedCountItems('customerList'),
 } satisfies Omit<Listing<CustomerEntry, CustomerSortField | 'external_id'>, 'owner'>;
 
 /** The customer list: each customer in its organization's shard (`customerListShard`). */

@@ -68,7 +68,8 @@
  * two reads shows in the page (the entry's place is the one it had a moment before).
  *
  * **Sharded owners.** A listing's `owner` may name a shard of an organization's list rather than the
- * organization (customers: `<org>#S<k>`, k from the id, `shared/data/customers.ts`): one tenant's
+ * organization (customers and products: `<org>#S<k>`, k from the id, `listShard`; a view's partition
+ * follows its shard, `LIST#PRODUCT#<org>#S<k>#is_archived=false`): one tenant's
  * writes then spread over that many partitions, and a page passes every shard as one more owner (the
  * merge, the tie groups and the read bound are those of many organizations). A listing whose count
  * items are few and known by key (`countItems`) has the counts of all its owners read in one
@@ -127,7 +128,7 @@ export interface Listing<R extends { id: string }, F extends string, V extends s
    * unsegmented listing whose owners are shards): a page then reads the counts of all its owners by
    * key in one BatchGetItem, rather than one Query per owner.
    */
-  countItems?: (owner: string) => readonly Key[];
+  countItems?: (owner: string, view: ListView) => readonly Key[];
 }
 
 /** How the entries of a listing with slim entries find their records. */
@@ -294,6 +295,41 @@ export function countShard(id: string): number {
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
   return (hash >>> 0) % LIST_COUNT_SHARDS;
 }
+
+/**
+ * The owner string of an entity's shard of its organization's list: `<org>#S<k>`, k = `countShard(id)`
+ * (so the shard's only count item is `#COUNT#<k>`). An organization's entities then spread their
+ * writes over `LIST_COUNT_SHARDS` partitions (each view's too: `LIST#PRODUCT#<org>#S<k>#is_archived=…`).
+ */
+export const listShard = (organizationId: string, id: string): string =>
+  `${organizationId}#S${countShard(id)}`;
+
+/**
+ * The owners a page of these organizations' sharded list reads: per organization its unsharded
+ * partition (the entities written before the shards, until migrated; then only its counts, at 0)
+ * and its `LIST_COUNT_SHARDS` shards.
+ */
+export function listShardOwners(organizationIds: readonly string[]): string[] {
+  return organizationIds.flatMap((organizationId) => [
+    organizationId,
+    ...Array.from({ length: LIST_COUNT_SHARDS }, (_, k) => `${organizationId}#S${k}`),
+  ]);
+}
+
+const SHARD_OWNER = /#S(\d+)$/;
+
+/**
+ * `Listing.countItems` of an unsegmented sharded listing (`listShard`): a shard `<org>#S<k>` holds
+ * one count item per view, `#COUNT#<k>`; the unsharded partition `<org>` up to `LIST_COUNT_SHARDS`.
+ */
+export const shardedCountItems =
+  (partition: ListPartition) =>
+  (owner: string, view: ListView): readonly Key[] => {
+    const shard = SHARD_OWNER.exec(owner);
+    return shard
+      ? [listKeys.count(partition, owner, Number(shard[1]), view)]
+      : Array.from({ length: LIST_COUNT_SHARDS }, (_, k) => listKeys.count(partition, owner, k, view));
+  };
 
 /** The entity's shard of its list's (or view's) count, or in a segmented listing of its segment's count. */
 function countUpdate<R extends { id: string }>(
@@ -763,8 +799,8 @@ export async function listPage<R extends { id: string }, F extends string, V ext
 ): Promise<ListPage<R>> {
   const view = viewOf(filter);
   const sources =
-    listing.countItems && !listing.segments && view.length === 0
-      ? await readCountItems(table, listing.countItems, owners, budget)
+    listing.countItems && !listing.segments
+      ? await readCountItems(table, listing.countItems, owners, view, budget)
       : (
           await Promise.all(
             owners.map((owner) =>
@@ -1017,6 +1053,14 @@ export async function listMatchingPage<R extends { id: string }, F extends strin
       readRange(table, listing, owner, keyPrefix, { view, maxMatches: match.maxMatches, budget }),
     ),
   );
+  // The bound is the organization's: its shards' (and unsharded partition's) matches together.
+  const perOrganization = new Map<string, number>();
+  owners.forEach((owner, i) => {
+    const organization = owner.replace(SHARD_OWNER, '');
+    const matched = (perOrganization.get(organization) ?? 0) + (perOwner[i]?.length ?? 0);
+    if (matched > match.maxMatches) throw new TooManyMatches(match.maxMatches);
+    perOrganization.set(organization, matched);
+  });
   const matches = perOwner.flat().filter((entity) => encodeSortValue(read(entity)).startsWith(wanted));
   const page = pageOf(listing, matches, criteria, offset, limit);
   return { items: await recordsOf(table, listing, page.items, budget), total: page.total };
@@ -1033,15 +1077,17 @@ export function listedCount(table: Table, partition: ListPartition, owner: strin
  */
 async function readCountItems(
   table: Table,
-  countItems: (owner: string) => readonly Key[],
+  countItems: (owner: string, view: ListView) => readonly Key[],
   owners: readonly string[],
+  view: ListView,
   budget?: ReadBudget,
 ): Promise<Source[]> {
-  const found = await readKeysWithinBudget(table, owners.flatMap(countItems), COUNT_BYTES, budget);
+  const keysOf = (owner: string) => countItems(owner, view);
+  const found = await readKeysWithinBudget(table, owners.flatMap(keysOf), COUNT_BYTES, budget);
   return owners.map((owner) => ({
     owner,
     segment: '',
-    count: countItems(owner).reduce((sum, key) => sum + Number(found.get(keyId(key))?.entry_count ?? 0), 0),
+    count: keysOf(owner).reduce((sum, key) => sum + Number(found.get(keyId(key))?.entry_count ?? 0), 0),
   }));
 }
 

@@ -141,6 +141,11 @@ export interface ProductRecord {
   deleted_at: string | null;
   /** Counts the product's writes; an update is conditioned on it (absent on older items: 0). */
   version?: number;
+  /**
+   * Internal, never presented: `'sharded'` once its list entries are in its shard of the product
+   * list (`shared/data/products.ts` `productListing`); absent on a product listed before the shards.
+   */
+  list_layout?: 'sharded';
 }
 
 export type SubscriptionStatus = 'active' | 'canceled';

@@ -1061,6 +1061,7 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem",
           "dynamodb:Query"
         ],
         "leadingKeys": [

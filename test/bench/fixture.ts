@@ -277,17 +277,17 @@ export function fixtureItems(): Record<string, unknown>[] {
       // Create Customer writes it.
       { ...customer, list_layout: 'sharded', guard_layout: 'by_value' },
     ),
-    item(
-      { ...keys.product(PRODUCT), ...gsi1.ownedBy(`ORG#${ORG}`, 'PRODUCT', product.created_at, PRODUCT) },
-      'product',
-      storedProduct(product),
-    ),
+    // Listed in its shard of the list and no GSI1 keys, as Create Product writes it.
+    item(keys.product(PRODUCT), 'product', storedProduct({ ...product, list_layout: 'sharded' })),
     // Its list entries and the lists' count shards, as Create Product writes them.
-    ...listedWrites({ name: 'bench', doc: undefined as never }, productListing, storedProduct(product)).map(
-      (write) =>
-        'Put' in write
-          ? write.Put.Item
-          : { ...(write as { Update: { Key: object } }).Update.Key, entity: 'list_count', entry_count: 1 },
+    ...listedWrites(
+      { name: 'bench', doc: undefined as never },
+      productListing,
+      storedProduct({ ...product, list_layout: 'sharded' }),
+    ).map((write) =>
+      'Put' in write
+        ? write.Put.Item
+        : { ...(write as { Update: { Key: object } }).Update.Key, entity: 'list_count', entry_count: 1 },
     ),
     // A meter and its list entries, as Create Meter writes them.
     meterItem(storedMeter(meter)),

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CUSTOMER_ITEM_BYTES, customerListing, customerListOwners } from '#shared/data/customers.ts';
 import { itemBytes } from '#shared/data/item-size.ts';
 import { ENTRY_BYTES, LIST_READ_UNITS } from '#shared/data/listing.ts';
+import { productListOwners } from '#shared/data/products.ts';
 import { SUBSCRIPTION_ITEM_BYTES, subscriptionListSources } from '#shared/data/subscriptions.ts';
 import {
   keys,
@@ -154,7 +155,7 @@ describe('a deep page is refused before any entry is read', () => {
       fn: 'list-products',
       url: '/v1/products/',
       op: 'listProducts',
-      count: () => inflateCount('productList', org()),
+      count: () => inflateCount('productList', ...productListOwners([org()])),
     },
     {
       fn: 'list-webhook-endpoints',

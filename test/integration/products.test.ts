@@ -14,10 +14,16 @@ import {
   createUser,
 } from '#scripts/admin/commands.ts';
 import { DEMO_CURRENCIES } from '#scripts/local/seed.ts';
+import { listShard } from '#shared/data/listing.ts';
 import { keys, listKeys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { documentedReply } from '../support/contract.ts';
-import { expectCountsInStep, expectListedInStep, productEntries } from '../support/products.ts';
+import {
+  expectCountsInStep,
+  expectListedInStep,
+  listedPartitions,
+  productEntries,
+} from '../support/products.ts';
 import { softDelete } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
@@ -382,10 +388,14 @@ describe('GET /v1/products/', () => {
   const names = (reply: Reply) => reply.body.items.map((p: { name: string }) => p.name);
   const shopList = (query = '') => list(query, shop.token);
 
-  it('pages newest first by default, in 3 round trips, total_count and max_page from the counts', async () => {
+  it('pages newest first by default, in 2 + non-empty shards round trips, total_count and max_page from the counts', async () => {
+    const shards = await listedPartitions(world.table, [shop.organizationId]);
+    expect(shards).toBeGreaterThan(1);
     world.resetCount();
     const reply = documentedReply('listProducts', await shopList('limit=4'));
-    expect(world.roundTrips()).toBe(3);
+    // Token, the 17 partitions' counts in one batch, then one Query per non-empty shard (was 3:
+    // the one partition's counts and entries).
+    expect(world.roundTrips()).toBe(2 + shards);
     expect(names(reply)).toEqual(['old plan', 'Zeta', 'Professional', 'Pro']);
     expect(reply.body.pagination).toEqual({ total_count: 6, max_page: 2 });
     expect(names(await shopList('limit=4&page=2'))).toEqual(['apple', 'Basic']);
@@ -435,15 +445,25 @@ describe('GET /v1/products/', () => {
     const both = await shopList('is_archived=false&is_recurring=true&sorting=name');
     expect(names(both)).toEqual(['apple', 'Basic', 'Pro']);
     expect(both.body.pagination).toEqual({ total_count: 3, max_page: 1 });
+    const shards = await listedPartitions(
+      world.table,
+      [shop.organizationId],
+      [
+        ['is_archived', 'false'],
+        ['is_recurring', 'true'],
+      ],
+    );
     world.resetCount();
     await shopList('is_archived=false&is_recurring=true&limit=1&page=2');
-    expect(world.roundTrips()).toBe(3);
+    // Token, the view's counts in its 17 partitions in one batch, its non-empty shards (was 3).
+    expect(world.roundTrips()).toBe(2 + shards);
   });
 
-  it('query: a name prefix, compared in lowercase, with the other filters; 2 round trips', async () => {
+  it('query: a name prefix, compared in lowercase, with the other filters; 1 + 17 round trips', async () => {
     world.resetCount();
     const pro = documentedReply('listProducts', await shopList('query=PRO&sorting=-name'));
-    expect(world.roundTrips()).toBe(2);
+    // Token, then the prefix's range in each of the 17 list partitions (16 shards, the old one; was 2).
+    expect(world.roundTrips()).toBe(1 + 17);
     expect(names(pro)).toEqual(['Professional', 'Pro']);
     expect(pro.body.pagination).toEqual({ total_count: 2, max_page: 1 });
     expect(names(await shopList('query=pro&is_recurring=true'))).toEqual(['Pro']);
@@ -487,6 +507,46 @@ describe('GET /v1/products/', () => {
     );
   });
 
+  it('the 1000-match bound is the organization’s, over its 16 shards: 1001 matches spread over them are a 422', async () => {
+    const { admin } = world;
+    const bulk = await createOrganization(admin, { name: 'Spread', defaultCurrency: 'usd' });
+    const owner = await createUser(admin, { email: `spread+${randomUUID()}@x.example` });
+    await addMember(admin, bulk.id, owner.id);
+    const token = (await createPersonalAccessToken(admin, { userId: owner.id, scope: 'products:read' }))
+      .token;
+    // Name entries only, each in the shard its id chooses (at most about 90 in any one shard).
+    const entries = Array.from({ length: 1001 }, (_, i) => {
+      const id = randomUUID();
+      return {
+        ...listKeys.entry('productList', listShard(bulk.id, id), `name#1spread ${i}\u0001#${id}`),
+        id,
+        organization_id: bulk.id,
+        created_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(),
+        name: `spread ${i}`,
+        metadata: '{}',
+        prices: [],
+      };
+    });
+    expect(new Set(entries.map((entry) => entry.PK)).size).toBe(16);
+    for (let i = 0; i < entries.length; i += 25) {
+      await world.table.doc.send(
+        new BatchWriteCommand({
+          RequestItems: {
+            [world.table.name]: entries.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
+          },
+        }),
+      );
+    }
+    const reply = documentedReply('listProducts', await list('query=spread', token));
+    expect(reply.body).toEqual(
+      rule(
+        ['query', 'query'],
+        'More than 1000 products of one organization start with this text: use a longer one.',
+        'spread',
+      ),
+    );
+  });
+
   it('organization_id narrows to the caller’s organizations; another one counts as unknown', async () => {
     const demoOnly = await list(`organization_id=${org()}&limit=100`, bothOrgsPat);
     const everything = await list('limit=100', bothOrgsPat);
@@ -502,10 +562,15 @@ describe('GET /v1/products/', () => {
     expect(foreign.status).toBe(200);
     expect(foreign.body).toEqual({ items: [], pagination: { total_count: 0, max_page: 0 } });
     expect(unknown.body).toEqual(foreign.body);
-    // A member of two organizations: each organization's count and query, 5 round trips.
+    // A member of two organizations: both organizations' counts in one batch, then each non-empty
+    // partition's Query (was 5: each organization's count and query).
+    const shards = await listedPartitions(world.table, [
+      org(),
+      world.demo.other_organization.organization_id,
+    ]);
     world.resetCount();
     await list('', bothOrgsPat);
-    expect(world.roundTrips()).toBe(5);
+    expect(world.roundTrips()).toBe(2 + shards);
   });
 
   it('refuses bad parameters (422) and filters it does not support (never ignored); products:read suffices', async () => {

@@ -138,8 +138,12 @@ export const SHARDED_PARTITIONS: readonly { prefix: string; shards: number }[] =
   // shared/data/subscriptions.ts): 16 shards by id.
   { prefix: 'LIST#SUBSCRIPTION#', shards: 16 },
   { prefix: 'LIST#SUBSCRIPTION-PRODUCT#', shards: 16 },
+  // An organization's product list and its views (`productListing`, shared/data/products.ts): 16
+  // shards by id, each view's partition after its shard (`LIST#PRODUCT#<org>#S<k>#is_archived=…`).
+  { prefix: 'LIST#PRODUCT#', shards: 16 },
 ];
-const SHARD_SUFFIX = /#S\d+$/;
+/** `#S<k>` at the end of the key, or before a list view's `#<name>=<value>` parts. */
+const SHARD_SUFFIX = /#S\d+((?:#[a-z_]+=[^#]*)*)$/;
 
 function foldShards(units: Map<string, number>, families: Map<string, number>): Map<string, number> {
   const out = new Map<string, number>();
@@ -148,7 +152,7 @@ function foldShards(units: Map<string, number>, families: Map<string, number>): 
       (f) => partition.startsWith(f.prefix) && SHARD_SUFFIX.test(partition),
     );
     const key = family
-      ? `${partition.replace(SHARD_SUFFIX, '#S<shard>')} (${family.shards} shards)`
+      ? `${partition.replace(SHARD_SUFFIX, '#S<shard>$1')} (${family.shards} shards)`
       : partition;
     if (family) families.set(key, family.shards);
     out.set(key, (out.get(key) ?? 0) + value);

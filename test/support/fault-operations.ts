@@ -28,7 +28,7 @@ import {
 import { readCustomerEntries } from '#shared/data/customers.ts';
 import { readRange, textKeyPrefix } from '#shared/data/listing.ts';
 import { getMeter, meterListing } from '#shared/data/meters.ts';
-import { productListing } from '#shared/data/products.ts';
+import { productListing, productListOwners } from '#shared/data/products.ts';
 import { record, type StoredSubscription } from '#shared/data/records.ts';
 import { projectSubscriptionCounts } from '#shared/data/subscription-counts.ts';
 import { indexNames, type Key, keys, partitions, REDELIVERY_SORT_KEY_PREFIX } from '#shared/data/table.ts';
@@ -564,16 +564,38 @@ const faultOps = {
   },
   'list-products': {
     success: 200,
-    calls: ['GetItemCommand', 'QueryCommand', 'QueryCommand'],
+    // The token, one batch of the counts of the view's 17 partitions (16 shards and the old one),
+    // the one non-empty shard's entries. An organization of its own, with one archived product (and
+    // one live one, outside the view): how many shards a page reads depends on how many hold
+    // products, and the demo organization's fill up with every case running beside this one.
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand'],
     async prepare() {
+      const organization = await createOrganization(world.admin, { name: 'Faults', defaultCurrency: 'usd' });
+      const owner = await createUser(world.admin, { email: `faults+${crypto.randomUUID()}@x.example` });
+      await addMember(world.admin, organization.id, owner.id);
+      const { token } = await createPersonalAccessToken(world.admin, {
+        userId: owner.id,
+        scope: 'products:read',
+      });
+      const product = (archived: boolean) =>
+        createProduct(world.admin, {
+          organizationId: organization.id,
+          name: archived ? 'Faults archived' : 'Faults live',
+          recurringInterval: 'month',
+          priceAmount: 0,
+          currency: 'usd',
+          archived,
+        });
+      const archived = await product(true);
+      await product(false);
       return {
         method: 'GET',
-        // Update Product cases archive products named "renamed …": the demo's "Legacy free plan" sorts first.
         url: '/v1/products/?is_archived=true&sorting=name&limit=1',
-        token: world.demo.personal_access_token,
+        token,
         async verify(reply) {
           if (reply.status !== 200) return;
-          expect(reply.body.items.map((p: { id: string }) => p.id)).toEqual([world.demo.archived_product_id]);
+          expect(reply.body.items.map((p: { id: string }) => p.id)).toEqual([archived.id]);
+          expect(reply.body.pagination.total_count).toBe(1);
         },
       };
     },
@@ -876,13 +898,13 @@ async function redeliveryRequests(webhookEventId: string): Promise<unknown[]> {
 
 /** Ids of the demo organization's products of this name (read from the name order of its list). */
 async function productsNamed(name: string): Promise<string[]> {
-  const found = await readRange(
-    world.table,
-    productListing,
-    world.demo.organization_id,
-    textKeyPrefix('name', name, 'equals'),
+  // Its 16 shards and the old, unsharded partition (`productListOwners`).
+  const found = await Promise.all(
+    productListOwners([world.demo.organization_id]).map((owner) =>
+      readRange(world.table, productListing, owner, textKeyPrefix('name', name, 'equals')),
+    ),
   );
-  return found.map((product) => product.id);
+  return found.flat().map((product) => product.id);
 }
 
 /** The demo organization's customer list entries in one key range. */

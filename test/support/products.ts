@@ -6,13 +6,21 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import type { Table } from '#shared/data/dynamo.ts';
 import { listedWrites } from '#shared/data/listing.ts';
-import { productListing } from '#shared/data/products.ts';
+import { productListing, productListOwners } from '#shared/data/products.ts';
 import { record, type StoredProduct } from '#shared/data/records.ts';
 import { keys, LIST_COUNT_PREFIX, listKeys } from '#shared/data/table.ts';
 import { type Item, readAll } from './table-state.ts';
 
-/** Every partition an organization's products can be listed in: the whole list and each view. */
+/**
+ * Every partition an organization's products can be listed in: the whole list and each view, of
+ * the old, unsharded list and of each of its 16 shards.
+ */
 export function productListPartitions(organizationId: string): string[] {
+  return productListOwners([organizationId]).flatMap((owner) => listPartitionsOf(owner));
+}
+
+/** One owner's partitions (`<org>` or a shard `<org>#S<k>`): the whole list and each view. */
+function listPartitionsOf(organizationId: string): string[] {
   const values = ['true', 'false'];
   const views = [
     [],
@@ -31,8 +39,15 @@ export async function productEntries(
   organizationId: string,
   productId: string,
 ): Promise<Item[]> {
+  return (await organizationProductEntries(table, organizationId)).filter((entry) =>
+    String(entry.SK).endsWith(`#${productId}`),
+  );
+}
+
+/** Every list entry of an organization's products (no count item), in any of its partitions. */
+export async function organizationProductEntries(table: Table, organizationId: string): Promise<Item[]> {
   const all = await Promise.all(productListPartitions(organizationId).map((pk) => queryAll(table, pk)));
-  return all.flat().filter((entry) => String(entry.SK).endsWith(`#${productId}`));
+  return all.flat().filter((entry) => !String(entry.SK).startsWith(LIST_COUNT_PREFIX));
 }
 
 /** The count of one partition of an organization's product lists: the sum of its shards (0 when none). */
@@ -80,4 +95,21 @@ export async function expectListedInStep(
   expect(entries.map((entry) => `${entry.PK}|${entry.SK}`).sort()).toEqual(expected);
   for (const entry of entries) expect(record(entry)).toEqual(stored);
   return stored;
+}
+
+/**
+ * How many of these organizations' product list partitions (16 shards and the old one each) hold a
+ * product of the whole list or of `view`: a page reads the entries of each of them (one Query).
+ */
+export async function listedPartitions(
+  table: Table,
+  organizationIds: readonly string[],
+  view: readonly (readonly [string, string])[] = [],
+): Promise<number> {
+  const counts = await Promise.all(
+    productListOwners(organizationIds).map((owner) =>
+      productListCount(table, listKeys.partition('productList', owner, view)),
+    ),
+  );
+  return counts.filter((count) => count > 0).length;
 }

@@ -176,4 +176,34 @@ describe('request cost and the hottest shared partition', () => {
     );
     expect(hottestShared(both, 1000)).toMatchObject({ partition: 'LIST#ORG', units: 6 });
   });
+
+  it('a list view after its shard (`LIST#PRODUCT#<org>#S<k>#is_archived=false`) is a family of its own', () => {
+    const views = [2, 9].map(
+      (shard) =>
+        new Map([
+          [`LIST#PRODUCT#org#S${shard}`, 10],
+          [`LIST#PRODUCT#org#S${shard}#is_archived=false#is_recurring=true`, 10],
+        ]),
+    );
+    expect(hottestShared(views, 1000)).toEqual({
+      partition: 'LIST#PRODUCT#org#S<shard> (16 shards)',
+      units: 10,
+      ceiling: 1_600,
+      shards: 16,
+    });
+    const viewOnly = views.map(
+      (m) => new Map([...m].filter(([partition]) => partition.includes('is_archived'))),
+    );
+    expect(hottestShared(viewOnly, 1000)).toMatchObject({
+      partition: 'LIST#PRODUCT#org#S<shard>#is_archived=false#is_recurring=true (16 shards)',
+      shards: 16,
+    });
+    // The old, unsharded list and its views stay single partitions.
+    const old = [0, 1].map(() => new Map([['LIST#PRODUCT#org#is_archived=false', 10]]));
+    expect(hottestShared(old, 1000)).toEqual({
+      partition: 'LIST#PRODUCT#org#is_archived=false',
+      units: 10,
+      ceiling: 100,
+    });
+  });
 });
