@@ -130,6 +130,8 @@ const keyOf = (item: Record<string, AttributeValue>) => itemKey(unmarshall(item)
 
 export function defineFuzzSuite(options: FuzzSuiteOptions): FuzzSuite {
   const runs = Number(process.env.FUZZ_RUNS ?? options.defaultRuns);
+  /** Cases per batch: FUZZ_BATCH, or all of a smaller run in one. */
+  const batchSize = Math.min(FUZZ_BATCH, runs);
   const seed = runSeed();
   /** Per operation: ~10 s a batch, with room for a loaded machine. */
   const timeoutMs = Math.max(180_000, Math.ceil(runs / FUZZ_BATCH) * 15_000);
@@ -324,7 +326,7 @@ export function defineFuzzSuite(options: FuzzSuiteOptions): FuzzSuite {
         // FUZZ_SEED, the same batches from the same table and context.
         await fc.assert(
           fc.asyncProperty(fc.noShrink(fc.noBias(fc.integer())), async (batchSeed) => {
-            const batch = fc.sample(arbitrary, { numRuns: FUZZ_BATCH, seed: batchSeed });
+            const batch = fc.sample(arbitrary, { numRuns: batchSize, seed: batchSeed });
             cases += batch.length;
             try {
               await runBatch(batch);
@@ -332,7 +334,7 @@ export function defineFuzzSuite(options: FuzzSuiteOptions): FuzzSuite {
               throw new Error(`${operationId}, batch seed ${batchSeed}: ${(error as Error).message}`);
             }
           }),
-          { numRuns: Math.ceil(runs / FUZZ_BATCH), seed },
+          { numRuns: Math.ceil(runs / batchSize), seed },
         );
       } catch (error) {
         // fast-check's report names the run's seed and the batch's; the failed check is its cause.
