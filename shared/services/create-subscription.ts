@@ -1,5 +1,4 @@
 import { access as catalogAccess, getSubscriptionInputs } from '../data/catalog.ts';
-import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import type { OperationAccess } from '../data/grants.ts';
 import { access as idempotencyAccess } from '../data/idempotency.ts';
 import { outboxWrites } from '../data/outbox.ts';
@@ -25,7 +24,7 @@ import { countBusinessEvent } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { DEFAULT_CURRENCY } from './organizations.ts';
 import { presentSubscription } from './presenters.ts';
-import { oneSubscriptionMeters } from './subscription-meters.ts';
+import { oneSubscriptionMeters, access as subscriptionMetersAccess } from './subscription-meters.ts';
 
 const productIssue = (msg: string, input: string): ValidationIssue => ({
   loc: ['body', 'product_id'],
@@ -193,8 +192,7 @@ export const operationAccess = (): OperationAccess => ({
       ...catalogAccess.getSubscriptionInputs,
       ...subscriptionsAccess.insertSubscription,
       // With metered prices, their meters (one batch) and usage (a Query each), before the write.
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
 });

@@ -9,7 +9,6 @@ import {
   type PortalContext,
   readPortalContext,
 } from '../data/catalog.ts';
-import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { ListReadTooCostly, parseListSorting, ReadBudget } from '../data/listing.ts';
 import { access as outboxAccess } from '../data/outbox.ts';
@@ -35,7 +34,12 @@ import type { Dependencies } from '../runtime.ts';
 import { DEFAULT_SUBSCRIPTION_SORTING, statusFilter, subscriptionLists } from './list-subscriptions.ts';
 import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentCustomerSubscription, presentSubscription } from './presenters.ts';
-import { oneSubscriptionMeters, pageMetersTooCostly, subscriptionMeters } from './subscription-meters.ts';
+import {
+  oneSubscriptionMeters,
+  pageMetersTooCostly,
+  subscriptionMeters,
+  access as subscriptionMetersAccess,
+} from './subscription-meters.ts';
 import { refuseUnsupported } from './unsupported-filters.ts';
 import { lifecycleOutbox, retryLostRace } from './update-subscription.ts';
 
@@ -198,8 +202,7 @@ export const operationAccess = (): OperationAccess => ({
       ...subscriptionsAccess.listCustomerSubscriptionPage,
       ...catalogAccess.readPortalContextOfProducts,
       // The page's meters (one batch), then each subscription's usage per meter (Queries side by side).
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
   getCustomerSubscription: {
@@ -207,8 +210,7 @@ export const operationAccess = (): OperationAccess => ({
       // The token and the product it embeds; one batch of the customer, its organization and the subscription.
       oneStatement(tokensAccess.findToken, catalogAccess.getProduct),
       ...catalogAccess.readPortalContextOfSubscription,
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
   cancelCustomerSubscription: {
@@ -218,8 +220,7 @@ export const operationAccess = (): OperationAccess => ({
       ...subscriptionsAccess.updateSubscriptionInPlace,
       ...outboxAccess.outboxWrites,
       // With metered prices, their meters and usage, read before the write (its answer and events).
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
   updateCustomerSubscription: {
@@ -229,8 +230,7 @@ export const operationAccess = (): OperationAccess => ({
       ...subscriptionsAccess.updateSubscriptionInPlace,
       ...outboxAccess.outboxWrites,
       // With metered prices, their meters and usage, read before the write (its answer and events).
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
 });

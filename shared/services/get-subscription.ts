@@ -1,5 +1,4 @@
 import { access as catalogAccess, getCustomerAndProduct } from '../data/catalog.ts';
-import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { getSubscription as readSubscription, access as subscriptionsAccess } from '../data/subscriptions.ts';
 import { access as tokensAccess } from '../data/tokens.ts';
@@ -9,7 +8,7 @@ import type { UserPrincipal } from '../domain/principals.ts';
 import type { Subscription } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
-import { oneSubscriptionMeters } from './subscription-meters.ts';
+import { oneSubscriptionMeters, access as subscriptionMetersAccess } from './subscription-meters.ts';
 
 /**
  * A subscription of one of the caller's organizations, with the customer and product it embeds as
@@ -50,8 +49,7 @@ export const operationAccess = (): OperationAccess => ({
       ...tokensAccess.findAccessToken,
       ...catalogAccess.getCustomerAndProduct,
       // Its metered prices' meters (one batch), then each one's usage in the period (a Query each).
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
 });

@@ -1,5 +1,4 @@
 import { access as catalogAccess, getCustomersAndProducts } from '../data/catalog.ts';
-import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import type { OperationAccess } from '../data/grants.ts';
 import type { SegmentFilter } from '../data/listing.ts';
 import { ListReadTooCostly, parseListSorting, ReadBudget } from '../data/listing.ts';
@@ -18,7 +17,11 @@ import type { ListResourceSubscription, ListSubscriptionsQuery } from '../genera
 import type { Dependencies } from '../runtime.ts';
 import { pageWindow, pagination, withinAnswerLimit } from './paging.ts';
 import { presentSubscription } from './presenters.ts';
-import { pageMetersTooCostly, subscriptionMeters } from './subscription-meters.ts';
+import {
+  pageMetersTooCostly,
+  subscriptionMeters,
+  access as subscriptionMetersAccess,
+} from './subscription-meters.ts';
 import { refuseUnsupported } from './unsupported-filters.ts';
 
 export const DEFAULT_SUBSCRIPTION_SORTING = ['-started_at'];
@@ -173,8 +176,7 @@ export const operationAccess = (): OperationAccess => ({
       // One batch of the customers and products the page embeds.
       ...catalogAccess.getCustomersAndProducts,
       // The page's meters (one batch), then each subscription's usage per meter (Queries side by side).
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
 });

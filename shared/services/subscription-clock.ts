@@ -23,7 +23,6 @@
  * counted too; the other shards go on.
  */
 import { access as catalogAccess, getCustomersAndProducts } from '../data/catalog.ts';
-import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import { type FunctionAccess, oneStatement } from '../data/grants.ts';
 import { access as outboxAccess, outboxWrites } from '../data/outbox.ts';
 import type { CustomerRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
@@ -43,7 +42,11 @@ import type { Subscription } from '../generated/api-types.ts';
 import { emitClockRun, logError, logInfo } from '../observability/telemetry.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription, type SubscriptionMeter } from './presenters.ts';
-import { ListReadTooCostly, readSubscriptionMeters } from './subscription-meters.ts';
+import {
+  ListReadTooCostly,
+  readSubscriptionMeters,
+  access as subscriptionMetersAccess,
+} from './subscription-meters.ts';
 import { lifecycleOutbox } from './update-subscription.ts';
 
 /** Subscriptions read and changed at a time: one index Query, one batch read, this many transactions. */
@@ -300,8 +303,7 @@ export const functionAccess = (): Readonly<Record<string, FunctionAccess>> => ({
       ...subscriptionsAccess.writeSubscriptionChange,
       ...outboxAccess.outboxWrites,
       // With metered prices, each change's meters (one batch) and usage (a Query each), before it.
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
 });

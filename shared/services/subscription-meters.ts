@@ -20,12 +20,14 @@
 import {
   type CustomerMeterRecord,
   customerMeterId,
+  access as customerMetersAccess,
   hourOf,
   hourStart,
   readMetersAndCustomerMetersWithin,
   readPeriodUsage,
 } from '../data/customer-meters.ts';
 import type { Table } from '../data/dynamo.ts';
+import type { DataAccess } from '../data/grants.ts';
 import { LIST_READ_UNITS, ListReadTooCostly, ReadBudget } from '../data/listing.ts';
 import type { MeterRecord } from '../data/meters.ts';
 import type { MeteredPriceRecord, ProductRecord, SubscriptionRecord } from '../data/records.ts';
@@ -220,3 +222,15 @@ export function pageMetersTooCostly(limit: number | null | undefined): PolarRequ
 }
 
 export { ListReadTooCostly };
+
+/**
+ * IAM (shared/data/grants.ts): what `subscriptionMeters` reads for subscriptions holding metered
+ * prices, for every operation that presents them (the reads, the writes, the clock): their meters
+ * and customer meters (one batch), then each one's usage in the period (a Query each).
+ */
+export const access = {
+  subscriptionMeters: [
+    ...customerMetersAccess.readMetersAndCustomerMetersWithin,
+    ...customerMetersAccess.readPeriodUsage,
+  ],
+} as const satisfies DataAccess;

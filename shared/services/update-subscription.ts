@@ -1,5 +1,4 @@
 import { access as catalogAccess, getCustomerAndProduct } from '../data/catalog.ts';
-import { access as customerMetersAccess } from '../data/customer-meters.ts';
 import { type OperationAccess, oneStatement } from '../data/grants.ts';
 import { access as outboxAccess, outboxWrites } from '../data/outbox.ts';
 import type { SubscriptionRecord } from '../data/records.ts';
@@ -20,7 +19,7 @@ import {
 import type { Subscription, UpdateSubscriptionBody } from '../generated/api-types.ts';
 import type { Dependencies } from '../runtime.ts';
 import { presentSubscription } from './presenters.ts';
-import { oneSubscriptionMeters } from './subscription-meters.ts';
+import { oneSubscriptionMeters, access as subscriptionMetersAccess } from './subscription-meters.ts';
 
 /**
  * The webhook events of a lifecycle change (`lifecycleEventTypes`), for the change's own transaction:
@@ -123,8 +122,7 @@ export const operationAccess = (): OperationAccess => ({
       ...subscriptionsAccess.writeSubscriptionChange,
       ...outboxAccess.outboxWrites,
       ...catalogAccess.getCustomerAndProduct,
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
   revokeSubscription: {
@@ -134,8 +132,7 @@ export const operationAccess = (): OperationAccess => ({
       ...subscriptionsAccess.writeSubscriptionChange,
       ...outboxAccess.outboxWrites,
       ...catalogAccess.getCustomerAndProduct,
-      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-      ...customerMetersAccess.readPeriodUsage,
+      ...subscriptionMetersAccess.subscriptionMeters,
     ],
   },
 });
