@@ -149,11 +149,28 @@ export class ProductChanged extends Error {
  * in the old list partition (`list_layout` absent) leaves it (entries deleted, each view's old
  * count down by one) and enters its shard, marked `list_layout = 'sharded'`.
  */
-export async function updateProductRecord(
+export const updateProductRecord = (
   table: Table,
   before: ProductRecord,
   after: ProductRecord,
   outbox: readonly TransactItem[] = [],
+): Promise<void> =>
+  putProductIfUnchanged(table, before, after, (stored) => [
+    ...changedListWrites(table, before, stored),
+    ...outbox,
+  ]);
+
+/**
+ * Puts `after` as the product's next version, marked `list_layout = 'sharded'`, conditioned on the
+ * item being at `before`'s version, with the list writes `writes` makes for the stored state, in one
+ * transaction. `ProductChanged` when the condition fails: the product's own item is the one whose
+ * condition can fail (the outbox's ids are fresh).
+ */
+async function putProductIfUnchanged(
+  table: Table,
+  before: ProductRecord,
+  after: ProductRecord,
+  writes: (stored: StoredProduct) => readonly TransactItem[],
 ): Promise<void> {
   const version = before.version ?? 0;
   const stored = storedProduct({ ...after, version: version + 1, list_layout: 'sharded' });
@@ -168,11 +185,9 @@ export async function updateProductRecord(
           ...(version === 0 ? {} : { ExpressionAttributeValues: { ':version': version } }),
         },
       },
-      ...changedListWrites(table, before, stored),
-      ...outbox,
+      ...writes(stored),
     ]);
   } catch (error) {
-    // The product's own item is the one whose condition can fail (the outbox's ids are fresh).
     if (error instanceof ConditionFailed && error.reasons[0] === 'ConditionalCheckFailed') {
       throw new ProductChanged();
     }
@@ -201,35 +216,17 @@ export const moveProductToShard = (table: Table, product: ProductRecord): Promis
  * counts moved back, the shard's entries and counts moved from `listed` to the product as it is.
  * `ProductChanged` when it changed since it was read.
  */
-export async function relistStrayInShard(
+export const relistStrayInShard = (
   table: Table,
   product: ProductRecord,
   stray: StoredProduct,
   listed: StoredProduct,
-): Promise<void> {
-  const version = product.version ?? 0;
-  const stored = storedProduct({ ...product, version: version + 1, list_layout: 'sharded' });
-  try {
-    await transact(table, [
-      {
-        Put: {
-          TableName: table.name,
-          Item: productItem(stored),
-          ConditionExpression: 'version = :version',
-          ExpressionAttributeValues: { ':version': version },
-        },
-      },
-      ...delistedWrites(table, legacyProductListing, stray).filter((write) => 'Delete' in write),
-      ...countWrites(table, legacyProductListing, stray, listed),
-      ...relistedWrites(table, productListing, listed, stored),
-    ]);
-  } catch (error) {
-    if (error instanceof ConditionFailed && error.reasons[0] === 'ConditionalCheckFailed') {
-      throw new ProductChanged();
-    }
-    throw error;
-  }
-}
+): Promise<void> =>
+  putProductIfUnchanged(table, product, product, (stored) => [
+    ...delistedWrites(table, legacyProductListing, stray).filter((write) => 'Delete' in write),
+    ...countWrites(table, legacyProductListing, stray, listed),
+    ...relistedWrites(table, productListing, listed, stored),
+  ]);
 
 /** A product and the organizations it may be checked against (default currency), in one batch. */
 export async function getProductForUpdate(
