@@ -6,7 +6,7 @@
  * totals' exactness against a plain fold of the distinct events is meter-exactness.test.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -35,6 +35,7 @@ import {
 import { seedCustomerMeter } from '../cards/get-customer-meter.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
+import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -55,17 +56,7 @@ const list = (query: string, token = pat()) =>
 const ids = (reply: { body: unknown }) => (reply.body as { items: { id: string }[] }).items.map((i) => i.id);
 
 /** Writes items as the operator would (batches of 25). */
-async function putAll(items: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < items.length; i += 25) {
-    await world.table.doc.send(
-      new BatchWriteCommand({
-        RequestItems: {
-          [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-        },
-      }),
-    );
-  }
-}
+const putAll = (items: Record<string, unknown>[]): Promise<void> => putItems(world.table, items);
 
 describe('Get Customer Meter', () => {
   it('answers the totals of the events the aggregator folded, with its customer and meter', async () => {
@@ -355,27 +346,11 @@ describe('the read bound (500 read units per request)', () => {
       customer_id: customer.id,
       meter_id: meterId,
     };
-    const applied = Object.fromEntries(
-      Array.from({ length: 50 }, (_, i) => [
-        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
-        '1'.padStart(40, '0'),
-      ]),
-    );
     const start = Date.parse('2025-01-01T00:00:00Z');
     const hourAt = (i: number) => new Date(start + i * 3_600_000).toISOString().slice(0, 13);
     await putAll([
       storedCustomerMeter({ id, ...owner, created_at: createdAt }),
-      ...Array.from({ length: 700 }, (_, i) =>
-        storedHourAggregate(owner, {
-          customer_meter_id: id,
-          hour: hourAt(i),
-          state: { func: 'count', count: 1 },
-          applied,
-          definition_version: 1,
-          version: 1,
-          updated_at: new Date().toISOString(),
-        }),
-      ),
+      ...heavyCountHours(owner, id, start),
     ]);
     return { id, customer, meterId, hourAt };
   }

@@ -7,7 +7,7 @@
  * 500 read units of usage: a 422 at the path parameter, never a partial state).
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -27,6 +27,7 @@ import { MAX_STATE_METERS, MAX_STATE_SUBSCRIPTIONS } from '#shared/services/cust
 import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
+import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
 import { outboxOf } from '../support/outbox.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
@@ -141,17 +142,7 @@ async function tenant() {
 }
 
 /** Writes items as the operator would (batches of 25). */
-async function putAll(items: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < items.length; i += 25) {
-    await world.table.doc.send(
-      new BatchWriteCommand({
-        RequestItems: {
-          [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-        },
-      }),
-    );
-  }
-}
+const putAll = (items: Record<string, unknown>[]): Promise<void> => putItems(world.table, items);
 
 /** Copies of a stored subscription with other ids and a given status, inserted as Create Subscription does. */
 async function copies(of: string, status: string, count: number): Promise<string[]> {
@@ -551,26 +542,10 @@ describe('the bounds: an exact state or a 422 at the path parameter', () => {
     const id = customerMeterId(customer.id, meterId);
     const owner = { organization_id: t.organizationId, customer_id: customer.id, meter_id: meterId };
     // 700 hours of about 3.5 KB each (many stream shards applied): about 2.4 MB, over 500 × 4 KB.
-    const applied = Object.fromEntries(
-      Array.from({ length: 50 }, (_, i) => [
-        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
-        '1'.padStart(40, '0'),
-      ]),
-    );
     const start = Date.parse('2025-01-01T00:00:00Z');
     await putAll([
       storedCustomerMeter({ id, ...owner, created_at: new Date().toISOString() }),
-      ...Array.from({ length: 700 }, (_, i) =>
-        storedHourAggregate(owner, {
-          customer_meter_id: id,
-          hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
-          state: { func: 'count', count: 1 },
-          applied,
-          definition_version: 1,
-          version: 1,
-          updated_at: new Date().toISOString(),
-        }),
-      ),
+      ...heavyCountHours(owner, id, start),
     ]);
     refusedAt(await byId(customer.id, t.token), 'id');
     refusedAt(await byExternal(customer.external_id, t.token), 'external_id');

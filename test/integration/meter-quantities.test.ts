@@ -6,7 +6,6 @@
  * archived meter; tenant safety.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -15,13 +14,14 @@ import {
   createPersonalAccessToken,
   createUser,
 } from '#scripts/admin/commands.ts';
-import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
+import { customerMeterId, storedCustomerMeter } from '#shared/data/customer-meters.ts';
 import type { MeterAggregation } from '#shared/domain/meter.ts';
 import { MAX_CUSTOMER_METERS } from '#shared/services/customer-meters.ts';
 import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { type SeedEvent, seedMeterUsage } from '../cards/get-meter-quantities.ts';
 import { documentedReply } from '../support/contract.ts';
+import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -42,17 +42,7 @@ const DAY0 = Date.parse('2025-06-01T00:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Writes items as the operator would (batches of 25). */
-async function putAll(items: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < items.length; i += 25) {
-    await world.table.doc.send(
-      new BatchWriteCommand({
-        RequestItems: {
-          [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-        },
-      }),
-    );
-  }
-}
+const putAll = (items: Record<string, unknown>[]): Promise<void> => putItems(world.table, items);
 
 // ---------------------------------------------------------------------------------------------
 // The reference: a plain fold over the events, written out here
@@ -491,25 +481,9 @@ describe('the read bound (500 read units per request)', () => {
       customer_id: customer.id,
       meter_id: meter.id,
     };
-    const applied = Object.fromEntries(
-      Array.from({ length: 50 }, (_, i) => [
-        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
-        '1'.padStart(40, '0'),
-      ]),
-    );
     await putAll([
       storedCustomerMeter({ id, ...owner, created_at: '2024-12-31T00:00:00.000Z' }),
-      ...Array.from({ length: 700 }, (_, i) =>
-        storedHourAggregate(owner, {
-          customer_meter_id: id,
-          hour: iso(HEAVY_START + i * HOUR).slice(0, 13),
-          state: { func: 'count', count: 1 },
-          applied,
-          definition_version: 1,
-          version: 1,
-          updated_at: new Date().toISOString(),
-        }),
-      ),
+      ...heavyCountHours(owner, id, HEAVY_START),
     ]);
     const rollUp = () =>
       aggregateEvents({ table: world.admin.table, now: () => new Date() }, `seed-${randomUUID()}`, [

@@ -11,7 +11,6 @@
  * seed's catch-all meters count every event) adds customer meters to the sets compared.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -21,12 +20,13 @@ import {
   createPersonalAccessToken,
   createUser,
 } from '#scripts/admin/commands.ts';
-import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
+import { customerMeterId, storedCustomerMeter } from '#shared/data/customer-meters.ts';
 import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { MAX_PORTAL_METERS } from '#shared/services/portal-meters.ts';
 import { seedCustomerMeter } from '../cards/get-customer-meter.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
+import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -303,17 +303,7 @@ describe('List Portal Meters', () => {
 
 describe('the read bound (500 read units per request)', () => {
   /** Writes items as the operator would (batches of 25). */
-  async function putAll(items: Record<string, unknown>[]): Promise<void> {
-    for (let i = 0; i < items.length; i += 25) {
-      await world.table.doc.send(
-        new BatchWriteCommand({
-          RequestItems: {
-            [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-          },
-        }),
-      );
-    }
-  }
+  const putAll = (items: Record<string, unknown>[]): Promise<void> => putItems(world.table, items);
 
   it('a customer meter with more stored hours than one request reads: Get 503, a page of it 422 at limit', async () => {
     const t = await tenant(1);
@@ -322,26 +312,10 @@ describe('the read bound (500 read units per request)', () => {
     const id = customerMeterId(me.id, meterId);
     const owner = { organization_id: t.organizationId, customer_id: me.id, meter_id: meterId };
     // 700 hours of about 3.5 KB each (many stream shards applied): about 2.4 MB, over 500 × 4 KB.
-    const applied = Object.fromEntries(
-      Array.from({ length: 50 }, (_, i) => [
-        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
-        '1'.padStart(40, '0'),
-      ]),
-    );
     const start = Date.parse('2025-01-01T00:00:00Z');
     await putAll([
       storedCustomerMeter({ id, ...owner, created_at: new Date().toISOString() }),
-      ...Array.from({ length: 700 }, (_, i) =>
-        storedHourAggregate(owner, {
-          customer_meter_id: id,
-          hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
-          state: { func: 'count', count: 1 },
-          applied,
-          definition_version: 1,
-          version: 1,
-          updated_at: new Date().toISOString(),
-        }),
-      ),
+      ...heavyCountHours(owner, id, start),
     ]);
     expect((await get(id, me.session)).status).toBe(503);
     const page = await list('', me.session);

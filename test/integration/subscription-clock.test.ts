@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createProduct } from '#scripts/admin/commands.ts';
-import { customerMeterId, storedHourAggregate } from '#shared/data/customer-meters.ts';
+import { customerMeterId } from '#shared/data/customer-meters.ts';
 import { createDocumentClient } from '#shared/data/dynamo.ts';
 import { subscriptionListings } from '#shared/data/subscriptions.ts';
 import { attr } from '#shared/data/table.ts';
@@ -17,6 +17,7 @@ import type { ClockReport } from '#shared/services/subscription-clock.ts';
 import { changeSubscription } from '#shared/services/update-subscription.ts';
 import { useClockWorld } from '../support/clock-world.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb.ts';
+import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
 import { outboxOf, typesOf } from '../support/outbox.ts';
 
 // Its dates lie before the demo seed's; what a test makes is revoked after it (test/support/clock-world.ts).
@@ -424,33 +425,9 @@ describe('the meters of the period-end events', () => {
       customer_id: clock.customerId,
       meter_id: meterId,
     };
-    const applied = Object.fromEntries(
-      Array.from({ length: 50 }, (_, i) => [
-        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
-        '1'.padStart(40, '0'),
-      ]),
-    );
     const start = Date.parse('2020-05-01T00:00:00.000Z');
-    const items = Array.from({ length: 700 }, (_, i) =>
-      storedHourAggregate(owner, {
-        customer_meter_id: id,
-        hour: new Date(start + i * 3_600_000).toISOString().slice(0, 13),
-        state: { func: 'count', count: 1 },
-        applied,
-        definition_version: 1,
-        version: 1,
-        updated_at: new Date().toISOString(),
-      }),
-    );
-    for (let i = 0; i < items.length; i += 25) {
-      await clock.world.table.doc.send(
-        new BatchWriteCommand({
-          RequestItems: {
-            [clock.world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-          },
-        }),
-      );
-    }
+    const items = heavyCountHours(owner, id, start);
+    await putItems(clock.world.table, items);
     const now = '2020-06-01T00:30:00.000Z';
     await expect(getAt(ending.id, now)).rejects.toBeInstanceOf(ServiceUnavailable);
     const report = await runAt(now);

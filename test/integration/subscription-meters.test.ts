@@ -9,7 +9,7 @@
  * the bound writes nothing), and a free subscription's create reads nothing more.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomer, createCustomerSession } from '#scripts/admin/commands.ts';
 import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
@@ -19,6 +19,7 @@ import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { meterHours } from '#shared/services/subscription-meters.ts';
 import { documentedReply } from '../support/contract.ts';
+import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
 import { outboxOf, typesOf } from '../support/outbox.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -332,15 +333,7 @@ describe('Subscription.meters', () => {
         },
       ),
     );
-    for (let i = 0; i < items.length; i += 25) {
-      await world.table.doc.send(
-        new BatchWriteCommand({
-          RequestItems: {
-            [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-          },
-        }),
-      );
-    }
+    await putItems(world.table, items);
     expect((await getSubscription(subscription.id)).status).toBe(503);
     const page = await listSubscriptions(`customer_id=${customer.id}&limit=5`);
     expect(page.status).toBe(422);
@@ -559,37 +552,13 @@ describe('a long period from day aggregates', () => {
       customer_id: customer.id,
       meter_id: calls.id,
     };
-    const applied = Object.fromEntries(
-      Array.from({ length: 50 }, (_, i) => [
-        `shardId-${String(i).padStart(20, '0')}-${randomUUID()}`,
-        '1'.padStart(40, '0'),
-      ]),
-    );
     const start = Date.parse('2025-01-01T00:00:00Z');
     const hourAt = (i: number) => new Date(start + i * HOUR).toISOString().slice(0, 13);
     const items = [
       storedCustomerMeter({ id, ...owner, created_at: '2024-12-31T00:00:00.000Z' }),
-      ...Array.from({ length: 700 }, (_, i) =>
-        storedHourAggregate(owner, {
-          customer_meter_id: id,
-          hour: hourAt(i),
-          state: { func: 'count', count: 1 },
-          applied,
-          definition_version: 1,
-          version: 1,
-          updated_at: new Date().toISOString(),
-        }),
-      ),
+      ...heavyCountHours(owner, id, start),
     ];
-    for (let i = 0; i < items.length; i += 25) {
-      await world.table.doc.send(
-        new BatchWriteCommand({
-          RequestItems: {
-            [world.table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-          },
-        }),
-      );
-    }
+    await putItems(world.table, items);
     await setPeriod(subscription.id, Date.parse('2025-01-01T05:30:00Z'), Date.now() + 24 * HOUR);
     const consumed = async () => {
       const reply = await getSubscription(subscription.id);
