@@ -196,6 +196,8 @@ export function fixtureItems(): Record<string, unknown>[] {
     ],
     deleted_at: null,
   };
+  // Listed in its shard of the list and no GSI1 keys, as Create Product writes it.
+  const listedProduct = storedProduct({ ...product, list_layout: 'sharded' });
   const webhook: WebhookEndpointRecord = {
     id: WEBHOOK,
     organization_id: ORG,
@@ -277,14 +279,9 @@ export function fixtureItems(): Record<string, unknown>[] {
       // Create Customer writes it.
       { ...customer, list_layout: 'sharded', guard_layout: 'by_value' },
     ),
-    // Listed in its shard of the list and no GSI1 keys, as Create Product writes it.
-    item(keys.product(PRODUCT), 'product', storedProduct({ ...product, list_layout: 'sharded' })),
+    item(keys.product(PRODUCT), 'product', listedProduct),
     // Its list entries and the lists' count shards, as Create Product writes them.
-    ...listedWrites(
-      { name: 'bench', doc: undefined as never },
-      productListing,
-      storedProduct({ ...product, list_layout: 'sharded' }),
-    ).map((write) =>
+    ...listedWrites({ name: 'bench', doc: undefined as never }, productListing, listedProduct).map((write) =>
       'Put' in write
         ? write.Put.Item
         : { ...(write as { Update: { Key: object } }).Update.Key, entity: 'list_count', entry_count: 1 },

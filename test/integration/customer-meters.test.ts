@@ -35,7 +35,8 @@ import {
 import { seedCustomerMeter } from '../cards/get-customer-meter.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
-import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
+import { heavyCountHours } from '../support/heavy-hours.ts';
+import { putItems } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;

@@ -27,8 +27,9 @@ import { MAX_STATE_METERS, MAX_STATE_SUBSCRIPTIONS } from '#shared/services/cust
 import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
-import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
+import { heavyCountHours } from '../support/heavy-hours.ts';
 import { outboxOf } from '../support/outbox.ts';
+import { putItems } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;

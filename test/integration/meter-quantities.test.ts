@@ -21,7 +21,8 @@ import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { type SeedEvent, seedMeterUsage } from '../cards/get-meter-quantities.ts';
 import { documentedReply } from '../support/contract.ts';
-import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
+import { heavyCountHours } from '../support/heavy-hours.ts';
+import { putItems } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;

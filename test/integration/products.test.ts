@@ -5,7 +5,7 @@
  * of a product that changes under them.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -24,7 +24,7 @@ import {
   listedPartitions,
   productEntries,
 } from '../support/products.ts';
-import { softDelete } from '../support/table-state.ts';
+import { putItems, softDelete } from '../support/table-state.ts';
 import { createWorld, type Reply, type World } from '../support/world.ts';
 
 let world: World;
@@ -488,15 +488,7 @@ describe('GET /v1/products/', () => {
         name: `bulk ${i}`,
       };
     });
-    for (let i = 0; i < entries.length; i += 25) {
-      await world.table.doc.send(
-        new BatchWriteCommand({
-          RequestItems: {
-            [world.table.name]: entries.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-          },
-        }),
-      );
-    }
+    await putItems(world.table, entries);
     const reply = documentedReply('listProducts', await list('query=bulk', token));
     expect(reply.body).toEqual(
       rule(
@@ -528,15 +520,7 @@ describe('GET /v1/products/', () => {
       };
     });
     expect(new Set(entries.map((entry) => entry.PK)).size).toBe(16);
-    for (let i = 0; i < entries.length; i += 25) {
-      await world.table.doc.send(
-        new BatchWriteCommand({
-          RequestItems: {
-            [world.table.name]: entries.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })),
-          },
-        }),
-      );
-    }
+    await putItems(world.table, entries);
     const reply = documentedReply('listProducts', await list('query=spread', token));
     expect(reply.body).toEqual(
       rule(

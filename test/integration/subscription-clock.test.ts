@@ -17,8 +17,9 @@ import type { ClockReport } from '#shared/services/subscription-clock.ts';
 import { changeSubscription } from '#shared/services/update-subscription.ts';
 import { useClockWorld } from '../support/clock-world.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../support/dynamodb.ts';
-import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
+import { heavyCountHours } from '../support/heavy-hours.ts';
 import { outboxOf, typesOf } from '../support/outbox.ts';
+import { putItems } from '../support/table-state.ts';
 
 // Its dates lie before the demo seed's; what a test makes is revoked after it (test/support/clock-world.ts).
 const clock = useClockWorld('subscription-clock', '2021-01-01T00:00:00.000Z');

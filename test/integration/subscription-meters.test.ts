@@ -19,8 +19,9 @@ import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { meterHours } from '#shared/services/subscription-meters.ts';
 import { documentedReply } from '../support/contract.ts';
-import { heavyCountHours, putItems } from '../support/heavy-hours.ts';
+import { heavyCountHours } from '../support/heavy-hours.ts';
 import { outboxOf, typesOf } from '../support/outbox.ts';
+import { putItems } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;

@@ -5,9 +5,7 @@
  * and the clock) put them in to see the 503 or 422 past the 500 read units.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { storedHourAggregate } from '#shared/data/customer-meters.ts';
-import type { Table } from '#shared/data/dynamo.ts';
 
 const HOUR_MS = 3_600_000;
 
@@ -39,15 +37,4 @@ export function heavyCountHours(
       updated_at: new Date().toISOString(),
     }),
   );
-}
-
-/** Writes items as the operator would (batches of 25). */
-export async function putItems(table: Table, items: readonly Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < items.length; i += 25) {
-    await table.doc.send(
-      new BatchWriteCommand({
-        RequestItems: { [table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
-      }),
-    );
-  }
 }

@@ -4,7 +4,7 @@
  * nothing but the items it was allowed to touch. `followTable` keeps that digest
  * from the table's stream, for suites that compare it after every batch.
  */
-import { QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { openStreamReader, type StreamRecord } from '#scripts/local/stream-reader.ts';
 import type { Table } from '#shared/data/dynamo.ts';
@@ -198,4 +198,15 @@ export async function listPartition(
     entries: items.filter((item) => !isCount(item)),
     count: items.filter(isCount).reduce((sum, shard) => sum + Number(shard.entry_count ?? 0), 0),
   };
+}
+
+/** Writes items as the operator would, straight to the table (batches of 25). */
+export async function putItems(table: Table, items: readonly Item[]): Promise<void> {
+  for (let i = 0; i < items.length; i += 25) {
+    await table.doc.send(
+      new BatchWriteCommand({
+        RequestItems: { [table.name]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+      }),
+    );
+  }
 }
