@@ -154,8 +154,8 @@ const portalView = (meters: (Shown & { meter: Record<string, unknown> })[]) =>
     meter: { created_at: meter.created_at, modified_at: meter.modified_at, id: meter.id, name: meter.name },
   }));
 
-/** A customer with its own calls and tokens meters, a product pricing both, and its subscription. */
-async function setting() {
+/** A customer with its own calls and tokens meters and a product pricing both, not yet subscribed. */
+async function unsubscribed() {
   const customer = await createCustomer(world.admin, {
     organizationId: world.demo.organization_id,
     email: `meters+${randomUUID()}@example.com`,
@@ -164,8 +164,14 @@ async function setting() {
   const calls = await meter(name, { func: 'count' });
   const tokens = await meter(name, { func: 'sum', property: 'tokens' });
   const product = await meteredProduct(calls, tokens);
-  const subscription = await subscribe(product.id, customer.id);
-  return { customer, name, calls, tokens, product, subscription };
+  return { customer, name, calls, tokens, product };
+}
+
+/** The same, and the customer's subscription to the product. */
+async function setting() {
+  const unsubscribedSetting = await unsubscribed();
+  const { customer, product } = unsubscribedSetting;
+  return { ...unsubscribedSetting, subscription: await subscribe(product.id, customer.id) };
 }
 
 describe('Subscription.meters', () => {
@@ -420,14 +426,7 @@ describe('write answers and webhook payloads carry the meters Get Subscription a
   });
 
   it('Create: the answer and its three events carry Get’s meters (the usage of the period’s first hour), read before the write: the meters’ batch and a usage Query per meter more; a free product’s create reads nothing more', async () => {
-    const customer = await createCustomer(world.admin, {
-      organizationId: world.demo.organization_id,
-      email: `meters+${randomUUID()}@example.com`,
-    });
-    const name = `usage.${randomUUID()}`;
-    const calls = await meter(name, { func: 'count' });
-    const tokens = await meter(name, { func: 'sum', property: 'tokens' });
-    const product = await meteredProduct(calls, tokens);
+    const { customer, name, calls, tokens, product } = await unsubscribed();
     const arrived = Date.now();
     await arrive(customer.id, name, [
       { at: arrived, tokens: 7 },
