@@ -226,11 +226,13 @@ export { ListReadTooCostly };
 /**
  * IAM (shared/data/grants.ts): what `subscriptionMeters` reads for subscriptions holding metered
  * prices, for every operation that presents them (the reads, the writes, the clock): their meters
- * and customer meters (one batch), then each one's usage in the period (a Query each).
+ * and customer meters (one batch), then each one's usage in the period (a Query each). Built by a
+ * pure call: a spread would otherwise keep the grants in every bundle that imports this module.
  */
-export const access = {
-  subscriptionMeters: [
-    ...customerMetersAccess.readMetersAndCustomerMetersWithin,
-    ...customerMetersAccess.readPeriodUsage,
-  ],
-} as const satisfies DataAccess;
+export const access = /* @__PURE__ */ (() =>
+  ({
+    subscriptionMeters: [
+      ...customerMetersAccess.readMetersAndCustomerMetersWithin,
+      ...customerMetersAccess.readPeriodUsage,
+    ],
+  }) as const satisfies DataAccess)();
