@@ -17,11 +17,16 @@
  *   property cfn-lint reads, only the assets' hashes in `S3Key`). Both stages synthesise at once.
  * - One cfn-lint run per template over every region, all at once, instead of a run in us-east-1 and
  *   a second over every region (the first was contained in the second).
+ * - The preview in us-east-1 only, when it declares no resource type and no property that prod does
+ *   not (it is prod minus the alarms, the front door and retention): what differs between regions is
+ *   which types and properties exist, and prod's every-region run has judged each of them. A preview
+ *   that declares something more is linted in every region again.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PRODUCTION_STAGE } from '../infra/stack.ts';
 import { cdk } from './deploy/cdk-cli.ts';
@@ -96,18 +101,59 @@ async function synthesise(stage: string, work: string): Promise<string[]> {
   ];
 }
 
+/**
+ * Each resource type of the templates with the properties (top level) their resources set: what a
+ * region's schema judges (whether the type exists there, which properties it has).
+ */
+export function shapes(files: string[]): Map<string, Set<string>> {
+  const found = new Map<string, Set<string>>();
+  for (const file of files) {
+    const template = JSON.parse(readFileSync(file, 'utf8')) as {
+      Resources?: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+    };
+    for (const { Type, Properties } of Object.values(template.Resources ?? {})) {
+      const properties = found.get(Type) ?? new Set<string>();
+      for (const name of Object.keys(Properties ?? {})) properties.add(name);
+      found.set(Type, properties);
+    }
+  }
+  return found;
+}
+
+/** What `other` declares that `base` does not: `Type` or `Type.Property`. */
+export function notDeclaredIn(base: Map<string, Set<string>>, other: Map<string, Set<string>>): string[] {
+  const missing: string[] = [];
+  for (const [type, properties] of other) {
+    const known = base.get(type);
+    if (!known) missing.push(type);
+    else for (const name of properties) if (!known.has(name)) missing.push(`${type}.${name}`);
+  }
+  return missing.sort();
+}
+
 async function main(): Promise<number> {
   const { stdout: version } = await run('cfn-lint', ['--version']).catch(() => {
     throw new Error('cfn-lint not found on PATH (pip install cfn-lint)');
   });
   const work = mkdtempSync(join(tmpdir(), 'commerce-cfn-lint-'));
   try {
-    const templates = (await Promise.all(STAGES.map((stage) => synthesise(stage, work)))).flat();
+    const [prod, preview] = await Promise.all(STAGES.map((stage) => synthesise(stage, work)));
+    const templates = [...(prod ?? []), ...(preview ?? [])];
+    // The preview is linted in every region only when it declares a property of a resource type that
+    // prod does not: otherwise prod's every-region run has judged each of them region by region.
+    const uncovered = notDeclaredIn(shapes(prod ?? []), shapes(preview ?? []));
+    const regionsOf = (template: string) =>
+      (prod ?? []).includes(template) || uncovered.length > 0 ? ['ALL_REGIONS'] : [DEFAULT_REGION];
 
     console.log(`\n${version.trim()}, ignoring ${IGNORED.join(', ')} (CDK's redundant DependsOn)`);
+    console.log(
+      uncovered.length === 0
+        ? `  the preview declares no resource type or property that prod does not: linted in ${DEFAULT_REGION}`
+        : `  the preview declares what prod does not (${uncovered.slice(0, 5).join(', ')}): linted in every region`,
+    );
     const started = performance.now();
     const everywhere = (
-      await Promise.all(templates.map((template) => cfnLint([template], ['ALL_REGIONS'])))
+      await Promise.all(templates.map((template) => cfnLint([template], regionsOf(template))))
     ).flat();
     const unavailable = new Map<string, Set<string>>();
     const other: Finding[] = [];
@@ -122,7 +168,7 @@ async function main(): Promise<number> {
     }
     for (const finding of other) console.log(describe(finding, work));
     console.log(
-      `  every region (${DEFAULT_REGION} included), ${templates.length} templates, ` +
+      `  ${templates.length} templates (${templates.filter((t) => regionsOf(t)[0] === 'ALL_REGIONS').length} in every region, ${DEFAULT_REGION} included), ` +
         `${((performance.now() - started) / 1000).toFixed(0)} s: ` +
         `${other.length} finding(s) besides resource types missing in a region`,
     );
@@ -137,11 +183,13 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: Error & { run?: { output: string } }) => {
-    if (error.run) console.error(error.run.output);
-    console.error(error.message);
-    process.exit(1);
-  },
-);
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => process.exit(code),
+    (error: Error & { run?: { output: string } }) => {
+      if (error.run) console.error(error.run.output);
+      console.error(error.message);
+      process.exit(1);
+    },
+  );
+}
