@@ -465,7 +465,7 @@ export async function getMeterQuantities(
     // The named customers' meters are read by key for their roll-ups only when a day can be whole.
     const records =
       named.records ??
-      (meter.aggregation.func === 'unique' || named.ids.length === 0 || !anyDay(from, to, whole)
+      (named.ids.length === 0 || !anyDay(from, to, whole)
         ? new Map<string, CustomerMeterRecord>()
         : await readCustomerMeters(deps.table, named.ids, budget));
     const usage = await Promise.all(
