@@ -38,8 +38,8 @@
  * The roll-up's `days_from` says from which day on they exist (every day from it whose end is at or
  * before `through`: `coveredDays`). A window's read (a subscription's period) takes the whole days
  * it spans from their day aggregates and only its edges and the days not rolled up yet from hours:
- * a year's period reads about 365 small items, not 8,760 hours. `unique` meters have no day
- * aggregates (a day's distinct values would not fit an item).
+ * a year's period reads about 365 small items, not 8,760 hours. A `unique` meter's day aggregate
+ * says only that the day has events (its distinct values would not fit an item: they are day values).
  *
  * **Unique roll-up.** A `unique` meter's roll-up puts, for each distinct value of the closed hours
  * it reads, **one seen-value item** (`SK` = `SEEN#<value>`, its `definition_version`): one per
@@ -49,6 +49,14 @@
  * step that stopped before its roll-up was written, counts once. A step reads at most about
  * `ROLLUP_MAX_HOURS` value items and stops before the last hour it read part of
  * (`readClosedValues`).
+ *
+ * **Day values.** The same step puts each distinct value of the hours it reads by their UTC day
+ * (`SK` = `DAYVALUE#<yyyy-mm-dd>#<value>`, its `definition_version`), from the roll-up's
+ * `days_from` on; a day's values are the union of what its steps put (puts are idempotent), so
+ * every day from `days_from` that ends by `through` has all of its values (`coveredDays`), as day
+ * aggregates have their fold. A window of a `unique` meter reads its whole covered days from their
+ * day values (one item per value and day, not per value and hour) and its edges from value items
+ * by hour, and counts the union.
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -76,7 +84,8 @@ export const definitionVersionOf = (item: Record<string, unknown>): number =>
 export function ofDefinition(meter: MeterDefinition, item: Record<string, unknown>): boolean {
   if (definitionVersionOf(item) !== meter.definition_version) return false;
   const sk = String(item.SK ?? '');
-  if (sk.startsWith(VALUE_PREFIX)) return meter.aggregation.func === 'unique';
+  if (sk.startsWith(VALUE_PREFIX) || sk.startsWith(DAY_VALUE_PREFIX))
+    return meter.aggregation.func === 'unique';
   if (typeof item.state !== 'string') return true;
   return (JSON.parse(item.state) as FoldState).func === meter.aggregation.func;
 }
@@ -99,6 +108,8 @@ export const VALUE_PREFIX = 'VALUE#';
 export const DAY_PREFIX = 'DAY#';
 /** A `unique` meter's distinct value seen in its rolled-up hours: one item per value (see "Unique roll-up"). */
 export const SEEN_PREFIX = 'SEEN#';
+/** A `unique` meter's distinct value of one whole rolled-up UTC day: one item per value and day (see "Unique roll-up"). */
+export const DAY_VALUE_PREFIX = 'DAYVALUE#';
 
 /** The UTC day an hour bucket (`yyyy-mm-ddThh`) falls in, as `yyyy-mm-dd`. */
 export const dayOfHour = (hour: string): string => hour.slice(0, 10);
@@ -135,6 +146,11 @@ export const valueKey = (customerMeterId: string, hour: string, value: string): 
 export const seenKey = (customerMeterId: string, value: string): Key => ({
   PK: `${partitions.customerMeter}${customerMeterId}`,
   SK: `${SEEN_PREFIX}${valueKeyText(value)}`,
+});
+
+export const dayValueKey = (customerMeterId: string, day: string, value: string): Key => ({
+  PK: `${partitions.customerMeter}${customerMeterId}`,
+  SK: `${DAY_VALUE_PREFIX}${day}#${valueKeyText(value)}`,
 });
 
 export interface CustomerMeterRecord {
@@ -509,32 +525,24 @@ export async function readClosedValues(
 }
 
 /**
- * Puts a `unique` customer meter's seen values (`SEEN#<value>`), side by side, unless one of a later
- * definition is there. Idempotent: a value seen again, or put again by a retried batch, changes
- * nothing.
+ * Puts value items (a `unique` customer meter's seen values, its day values), 16 side by side, each
+ * unless one of a later definition is there. Idempotent: a value seen again, or put again by a
+ * retried batch, changes nothing.
  */
-export async function putSeenValues(
+async function putValueItems(
   table: Table,
-  owner: { organization_id: string; customer_id: string; meter_id: string },
-  customerMeterId: string,
-  values: readonly string[],
+  items: readonly Record<string, unknown>[],
   definitionVersion: number,
 ): Promise<void> {
-  for (let i = 0; i < values.length; i += 16) {
+  for (let i = 0; i < items.length; i += 16) {
     await Promise.all(
-      values.slice(i, i + 16).map(async (value) => {
+      items.slice(i, i + 16).map(async (item) => {
         try {
           await run(() =>
             table.doc.send(
               new PutCommand({
                 TableName: table.name,
-                Item: {
-                  ...seenKey(customerMeterId, value),
-                  entity: 'customer_meter_seen',
-                  ...owner,
-                  value,
-                  definition_version: definitionVersion,
-                },
+                Item: { ...item, definition_version: definitionVersion },
                 ConditionExpression: 'attribute_not_exists(PK) OR definition_version < :version',
                 ExpressionAttributeValues: { ':version': definitionVersion },
               }),
@@ -547,6 +555,47 @@ export async function putSeenValues(
     );
   }
 }
+
+/** Puts a `unique` customer meter's seen values (`SEEN#<value>`), unless one of a later definition is there. */
+export const putSeenValues = (
+  table: Table,
+  owner: { organization_id: string; customer_id: string; meter_id: string },
+  customerMeterId: string,
+  values: readonly string[],
+  definitionVersion: number,
+): Promise<void> =>
+  putValueItems(
+    table,
+    values.map((value) => ({
+      ...seenKey(customerMeterId, value),
+      entity: 'customer_meter_seen',
+      ...owner,
+      value,
+    })),
+    definitionVersion,
+  );
+
+/**
+ * Puts a `unique` customer meter's day values (`DAYVALUE#<day>#<value>`: a distinct value of the
+ * hours of that UTC day a roll-up read), unless one of a later definition is there. A day's values
+ * are put by the steps that read its hours, each its part (see "Unique roll-up").
+ */
+export const putDayValues = (
+  table: Table,
+  customerMeterId: string,
+  values: readonly { day: string; value: string }[],
+  definitionVersion: number,
+): Promise<void> =>
+  putValueItems(
+    table,
+    values.map(({ day, value }) => ({
+      ...dayValueKey(customerMeterId, day, value),
+      entity: 'customer_meter_day_value',
+      day,
+      value,
+    })),
+    definitionVersion,
+  );
 
 /**
  * Writes a customer meter's roll-up: its item put again with it, conditioned on the roll-up read
@@ -915,41 +964,74 @@ export interface WindowUsage {
   values: { hour: string; value: string }[];
 }
 
+/** A run of a window: hours (`yyyy-mm-ddThh`) read by hour, or whole days (`yyyy-mm-dd`) read by day. */
+type WindowRun = { by: 'hours' | 'days'; from: string; to: string };
+
 /**
- * The key ranges of a customer meter's partition that hold its usage of the hours `from` to `to`
- * (inclusive): the days of `days` (whole days its day aggregates cover, `daysWithin`) that `whole`
- * accepts from their day aggregates (`DAY#` runs), every other hour from its hour aggregates
- * (`HOUR#` runs). Adjacent hours are one range.
+ * The runs of the hours `from` to `to` (inclusive): the days of `days` (whole days its roll-up
+ * covers, `daysWithin`) that `whole` accepts, by day; every other hour by hour. Adjacent hours are
+ * one run, adjacent days too.
  */
-export function usageRanges(
+function windowRuns(
   hours: { from: string; to: string },
   days: { from: string; to: string } | undefined,
-  whole: (day: string) => boolean = () => true,
-): [string, string][] {
-  if (!days) return [[`${HOUR_PREFIX}${hours.from}`, `${HOUR_PREFIX}${hours.to}`]];
-  const ranges: [string, string][] = [];
+  whole: (day: string) => boolean,
+): WindowRun[] {
+  if (!days) return [{ by: 'hours', ...hours }];
+  const runs: WindowRun[] = [];
   // The first hour of the run of hours being gathered, and the first and last day of a day run.
   let hoursFrom: string | undefined = hours.from;
   let dayRun: { from: string; to: string } | undefined;
   for (let day = days.from; day <= days.to; day = dayAfter(day)) {
     if (whole(day)) {
       const before = `${dayBefore(day)}T23`;
-      if (hoursFrom !== undefined && hoursFrom <= before) {
-        ranges.push([`${HOUR_PREFIX}${hoursFrom}`, `${HOUR_PREFIX}${before}`]);
-      }
+      if (hoursFrom !== undefined && hoursFrom <= before)
+        runs.push({ by: 'hours', from: hoursFrom, to: before });
       hoursFrom = undefined;
       dayRun = { from: dayRun?.from ?? day, to: day };
     } else {
-      if (dayRun) ranges.push([`${DAY_PREFIX}${dayRun.from}`, `${DAY_PREFIX}${dayRun.to}`]);
+      if (dayRun) runs.push({ by: 'days', ...dayRun });
       dayRun = undefined;
       hoursFrom ??= firstHourOf(day);
     }
   }
-  if (dayRun) ranges.push([`${DAY_PREFIX}${dayRun.from}`, `${DAY_PREFIX}${dayRun.to}`]);
+  if (dayRun) runs.push({ by: 'days', ...dayRun });
   hoursFrom ??= firstHourOf(dayAfter(days.to));
-  if (hoursFrom <= hours.to) ranges.push([`${HOUR_PREFIX}${hoursFrom}`, `${HOUR_PREFIX}${hours.to}`]);
-  return ranges;
+  if (hoursFrom <= hours.to) runs.push({ by: 'hours', from: hoursFrom, to: hours.to });
+  return runs;
 }
+
+/**
+ * The key ranges of a customer meter's partition that hold its aggregates of the hours `from` to
+ * `to` (inclusive): the days of `days` (whole days its day aggregates cover, `daysWithin`) that
+ * `whole` accepts from their day aggregates (`DAY#` runs), every other hour from its hour
+ * aggregates (`HOUR#` runs). Adjacent hours are one range.
+ */
+export const usageRanges = (
+  hours: { from: string; to: string },
+  days: { from: string; to: string } | undefined,
+  whole: (day: string) => boolean = () => true,
+): [string, string][] =>
+  windowRuns(hours, days, whole).map((run) =>
+    run.by === 'days'
+      ? [`${DAY_PREFIX}${run.from}`, `${DAY_PREFIX}${run.to}`]
+      : [`${HOUR_PREFIX}${run.from}`, `${HOUR_PREFIX}${run.to}`],
+  );
+
+/**
+ * The same runs as `usageRanges` for a `unique` meter's values: its day values (`DAYVALUE#` runs)
+ * for the whole days, its values by hour (`VALUE#` runs) for every other hour.
+ */
+export const valueRanges = (
+  hours: { from: string; to: string },
+  days: { from: string; to: string } | undefined,
+  whole: (day: string) => boolean = () => true,
+): [string, string][] =>
+  windowRuns(hours, days, whole).map((run) =>
+    run.by === 'days'
+      ? [`${DAY_VALUE_PREFIX}${run.from}#`, `${DAY_VALUE_PREFIX}${run.to}$`]
+      : [`${VALUE_PREFIX}${run.from}#`, `${VALUE_PREFIX}${run.to}$`],
+  );
 
 /** The items of key ranges of a customer meter's partition of the meter's current definition, side by side. */
 const readRanges = (
@@ -967,13 +1049,20 @@ const readRanges = (
 const usageItemOf = (item: Record<string, unknown>): HourAggregate =>
   String(item.SK).startsWith(DAY_PREFIX) ? dayAsHour(item) : hourAggregateOf(item);
 
+/** A value item (by hour, or a day value under its day's first hour) as a window's value. */
+const windowValueOf = (item: Record<string, unknown>): { hour: string; value: string } => ({
+  hour: String(item.SK).startsWith(DAY_VALUE_PREFIX) ? firstHourOf(String(item.day)) : String(item.hour),
+  value: String(item.value),
+});
+
 /**
  * A customer meter's usage from hour `from` to hour `to` (inclusive, `yyyy-mm-ddThh`) by hour:
  * its hour aggregates, and for a `unique` meter its distinct-value items of those hours, strongly
  * consistent, within the request's read budget (`ListReadTooCostly` when they do not fit). With
- * the customer meter's `record`, the whole UTC days its day aggregates cover and `whole` accepts
- * (a day that falls in one bucket of the caller's series) come from those, one item a day, as an
- * hour aggregate of the day's first hour (`usageRanges`).
+ * the customer meter's `record`, the whole UTC days its roll-up covers and `whole` accepts (a day
+ * that falls in one bucket of the caller's series) come from its day aggregates (and a `unique`
+ * meter's day values), one item a day (and value), under the day's first hour (`usageRanges`,
+ * `valueRanges`).
  */
 export async function readUsageBetween(
   table: Table,
@@ -985,25 +1074,17 @@ export async function readUsageBetween(
   days?: { record: Pick<CustomerMeterRecord, 'rollup'> | undefined; whole: (day: string) => boolean },
 ): Promise<WindowUsage> {
   const hours = { from, to };
-  // A `unique` meter is not rolled up; its hours say which buckets it has events in.
+  const covered = days ? daysWithin(hours, days.record?.rollup) : undefined;
+  // A `unique` meter's aggregates say which buckets it has events in (one without the property
+  // too); its values are items of their own.
   const unique = meter.aggregation.func === 'unique';
-  const ranges = usageRanges(
-    hours,
-    unique || !days ? undefined : daysWithin(hours, days.record?.rollup),
-    days?.whole,
-  );
   const [usage, values] = await Promise.all([
-    readRanges(table, budget, customerMeterId, meter, ranges),
+    readRanges(table, budget, customerMeterId, meter, usageRanges(hours, covered, days?.whole)),
     unique
-      ? readRanges(table, budget, customerMeterId, meter, [
-          [`${VALUE_PREFIX}${from}#`, `${VALUE_PREFIX}${to}$`],
-        ])
+      ? readRanges(table, budget, customerMeterId, meter, valueRanges(hours, covered, days?.whole))
       : Promise.resolve([]),
   ]);
-  return {
-    hours: usage.map(usageItemOf),
-    values: values.map((item) => ({ hour: String(item.hour), value: String(item.value) })),
-  };
+  return { hours: usage.map(usageItemOf), values: values.map(windowValueOf) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1079,9 +1160,8 @@ export async function readPeriodUsage(
   record?: Pick<CustomerMeterRecord, 'rollup'>,
 ): Promise<StoredUsage> {
   const unique = meter.aggregation.func === 'unique';
-  const ranges: [string, string][] = unique
-    ? [[`${VALUE_PREFIX}${hours.from}#`, `${VALUE_PREFIX}${hours.to}$`]]
-    : usageRanges(hours, daysWithin(hours, record?.rollup));
+  const covered = daysWithin(hours, record?.rollup);
+  const ranges = unique ? valueRanges(hours, covered) : usageRanges(hours, covered);
   const items = await readRanges(table, budget, customerMeterId, meter, ranges);
   return unique
     ? { hours: [], values: new Set(items.map((item) => String(item.value))) }
@@ -1100,9 +1180,9 @@ export const access = {
   ],
   /** A batch's aggregates and customer meters read at once; one read again after a lost condition. */
   readAggregates: [{ actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerMeter'] }],
-  /** The aggregate's conditional put, the values' and the customer meter's puts (its roll-up's too). */
+  /** The aggregate's conditional put, the values' and the customer meter's puts (its roll-up's, day aggregates', seen and day values' too). */
   writeAggregates: [{ actions: ['dynamodb:PutItem'], leadingKeys: ['customerMeter'] }],
-  /** The closed hours a roll-up folds. */
+  /** The closed hours (and a `unique` meter's values) a roll-up folds. */
   readClosedHours: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
   /** Get Customer Meter's read of the customer meter's own item. */
   getCustomerMeter: [{ actions: ['dynamodb:GetItem'], leadingKeys: ['customerMeter'] }],
@@ -1116,12 +1196,12 @@ export const access = {
   ],
   /** A customer meter's hour aggregates and distinct values. */
   readUsage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
-  /** Get Meter Quantities: a customer meter's hour aggregates and distinct values of a window. */
+  /** Get Meter Quantities: a customer meter's hour and day aggregates and distinct values (by hour, by day) of a window. */
   readUsageBetween: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
   /** The meters a page's metered prices name, and the customer meters it reads (their roll-ups). */
   readMetersAndCustomerMetersWithin: [
     { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['meter', 'customerMeter'] },
   ],
-  /** A customer meter's usage in the hours of a subscription's period: day and hour aggregates. */
+  /** A customer meter's usage in the hours of a subscription's period: day and hour aggregates, or day values and values. */
   readPeriodUsage: [{ actions: ['dynamodb:Query'], leadingKeys: ['customerMeter'] }],
 } as const satisfies DataAccess;

@@ -53,6 +53,7 @@ import {
   access as customerMetersAccess,
   customersByExternalId,
   type DayAggregate,
+  dayAfter,
   dayBefore,
   dayOfHour,
   firstHourOf,
@@ -65,6 +66,7 @@ import {
   ofDefinition,
   organizationMeters,
   putCustomerMeter,
+  putDayValues,
   putSeenValues,
   putUniqueValue,
   ROLLUP_MAX_HOURS,
@@ -290,6 +292,59 @@ export async function aggregateEvents(
   return { written, skipped };
 }
 
+/** The customer meter's owner fields, as its items carry them. */
+const ownerOf = (record: CustomerMeterRecord) => ({
+  organization_id: record.organization_id,
+  customer_id: record.customer_id,
+  meter_id: record.meter_id,
+});
+
+/**
+ * The hours of the day a customer meter's roll-up `through` falls in that are before it (at most
+ * 23, folded by its previous step): read again so that the day's aggregate is whole.
+ */
+const readLeadHours = async (
+  table: Table,
+  record: CustomerMeterRecord,
+): Promise<Record<string, unknown>[]> => {
+  const through = record.rollup?.through;
+  if (through === undefined || through.endsWith('T00')) return [];
+  const hourBefore = hourOf(new Date(hourStart(through) - 3_600_000).toISOString());
+  return (await readClosedHours(table, record.id, firstHourOf(dayOfHour(through)), hourBefore, 24)).items;
+};
+
+/**
+ * The day aggregates of the hour aggregates a roll-up step read (`items`, the lead's too) of the
+ * meter's current definition: one per day from `daysFrom` that ends by `through` (whole: the step
+ * read all its hours, and none from `through` on counts).
+ */
+function dayAggregatesOf(
+  record: CustomerMeterRecord,
+  meter: MeterRecord,
+  items: readonly Record<string, unknown>[],
+  daysFrom: string,
+  through: string,
+  now: string,
+): DayAggregate[] {
+  const lastWholeDay = dayBefore(dayOfHour(through));
+  const days = new Map<string, DayAggregate>();
+  for (const item of items) {
+    const day = dayOfHour(String(item.hour));
+    if (!ofDefinition(meter, item) || day < daysFrom || day > lastWholeDay) continue;
+    const hour = hourAggregateOf(item);
+    const known = days.get(day);
+    days.set(day, {
+      customer_meter_id: record.id,
+      day,
+      state: known ? mergeStates(known.state, hour.state) : hour.state,
+      definition_version: meter.definition_version,
+      hours: (known?.hours ?? 0) + 1,
+      updated_at: now,
+    });
+  }
+  return [...days.values()];
+}
+
 /**
  * Folds a customer meter's closed hours before `before` (those past its roll-up, at most
  * `ROLLUP_MAX_HOURS`) into its roll-up, under the meter's current definition: a roll-up of another
@@ -309,15 +364,7 @@ async function rollUp(
   // for that day's aggregate.
   const dayBegan = previous ? firstHourOf(dayOfHour(previous.through)) : undefined;
   const [lead, { items, complete }] = await Promise.all([
-    previous && dayBegan !== undefined && dayBegan < previous.through
-      ? readClosedHours(
-          table,
-          record.id,
-          dayBegan,
-          hourOf(new Date(hourStart(previous.through) - 3_600_000).toISOString()),
-          24,
-        ).then((read) => read.items)
-      : Promise.resolve([]),
+    readLeadHours(table, record),
     readClosedHours(table, record.id, previous?.through, last, max),
   ]);
   const kept = previous && rollupCounts(meter, previous) ? previous : undefined;
@@ -337,31 +384,10 @@ async function rollUp(
   // Every hour from `dayBegan` (from the first, on a first roll-up) up to `through` was read: each
   // day among them that ends by `through` is whole, and gets its day aggregate.
   const daysFrom = previous?.days_from ?? (dayBegan === undefined ? '' : dayOfHour(dayBegan));
-  const lastWholeDay = dayBefore(dayOfHour(through));
-  const days = new Map<string, DayAggregate>();
-  for (const item of [...lead, ...items]) {
-    const day = dayOfHour(String(item.hour));
-    if (
-      !ofDefinition(meter, item) ||
-      (dayBegan !== undefined && day < dayOfHour(dayBegan)) ||
-      day > lastWholeDay
-    )
-      continue;
-    const hour = hourAggregateOf(item);
-    const known = days.get(day);
-    days.set(day, {
-      customer_meter_id: record.id,
-      day,
-      state: known ? mergeStates(known.state, hour.state) : hour.state,
-      definition_version: meter.definition_version,
-      hours: (known?.hours ?? 0) + 1,
-      updated_at: now,
-    });
-  }
   await writeDayAggregates(
     table,
-    { organization_id: record.organization_id, customer_id: record.customer_id, meter_id: record.meter_id },
-    [...days.values()],
+    ownerOf(record),
+    dayAggregatesOf(record, meter, [...lead, ...items], daysFrom, through, now),
   );
   await writeRollup(
     table,
@@ -380,11 +406,12 @@ async function rollUp(
 
 /**
  * A `unique` customer meter's roll-up: the distinct values of its closed hours before `before` (those
- * past its roll-up: at most `max` hours and about `max` value items) put as its seen values, then
- * its roll-up moved on to the first hour not read (`shared/data/customer-meters.ts`, "Unique
- * roll-up"). A roll-up of another definition starts afresh: the seen values of that definition
- * count for nothing, and none of this one's are before its `through` (a redefinition restarts the
- * counts, and those hours were closed before it).
+ * past its roll-up: at most `max` hours and about `max` value items) put as its seen values and,
+ * by the day of their hour, as its day values, then its roll-up moved on to the first hour not read
+ * (`shared/data/customer-meters.ts`, "Unique roll-up"); with its whole days' aggregates (which say
+ * that a day has events, with or without the property). A roll-up of another definition starts
+ * afresh: the seen values of that definition count for nothing, and none of this one's are before
+ * its `through` (a redefinition restarts the counts, and those hours were closed before it).
  */
 async function rollUpUnique(
   table: Table,
@@ -396,7 +423,8 @@ async function rollUpUnique(
 ): Promise<void> {
   const last = hourOf(new Date(hourStart(before) - 3_600_000).toISOString());
   const previous = record.rollup;
-  const [hours, values] = await Promise.all([
+  const [lead, hours, values] = await Promise.all([
+    readLeadHours(table, record),
     readClosedHours(table, record.id, previous?.through, last, max),
     readClosedValues(table, record.id, previous?.through, last, max),
   ]);
@@ -407,19 +435,38 @@ async function rollUpUnique(
       : hourOf(new Date(hourStart(String(lastHour.hour)) + 3_600_000).toISOString());
   const through =
     values.through !== undefined && values.through < throughHours ? values.through : throughHours;
+  // Day values are put by every step for the hours it reads (a day's are the union of its steps'),
+  // so each day from the first the steps read whole has all of them. A roll-up written before day
+  // values read the first hours of its `through`'s day without putting them: its days start at the
+  // next day (`previous.through` at midnight: its own).
+  const daysFrom =
+    previous === undefined
+      ? ''
+      : (previous.days_from ??
+        (previous.through.endsWith('T00')
+          ? dayOfHour(previous.through)
+          : dayAfter(dayOfHour(previous.through))));
   const seen = new Set<string>();
+  const dayValues = new Map<string, { day: string; value: string }>();
   for (const item of values.items) {
-    if (ofDefinition(meter, item) && String(item.hour) < through) seen.add(String(item.value));
+    const hour = String(item.hour);
+    if (!ofDefinition(meter, item) || hour >= through) continue;
+    const value = String(item.value);
+    seen.add(value);
+    const day = dayOfHour(hour);
+    if (day >= daysFrom) dayValues.set(`${day}\u0000${value}`, { day, value });
   }
-  await putSeenValues(
-    table,
-    { organization_id: record.organization_id, customer_id: record.customer_id, meter_id: record.meter_id },
-    record.id,
-    [...seen],
-    meter.definition_version,
-  );
-  const kept = seenCounts(meter, previous) ? previous.hours : 0;
   const folded = hours.items.filter((item) => ofDefinition(meter, item) && String(item.hour) < through);
+  await Promise.all([
+    putSeenValues(table, ownerOf(record), record.id, [...seen], meter.definition_version),
+    putDayValues(table, record.id, [...dayValues.values()], meter.definition_version),
+    writeDayAggregates(
+      table,
+      ownerOf(record),
+      dayAggregatesOf(record, meter, [...lead, ...folded], daysFrom, through, now),
+    ),
+  ]);
+  const kept = seenCounts(meter, previous) ? previous.hours : 0;
   await writeRollup(
     table,
     record,
@@ -428,6 +475,7 @@ async function rollUpUnique(
       state: emptyState(meter.aggregation),
       definition_version: meter.definition_version,
       hours: kept + folded.length,
+      days_from: daysFrom,
       updated_at: now,
     },
     previous?.through,

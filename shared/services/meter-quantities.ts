@@ -455,8 +455,9 @@ export async function getMeterQuantities(
   try {
     const named = await customerMetersOf(deps, meter, query, budget);
     if (named.units > 0) budget = new ReadBudget((LIST_READ_UNITS - 10 - named.units) * 4 * 1024);
-    // Whole UTC days that fall in one bucket are read from their day aggregates (a day of a series
-    // cut in another time zone straddles two buckets: its hours are read).
+    // Whole UTC days that fall in one bucket are read from their day aggregates (a `unique` meter's
+    // values from its day values; a day of a series cut in another time zone straddles two
+    // buckets: its hours are read).
     const whole = (day: string) => {
       const at = Date.parse(`${day}T00:00:00Z`);
       const i = bucketIndex(buckets, at);
@@ -465,7 +466,7 @@ export async function getMeterQuantities(
     // The named customers' meters are read by key for their roll-ups only when a day can be whole.
     const records =
       named.records ??
-      (meter.aggregation.func === 'unique' || named.ids.length === 0 || !anyDay(from, to, whole)
+      (named.ids.length === 0 || !anyDay(from, to, whole)
         ? new Map<string, CustomerMeterRecord>()
         : await readCustomerMeters(deps.table, named.ids, budget));
     const usage = await Promise.all(

@@ -23,7 +23,6 @@ import {
   readHours,
   storedCustomerMeter,
   storedHourAggregate,
-  valueKey,
 } from '#shared/data/customer-meters.ts';
 import { keys } from '#shared/data/table.ts';
 import { MAX_CUSTOMER_METERS, MAX_NAMED_CUSTOMERS } from '#shared/services/customer-meters.ts';
@@ -35,7 +34,7 @@ import {
 import { seedCustomerMeter } from '../cards/get-customer-meter.ts';
 import { seedMeter } from '../cards/get-meter.ts';
 import { documentedReply } from '../support/contract.ts';
-import { heavyCountHours } from '../support/heavy-hours.ts';
+import { heavyCountHours, heavyUniqueHours } from '../support/heavy-hours.ts';
 import { putItems } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -441,30 +440,10 @@ describe('the read bound (500 read units per request)', () => {
     const start = Date.parse('2025-01-01T00:00:00Z');
     const hourAt = (i: number) => new Date(start + i * 3_600_000).toISOString().slice(0, 13);
     // 700 hours, each with six long values (the same every hour) and one of its own: 706 distinct,
-    // 4,900 value items of about 0.6 KB, over 500 × 4 KB.
-    const long = Array.from({ length: 6 }, (_, k) => JSON.stringify(String.fromCharCode(97 + k).repeat(500)));
-    const valuesOf = (i: number) => [...long, JSON.stringify(`u${i}`)];
-    const valueItem = (hour: string, value: string) => ({
-      ...valueKey(id, hour, value),
-      entity: 'customer_meter_value',
-      hour,
-      value,
-      definition_version: 1,
-    });
+    // 4,900 value items (4,200 of 1.1 KB), over 500 × 4 KB.
     await putAll([
       storedCustomerMeter({ id, ...owner, created_at: '2024-12-31T00:00:00.000Z' }),
-      ...Array.from({ length: 700 }, (_, i) => [
-        storedHourAggregate(owner, {
-          customer_meter_id: id,
-          hour: hourAt(i),
-          state: { func: 'unique', values: [] },
-          applied: { 'shardId-seeded': '1'.padStart(40, '0') },
-          definition_version: 1,
-          version: 1,
-          updated_at: new Date().toISOString(),
-        }),
-        ...valuesOf(i).map((value) => valueItem(hourAt(i), value)),
-      ]).flat(),
+      ...heavyUniqueHours(owner, id, start),
     ]);
     expect((await get(id)).status).toBe(503);
     const rollupOf = async () =>

@@ -8,6 +8,7 @@
  * the functions' policies, shown failing on a unique read that ignores its seen values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hourOf } from '#shared/data/customer-meters.ts';
 import {
   apiDifferences,
   differences,
@@ -22,6 +23,7 @@ import {
   storedFolds,
   streamRecords,
   turnOnStream,
+  windowDifferences,
 } from '../support/exactness.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -84,7 +86,7 @@ it(`${full.events} events, ${full.customers} customers, six meters: every custom
 });
 
 describe('roll-ups under the same faults', () => {
-  it('five days of arrivals to a consumer that keeps up: closed hours rolled up (day aggregates, seen values) while batches fail part-way, replay and bisect; every hour and every all-time total still equals the plain fold', async () => {
+  it('five days of arrivals to a consumer that keeps up: closed hours rolled up (day aggregates, seen values, day values) while batches fail part-way, replay and bisect; every hour, every all-time total and every window still equals the plain fold', async () => {
     // 600 events in 30 batches 4 h apart: arrivals over five days, so each customer meter is
     // rolled up on most of them; one shard (see `consumerClock`).
     const options: ExactnessOptions = {
@@ -116,7 +118,19 @@ describe('roll-ups under the same faults', () => {
     expect(rolled.meters).toEqual(new Set(setup.meters.map((m) => m.aggregation.func)));
     expect(rolled.days).toBeGreaterThan(0);
     expect(rolled.seen).toBeGreaterThan(0);
+    expect(rolled.dayValues).toBeGreaterThan(0);
     const totals = referenceTotals(setup, ingested);
     expect(await apiDifferences(world, setup, totals, setup.customers)).toEqual([]);
+    // Windows (a period, quantities) from day aggregates and day values and the hours around them:
+    // every arrival, and windows cut mid-day at both ends.
+    const hourAt = (ms: number) => hourOf(new Date(ms).toISOString());
+    const first = start.getTime() - 86_400_000;
+    const last = start.getTime() + 8 * 86_400_000;
+    const windows = [
+      { from: hourAt(first), to: hourAt(last) },
+      { from: hourAt(start.getTime() + 13 * 3_600_000), to: hourAt(start.getTime() + 101 * 3_600_000) },
+      { from: hourAt(start.getTime() + 30 * 3_600_000), to: hourAt(start.getTime() + 72 * 3_600_000 - 1) },
+    ];
+    expect(await windowDifferences(world, setup, referenceFold(setup, ingested), windows)).toEqual([]);
   }, 600_000);
 });

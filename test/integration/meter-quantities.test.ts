@@ -21,7 +21,7 @@ import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { type SeedEvent, seedMeterUsage } from '../cards/get-meter-quantities.ts';
 import { documentedReply } from '../support/contract.ts';
-import { heavyCountHours } from '../support/heavy-hours.ts';
+import { heavyCountHours, heavyUniqueHours, RECURRING_VALUES } from '../support/heavy-hours.ts';
 import { putItems } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -329,7 +329,7 @@ describe('the quantities equal a plain fold of the distinct events per bucket', 
 });
 
 describe('round trips', () => {
-  it('a customer by id: four by the hour (the token, the meter, the customer, one usage Query), five by the day (its customer meter read by key: its roll-up); without a filter: four (the list for the customer, with their roll-ups); unique: one Query more (its values), no roll-up', async () => {
+  it('a customer by id: four by the hour (the token, the meter, the customer, one usage Query), five by the day (its customer meter read by key: its roll-up); without a filter: four (the list for the customer, with their roll-ups); unique: one Query more (its values), its roll-up read as for the others', async () => {
     const byDay = 'start_timestamp=2025-06-01T00:00:00Z&end_timestamp=2025-06-07T00:00:00Z&interval=day';
     const byHour = 'start_timestamp=2025-06-02T00:00:00Z&end_timestamp=2025-06-02T23:00:00Z&interval=hour';
     const customer = world.demo.customer_id;
@@ -347,7 +347,8 @@ describe('round trips', () => {
       [counted, byHour, `&customer_id=${customer}`, 4],
       [counted, byDay, `&customer_id=${customer}`, 5],
       [counted, byDay, '', 4],
-      [unique, byDay, `&customer_id=${customer}`, 5],
+      [unique, byHour, `&customer_id=${customer}`, 5],
+      [unique, byDay, `&customer_id=${customer}`, 6],
     ];
     for (const [id, window, filter, trips] of cases) {
       world.resetCount();
@@ -460,13 +461,13 @@ describe('the read bound (500 read units per request)', () => {
    * for the customer through the meter aggregator, which rolls up every closed hour and writes
    * their day aggregates.
    */
-  async function heavyCustomerMeter() {
+  async function heavyCustomerMeter(unique = false) {
     const name = `heavy.${randomUUID()}`;
     const meter = newMeter(
       {
         name: `Heavy ${name.slice(6, 14)}`,
         filter: { conjunction: 'and', clauses: [{ property: 'name', operator: 'eq', value: name }] },
-        aggregation: { func: 'count' },
+        aggregation: unique ? { func: 'unique', property: 'user' } : { func: 'count' },
       },
       world.demo.organization_id,
       new Date('2024-01-01T00:00:00Z'),
@@ -484,7 +485,13 @@ describe('the read bound (500 read units per request)', () => {
     };
     await putAll([
       storedCustomerMeter({ id, ...owner, created_at: '2024-12-31T00:00:00.000Z' }),
-      ...heavyCountHours(owner, id, HEAVY_START),
+      ...(unique
+        ? // The six recurring values and one of its own each hour, but none on 2025-01-10 (its
+          // hours have events without the property).
+          heavyUniqueHours(owner, id, HEAVY_START, 700, (i) =>
+            i >= 216 && i < 240 ? [] : [...RECURRING_VALUES, JSON.stringify(`u${i}`)],
+          )
+        : heavyCountHours(owner, id, HEAVY_START)),
     ]);
     const rollUp = () =>
       aggregateEvents({ table: world.admin.table, now: () => new Date() }, `seed-${randomUUID()}`, [
@@ -557,6 +564,49 @@ describe('the read bound (500 read units per request)', () => {
     // 01-01T00Z to 01-05T22Z; three whole weeks; 01-26T23Z to 01-30T03Z.
     expect((paris.body as Answer).quantities.map((q) => q.quantity)).toEqual([119, 168, 168, 168, 77]);
     expect((paris.body as Answer).total).toBe(700);
+  });
+
+  it('a unique meter, once rolled up: the same window served from its day values and day aggregates (with and without a filter, by customer), exact after a partial roll-up; a week cut in another time zone reads its straddling days by hour', async () => {
+    const { meterId, customer, rollUp } = await heavyCustomerMeter(true);
+    for (const filter of ['', `&customer_id=${customer.id}`]) {
+      expect((await quantities(meterId, `${wide}${filter}`)).status, filter).toBe(422);
+    }
+    // 4,732 value items: three steps of at most 2,000; after the first, 410 hours of values left.
+    await rollUp();
+    expect((await quantities(meterId, wide)).status).toBe(422);
+    // 6 recurring values and one a day's hour, none on 01-10 (k = 9); 01-30 has 4 hours.
+    const daily = (k: number) => (k === 9 ? 0 : k < 29 ? 6 + 24 : k === 29 ? 6 + 4 : 0);
+    const expected = {
+      quantities: Array.from({ length: 41 }, (_, k) => ({
+        timestamp: iso(HEAVY_START + k * DAY),
+        quantity: daily(k),
+      })),
+      total: 6 + 700 - 24,
+    };
+    await rollUp();
+    expect(await quantities(meterId, wide)).toMatchObject({ status: 200, body: expected });
+    await rollUp();
+    for (const filter of ['', `&customer_id=${customer.id}`]) {
+      const served = await quantities(meterId, `${wide}${filter}`);
+      expect(served.status, filter).toBe(200);
+      expect(served.body, filter).toEqual(expected);
+    }
+    // By customer: the customer has events every day to 01-30, 01-10 too (its day aggregate).
+    const byCustomer = await quantities(
+      meterId,
+      `${wide}&customer_id=${customer.id}&customer_aggregation_function=count`,
+    );
+    expect((byCustomer.body as Answer).quantities.map((q) => q.quantity)).toEqual(
+      Array.from({ length: 41 }, (_, k) => (k < 30 ? 1 : 0)),
+    );
+    // Europe/Paris weeks: each Sunday's UTC day is in two weeks, read by hour.
+    const paris = await quantities(
+      meterId,
+      `start_timestamp=${iso(HEAVY_START)}&end_timestamp=${iso(HEAVY_START + 29 * DAY)}&interval=week&timezone=Europe/Paris&customer_id=${customer.id}`,
+    );
+    expect(paris.status).toBe(200);
+    expect((paris.body as Answer).quantities.map((q) => q.quantity)).toEqual([125, 150, 174, 174, 83]);
+    expect((paris.body as Answer).total).toBe(682);
   });
 
   it(`more than ${MAX_CUSTOMER_METERS} customer meters in the organization and no customer filter: 422 at customer_id; with it, served`, async () => {

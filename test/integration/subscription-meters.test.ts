@@ -12,14 +12,21 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCustomer, createCustomerSession } from '#scripts/admin/commands.ts';
-import { customerMeterId, storedCustomerMeter, storedHourAggregate } from '#shared/data/customer-meters.ts';
+import {
+  customerMeterId,
+  DAY_VALUE_PREFIX,
+  seenKey,
+  storedCustomerMeter,
+  storedHourAggregate,
+} from '#shared/data/customer-meters.ts';
+import { queryAll } from '#shared/data/dynamo.ts';
 import { keys } from '#shared/data/table.ts';
 import { meteredAmount } from '#shared/domain/metered-amount.ts';
 import { aggregateEvents } from '#shared/services/meter-aggregation.ts';
 import { newMeter, storeNewMeter } from '#shared/services/meters.ts';
 import { meterHours } from '#shared/services/subscription-meters.ts';
 import { documentedReply } from '../support/contract.ts';
-import { heavyCountHours } from '../support/heavy-hours.ts';
+import { heavyCountHours, heavyUniqueHours, RECURRING_VALUES } from '../support/heavy-hours.ts';
 import { outboxOf, typesOf } from '../support/outbox.ts';
 import { putItems } from '../support/table-state.ts';
 import { createWorld, type World } from '../support/world.ts';
@@ -656,5 +663,156 @@ describe('a long period from day aggregates', () => {
     // From 2025-01-01: the 384 hours before `days_from` are read as hours, the rest from days.
     await setPeriod(subscription.id, Date.parse('2025-01-01T00:00:00Z'), Date.now() + 24 * HOUR);
     expect(await consumed()).toBe(700 + 1);
+  });
+});
+
+describe('a long period of a unique meter from day values', () => {
+  /**
+   * A `unique` meter's customer meter with 700 hours from 2025-01-01T00, each with the six long
+   * recurring values and one of its own (4,900 value items, about 5 MB, over 500 × 4 KB), and a
+   * subscription pricing it whose period began 2025-01-01T05:30 and has not ended.
+   */
+  async function heavyUniquePeriod() {
+    const customer = await createCustomer(world.admin, {
+      organizationId: world.demo.organization_id,
+      email: `unique+${randomUUID()}@example.com`,
+    });
+    const name = `users.${randomUUID()}`;
+    const users = await meter(name, { func: 'unique', property: 'user' });
+    const product = await world
+      .call('POST', '/v1/products/', {
+        token: pat(),
+        body: {
+          name: `Seats ${randomUUID()}`,
+          recurring_interval: 'month',
+          prices: [
+            { amount_type: 'fixed', price_amount: 0 },
+            { amount_type: 'metered_unit', unit_amount: '1', meter_id: users.id },
+          ],
+        },
+      })
+      .then((r) => documentedReply('createProduct', r));
+    expect(product.status, JSON.stringify(product.body)).toBe(201);
+    const subscription = await subscribe((product.body as { id: string }).id, customer.id);
+    const id = customerMeterId(customer.id, users.id);
+    const owner = {
+      organization_id: world.demo.organization_id,
+      customer_id: customer.id,
+      meter_id: users.id,
+    };
+    const start = Date.parse('2025-01-01T00:00:00Z');
+    const hourAt = (i: number) => new Date(start + i * HOUR).toISOString().slice(0, 13);
+    await putItems(world.table, [
+      storedCustomerMeter({ id, ...owner, created_at: '2024-12-31T00:00:00.000Z' }),
+      ...heavyUniqueHours(owner, id, start),
+    ]);
+    await setPeriod(subscription.id, Date.parse('2025-01-01T05:30:00Z'), Date.now() + 24 * HOUR);
+    const shown = () => getSubscription(subscription.id);
+    const consumed = async () => {
+      const reply = await shown();
+      expect(reply.status).toBe(200);
+      return byMeter(reply.body.meters as Shown[]).get(users.id)?.consumed_units;
+    };
+    /** A batch of one event for the customer now (value "now"), rolling up at most `max` value items. */
+    const batch = (max?: number) =>
+      aggregateEvents(
+        { table: world.admin.table, now: () => new Date(), ...(max ? { rollupMaxHours: max } : {}) },
+        `seed-${randomUUID()}`,
+        [
+          {
+            sequence: '1',
+            event: {
+              id: randomUUID(),
+              organization_id: world.demo.organization_id,
+              name,
+              timestamp_us: Date.now() * 1000,
+              external_id: null,
+              customer_id: customer.id,
+              external_customer_id: null,
+              metadata: JSON.stringify({ user: 'now' }),
+              ingest_request: randomUUID(),
+              ingested_at: new Date().toISOString(),
+            },
+          },
+        ],
+      );
+    const dayValues = async (d: string) =>
+      (
+        await queryAll(world.table, {
+          KeyConditionExpression: 'PK = :pk AND begins_with(SK, :day)',
+          ExpressionAttributeValues: { ':pk': `CMETER#${id}`, ':day': `${DAY_VALUE_PREFIX}${d}#` },
+          ConsistentRead: true,
+        })
+      ).length;
+    const rollup = async () =>
+      (
+        await world.table.doc.send(
+          new GetCommand({ TableName: world.table.name, Key: { PK: `CMETER#${id}`, SK: `CMETER#${id}` } }),
+        )
+      ).Item?.rollup;
+    return { id, owner, subscription, shown, consumed, batch, dayValues, rollup, hourAt };
+  }
+
+  it('a period longer than one request reads in values by hour: 503 until rolled up, then its exact distinct count from day values (one item per value a day) and the values of its edges, a roll-up at a time', async () => {
+    const { shown, consumed, batch, dayValues, rollup, hourAt } = await heavyUniquePeriod();
+    // 695 of the 700 hours are in the period (from its start's hour, T05): 6 + 695 distinct.
+    expect((await shown()).status).toBe(503);
+    // At most 400 value items: through hour 57 (2025-01-03T09); days 01-01 and 01-02 whole.
+    await batch(400);
+    expect(await rollup()).toMatchObject({ through: hourAt(57), days_from: '' });
+    expect(await dayValues('2025-01-02')).toBe(6 + 24);
+    // 4,200 value items of the hours from 57 still by hour: over the bound.
+    expect((await shown()).status).toBe(503);
+    // 3,000 more: through hour 485 (2025-01-21T05), that day's first five hours' values put.
+    await batch(3000);
+    expect(await rollup()).toMatchObject({ through: hourAt(485) });
+    expect(hourAt(485)).toBe('2025-01-21T05');
+    expect(await dayValues('2025-01-21')).toBe(6 + 5);
+    expect(await consumed()).toBe(6 + 695 + 1);
+    await batch();
+    // The rest: 01-21's other hours added to its values, 01-30 holds its 4 hours.
+    expect(await dayValues('2025-01-21')).toBe(6 + 24);
+    expect(await dayValues('2025-01-30')).toBe(6 + 4);
+    expect(await consumed()).toBe(6 + 695 + 1);
+  });
+
+  it('a unique roll-up written before day values: its next roll-up puts them from the first day it reads whole, and a period before them reads those days by hour', async () => {
+    const { id, owner, subscription, consumed, batch, dayValues, rollup, hourAt } = await heavyUniquePeriod();
+    // Rolled up through hour 400 (2025-01-17T16) by a step that wrote only seen values.
+    await putItems(world.table, [
+      storedCustomerMeter({
+        id,
+        ...owner,
+        created_at: '2024-12-31T00:00:00.000Z',
+        rollup: {
+          through: hourAt(400),
+          state: { func: 'unique', values: [] },
+          definition_version: 1,
+          hours: 400,
+          updated_at: new Date().toISOString(),
+        },
+      }),
+      ...[...RECURRING_VALUES, ...Array.from({ length: 400 }, (_, i) => JSON.stringify(`u${i}`))].map(
+        (value) => ({
+          ...seenKey(id, value),
+          entity: 'customer_meter_seen',
+          ...owner,
+          value,
+          definition_version: 1,
+        }),
+      ),
+    ]);
+    // Two steps (at most 2,000 value items each).
+    await batch();
+    await batch();
+    // From 2025-01-10: 01-10 to 01-17 by hour (192 hours of values), the rest from day values.
+    await setPeriod(subscription.id, Date.parse('2025-01-10T00:00:00Z'), Date.now() + 24 * HOUR);
+    expect(await consumed()).toBe(6 + (700 - 216) + 1);
+    // From 2025-01-18: day values only, and the batch's hour.
+    await setPeriod(subscription.id, Date.parse('2025-01-18T00:00:00Z'), Date.now() + 24 * HOUR);
+    expect(await consumed()).toBe(6 + (700 - 408) + 1);
+    expect(await dayValues('2025-01-17')).toBe(0);
+    expect(await dayValues('2025-01-18')).toBe(6 + 24);
+    expect(await rollup()).toMatchObject({ days_from: '2025-01-18', hours: 700 });
   });
 });

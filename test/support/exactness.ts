@@ -28,18 +28,31 @@ import { enableTableStream, openStreamReader, type StreamRecord } from '#scripts
 import {
   customerMeterId,
   DAY_PREFIX,
+  DAY_VALUE_PREFIX,
+  getCustomerMeter,
   HOUR_PREFIX,
   hourAggregateOf,
   hourOf,
+  readPeriodUsage,
+  readUsageBetween,
   SEEN_PREFIX,
   VALUE_PREFIX,
 } from '#shared/data/customer-meters.ts';
 import { queryAll, type Table } from '#shared/data/dynamo.ts';
+import { ReadBudget } from '#shared/data/listing.ts';
 import { insertMeter, type MeterRecord } from '#shared/data/meters.ts';
 import { partitions } from '#shared/data/table.ts';
 import type { UsageEventRecord } from '#shared/data/usage-events.ts';
-import { emptyState, type FoldState, foldEvent, matches, quantityOf } from '#shared/domain/meter.ts';
+import {
+  emptyState,
+  type FoldState,
+  foldEvent,
+  matches,
+  mergeStates,
+  quantityOf,
+} from '#shared/domain/meter.ts';
 import type { UserPrincipal } from '#shared/domain/principals.ts';
+import { totalsOf } from '#shared/services/customer-meters.ts';
 import {
   aggregateEvents,
   meterCounts,
@@ -495,12 +508,12 @@ export function referenceFold(setup: ExactnessSetup, outcome: IngestOutcome): Ma
 }
 
 /** What the consumer stored, per (customer meter, hour): the hour's state, and for `unique` its value items. */
-/** What the roll-ups wrote: the aggregations whose customer meters have a roll-up, day aggregates, seen values. */
+/** What the roll-ups wrote: the aggregations whose customer meters have a roll-up, day aggregates, seen values, day values. */
 export async function rolledUp(
   world: World,
   setup: ExactnessSetup,
-): Promise<{ meters: Set<string>; days: number; seen: number }> {
-  const found = { meters: new Set<string>(), days: 0, seen: 0 };
+): Promise<{ meters: Set<string>; days: number; seen: number; dayValues: number }> {
+  const found = { meters: new Set<string>(), days: 0, seen: 0, dayValues: 0 };
   for (const customer of setup.customers) {
     for (const meter of setup.meters) {
       const id = customerMeterId(customer.id, meter.id);
@@ -515,6 +528,7 @@ export async function rolledUp(
           found.meters.add(meter.aggregation.func);
         if (sk.startsWith(DAY_PREFIX)) found.days++;
         if (sk.startsWith(SEEN_PREFIX)) found.seen++;
+        if (sk.startsWith(DAY_VALUE_PREFIX)) found.dayValues++;
       }
     }
   }
@@ -649,6 +663,64 @@ export async function apiDifferences(
     for (const [id, consumed] of expected)
       if (byId.get(id) !== consumed)
         diffs.push(`list of ${customer.id}: ${id} expected ${consumed}, got ${byId.get(id)}`);
+  }
+  return diffs;
+}
+
+/**
+ * What the windows' reads (`readPeriodUsage`: a subscription's period; `readUsageBetween`: Get Meter
+ * Quantities, every day whole) answer for each of `windows` (hours, inclusive) of every customer
+ * meter of the setup, from its roll-up's days and the hours around them, against the plain fold of
+ * those hours' distinct events (`reference`, per customer meter and hour): each difference as a line.
+ */
+export async function windowDifferences(
+  world: World,
+  setup: ExactnessSetup,
+  reference: Map<string, FoldState>,
+  windows: readonly { from: string; to: string }[],
+): Promise<string[]> {
+  const diffs: string[] = [];
+  for (const customer of setup.customers) {
+    for (const meter of setup.meters) {
+      const id = customerMeterId(customer.id, meter.id);
+      const record = await getCustomerMeter(world.table, id);
+      for (const hours of windows) {
+        let expected = emptyState(meter.aggregation);
+        for (const [key, state] of reference) {
+          const [cm, hour] = key.split('#') as [string, string];
+          if (cm === id && hour >= hours.from && hour <= hours.to) expected = mergeStates(expected, state);
+        }
+        const period = totalsOf(
+          meter,
+          await readPeriodUsage(world.table, id, hours, meter, new ReadBudget(), record),
+        ).consumed_units;
+        const between = await readUsageBetween(
+          world.table,
+          id,
+          hours.from,
+          hours.to,
+          meter,
+          new ReadBudget(),
+          {
+            record,
+            whole: () => true,
+          },
+        );
+        const quantity = quantityOf(
+          meter.aggregation.func === 'unique'
+            ? { func: 'unique', values: [...new Set(between.values.map((v) => v.value))] }
+            : between.hours.reduce(
+                (sum, hour) => mergeStates(sum, hour.state),
+                emptyState(meter.aggregation),
+              ),
+        );
+        const want = quantityOf(expected);
+        if (period !== want || quantity !== want)
+          diffs.push(
+            `${id} (${meter.name}) ${hours.from}..${hours.to} (days from ${record?.rollup?.days_from}, through ${record?.rollup?.through}): expected ${want}, period ${period}, quantities ${quantity}`,
+          );
+      }
+    }
   }
   return diffs;
 }
