@@ -10,12 +10,21 @@
  * (by a change of it, or another run) is skipped. So a run can be interrupted anywhere and run again:
  * nothing is moved twice, no customer is missing from a list at any moment, and the counts stay
  * exact (readers read the old partition as one more source until it is empty).
+ *
+ * The same Scan finds the organizations without the marker `customer_lists` (`LISTS_MIGRATED`);
+ * after the moves each is read again (its old partition, strongly consistent) and marked if it
+ * holds nothing: no entry, its counts at 0 (`oldListsHoldNothing`). From then on its pages read its
+ * shards only (shared/data/list-markers.ts). One with something left (a busy customer, one listed
+ * there meanwhile) stays unmarked and read as before. An interrupted run marks none. A marked
+ * organization's old partition is still scanned by every run, so a customer an old-release function
+ * listed there during a roll-out is moved by the run that follows the deployment.
  * `npm run admin -- customer migrate-lists`.
  */
 import { getCustomer } from './catalog.ts';
 import { CustomerChanged, type CustomerState, moveCustomerToShard } from './customers.ts';
 import { scanAll, type Table } from './dynamo.ts';
-import { partitions } from './table.ts';
+import { markListsMigrated, oldListsHoldNothing } from './list-markers.ts';
+import { LISTS_MIGRATED, listKeys, partitions } from './table.ts';
 
 /** A shard's partition key ends `#S<k>`; the old partition's is `LIST#CUSTOMER#<org>`. */
 const SHARD_PARTITION = /#S\d+$/;
@@ -29,6 +38,10 @@ export interface CustomerListMigration {
   skipped: number;
   /** Customers that kept changing while moved: still in the old partition, run again. */
   busy: string[];
+  /** Organizations marked by this run: their old partition holds nothing. */
+  organizations: number;
+  /** Organizations left unmarked: something is left in their old partition (run again). */
+  unmarked: string[];
 }
 
 export interface CustomerListMigrationOptions {
@@ -40,19 +53,29 @@ export async function migrateCustomerLists(
   table: Table,
   options: CustomerListMigrationOptions = {},
 ): Promise<CustomerListMigration> {
-  const entries = await scanAll(table, {
-    FilterExpression: 'begins_with(PK, :list) AND begins_with(SK, :created)',
-    ExpressionAttributeValues: { ':list': partitions.customerList, ':created': 'created_at#' },
+  const found = await scanAll(table, {
+    FilterExpression:
+      '(begins_with(PK, :list) AND begins_with(SK, :created)) OR (PK = SK AND begins_with(PK, :org) AND attribute_not_exists(#marker))',
+    ExpressionAttributeNames: { '#marker': LISTS_MIGRATED.customers.attribute },
+    ExpressionAttributeValues: {
+      ':list': partitions.customerList,
+      ':created': 'created_at#',
+      ':org': partitions.organization,
+    },
     ProjectionExpression: 'PK, id',
     ConsistentRead: true,
   });
-  const ids = entries
-    .filter((stored) => !SHARD_PARTITION.test(String(stored.PK)))
+  const isOrganization = (stored: Record<string, unknown>) =>
+    String(stored.PK).startsWith(partitions.organization);
+  const organizations = found.filter(isOrganization).map((stored) => String(stored.id));
+  const ids = found
+    .filter((stored) => !isOrganization(stored) && !SHARD_PARTITION.test(String(stored.PK)))
     .map((stored) => String(stored.id));
 
-  const report: CustomerListMigration = { migrated: 0, skipped: 0, busy: [] };
+  const report: CustomerListMigration = { migrated: 0, skipped: 0, busy: [], organizations: 0, unmarked: [] };
+  const stopped = () => options.stopAfter !== undefined && report.migrated >= options.stopAfter;
   for (const id of ids) {
-    if (options.stopAfter !== undefined && report.migrated >= options.stopAfter) break;
+    if (stopped()) return report;
     for (let attempt = 1; ; attempt++) {
       const customer: CustomerState | undefined = await getCustomer(table, id, true);
       if (!customer || customer.deleted_at !== null || customer.list_layout === 'sharded') {
@@ -70,6 +93,14 @@ export async function migrateCustomerLists(
           break;
         }
       }
+    }
+  }
+  for (const organizationId of organizations) {
+    if (await oldListsHoldNothing(table, [listKeys.partition('customerList', organizationId)])) {
+      await markListsMigrated(table, 'customers', organizationId);
+      report.organizations++;
+    } else {
+      report.unmarked.push(organizationId);
     }
   }
   return report;

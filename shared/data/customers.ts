@@ -20,6 +20,7 @@ import {
 } from './customer-guards.ts';
 import { createOnly, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
+import { markedOrganizations } from './list-markers.ts';
 import {
   delistedWrites,
   type Listing,
@@ -84,6 +85,18 @@ export const customerListShard = listShard;
  * only its count items, summing to 0, one more small Query per page).
  */
 export const customerListOwners = listShardOwners;
+
+/**
+ * The owners a page of these organizations' customers reads: `customerListOwners`, without the old
+ * partition of each organization marked `customer_lists` (`LISTS_MIGRATED`: created with the
+ * shards, or migrated; shared/data/list-markers.ts).
+ */
+export async function customerListSources(
+  table: Table,
+  organizationIds: readonly string[],
+): Promise<string[]> {
+  return customerListOwners(organizationIds, await markedOrganizations(table, 'customers', organizationIds));
+}
 
 const customerListingBase = {
   partition: 'customerList',
@@ -576,15 +589,9 @@ export async function listCustomerPage(
     const page = pageOf(customerListing, matches, criteria, offset, limit);
     return { items: page.items.map(stateOf), total: page.total };
   }
+  const owners = await customerListSources(table, organizationIds);
   if (query === undefined) {
-    const page = await listPage(
-      table,
-      customerListing,
-      customerListOwners(organizationIds),
-      criteria,
-      offset,
-      limit,
-    );
+    const page = await listPage(table, customerListing, owners, criteria, offset, limit);
     return { items: page.items.map(stateOf), total: page.total };
   }
   const ranges = [
@@ -595,7 +602,7 @@ export async function listCustomerPage(
   // One read budget for every range (shared/data/listing.ts): the matches are read in full.
   const budget = new ReadBudget();
   const read = await Promise.all(
-    customerListOwners(organizationIds).flatMap((owner) =>
+    owners.flatMap((owner) =>
       ranges.map((prefix) => readRange(table, customerListing, owner, prefix, { budget })),
     ),
   ).catch((error: unknown) => {
@@ -670,9 +677,10 @@ export const access = {
     { actions: ['dynamodb:BatchGetItem'], leadingKeys: ['customerExternalId', 'organization', 'customer'] },
   ],
   /**
-   * The count's shards and the page's entries (or a query's key ranges) of each organization's list
-   * partitions (16 shards and the old one), then the page's customers; an `email` filter reads the
-   * address's guard of each organization instead (`readGuards`), then the customers.
+   * The organizations' list markers (`markedOrganizations`: their items, in the batch grant below),
+   * then the count's shards and the page's entries (or a query's key ranges) of each organization's list partitions (16 shards, and the old
+   * one unless marked), then the page's customers; an `email` filter reads the address's guard of
+   * each organization instead (`readGuards`), then the customers.
    */
   listCustomerPage: [
     { actions: ['dynamodb:Query'], leadingKeys: ['customerList'] },

@@ -305,13 +305,17 @@ export const listShard = (organizationId: string, id: string): string =>
   `${organizationId}#S${countShard(id)}`;
 
 /**
- * The owners a page of these organizations' sharded list reads: per organization its unsharded
- * partition (the entities written before the shards, until migrated; then only its counts, at 0)
- * and its `LIST_COUNT_SHARDS` shards.
+ * The owners a page of these organizations' sharded list reads: per organization its
+ * `LIST_COUNT_SHARDS` shards and, unless the organization is among `migrated` (its old partition
+ * holds nothing for good: shared/data/list-markers.ts), its unsharded partition (the entities
+ * written before the shards, until migrated; then only its counts, at 0).
  */
-export function listShardOwners(organizationIds: readonly string[]): string[] {
+export function listShardOwners(
+  organizationIds: readonly string[],
+  migrated: ReadonlySet<string> = new Set(),
+): string[] {
   return organizationIds.flatMap((organizationId) => [
-    organizationId,
+    ...(migrated.has(organizationId) ? [] : [organizationId]),
     ...Array.from({ length: LIST_COUNT_SHARDS }, (_, k) => `${organizationId}#S${k}`),
   ]);
 }

@@ -4,15 +4,20 @@ import { capCounterStart } from './caps.ts';
 import { createOnly, run, type Table, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { item, type MembershipRecord, type OrganizationRecord, record, type UserRecord } from './records.ts';
-import { CUSTOMER_GUARDS_MIGRATED, gsi1, indexNames, keys, ownerKeys } from './table.ts';
+import { CUSTOMER_GUARDS_MIGRATED, gsi1, indexNames, keys, LISTS_MIGRATED, ownerKeys } from './table.ts';
 
 /**
  * An organization and its slug, unique across organizations, and its webhook endpoint cap's counter
  * at 0 (so that a create or delete of an endpoint is one transaction: shared/data/caps.ts). Born with
- * its customers' guards in their own partitions (`CUSTOMER_GUARDS_MIGRATED`, shared/data/customers.ts).
+ * its customers' guards in their own partitions (`CUSTOMER_GUARDS_MIGRATED`, shared/data/customers.ts)
+ * and its lists in their shards (`LISTS_MIGRATED`, every family).
  */
 export async function insertOrganization(table: Table, organization: OrganizationRecord): Promise<void> {
-  const migrated = { [CUSTOMER_GUARDS_MIGRATED.attribute]: CUSTOMER_GUARDS_MIGRATED.value };
+  const migrated = {
+    [CUSTOMER_GUARDS_MIGRATED.attribute]: CUSTOMER_GUARDS_MIGRATED.value,
+    // Nothing of its lists ever in the old, unsharded partitions (shared/data/list-markers.ts).
+    ...Object.fromEntries(Object.values(LISTS_MIGRATED).map((marker) => [marker.attribute, marker.value])),
+  };
   await transact(table, [
     {
       Put: createOnly(

@@ -13,10 +13,20 @@
  * the old partitions as one more source until they are empty). The same run puts right the marked
  * products that a function of the release before updated during the roll-out (it relists them in the
  * old partitions: `relistStrayInShard`), found by the same Scan.
+ *
+ * The same Scan finds the organizations without the marker `product_lists` (`LISTS_MIGRATED`);
+ * after the moves each one's old partitions (the whole list and its 8 views) are read again,
+ * strongly consistent, and it is marked if they hold nothing: no entry, every count at 0
+ * (`oldListsHoldNothing`). From then on its pages read its shards only
+ * (shared/data/list-markers.ts). One with something left stays unmarked and read as before; an
+ * interrupted run marks none. A marked organization's old partitions are still scanned by every run,
+ * so a product an old-release function relisted there during a roll-out is put right by the run
+ * that follows the deployment.
  * `npm run admin -- product migrate-lists`.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { run, scanAll, type Table } from './dynamo.ts';
+import { markListsMigrated, oldListsHoldNothing } from './list-markers.ts';
 import { listedKeys } from './listing.ts';
 import {
   getProductForUpdate,
@@ -26,7 +36,7 @@ import {
   relistStrayInShard,
 } from './products.ts';
 import { type ProductRecord, record, type StoredProduct, storedProduct } from './records.ts';
-import { partitions } from './table.ts';
+import { LISTS_MIGRATED, type ListView, listKeys, partitions } from './table.ts';
 
 /** The whole list of an old partition: `LIST#PRODUCT#<org>`, neither a shard `#S<k>` nor a view `#<name>=…`. */
 const OLD_WHOLE_LIST = new RegExp(`^${partitions.productList}[^#]+$`);
@@ -45,7 +55,22 @@ export interface ProductListMigration {
   repaired: number;
   /** Products that kept changing while moved: still in the old partition, run again. */
   busy: string[];
+  /** Organizations marked by this run: their old partitions hold nothing. */
+  organizations: number;
+  /** Organizations left unmarked: something is left in their old partitions (run again). */
+  unmarked: string[];
 }
+
+/** Every view of a product list (`productListing.views`): none, each filter alone, both. */
+const BOOLEANS = ['true', 'false'];
+const PRODUCT_VIEWS: readonly ListView[] = [
+  [],
+  ...BOOLEANS.map((a) => [['is_archived', a] as const]),
+  ...BOOLEANS.map((r) => [['is_recurring', r] as const]),
+  ...BOOLEANS.flatMap((a) =>
+    BOOLEANS.map((r) => [['is_archived', a] as const, ['is_recurring', r] as const]),
+  ),
+];
 
 export interface ProductListMigrationOptions {
   /** Stop after moving this many (a rehearsal of an interrupted run). */
@@ -56,11 +81,21 @@ export async function migrateProductLists(
   table: Table,
   options: ProductListMigrationOptions = {},
 ): Promise<ProductListMigration> {
-  const entries = await scanAll(table, {
-    FilterExpression: 'begins_with(PK, :list) AND begins_with(SK, :created)',
-    ExpressionAttributeValues: { ':list': partitions.productList, ':created': 'created_at#' },
+  const found = await scanAll(table, {
+    FilterExpression:
+      '(begins_with(PK, :list) AND begins_with(SK, :created)) OR (PK = SK AND begins_with(PK, :org) AND attribute_not_exists(#marker))',
+    ExpressionAttributeNames: { '#marker': LISTS_MIGRATED.products.attribute },
+    ExpressionAttributeValues: {
+      ':list': partitions.productList,
+      ':created': 'created_at#',
+      ':org': partitions.organization,
+    },
     ConsistentRead: true,
   });
+  const isOrganization = (stored: Record<string, unknown>) =>
+    String(stored.PK).startsWith(partitions.organization);
+  const organizations = found.filter(isOrganization).map((stored) => String(stored.id));
+  const entries = found.filter((stored) => !isOrganization(stored));
   // The old whole list's created_at entries: a copy of each product as it was last listed there.
   const old = new Map(
     entries
@@ -68,9 +103,16 @@ export async function migrateProductLists(
       .map((stored) => [String(stored.id), record<StoredProduct>(stored)] as const),
   );
 
-  const report: ProductListMigration = { migrated: 0, skipped: 0, repaired: 0, busy: [] };
+  const report: ProductListMigration = {
+    migrated: 0,
+    skipped: 0,
+    repaired: 0,
+    busy: [],
+    organizations: 0,
+    unmarked: [],
+  };
   for (const [id, stray] of old) {
-    if (options.stopAfter !== undefined && report.migrated >= options.stopAfter) break;
+    if (options.stopAfter !== undefined && report.migrated >= options.stopAfter) return report;
     for (let attempt = 1; ; attempt++) {
       const { product } = await getProductForUpdate(table, id, []);
       // No version: never listed (an update lists it).
@@ -100,6 +142,17 @@ export async function migrateProductLists(
           break;
         }
       }
+    }
+  }
+  for (const organizationId of organizations) {
+    const partitionKeys = PRODUCT_VIEWS.map((view) =>
+      listKeys.partition('productList', organizationId, view),
+    );
+    if (await oldListsHoldNothing(table, partitionKeys)) {
+      await markListsMigrated(table, 'products', organizationId);
+      report.organizations++;
+    } else {
+      report.unmarked.push(organizationId);
     }
   }
   return report;

@@ -7,6 +7,7 @@ import { ConditionFailed } from '../domain/errors.ts';
 import { keyId, readMany } from './catalog.ts';
 import { createOnly, type Table, type TransactItem, transact } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
+import { markedOrganizations } from './list-markers.ts';
 import {
   countWrites,
   delistedWrites,
@@ -61,6 +62,18 @@ export const PRODUCT_LIST_SHARDS = LIST_COUNT_SHARDS;
  * -- product migrate-lists` has moved them; then only its counts, at 0) and its 16 shards.
  */
 export const productListOwners = listShardOwners;
+
+/**
+ * The owners a page of these organizations' products reads: `productListOwners`, without the old
+ * partitions of each organization marked `product_lists` (`LISTS_MIGRATED`: created with the
+ * shards, or migrated; shared/data/list-markers.ts).
+ */
+export async function productListSources(
+  table: Table,
+  organizationIds: readonly string[],
+): Promise<string[]> {
+  return productListOwners(organizationIds, await markedOrganizations(table, 'products', organizationIds));
+}
 
 const productListingBase = {
   partition: 'productList',
@@ -274,11 +287,11 @@ export async function readProductsWithin(
 export type ProductQuery = RecordPageQuery<ProductSortField, ProductFilter>;
 
 /** A page of products and the total matching, from the organizations' product lists. */
-export const listProductPage = (table: Table, query: ProductQuery): Promise<ListPage<ProductRecord>> =>
+export const listProductPage = async (table: Table, query: ProductQuery): Promise<ListPage<ProductRecord>> =>
   listRecordPage(
     table,
     productListing,
-    { ...query, organizationIds: productListOwners(query.organizationIds) },
+    { ...query, organizationIds: await productListSources(table, query.organizationIds) },
     productRecord,
   );
 
@@ -305,8 +318,9 @@ export const access = {
     { actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'], leadingKeys: ['productList'] },
   ],
   /**
-   * The count items of every organization's 17 list partitions (its 16 shards and the old one) of
-   * the list or view the filters name, in one batch; then the entries of the non-empty ones (or a
+   * After the organizations' list markers (shared/data/list-markers.ts `access`), the count items of
+   * every organization's list partitions (its 16 shards, and the old one unless marked) of the list
+   * or view the filters name, in one batch; then the entries of the non-empty ones (or a
    * query's key range of each), queries.
    */
   listProductPage: [{ actions: ['dynamodb:BatchGetItem', 'dynamodb:Query'], leadingKeys: ['productList'] }],

@@ -284,6 +284,24 @@ export const legacyGuardKeys = {
  */
 export const CUSTOMER_GUARDS_MIGRATED = { attribute: 'customer_guards', value: 'by_value' } as const;
 
+/**
+ * The organization item's markers that nothing of its customer, product or subscription lists is
+ * left in their old, unsharded partitions (`LIST#CUSTOMER#<org>`, `LIST#PRODUCT#<org>[#…]`,
+ * `LIST#SUBSCRIPTION#<org>` and `LIST#SUBSCRIPTION-PRODUCT#<org>#<product>`): a page of a marked
+ * organization reads its 16 shards only (shared/data/list-markers.ts). One per list family, because
+ * each family has its own migration (`customer migrate-lists`, `product migrate-lists`,
+ * `subscription migrate-lists`), run on its own. Set when the organization is created, and by the
+ * family's migration once its old partitions hold nothing. Never removed.
+ */
+export const LISTS_MIGRATED = {
+  customers: { attribute: 'customer_lists', value: 'sharded' },
+  products: { attribute: 'product_lists', value: 'sharded' },
+  subscriptions: { attribute: 'subscription_lists', value: 'sharded' },
+} as const;
+
+/** A list family with an old, unsharded partition per organization (`LISTS_MIGRATED`). */
+export type ListFamily = keyof typeof LISTS_MIGRATED;
+
 /** The one sort key of a guard partition (`keys.customerEmail`): short, so the item stays small. */
 export const GUARD_SORT_KEY = 'GUARD';
 

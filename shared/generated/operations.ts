@@ -1061,6 +1061,14 @@ export const operations = [
       },
       {
         "actions": [
+          "dynamodb:BatchGetItem"
+        ],
+        "leadingKeys": [
+          "organization"
+        ]
+      },
+      {
+        "actions": [
           "dynamodb:BatchGetItem",
           "dynamodb:Query"
         ],

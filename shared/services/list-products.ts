@@ -1,4 +1,5 @@
 import type { OperationAccess } from '../data/grants.ts';
+import { access as markersAccess } from '../data/list-markers.ts';
 import { type ListFilter, parseListSorting, TooManyMatches } from '../data/listing.ts';
 import {
   listProductPage,
@@ -78,6 +79,11 @@ export async function listProducts(
  */
 export const operationAccess = (): OperationAccess => ({
   listProducts: {
-    table: [...tokensAccess.findToken, ...tokensAccess.findAccessToken, ...productsAccess.listProductPage],
+    table: [
+      ...tokensAccess.findToken,
+      ...tokensAccess.findAccessToken,
+      ...markersAccess.markedOrganizations,
+      ...productsAccess.listProductPage,
+    ],
   },
 });

@@ -8,7 +8,7 @@
  * run moves nothing. At every step each live customer is listed once, and the counts add up.
  */
 import { randomUUID } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -17,10 +17,19 @@ import {
   createUser,
 } from '#scripts/admin/commands.ts';
 import { migrateCustomerLists } from '#shared/data/customer-list-migration.ts';
-import { customerListing, customerListOwners } from '#shared/data/customers.ts';
+import {
+  customerEntry,
+  customerListing,
+  customerListOwners,
+  legacyCustomerListing,
+} from '#shared/data/customers.ts';
+import { transact } from '#shared/data/dynamo.ts';
+import { listsMigrated } from '#shared/data/list-markers.ts';
+import { listedWrites } from '#shared/data/listing.ts';
 import type { CustomerRecord } from '#shared/data/records.ts';
 import { keys, LIST_COUNT_PREFIX, listKeys } from '#shared/data/table.ts';
 import { insertLegacyCustomer } from '../support/legacy-customers.ts';
+import { type PartitionReads, recordPartitionReads } from '../support/list-reads.ts';
 import { createWorld, type World } from '../support/world.ts';
 
 let world: World;
@@ -37,10 +46,23 @@ beforeAll(async () => {
     })
   ).token;
   shop = { token, organizationId: organization.id };
+  reads = recordPartitionReads(world, 'list-customers');
 });
 afterAll(() => world?.drop());
 
 const legacyCustomer = (n: number) => insertLegacyCustomer(world.table, shop.organizationId, n);
+const oldPartition = () => listKeys.partition(customerListing.partition, shop.organizationId);
+const marked = async (organizationId = shop.organizationId) => {
+  const found = await world.table.doc.send(
+    new GetCommand({
+      TableName: world.table.name,
+      Key: keys.organization(organizationId),
+      ConsistentRead: true,
+    }),
+  );
+  return listsMigrated(found.Item, 'customers');
+};
+let reads: PartitionReads;
 
 /** Every entry and count of the shop's customer list partitions: the old one and the 16 shards. */
 async function partitionsOfShop() {
@@ -133,19 +155,44 @@ describe('customer migrate-lists', () => {
     expect(state.old.ids).toHaveLength(6);
 
     // Interrupted after two customers: two moved, the rest still listed where they were.
+    // Unmarked (an organization from before the marker): every page reads the old partition too.
+    reads.reset();
+    await expectListed(live);
+    expect(reads.partitions()).toContain(oldPartition());
+
     expect(await migrateCustomerLists(world.table, { stopAfter: 2 })).toEqual({
       migrated: 2,
       skipped: 0,
       busy: [],
+      organizations: 0,
+      unmarked: [],
     });
     state = await expectListed(live);
     expect(state.old.ids).toHaveLength(4);
+    // An interrupted run marks nothing.
+    expect(await marked()).toBe(false);
 
-    // Run again: the rest moved; the old partition keeps only its counts, at 0.
-    expect(await migrateCustomerLists(world.table)).toEqual({ migrated: 4, skipped: 0, busy: [] });
+    // Run again: the rest moved; the old partition keeps only its counts, at 0; the shop is marked.
+    expect(await migrateCustomerLists(world.table)).toEqual({
+      migrated: 4,
+      skipped: 0,
+      busy: [],
+      organizations: 1,
+      unmarked: [],
+    });
+    expect(await marked()).toBe(true);
     state = await expectListed(live);
     expect(state.old.ids).toHaveLength(0);
     expect(state.old.entries).toBe(0);
+    // Marked: the page reads its 16 shards only, none of the old partition's 16 count items or its
+    // entries, and lists the same customers (expectListed above and below).
+    reads.reset();
+    world.resetCount();
+    await expectListed(live);
+    expect(reads.partitions()).not.toContain(oldPartition());
+    expect(reads.partitions().filter((pk) => pk.startsWith('LIST#CUSTOMER#'))).toHaveLength(
+      16 + state.shards.filter((shard) => shard.ids.length > 0).length,
+    );
     for (const customer of rest) {
       const stored = await world.table.doc.send(
         new QueryCommand({
@@ -159,7 +206,13 @@ describe('customer migrate-lists', () => {
     }
 
     // A third run finds nothing to move; the list is unchanged.
-    expect(await migrateCustomerLists(world.table)).toEqual({ migrated: 0, skipped: 0, busy: [] });
+    expect(await migrateCustomerLists(world.table)).toEqual({
+      migrated: 0,
+      skipped: 0,
+      busy: [],
+      organizations: 0,
+      unmarked: [],
+    });
     await expectListed(live);
 
     // A moved customer changes and is deleted as any other.
@@ -193,5 +246,45 @@ describe('customer migrate-lists', () => {
     const { old, shards } = await partitionsOfShop();
     expect(old.ids).not.toContain(customer.id);
     expect(shards.flatMap((s) => s.ids).filter((id) => id === customer.id)).toHaveLength(1);
+  });
+
+  it('marks an organization only once its old partition holds nothing: not while an entry is left there', async () => {
+    const organization = await createOrganization(world.admin, {
+      name: 'Stray shop',
+      defaultCurrency: 'usd',
+    });
+    // A new organization is marked at its creation.
+    expect(await marked(organization.id)).toBe(true);
+    // From before the marker: a moved customer (in its shard) that an old-release function also
+    // listed in the old partition during a roll-out. The migration cannot move it (it is marked).
+    const customer = await insertLegacyCustomer(world.table, organization.id, 60, { listed: 'sharded' });
+    expect(await marked(organization.id)).toBe(false);
+    const stray = listedWrites(world.table, legacyCustomerListing, customerEntry(customer));
+    await transact(world.table, stray);
+    const report = await migrateCustomerLists(world.table);
+    expect(report.unmarked).toEqual([organization.id]);
+    expect(await marked(organization.id)).toBe(false);
+    // Nothing left (the stray's entries and count gone): the next run marks it.
+    const { DeleteCommand, UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    for (const write of stray) {
+      if ('Put' in write && write.Put)
+        await world.table.doc.send(
+          new DeleteCommand({
+            TableName: world.table.name,
+            Key: { PK: write.Put.Item.PK as string, SK: write.Put.Item.SK as string },
+          }),
+        );
+      if ('Update' in write && write.Update)
+        await world.table.doc.send(
+          new UpdateCommand({
+            TableName: world.table.name,
+            Key: write.Update.Key,
+            UpdateExpression: 'SET entry_count = :zero',
+            ExpressionAttributeValues: { ':zero': 0 },
+          }),
+        );
+    }
+    expect(await migrateCustomerLists(world.table)).toMatchObject({ organizations: 1, unmarked: [] });
+    expect(await marked(organization.id)).toBe(true);
   });
 });

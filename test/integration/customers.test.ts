@@ -12,7 +12,12 @@ import {
   createPersonalAccessToken,
   createUser,
 } from '#scripts/admin/commands.ts';
-import { customerListing, customerListOwners, readCustomerEntries } from '#shared/data/customers.ts';
+import {
+  customerListing,
+  customerListOwners,
+  customerListSources,
+  readCustomerEntries,
+} from '#shared/data/customers.ts';
 import { readRange } from '#shared/data/listing.ts';
 import { keys } from '#shared/data/table.ts';
 import { documentedReply } from '../support/contract.ts';
@@ -290,11 +295,14 @@ describe('GET /v1/customers/', () => {
     }
   });
 
-  it('a page costs the token, one batch of the counts of its 17 list partitions (16 shards and the old one), an entries Query per non-empty one (in parallel), and the page’s customers; past the end 2; limit above 100 is served as 100', async () => {
+  it('a page costs the token, one batch of the counts of its 16 shards (a new organization is marked: no old partition), an entries Query per non-empty one (in parallel), and the page’s customers; past the end 2; limit above 100 is served as 100', async () => {
     // Was 4 (token, count, entries, customers) with one list partition per organization; the 16
     // shards that spread its writes are each read.
+    // 17 partitions before the marker (the 16 shards and the old one); the tenant, created by this
+    // release, is marked and known to the container from its earlier pages: its 16 shards only.
     const partitions = customerListOwners([tenant.organizationId]).length;
     expect(partitions).toBe(17);
+    expect(await customerListSources(world.table, [tenant.organizationId])).toHaveLength(16);
     const nonEmpty = (
       await Promise.all(
         customerListOwners([tenant.organizationId]).map((owner) =>
@@ -367,9 +375,11 @@ describe('GET /v1/customers/', () => {
         .sort();
     world.resetCount();
     const al = await list(tenant.token, '?query=AL&limit=100');
-    // Token, then one range each: names, e-mail addresses, external ids, in each of the 17 list
-    // partitions (16 shards and the old one; was 3 ranges of one partition: 5); then the page's customers.
-    expect(world.roundTrips()).toBe(1 + 3 * 17 + 1);
+    // Token, then one range each: names, e-mail addresses, external ids, in each of the 16 shards (an
+    // organization created by this release is marked `customer_lists` and known to the container
+    // from its earlier pages: no old partition; 17 before the marker; was 3 ranges of one partition:
+    // 5); then the page's customers.
+    expect(world.roundTrips()).toBe(1 + 3 * 16 + 1);
     expect(ids(al)).toEqual(byModel((c) => c.name?.toLowerCase().startsWith('al') === true));
     expect(ids(await list(tenant.token, '?query=b&limit=100'))).toEqual(
       byModel((c) => /^b/i.test(c.name ?? '') || /^b/i.test(c.email)),
@@ -404,8 +414,10 @@ describe('GET /v1/customers/', () => {
     const reply = await list(probe.token, '?query=needle');
     reads.push(world.roundTrips());
     expect(reply.body.pagination.total_count).toBe(1);
-    // Token, the three ranges of each of the 17 list partitions, the one customer (was 5: one partition).
-    expect(reads).toEqual([1 + 3 * 17 + 1]);
+    // Token, the organization's list marker (its first page in this container), the three ranges of
+    // each of the 16 shards (no old partition: a new organization is marked), the one customer (was
+    // 1 + 3 × 17 + 1 before the marker; 5 with one partition).
+    expect(reads).toEqual([1 + 1 + 3 * 16 + 1]);
   });
 
   it('refuses what it cannot answer honestly, and bad parameters, with the contract’s 422', async () => {

@@ -10,7 +10,7 @@
  * every list answers exactly what it answered before the migration.
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
@@ -19,6 +19,7 @@ import {
   createUser,
 } from '#scripts/admin/commands.ts';
 import { transact } from '#shared/data/dynamo.ts';
+import { listsMigrated } from '#shared/data/list-markers.ts';
 import { listedKeys, relistedWrites } from '#shared/data/listing.ts';
 import { migrateProductLists } from '#shared/data/product-list-migration.ts';
 import {
@@ -29,8 +30,9 @@ import {
   updateProductRecord,
 } from '#shared/data/products.ts';
 import { item, type ProductRecord, storedProduct } from '#shared/data/records.ts';
-import { gsi1, keys, ownerKeys } from '#shared/data/table.ts';
-import { insertLegacyProduct } from '../support/legacy-products.ts';
+import { gsi1, keys, listKeys, ownerKeys } from '#shared/data/table.ts';
+import { insertLegacyProduct, unmarkProductLists } from '../support/legacy-products.ts';
+import { type PartitionReads, recordPartitionReads } from '../support/list-reads.ts';
 import { expectCountsInStep, organizationProductEntries, productEntries } from '../support/products.ts';
 import { createWorld, type World } from '../support/world.ts';
 
@@ -48,7 +50,22 @@ beforeAll(async () => {
     })
   ).token;
   shop = { token, organizationId: organization.id };
+  reads = recordPartitionReads(world, 'list-products');
 });
+let reads: PartitionReads;
+/** An old, unsharded list partition of the shop: `LIST#PRODUCT#<org>` or a view of it, not `#S<k>`. */
+const isOldPartition = (pk: string) =>
+  pk.startsWith(`LIST#PRODUCT#${shop.organizationId}`) && !/#S\d+(#|$)/.test(pk);
+const marked = async () => {
+  const found = await world.table.doc.send(
+    new GetCommand({
+      TableName: world.table.name,
+      Key: keys.organization(shop.organizationId),
+      ConsistentRead: true,
+    }),
+  );
+  return listsMigrated(found.Item, 'products');
+};
 afterAll(() => world?.drop());
 
 /** What List Products answers for the shop, for every order, filter, prefix and page asked. */
@@ -180,27 +197,40 @@ describe('product migrate-lists', () => {
       max_page: 1,
     });
 
-    // Interrupted after two products: two moved, the rest still listed where they were.
+    // Unmarked (an organization from before the marker): its pages read the old partitions too.
+    expect(reads.partitions().some(isOldPartition)).toBe(true);
+
+    // Interrupted after two products: two moved, the rest still listed where they were; none marked.
     expect(await migrateProductLists(world.table, { stopAfter: 2 })).toEqual({
       migrated: 2,
       skipped: 0,
       repaired: 0,
       busy: [],
+      organizations: 0,
+      unmarked: [],
     });
+    expect(await marked()).toBe(false);
     await expectListed(all);
     expect(await layouts(all)).toEqual({ sharded: 6, legacy: 5, withGsi1: 5 });
     expect(await lists()).toEqual(before);
 
-    // Run again: the rest moved; the old partitions keep only their counts, at 0.
+    // Run again: the rest moved; the old partitions keep only their counts, at 0: marked.
     expect(await migrateProductLists(world.table)).toEqual({
       migrated: 5,
       skipped: 0,
       repaired: 0,
       busy: [],
+      organizations: 1,
+      unmarked: [],
     });
+    expect(await marked()).toBe(true);
     await expectListed(all);
     expect(await layouts(all)).toEqual({ sharded: 11, legacy: 0, withGsi1: 0 });
+    // Marked: every answer the same, and no page (order, view, prefix) reads an old partition.
+    reads.reset();
     expect(await lists()).toEqual(before);
+    expect(reads.partitions().filter((pk) => pk.startsWith('LIST#PRODUCT#')).length).toBeGreaterThan(0);
+    expect(reads.partitions().filter(isOldPartition)).toEqual([]);
     for (const product of rest) {
       const entries = await productEntries(world.table, shop.organizationId, product.id);
       expect(entries.every((entry) => /#S\d+(#|$)/.test(String(entry.PK)))).toBe(true);
@@ -212,6 +242,8 @@ describe('product migrate-lists', () => {
       skipped: 0,
       repaired: 0,
       busy: [],
+      organizations: 0,
+      unmarked: [],
     });
     await expectListed(all);
     expect(await lists()).toEqual(before);
@@ -249,6 +281,9 @@ describe('product migrate-lists', () => {
     // the view it left counted down there and the one it entered counted up; the shard untouched.
     const { product: before } = await getProductForUpdate(world.table, id, []);
     if (!before) throw new Error('no product');
+    // During a roll-out, in an organization not yet marked (a marked one's pages would not show the
+    // stray until the run that follows the deployment).
+    await unmarkProductLists(world.table, shop.organizationId);
     const after: ProductRecord = {
       ...before,
       name: 'Stray, archived by the old release',
@@ -294,12 +329,23 @@ describe('product migrate-lists', () => {
       (lists0['limit=100'] as { pagination: unknown }).pagination,
     );
     expect((await stored(id))?.GSI1PK).toBeUndefined();
-    expect(report).toEqual({ migrated: 0, skipped: 0, repaired: 1, busy: [] });
+    // Put right, the old partitions hold nothing again: the same run marks the shop.
+    expect(report).toEqual({
+      migrated: 0,
+      skipped: 0,
+      repaired: 1,
+      busy: [],
+      organizations: 1,
+      unmarked: [],
+    });
+    expect(await marked()).toBe(true);
     expect(await migrateProductLists(world.table)).toEqual({
       migrated: 0,
       skipped: 0,
       repaired: 0,
       busy: [],
+      organizations: 0,
+      unmarked: [],
     });
   });
 
@@ -314,5 +360,42 @@ describe('product migrate-lists', () => {
     expect(entries).toHaveLength(16);
     expect(entries.every((entry) => /#S\d+(#|$)/.test(String(entry.PK)))).toBe(true);
     await expectCountsInStep(world.table, shop.organizationId);
+  });
+
+  it('marks an organization only once its old partitions hold nothing: not while a count there is above 0', async () => {
+    const organization = await createOrganization(world.admin, { name: 'Counted', defaultCurrency: 'usd' });
+    const isMarked = async () =>
+      listsMigrated(
+        (
+          await world.table.doc.send(
+            new GetCommand({
+              TableName: world.table.name,
+              Key: keys.organization(organization.id),
+              ConsistentRead: true,
+            }),
+          )
+        ).Item,
+        'products',
+      );
+    // A new organization is marked at its creation.
+    expect(await isMarked()).toBe(true);
+    // From before the marker, one count of a view's old partition still at 1 (what its page's
+    // total_count sums): something is left.
+    await unmarkProductLists(world.table, organization.id);
+    const count = listKeys.count('productList', organization.id, 3, [['is_archived', 'true']]);
+    const setCount = (n: number) =>
+      world.table.doc.send(
+        new PutCommand({
+          TableName: world.table.name,
+          Item: { ...count, entity: 'list_count', entry_count: n },
+        }),
+      );
+    await setCount(1);
+    expect((await migrateProductLists(world.table)).unmarked).toContain(organization.id);
+    expect(await isMarked()).toBe(false);
+    await setCount(0);
+    const report = await migrateProductLists(world.table);
+    expect(report.unmarked).not.toContain(organization.id);
+    expect(await isMarked()).toBe(true);
   });
 });

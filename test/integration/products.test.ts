@@ -14,10 +14,12 @@ import {
   createUser,
 } from '#scripts/admin/commands.ts';
 import { DEMO_CURRENCIES } from '#scripts/local/seed.ts';
+import { forgetListMarkers } from '#shared/data/list-markers.ts';
 import { listShard } from '#shared/data/listing.ts';
 import { keys, listKeys } from '#shared/data/table.ts';
 import { ALL_SCOPES } from '#shared/domain/scopes.ts';
 import { documentedReply } from '../support/contract.ts';
+import { unmarkProductLists } from '../support/legacy-products.ts';
 import {
   expectCountsInStep,
   expectListedInStep,
@@ -388,13 +390,20 @@ describe('GET /v1/products/', () => {
   const names = (reply: Reply) => reply.body.items.map((p: { name: string }) => p.name);
   const shopList = (query = '') => list(query, shop.token);
 
-  it('pages newest first by default, in 2 + non-empty shards round trips, total_count and max_page from the counts', async () => {
+  it('pages newest first by default, in 2 + non-empty shards round trips (3 on its first page in a container: the marker), total_count and max_page from the counts', async () => {
     const shards = await listedPartitions(world.table, [shop.organizationId]);
     expect(shards).toBeGreaterThan(1);
+    forgetListMarkers(world.table, [shop.organizationId]);
     world.resetCount();
     const reply = documentedReply('listProducts', await shopList('limit=4'));
-    // Token, the 17 partitions' counts in one batch, then one Query per non-empty shard (was 3:
-    // the one partition's counts and entries).
+    // Token, the organization's list marker (its first page in this container: a new organization
+    // is marked `product_lists`), the 16 shards' counts in one batch (no old partition), then one
+    // Query per non-empty shard (was 2 + shards before the marker, the batch reading 17 partitions;
+    // 3 with one partition).
+    expect(world.roundTrips()).toBe(3 + shards);
+    // Known marked from then on: the marker is not read again.
+    world.resetCount();
+    await shopList('limit=4');
     expect(world.roundTrips()).toBe(2 + shards);
     expect(names(reply)).toEqual(['old plan', 'Zeta', 'Professional', 'Pro']);
     expect(reply.body.pagination).toEqual({ total_count: 6, max_page: 2 });
@@ -459,11 +468,12 @@ describe('GET /v1/products/', () => {
     expect(world.roundTrips()).toBe(2 + shards);
   });
 
-  it('query: a name prefix, compared in lowercase, with the other filters; 1 + 17 round trips', async () => {
+  it('query: a name prefix, compared in lowercase, with the other filters; 1 + 16 round trips', async () => {
     world.resetCount();
     const pro = documentedReply('listProducts', await shopList('query=PRO&sorting=-name'));
-    // Token, then the prefix's range in each of the 17 list partitions (16 shards, the old one; was 2).
-    expect(world.roundTrips()).toBe(1 + 17);
+    // Token, then the prefix's range in each of the 16 shards (marked, known from the pages before:
+    // no old partition; 1 + 17 before the marker; was 2).
+    expect(world.roundTrips()).toBe(1 + 16);
     expect(names(pro)).toEqual(['Professional', 'Pro']);
     expect(pro.body.pagination).toEqual({ total_count: 2, max_page: 1 });
     expect(names(await shopList('query=pro&is_recurring=true'))).toEqual(['Pro']);
@@ -479,7 +489,9 @@ describe('GET /v1/products/', () => {
     await addMember(admin, bulk.id, owner.id);
     const token = (await createPersonalAccessToken(admin, { userId: owner.id, scope: 'products:read' }))
       .token;
-    // Name entries only (what a prefix reads), written in bulk: 1001 products named "bulk …".
+    // Name entries only (what a prefix reads), written in bulk in the old partition: 1001 products
+    // named "bulk …", of an organization from before the marker (read there).
+    await unmarkProductLists(world.table, bulk.id);
     const entries = Array.from({ length: 1001 }, (_, i) => {
       const id = randomUUID();
       return {

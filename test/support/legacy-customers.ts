@@ -11,9 +11,17 @@ import { randomUUID } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { customerEntry, customerListing, legacyCustomerListing } from '#shared/data/customers.ts';
 import { createOnly, type Table, transact } from '#shared/data/dynamo.ts';
+import { forgetListMarkers } from '#shared/data/list-markers.ts';
 import { listedWrites } from '#shared/data/listing.ts';
 import { type CustomerRecord, item, storedCustomer } from '#shared/data/records.ts';
-import { CUSTOMER_GUARDS_MIGRATED, gsi1, keys, legacyGuardKeys, ownerKeys } from '#shared/data/table.ts';
+import {
+  CUSTOMER_GUARDS_MIGRATED,
+  gsi1,
+  keys,
+  LISTS_MIGRATED,
+  legacyGuardKeys,
+  ownerKeys,
+} from '#shared/data/table.ts';
 
 export async function insertLegacyCustomer(
   table: Table,
@@ -68,15 +76,21 @@ export async function insertLegacyCustomer(
 
 /**
  * The organization as created before the guards had partitions of their own: without the marker
- * `customer_guards` (its customers' guards may be in `ORG#<org>`).
+ * `customer_guards` (its customers' guards may be in `ORG#<org>`) nor `customer_lists` (its
+ * customers may be listed in `LIST#CUSTOMER#<org>`).
  */
 export async function unmarkOrganization(table: Table, organizationId: string): Promise<void> {
   await table.doc.send(
     new UpdateCommand({
       TableName: table.name,
       Key: keys.organization(organizationId),
-      UpdateExpression: 'REMOVE #marker',
-      ExpressionAttributeNames: { '#marker': CUSTOMER_GUARDS_MIGRATED.attribute },
+      UpdateExpression: 'REMOVE #marker, #lists',
+      ExpressionAttributeNames: {
+        '#marker': CUSTOMER_GUARDS_MIGRATED.attribute,
+        // And from before the list marker: its customer lists may hold entries in the old partition.
+        '#lists': LISTS_MIGRATED.customers.attribute,
+      },
     }),
   );
+  forgetListMarkers(table, [organizationId]);
 }

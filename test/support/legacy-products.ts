@@ -5,11 +5,13 @@
  * (`legacyProductListing`). What a deployed table holds until `npm run admin -- product
  * migrate-lists` has run.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createOnly, type Table, transact } from '#shared/data/dynamo.ts';
+import { forgetListMarkers } from '#shared/data/list-markers.ts';
 import { listedWrites } from '#shared/data/listing.ts';
 import { legacyProductListing } from '#shared/data/products.ts';
 import { item, type ProductRecord, storedProduct } from '#shared/data/records.ts';
-import { gsi1, keys, ownerKeys } from '#shared/data/table.ts';
+import { gsi1, keys, LISTS_MIGRATED, ownerKeys } from '#shared/data/table.ts';
 import { newProduct } from '#shared/services/create-product.ts';
 
 export async function insertLegacyProduct(
@@ -30,6 +32,8 @@ export async function insertLegacyProduct(
     new Date(Date.UTC(2025, 0, 1, 0, n)),
   );
   const product: ProductRecord = { ...fresh, is_archived: shape.archived ?? false };
+  // An organization with such a product is one from before the list marker.
+  await unmarkProductLists(table, organizationId);
   const stored = storedProduct(product);
   await transact(table, [
     {
@@ -53,4 +57,17 @@ export async function insertLegacyProduct(
     ...listedWrites(table, legacyProductListing, stored),
   ]);
   return product;
+}
+
+/** The organization as created before the list marker: without `product_lists`. */
+export async function unmarkProductLists(table: Table, organizationId: string): Promise<void> {
+  await table.doc.send(
+    new UpdateCommand({
+      TableName: table.name,
+      Key: keys.organization(organizationId),
+      UpdateExpression: 'REMOVE #lists',
+      ExpressionAttributeNames: { '#lists': LISTS_MIGRATED.products.attribute },
+    }),
+  );
+  forgetListMarkers(table, [organizationId]);
 }
