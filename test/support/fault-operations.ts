@@ -390,11 +390,18 @@ const faultOps = {
   'revoke-subscription': lifecycleFault('DELETE'),
   'list-customers': {
     success: 200,
-    // The token, one batch of the counts of the organization's 17 customer-list partitions (16
-    // shards and the old one), the one non-empty shard's entries, the page's customer. An
+    // The token, the organization's list markers (a container's first page of it: each case makes
+    // an organization of its own), one batch of the counts of its 16 customer-list shards (it is
+    // marked: not the old partition), the one non-empty shard's entries, the page's customer. An
     // organization of its own, with one customer: how many shards a page reads depends on how many
     // hold customers, and the demo organization's fill up with every case running beside this one.
-    calls: ['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand', 'BatchGetItemCommand'],
+    calls: [
+      'GetItemCommand',
+      'BatchGetItemCommand',
+      'BatchGetItemCommand',
+      'QueryCommand',
+      'BatchGetItemCommand',
+    ],
     async prepare() {
       const organization = await createOrganization(world.admin, { name: 'Faults', defaultCurrency: 'usd' });
       const owner = await createUser(world.admin, { email: `faults+${crypto.randomUUID()}@x.example` });
@@ -564,11 +571,13 @@ const faultOps = {
   },
   'list-products': {
     success: 200,
-    // The token, one batch of the counts of the view's 17 partitions (16 shards and the old one),
-    // the one non-empty shard's entries. An organization of its own, with one archived product (and
-    // one live one, outside the view): how many shards a page reads depends on how many hold
-    // products, and the demo organization's fill up with every case running beside this one.
-    calls: ['GetItemCommand', 'BatchGetItemCommand', 'QueryCommand'],
+    // The token, the organization's list markers (a container's first page of it: each case makes
+    // an organization of its own), one batch of the counts of the view's 16 shards (it is marked:
+    // not the old partition), the one non-empty shard's entries. An organization of its own, with
+    // one archived product (and one live one, outside the view): how many shards a page reads
+    // depends on how many hold products, and the demo organization's fill up with every case
+    // running beside this one.
+    calls: ['GetItemCommand', 'BatchGetItemCommand', 'BatchGetItemCommand', 'QueryCommand'],
     async prepare() {
       const organization = await createOrganization(world.admin, { name: 'Faults', defaultCurrency: 'usd' });
       const owner = await createUser(world.admin, { email: `faults+${crypto.randomUUID()}@x.example` });
