@@ -23,7 +23,7 @@
  *   that declares something more is linted in every region again.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -131,19 +131,47 @@ export function notDeclaredIn(base: Map<string, Set<string>>, other: Map<string,
   return missing.sort();
 }
 
+/**
+ * Every region cfn-lint knows, from cfn-lint itself: a template of one resource type that exists
+ * nowhere, linted in `ALL_REGIONS`, is refused in each of them (E3006 names the region).
+ */
+async function knownRegions(work: string): Promise<string[]> {
+  const probe = join(work, 'regions.template.json');
+  writeFileSync(probe, JSON.stringify({ Resources: { Probe: { Type: 'AWS::CommerceApi::NoSuchType' } } }));
+  const regions = (await cfnLint([probe], ['ALL_REGIONS'])).flatMap(
+    (finding) => /^Resource type '.+' does not exist in '(.+)'$/.exec(finding.Message)?.slice(1) ?? [],
+  );
+  if (!regions.includes(DEFAULT_REGION)) throw new Error(`cfn-lint named no region like ${DEFAULT_REGION}`);
+  return [...new Set(regions)].sort();
+}
+
+/** The regions in `n` groups of about the same size, every region in exactly one. */
+export function splitRegions(regions: readonly string[], n: number): string[][] {
+  const count = Math.min(n, regions.length);
+  return Array.from({ length: count }, (_, k) => regions.filter((_, i) => i % count === k));
+}
+
 async function main(): Promise<number> {
   const { stdout: version } = await run('cfn-lint', ['--version']).catch(() => {
     throw new Error('cfn-lint not found on PATH (pip install cfn-lint)');
   });
   const work = mkdtempSync(join(tmpdir(), 'commerce-cfn-lint-'));
   try {
-    const [prod, preview] = await Promise.all(STAGES.map((stage) => synthesise(stage, work)));
+    const [[prod, preview], regions] = await Promise.all([
+      Promise.all(STAGES.map((stage) => synthesise(stage, work))),
+      knownRegions(work),
+    ]);
     const templates = [...(prod ?? []), ...(preview ?? [])];
     // The preview is linted in every region only when it declares a property of a resource type that
     // prod does not: otherwise prod's every-region run has judged each of them region by region.
     const uncovered = notDeclaredIn(shapes(prod ?? []), shapes(preview ?? []));
-    const regionsOf = (template: string) =>
-      (prod ?? []).includes(template) || uncovered.length > 0 ? ['ALL_REGIONS'] : [DEFAULT_REGION];
+    const everyRegion = (template: string) => (prod ?? []).includes(template) || uncovered.length > 0;
+    // A template linted in every region is linted in halves of the regions at once: one cfn-lint run
+    // is one thread, and prod's template over every region was the step's whole wall time.
+    const halves = splitRegions(regions, 2);
+    const runs = templates.flatMap((template) =>
+      (everyRegion(template) ? halves : [[DEFAULT_REGION]]).map((group) => ({ template, group })),
+    );
 
     console.log(`\n${version.trim()}, ignoring ${IGNORED.join(', ')} (CDK's redundant DependsOn)`);
     console.log(
@@ -153,7 +181,7 @@ async function main(): Promise<number> {
     );
     const started = performance.now();
     const everywhere = (
-      await Promise.all(templates.map((template) => cfnLint([template], regionsOf(template))))
+      await Promise.all(runs.map(({ template, group }) => cfnLint([template], group)))
     ).flat();
     const unavailable = new Map<string, Set<string>>();
     const other: Finding[] = [];
@@ -168,7 +196,7 @@ async function main(): Promise<number> {
     }
     for (const finding of other) console.log(describe(finding, work));
     console.log(
-      `  ${templates.length} templates (${templates.filter((t) => regionsOf(t)[0] === 'ALL_REGIONS').length} in every region, ${DEFAULT_REGION} included), ` +
+      `  ${templates.length} templates (${templates.filter(everyRegion).length} in every region of ${regions.length}, ${DEFAULT_REGION} included; ${runs.length} cfn-lint runs at once), ` +
         `${((performance.now() - started) / 1000).toFixed(0)} s: ` +
         `${other.length} finding(s) besides resource types missing in a region`,
     );

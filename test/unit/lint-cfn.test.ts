@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { notDeclaredIn, shapes } from '#scripts/lint-cfn.ts';
+import { notDeclaredIn, shapes, splitRegions } from '#scripts/lint-cfn.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'lint-cfn-test-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -55,5 +55,16 @@ describe('the preview judged against prod', () => {
       'AWS::DynamoDB::Table.StreamSpecification',
       'AWS::SQS::Queue',
     ]);
+  });
+});
+
+describe('the regions split between cfn-lint runs', () => {
+  it('puts every region in exactly one group, the groups within one of each other in size', () => {
+    const regions = Array.from({ length: 46 }, (_, i) => `region-${i}`);
+    const groups = splitRegions(regions, 2);
+    expect(groups).toHaveLength(2);
+    expect(groups.flat().sort()).toEqual([...regions].sort());
+    expect(groups.map((g) => g.length)).toEqual([23, 23]);
+    expect(splitRegions(['us-east-1'], 2)).toEqual([['us-east-1']]);
   });
 });
