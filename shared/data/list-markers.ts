@@ -41,6 +41,14 @@ export function forgetListMarkers(table: Table, organizationIds: readonly string
 }
 
 /**
+ * Forget every organization the cache knows: only for tests that judge a scenario's DynamoDB calls
+ * (the IAM suites), so that each run starts as a cold container and reads the markers it needs.
+ */
+export function forgetAllListMarkers(): void {
+  known.clear();
+}
+
+/**
  * The organizations among these whose `family` lists are migrated: those the cache knows, and of the
  * rest one eventually consistent BatchGetItem of their items (per 100; their markers only). Every
  * marker found is cached, of every family, so a later page of another list costs nothing more.

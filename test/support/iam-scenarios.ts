@@ -26,6 +26,7 @@ import { expect } from 'vitest';
 import { decide, type RequestContext } from '#scripts/local/iam/evaluate.ts';
 import type { RawStatement, StackPolicies } from '#scripts/local/iam/policy.ts';
 import { resolvedStatements, type Verdict } from '#scripts/local/iam/proxy.ts';
+import { forgetAllListMarkers } from '#shared/data/list-markers.ts';
 import { indexNames } from '#shared/data/table.ts';
 import { operations, pipelineFunctions, scheduledFunctions } from '#shared/operations.ts';
 import { cardOf } from '#test/cards/index.ts';
@@ -206,6 +207,9 @@ export async function runUnder(
   name: FunctionName,
 ): Promise<ScenarioRun> {
   const verdicts: Verdict[] = [];
+  // Every run as a cold container: a list that knew its organization's markers from an earlier run
+  // would skip their read, and a grant of that read would go unnoticed when removed.
+  forgetAllListMarkers();
   const world = await underPolicies(shared, policies, { onVerdict: (verdict) => verdicts.push(verdict) });
   try {
     const steps = await runScenario(name, world);
