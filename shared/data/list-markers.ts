@@ -12,8 +12,8 @@
  * today's lists do anyway, so it is never cached: an organization marked a moment ago is read
  * without its old partition from its next page on.
  */
-import { BatchGetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { run, type Table } from './dynamo.ts';
+import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { queryAll, run, type Table } from './dynamo.ts';
 import type { DataAccess } from './grants.ts';
 import { type Key, keys, LIST_COUNT_PREFIX, LISTS_MIGRATED, type ListFamily } from './table.ts';
 
@@ -100,25 +100,16 @@ export async function markedOrganizations(
  */
 export async function oldListsHoldNothing(table: Table, partitionKeys: readonly string[]): Promise<boolean> {
   for (const pk of partitionKeys) {
-    let next: Record<string, unknown> | undefined;
-    do {
-      const page = await run(() =>
-        table.doc.send(
-          new QueryCommand({
-            TableName: table.name,
-            KeyConditionExpression: 'PK = :pk',
-            ExpressionAttributeValues: { ':pk': pk },
-            ConsistentRead: true,
-            ...(next ? { ExclusiveStartKey: next } : {}),
-          }),
-        ),
-      );
-      const left = (page.Items ?? []).some(
-        (stored) => !String(stored.SK).startsWith(LIST_COUNT_PREFIX) || Number(stored.entry_count ?? 0) !== 0,
-      );
-      if (left) return false;
-      next = page.LastEvaluatedKey;
-    } while (next);
+    // A migration's check, after its moves: the old partitions hold little or nothing by then.
+    const items = await queryAll(table, {
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ConsistentRead: true,
+    });
+    const left = items.some(
+      (stored) => !String(stored.SK).startsWith(LIST_COUNT_PREFIX) || Number(stored.entry_count ?? 0) !== 0,
+    );
+    if (left) return false;
   }
   return true;
 }
